@@ -1,0 +1,133 @@
+/**
+ * `blis run` and `blis replay`: flags -> resolved setup -> simulation -> stdout / files.
+ */
+import { writeFileSync, readFileSync } from 'node:fs';
+import type { Request } from '../domain/request.js';
+import { RequestState } from '../domain/request.js';
+import { runEngine } from '../sim/engine-setup.js';
+import { ConfigError } from '../sim/config-error.js';
+import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report } from '../sim/report.js';
+import { generateDistributionWorkload } from '../workload/distribution.js';
+import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
+import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
+import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-export.js';
+import { formatTraceCsv, formatTraceHeaderYaml, parseTraceCsv, parseTraceHeaderYaml } from '../workload/tracev2.js';
+import { goJsonIndent } from '../metrics/go-format.js';
+import { horizonFlag, resolveEngineFlags } from './engine-flags.js';
+import type { FlagValues } from './flags.js';
+import type { Io } from './io.js';
+
+function outputFormat(f: FlagValues): 'json' | 'reference' {
+  const v = f.str('output-format');
+  if (v !== 'json' && v !== 'reference') throw new ConfigError('bad-flag', `--output-format must be json or reference, got "${v}"`);
+  return v;
+}
+
+function emit(io: Io, f: FlagValues, report: Report): void {
+  io.stdout(outputFormat(f) === 'reference' ? renderReferenceText(report) : renderJson(report));
+  const mp = f.str('metrics-path');
+  if (mp !== '') writeFileSync(mp, renderMetricsFile(report));
+}
+
+function itlSumNow(r: Request): number {
+  if (r.state === RequestState.Completed) return r.itlSum;
+  let s = 0;
+  for (const v of r.itl) s += v;
+  return s;
+}
+
+export function runCommand(f: FlagValues, io: Io): void {
+  const fmt = outputFormat(f);
+  const { setup, latency, seed } = resolveEngineFlags(f);
+  for (const w of latency.warnings) io.warn(w);
+  const horizon = horizonFlag(f);
+  const timeoutSecs = f.int('timeout');
+  const workloadFlags = { rate: f.float('rate'), numRequests: f.int('num-requests'), prefixTokens: f.int('prefix-tokens'), timeoutSecs };
+  const werr = validateWorkloadFlags(workloadFlags);
+  if (werr) throw new ConfigError('bad-flag', werr);
+  const wl = f.str('workload');
+  let shape = DEFAULT_DISTRIBUTION;
+  if (wl !== 'distribution') {
+    if (!isPresetName(wl)) throw new ConfigError('bad-flag', `unknown --workload "${wl}"; valid: distribution, chatbot, contentgen, summarization, multidoc`);
+    shape = resolvePreset(wl);
+  }
+  const prompt = wl === 'distribution'
+    ? { mean: f.int('prompt-tokens'), stdev: f.int('prompt-tokens-stdev'), min: f.int('prompt-tokens-min'), max: f.int('prompt-tokens-max') }
+    : shape.prompt;
+  const output = wl === 'distribution'
+    ? { mean: f.int('output-tokens'), stdev: f.int('output-tokens-stdev'), min: f.int('output-tokens-min'), max: f.int('output-tokens-max') }
+    : shape.output;
+  if (wl === 'distribution') {
+    const derr = validateDistributionParams(prompt, output);
+    if (derr) throw new ConfigError('bad-flag', derr);
+  }
+  const requests = generateDistributionWorkload({
+    seed,
+    rate: workloadFlags.rate,
+    numRequests: workloadFlags.numRequests,
+    horizon,
+    prefixTokens: wl === 'distribution' ? workloadFlags.prefixTokens : shape.prefixTokens,
+    prompt,
+    output,
+    timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
+  });
+  const cs = runEngine({ ...setup, horizon }, requests);
+  const report = buildReport(cs);
+  void fmt;
+  emit(io, f, report);
+  const tp = f.str('trace-output');
+  if (tp !== '') {
+    const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
+      request,
+      outcome: { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: itlSumNow(request) },
+    })));
+    const header = buildRunTraceHeader({ workloadSeed: seed });
+    writeFileSync(`${tp}.yaml`, formatTraceHeaderYaml(header));
+    writeFileSync(`${tp}.csv`, formatTraceCsv(records, header.mode));
+  }
+}
+
+function readText(path: string, flag: string): string {
+  if (path === '') throw new ConfigError('missing-flag', `${flag} is required`);
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError('io', `${flag}: cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+export function replayCommand(f: FlagValues, io: Io): void {
+  outputFormat(f);
+  const headerPath = f.str('trace-header');
+  const dataPath = f.str('trace-data');
+  const header = parseTraceHeaderYaml(readText(headerPath, '--trace-header'), headerPath);
+  const records = parseTraceCsv(readText(dataPath, '--trace-data'), dataPath);
+  void header;
+  const { setup, latency, seed } = resolveEngineFlags(f);
+  for (const w of latency.warnings) io.warn(w);
+  const requests = buildReplayRequests(records, seed);
+  const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
+  const cs = runEngine({ ...setup, horizon }, requests);
+  const report = buildReport(cs);
+  emit(io, f, report);
+  const rp = f.str('results-path');
+  if (rp !== '') writeFileSync(rp, goJsonIndent(simResults(report)));
+}
+
+/** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */
+function simResults(report: Report): Record<string, unknown>[] {
+  const rows: { id: number; row: Record<string, unknown> }[] = [];
+  for (const r of report.aggregate.requests) {
+    if (!r.hasTTFT || !r.hasE2E || !r.registered) continue;
+    const m = /^request_(-?\d+)$/.exec(r.id);
+    if (!m) continue;
+    const id = Number(m[1]);
+    const row: Record<string, unknown> = { request_id: id, ttft_us: r.ttft, e2e_us: r.e2e, input_tokens: r.inputLen, output_tokens: r.outputLen };
+    if (r.sloClass !== '') row['slo_class'] = r.sloClass;
+    if (r.model !== '') row['model'] = r.model;
+    if (r.itlMean !== 0) row['itl_mean_us'] = r.itlMean;
+    rows.push({ id, row });
+  }
+  rows.sort((a, b) => a.id - b.id);
+  return rows.map((x) => x.row);
+}

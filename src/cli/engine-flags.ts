@@ -1,0 +1,129 @@
+/**
+ * Flags shared by `run` and `replay` → a resolved engine setup (reference resolveLatencyConfig plus the
+ * engine flag checks). Reads the optional user model/hardware files; everything else is pure.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { EngineSetup } from '../sim/engine-setup.js';
+import { ConfigError } from '../sim/config-error.js';
+import { resolveLatency, type ResolvedLatency } from '../sim/resolve-latency.js';
+import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
+import { parseUserHardwareConfig } from '../config/user-catalog.js';
+import { MAX_INT64 } from '../domain/units.js';
+import type { FlagValues } from './flags.js';
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError('io', `cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+function readJson(path: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError('io', `${what}: cannot read ${path}: ${(e as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new ConfigError('bad-json', `${what}: ${path} is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+export interface EngineResolution {
+  readonly setup: Omit<EngineSetup, 'horizon'>;
+  readonly latency: ResolvedLatency;
+  readonly seed: bigint;
+}
+
+export function resolveEngineFlags(f: FlagValues): EngineResolution {
+  const folder = f.str('model-config-folder');
+  let userModelConfig: { raw: unknown; label: string } | undefined;
+  if (folder !== '') {
+    const p = join(folder, 'config.json');
+    if (!existsSync(p)) throw new ConfigError('io', `--model-config-folder: ${p} does not exist; the folder must hold a HuggingFace config.json`);
+    userModelConfig = { raw: readJson(p, '--model-config-folder'), label: p };
+  }
+  const hwPath = f.str('hardware-config');
+  const userHardware = hwPath === '' ? undefined : parseUserHardwareConfig(readText(hwPath), hwPath);
+  const latency = resolveLatency({
+    model: f.str('model'),
+    hardware: f.str('hardware'),
+    tp: f.int('tp'),
+    dp: f.int('dp'),
+    backend: f.str('latency-model'),
+    backendExplicit: f.changed('latency-model'),
+    alpha: f.floats('alpha-coeffs'),
+    alphaExplicit: f.changed('alpha-coeffs'),
+    beta: f.floats('beta-coeffs'),
+    betaExplicit: f.changed('beta-coeffs'),
+    totalKvBlocks: f.int('total-kv-blocks'),
+    totalKvBlocksExplicit: f.changed('total-kv-blocks'),
+    blockSize: f.int('block-size-in-tokens'),
+    gpuMemoryUtilization: f.float('gpu-memory-utilization'),
+    maxModelLen: f.int('max-model-len'),
+    maxModelLenExplicit: f.changed('max-model-len'),
+    moeCommBackend: f.str('moe-comm-backend'),
+    enableExpertParallel: f.bool('enable-expert-parallel'),
+    ...(userModelConfig ? { userModelConfig } : {}),
+    ...(userHardware ? { userHardware } : {}),
+  });
+  const positive = (name: string): number => {
+    const v = f.int(name);
+    if (v <= 0) throw new ConfigError('bad-flag', `--${name} must be > 0, got ${v}`);
+    return v;
+  };
+  const nonNegative = (name: string): number => {
+    const v = f.int(name);
+    if (v < 0) throw new ConfigError('bad-flag', `--${name} must be >= 0, got ${v}`);
+    return v;
+  };
+  const numInstances = positive('num-instances');
+  if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
+  const scheduler = f.str('scheduler');
+  if (!Object.hasOwn(SCHEDULERS, scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler "${scheduler}"; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
+  const preemption = f.str('preemption-policy');
+  if (!Object.hasOwn(PREEMPTION_POLICIES, preemption)) throw new ConfigError('bad-flag', `unknown --preemption-policy "${preemption}"; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
+  const bw = f.float('kv-transfer-bandwidth');
+  const cpuBlocks = nonNegative('kv-cpu-blocks');
+  if (cpuBlocks > 0 && !(bw > 0)) throw new ConfigError('bad-flag', `--kv-transfer-bandwidth must be > 0 with --kv-cpu-blocks, got ${bw}`);
+  const maxModelLen = latency.maxModelLen;
+  const blockSize = f.int('block-size-in-tokens');
+  if (maxModelLen > 0 && Math.ceil(maxModelLen / blockSize) > latency.totalKvBlocks) {
+    throw new ConfigError('bad-flag', `KV cache too small for --max-model-len ${maxModelLen}: needs ${Math.ceil(maxModelLen / blockSize)} blocks but --total-kv-blocks is ${latency.totalKvBlocks}`);
+  }
+  return {
+    seed: f.bigint('seed'),
+    latency,
+    setup: {
+      numInstances,
+      admissionLatency: nonNegative('admission-latency'),
+      routingLatency: nonNegative('routing-latency'),
+      maxNumSeqs: positive('max-num-seqs'),
+      maxNumBatchedTokens: positive('max-num-batched-tokens'),
+      longPrefillTokenThreshold: nonNegative('long-prefill-token-threshold'),
+      maxModelLen,
+      scheduler: scheduler as SchedulerName,
+      preemptionPolicy: preemption as PreemptionPolicy,
+      kv: {
+        totalBlocks: latency.totalKvBlocks,
+        blockSize,
+        cpuBlocks,
+        transferBandwidth: bw,
+        transferBaseLatency: nonNegative('kv-transfer-base-latency'),
+      },
+      latency: latency.latency,
+    },
+  };
+}
+
+/** `--horizon` as a tick count (MaxInt64 = none). */
+export function horizonFlag(f: FlagValues): number {
+  const v = f.bigint('horizon');
+  if (v <= 0n) throw new ConfigError('bad-flag', `--horizon must be > 0, got ${v}`);
+  return v >= 9007199254740992n ? MAX_INT64 : Number(v);
+}

@@ -1,0 +1,173 @@
+/**
+ * Flag table for `blis run` and `blis replay`, mirroring the reference's names and defaults (blis-core.md
+ * §9, blis-cluster.md §12). One table drives commander registration, defaults and parsing; values are parsed
+ * strictly (a malformed number is an error naming the flag).
+ */
+import { Option, type Command } from 'commander';
+import { UsageError } from './errors.js';
+
+type Kind = 'string' | 'int' | 'float' | 'bool' | 'floats';
+
+export interface FlagSpec {
+  readonly name: string;
+  readonly kind: Kind;
+  readonly def: string | number | boolean | readonly number[];
+  readonly help: string;
+  readonly aliases?: readonly string[];
+  readonly scope: 'shared' | 'run' | 'replay';
+}
+
+const MAX_INT64_TEXT = '9223372036854775807';
+
+export const FLAGS: readonly FlagSpec[] = [
+  // model / hardware / latency
+  { name: 'model', kind: 'string', def: '', help: 'model name, e.g. meta-llama/llama-3.1-8b-instruct (required)', scope: 'shared' },
+  { name: 'hardware', kind: 'string', def: '', help: 'GPU type (H100, H200, B200, A100-80, A100-40, L40S, L4, RTX4090, RTX-PRO-6000); default from the model defaults', scope: 'shared' },
+  { name: 'tp', kind: 'int', def: 0, help: 'tensor parallelism; default from the model defaults', scope: 'shared' },
+  { name: 'dp', kind: 'int', def: 1, help: 'data parallelism (MoE, trained-physics only)', scope: 'shared' },
+  { name: 'latency-model', kind: 'string', def: 'trained-physics', help: 'latency backend: trained-physics, roofline or blackbox', scope: 'shared' },
+  { name: 'alpha-coeffs', kind: 'floats', def: [0, 0, 0], help: 'alpha coefficients (comma-separated): queueing, post-decode / per-input-token, per-output-token overheads in µs', scope: 'shared' },
+  { name: 'beta-coeffs', kind: 'floats', def: [0, 0, 0], help: 'beta coefficients (comma-separated) of the step-time model', scope: 'shared' },
+  { name: 'model-config-folder', kind: 'string', def: '', help: 'folder with <model>/config.json (HuggingFace format) overriding the embedded catalog', scope: 'shared' },
+  { name: 'hardware-config', kind: 'string', def: '', help: 'hardware_config.json with extra or overriding GPU entries', scope: 'shared' },
+  { name: 'defaults-filepath', kind: 'string', def: 'defaults.yaml', help: 'accepted for compatibility; blis-ts embeds the reference defaults', scope: 'shared' },
+  { name: 'moe-comm-backend', kind: 'string', def: '', help: 'MoE dispatch backend (allgather_reducescatter or an all2all family backend)', scope: 'shared' },
+  { name: 'enable-expert-parallel', kind: 'bool', def: false, help: 'enable expert parallelism', scope: 'shared' },
+  // KV cache
+  { name: 'total-kv-blocks', kind: 'int', def: 1000000, help: 'GPU KV blocks per instance (auto-calculated from GPU memory unless given)', scope: 'shared' },
+  { name: 'block-size-in-tokens', kind: 'int', def: 16, help: 'tokens per KV block', scope: 'shared' },
+  { name: 'gpu-memory-utilization', kind: 'float', def: 0.9, help: 'fraction of GPU memory for the engine, in (0, 1]', scope: 'shared' },
+  { name: 'kv-cpu-blocks', kind: 'int', def: 0, help: 'CPU KV blocks (tiered offload when > 0)', scope: 'shared' },
+  { name: 'kv-offload-threshold', kind: 'float', def: 0.9, help: 'deprecated and ignored', scope: 'shared' },
+  { name: 'kv-transfer-bandwidth', kind: 'float', def: 100, help: 'CPU->GPU reload bandwidth (tokens per tick)', scope: 'shared' },
+  { name: 'kv-transfer-base-latency', kind: 'int', def: 0, help: 'fixed latency per reloaded block (ticks)', scope: 'shared' },
+  // batching
+  { name: 'max-num-seqs', kind: 'int', def: 256, help: 'max running requests per step', aliases: ['max-num-running-reqs'], scope: 'shared' },
+  { name: 'max-num-batched-tokens', kind: 'int', def: 2048, help: 'token budget per step', aliases: ['max-num-scheduled-tokens'], scope: 'shared' },
+  { name: 'long-prefill-token-threshold', kind: 'int', def: 0, help: 'chunk prefills longer than this (0 = off)', scope: 'shared' },
+  { name: 'max-model-len', kind: 'int', def: 0, help: 'max sequence length (0 = derive from the model, capped at KV capacity)', scope: 'shared' },
+  { name: 'scheduler', kind: 'string', def: 'fcfs', help: 'wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority', scope: 'shared' },
+  { name: 'preemption-policy', kind: 'string', def: 'fcfs', help: 'preemption victim: fcfs (batch tail) or priority', scope: 'shared' },
+  // simulation
+  { name: 'seed', kind: 'string', def: '42', help: 'random seed (int64)', scope: 'shared' },
+  { name: 'horizon', kind: 'string', def: MAX_INT64_TEXT, help: 'simulation horizon in µs ticks (replay default: 2 x the last injection time)', scope: 'shared' },
+  { name: 'log', kind: 'string', def: 'warn', help: 'stderr log level: debug, info, warn, error', scope: 'shared' },
+  { name: 'num-instances', kind: 'int', def: 1, help: 'number of instances', scope: 'shared' },
+  { name: 'admission-latency', kind: 'int', def: 0, help: 'admission decision latency (µs)', scope: 'shared' },
+  { name: 'routing-latency', kind: 'int', def: 0, help: 'routing decision latency (µs)', scope: 'shared' },
+  { name: 'metrics-path', kind: 'string', def: '', help: 'write the metrics JSON with per-request details to this file', scope: 'shared' },
+  { name: 'output-format', kind: 'string', def: 'json', help: 'stdout format: json (one JSON document) or reference (the reference text, byte for byte)', scope: 'shared' },
+  // run: workload
+  { name: 'workload', kind: 'string', def: 'distribution', help: 'workload: distribution or a preset (chatbot, contentgen, summarization, multidoc)', scope: 'run' },
+  { name: 'rate', kind: 'float', def: 1.0, help: 'arrival rate (requests/s)', scope: 'run' },
+  { name: 'num-requests', kind: 'int', def: 100, help: 'number of requests', scope: 'run' },
+  { name: 'prefix-tokens', kind: 'int', def: 0, help: 'shared prefix length (tokens)', scope: 'run' },
+  { name: 'prompt-tokens', kind: 'int', def: 512, help: 'prompt length mean', scope: 'run' },
+  { name: 'prompt-tokens-stdev', kind: 'int', def: 256, help: 'prompt length stdev', scope: 'run' },
+  { name: 'prompt-tokens-min', kind: 'int', def: 2, help: 'prompt length min', scope: 'run' },
+  { name: 'prompt-tokens-max', kind: 'int', def: 7000, help: 'prompt length max', scope: 'run' },
+  { name: 'output-tokens', kind: 'int', def: 512, help: 'output length mean', scope: 'run' },
+  { name: 'output-tokens-stdev', kind: 'int', def: 256, help: 'output length stdev', scope: 'run' },
+  { name: 'output-tokens-min', kind: 'int', def: 2, help: 'output length min', scope: 'run' },
+  { name: 'output-tokens-max', kind: 'int', def: 7000, help: 'output length max', scope: 'run' },
+  { name: 'timeout', kind: 'int', def: 300, help: 'client timeout per request in seconds (negative disables; 0 is rejected)', scope: 'run' },
+  { name: 'trace-output', kind: 'string', def: '', help: 'export the arrivals as TraceV2: writes <prefix>.yaml and <prefix>.csv', scope: 'run' },
+  // replay
+  { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML (required)', scope: 'replay' },
+  { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV (required)', scope: 'replay' },
+  { name: 'results-path', kind: 'string', def: '', help: 'write per-request results (SimResult[] JSON) to this file', scope: 'replay' },
+];
+
+export function registerFlags(cmd: Command, scope: 'run' | 'replay'): void {
+  for (const f of FLAGS) {
+    if (f.scope !== 'shared' && f.scope !== scope) continue;
+    const valueName = f.kind === 'bool' ? '' : f.kind === 'floats' ? ' <list>' : ' <value>';
+    const opt = new Option(`--${f.name}${valueName}`, f.help);
+    if (f.kind !== 'bool') opt.default(Array.isArray(f.def) ? f.def.join(',') : String(f.def));
+    cmd.addOption(opt);
+    for (const a of f.aliases ?? []) {
+      cmd.addOption(new Option(`--${a}${valueName}`, `deprecated alias of --${f.name}`).hideHelp());
+    }
+  }
+}
+
+/** Parsed flag values plus which ones the user set explicitly (the reference's `Changed`). */
+export class FlagValues {
+  constructor(
+    private readonly raw: Record<string, unknown>,
+    private readonly explicit: ReadonlySet<string>,
+  ) {}
+
+  changed(name: string): boolean {
+    return this.explicit.has(name);
+  }
+
+  private text(name: string): string {
+    const v = this.raw[camel(name)];
+    return v === undefined ? '' : String(v);
+  }
+
+  str(name: string): string {
+    return this.text(name);
+  }
+
+  int(name: string): number {
+    const t = this.text(name).trim();
+    if (!/^[+-]?\d+$/.test(t)) throw new UsageError('bad-flag', `--${name}: "${t}" is not an integer; pass a whole number, e.g. --${name} 16`);
+    const v = Number(t);
+    if (!Number.isSafeInteger(v)) throw new UsageError('bad-flag', `--${name}: ${t} is out of range`);
+    return v;
+  }
+
+  float(name: string): number {
+    const t = this.text(name).trim();
+    const v = Number(t);
+    if (t === '' || !Number.isFinite(v)) throw new UsageError('bad-flag', `--${name}: "${t}" is not a finite number; pass e.g. --${name} 1.5`);
+    return v;
+  }
+
+  bool(name: string): boolean {
+    return this.raw[camel(name)] === true;
+  }
+
+  floats(name: string): number[] {
+    const t = this.text(name).trim();
+    if (t === '') return [];
+    return t.split(',').map((p, i) => {
+      const v = Number(p.trim());
+      if (p.trim() === '' || !Number.isFinite(v)) throw new UsageError('bad-flag', `--${name}: element ${i + 1} ("${p}") is not a finite number; pass comma-separated numbers, e.g. --${name} 1,2,3`);
+      return v;
+    });
+  }
+
+  /** int64 text as bigint (seeds, horizons). */
+  bigint(name: string): bigint {
+    const t = this.text(name).trim();
+    if (!/^[+-]?\d+$/.test(t)) throw new UsageError('bad-flag', `--${name}: "${t}" is not an integer`);
+    const v = BigInt(t);
+    if (v > 9223372036854775807n || v < -9223372036854775808n) throw new UsageError('bad-flag', `--${name}: ${t} does not fit in int64`);
+    return v;
+  }
+}
+
+function camel(name: string): string {
+  return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** Reads commander's parsed options, folding deprecated aliases into their flags. */
+export function readFlags(cmd: Command, scope: 'run' | 'replay'): FlagValues {
+  const raw = { ...cmd.opts() } as Record<string, unknown>;
+  const explicit = new Set<string>();
+  for (const f of FLAGS) {
+    if (f.scope !== 'shared' && f.scope !== scope) continue;
+    if (cmd.getOptionValueSource(camel(f.name)) === 'cli') explicit.add(f.name);
+    for (const a of f.aliases ?? []) {
+      if (cmd.getOptionValueSource(camel(a)) === 'cli') {
+        if (explicit.has(f.name)) throw new UsageError('bad-flag', `--${a} is a deprecated alias of --${f.name}; give only one of them`);
+        raw[camel(f.name)] = raw[camel(a)];
+        explicit.add(f.name);
+      }
+    }
+  }
+  return new FlagValues(raw, explicit);
+}

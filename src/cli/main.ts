@@ -1,0 +1,49 @@
+/**
+ * The `blis` command line. The only module that exits or touches process streams (through {@link Io}).
+ */
+import { Command, CommanderError } from 'commander';
+import { runCommand, replayCommand } from './commands.js';
+import { EXIT_FAILURE, EXIT_USAGE, isCodedError } from './errors.js';
+import { readFlags, registerFlags } from './flags.js';
+import { processIo, type Io } from './io.js';
+
+function program(io: Io, onAction: (name: 'run' | 'replay', cmd: Command) => void): Command {
+  const root = new Command('blis')
+    .description('blis-ts: deterministic discrete-event simulator of LLM inference serving clusters')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
+  const run = root.command('run').description('simulate a generated workload (default: the distribution workload) on one or more instances');
+  registerFlags(run, 'run');
+  run.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
+  run.action(() => onAction('run', run));
+  const replay = root.command('replay').description('replay a TraceV2 trace (--trace-header, --trace-data) through the simulator');
+  registerFlags(replay, 'replay');
+  replay.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
+  replay.action(() => onAction('replay', replay));
+  return root;
+}
+
+/** Runs the CLI on `argv` (without node and script); returns the exit code. */
+export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
+  try {
+    const root = program(io, (name, cmd) => {
+      const flags = readFlags(cmd, name);
+      if (name === 'run') runCommand(flags, io);
+      else replayCommand(flags, io);
+    });
+    await root.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      io.error(`${e.message.replace(/^error: /, '')} (see blis --help)`);
+      return EXIT_USAGE;
+    }
+    if (isCodedError(e)) {
+      io.error(e.message);
+      return EXIT_USAGE;
+    }
+    io.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    return EXIT_FAILURE;
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * User-supplied model and GPU definitions: HuggingFace config.json files for extra models and
+ * hardware_config.json-style files for extra GPUs. Pure functions over already-read text; the CLI reads the
+ * files and passes a label (normally the path) that every error message starts with.
+ *
+ * Model configs are open-ended (HF configs carry hundreds of keys), so only the keys the parser reads are
+ * type-checked and everything else passes through. Hardware entries are closed: a misspelt field would
+ * otherwise silently read as 0.
+ */
+import { z } from 'zod';
+import type { GpuSpec } from './catalog/hardware.js';
+import type { HFConfigFields } from './catalog/models.js';
+
+export const UserCatalogErrorCode = {
+  InvalidJson: 'USER_CATALOG_INVALID_JSON',
+  InvalidModelConfig: 'USER_CATALOG_INVALID_MODEL_CONFIG',
+  InvalidHardwareConfig: 'USER_CATALOG_INVALID_HARDWARE_CONFIG',
+  DuplicateName: 'USER_CATALOG_DUPLICATE_NAME',
+} as const;
+export type UserCatalogErrorCode = (typeof UserCatalogErrorCode)[keyof typeof UserCatalogErrorCode];
+
+export class UserCatalogError extends Error {
+  readonly code: UserCatalogErrorCode;
+  /** The label the caller gave for the file (usually its path). */
+  readonly file: string;
+  /** Dotted path of the offending field inside the file ('' for the whole file). */
+  readonly path: string;
+
+  constructor(code: UserCatalogErrorCode, file: string, path: string, message: string) {
+    super(path === '' ? `${file}: ${message}` : `${file}: ${path}: ${message}`);
+    this.name = 'UserCatalogError';
+    this.code = code;
+    this.file = file;
+    this.path = path;
+  }
+}
+
+/** Numeric config keys may be null in real HF configs; null reads as absent. */
+const optNum = z.number().nullable().optional();
+const optStr = z.string().nullable().optional();
+
+const ropeScaling = z
+  .looseObject({
+    type: optStr,
+    rope_type: optStr,
+    factor: optNum,
+    original_max_position_embeddings: optNum,
+  })
+  .nullable()
+  .optional();
+
+const quantizationConfig = z.looseObject({
+  quant_method: optStr,
+  bits: z.union([z.number(), z.string()]).nullable().optional(),
+  config_groups: z
+    .record(z.string(), z.looseObject({ weights: z.looseObject({ num_bits: optNum }).nullable().optional() }))
+    .nullable()
+    .optional(),
+});
+
+const textFields = {
+  model_type: optStr,
+  num_hidden_layers: optNum,
+  hidden_size: optNum,
+  num_attention_heads: optNum,
+  num_key_value_heads: optNum,
+  num_kv_heads: optNum,
+  multi_query_group_num: optNum,
+  head_dim: optNum,
+  vocab_size: optNum,
+  torch_dtype: optStr,
+  dtype: optStr,
+  hidden_act: optStr,
+  intermediate_size: optNum,
+  ffn_hidden_size: optNum,
+  intermediate_size_mlp: optNum,
+  num_experts: optNum,
+  moe_num_experts: optNum,
+  n_routed_experts: optNum,
+  num_local_experts: optNum,
+  num_routed_experts: optNum,
+  num_experts_per_tok: optNum,
+  moe_intermediate_size: optNum,
+  shared_expert_intermediate_size: optNum,
+  n_shared_experts: optNum,
+  interleave_moe_layer_step: optNum,
+  kv_lora_rank: optNum,
+  qk_rope_head_dim: optNum,
+  first_k_dense_replace: optNum,
+  tie_word_embeddings: z.boolean().nullable().optional(),
+  max_position_embeddings: optNum,
+  rope_scaling: ropeScaling,
+  quantization_config: quantizationConfig.nullable().optional(),
+};
+
+const hfConfigSchema = z
+  .looseObject({ ...textFields, text_config: z.looseObject(textFields).nullable().optional() })
+  .refine(
+    (c) =>
+      c.num_hidden_layers != null ||
+      c.hidden_size != null ||
+      c.text_config?.num_hidden_layers != null ||
+      c.text_config?.hidden_size != null,
+    { message: 'not a HuggingFace model config: expected num_hidden_layers or hidden_size (at the top level or in text_config)' },
+  );
+
+const gpuSchema = z.strictObject({
+  _comment: z.string().optional(),
+  TFlopsPeak: z.number().positive(),
+  TFlopsFP8: z.number().nonnegative().default(0),
+  BwPeakTBs: z.number().positive(),
+  mfuPrefill: z.number().nonnegative().default(0),
+  mfuDecode: z.number().nonnegative().default(0),
+  MemoryGiB: z.number().nonnegative().default(0),
+});
+
+const hardwareSchema = z.record(z.string().min(1), gpuSchema);
+
+function parseJson(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    const detail = e instanceof Error ? e.message : String(e);
+    throw new UserCatalogError(UserCatalogErrorCode.InvalidJson, file, '', `invalid JSON: ${detail}`);
+  }
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
+}
+
+function fromZod(code: UserCatalogErrorCode, file: string, error: z.ZodError): UserCatalogError {
+  const first = error.issues[0];
+  const path = first === undefined ? '' : formatPath(first.path);
+  const details = error.issues.map((i) => (i.path.length > 0 ? `${formatPath(i.path)}: ${i.message}` : i.message));
+  const message = first === undefined ? 'invalid' : details.length === 1 ? first.message : details.join('; ');
+  return new UserCatalogError(code, file, details.length === 1 ? path : '', message);
+}
+
+/** Validates one HuggingFace config.json; returns it unchanged (extra keys kept) for the config parser. */
+export function parseUserModelConfig(jsonText: string, fileLabel: string): HFConfigFields {
+  const result = hfConfigSchema.safeParse(parseJson(jsonText, fileLabel));
+  if (!result.success) throw fromZod(UserCatalogErrorCode.InvalidModelConfig, fileLabel, result.error);
+  return result.data as HFConfigFields;
+}
+
+export interface UserModelFile {
+  /** Folder name, i.e. the model name `--model` must resolve to (org prefix dropped, lowercase). */
+  readonly name: string;
+  readonly jsonText: string;
+  /** Label for messages, e.g. `my-models/foo/config.json`. */
+  readonly fileLabel: string;
+}
+
+/**
+ * Validates a model folder's `<name>/config.json` files. Names are lowercased so that they match the way
+ * a `--model` value is looked up; two folders differing only in case are rejected.
+ */
+export function parseUserModelFolder(files: readonly UserModelFile[]): ReadonlyMap<string, HFConfigFields> {
+  const out = new Map<string, HFConfigFields>();
+  for (const f of files) {
+    const key = f.name.toLowerCase();
+    if (out.has(key)) {
+      throw new UserCatalogError(UserCatalogErrorCode.DuplicateName, f.fileLabel, '', `model "${key}" is defined more than once (names are case-insensitive)`);
+    }
+    out.set(key, parseUserModelConfig(f.jsonText, f.fileLabel));
+  }
+  return out;
+}
+
+/**
+ * Validates a hardware_config.json-style file: an object keyed by GPU name. Unknown fields are errors
+ * (except `_comment`); TFlopsPeak and BwPeakTBs are required, the rest default to 0 as in the reference
+ * (0 FP8 = no native FP8, 0 memory = no KV auto-sizing, 0 MFU = unusable with roofline).
+ */
+export function parseUserHardwareConfig(jsonText: string, fileLabel: string): ReadonlyMap<string, GpuSpec> {
+  const result = hardwareSchema.safeParse(parseJson(jsonText, fileLabel));
+  if (!result.success) throw fromZod(UserCatalogErrorCode.InvalidHardwareConfig, fileLabel, result.error);
+  const out = new Map<string, GpuSpec>();
+  for (const [name, g] of Object.entries(result.data)) {
+    out.set(name, {
+      TFlopsPeak: g.TFlopsPeak,
+      TFlopsFP8: g.TFlopsFP8,
+      BwPeakTBs: g.BwPeakTBs,
+      mfuPrefill: g.mfuPrefill,
+      mfuDecode: g.mfuDecode,
+      MemoryGiB: g.MemoryGiB,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,111 @@
+/**
+ * The request lifecycle record shared by workload, instance, cluster and metrics.
+ *
+ * One monomorphic mutable object per request, created by the workload layer and mutated only by the
+ * instance's event handlers (see architecture.md: "Monomorphic objects created once per request").
+ * Field meanings follow the reference's `sim/request.go`; lengths are cached as numbers so the step loop
+ * never touches the token arrays unless it must.
+ */
+import type { Tick } from './units.js';
+
+export const RequestState = {
+  Queued: 0,
+  Running: 1,
+  Completed: 2,
+  TimedOut: 3,
+} as const;
+export type RequestState = (typeof RequestState)[keyof typeof RequestState];
+
+/** Terminal state of a request; '' while it is still in the system. */
+export type RequestOutcome = '' | 'completed' | 'timed_out' | 'dropped_unservable' | 'rejected';
+
+export class Request {
+  /** External id, e.g. `request_12`. */
+  readonly id: string;
+  /** Prompt token ids (prefix ++ prompt). */
+  readonly inputTokens: Int32Array;
+  /** Oracle output token ids; their count is the true output length. */
+  readonly outputTokens: Int32Array;
+  readonly inputLen: number;
+  readonly outputLen: number;
+  /** Client output budget (vLLM max_tokens); 0 = none. Auto-filled at enqueue when max-model-len is set. */
+  maxOutputLen: number;
+  arrivalTime: Tick;
+  /** Absolute deadline tick; 0 = none. */
+  deadline: Tick;
+
+  // Workload tags (empty string = unset), carried to traces and per-class metrics.
+  sloClass = '';
+  tenantId = '';
+  clientId = '';
+  model = '';
+  sessionId = '';
+  roundIndex = 0;
+  prefixGroup = '';
+  prefixLength = 0;
+  streaming = false;
+  textTokens = 0;
+  imageTokens = 0;
+  audioTokens = 0;
+  videoTokens = 0;
+  reasonRatio = 0;
+  /** Per-request SLO target (µs) from the workload; 0 = none. */
+  sloTargetUs = 0;
+
+  // Lifecycle state, owned by the instance engine.
+  state: RequestState = RequestState.Queued;
+  /** Input tokens processed + output tokens generated. */
+  progressIndex = 0;
+  numNewTokens = 0;
+  ttftSet = false;
+  /** Duration from arrival to first token (ticks). */
+  firstTokenTime: Tick = 0;
+  /** Inter-token latencies of the current attempt (reset on preemption). */
+  itl: number[] = [];
+  scheduledStepIdx = 0;
+  finishedStepIdx = 0;
+  /** Instance scheduling priority (vLLM convention: lower = more urgent). */
+  priority = 0;
+  lengthCapped = false;
+  /** Instance id this request was routed to ('' until routed). */
+  assignedInstance = '';
+  /** Tokens whose KV is computed or scheduled (the reference's reqNumComputedTokens; 0 = absent). */
+  computedTokens = 0;
+
+  // Per-request outcome, recorded by the instance (the reference keeps these in maps keyed by id).
+  /** Registered in the instance's request metrics (Metrics.Requests); cleared when dropped at enqueue. */
+  registered = false;
+  hasTTFT = false;
+  /** RequestTTFTs value (ticks). */
+  ttft = 0;
+  hasE2E = false;
+  /** RequestE2Es value (ticks). */
+  e2e = 0;
+  /** RequestITLs value: mean ITL in ticks (float). */
+  itlMean = 0;
+  /** Sum of the final attempt's ITLs (ticks), set at completion. */
+  itlSum = 0;
+  hasSchedulingDelay = false;
+  schedulingDelay = 0;
+  /** How the request left the system; '' while in flight. */
+  outcome: RequestOutcome = '';
+
+  /**
+   * Chained block hashes of the full input blocks, computed lazily by the KV layer and cached here so that
+   * repeated prefix lookups (every admission attempt, every router query) hash the prompt only once.
+   * `null` until first needed; the block size it was computed for is in {@link inputHashBlockSize}.
+   */
+  inputBlockHashes: Float64Array | null = null;
+  inputHashBlockSize = 0;
+
+  constructor(id: string, inputTokens: Int32Array, outputTokens: Int32Array, arrivalTime: Tick, maxOutputLen = 0, deadline: Tick = 0) {
+    this.id = id;
+    this.inputTokens = inputTokens;
+    this.outputTokens = outputTokens;
+    this.inputLen = inputTokens.length;
+    this.outputLen = outputTokens.length;
+    this.arrivalTime = arrivalTime;
+    this.maxOutputLen = maxOutputLen;
+    this.deadline = deadline;
+  }
+}

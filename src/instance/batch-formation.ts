@@ -1,0 +1,158 @@
+/**
+ * vLLM-style continuous batch formation (reference blis-core.md §3): continuing requests first (chunked
+ * prefill and one decode token each, preempting from the batch when KV runs out), then new requests from the
+ * wait queue while seats, token budget and KV allow, and no preemption happened this step.
+ */
+import { RequestState, type Request } from '../domain/request.js';
+import type { KVStore } from '../kv/types.js';
+import type { PreemptionPolicy } from './scheduler.js';
+import type { WaitQueue } from './wait-queue.js';
+
+export interface BatchLimits {
+  readonly maxNumSeqs: number;
+  readonly maxNumBatchedTokens: number;
+  /** 0 = disabled. */
+  readonly longPrefillTokenThreshold: number;
+  /** 0 = unlimited. */
+  readonly maxModelLen: number;
+  readonly preemptionPolicy: PreemptionPolicy;
+}
+
+export interface BatchOutcome {
+  /** Requests admitted from the wait queue this step, in admission order. */
+  readonly newlyScheduled: Request[];
+  preemptions: number;
+}
+
+const EMPTY: readonly number[] = [];
+
+export class BatchFormer {
+  private budget = 0;
+  private preempted = false;
+  private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0 };
+
+  constructor(
+    private readonly limits: BatchLimits,
+    private readonly kv: KVStore,
+    private readonly waitQ: WaitQueue,
+  ) {}
+
+  /** Forms the step's batch in place in `batch`; the returned outcome object is reused between calls. */
+  form(batch: Request[], stepCount: number): BatchOutcome {
+    const lim = this.limits;
+    const out = this.outcome;
+    out.newlyScheduled.length = 0;
+    out.preemptions = 0;
+    this.budget = lim.maxNumBatchedTokens;
+    this.preempted = false;
+    for (let i = 0; i < batch.length; i++) (batch[i] as Request).numNewTokens = 0;
+
+    // Phase 1: continuing requests. An index loop that re-reads the length: preemption shrinks the batch.
+    for (let i = 0; i < batch.length; i++) {
+      if (this.budget <= 0) break;
+      const req = batch[i] as Request;
+      let n = req.inputLen - req.progressIndex;
+      if (n > 0) {
+        const th = lim.longPrefillTokenThreshold;
+        if (th > 0 && th < n) n = th;
+        if (this.budget < n) n = this.budget;
+        if (lim.maxModelLen > 0) n = Math.min(n, Math.max(lim.maxModelLen - 1 - req.progressIndex, 0));
+        const r = this.preemptForTokens(batch, req, n, i);
+        i -= r.adj;
+        if (!r.ok) break;
+        this.budget -= n;
+        req.numNewTokens = n;
+        req.computedTokens += n;
+      }
+      if (req.progressIndex >= req.inputLen && req.outputLen > 0) {
+        const d = lim.maxModelLen > 0 && req.progressIndex + 1 > lim.maxModelLen - 1 ? 0 : 1;
+        if (d > 0) {
+          const r = this.preemptForTokens(batch, req, 1, i);
+          i -= r.adj;
+          if (!r.ok) break;
+          this.budget -= 1;
+          req.numNewTokens = 1;
+          req.computedTokens += 1;
+        }
+      }
+    }
+
+    // Phase 2: admit from the wait queue head (no skip-ahead: head-of-line blocking on KV failure).
+    const bs = this.kv.blockSize;
+    while (batch.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
+      const next = this.waitQ.peekAt(0) as Request;
+      const cached = this.kv.getCachedBlocks(next);
+      const start = cached.length * bs;
+      let n = next.inputLen - start;
+      const th = lim.longPrefillTokenThreshold;
+      if (th > 0 && th < n) n = th;
+      if (this.budget < n) n = this.budget;
+      if (lim.maxModelLen > 0) n = Math.min(n, Math.max(lim.maxModelLen - 1 - start, 0));
+      if (!this.kv.allocate(next, start, start + n, cached)) break;
+      this.waitQ.dequeue();
+      batch.push(next);
+      next.scheduledStepIdx = stepCount;
+      out.newlyScheduled.push(next);
+      this.budget -= n;
+      next.state = RequestState.Running;
+      next.numNewTokens = n;
+      next.computedTokens = n + start;
+    }
+    return out;
+  }
+
+  private readonly result = { ok: false, adj: 0 };
+
+  /** Allocates `n` tokens for `req`, evicting victims from the batch until it fits or `req` itself goes. */
+  private preemptForTokens(batch: Request[], req: Request, n: number, reqIndex: number): { ok: boolean; adj: number } {
+    const res = this.result;
+    res.adj = 0;
+    for (;;) {
+      if (this.kv.allocate(req, req.progressIndex, req.progressIndex + n, EMPTY)) {
+        res.ok = true;
+        return res;
+      }
+      if (batch.length === 0) {
+        res.ok = false;
+        return res;
+      }
+      this.preempted = true;
+      const victimIdx = this.limits.preemptionPolicy === 'priority' ? selectPriorityVictim(batch) : batch.length - 1;
+      const victim = batch[victimIdx] as Request;
+      batch.splice(victimIdx, 1);
+      if (victimIdx < reqIndex - res.adj) res.adj++;
+      this.outcome.preemptions++;
+      if (victim.numNewTokens > 0) {
+        this.budget += victim.numNewTokens;
+        victim.numNewTokens = 0;
+      }
+      victim.state = RequestState.Queued;
+      victim.progressIndex = 0;
+      victim.itl.length = 0;
+      victim.ttftSet = false;
+      this.kv.release(victim);
+      victim.computedTokens = 0;
+      this.waitQ.prependFront(victim);
+      if (victim === req) {
+        res.ok = false;
+        return res;
+      }
+    }
+  }
+}
+
+/** Highest priority value (least urgent) wins; ties go to the later arrival; scanned from the tail. */
+function selectPriorityVictim(batch: readonly Request[]): number {
+  let idx = batch.length - 1;
+  let pri = (batch[idx] as Request).priority;
+  let arr = (batch[idx] as Request).arrivalTime;
+  for (let i = batch.length - 2; i >= 0; i--) {
+    const r = batch[i] as Request;
+    if (r.priority > pri || (r.priority === pri && r.arrivalTime > arr)) {
+      idx = i;
+      pri = r.priority;
+      arr = r.arrivalTime;
+    }
+  }
+  return idx;
+}

@@ -1,0 +1,40 @@
+/**
+ * Event kinds of both layers in one table. Same-tick precedence comes from the priority column (lower fires
+ * first), mirroring the reference's event priorities; the cluster layer's events always precede instance
+ * events at equal time, and lower instance indexes precede higher ones (see {@link eventOrder}).
+ */
+export const EventKind = {
+  // cluster layer
+  ClusterArrival: 0,
+  AdmissionDecision: 1,
+  RoutingDecision: 2,
+  // instance layer
+  Arrival: 10,
+  Queued: 11,
+  Step: 13,
+  RequestLeft: 15,
+  Timeout: 16,
+} as const;
+export type EventKind = (typeof EventKind)[keyof typeof EventKind];
+
+/** Reference priorities (cluster: blis-cluster.md §1.2; instance: blis-core.md §1). */
+export const EVENT_PRIORITY = {
+  [EventKind.ClusterArrival]: 0,
+  [EventKind.AdmissionDecision]: 1,
+  [EventKind.RoutingDecision]: 2,
+  [EventKind.Arrival]: 0,
+  [EventKind.Queued]: 1,
+  [EventKind.Step]: 3,
+  [EventKind.RequestLeft]: 5,
+  [EventKind.Timeout]: 6,
+} as const satisfies Record<EventKind, number>;
+
+/** Same-tick order key: cluster events (instance = -1) first, then instances by index, then event priority. */
+export function eventOrder(instanceIndex: number, kind: EventKind): number {
+  return (instanceIndex + 1) * 16 + EVENT_PRIORITY[kind] + 2;
+}
+
+/** Inverse of {@link eventOrder}'s instance part. */
+export function orderInstance(order: number): number {
+  return Math.floor(order / 16) - 1;
+}

@@ -1,0 +1,289 @@
+/**
+ * One serving replica (reference blis-core.md §1–§5): wait queue, scheduler, batch formation, the four-phase
+ * step, enqueue guards, client timeouts. The instance never touches the event queue directly: it asks its
+ * {@link EventSink} to schedule events, and the cluster loop delivers them back through {@link handle}.
+ */
+import { RequestState, type Request } from '../domain/request.js';
+import type { SloPriorityMap } from '../domain/slo.js';
+import type { KVStore } from '../kv/types.js';
+import type { LatencyModel } from '../latency/types.js';
+import { BatchFormer, type BatchLimits } from './batch-formation.js';
+import { EventKind } from './events.js';
+import { InstanceMetrics } from './instance-metrics.js';
+import { SCHEDULERS, type SchedulerName } from './scheduler.js';
+import { WaitQueue } from './wait-queue.js';
+
+export interface EventSink {
+  schedule(time: number, kind: EventKind, req: Request | null): void;
+}
+
+export interface InstanceConfig extends BatchLimits {
+  readonly id: string;
+  readonly horizon: number;
+  readonly scheduler: SchedulerName;
+}
+
+/** Called when a request leaves the instance for good (completed, dropped, timed out). */
+export type RequestDoneHook = (req: Request, tick: number) => void;
+
+export class Instance {
+  readonly id: string;
+  clock = 0;
+  readonly metrics = new InstanceMetrics();
+  readonly waitQ = new WaitQueue();
+  /** The running batch; empty array stands for the reference's nil batch. */
+  private batch: Request[] = [];
+  private spare: Request[] = [];
+  private stepPending = false;
+  private stepCount = 0;
+  private readonly former: BatchFormer;
+  private readonly order: ((a: Request, b: Request) => number) | null;
+  private readonly scheduled: Request[] = [];
+  onRequestDone: RequestDoneHook | null = null;
+
+  constructor(
+    private readonly cfg: InstanceConfig,
+    readonly kv: KVStore,
+    private readonly latency: LatencyModel,
+    private readonly slo: SloPriorityMap,
+    private readonly sink: EventSink,
+  ) {
+    this.id = cfg.id;
+    this.former = new BatchFormer(cfg, kv, this.waitQ);
+    this.order = SCHEDULERS[cfg.scheduler];
+  }
+
+  get queueDepth(): number {
+    return this.waitQ.length;
+  }
+
+  get batchSize(): number {
+    return this.batch.length;
+  }
+
+  /** Registers `req` here and schedules its instance ArrivalEvent at `time` (the routing time). */
+  injectArrivalAt(req: Request, time: number): void {
+    req.registered = true;
+    this.metrics.requests.push(req);
+    this.sink.schedule(time, EventKind.Arrival, req);
+  }
+
+  /** Executes one instance event at `time` (the cluster has already advanced this instance's clock). */
+  handle(kind: EventKind, req: Request | null, time: number): void {
+    switch (kind) {
+      case EventKind.Arrival:
+        this.sink.schedule(time + this.latency.queueingTime(req as Request), EventKind.Queued, req);
+        return;
+      case EventKind.Queued:
+        this.enqueue(req as Request);
+        if (!this.stepPending && this.waitQ.length > 0) this.scheduleStep(time);
+        return;
+      case EventKind.Step:
+        this.step(time);
+        return;
+      case EventKind.RequestLeft:
+        return;
+      case EventKind.Timeout:
+        this.timeout(req as Request, time);
+        return;
+      default:
+        throw new Error(`instance ${this.id}: unexpected event kind ${kind}`);
+    }
+  }
+
+  finalize(): void {
+    const m = this.metrics;
+    m.stillQueued = this.waitQ.length;
+    m.stillRunning = this.batch.length;
+    m.simEndedTime = Math.min(this.clock, this.cfg.horizon);
+    m.cacheHitRate = this.kv.cacheHitRate();
+    m.kvThrashingRate = this.kv.kvThrashingRate();
+  }
+
+  private scheduleStep(time: number): void {
+    this.stepPending = true;
+    this.sink.schedule(time, EventKind.Step, null);
+  }
+
+  private drop(r: Request): void {
+    this.metrics.droppedUnservable++;
+    r.registered = false;
+    r.outcome = 'dropped_unservable';
+    this.onRequestDone?.(r, this.clock);
+  }
+
+  /** Enqueue guards, in the reference's order (blis-core.md §5). */
+  private enqueue(r: Request): void {
+    if (r.state === RequestState.TimedOut) return;
+    const mml = this.cfg.maxModelLen;
+    if (r.maxOutputLen === 0 && mml > 0 && r.inputLen < mml) r.maxOutputLen = mml - r.inputLen;
+    if (r.maxOutputLen < 0) return this.drop(r);
+    if (mml > 0) {
+      if (r.inputLen >= mml) return this.drop(r);
+      if (r.maxOutputLen > 0 && r.inputLen + r.maxOutputLen > mml) return this.drop(r);
+    }
+    const bs = this.kv.blockSize;
+    if (Math.floor((r.inputLen + bs - 1) / bs) > this.kv.totalBlocks) return this.drop(r);
+    this.metrics.totalInputTokens += r.inputLen;
+    if (r.deadline > 0 && r.deadline <= this.clock) {
+      r.state = RequestState.TimedOut;
+      r.outcome = 'timed_out';
+      this.metrics.timedOutRequests++;
+      this.onRequestDone?.(r, this.clock);
+      return;
+    }
+    r.priority = this.slo.invertForVllm(r.sloClass);
+    this.waitQ.enqueue(r);
+    if (r.deadline > 0 && r.deadline <= this.cfg.horizon) this.sink.schedule(r.deadline, EventKind.Timeout, r);
+  }
+
+  private timeout(r: Request, time: number): void {
+    if (r.state === RequestState.Completed || r.state === RequestState.TimedOut) return;
+    const wasRunning = r.state === RequestState.Running;
+    r.state = RequestState.TimedOut;
+    r.outcome = 'timed_out';
+    this.metrics.timedOutRequests++;
+    this.kv.release(r);
+    r.computedTokens = 0;
+    if (wasRunning) {
+      const i = this.batch.indexOf(r);
+      if (i >= 0) this.batch.splice(i, 1);
+      // The pending step stays scheduled: it finds the empty batch and clears itself (the orphan guard).
+    } else {
+      this.waitQ.remove(r);
+    }
+    if (this.batch.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(time);
+    this.onRequestDone?.(r, time);
+  }
+
+  private step(now: number): void {
+    if (this.batch.length === 0 && this.waitQ.length === 0) {
+      this.stepPending = false;
+      return;
+    }
+    // Phase 1: schedule the batch.
+    this.stepCount++;
+    this.kv.setClock(now);
+    if (this.order !== null) this.waitQ.sort(this.order);
+    const outcome = this.former.form(this.batch, this.stepCount);
+    const m = this.metrics;
+    m.preemptionCount += outcome.preemptions;
+    const ns = outcome.newlyScheduled;
+    for (let i = 0; i < ns.length; i++) {
+      const r = ns[i] as Request;
+      r.hasSchedulingDelay = true;
+      r.schedulingDelay = now - r.arrivalTime;
+    }
+    m.waitQSamples.push(this.waitQ.length);
+    m.runningSamples.push(this.batch.length);
+
+    // Phase 2: execute.
+    const adv = this.execute(now);
+    this.kv.mirrorToCPU(this.batch);
+    // Phases 3 and 4: completions, next step.
+    this.processCompletionsAndContinue(now, adv);
+  }
+
+  private execute(now: number): number {
+    const batch = this.batch;
+    const sched = this.scheduled;
+    let count = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const r = batch[i] as Request;
+      if (r.numNewTokens > 0) sched[count++] = r;
+    }
+    let adv = this.latency.stepTime(sched, count);
+    sched.length = 0;
+    adv += this.kv.consumePendingTransferLatency();
+    if (adv < 1) adv = 1;
+    const otp = this.latency.outputTokenProcessingTime();
+    for (let i = 0; i < batch.length; i++) {
+      const r = batch[i] as Request;
+      if (r.progressIndex < r.inputLen) {
+        r.progressIndex = r.computedTokens;
+      } else if (r.numNewTokens > 0) {
+        r.progressIndex++;
+        r.itl.push(adv + otp);
+      }
+      if (r.progressIndex === r.inputLen && !r.ttftSet) {
+        r.ttftSet = true;
+        r.firstTokenTime = now + adv + otp - r.arrivalTime;
+        r.hasTTFT = true;
+        r.ttft = r.firstTokenTime;
+      }
+    }
+    const used = this.kv.usedBlocks();
+    const m = this.metrics;
+    if (used > m.peakKVBlocksUsed) m.peakKVBlocksUsed = used;
+    m.kvBlocksUsed += used * adv;
+    return adv;
+  }
+
+  private processCompletionsAndContinue(now: number, adv: number): void {
+    const batch = this.batch;
+    const remaining = this.spare;
+    remaining.length = 0;
+    const mml = this.cfg.maxModelLen;
+    for (let i = 0; i < batch.length; i++) {
+      const r = batch[i] as Request;
+      if (r.progressIndex >= r.inputLen + Math.max(r.outputLen, 1) - 1) {
+        r.state = RequestState.Completed;
+        if (r.outputLen > 0 && r.progressIndex < r.inputLen + r.outputLen) {
+          // The final output token's KV: it can pop (and un-hash) an LRU free block; kept for parity.
+          if (!this.kv.allocate(r, r.progressIndex, r.progressIndex + 1, EMPTY)) this.metrics.kvAllocationFailures++;
+        }
+        this.complete(r, now, adv);
+      } else if (mml > 0 && r.progressIndex >= mml - 1) {
+        this.metrics.lengthCappedRequests++;
+        r.lengthCapped = true;
+        r.state = RequestState.Completed;
+        this.complete(r, now, adv);
+      } else {
+        remaining.push(r);
+      }
+    }
+    this.spare = batch;
+    this.batch = remaining;
+    if (remaining.length > 0) {
+      this.sink.schedule(now + adv, EventKind.Step, null);
+      this.stepPending = true;
+    } else {
+      this.stepPending = false;
+      if (this.waitQ.length > 0) this.scheduleStep(now + adv);
+    }
+  }
+
+  private complete(r: Request, now: number, adv: number): void {
+    this.kv.release(r);
+    r.finishedStepIdx = this.stepCount;
+    this.sink.schedule(now + adv, EventKind.RequestLeft, r);
+    this.recordCompletion(r);
+    this.onRequestDone?.(r, now + adv);
+  }
+
+  private recordCompletion(r: Request): void {
+    const m = this.metrics;
+    m.completedRequests++;
+    m.ttftSum += r.firstTokenTime;
+    let decode = r.progressIndex - r.inputLen;
+    if (decode < r.outputLen) decode++;
+    if (decode > 0) m.totalOutputTokens += decode;
+    const itl = r.itl;
+    let sum = 0;
+    for (let i = 0; i < itl.length; i++) sum += itl[i] as number;
+    const post = r.outputLen > 0 ? this.latency.postDecodeFixedOverhead() : 0;
+    r.itlSum = sum;
+    r.e2e = r.firstTokenTime + sum + post;
+    r.hasE2E = true;
+    r.outcome = 'completed';
+    if (r.outputLen > 0) {
+      r.itlMean = r.lengthCapped ? sum / Math.max(itl.length - 1, 1) : sum / Math.max(r.outputLen - 1, 1);
+    } else {
+      r.itlMean = 0;
+    }
+    m.allITLs.pushAll(itl);
+    r.itl = [];
+  }
+}
+
+const EMPTY: readonly number[] = [];

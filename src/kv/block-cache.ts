@@ -1,0 +1,422 @@
+/**
+ * Single-tier GPU KV block cache with prefix caching (reference blis-core.md §4; `sim/kv/cache.go`).
+ *
+ * Block state lives in parallel typed arrays indexed by block id, and the free list is an intrusive
+ * doubly linked list over those ids, so the per-step allocate/release path does no object allocation.
+ *
+ * Blocks do not store token contents. A block's tokens are always a contiguous run of its owner's token
+ * positions (`startPos .. startPos + fill`), where position p names `inputTokens[p]` below `inputLen` and
+ * `outputTokens[p - inputLen]` above it, so the tokens can be read back from the request when the block
+ * fills and must be hashed. The one exception, an append to a partial block that does not continue where
+ * the block left off (possible only through unusual call sequences, never from the engine), is handled by
+ * materialising that block's tokens in `detached` so hashing still sees exactly what the reference stored.
+ */
+import { NO_HASH, hashBlock, inputBlockHashes } from '../domain/block-hash.js';
+import type { Request } from '../domain/request.js';
+import { BlockList } from './block-list.js';
+import type { KVStore } from './types.js';
+
+const NIL = -1;
+
+export class BlockKVCache implements KVStore {
+  readonly totalBlocks: number;
+  readonly blockSize: number;
+
+  private readonly refCount: Int32Array;
+  private readonly inUse: Uint8Array;
+  private readonly hash: Float64Array;
+  private readonly fill: Int32Array;
+  private readonly startPos: Int32Array;
+  private readonly prevFree: Int32Array;
+  private readonly nextFree: Int32Array;
+  private freeHead = NIL;
+  private freeTail = NIL;
+  private freeCnt = 0;
+
+  private readonly hashToBlock = new Map<number, number>();
+  private readonly owned = new Map<Request, BlockList>();
+  private readonly listPool: BlockList[] = [];
+  private readonly detached = new Map<number, Int32Array>();
+  private readonly scratch: Int32Array;
+  private readonly cachedOut: number[] = [];
+
+  private hits = 0;
+  private misses = 0;
+
+  constructor(totalBlocks: number, blockSize: number) {
+    if (!Number.isInteger(totalBlocks) || totalBlocks <= 0) {
+      throw new RangeError(`BlockKVCache: totalBlocks must be a positive integer, got ${totalBlocks}`);
+    }
+    if (!Number.isInteger(blockSize) || blockSize <= 0) {
+      throw new RangeError(`BlockKVCache: blockSize must be a positive integer, got ${blockSize}`);
+    }
+    this.totalBlocks = totalBlocks;
+    this.blockSize = blockSize;
+    this.refCount = new Int32Array(totalBlocks);
+    this.inUse = new Uint8Array(totalBlocks);
+    this.hash = new Float64Array(totalBlocks);
+    this.fill = new Int32Array(totalBlocks);
+    this.startPos = new Int32Array(totalBlocks);
+    this.prevFree = new Int32Array(totalBlocks);
+    this.nextFree = new Int32Array(totalBlocks);
+    this.scratch = new Int32Array(blockSize);
+    for (let b = 0; b < totalBlocks; b++) this.appendFree(b);
+  }
+
+  // ---- free list -------------------------------------------------------------------------------------
+
+  private appendFree(b: number): void {
+    this.freeCnt++;
+    this.nextFree[b] = NIL;
+    this.prevFree[b] = this.freeTail;
+    if (this.freeTail !== NIL) this.nextFree[this.freeTail] = b;
+    else this.freeHead = b;
+    this.freeTail = b;
+  }
+
+  private unlinkFree(b: number): void {
+    this.freeCnt--;
+    const p = this.prevFree[b] as number;
+    const n = this.nextFree[b] as number;
+    if (p !== NIL) this.nextFree[p] = n;
+    else this.freeHead = n;
+    if (n !== NIL) this.prevFree[n] = p;
+    else this.freeTail = p;
+    this.prevFree[b] = NIL;
+    this.nextFree[b] = NIL;
+  }
+
+  /**
+   * Take the LRU head for new content. Its old identity is dropped here, not at release, so released
+   * blocks stay hittable until reused; the map entry for the old hash is deleted even if a later block with
+   * the same hash has since replaced it (the reference deletes by hash, not by owner).
+   */
+  private takeFree(): number {
+    const b = this.freeHead;
+    if (b === NIL) throw new Error('BlockKVCache: free list empty after a passed pre-check (INV-4 violation)');
+    this.unlinkFree(b);
+    this.fill[b] = 0;
+    const h = this.hash[b] as number;
+    if (h !== NO_HASH) {
+      this.hashToBlock.delete(h);
+      this.hash[b] = NO_HASH;
+    }
+    if (this.detached.size > 0) this.detached.delete(b);
+    return b;
+  }
+
+  private listFor(req: Request): BlockList {
+    const list = this.listPool.pop() ?? new BlockList();
+    list.len = 0;
+    this.owned.set(req, list);
+    return list;
+  }
+
+  // ---- lookups ---------------------------------------------------------------------------------------
+
+  getCachedBlocks(req: Request): readonly number[] {
+    return this.getCachedBlocksInto(req, this.cachedOut);
+  }
+
+  cachedPrefixBlocks(req: Request): number {
+    const hashes = inputBlockHashes(req, this.blockSize);
+    let i = 0;
+    while (i < hashes.length && this.hashToBlock.has(hashes[i] as number)) i++;
+    return i;
+  }
+
+  // ---- allocation ------------------------------------------------------------------------------------
+
+  allocate(req: Request, start: number, end: number, cached: readonly number[]): boolean {
+    const bs = this.blockSize;
+    const il = req.inputLen;
+    const prefill = req.progressIndex < il;
+    let list = this.owned.get(req);
+    let nTok: number;
+    if (prefill) {
+      if (start < 0 || end < start || end > il) {
+        throw new RangeError(`allocate: invalid input range [${start}, ${end}) for ${req.id} (inputLen ${il})`);
+      }
+      nTok = end - start;
+      let eff = nTok;
+      if (list !== undefined) {
+        // Tokens that land in the partially filled last block need no new block (#492/#502).
+        const spare = bs - (this.fill[list.last()] as number);
+        if (spare > 0 && spare < bs) eff -= Math.min(spare, eff);
+      }
+      const need = eff > 0 ? Math.floor((eff + bs - 1) / bs) : 0;
+      let cachedOnFreeList = 0;
+      for (let i = 0; i < cached.length; i++) if (this.inUse[cached[i] as number] === 0) cachedOnFreeList++;
+      if (need + cachedOnFreeList > this.freeCnt) return false;
+    } else {
+      const oi = start - il;
+      if (oi < 0 || oi >= req.outputLen) {
+        throw new RangeError(`allocate: decode position ${start} out of range for ${req.id}`);
+      }
+      nTok = 1;
+      if (list !== undefined) {
+        if (this.fill[list.last()] === bs && this.freeCnt === 0) return false;
+      } else if (this.freeCnt === 0) {
+        return false;
+      }
+    }
+    // The reference claims cached blocks inside its per-token loop, so an empty range claims nothing
+    // (the full-prefix-hit edge case, blis-core.md §3).
+    if (nTok === 0) return true;
+
+    if (list === undefined && cached.length > 0) {
+      list = this.listFor(req);
+      this.claim(list, cached, 0, cached.length);
+    }
+
+    let consumed = 0;
+    if (list !== undefined) {
+      const last = list.last();
+      const k = this.fill[last] as number;
+      if (k > 0 && k < bs) {
+        consumed = Math.min(bs - k, nTok);
+        this.appendToPartial(req, list, last, k, start, consumed);
+      }
+    }
+    if (consumed === nTok) return true;
+
+    let parent = list !== undefined ? (this.hash[list.last()] as number) : NO_HASH;
+    if (list === undefined) list = this.listFor(req);
+    let pos = start + consumed;
+    while (consumed < nTok) {
+      const b = this.takeFree();
+      const cnt = Math.min(bs, nTok - consumed);
+      this.fill[b] = cnt;
+      this.startPos[b] = pos;
+      this.refCount[b] = 1;
+      this.inUse[b] = 1;
+      this.misses++;
+      // Decode-created blocks never get an identity (output tokens are not prefix-cacheable).
+      if (cnt === bs && prefill) {
+        const h = this.hashRun(req, parent, pos);
+        this.hash[b] = h;
+        this.hashToBlock.set(h, b);
+        parent = h;
+      }
+      list.push(b);
+      pos += cnt;
+      consumed += cnt;
+    }
+    return true;
+  }
+
+  private claim(list: BlockList, ids: readonly number[], from: number, to: number): void {
+    for (let i = from; i < to; i++) {
+      const b = ids[i] as number;
+      this.refCount[b] = (this.refCount[b] as number) + 1;
+      if (this.inUse[b] === 0) {
+        this.inUse[b] = 1;
+        this.unlinkFree(b);
+      }
+      this.hits++;
+      list.push(b);
+    }
+  }
+
+  /** Add `m` tokens at positions [start, start+m) to partial block `b`; hash it if it fills (even in decode). */
+  private appendToPartial(req: Request, list: BlockList, b: number, k: number, start: number, m: number): void {
+    const bs = this.blockSize;
+    const full = k + m === bs;
+    const parent = list.len >= 2 ? (this.hash[list.at(list.len - 2)] as number) : NO_HASH;
+    let tokens = this.detached.get(b);
+    if (tokens === undefined && (this.startPos[b] as number) + k === start) {
+      this.fill[b] = k + m;
+      if (full) this.setHash(b, this.hashRun(req, parent, this.startPos[b] as number));
+      return;
+    }
+    if (tokens === undefined) {
+      tokens = new Int32Array(bs);
+      const sp = this.startPos[b] as number;
+      for (let i = 0; i < k; i++) tokens[i] = tokenAt(req, sp + i);
+    }
+    for (let i = 0; i < m; i++) tokens[k + i] = tokenAt(req, start + i);
+    this.fill[b] = k + m;
+    if (full) {
+      this.detached.delete(b);
+      this.setHash(b, hashBlock(parent, tokens, 0, bs));
+    } else {
+      this.detached.set(b, tokens);
+    }
+  }
+
+  private setHash(b: number, h: number): void {
+    this.hash[b] = h;
+    this.hashToBlock.set(h, b);
+  }
+
+  /** Hash of the full block holding `req`'s token positions [sp, sp + blockSize), chained from `parent`. */
+  private hashRun(req: Request, parent: number, sp: number): number {
+    const bs = this.blockSize;
+    const il = req.inputLen;
+    const ep = sp + bs;
+    if (ep <= il) return hashBlock(parent, req.inputTokens, sp, ep);
+    if (sp >= il) return hashBlock(parent, req.outputTokens, sp - il, ep - il);
+    const s = this.scratch;
+    for (let p = sp; p < ep; p++) s[p - sp] = tokenAt(req, p);
+    return hashBlock(parent, s, 0, bs);
+  }
+
+  release(req: Request): void {
+    const list = this.owned.get(req);
+    if (list === undefined) return;
+    this.owned.delete(req);
+    // Reverse order puts a sequence's tail blocks nearer the LRU head, so they are evicted first.
+    for (let i = list.len - 1; i >= 0; i--) {
+      const b = list.at(i);
+      const rc = (this.refCount[b] as number) - 1;
+      this.refCount[b] = rc;
+      if (rc === 0) {
+        this.inUse[b] = 0;
+        this.appendFree(b);
+      }
+    }
+    list.len = 0;
+    this.listPool.push(list);
+  }
+
+  // ---- metrics and KVStore plumbing ------------------------------------------------------------------
+
+  usedBlocks(): number {
+    return this.totalBlocks - this.freeCnt;
+  }
+
+  cacheHitRate(): number {
+    const total = this.hits + this.misses;
+    return total === 0 ? 0 : this.hits / total;
+  }
+
+  kvThrashingRate(): number {
+    return 0;
+  }
+
+  consumePendingTransferLatency(): number {
+    return 0;
+  }
+
+  setClock(_now: number): void {}
+
+  mirrorToCPU(_batch: readonly Request[]): void {}
+
+  blocksOf(req: Request): number {
+    return this.owned.get(req)?.len ?? 0;
+  }
+
+  checkConservation(): string | null {
+    let freeLen = 0;
+    for (let b = this.freeHead; b !== NIL && freeLen <= this.totalBlocks; b = this.nextFree[b] as number) freeLen++;
+    let inUseCount = 0;
+    for (let b = 0; b < this.totalBlocks; b++) if (this.inUse[b] !== 0) inUseCount++;
+    if (freeLen + inUseCount !== this.totalBlocks) {
+      return `block conservation violated: freeList=${freeLen} + inUse=${inUseCount} != total=${this.totalBlocks}`;
+    }
+    if (freeLen !== this.freeCnt) return `free-count drift: counter=${this.freeCnt}, actual free list=${freeLen}`;
+    return null;
+  }
+
+  // ---- tier-internal hooks (used by TieredKVCache only; not part of KVStore) ---------------------------
+
+  /** Tier-internal. GPU block-level hits (claimed cached blocks) so far. */
+  get cacheHits(): number {
+    return this.hits;
+  }
+
+  /** Tier-internal. GPU block-level misses (freshly filled blocks) so far. */
+  get cacheMisses(): number {
+    return this.misses;
+  }
+
+  /** Tier-internal. Blocks on the free list. */
+  get freeCount(): number {
+    return this.freeCnt;
+  }
+
+  /** Tier-internal. Like {@link getCachedBlocks} but fills the caller's buffer. */
+  getCachedBlocksInto(req: Request, out: number[]): number[] {
+    const hashes = inputBlockHashes(req, this.blockSize);
+    out.length = 0;
+    for (let i = 0; i < hashes.length; i++) {
+      const b = this.hashToBlock.get(hashes[i] as number);
+      if (b === undefined) break;
+      out.push(b);
+    }
+    return out;
+  }
+
+  /** Tier-internal. Whether some block is registered under `h`. */
+  hasHash(h: number): boolean {
+    return this.hashToBlock.has(h);
+  }
+
+  /** Tier-internal. Identity of block `b` ({@link NO_HASH} if unhashed). */
+  blockHash(b: number): number {
+    return this.hash[b] as number;
+  }
+
+  /** Tier-internal. Number of tokens block `b` holds. */
+  blockFill(b: number): number {
+    return this.fill[b] as number;
+  }
+
+  /** Tier-internal and tests. The live block list of `req` (do not mutate), or undefined if it owns none. */
+  ownedList(req: Request): BlockList | undefined {
+    return this.owned.get(req);
+  }
+
+  /**
+   * Tier-internal. Overwrite the LRU head with a full block of identity `h` (content reloaded from the CPU
+   * tier) and park it, unowned, at the free-list tail. Returns false if the free list is empty.
+   */
+  installReloadedBlock(h: number): boolean {
+    if (this.freeHead === NIL) return false;
+    const b = this.takeFree();
+    this.fill[b] = this.blockSize;
+    this.refCount[b] = 0;
+    this.inUse[b] = 0;
+    this.setHash(b, h);
+    this.appendFree(b);
+    return true;
+  }
+
+  /** Tier-internal. Append `ids[from, to)` to `req`'s blocks as cache hits (reference `commitCachedBlocks`). */
+  commitCachedBlocks(req: Request, ids: readonly number[], from: number, to: number): void {
+    if (from >= to) return;
+    const list = this.owned.get(req) ?? this.listFor(req);
+    this.claim(list, ids, from, to);
+  }
+
+  // ---- inspection (tests, debugging) -----------------------------------------------------------------
+
+  /** Block ids on the free list, head (next to be reused) first. */
+  freeListOrder(): number[] {
+    const out: number[] = [];
+    for (let b = this.freeHead; b !== NIL && out.length <= this.totalBlocks; b = this.nextFree[b] as number) out.push(b);
+    return out;
+  }
+
+  blockRefCount(b: number): number {
+    return this.refCount[b] as number;
+  }
+
+  blockInUse(b: number): boolean {
+    return this.inUse[b] !== 0;
+  }
+
+  /** Every (hash, block) registration, in insertion order. */
+  hashEntries(): [number, number][] {
+    return [...this.hashToBlock.entries()];
+  }
+
+  /** Block id registered under `h`, or undefined. */
+  blockForHash(h: number): number | undefined {
+    return this.hashToBlock.get(h);
+  }
+}
+
+function tokenAt(req: Request, p: number): number {
+  return p < req.inputLen ? (req.inputTokens[p] as number) : (req.outputTokens[p - req.inputLen] as number);
+}

@@ -1,0 +1,29 @@
+/**
+ * KV-cache layer entry point: picks the single-tier cache or the GPU+CPU tiered cache from the config
+ * (tiered iff `cpuBlocks > 0`, as the reference's `NewKVStore` does).
+ */
+import { BlockKVCache } from './block-cache.js';
+import { TieredKVCache } from './tiered.js';
+import type { KVStore } from './types.js';
+
+export type { KVStore } from './types.js';
+export { BlockKVCache } from './block-cache.js';
+export { TieredKVCache } from './tiered.js';
+
+export interface KVStoreConfig {
+  totalBlocks: number;
+  blockSize: number;
+  /** CPU-tier capacity in blocks; 0 disables the tier. */
+  cpuBlocks: number;
+  /** Tokens per tick moved CPU->GPU (the CLI calls it blocks/tick, but the reference divides the block size by it). */
+  transferBandwidth: number;
+  /** Fixed ticks per reloaded block. */
+  transferBaseLatency: number;
+}
+
+export function createKVStore(cfg: KVStoreConfig): KVStore {
+  if (cfg.cpuBlocks > 0) {
+    return new TieredKVCache(cfg.totalBlocks, cfg.blockSize, cfg.cpuBlocks, cfg.transferBandwidth, cfg.transferBaseLatency);
+  }
+  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize);
+}

@@ -1,0 +1,195 @@
+/**
+ * GPU + CPU tiered KV cache, the "vLLM v1 mirror" model (reference blis-core.md §4b; `sim/kv/tiered.go`).
+ *
+ * Full hashed GPU blocks of running requests are mirrored to a CPU LRU after every step. Every allocation
+ * first tries to bring the next uncached input blocks back from the CPU tier (#1586: consulting it only on
+ * GPU failure made hit rates depend on load), charging a transfer latency per reloaded block that the
+ * engine adds to the current step.
+ */
+import { NO_HASH, hashBlock, inputBlockHashes } from '../domain/block-hash.js';
+import type { Request } from '../domain/request.js';
+import { BlockKVCache } from './block-cache.js';
+import { CpuTier } from './cpu-tier.js';
+import type { KVStore } from './types.js';
+
+export class TieredKVCache implements KVStore {
+  readonly gpu: BlockKVCache;
+  readonly cpu: CpuTier;
+  readonly blockSize: number;
+  readonly totalBlocks: number;
+  private readonly transferBandwidth: number;
+  private readonly baseLatency: number;
+  private pendingLatency = 0;
+  private cpuHits = 0;
+  private cpuMisses = 0;
+  private mirrors = 0;
+  /** Separate from the GPU's lookup buffer, which may still hold the caller's `cached` argument. */
+  private readonly reloadedPrefix: number[] = [];
+
+  constructor(gpuBlocks: number, blockSize: number, cpuBlocks: number, transferBandwidth: number, baseLatency: number) {
+    if (!(transferBandwidth > 0) || !Number.isFinite(transferBandwidth)) {
+      throw new RangeError(`TieredKVCache: transfer bandwidth must be finite and > 0, got ${transferBandwidth}`);
+    }
+    if (!(baseLatency >= 0) || !Number.isFinite(baseLatency)) {
+      throw new RangeError(`TieredKVCache: base latency must be >= 0, got ${baseLatency}`);
+    }
+    this.gpu = new BlockKVCache(gpuBlocks, blockSize);
+    this.cpu = new CpuTier(cpuBlocks);
+    this.blockSize = blockSize;
+    this.totalBlocks = gpuBlocks;
+    this.transferBandwidth = transferBandwidth;
+    this.baseLatency = baseLatency;
+  }
+
+  getCachedBlocks(req: Request): readonly number[] {
+    return this.gpu.getCachedBlocks(req);
+  }
+
+  cachedPrefixBlocks(req: Request): number {
+    return this.gpu.cachedPrefixBlocks(req);
+  }
+
+  allocate(req: Request, start: number, end: number, cached: readonly number[]): boolean {
+    const gpu = this.gpu;
+    const bs = this.blockSize;
+    // Resume the chain past whatever is already resolved on the GPU: the caller's cached prefix, or the
+    // blocks the request already owns (whose last one may be partial and unhashed, seeding NO_HASH as the
+    // reference does).
+    let startBlock = cached.length;
+    let prevHash = startBlock > 0 ? gpu.blockHash(cached[startBlock - 1] as number) : NO_HASH;
+    const own = gpu.ownedList(req);
+    if (own !== undefined && own.len > startBlock) {
+      startBlock = own.len;
+      prevHash = gpu.blockHash(own.last());
+    }
+    if (this.reloadFromCPU(req, startBlock, prevHash)) {
+      const newCached = gpu.getCachedBlocksInto(req, this.reloadedPrefix);
+      const newStart = newCached.length * bs;
+      if (newStart > start) {
+        const running = gpu.blocksOf(req) > 0;
+        // Ceiling division so a running request's partially filled last block is never committed twice.
+        const firstUncovered = Math.floor((start + bs - 1) / bs);
+        if (newStart >= end) {
+          const endBlock = Math.min(Math.floor((end + bs - 1) / bs), newCached.length);
+          if (running) gpu.commitCachedBlocks(req, newCached, firstUncovered, endBlock);
+          else gpu.commitCachedBlocks(req, newCached, 0, endBlock);
+          return true;
+        }
+        // Commit the reloaded prefix before allocating the tail, or the tail's pops would evict it.
+        const newStartBlock = newStart / bs;
+        if (running) gpu.commitCachedBlocks(req, newCached, firstUncovered, newStartBlock);
+        else gpu.commitCachedBlocks(req, newCached, 0, newStartBlock);
+        return gpu.allocate(req, newStart, end, newCached);
+      }
+      return gpu.allocate(req, start, end, cached);
+    }
+    const ok = gpu.allocate(req, start, end, cached);
+    if (!ok) this.cpuMisses++;
+    return ok;
+  }
+
+  /**
+   * Reload consecutive full input blocks from `startBlock` on, skipping ones already on the GPU and
+   * stopping at the first CPU miss or after as many reloads as there were free blocks at the start (so a
+   * reload never overwrites an earlier reload). Returns whether anything was reloaded.
+   */
+  private reloadFromCPU(req: Request, startBlock: number, prevHash: number): boolean {
+    const bs = this.blockSize;
+    const n = Math.floor(req.inputLen / bs);
+    if (startBlock >= n) return false;
+    const canon = inputBlockHashes(req, bs);
+    // The cached canonical chain is usable whenever the seed agrees with it; otherwise hash afresh.
+    const onCanon = startBlock === 0 ? prevHash === NO_HASH : canon[startBlock - 1] === prevHash;
+    const gpu = this.gpu;
+    const maxReloads = gpu.freeCount;
+    const perBlock = this.baseLatency + Math.ceil(bs / this.transferBandwidth);
+    let reloads = 0;
+    let prev = prevHash;
+    for (let i = startBlock; i < n; i++) {
+      const h = onCanon ? (canon[i] as number) : hashBlock(prev, req.inputTokens, i * bs, (i + 1) * bs);
+      prev = h;
+      if (gpu.hasHash(h)) continue;
+      if (!this.cpu.has(h)) break;
+      if (reloads >= maxReloads) break;
+      if (!gpu.installReloadedBlock(h)) break;
+      this.pendingLatency += perBlock;
+      this.cpu.touch(h);
+      this.cpuHits++;
+      reloads++;
+    }
+    return reloads > 0;
+  }
+
+  release(req: Request): void {
+    this.gpu.release(req);
+  }
+
+  usedBlocks(): number {
+    return this.gpu.usedBlocks();
+  }
+
+  cacheHitRate(): number {
+    const hits = this.gpu.cacheHits;
+    const total = hits + this.gpu.cacheMisses + this.cpuMisses;
+    return total === 0 ? 0 : hits / total;
+  }
+
+  kvThrashingRate(): number {
+    return this.mirrors === 0 ? 0 : this.cpu.evictionCount / this.mirrors;
+  }
+
+  consumePendingTransferLatency(): number {
+    const lat = this.pendingLatency;
+    this.pendingLatency = 0;
+    return lat;
+  }
+
+  /** Reads without clearing (tests, diagnostics). */
+  get pendingTransferLatency(): number {
+    return this.pendingLatency;
+  }
+
+  /** No time-dependent behaviour remains in the mirror model (the reference's SetClock is a no-op too). */
+  setClock(_now: number): void {}
+
+  mirrorToCPU(batch: readonly Request[]): void {
+    const gpu = this.gpu;
+    const bs = this.blockSize;
+    for (let r = 0; r < batch.length; r++) {
+      const list = gpu.ownedList(batch[r] as Request);
+      if (list === undefined) continue;
+      for (let i = 0; i < list.len; i++) {
+        const b = list.at(i);
+        const h = gpu.blockHash(b);
+        if (h === NO_HASH || gpu.blockFill(b) < bs) continue;
+        if (!this.cpu.touch(h)) {
+          this.cpu.store(h);
+          this.mirrors++;
+        }
+      }
+    }
+  }
+
+  blocksOf(req: Request): number {
+    return this.gpu.blocksOf(req);
+  }
+
+  checkConservation(): string | null {
+    return this.gpu.checkConservation();
+  }
+
+  /** Blocks reloaded from the CPU tier so far. */
+  get cpuHitCount(): number {
+    return this.cpuHits;
+  }
+
+  /** Allocations that failed with no CPU reload to help. */
+  get cpuMissCount(): number {
+    return this.cpuMisses;
+  }
+
+  /** Blocks newly stored on the CPU tier by mirroring. */
+  get mirrorCount(): number {
+    return this.mirrors;
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * KV-cache contract (reference blis-core.md §4, §4b). Implementations: the single-tier block cache and the
+ * tiered GPU+CPU mirror. The instance engine talks only to this interface.
+ */
+import type { Request } from '../domain/request.js';
+
+export interface KVStore {
+  readonly blockSize: number;
+  readonly totalBlocks: number;
+  /**
+   * Ids of the GPU blocks holding the longest cached prefix of `req`'s full input blocks (stops at the first
+   * miss). Pure: mutates nothing. The returned array may be reused by the next call; consume it before then.
+   */
+  getCachedBlocks(req: Request): readonly number[];
+  /**
+   * Allocate KV for `req`'s tokens [start, end) (input tokens while `req.progressIndex < req.inputLen`, else
+   * the single output token at `start - inputLen`), claiming `cached` blocks first if the request owns none.
+   * Check-then-act: on failure nothing is mutated and it returns false.
+   */
+  allocate(req: Request, start: number, end: number, cached: readonly number[]): boolean;
+  /** Release every block `req` holds (reverse order, to the free-list tail); safe for unknown requests. */
+  release(req: Request): void;
+  usedBlocks(): number;
+  /** Block-level hits/(hits+misses) (tiered: CPU misses in the denominator); 0 with no lookups. */
+  cacheHitRate(): number;
+  /** Tiered: CPU evictions / mirror count; single tier: 0. */
+  kvThrashingRate(): number;
+  /** Read and clear the transfer latency accumulated by CPU->GPU reloads (0 for single tier). */
+  consumePendingTransferLatency(): number;
+  setClock(now: number): void;
+  /** Tiered: mirror full hashed blocks of the batch to the CPU tier (after each step). Single tier: no-op. */
+  mirrorToCPU(batch: readonly Request[]): void;
+  /** Number of blocks currently owned by `req` (0 if none). */
+  blocksOf(req: Request): number;
+  /**
+   * Number of leading full input blocks of `req` present on the GPU cache now (used by precise prefix
+   * routing signals); same as `getCachedBlocks(req).length` without building the list.
+   */
+  cachedPrefixBlocks(req: Request): number;
+  /** INV-4 check: free-list length + in-use count == total, and the free counter matches. Returns an error text or null. */
+  checkConservation(): string | null;
+}

@@ -1,0 +1,53 @@
+/**
+ * Blackbox latency model: a linear regression on token counts (removed from the reference, kept here for
+ * users who still have per-model α/β fits from older BLIS releases).
+ *
+ *   stepTime     = max(1, trunc(β0 + β1·Σ prefill new tokens + β2·Σ decode new tokens))
+ *   queueingTime = trunc(α0 + α1·inputLen), per-output-token overhead = trunc(α2), post-decode = 0
+ */
+import type { Request } from '../domain/request.js';
+import { clampToInt64 } from '../domain/units.js';
+import { validateCoefficients } from './errors.js';
+import type { LatencyModel } from './types.js';
+
+export interface BlackboxOptions {
+  /** [α0, α1, α2], at least 3 entries, each finite and >= 0. */
+  readonly alpha: readonly number[];
+  /** [β0, β1, β2], at least 3 entries, each finite and >= 0. */
+  readonly beta: readonly number[];
+}
+
+export function createBlackboxModel(opts: BlackboxOptions): LatencyModel {
+  validateCoefficients('alpha', opts.alpha, 3, 'blackbox');
+  validateCoefficients('beta', opts.beta, 3, 'blackbox');
+  const [a0, a1, a2] = opts.alpha as readonly [number, number, number];
+  const [b0, b1, b2] = opts.beta as readonly [number, number, number];
+  const otp = clampToInt64(a2);
+  return {
+    name: 'blackbox',
+    stepTime(batch: readonly Request[], count: number): number {
+      let prefillTokens = 0;
+      let decodeTokens = 0;
+      for (let i = 0; i < count; i++) {
+        const r = batch[i]!;
+        if (r.progressIndex < r.inputLen) prefillTokens += r.numNewTokens;
+        else if (r.outputLen > 0) decodeTokens += r.numNewTokens;
+      }
+      let t = b0;
+      t += b1 * prefillTokens;
+      t += b2 * decodeTokens;
+      return Math.max(1, clampToInt64(t));
+    },
+    queueingTime(req: Request): number {
+      let t = a0;
+      t += a1 * req.inputLen;
+      return clampToInt64(t);
+    },
+    outputTokenProcessingTime(): number {
+      return otp;
+    },
+    postDecodeFixedOverhead(): number {
+      return 0;
+    },
+  };
+}

@@ -1,0 +1,249 @@
+/**
+ * HuggingFace config.json → ModelConfig, with the reference's field-name fallbacks and quantization rules
+ * (blis-core.md §6.3), plus the capacity parameters that KV auto-sizing reads from the same file.
+ *
+ * Lenient where the reference is lenient: a consumed key holding the wrong JSON type reads as absent, so any
+ * config the reference accepts parses to the same values. The three dimensions every backend needs are
+ * checked here so the error can name the config.json key rather than a derived field.
+ */
+import { LatencyConfigError, LatencyErrorCode } from './errors.js';
+import type { ModelConfig } from './types.js';
+
+type Json = Readonly<Record<string, unknown>>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function invalid(field: string, message: string): never {
+  throw new LatencyConfigError(LatencyErrorCode.InvalidHFConfig, field, message);
+}
+
+/**
+ * The object the parser reads: the top level with `text_config` (multimodal wrappers such as Llama 4) merged
+ * over it, so text-model keys win over the wrapper's.
+ */
+export function flattenHFConfig(raw: unknown, label = 'config.json'): Json {
+  if (!isObject(raw)) invalid('', `${label}: a HuggingFace config must be a JSON object`);
+  const text = raw['text_config'];
+  return isObject(text) ? { ...raw, ...text } : raw;
+}
+
+/** JSON number → Go `int(f)` (truncation); anything else → undefined. */
+function num(hf: Json, key: string): number | undefined {
+  const v = hf[key];
+  return typeof v === 'number' ? Math.trunc(v) : undefined;
+}
+
+function int(hf: Json, key: string): number {
+  return num(hf, key) ?? 0;
+}
+
+/** First key whose value is a non-zero number. */
+function firstNonZero(hf: Json, ...keys: string[]): number {
+  for (const k of keys) {
+    const v = int(hf, k);
+    if (v !== 0) return v;
+  }
+  return 0;
+}
+
+const DTYPE_BYTES: ReadonlyMap<string, number> = new Map([
+  ['float32', 4],
+  ['float16', 2],
+  ['bfloat16', 2],
+  ['int8', 1],
+  ['uint8', 1],
+  ['fp8', 1],
+  ['int4', 1],
+  ['nf4', 1],
+]);
+
+/** Total-expert-count keys in vLLM's resolution order (Jamba, Dbrx, DeepSeek, Mixtral, legacy alias). */
+const EXPERT_COUNT_KEYS = ['num_experts', 'moe_num_experts', 'n_routed_experts', 'num_local_experts', 'num_routed_experts'];
+
+/** The first expert count >= 2; 0 for dense models (a single expert is dense-equivalent). */
+export function resolveNumExperts(hf: Json): number {
+  for (const k of EXPERT_COUNT_KEYS) {
+    const v = int(hf, k);
+    if (v >= 2) return v;
+  }
+  return 0;
+}
+
+/** Weight bytes per parameter from `quantization_config`; 0 when it does not say. */
+export function quantizedWeightBytes(qc: Json): number {
+  const method = typeof qc['quant_method'] === 'string' ? qc['quant_method'].toLowerCase() : '';
+  let bits = 0;
+  const rawBits = qc['bits'];
+  if (typeof rawBits === 'number') bits = Math.trunc(rawBits);
+  else if (typeof rawBits === 'string' && /^[+-]?\d+$/.test(rawBits)) bits = Number.parseInt(rawBits, 10);
+  if (bits > 0) return bits / 8;
+  if (method === 'fp8') return 1.0;
+  if (method === 'compressed-tensors') {
+    const groups = qc['config_groups'];
+    if (isObject(groups)) {
+      // Sorted keys make "the first group that states weight bits" independent of JSON key order.
+      for (const key of Object.keys(groups).sort(compareBytes)) {
+        const g = groups[key];
+        const w = isObject(g) ? g['weights'] : undefined;
+        const nb = isObject(w) ? w['num_bits'] : undefined;
+        if (typeof nb === 'number' && nb > 0) return nb / 8;
+      }
+    }
+  }
+  return 0;
+}
+
+/** Byte-wise string order (Go's sort.Strings); differs from localeCompare and UTF-16 order on non-ASCII. */
+function compareBytes(a: string, b: string): number {
+  const ab = Buffer.from(a, 'utf8');
+  const bb = Buffer.from(b, 'utf8');
+  return Buffer.compare(ab, bb);
+}
+
+/** Shared-expert FFN width: explicit total, else count × per-expert width (`perExpertFallback` if unset). */
+function sharedExpertDim(hf: Json, moeExpertDim: number, perExpertFallback: number): number {
+  const explicit = int(hf, 'shared_expert_intermediate_size');
+  if (explicit > 0) return explicit;
+  const count = int(hf, 'n_shared_experts');
+  if (count > 0) return count * (moeExpertDim === 0 ? perExpertFallback : moeExpertDim);
+  return 0;
+}
+
+function requirePositive(hf: Json, key: string, label: string): number {
+  const v = num(hf, key);
+  if (v === undefined || v <= 0) {
+    invalid(
+      key,
+      `${label}: "${key}" must be a positive number (at the top level or inside "text_config"), got ${JSON.stringify(hf[key])}`,
+    );
+  }
+  return v;
+}
+
+/**
+ * Parses a HuggingFace config.json object. `label` names the source in error messages (a file path or a
+ * catalog name). Weight precision comes only from `quantization_config` here; apply
+ * {@link inferWeightBytesFromModelName} afterwards when it is 0, as the CLI does.
+ */
+export function parseHFConfig(raw: unknown, label = 'config.json'): ModelConfig {
+  const hf = flattenHFConfig(raw, label);
+  const numLayers = requirePositive(hf, 'num_hidden_layers', label);
+  const hiddenDim = requirePositive(hf, 'hidden_size', label);
+  const numHeads = requirePositive(hf, 'num_attention_heads', label);
+  const kvHeads = firstNonZero(hf, 'num_key_value_heads', 'num_kv_heads', 'multi_query_group_num');
+
+  let bytesPerParam = 0;
+  const dtype = typeof hf['torch_dtype'] === 'string' ? hf['torch_dtype'] : hf['dtype'];
+  if (typeof dtype === 'string') bytesPerParam = DTYPE_BYTES.get(dtype) ?? 0;
+
+  const intermediateDim = firstNonZero(hf, 'intermediate_size', 'ffn_hidden_size');
+  const moeExpertFFNDim = int(hf, 'moe_intermediate_size');
+  const qc = hf['quantization_config'];
+
+  const shape = { head_dim: 0, kv_lora_rank: 0, qk_rope_head_dim: 0, first_k_dense_replace: 0 };
+  for (const key of Object.keys(shape) as Array<keyof typeof shape>) {
+    const v = int(hf, key);
+    if (v < 0) invalid(key, `${label}: "${key}" must be >= 0, got ${v}`);
+    shape[key] = v;
+  }
+
+  const rope = hf['rope_scaling'];
+  return {
+    numLayers,
+    hiddenDim,
+    numHeads,
+    numKVHeads: kvHeads === 0 ? numHeads : kvHeads,
+    vocabSize: int(hf, 'vocab_size'),
+    bytesPerParam,
+    weightBytesPerParam: isObject(qc) ? quantizedWeightBytes(qc) : 0,
+    intermediateDim,
+    numLocalExperts: resolveNumExperts(hf),
+    numExpertsPerTok: int(hf, 'num_experts_per_tok'),
+    moeExpertFFNDim,
+    sharedExpertFFNDim: sharedExpertDim(hf, moeExpertFFNDim, intermediateDim),
+    interleaveMoELayerStep: int(hf, 'interleave_moe_layer_step'),
+    denseIntermediateDim: int(hf, 'intermediate_size_mlp'),
+    hiddenAct: typeof hf['hidden_act'] === 'string' ? hf['hidden_act'] : '',
+    headDim: shape.head_dim,
+    kvLoraRank: shape.kv_lora_rank,
+    qkRopeHeadDim: shape.qk_rope_head_dim,
+    firstKDenseReplace: shape.first_k_dense_replace,
+    tieWordEmbeddings: hf['tie_word_embeddings'] === true,
+    maxPositionEmbeddings: int(hf, 'max_position_embeddings'),
+    ropeScaling: isObject(rope) ? rope : null,
+    modelType: typeof hf['model_type'] === 'string' ? hf['model_type'] : '',
+  };
+}
+
+/** Facts KV auto-capacity needs beyond ModelConfig (reference KVCapacityParams). */
+export interface KVCapacityParams {
+  readonly isMoE: boolean;
+  readonly numLocalExperts: number;
+  readonly tieWordEmbeddings: boolean;
+  readonly hiddenAct: string;
+  /** Per-routed-expert FFN width; 0 = use intermediate_size. */
+  readonly moeExpertFFNDim: number;
+  /** Total shared-expert FFN width; 0 = none. */
+  readonly sharedExpertFFNDim: number;
+}
+
+/**
+ * Reads KV-capacity facts from a config.json object. Throws `MOE_EXPERT_COUNT_MISSING` when the config
+ * looks MoE (shared experts or experts-per-token set) but gives no total expert count: weights cannot be
+ * sized, so the caller should fall back to an explicit `--total-kv-blocks` (the reference warns and keeps
+ * its default block count).
+ */
+export function extractKVCapacityParams(raw: unknown, label = 'config.json'): KVCapacityParams {
+  const hf = flattenHFConfig(raw, label);
+  const hiddenAct = typeof hf['hidden_act'] === 'string' ? hf['hidden_act'] : '';
+  const tieWordEmbeddings = hf['tie_word_embeddings'] === true;
+  const experts = resolveNumExperts(hf);
+  if (experts >= 2) {
+    const moeDim = int(hf, 'moe_intermediate_size');
+    return {
+      isMoE: true,
+      numLocalExperts: experts,
+      tieWordEmbeddings,
+      hiddenAct,
+      moeExpertFFNDim: moeDim,
+      // Unlike parseHFConfig, the capacity path falls back to intermediate_size only (not ffn_hidden_size).
+      sharedExpertFFNDim: sharedExpertDim(hf, moeDim, int(hf, 'intermediate_size')),
+    };
+  }
+  for (const key of ['n_shared_experts', 'num_experts_per_tok']) {
+    const v = int(hf, key);
+    if (v > 0) {
+      throw new LatencyConfigError(
+        LatencyErrorCode.MoEExpertCountMissing,
+        key,
+        `${label}: model appears to be MoE (${key}=${v}) but has no total expert count ` +
+          `(${EXPERT_COUNT_KEYS.join(', ')}); weights cannot be sized. Set --total-kv-blocks explicitly`,
+      );
+    }
+  }
+  return { isMoE: false, numLocalExperts: 0, tieWordEmbeddings, hiddenAct, moeExpertFFNDim: 0, sharedExpertFFNDim: 0 };
+}
+
+const W_BITS_A_BITS = /(?:^|[.\-_/])w(\d+)a\d+(?:$|[.\-_])/i;
+const FP8_NAME = /(?:^|[.\-_/])fp8(?:$|[.\-_])/i;
+
+/**
+ * Weight bytes per parameter inferred from a model name (`...quantized.w4a16` → 0.5, `...-FP8-dynamic` → 1);
+ * 0 when the name says nothing. The CLI uses it only when quantization_config gave no answer.
+ */
+export function inferWeightBytesFromModelName(name: string): number {
+  const m = W_BITS_A_BITS.exec(name);
+  if (m !== null) {
+    const bits = Number.parseInt(m[1]!, 10);
+    if (Number.isSafeInteger(bits) && bits > 0) return bits / 8;
+  }
+  return FP8_NAME.test(name) ? 1.0 : 0;
+}
+
+/** The CLI's rule: keep quantization_config's weight precision, else infer it from the model name. */
+export function applyWeightPrecisionFallback(model: ModelConfig, modelName: string): ModelConfig {
+  if (model.weightBytesPerParam !== 0) return model;
+  return { ...model, weightBytesPerParam: inferWeightBytesFromModelName(modelName) };
+}

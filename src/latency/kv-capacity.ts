@@ -1,0 +1,274 @@
+/**
+ * KV-cache auto-capacity (reference blis-core.md §6.4, after llm-d-benchmark's capacity planner) and the
+ * CLI's max-model-len derivation from max_position_embeddings / rope_scaling.
+ *
+ * Memory is pooled over the TP group but divided by the per-GPU block size, so the block count grows roughly
+ * with tp²; the reference's constants were tuned against that, so it is reproduced, not corrected.
+ */
+import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
+import type { KVCapacityParams } from './hf-config.js';
+import type { HardwareConfig, ModelConfig } from './types.js';
+
+const ACTIVATION_GIB_DENSE = 5.5;
+const ACTIVATION_GIB_MOE = 8.0;
+const NON_TORCH_GIB_TP1 = 0.15;
+const NON_TORCH_GIB_MULTI = 0.6;
+const GIB = 2 ** 30;
+
+/** Gated 3-matrix MLP activations; capacity sizing assumes that shape. '' = unspecified, assumed gated. */
+const SWIGLU_FAMILY: ReadonlySet<string> = new Set(['silu', 'swiglu', 'geglu', 'situ', '']);
+
+function bad(field: string, message: string): never {
+  throw new LatencyConfigError(LatencyErrorCode.InvalidKVCapacityInput, field, `KV capacity: ${message}`);
+}
+
+function effectiveHeadDim(mc: ModelConfig): number {
+  if (mc.headDim > 0) return mc.headDim;
+  return mc.numHeads === 0 ? 0 : Math.trunc(mc.hiddenDim / mc.numHeads);
+}
+
+/**
+ * Per-GPU KV bytes per token. MLA models store one compressed latent per layer, replicated on every TP rank;
+ * others store K and V per KV head, sharded by TP (optimistic when KV heads < tp, as in the reference).
+ */
+export function kvBytesPerToken(mc: ModelConfig, tp: number): number {
+  if (!Number.isInteger(tp) || tp <= 0) bad('tp', `tp must be a positive integer, got ${tp}`);
+  if (mc.numLayers <= 0) bad('num_hidden_layers', `num_hidden_layers must be > 0, got ${mc.numLayers}`);
+  if (mc.numHeads <= 0) bad('num_attention_heads', `num_attention_heads must be > 0, got ${mc.numHeads}`);
+  if (mc.hiddenDim <= 0) bad('hidden_size', `hidden_size must be > 0, got ${mc.hiddenDim}`);
+  if (!isPositiveFinite(mc.bytesPerParam)) {
+    bad('torch_dtype', `bytes per parameter must be > 0, got ${mc.bytesPerParam} (set torch_dtype)`);
+  }
+  if (mc.kvLoraRank > 0) {
+    const perToken = mc.numLayers * (mc.kvLoraRank + mc.qkRopeHeadDim) * mc.bytesPerParam;
+    if (perToken <= 0) bad('qk_rope_head_dim', `MLA latent width kv_lora_rank + qk_rope_head_dim must be > 0`);
+    return perToken;
+  }
+  if (mc.headDim <= 0 && mc.hiddenDim % mc.numHeads !== 0) {
+    bad('hidden_size', `hidden_size (${mc.hiddenDim}) must be divisible by num_attention_heads (${mc.numHeads}) when head_dim is not set`);
+  }
+  if (mc.numKVHeads < 0) bad('num_key_value_heads', `num_key_value_heads must be >= 0, got ${mc.numKVHeads}`);
+  const kvHeads = mc.numKVHeads === 0 ? mc.numHeads : mc.numKVHeads;
+  if (kvHeads >= tp && kvHeads % tp !== 0) {
+    bad('tp', `num_key_value_heads (${kvHeads}) must be divisible by tp (${tp})`);
+  }
+  const perGPU = (mc.numLayers * 2.0 * effectiveHeadDim(mc) * kvHeads * mc.bytesPerParam) / tp;
+  if (perGPU <= 0) bad('num_key_value_heads', `per-token KV bytes came out as ${perGPU}; check head_dim and torch_dtype`);
+  return perGPU;
+}
+
+/** Parameter-count estimate (3-matrix MLP, all experts, embeddings, norms) times weight bytes. */
+export function modelWeightBytes(mc: ModelConfig, p: KVCapacityParams): number {
+  const d = mc.hiddenDim;
+  const vocab = mc.vocabSize;
+  const L = mc.numLayers;
+  const inter = mc.intermediateDim;
+  const kvHeads = mc.numKVHeads === 0 ? mc.numHeads : mc.numKVHeads;
+  const kvDim = kvHeads * effectiveHeadDim(mc);
+  const attnPerLayer = d * (d + 2 * kvDim) + d * d;
+  const denseMLP = 3 * d * inter;
+  let mlp: number;
+  if (p.isMoE && p.numLocalExperts >= 2) {
+    const expertDim = p.moeExpertFFNDim > 0 ? p.moeExpertFFNDim : inter;
+    let moePerLayer = 3 * d * expertDim * p.numLocalExperts;
+    if (p.sharedExpertFFNDim > 0) moePerLayer += 3 * d * p.sharedExpertFFNDim;
+    moePerLayer += p.numLocalExperts * d;
+    const densePrefixMLP = mc.denseIntermediateDim > 0 ? 3 * d * mc.denseIntermediateDim : denseMLP;
+    const denseLayers = Math.min(Math.max(mc.firstKDenseReplace, 0), L);
+    mlp = denseLayers * densePrefixMLP + (L - denseLayers) * moePerLayer;
+  } else {
+    mlp = L * denseMLP;
+  }
+  const params = vocab * d + L * (attnPerLayer + 2 * d) + mlp + (p.tieWordEmbeddings ? 0 : vocab * d) + d;
+  const wbpp = mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam;
+  return Math.trunc(params * wbpp);
+}
+
+export interface KVCapacityOptions {
+  readonly tp: number;
+  /** Data parallelism; multiplies the block count for MoE models only. Default 1. */
+  readonly dp?: number;
+  readonly blockSize: number;
+  /** Fraction of GPU memory vLLM may use, in (0, 1]; the CLI default is 0.9. */
+  readonly gpuMemoryUtilization: number;
+  /** HBM reserved for resident LoRA adapters (bytes, per DP rank). Default 0. */
+  readonly adapterReservedBytes?: number;
+}
+
+/**
+ * Total KV blocks that fit next to the weights and fixed overheads (reference CalculateKVBlocks). Throws
+ * `INSUFFICIENT_GPU_MEMORY` with the smallest GPU count that would fit when the model does not fit at `tp`.
+ */
+export function calculateKVBlocks(mc: ModelConfig, hw: HardwareConfig, params: KVCapacityParams, opts: KVCapacityOptions): number {
+  const { tp, blockSize, gpuMemoryUtilization: util } = opts;
+  const dp = opts.dp ?? 1;
+  const reserved = opts.adapterReservedBytes ?? 0;
+  if (!(util > 0 && util <= 1.0)) bad('gpuMemoryUtilization', `--gpu-memory-utilization must be in (0, 1], got ${util}`);
+  if (!(reserved >= 0)) bad('adapterReservedBytes', `adapter reservation must be >= 0 bytes, got ${reserved}`);
+  if (!(blockSize > 0)) bad('blockSize', `--block-size-in-tokens must be > 0, got ${blockSize}`);
+  if (!(dp >= 1)) bad('dp', `dp must be >= 1, got ${dp}`);
+  if (mc.intermediateDim <= 0) bad('intermediate_size', `intermediate_size must be > 0, got ${mc.intermediateDim}`);
+  if (mc.vocabSize <= 0) bad('vocab_size', `vocab_size must be > 0, got ${mc.vocabSize}`);
+  if (!isPositiveFinite(hw.MemoryGiB)) bad('MemoryGiB', `GPU MemoryGiB must be > 0, got ${hw.MemoryGiB}; add it to the hardware config or pass --total-kv-blocks`);
+  if (mc.weightBytesPerParam !== 0 && !isPositiveFinite(mc.weightBytesPerParam)) {
+    bad('quantization_config', `weight bytes per parameter must be > 0 when set, got ${mc.weightBytesPerParam}`);
+  }
+  if (!SWIGLU_FAMILY.has(params.hiddenAct)) {
+    bad(
+      'hidden_act',
+      `unsupported activation "${params.hiddenAct}"; only SwiGLU-family activations (silu, swiglu, geglu, situ) ` +
+        'are supported for weight estimation. Pass --total-kv-blocks explicitly',
+    );
+  }
+
+  const perToken = kvBytesPerToken(mc, tp);
+  const perBlock = Math.trunc(perToken * blockSize);
+  if (perBlock <= 0) bad('blockSize', `per-block KV bytes is ${perBlock}; check torch_dtype and tp`);
+
+  const availableGiB = hw.MemoryGiB * util * tp;
+  const weightGiB = modelWeightBytes(mc, params) / GIB;
+  const activationGiB = params.isMoE ? ACTIVATION_GIB_MOE : ACTIVATION_GIB_DENSE;
+  const nonTorchGiB = (tp === 1 ? NON_TORCH_GIB_TP1 : NON_TORCH_GIB_MULTI) * tp;
+  const reservedGiB = reserved / GIB;
+  const overheadGiB = weightGiB + activationGiB + nonTorchGiB + reservedGiB;
+
+  if (overheadGiB >= availableGiB) {
+    const perGPU = hw.MemoryGiB * util;
+    const perGPUCapacity = perGPU - NON_TORCH_GIB_MULTI;
+    if (perGPUCapacity <= 0) {
+      throw new LatencyConfigError(
+        LatencyErrorCode.InsufficientGPUMemory,
+        'MemoryGiB',
+        `KV capacity: per-GPU capacity is ${perGPUCapacity.toFixed(2)} GiB (${perGPU.toFixed(2)} GiB usable - ` +
+          `${NON_TORCH_GIB_MULTI.toFixed(2)} GiB non-torch overhead); the model cannot fit at any TP`,
+      );
+    }
+    const minTP = Math.ceil((weightGiB + activationGiB + reservedGiB) / perGPUCapacity);
+    throw new LatencyConfigError(
+      LatencyErrorCode.InsufficientGPUMemory,
+      'tp',
+      `KV capacity: model overhead (${overheadGiB.toFixed(2)} GiB = ${weightGiB.toFixed(2)} weights + ` +
+        `${activationGiB.toFixed(2)} activation + ${nonTorchGiB.toFixed(2)} non-torch + ${reservedGiB.toFixed(2)} ` +
+        `lora-adapter-reservation) exceeds available GPU memory (${availableGiB.toFixed(2)} GiB = ` +
+        `${hw.MemoryGiB.toFixed(1)} GiB × ${(util * 100).toFixed(0)}% util × ${tp} GPUs). ` +
+        `Minimum GPUs required per instance: ${minTP}`,
+    );
+  }
+
+  const allocatableBytes = Math.trunc((availableGiB - overheadGiB) * GIB);
+  let blocks = Math.trunc(allocatableBytes / perBlock);
+  if (blocks <= 0) {
+    bad('MemoryGiB', `computed 0 blocks (allocatable ${(allocatableBytes / GIB).toFixed(2)} GiB, ${perBlock} bytes per block)`);
+  }
+  if (params.isMoE && dp > 1) blocks *= dp;
+  return blocks;
+}
+
+/** rope_scaling types whose max_position_embeddings already covers the scaled context (vLLM's exclusions). */
+const ROPE_PRESCALED_TYPES: ReadonlySet<string> = new Set(['su', 'longrope', 'llama3']);
+
+/** Go's float64(math.MaxInt): the overflow bound the reference guards against. */
+const MAX_INT_F = 2 ** 63;
+
+/**
+ * max_position_embeddings scaled by rope_scaling.factor where vLLM would scale it (reference
+ * applyRopeScaling). Returns the input unchanged, with `applied` false, when scaling does not apply.
+ */
+export function applyRopeScaling(
+  maxPosEmb: number,
+  modelType: string,
+  ropeScaling: unknown,
+): { readonly scaled: number; readonly applied: boolean } {
+  const unchanged = { scaled: maxPosEmb, applied: false };
+  if (maxPosEmb <= 0) return unchanged;
+  // Substring match: multimodal wrappers report "gemma3", their text config "gemma3_text".
+  if (modelType.includes('gemma3')) return unchanged;
+  if (typeof ropeScaling !== 'object' || ropeScaling === null || Array.isArray(ropeScaling)) return unchanged;
+  const rope = ropeScaling as Readonly<Record<string, unknown>>;
+  const ropeType = ropeTypeOf(rope);
+  if (ROPE_PRESCALED_TYPES.has(ropeType)) return unchanged;
+  const factor = rope['factor'];
+  if (typeof factor !== 'number' || !(factor > 1.0) || !Number.isFinite(factor)) return unchanged;
+  let base = maxPosEmb;
+  if (ropeType === 'yarn') {
+    const orig = rope['original_max_position_embeddings'];
+    if (typeof orig === 'number' && orig > 0) {
+      if (orig >= MAX_INT_F) return unchanged;
+      base = Math.trunc(orig);
+    }
+  }
+  const product = base * factor;
+  if (product >= MAX_INT_F || product < 0) return unchanged;
+  return { scaled: Math.trunc(product), applied: true };
+}
+
+function ropeTypeOf(rope: Readonly<Record<string, unknown>>): string {
+  const t = rope['type'];
+  if (typeof t === 'string' && t !== '') return t;
+  const rt = rope['rope_type'];
+  return typeof rt === 'string' ? rt : '';
+}
+
+export interface MaxModelLenResolution {
+  /** Max total sequence length (input + output); 0 = unlimited. */
+  readonly maxModelLen: number;
+  /** Messages the reference logs at warn level (shown by default). */
+  readonly warnings: readonly string[];
+  /** Messages the reference logs at info level. */
+  readonly info: readonly string[];
+}
+
+/**
+ * The CLI's max-model-len for the analytical backends: `explicit` (the --max-model-len flag, `undefined` when
+ * not given; an explicit 0 means unlimited and disables derivation) or else max_position_embeddings with
+ * rope scaling; then, in both cases, capped at the KV capacity `totalKvBlocks·blockSize` so a single request
+ * can never need more blocks than exist.
+ */
+export function resolveMaxModelLen(
+  model: ModelConfig,
+  totalKvBlocks: number,
+  blockSize: number,
+  explicit: number | undefined,
+): MaxModelLenResolution {
+  const warnings: string[] = [];
+  const info: string[] = [];
+  let maxModelLen = explicit ?? 0;
+  if (explicit === undefined && model.maxPositionEmbeddings > 0) {
+    const maxPos = model.maxPositionEmbeddings;
+    maxModelLen = maxPos;
+    const { scaled, applied } = applyRopeScaling(maxPos, model.modelType, model.ropeScaling);
+    const rope = model.ropeScaling;
+    if (applied && rope !== null) {
+      const factor = rope['factor'] as number;
+      info.push(`applying ${ropeTypeOf(rope)} rope_scaling factor ${factor.toFixed(1)}: ${maxPos} → ${scaled}`);
+      maxModelLen = scaled;
+    } else if (model.modelType.includes('gemma3')) {
+      info.push('skipping rope_scaling for gemma3 (max_position_embeddings is pre-scaled)');
+    } else if (rope !== null && Object.hasOwn(rope, 'factor')) {
+      warnings.push(
+        'rope_scaling.factor present but not applied (excluded type, invalid value, or overflow); ' +
+          'using max_position_embeddings as-is',
+      );
+    }
+    info.push(`auto-derived max-model-len=${maxModelLen} from max_position_embeddings`);
+  }
+  if (maxModelLen > 0 && blockSize > 0) {
+    const blocksNeeded = Math.ceil(maxModelLen / blockSize);
+    if (blocksNeeded > totalKvBlocks) {
+      const capped = totalKvBlocks * blockSize;
+      warnings.push(
+        `max-model-len ${maxModelLen} exceeds KV capacity (${totalKvBlocks} blocks × ${blockSize} tokens); ` +
+          `capping to ${capped} tokens`,
+      );
+      maxModelLen = capped;
+    }
+  }
+  if (maxModelLen < 0) {
+    throw new LatencyConfigError(
+      LatencyErrorCode.InvalidMaxModelLen,
+      'maxModelLen',
+      `--max-model-len must be >= 0, got ${maxModelLen}`,
+    );
+  }
+  return { maxModelLen, warnings, info };
+}

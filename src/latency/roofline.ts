@@ -1,0 +1,235 @@
+/**
+ * Roofline latency model (reference blis-core.md §6.1): per-step time is the larger of compute time
+ * (FLOPs at peak·MFU) and memory time (bytes at peak bandwidth), with weights loaded once per step.
+ *
+ * Every float expression keeps the reference's operand order so that the truncated tick count is identical:
+ * IEEE arithmetic is not associative, and a one-ulp difference can move a step across an integer boundary.
+ */
+import type { Request } from '../domain/request.js';
+import { clampToInt64 } from '../domain/units.js';
+import { LatencyConfigError, LatencyErrorCode, isPositiveFinite, validateCoefficients } from './errors.js';
+import { goPow } from './go-math.js';
+import type { HardwareConfig, LatencyModel, ModelConfig } from './types.js';
+
+export interface RooflineOptions {
+  readonly model: ModelConfig;
+  readonly hardware: HardwareConfig;
+  /** Tensor parallelism; every FLOP and byte is divided by it (roofline has no communication term). */
+  readonly tp: number;
+  /** [α0, α1, α2]: queueing = α0 + α1·inputLen, per-output-token overhead = α2. The CLI passes zeros. */
+  readonly alpha: readonly number[];
+}
+
+/** Architecture constants shared by the FLOP and byte formulas, derived once at construction. */
+export interface RooflineShape {
+  readonly d: number;
+  readonly L: number;
+  readonly H: number;
+  readonly kvH: number;
+  readonly dHead: number;
+  readonly dKV: number;
+  readonly moeLayers: number;
+  readonly denseLayers: number;
+  readonly dFFMoE: number;
+  readonly dFFDense: number;
+  readonly topK: number;
+  readonly experts: number;
+  readonly bpp: number;
+  readonly wbpp: number;
+}
+
+/** The MLP counts two matrices here (capacity counts three); the reference calibrated it that way. */
+const MLP_MATRICES = 2;
+
+function shapeOf(mc: ModelConfig): RooflineShape {
+  const d = mc.hiddenDim;
+  const L = mc.numLayers;
+  const H = mc.numHeads;
+  const kvH = mc.numKVHeads === 0 ? H : mc.numKVHeads;
+  const dHead = d / H;
+  const dFF = mc.intermediateDim > 0 ? mc.intermediateDim : 4.0 * d;
+  const isMoE = mc.numLocalExperts >= 2;
+  let moeLayers = 0;
+  let denseLayers = L;
+  if (mc.interleaveMoELayerStep > 0 && isMoE) {
+    moeLayers = Math.trunc(L / (mc.interleaveMoELayerStep + 1));
+    denseLayers = L - moeLayers;
+  } else if (isMoE) {
+    moeLayers = L;
+    denseLayers = 0;
+  }
+  return {
+    d,
+    L,
+    H,
+    kvH,
+    dHead,
+    dKV: kvH * dHead,
+    moeLayers,
+    denseLayers,
+    dFFMoE: mc.moeExpertFFNDim > 0 ? mc.moeExpertFFNDim : dFF,
+    dFFDense: mc.denseIntermediateDim > 0 ? mc.denseIntermediateDim : dFF,
+    topK: mc.numExpertsPerTok,
+    experts: mc.numLocalExperts,
+    bpp: mc.bytesPerParam,
+    wbpp: mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam,
+  };
+}
+
+/** Attention + MLP FLOPs of `t` new tokens whose context already holds `seq` tokens. */
+export function transformerFlops(s: RooflineShape, seq: number, t: number): number {
+  const qkv = 2 * t * (s.d * s.d + 2 * s.d * s.dKV);
+  const proj = 2 * t * s.d * s.d;
+  let gemm = (qkv + proj) * s.L;
+  const ctx = t > 1 ? seq + (t - 1) / 2.0 : seq;
+  const attnGemm = 4 * s.H * t * ctx * s.dHead;
+  const vector = 5 * s.H * t * ctx + 2 * t * s.d;
+  gemm += attnGemm * s.L;
+  const sram = vector * s.L;
+  if (s.moeLayers > 0) {
+    gemm += 2 * t * (MLP_MATRICES * s.d * s.dFFMoE) * s.topK * s.moeLayers;
+  }
+  if (s.denseLayers > 0) {
+    gemm += 2 * t * (MLP_MATRICES * s.d * s.dFFDense) * s.denseLayers;
+  }
+  return gemm + sram;
+}
+
+/** Weight bytes touched by a step of `t` new tokens; MoE loads only the experts expected to be routed to. */
+export function weightBytes(s: RooflineShape, t: number): number {
+  const attnPerLayer = s.d * (s.d + 2 * s.dKV) + s.d * s.d;
+  let moe = 0;
+  if (s.moeLayers > 0) {
+    const perLayer = MLP_MATRICES * s.d * s.dFFMoE;
+    const n = s.experts;
+    const nEff = n * (1.0 - goPow((n - s.topK) / n, t));
+    moe = perLayer * nEff * s.moeLayers;
+  }
+  let dense = 0;
+  if (s.denseLayers > 0) {
+    dense = MLP_MATRICES * s.d * s.dFFDense * s.denseLayers;
+  }
+  return (attnPerLayer * s.L + (moe + dense)) * s.wbpp;
+}
+
+/** Bytes a request moves besides weights: KV written for `t` tokens, KV read for `seq`, activations. */
+function dynamicBytes(s: RooflineShape, seq: number, t: number): number {
+  const w = weightBytes(s, t);
+  const kvPerToken = 2 * s.L * s.kvH * s.dHead * s.bpp;
+  const total = w + kvPerToken * t + kvPerToken * seq + s.L * s.d * s.bpp * t;
+  return total - w;
+}
+
+/** Reference ValidateRooflineConfig: collects every problem, reports them together, names the first. */
+export function validateRooflineConfig(mc: ModelConfig, hw: HardwareConfig): void {
+  const problems: Array<{ field: string; msg: string; code: LatencyErrorCode }> = [];
+  const model = (ok: boolean, field: string, msg: string): void => {
+    if (!ok) problems.push({ field, msg, code: LatencyErrorCode.InvalidModelConfig });
+  };
+  const gpu = (ok: boolean, field: string, msg: string): void => {
+    if (!ok) problems.push({ field, msg, code: LatencyErrorCode.InvalidHardwareConfig });
+  };
+  model(mc.numHeads > 0, 'num_attention_heads', `num_attention_heads must be > 0, got ${mc.numHeads}`);
+  model(mc.numLayers > 0, 'num_hidden_layers', `num_hidden_layers must be > 0, got ${mc.numLayers}`);
+  model(mc.hiddenDim > 0, 'hidden_size', `hidden_size must be > 0, got ${mc.hiddenDim}`);
+  model(
+    isPositiveFinite(mc.bytesPerParam),
+    'torch_dtype',
+    `bytes per parameter must be > 0, got ${mc.bytesPerParam} (set torch_dtype to float32, float16, bfloat16, ...)`,
+  );
+  gpu(isPositiveFinite(hw.TFlopsPeak), 'TFlopsPeak', `TFlopsPeak must be > 0, got ${hw.TFlopsPeak}`);
+  gpu(isPositiveFinite(hw.BwPeakTBs), 'BwPeakTBs', `BwPeakTBs must be > 0, got ${hw.BwPeakTBs}`);
+  gpu(isPositiveFinite(hw.mfuPrefill), 'mfuPrefill', `mfuPrefill must be > 0, got ${hw.mfuPrefill}`);
+  gpu(isPositiveFinite(hw.mfuDecode), 'mfuDecode', `mfuDecode must be > 0, got ${hw.mfuDecode}`);
+  model(mc.numLocalExperts >= 0, 'num_local_experts', `expert count must be >= 0, got ${mc.numLocalExperts}`);
+  model(
+    !(mc.numLocalExperts > 1 && mc.numExpertsPerTok <= 0),
+    'num_experts_per_tok',
+    `MoE model with ${mc.numLocalExperts} experts needs num_experts_per_tok > 0`,
+  );
+  model(
+    !(mc.numExpertsPerTok > mc.numLocalExperts && mc.numLocalExperts > 1),
+    'num_experts_per_tok',
+    `num_experts_per_tok (${mc.numExpertsPerTok}) cannot exceed the expert count (${mc.numLocalExperts})`,
+  );
+  model(
+    !(mc.numLocalExperts === 0 && mc.numExpertsPerTok > 0),
+    'num_experts_per_tok',
+    `num_experts_per_tok=${mc.numExpertsPerTok} but the model has no experts`,
+  );
+  model(mc.moeExpertFFNDim >= 0, 'moe_intermediate_size', `moe_intermediate_size must be >= 0`);
+  model(mc.sharedExpertFFNDim >= 0, 'shared_expert_intermediate_size', `shared expert FFN dim must be >= 0`);
+  gpu(hw.MemoryGiB === 0 || isPositiveFinite(hw.MemoryGiB), 'MemoryGiB', `MemoryGiB must be > 0 when set`);
+  gpu(hw.TFlopsFP8 === 0 || isPositiveFinite(hw.TFlopsFP8), 'TFlopsFP8', `TFlopsFP8 must be > 0 when set`);
+  model(
+    mc.weightBytesPerParam === 0 || isPositiveFinite(mc.weightBytesPerParam),
+    'quantization_config',
+    `weight bytes per parameter must be > 0 when set, got ${mc.weightBytesPerParam}`,
+  );
+  const first = problems[0];
+  if (first !== undefined) {
+    throw new LatencyConfigError(
+      first.code,
+      first.field,
+      `roofline: invalid configuration: ${problems.map((p) => p.msg).join('; ')}`,
+    );
+  }
+}
+
+export function createRooflineModel(opts: RooflineOptions): LatencyModel {
+  const { model, hardware, tp } = opts;
+  validateCoefficients('alpha', opts.alpha, 3, 'roofline');
+  if (!Number.isInteger(tp) || tp <= 0) {
+    throw new LatencyConfigError(LatencyErrorCode.InvalidParallelism, 'tp', `roofline: tp must be a positive integer, got ${tp}`);
+  }
+  validateRooflineConfig(model, hardware);
+  const s = shapeOf(model);
+  const peakFlops = s.wbpp === 1.0 && hardware.TFlopsFP8 > 0 ? hardware.TFlopsFP8 * 1e12 : hardware.TFlopsPeak * 1e12;
+  const peakBW = hardware.BwPeakTBs * 1e12;
+  const prefillRate = peakFlops * hardware.mfuPrefill;
+  const decodeRate = peakFlops * hardware.mfuDecode;
+  const [a0, a1, a2] = [opts.alpha[0] ?? 0, opts.alpha[1] ?? 0, opts.alpha[2] ?? 0];
+  const otp = clampToInt64(a2);
+
+  return {
+    name: 'roofline',
+    stepTime(batch: readonly Request[], count: number): number {
+      let compute = 0;
+      let dynamic = 0;
+      let tokens = 0;
+      let requests = 0;
+      // Prefill requests first, then decode requests: the reference sums the two groups in that order.
+      for (let i = 0; i < count; i++) {
+        const r = batch[i]!;
+        if (r.progressIndex < r.inputLen) {
+          const t = r.numNewTokens;
+          compute += transformerFlops(s, r.progressIndex, t) / tp / prefillRate;
+          dynamic += dynamicBytes(s, r.progressIndex, t) / tp;
+          tokens += t;
+          requests++;
+        }
+      }
+      for (let i = 0; i < count; i++) {
+        const r = batch[i]!;
+        if (r.progressIndex >= r.inputLen && r.outputLen > 0) {
+          compute += transformerFlops(s, r.progressIndex, 1) / tp / decodeRate;
+          dynamic += dynamicBytes(s, r.progressIndex, 1) / tp;
+          tokens += 1;
+          requests++;
+        }
+      }
+      if (requests === 0) return 1;
+      const memory = (weightBytes(s, tokens) / tp + dynamic) / peakBW;
+      return Math.max(1, clampToInt64(Math.max(compute, memory) * 1e6));
+    },
+    queueingTime(req: Request): number {
+      return clampToInt64(a0 + a1 * req.inputLen);
+    },
+    outputTokenProcessingTime(): number {
+      return otp;
+    },
+    postDecodeFixedOverhead(): number {
+      return 0;
+    },
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * Latency-model contract (reference blis-core.md §6) and the model/hardware facts the models consume.
+ */
+import type { Request } from '../domain/request.js';
+
+export interface LatencyModel {
+  /** Name used in output and errors, e.g. `trained-physics`. */
+  readonly name: string;
+  /**
+   * Step duration in ticks for the requests scheduled this step (those with `numNewTokens > 0`, in batch
+   * order): `batch[0..count)`. Integer, at least 1.
+   */
+  stepTime(batch: readonly Request[], count: number): number;
+  /** Delay between arrival and enqueue (alpha queueing overhead), integer ticks. */
+  queueingTime(req: Request): number;
+  /** Per-output-token processing overhead added to TTFT and every ITL (alpha2), integer ticks. */
+  outputTokenProcessingTime(): number;
+  /** Fixed overhead added once to E2E after the last token (trained-physics alpha1), integer ticks. */
+  postDecodeFixedOverhead(): number;
+}
+
+/** Architecture facts of a model, as the reference reads them from a HuggingFace config.json. */
+export interface ModelConfig {
+  numLayers: number;
+  hiddenDim: number;
+  numHeads: number;
+  /** 0 = same as numHeads. */
+  numKVHeads: number;
+  vocabSize: number;
+  /** Compute / KV bytes per parameter from torch_dtype. */
+  bytesPerParam: number;
+  /** Weight bytes per parameter from quantization (0 = same as bytesPerParam). */
+  weightBytesPerParam: number;
+  intermediateDim: number;
+  /** Expert count (>= 2 for MoE, else 0). */
+  numLocalExperts: number;
+  numExpertsPerTok: number;
+  moeExpertFFNDim: number;
+  sharedExpertFFNDim: number;
+  interleaveMoELayerStep: number;
+  denseIntermediateDim: number;
+  hiddenAct: string;
+  headDim: number;
+  kvLoraRank: number;
+  qkRopeHeadDim: number;
+  firstKDenseReplace: number;
+  tieWordEmbeddings: boolean;
+  maxPositionEmbeddings: number;
+  /** rope_scaling as given (null when absent). */
+  ropeScaling: Readonly<Record<string, unknown>> | null;
+  modelType: string;
+}
+
+/** GPU facts (reference hardware_config.json fields). */
+export interface HardwareConfig {
+  TFlopsPeak: number;
+  TFlopsFP8: number;
+  BwPeakTBs: number;
+  mfuPrefill: number;
+  mfuDecode: number;
+  MemoryGiB: number;
+}

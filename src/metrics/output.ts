@@ -1,0 +1,242 @@
+/**
+ * Reduction of raw instance metrics into the reference's `MetricsOutput` (blis-core.md §7, blis-cluster.md
+ * §5.1) and the text sections of its stdout. Pure: takes recorded data, returns values and strings.
+ */
+import type { Request } from '../domain/request.js';
+import type { InstanceMetrics } from '../instance/instance-metrics.js';
+import { goFixed } from './go-format.js';
+import { meanMs, percentilesMs } from './stats.js';
+
+/** The reference's aggregated `sim.Metrics` view, over one instance or the merged cluster. */
+export interface MetricsView {
+  completedRequests: number;
+  stillQueued: number;
+  stillRunning: number;
+  droppedUnservable: number;
+  timedOutRequests: number;
+  lengthCappedRequests: number;
+  totalInputTokens: number;
+  totalOutputTokens: number;
+  simEndedTime: number;
+  preemptionCount: number;
+  kvAllocationFailures: number;
+  /** Mean over instances for the cluster view. */
+  cacheHitRate: number;
+  kvThrashingRate: number;
+  /** Every registered (injected, not dropped) request. */
+  requests: readonly Request[];
+  /** Every ITL of every completed request (arrays per instance). */
+  itls: readonly Float64Array[];
+}
+
+export function instanceView(m: InstanceMetrics): MetricsView {
+  return {
+    completedRequests: m.completedRequests,
+    stillQueued: m.stillQueued,
+    stillRunning: m.stillRunning,
+    droppedUnservable: m.droppedUnservable,
+    timedOutRequests: m.timedOutRequests,
+    lengthCappedRequests: m.lengthCappedRequests,
+    totalInputTokens: m.totalInputTokens,
+    totalOutputTokens: m.totalOutputTokens,
+    simEndedTime: m.simEndedTime,
+    preemptionCount: m.preemptionCount,
+    kvAllocationFailures: m.kvAllocationFailures,
+    cacheHitRate: m.cacheHitRate,
+    kvThrashingRate: m.kvThrashingRate,
+    requests: m.requests,
+    itls: [m.allITLs.view()],
+  };
+}
+
+/** Sums counters, takes the max end time, means the cache rates (reference aggregateMetrics). */
+export function aggregateViews(views: readonly MetricsView[]): MetricsView {
+  const out: MetricsView = {
+    completedRequests: 0, stillQueued: 0, stillRunning: 0, droppedUnservable: 0, timedOutRequests: 0,
+    lengthCappedRequests: 0, totalInputTokens: 0, totalOutputTokens: 0, simEndedTime: 0, preemptionCount: 0,
+    kvAllocationFailures: 0, cacheHitRate: 0, kvThrashingRate: 0, requests: [], itls: [],
+  };
+  const reqs: Request[] = [];
+  const itls: Float64Array[] = [];
+  for (const v of views) {
+    out.completedRequests += v.completedRequests;
+    out.stillQueued += v.stillQueued;
+    out.stillRunning += v.stillRunning;
+    out.droppedUnservable += v.droppedUnservable;
+    out.timedOutRequests += v.timedOutRequests;
+    out.lengthCappedRequests += v.lengthCappedRequests;
+    out.totalInputTokens += v.totalInputTokens;
+    out.totalOutputTokens += v.totalOutputTokens;
+    out.simEndedTime = Math.max(out.simEndedTime, v.simEndedTime);
+    out.preemptionCount += v.preemptionCount;
+    out.kvAllocationFailures += v.kvAllocationFailures;
+    out.cacheHitRate += v.cacheHitRate;
+    out.kvThrashingRate += v.kvThrashingRate;
+    for (const r of v.requests) reqs.push(r);
+    for (const a of v.itls) itls.push(a);
+  }
+  if (views.length > 0) {
+    out.cacheHitRate /= views.length;
+    out.kvThrashingRate /= views.length;
+  }
+  out.requests = reqs;
+  out.itls = itls;
+  return out;
+}
+
+function concat(arrays: readonly Float64Array[]): Float64Array {
+  if (arrays.length === 1) return arrays[0] as Float64Array;
+  let n = 0;
+  for (const a of arrays) n += a.length;
+  const out = new Float64Array(n);
+  let o = 0;
+  for (const a of arrays) {
+    out.set(a, o);
+    o += a.length;
+  }
+  return out;
+}
+
+/** The reference `MetricsOutput` JSON object, keys in its field order. */
+export type MetricsOutputJson = Record<string, unknown>;
+
+export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsOutputJson {
+  const dur = v.simEndedTime / 1e6;
+  let rps = 0;
+  let tps = 0;
+  const lat = { e2e: [0, 0, 0, 0], ttft: [0, 0, 0, 0], itl: [0, 0, 0, 0], sched99: 0 };
+  if (v.completedRequests > 0) {
+    const ttft: number[] = [];
+    const e2e: number[] = [];
+    const sched: number[] = [];
+    for (const r of v.requests) {
+      if (r.hasTTFT) ttft.push(r.ttft);
+      if (r.hasE2E) e2e.push(r.e2e);
+      if (r.hasSchedulingDelay) sched.push(r.schedulingDelay);
+    }
+    // Dropped requests were removed from the reference's request map but keep their TTFT/E2E entries; they
+    // never get either, so filtering registered requests only is equivalent.
+    lat.ttft = [meanMs(ttft), ...percentilesMs(ttft, [90, 95, 99])];
+    lat.e2e = [meanMs(e2e), ...percentilesMs(e2e, [90, 95, 99])];
+    const all = concat(v.itls);
+    lat.itl = [meanMs(all), ...percentilesMs(all, [90, 95, 99])];
+    lat.sched99 = percentilesMs(sched, [99])[0] as number;
+    if (dur > 0) {
+      rps = v.completedRequests / dur;
+      tps = v.totalOutputTokens / dur;
+    }
+  }
+  const o: MetricsOutputJson = {
+    instance_id: instanceId,
+    completed_requests: v.completedRequests,
+    still_queued: v.stillQueued,
+    still_running: v.stillRunning,
+    injected_requests: v.completedRequests + v.stillQueued + v.stillRunning + v.droppedUnservable + v.timedOutRequests,
+    total_input_tokens: v.totalInputTokens,
+    total_output_tokens: v.totalOutputTokens,
+    vllm_estimated_duration_s: dur,
+    responses_per_sec: rps,
+    tokens_per_sec: tps,
+    e2e_mean_ms: lat.e2e[0],
+    e2e_p90_ms: lat.e2e[1],
+    e2e_p95_ms: lat.e2e[2],
+    e2e_p99_ms: lat.e2e[3],
+    ttft_mean_ms: lat.ttft[0],
+    ttft_p90_ms: lat.ttft[1],
+    ttft_p95_ms: lat.ttft[2],
+    ttft_p99_ms: lat.ttft[3],
+    itl_mean_ms: lat.itl[0],
+    itl_p90_ms: lat.itl[1],
+    itl_p95_ms: lat.itl[2],
+    itl_p99_ms: lat.itl[3],
+    scheduling_delay_p99_ms: lat.sched99,
+  };
+  if (v.kvAllocationFailures !== 0) o['kv_allocation_failures'] = v.kvAllocationFailures;
+  o['preemption_count'] = v.preemptionCount;
+  o['dropped_unservable'] = v.droppedUnservable;
+  o['length_capped_requests'] = v.lengthCappedRequests;
+  o['timed_out_requests'] = v.timedOutRequests;
+  return o;
+}
+
+/** The `--metrics-path` document: the output plus cache_hit_rate and per-request details (arrival order). */
+export function buildMetricsFile(v: MetricsView, output: MetricsOutputJson): MetricsOutputJson {
+  const o: MetricsOutputJson = {};
+  for (const [k, val] of Object.entries(output)) {
+    if (k === 'dropped_unservable') o['cache_hit_rate'] = v.cacheHitRate;
+    o[k] = val;
+  }
+  const regs = v.requests.filter((r) => r.registered);
+  if (regs.length > 0) {
+    regs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const rows = regs.map((r) => requestDetail(r));
+    rows.sort((a, b) => (a.arrived_at as number) - (b.arrived_at as number));
+    o['requests'] = rows;
+  }
+  return o;
+}
+
+function requestDetail(r: Request): Record<string, unknown> {
+  const d: Record<string, unknown> = {
+    arrived_at: r.arrivalTime / 1e6,
+    requestID: r.id,
+    num_prefill_tokens: r.inputLen,
+    num_decode_tokens: r.outputLen,
+    ttft_ms: r.hasTTFT ? r.ttft / 1e3 : 0,
+    itl_ms: r.hasE2E ? r.itlMean / 1e3 : 0,
+    e2e_ms: r.hasE2E ? r.e2e / 1e3 : 0,
+    scheduling_delay_ms: r.hasSchedulingDelay ? r.schedulingDelay / 1e3 : 0,
+  };
+  if (r.sloClass !== '') d['slo_class'] = r.sloClass;
+  if (r.tenantId !== '') d['tenant_id'] = r.tenantId;
+  if (r.assignedInstance !== '') d['handled_by'] = r.assignedInstance;
+  if (r.model !== '') d['model'] = r.model;
+  if (r.lengthCapped) d['length_capped'] = true;
+  if (r.sessionId !== '') d['session_id'] = r.sessionId;
+  d['round_index'] = r.roundIndex;
+  return d;
+}
+
+/** Cluster-level counters that are not part of MetricsOutput (reference RawMetrics subset). */
+export interface RawCounters {
+  priorityInversions: number;
+  holBlockingEvents: number;
+  rejectedRequests: number;
+  shedByTier: ReadonlyMap<string, number>;
+  routingRejections: number;
+  droppedUnservable: number;
+  timedOutRequests: number;
+  lengthCappedRequests: number;
+  preemptionRate: number;
+  cacheHitRate: number;
+  kvThrashingRate: number;
+}
+
+/** `=== Anomaly Counters ===` body lines, or null when the reference prints no such section. */
+export function anomalyLines(c: RawCounters): string[] | null {
+  if (!(c.priorityInversions > 0 || c.holBlockingEvents > 0 || c.rejectedRequests > 0 || c.routingRejections > 0 ||
+    c.droppedUnservable > 0 || c.lengthCappedRequests > 0 || c.timedOutRequests > 0)) return null;
+  const lines = [
+    `Priority Inversions: ${c.priorityInversions}`,
+    `HOL Blocking Events: ${c.holBlockingEvents}`,
+    `Rejected Requests (Admission): ${c.rejectedRequests}`,
+  ];
+  for (const tier of [...c.shedByTier.keys()].sort()) lines.push(`  Shed (${tier}): ${c.shedByTier.get(tier) as number}`);
+  lines.push(
+    `Rejected Requests (Routing): ${c.routingRejections}`,
+    `Dropped Unservable: ${c.droppedUnservable}`,
+    `Timed Out Requests: ${c.timedOutRequests}`,
+    `Length-Capped Requests: ${c.lengthCappedRequests}`,
+  );
+  return lines;
+}
+
+/** `=== KV Cache Metrics ===` body lines, or null when all three rates are zero. */
+export function kvCacheLines(c: RawCounters): string[] | null {
+  if (c.preemptionRate === 0 && c.cacheHitRate === 0 && c.kvThrashingRate === 0) return null;
+  return [
+    `Preemption Rate: ${goFixed(c.preemptionRate, 4)}`,
+    `Cache Hit Rate: ${goFixed(c.cacheHitRate, 4)}`,
+    `KV Thrashing Rate: ${goFixed(c.kvThrashingRate, 4)}`,
+  ];
+}

@@ -1,0 +1,92 @@
+/**
+ * Exact order statistics with the reference's conventions (blis-core.md §7): linear interpolation at rank
+ * p/100·(n−1), results converted from ticks to ms by /1000, mean = (Σ/n)/1000.
+ *
+ * Large inputs (every ITL of every request: millions of values) use selection instead of a full sort: the
+ * result is the same order statistic, in O(n) rather than O(n log n).
+ */
+
+/** The values at sorted ranks `ranks` (ascending, distinct) of `a` (reordered in place). */
+function selectRanks(a: Float64Array, ranks: readonly number[]): number[] {
+  const out: number[] = [];
+  let lo = 0;
+  for (const k of ranks) {
+    out.push(quickselect(a, lo, a.length - 1, k));
+    lo = k; // everything left of k is <= a[k]; later ranks are >= k
+  }
+  return out;
+}
+
+function quickselect(a: Float64Array, left: number, right: number, k: number): number {
+  let l = left;
+  let r = right;
+  while (r > l) {
+    // Median-of-three pivot keeps the deterministic input patterns (sorted runs) linear.
+    const m = (l + r) >>> 1;
+    const x = a[l] as number;
+    const y = a[m] as number;
+    const z = a[r] as number;
+    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
+    let i = l;
+    let j = r;
+    while (i <= j) {
+      while ((a[i] as number) < pivot) i++;
+      while ((a[j] as number) > pivot) j--;
+      if (i <= j) {
+        const t = a[i] as number;
+        a[i] = a[j] as number;
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) r = j;
+    else if (k >= i) l = i;
+    else return a[k] as number;
+  }
+  return a[k] as number;
+}
+
+const SORT_THRESHOLD = 20000;
+
+/**
+ * Percentiles `ps` (0–100) of `values` in ms, exactly as the reference's CalculatePercentile over the sorted
+ * values. `values` is copied; the caller's array is untouched.
+ */
+export function percentilesMs(values: ArrayLike<number>, ps: readonly number[]): number[] {
+  const n = values.length;
+  if (n === 0) return ps.map(() => 0);
+  const a = Float64Array.from(values);
+  const plan = ps.map((p) => {
+    const rank = (p / 100) * (n - 1);
+    return { rank, lo: Math.floor(rank), hi: Math.ceil(rank) };
+  });
+  const need = [...new Set(plan.flatMap((x) => [x.lo, Math.min(x.hi, n - 1)]))].sort((x, y) => x - y);
+  const at = new Map<number, number>();
+  if (n <= SORT_THRESHOLD) {
+    a.sort();
+    for (const k of need) at.set(k, a[k] as number);
+  } else {
+    const vals = selectRanks(a, need);
+    need.forEach((k, i) => at.set(k, vals[i] as number));
+  }
+  return plan.map(({ rank, lo, hi }) => {
+    const lv = at.get(lo) as number;
+    if (lo === hi) return lv / 1000;
+    if (hi >= n) return (at.get(n - 1) as number) / 1000;
+    const hv = at.get(hi) as number;
+    return lv / 1000 + ((hv - lv) * (rank - lo)) / 1000;
+  });
+}
+
+/**
+ * Mean in ms. The reference sums the sorted values; every input here is an integer tick count whose running
+ * sum stays far below 2^53, so any summation order gives the same exact sum.
+ */
+export function meanMs(values: ArrayLike<number>): number {
+  const n = values.length;
+  if (n === 0) return 0;
+  let s = 0;
+  for (let i = 0; i < n; i++) s += values[i] as number;
+  return s / n / 1000;
+}

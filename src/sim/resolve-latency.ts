@@ -1,0 +1,179 @@
+/**
+ * Model/hardware/latency resolution (reference `resolveLatencyConfig`, blis-core.md §9): defaults for GPU and
+ * TP, backend choice, coefficients, KV auto-capacity and max-model-len with its KV cap. Pure: the caller
+ * passes any user-supplied config.json / hardware JSON already parsed.
+ */
+import { findCatalogModel } from '../config/catalog/models.js';
+import { findGpu, GPU_NAMES } from '../config/catalog/hardware.js';
+import { findModelDefaults, TRAINED_PHYSICS_COEFFICIENTS } from '../config/defaults.js';
+import { createBlackboxModel } from '../latency/blackbox.js';
+import { applyWeightPrecisionFallback, extractKVCapacityParams, parseHFConfig } from '../latency/hf-config.js';
+import { calculateKVBlocks, resolveMaxModelLen } from '../latency/kv-capacity.js';
+import { createRooflineModel } from '../latency/roofline.js';
+import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
+import type { HardwareConfig, LatencyModel, ModelConfig } from '../latency/types.js';
+import { ConfigError } from './config-error.js';
+
+export const LATENCY_BACKENDS = { 'trained-physics': true, roofline: true, blackbox: true } as const;
+export type LatencyBackend = keyof typeof LATENCY_BACKENDS;
+
+export interface LatencyInput {
+  readonly model: string;
+  readonly hardware: string;
+  readonly tp: number;
+  readonly dp: number;
+  readonly backend: string;
+  readonly backendExplicit: boolean;
+  readonly alpha: readonly number[];
+  readonly alphaExplicit: boolean;
+  readonly beta: readonly number[];
+  readonly betaExplicit: boolean;
+  readonly totalKvBlocks: number;
+  readonly totalKvBlocksExplicit: boolean;
+  readonly blockSize: number;
+  readonly gpuMemoryUtilization: number;
+  readonly maxModelLen: number;
+  readonly maxModelLenExplicit: boolean;
+  readonly moeCommBackend: string;
+  readonly enableExpertParallel: boolean;
+  /** A user config.json (from --model-config-folder) overriding the catalog. */
+  readonly userModelConfig?: { readonly raw: unknown; readonly label: string };
+  /** User GPU entries (hardware_config.json format) overriding the catalog. */
+  readonly userHardware?: ReadonlyMap<string, HardwareConfig>;
+}
+
+export interface ResolvedLatency {
+  readonly backend: LatencyBackend;
+  readonly latency: LatencyModel;
+  readonly model: string;
+  readonly hardware: string;
+  readonly tp: number;
+  readonly modelConfig: ModelConfig | null;
+  readonly hardwareConfig: HardwareConfig | null;
+  readonly totalKvBlocks: number;
+  readonly maxModelLen: number;
+  readonly warnings: readonly string[];
+}
+
+function allZeros(v: readonly number[]): boolean {
+  return v.every((x) => x === 0);
+}
+
+export function resolveLatency(inp: LatencyInput): ResolvedLatency {
+  const warnings: string[] = [];
+  const model = inp.model.toLowerCase();
+  if (model === '') throw new ConfigError('missing-model', '--model is required; e.g. --model meta-llama/llama-3.1-8b-instruct');
+  if (!Object.hasOwn(LATENCY_BACKENDS, inp.backend)) {
+    throw new ConfigError('bad-flag', `unknown --latency-model "${inp.backend}"; valid options: ${Object.keys(LATENCY_BACKENDS).join(', ')}`);
+  }
+  let backend = inp.backend as LatencyBackend;
+  if (inp.alphaExplicit !== inp.betaExplicit) {
+    throw new ConfigError('bad-flag', inp.alphaExplicit
+      ? '--alpha-coeffs requires --beta-coeffs: give both coefficient sets'
+      : '--beta-coeffs requires --alpha-coeffs: give both coefficient sets');
+  }
+  const checkCoeffs = (name: string, v: readonly number[]): void => {
+    v.forEach((c, i) => {
+      if (!Number.isFinite(c) || c < 0) throw new ConfigError('bad-flag', `--${name}[${i}] must be a finite non-negative number, got ${c}`);
+    });
+  };
+  checkCoeffs('alpha-coeffs', inp.alpha);
+  checkCoeffs('beta-coeffs', inp.beta);
+  if (!inp.backendExplicit && inp.alphaExplicit && inp.betaExplicit) backend = 'trained-physics';
+  const u = inp.gpuMemoryUtilization;
+  if (!(u > 0 && u <= 1)) throw new ConfigError('bad-flag', `--gpu-memory-utilization must be a finite value in (0, 1.0], got ${u}`);
+  if (inp.blockSize <= 0) throw new ConfigError('bad-flag', `--block-size-in-tokens must be > 0, got ${inp.blockSize}`);
+  if (inp.maxModelLen < 0) throw new ConfigError('bad-flag', `--max-model-len must be >= 0, got ${inp.maxModelLen}`);
+  if (inp.dp < 1) throw new ConfigError('bad-flag', `--dp must be >= 1, got ${inp.dp}`);
+
+  if (backend === 'blackbox') {
+    if (!inp.betaExplicit) throw new ConfigError('bad-flag', '--latency-model blackbox needs --alpha-coeffs and --beta-coeffs (β0 + β1·prefill tokens + β2·decode tokens)');
+    const latency = createBlackboxModel({ alpha: inp.alpha, beta: inp.beta });
+    return {
+      backend, latency, model, hardware: inp.hardware, tp: inp.tp, modelConfig: null, hardwareConfig: null,
+      totalKvBlocks: inp.totalKvBlocks, maxModelLen: inp.maxModelLen, warnings,
+    };
+  }
+
+  let gpu = inp.hardware;
+  let tp = inp.tp;
+  const defs = findModelDefaults(model);
+  if (defs) {
+    if (tp === 0 && defs.tensorParallelism > 0) {
+      tp = defs.tensorParallelism;
+      warnings.push(`using default tp=${tp} for model=${model}`);
+    }
+    if (gpu === '' && defs.gpu !== '') {
+      gpu = defs.gpu;
+      warnings.push(`using default GPU=${gpu} for model=${model}`);
+    }
+  }
+  const missing: string[] = [];
+  if (gpu === '') missing.push('--hardware (GPU type)');
+  if (tp <= 0) missing.push('--tp (tensor parallelism)');
+  if (missing.length > 0) {
+    throw new ConfigError('missing-flag', `--latency-model ${backend} requires ${missing.join(' and ')}: no defaults are known for model=${model}; provide them explicitly`);
+  }
+  let alpha = inp.alpha;
+  let beta = inp.beta;
+  if (backend === 'roofline') {
+    if (inp.backendExplicit && inp.betaExplicit) {
+      throw new ConfigError('bad-flag', '--alpha-coeffs/--beta-coeffs cannot be used with --latency-model roofline (it computes step time analytically); use --latency-model trained-physics for coefficient-based estimation');
+    }
+  } else {
+    if (!inp.betaExplicit) beta = TRAINED_PHYSICS_COEFFICIENTS.beta;
+    if (!inp.alphaExplicit) alpha = TRAINED_PHYSICS_COEFFICIENTS.alpha;
+    if (!inp.betaExplicit && (beta.length < 7 || allZeros(beta))) {
+      throw new ConfigError('bad-flag', '--latency-model trained-physics: no trained-physics coefficients available; provide --beta-coeffs');
+    }
+  }
+
+  let raw: unknown;
+  let label: string;
+  if (inp.userModelConfig) {
+    raw = inp.userModelConfig.raw;
+    label = inp.userModelConfig.label;
+  } else {
+    const entry = findCatalogModel(model);
+    if (!entry) {
+      throw new ConfigError('unknown-model', `no model config for "${model}": it is not in the embedded catalog; pass --model-config-folder <dir> holding config.json (HuggingFace format)`);
+    }
+    raw = entry.config;
+    label = `catalog:${model}`;
+  }
+  const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label), model);
+  const hw = inp.userHardware?.get(gpu) ?? findGpu(gpu);
+  if (!hw) {
+    const known = [...GPU_NAMES, ...(inp.userHardware?.keys() ?? [])].join(', ');
+    throw new ConfigError('unknown-hardware', `--hardware "${gpu}" is not a known GPU (known: ${known}); add it with --hardware-config <file.json>`);
+  }
+
+  let totalKvBlocks = inp.totalKvBlocks;
+  if (!inp.totalKvBlocksExplicit) {
+    let params;
+    try {
+      params = extractKVCapacityParams(raw, label);
+    } catch (e) {
+      warnings.push(`could not extract KV capacity params: ${(e as Error).message}; using total-kv-blocks=${totalKvBlocks}`);
+    }
+    if (params) {
+      if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
+      else totalKvBlocks = calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u });
+    }
+  }
+  const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);
+  warnings.push(...mml.warnings);
+  const isMoE = mc.numLocalExperts >= 2;
+  if ((inp.dp > 1 || inp.enableExpertParallel) && backend !== 'trained-physics') {
+    throw new ConfigError('bad-flag', `--dp > 1 and --enable-expert-parallel require --latency-model trained-physics (got --dp=${inp.dp}, --latency-model ${backend})`);
+  }
+  if (inp.dp > 1 && !isMoE) throw new ConfigError('bad-flag', `--dp > 1 is only supported for MoE models (got --dp=${inp.dp} for a dense model); use --num-instances for replicas`);
+  if (inp.enableExpertParallel && !isMoE) throw new ConfigError('bad-flag', `--enable-expert-parallel requires a MoE model (got dense model "${model}")`);
+  if (inp.moeCommBackend !== '' && backend !== 'trained-physics') {
+    throw new ConfigError('bad-flag', `--moe-comm-backend requires --latency-model trained-physics (got ${backend})`);
+  }
+  const latency = backend === 'roofline'
+    ? createRooflineModel({ model: mc, hardware: hw, tp, alpha })
+    : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta });
+  return { backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings };
+}

@@ -1,0 +1,125 @@
+/**
+ * The `blis run` distribution workload (`--workload distribution` and the presets).
+ *
+ * The reference synthesises a one-client v2 workload spec (client id "distribution", constant arrivals, gaussian
+ * input/output lengths, optional prefix group "shared") and runs it through its general generator. Only that
+ * one-client path is reproduced here, with the generator's RNG draw order kept exactly:
+ *
+ *   1. `wg = PartitionedRNG(seed).ForSubsystem("workload-gen")`
+ *   2. the shared prefix (if any): `prefixTokens × wg.Intn(128000)`
+ *   3. `clientRng = rand(wg.Int63())`
+ *   4. per request: input length, output length, input ids, output ids (all from `clientRng`)
+ *
+ * Constant arrivals consume no randomness, which is why the prefix/length/token draws line up with the reference.
+ */
+import { GoRand } from '../engine/go-rand.js';
+import { PartitionedRng } from '../engine/partitioned-rng.js';
+import { Request } from '../domain/request.js';
+import { MAX_INT64 } from '../domain/units.js';
+import { concatTokens, randomTokenIds } from './tokens.js';
+
+/** Parameters of a clamped gaussian length distribution (all integers, as the CLI flags are). */
+export interface GaussianLengthParams {
+  readonly mean: number;
+  readonly stdev: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+export interface DistributionWorkloadOptions {
+  readonly seed: bigint;
+  /** Requests per second (> 0). */
+  readonly rate: number;
+  /** Cap on the number of requests; 0 = bounded by the horizon only. */
+  readonly numRequests: number;
+  /** Generation horizon in ticks; arrivals at or beyond it are not generated. Use MAX_INT64 for "none". */
+  readonly horizon: number;
+  /** Length of the shared prefix (group "shared"); 0 = no prefix group. */
+  readonly prefixTokens: number;
+  readonly prompt: GaussianLengthParams;
+  readonly output: GaussianLengthParams;
+  /** Per-request timeout in µs; <= 0 means no deadline. */
+  readonly timeoutUs: number;
+}
+
+/** Client id the reference gives the synthesised distribution client; it appears in trace.csv. */
+export const DISTRIBUTION_CLIENT_ID = 'distribution';
+/** Prefix group name used when `--prefix-tokens > 0`. */
+export const SHARED_PREFIX_GROUP = 'shared';
+/** RNG subsystem the workload generator draws from. */
+export const WORKLOAD_GEN_SUBSYSTEM = 'workload-gen';
+
+/** Go's math.Round: halves round away from zero (JS Math.round rounds them toward +∞). */
+export function goRound(x: number): number {
+  return x < 0 ? -Math.round(-x) : Math.round(x);
+}
+
+/**
+ * One draw of the reference's clamped gaussian length sampler. A degenerate range returns `min` without
+ * touching the RNG, which shifts every later draw, so it must be kept.
+ */
+export function sampleGaussianLength(rng: GoRand, p: GaussianLengthParams): number {
+  if (p.min === p.max) return p.min;
+  const v = rng.normFloat64() * p.stdev + p.mean;
+  const clamped = Math.min(p.max, Math.max(p.min, v));
+  const r = goRound(clamped);
+  return r < 1 ? 1 : r;
+}
+
+/**
+ * Inter-arrival time of the constant arrival process for `rate` requests/second. The rate is converted to
+ * requests/µs first and the reciprocal truncated, so 10 req/s gives 99999 µs, not 100000 (float rounding).
+ */
+export function constantInterArrivalUs(rate: number): number {
+  let perUs = (rate * 1) / 1e6;
+  // The reference floors the rate to avoid dividing by zero.
+  if (perUs < 1e-15) perUs = 1e-15;
+  const iat = Math.trunc(1 / perUs);
+  return iat < 1 ? 1 : iat;
+}
+
+/**
+ * Generates the distribution workload. Requests come back sorted by arrival with ids `request_<i>`.
+ *
+ * @throws RangeError when neither a request cap nor a finite horizon bounds the generation.
+ */
+export function generateDistributionWorkload(opts: DistributionWorkloadOptions): Request[] {
+  const { horizon, numRequests } = opts;
+  if (!(horizon > 0)) return [];
+  if (numRequests < 0 || !Number.isInteger(numRequests)) {
+    throw new RangeError(`numRequests must be a non-negative integer, got ${numRequests}`);
+  }
+  if (numRequests === 0 && horizon >= MAX_INT64) {
+    throw new RangeError('Workload requires either num_requests or --horizon to bound generation');
+  }
+
+  const wg = new PartitionedRng(opts.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
+  const prefix = opts.prefixTokens > 0 ? randomTokenIds(wg, opts.prefixTokens) : new Int32Array(0);
+  const clientRng = new GoRand(wg.int63Big());
+  const iat = constantInterArrivalUs(opts.rate);
+
+  // The reference lets one client generate up to 2×N requests, stable-sorts by arrival and keeps the first N.
+  // With a single client whose arrivals strictly increase, the sort is the identity and requests past the N-th
+  // never influence earlier ones (each request's draws come after all earlier requests' draws), so stopping at
+  // N yields the same list without generating tokens that would be thrown away.
+  const limit = numRequests > 0 ? numRequests : Number.POSITIVE_INFINITY;
+  const requests: Request[] = [];
+  let t = 0;
+  while (t < horizon && requests.length < limit) {
+    t += iat;
+    if (t >= horizon) break;
+    const inLen = sampleGaussianLength(clientRng, opts.prompt);
+    const outLen = sampleGaussianLength(clientRng, opts.output);
+    const input = concatTokens(prefix, randomTokenIds(clientRng, inLen));
+    const output = randomTokenIds(clientRng, outLen);
+    const deadline = opts.timeoutUs > 0 ? t + opts.timeoutUs : 0;
+    const req = new Request(`request_${requests.length}`, input, output, t, output.length, deadline);
+    req.clientId = DISTRIBUTION_CLIENT_ID;
+    if (prefix.length > 0) {
+      req.prefixGroup = SHARED_PREFIX_GROUP;
+      req.prefixLength = prefix.length;
+    }
+    requests.push(req);
+  }
+  return requests;
+}

@@ -1,0 +1,86 @@
+/**
+ * `blis replay` request construction, fixed session mode (the reference's `LoadTraceV2Requests` and the
+ * horizon rule of `cmd/replay.go`).
+ *
+ * Token ids are not in the trace, so they are regenerated from a plain `rand.New(rand.NewSource(seed))` (not a
+ * partitioned subsystem stream): first one prefix per prefix group, in record order, then per record its input
+ * ids followed by its output ids. Only prefix groups share tokens, so caching differs from the original run.
+ */
+import { GoRand } from '../engine/go-rand.js';
+import { Request } from '../domain/request.js';
+import { MAX_INT64 } from '../domain/units.js';
+import { concatTokens, randomTokenIds } from './tokens.js';
+import type { TraceRecord } from './tracev2-types.js';
+
+/** Default replay horizon when every injection time is <= 0 (10 minutes). */
+export const REPLAY_DEFAULT_HORIZON_US = 600_000_000;
+
+/**
+ * The suffix length to synthesise. A server-reported prompt count wins for ungrouped records (it includes chat
+ * template overhead), but not for grouped ones, where it would count the separately prepended prefix twice.
+ */
+export function effectiveInputTokenCount(rec: Pick<TraceRecord, 'inputTokens' | 'serverInputTokens' | 'prefixGroup'>): number {
+  return rec.serverInputTokens > 0 && rec.prefixGroup === '' ? rec.serverInputTokens : rec.inputTokens;
+}
+
+/** When the record enters the simulation: the send time when recorded (observe traces), else the arrival. */
+export function injectionTime(rec: Pick<TraceRecord, 'sendTimeUs' | 'arrivalTimeUs'>): number {
+  return rec.sendTimeUs > 0 ? rec.sendTimeUs : rec.arrivalTimeUs;
+}
+
+/**
+ * One request per record, in record order, ids `request_<request_id>`.
+ * @throws Error when the trace has no records (the reference refuses to replay an empty trace).
+ */
+export function buildReplayRequests(records: readonly TraceRecord[], seed: bigint): Request[] {
+  if (records.length === 0) throw new Error('empty trace: the trace data file has no records to replay');
+  const rng = new GoRand(seed);
+
+  // A group's prefix length is that of its first record with a positive prefix_length.
+  const prefixes = new Map<string, Int32Array>();
+  for (const rec of records) {
+    if (rec.prefixGroup !== '' && rec.prefixLength > 0 && !prefixes.has(rec.prefixGroup)) {
+      prefixes.set(rec.prefixGroup, randomTokenIds(rng, rec.prefixLength));
+    }
+  }
+
+  return records.map((rec) => {
+    let input = randomTokenIds(rng, effectiveInputTokenCount(rec));
+    const prefix = rec.prefixGroup === '' ? undefined : prefixes.get(rec.prefixGroup);
+    if (prefix !== undefined) input = concatTokens(prefix, input);
+    const output = randomTokenIds(rng, rec.outputTokens);
+    const req = new Request(`request_${rec.requestId}`, input, output, injectionTime(rec), output.length, rec.deadlineUs);
+    req.tenantId = rec.tenantId;
+    req.sloClass = rec.sloClass;
+    req.sessionId = rec.sessionId;
+    req.roundIndex = rec.roundIndex;
+    req.textTokens = rec.textTokens;
+    req.imageTokens = rec.imageTokens;
+    req.audioTokens = rec.audioTokens;
+    req.videoTokens = rec.videoTokens;
+    req.reasonRatio = rec.reasonRatio;
+    req.model = rec.model;
+    req.sloTargetUs = rec.sloTargetUs;
+    req.clientId = rec.clientId;
+    req.prefixGroup = rec.prefixGroup;
+    // Copied as recorded even when the group's shared prefix has another length, as the reference does.
+    req.prefixLength = rec.prefixLength;
+    req.streaming = rec.streaming;
+    return req;
+  });
+}
+
+/** Horizon for a maximum injection time: twice it, 10 minutes when it is <= 0, unbounded if doubling overflows. */
+export function horizonFromMaxArrival(maxArrival: number): number {
+  if (maxArrival > MAX_INT64 / 2) return MAX_INT64;
+  if (maxArrival <= 0) return REPLAY_DEFAULT_HORIZON_US;
+  return maxArrival * 2;
+}
+
+/** The replay horizon when `--horizon` is not given: from the latest injection time of the built requests. */
+export function defaultReplayHorizon(requests: readonly Pick<Request, 'arrivalTime'>[]): number {
+  if (requests.length === 0) return MAX_INT64;
+  let max = 0;
+  for (const r of requests) if (r.arrivalTime > max) max = r.arrivalTime;
+  return horizonFromMaxArrival(max);
+}
