@@ -3,7 +3,6 @@
  */
 import { writeFileSync, readFileSync } from 'node:fs';
 import type { Request } from '../domain/request.js';
-import { RequestState } from '../domain/request.js';
 import { runEngine } from '../sim/engine-setup.js';
 import { ConfigError } from '../sim/config-error.js';
 import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report } from '../sim/report.js';
@@ -11,11 +10,16 @@ import { generateDistributionWorkload } from '../workload/distribution.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
 import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
 import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-export.js';
-import { formatTraceCsv, formatTraceHeaderYaml, parseTraceCsv, parseTraceHeaderYaml } from '../workload/tracev2.js';
+import { formatTraceCsv, parseTraceCsv } from '../workload/tracev2-csv.js';
+import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import { horizonFlag, resolveEngineFlags } from './engine-flags.js';
 import type { FlagValues } from './flags.js';
 import type { Io } from './io.js';
+import type { ClusterSimulator } from '../cluster/cluster.js';
+
+/** Receives each finished simulation (tests use it to run invariant checkers on CLI runs). */
+export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[]) => void;
 
 function outputFormat(f: FlagValues): 'json' | 'reference' {
   const v = f.str('output-format');
@@ -29,16 +33,10 @@ function emit(io: Io, f: FlagValues, report: Report): void {
   if (mp !== '') writeFileSync(mp, renderMetricsFile(report));
 }
 
-function itlSumNow(r: Request): number {
-  if (r.state === RequestState.Completed) return r.itlSum;
-  let s = 0;
-  for (const v of r.itl) s += v;
-  return s;
-}
 
-export function runCommand(f: FlagValues, io: Io): void {
+export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
   const fmt = outputFormat(f);
-  const { setup, latency, seed } = resolveEngineFlags(f);
+  const { setup, latency, seed } = await resolveEngineFlags(f);
   for (const w of latency.warnings) io.warn(w);
   const horizon = horizonFlag(f);
   const timeoutSecs = f.int('timeout');
@@ -72,6 +70,7 @@ export function runCommand(f: FlagValues, io: Io): void {
     timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
   });
   const cs = runEngine({ ...setup, horizon }, requests);
+  observe?.(cs, requests);
   const report = buildReport(cs);
   void fmt;
   emit(io, f, report);
@@ -79,7 +78,7 @@ export function runCommand(f: FlagValues, io: Io): void {
   if (tp !== '') {
     const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
       request,
-      outcome: { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: itlSumNow(request) },
+      outcome: { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: request.itlSum },
     })));
     const header = buildRunTraceHeader({ workloadSeed: seed });
     writeFileSync(`${tp}.yaml`, formatTraceHeaderYaml(header));
@@ -96,18 +95,21 @@ function readText(path: string, flag: string): string {
   }
 }
 
-export function replayCommand(f: FlagValues, io: Io): void {
+export async function replayCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
+  // Loaded on demand: the YAML library is only needed to read trace headers.
+  const { parseTraceHeaderYaml } = await import('../workload/tracev2-yaml-parse.js');
   outputFormat(f);
   const headerPath = f.str('trace-header');
   const dataPath = f.str('trace-data');
   const header = parseTraceHeaderYaml(readText(headerPath, '--trace-header'), headerPath);
   const records = parseTraceCsv(readText(dataPath, '--trace-data'), dataPath);
   void header;
-  const { setup, latency, seed } = resolveEngineFlags(f);
+  const { setup, latency, seed } = await resolveEngineFlags(f);
   for (const w of latency.warnings) io.warn(w);
   const requests = buildReplayRequests(records, seed);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const cs = runEngine({ ...setup, horizon }, requests);
+  observe?.(cs, requests);
   const report = buildReport(cs);
   emit(io, f, report);
   const rp = f.str('results-path');

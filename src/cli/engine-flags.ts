@@ -8,7 +8,6 @@ import type { EngineSetup } from '../sim/engine-setup.js';
 import { ConfigError } from '../sim/config-error.js';
 import { resolveLatency, type ResolvedLatency } from '../sim/resolve-latency.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
-import { parseUserHardwareConfig } from '../config/user-catalog.js';
 import { MAX_INT64 } from '../domain/units.js';
 import type { FlagValues } from './flags.js';
 
@@ -40,7 +39,7 @@ export interface EngineResolution {
   readonly seed: bigint;
 }
 
-export function resolveEngineFlags(f: FlagValues): EngineResolution {
+export async function resolveEngineFlags(f: FlagValues): Promise<EngineResolution> {
   const folder = f.str('model-config-folder');
   let userModelConfig: { raw: unknown; label: string } | undefined;
   if (folder !== '') {
@@ -49,7 +48,8 @@ export function resolveEngineFlags(f: FlagValues): EngineResolution {
     userModelConfig = { raw: readJson(p, '--model-config-folder'), label: p };
   }
   const hwPath = f.str('hardware-config');
-  const userHardware = hwPath === '' ? undefined : parseUserHardwareConfig(readText(hwPath), hwPath);
+  // The schema library is loaded only when a user catalog file is given (it costs startup time).
+  const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(readText(hwPath), hwPath);
   const latency = resolveLatency({
     model: f.str('model'),
     hardware: f.str('hardware'),

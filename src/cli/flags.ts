@@ -5,6 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 import { UsageError } from './errors.js';
+import { GPU_NAMES } from '../config/catalog/hardware.js';
 
 type Kind = 'string' | 'int' | 'float' | 'bool' | 'floats';
 
@@ -22,13 +23,13 @@ const MAX_INT64_TEXT = '9223372036854775807';
 export const FLAGS: readonly FlagSpec[] = [
   // model / hardware / latency
   { name: 'model', kind: 'string', def: '', help: 'model name, e.g. meta-llama/llama-3.1-8b-instruct (required)', scope: 'shared' },
-  { name: 'hardware', kind: 'string', def: '', help: 'GPU type (H100, H200, B200, A100-80, A100-40, L40S, L4, RTX4090, RTX-PRO-6000); default from the model defaults', scope: 'shared' },
+  { name: 'hardware', kind: 'string', def: '', help: `GPU type (${GPU_NAMES.join(', ')}, or one from --hardware-config); default from the model defaults`, scope: 'shared' },
   { name: 'tp', kind: 'int', def: 0, help: 'tensor parallelism; default from the model defaults', scope: 'shared' },
   { name: 'dp', kind: 'int', def: 1, help: 'data parallelism (MoE, trained-physics only)', scope: 'shared' },
   { name: 'latency-model', kind: 'string', def: 'trained-physics', help: 'latency backend: trained-physics, roofline or blackbox', scope: 'shared' },
   { name: 'alpha-coeffs', kind: 'floats', def: [0, 0, 0], help: 'alpha coefficients (comma-separated): queueing, post-decode / per-input-token, per-output-token overheads in µs', scope: 'shared' },
   { name: 'beta-coeffs', kind: 'floats', def: [0, 0, 0], help: 'beta coefficients (comma-separated) of the step-time model', scope: 'shared' },
-  { name: 'model-config-folder', kind: 'string', def: '', help: 'folder with <model>/config.json (HuggingFace format) overriding the embedded catalog', scope: 'shared' },
+  { name: 'model-config-folder', kind: 'string', def: '', help: 'folder holding a HuggingFace config.json for --model (overrides the embedded catalog)', scope: 'shared' },
   { name: 'hardware-config', kind: 'string', def: '', help: 'hardware_config.json with extra or overriding GPU entries', scope: 'shared' },
   { name: 'defaults-filepath', kind: 'string', def: 'defaults.yaml', help: 'accepted for compatibility; blis-ts embeds the reference defaults', scope: 'shared' },
   { name: 'moe-comm-backend', kind: 'string', def: '', help: 'MoE dispatch backend (allgather_reducescatter or an all2all family backend)', scope: 'shared' },
@@ -51,7 +52,7 @@ export const FLAGS: readonly FlagSpec[] = [
   // simulation
   { name: 'seed', kind: 'string', def: '42', help: 'random seed (int64)', scope: 'shared' },
   { name: 'horizon', kind: 'string', def: MAX_INT64_TEXT, help: 'simulation horizon in µs ticks (replay default: 2 x the last injection time)', scope: 'shared' },
-  { name: 'log', kind: 'string', def: 'warn', help: 'stderr log level: debug, info, warn, error', scope: 'shared' },
+  { name: 'log', kind: 'string', def: 'warn', help: 'stderr diagnostics: warn (default) prints warnings, error prints errors only', scope: 'shared' },
   { name: 'num-instances', kind: 'int', def: 1, help: 'number of instances', scope: 'shared' },
   { name: 'admission-latency', kind: 'int', def: 0, help: 'admission decision latency (µs)', scope: 'shared' },
   { name: 'routing-latency', kind: 'int', def: 0, help: 'routing decision latency (µs)', scope: 'shared' },
@@ -104,7 +105,8 @@ export class FlagValues {
 
   private text(name: string): string {
     const v = this.raw[camel(name)];
-    return v === undefined ? '' : String(v);
+    if (v === undefined) return '';
+    return typeof v === 'string' ? v : JSON.stringify(v);
   }
 
   str(name: string): string {

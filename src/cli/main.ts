@@ -2,12 +2,12 @@
  * The `blis` command line. The only module that exits or touches process streams (through {@link Io}).
  */
 import { Command, CommanderError } from 'commander';
-import { runCommand, replayCommand } from './commands.js';
-import { EXIT_FAILURE, EXIT_USAGE, isCodedError } from './errors.js';
+import { runCommand, replayCommand, type SimulationObserver } from './commands.js';
+import { EXIT_FAILURE, EXIT_USAGE, UsageError, isCodedError } from './errors.js';
 import { readFlags, registerFlags } from './flags.js';
 import { processIo, type Io } from './io.js';
 
-function program(io: Io, onAction: (name: 'run' | 'replay', cmd: Command) => void): Command {
+function program(io: Io, onAction: (name: 'run' | 'replay', cmd: Command) => Promise<void>): Command {
   const root = new Command('blis')
     .description('blis-ts: deterministic discrete-event simulator of LLM inference serving clusters')
     .exitOverride()
@@ -15,21 +15,24 @@ function program(io: Io, onAction: (name: 'run' | 'replay', cmd: Command) => voi
   const run = root.command('run').description('simulate a generated workload (default: the distribution workload) on one or more instances');
   registerFlags(run, 'run');
   run.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
-  run.action(() => onAction('run', run));
+  run.action(async () => onAction('run', run));
   const replay = root.command('replay').description('replay a TraceV2 trace (--trace-header, --trace-data) through the simulator');
   registerFlags(replay, 'replay');
   replay.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
-  replay.action(() => onAction('replay', replay));
+  replay.action(async () => onAction('replay', replay));
   return root;
 }
 
 /** Runs the CLI on `argv` (without node and script); returns the exit code. */
-export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
+export async function main(argv: readonly string[], io: Io = processIo, observe?: SimulationObserver): Promise<number> {
   try {
-    const root = program(io, (name, cmd) => {
+    const root = program(io, async (name, cmd) => {
       const flags = readFlags(cmd, name);
-      if (name === 'run') runCommand(flags, io);
-      else replayCommand(flags, io);
+      const level = flags.str('log');
+      if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new UsageError('bad-flag', `--log must be one of debug, info, warn, error; got "${level}"`);
+      const out: Io = level === 'error' ? { ...io, warn: () => undefined } : io;
+      if (name === 'run') await runCommand(flags, out, observe);
+      else await replayCommand(flags, out, observe);
     });
     await root.parseAsync([...argv], { from: 'user' });
     return 0;

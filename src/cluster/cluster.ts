@@ -11,7 +11,7 @@ import { RequestState, type Request } from '../domain/request.js';
 import { EventQueue } from '../engine/event-queue.js';
 import { EventKind, eventOrder, orderInstance } from '../instance/events.js';
 import type { EventSink, Instance } from '../instance/instance.js';
-import type { AdmissionPolicy, InstanceView, RouterState, RoutingPolicy } from '../routing/types.js';
+import { routingSnapshot, type AdmissionPolicy, type RouterState, type RoutingPolicy, type RoutingSnapshot } from '../routing/types.js';
 
 export interface ClusterConfig {
   readonly horizon: number;
@@ -37,7 +37,14 @@ export class ClusterSimulator {
   routingRejections = 0;
   readonly shedByTier = new Map<string, number>();
   readonly injectedByClass = new Map<string, number>();
+  /**
+   * Test/diagnostic observer, called after every executed event with its time, kind and instance index
+   * (-1 for cluster events). Lazily cancelled timeouts and the first event past the horizon are not
+   * executed and not reported. Null by default so the loop pays one comparison per event.
+   */
+  onEvent: ((time: number, kind: EventKind, instanceIndex: number) => void) | null = null;
   private hasRun = false;
+  private readonly indexById = new Map<string, number>();
 
   constructor(
     private readonly cfg: ClusterConfig,
@@ -54,6 +61,7 @@ export class ClusterSimulator {
       };
       this.instances.push(inst);
       this.inFlight.push(0);
+      this.indexById.set(inst.id, i);
     }
   }
 
@@ -76,6 +84,7 @@ export class ClusterSimulator {
       if (idx < 0) {
         this.clock = t;
         this.executeCluster(kind, req as Request, t);
+        if (this.onEvent !== null) this.onEvent(t, kind, idx);
         continue;
       }
       // A timeout for a request that already completed is cancelled lazily without moving any clock.
@@ -84,6 +93,7 @@ export class ClusterSimulator {
       const inst = this.instances[idx] as Instance;
       inst.clock = t;
       inst.handle(kind, req, t);
+      if (this.onEvent !== null) this.onEvent(t, kind, idx);
     }
     for (const inst of this.instances) inst.finalize();
   }
@@ -111,11 +121,12 @@ export class ClusterSimulator {
       case EventKind.RoutingDecision: {
         const state = this.routerState();
         const d = this.policies.routing.route(req, state);
-        const view = state.instances[d.target];
-        if (view === undefined) throw new Error(`routing policy ${this.policies.routing.name} chose invalid target ${d.target}`);
-        const inst = this.instances[view.index] as Instance;
+        const snap = state.snapshots[d.target];
+        const index = snap === undefined ? undefined : this.indexById.get(snap.id);
+        if (index === undefined) throw new Error(`routing policy ${this.policies.routing.name} chose invalid target ${d.target}`);
+        const inst = this.instances[index] as Instance;
         req.assignedInstance = inst.id;
-        this.inFlight[view.index] = (this.inFlight[view.index] as number) + 1;
+        this.inFlight[index] = (this.inFlight[index] as number) + 1;
         inst.injectArrivalAt(req, t);
         return;
       }
@@ -125,13 +136,21 @@ export class ClusterSimulator {
   }
 
   private routerState(): RouterState {
-    const views: InstanceView[] = this.instances.map((inst, i) => ({
-      id: inst.id,
-      index: i,
-      queueDepth: inst.queueDepth,
-      batchSize: inst.batchSize,
-      inFlight: this.inFlight[i] as number,
-    }));
-    return { instances: views, clock: this.clock };
+    const snapshots: RoutingSnapshot[] = this.instances.map((inst, i) => {
+      const used = inst.kv.usedBlocks();
+      const total = inst.kv.totalBlocks;
+      return routingSnapshot(inst.id, {
+        queueDepth: inst.queueDepth,
+        batchSize: inst.batchSize,
+        kvUtilization: used / Math.max(total, 1),
+        freeKVBlocks: total - used,
+        cacheHitRate: inst.kv.cacheHitRate(),
+        inFlightRequests: this.inFlight[i] as number,
+        preemptionCount: inst.metrics.preemptionCount,
+        totalKvCapacityTokens: total * inst.kv.blockSize,
+        kvTokensInUse: used * inst.kv.blockSize,
+      });
+    });
+    return { snapshots, clock: this.clock };
   }
 }

@@ -41,8 +41,14 @@ export const MODEL_DEFAULTS: Readonly<Record<string, ModelDefaults>> = {
   'redhatai/llama-4-scout-17b-16e-instruct-fp8-dynamic': h100(2, 'RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic'),
   'redhatai/llama-4-scout-17b-16e-instruct-quantized.w4a16': h100(1, 'RedHatAI/Llama-4-Scout-17B-16E-Instruct-quantized.w4a16'),
   'redhatai/mistral-small-3.1-24b-instruct-2503-fp8-dynamic': h100(1, 'RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-FP8-dynamic'),
-  'redhatai/mistral-small-3.1-24b-instruct-2503-quantized.w4a16': h100(1, 'RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w4a16'),
-  'redhatai/mistral-small-3.1-24b-instruct-2503-quantized.w8a8': h100(1, 'RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8'),
+  'redhatai/mistral-small-3.1-24b-instruct-2503-quantized.w4a16': h100(
+    1,
+    'RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w4a16',
+  ),
+  'redhatai/mistral-small-3.1-24b-instruct-2503-quantized.w8a8': h100(
+    1,
+    'RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8',
+  ),
   'redhatai/phi-4-fp8-dynamic': h100(1, 'RedHatAI/phi-4-FP8-dynamic'),
   'redhatai/phi-4-quantized.w4a16': h100(1, 'RedHatAI/phi-4-quantized.w4a16'),
   'redhatai/phi-4-quantized.w8a8': h100(1, 'RedHatAI/phi-4-quantized.w8a8'),

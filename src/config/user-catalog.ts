@@ -26,8 +26,9 @@ export class UserCatalogError extends Error {
   /** Dotted path of the offending field inside the file ('' for the whole file). */
   readonly path: string;
 
-  constructor(code: UserCatalogErrorCode, file: string, path: string, message: string) {
-    super(path === '' ? `${file}: ${message}` : `${file}: ${path}: ${message}`);
+  /** `detail` is the message after the file label; it names `path` itself where that helps. */
+  constructor(code: UserCatalogErrorCode, file: string, path: string, detail: string) {
+    super(`${file}: ${detail}`);
     this.name = 'UserCatalogError';
     this.code = code;
     this.file = file;
@@ -129,12 +130,11 @@ function formatPath(path: readonly PropertyKey[]): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
 }
 
+/** All issues in the message; the first one's location in `path`. */
 function fromZod(code: UserCatalogErrorCode, file: string, error: z.ZodError): UserCatalogError {
   const first = error.issues[0];
-  const path = first === undefined ? '' : formatPath(first.path);
   const details = error.issues.map((i) => (i.path.length > 0 ? `${formatPath(i.path)}: ${i.message}` : i.message));
-  const message = first === undefined ? 'invalid' : details.length === 1 ? first.message : details.join('; ');
-  return new UserCatalogError(code, file, details.length === 1 ? path : '', message);
+  return new UserCatalogError(code, file, first === undefined ? '' : formatPath(first.path), details.join('; ') || 'invalid');
 }
 
 /** Validates one HuggingFace config.json; returns it unchanged (extra keys kept) for the config parser. */
@@ -161,7 +161,12 @@ export function parseUserModelFolder(files: readonly UserModelFile[]): ReadonlyM
   for (const f of files) {
     const key = f.name.toLowerCase();
     if (out.has(key)) {
-      throw new UserCatalogError(UserCatalogErrorCode.DuplicateName, f.fileLabel, '', `model "${key}" is defined more than once (names are case-insensitive)`);
+      throw new UserCatalogError(
+        UserCatalogErrorCode.DuplicateName,
+        f.fileLabel,
+        '',
+        `model "${key}" is defined more than once (names are case-insensitive)`,
+      );
     }
     out.set(key, parseUserModelConfig(f.jsonText, f.fileLabel));
   }

@@ -60,8 +60,15 @@ export class Request {
   ttftSet = false;
   /** Duration from arrival to first token (ticks). */
   firstTokenTime: Tick = 0;
-  /** Inter-token latencies of the current attempt (reset on preemption). */
-  itl: number[] = [];
+  /**
+   * Inter-token latencies of the current attempt (reset on preemption), stored compactly: every request that
+   * decodes in a step gets the same ITL (that step's advance + output-token overhead), so the attempt's ITL
+   * list is the instance's per-step values over the steps it decoded in. Those steps are kept as runs of
+   * consecutive step indexes, `[first, last, first, last, ...]` (almost always a single run).
+   */
+  itlRuns: number[] = [];
+  /** Number of ITL entries of the current attempt (the reference's len(req.ITL)). */
+  itlCount = 0;
   scheduledStepIdx = 0;
   finishedStepIdx = 0;
   /** Instance scheduling priority (vLLM convention: lower = more urgent). */
@@ -83,7 +90,7 @@ export class Request {
   e2e = 0;
   /** RequestITLs value: mean ITL in ticks (float). */
   itlMean = 0;
-  /** Sum of the final attempt's ITLs (ticks), set at completion. */
+  /** Sum of the current attempt's ITLs (ticks). */
   itlSum = 0;
   hasSchedulingDelay = false;
   schedulingDelay = 0;

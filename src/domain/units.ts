@@ -9,13 +9,13 @@
 export type Tick = number;
 
 /** Go's math.MaxInt64 as a float64 (9223372036854775807 rounds to 2^63). Used for "no horizon". */
-export const MAX_INT64 = 9223372036854775807;
+export const MAX_INT64 = 2 ** 63;
 
 /** Upper bound (exclusive) of random token ids, as in the reference (`rng.Intn(128000)`). */
 export const MAX_TOKEN_ID = 128000;
 
 /** Go `int64(x)` for a float: truncation toward zero; NaN and values >= 2^63 clamp to MaxInt64. */
 export function clampToInt64(v: number): number {
-  if (Number.isNaN(v) || v >= 9223372036854775807) return MAX_INT64;
+  if (Number.isNaN(v) || v >= MAX_INT64) return MAX_INT64;
   return Math.trunc(v);
 }

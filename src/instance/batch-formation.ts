@@ -128,7 +128,9 @@ export class BatchFormer {
       }
       victim.state = RequestState.Queued;
       victim.progressIndex = 0;
-      victim.itl.length = 0;
+      victim.itlRuns.length = 0;
+      victim.itlCount = 0;
+      victim.itlSum = 0;
       victim.ttftSet = false;
       this.kv.release(victim);
       victim.computedTokens = 0;

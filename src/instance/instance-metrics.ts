@@ -5,34 +5,68 @@
  */
 import type { Request } from '../domain/request.js';
 
-/** A growable Float64Array, so per-token samples never become boxed JS numbers in a huge array. */
-export class GrowableF64 {
-  data: Float64Array;
+/**
+ * Append-only storage for per-token samples (every ITL of every request: millions of values). Chunked, so
+ * growth never copies, and 32-bit while every value fits, which halves memory against a Float64Array; it
+ * switches to 64-bit floats the first time a value does not fit an int32.
+ */
+export class SampleStore {
+  private static readonly CHUNK = 1 << 16;
+  private chunks: (Int32Array | Float64Array)[] = [];
+  private cur: Int32Array | Float64Array = new Int32Array(SampleStore.CHUNK);
+  private pos = 0;
+  private wide = false;
   length = 0;
-  constructor(cap = 1024) {
-    this.data = new Float64Array(cap);
-  }
+
   push(v: number): void {
-    if (this.length === this.data.length) {
-      const d = new Float64Array(this.data.length * 2);
-      d.set(this.data);
-      this.data = d;
+    if (!this.wide && (v | 0) !== v) this.widen();
+    if (this.pos === SampleStore.CHUNK) {
+      this.chunks.push(this.cur);
+      this.cur = this.wide ? new Float64Array(SampleStore.CHUNK) : new Int32Array(SampleStore.CHUNK);
+      this.pos = 0;
     }
-    this.data[this.length++] = v;
+    this.cur[this.pos++] = v;
+    this.length++;
   }
+
   pushAll(vs: readonly number[]): void {
-    const need = this.length + vs.length;
-    if (need > this.data.length) {
-      let cap = this.data.length * 2;
-      while (cap < need) cap *= 2;
-      const d = new Float64Array(cap);
-      d.set(this.data.subarray(0, this.length));
-      this.data = d;
-    }
-    for (let i = 0; i < vs.length; i++) this.data[this.length++] = vs[i] as number;
+    for (let i = 0; i < vs.length; i++) this.push(vs[i] as number);
   }
-  view(): Float64Array {
-    return this.data.subarray(0, this.length);
+
+  /** A contiguous copy of every sample, in insertion order. */
+  toArray(): Int32Array | Float64Array {
+    const out = this.wide ? new Float64Array(this.length) : new Int32Array(this.length);
+    let o = 0;
+    for (const c of this.chunks) {
+      out.set(c, o);
+      o += c.length;
+    }
+    out.set(this.cur.subarray(0, this.pos), o);
+    return out;
+  }
+
+  private widen(): void {
+    this.wide = true;
+    this.chunks = this.chunks.map((c) => Float64Array.from(c));
+    this.cur = Float64Array.from(this.cur);
+  }
+}
+
+/** Growable per-index counters (one per step). */
+export class CountStore {
+  counts = new Int32Array(1024);
+
+  /** Adds one to every index in [first, last] (1-based step numbers). */
+  addRange(first: number, last: number): void {
+    if (last > this.counts.length) {
+      let cap = this.counts.length * 2;
+      while (cap < last) cap *= 2;
+      const c = new Int32Array(cap);
+      c.set(this.counts);
+      this.counts = c;
+    }
+    const c = this.counts;
+    for (let s = first - 1; s < last; s++) c[s] = (c[s] as number) + 1;
   }
 }
 
@@ -53,11 +87,15 @@ export class InstanceMetrics {
   lengthCappedRequests = 0;
   timedOutRequests = 0;
   ttftSum = 0;
-  /** Every ITL of every completed request (AllITLs). */
-  readonly allITLs = new GrowableF64(4096);
+  /**
+   * The ITL multiset of completed requests (the reference's AllITLs) as step value × use count: every request
+   * that decodes in step s records ITL stepItl[s-1]; at completion it adds one use to each of its steps.
+   */
+  readonly stepItl = new SampleStore();
+  readonly stepItlUses = new CountStore();
   /** Wait-queue length sampled at every step (for HOL-blocking detection). */
-  readonly waitQSamples = new GrowableF64(1024);
-  readonly runningSamples = new GrowableF64(1024);
+  readonly waitQSamples = new SampleStore();
+  readonly runningSamples = new SampleStore();
   /** Requests injected into this instance, in injection order. */
   readonly requests: Request[] = [];
 }

@@ -61,6 +61,16 @@ export class Instance {
     return this.batch.length;
   }
 
+  /** Read-only view of the running batch (invariant checkers; do not mutate). */
+  get runningBatch(): readonly Request[] {
+    return this.batch;
+  }
+
+  /** Whether a StepEvent is scheduled and not yet executed (INV-8 work-conserving checks). */
+  get isStepPending(): boolean {
+    return this.stepPending;
+  }
+
   /** Registers `req` here and schedules its instance ArrivalEvent at `time` (the routing time). */
   injectArrivalAt(req: Request, time: number): void {
     req.registered = true;
@@ -197,13 +207,16 @@ export class Instance {
     adv += this.kv.consumePendingTransferLatency();
     if (adv < 1) adv = 1;
     const otp = this.latency.outputTokenProcessingTime();
+    const step = this.stepCount;
+    const itl = adv + otp;
+    this.metrics.stepItl.push(itl);
     for (let i = 0; i < batch.length; i++) {
       const r = batch[i] as Request;
       if (r.progressIndex < r.inputLen) {
         r.progressIndex = r.computedTokens;
       } else if (r.numNewTokens > 0) {
         r.progressIndex++;
-        r.itl.push(adv + otp);
+        recordItl(r, step, itl);
       }
       if (r.progressIndex === r.inputLen && !r.ttftSet) {
         r.ttftSet = true;
@@ -268,22 +281,30 @@ export class Instance {
     let decode = r.progressIndex - r.inputLen;
     if (decode < r.outputLen) decode++;
     if (decode > 0) m.totalOutputTokens += decode;
-    const itl = r.itl;
-    let sum = 0;
-    for (let i = 0; i < itl.length; i++) sum += itl[i] as number;
+    const sum = r.itlSum;
     const post = r.outputLen > 0 ? this.latency.postDecodeFixedOverhead() : 0;
-    r.itlSum = sum;
     r.e2e = r.firstTokenTime + sum + post;
     r.hasE2E = true;
     r.outcome = 'completed';
     if (r.outputLen > 0) {
-      r.itlMean = r.lengthCapped ? sum / Math.max(itl.length - 1, 1) : sum / Math.max(r.outputLen - 1, 1);
+      r.itlMean = r.lengthCapped ? sum / Math.max(r.itlCount - 1, 1) : sum / Math.max(r.outputLen - 1, 1);
     } else {
       r.itlMean = 0;
     }
-    m.allITLs.pushAll(itl);
-    r.itl = [];
+    // The request's ITLs join the instance's ITL multiset (AllITLs) only now, at completion.
+    const runs = r.itlRuns;
+    for (let i = 0; i < runs.length; i += 2) m.stepItlUses.addRange(runs[i] as number, runs[i + 1] as number);
   }
+}
+
+/** Appends one ITL (this step's value) to `r`'s current attempt. */
+function recordItl(r: Request, step: number, itl: number): void {
+  const runs = r.itlRuns;
+  const n = runs.length;
+  if (n > 0 && runs[n - 1] === step - 1) runs[n - 1] = step;
+  else runs.push(step, step);
+  r.itlCount++;
+  r.itlSum += itl;
 }
 
 const EMPTY: readonly number[] = [];

@@ -197,6 +197,23 @@ describe('free list and lazy hash deletion', () => {
     expectConserved(kv);
   });
 
+  it('forgets a released request at once: a re-allocation takes the new-request path and claims its prefix', () => {
+    const kv = new BlockKVCache(6, 2);
+    const r = mk('r', [1, 2, 3, 4, 5]);
+    kv.allocate(r, 0, 5, []);
+    expect(kv.blocksOf(r)).toBe(3);
+    kv.release(r);
+    expect(kv.blocksOf(r)).toBe(0);
+    expect(kv.ownedList(r)).toBeUndefined();
+    kv.release(r);
+    const cached = [...kv.getCachedBlocks(r)];
+    expect(cached).toEqual([0, 1]);
+    expect(kv.allocate(r, 4, 5, cached)).toBe(true);
+    expect(kv.ownedList(r)?.toArray()).toEqual([0, 1, 3]);
+    expect(kv.cacheHits).toBe(2);
+    expectConserved(kv);
+  });
+
   it('shares a block between requests and frees it only when the last holder releases', () => {
     const kv = new BlockKVCache(4, 2);
     const a = mk('a', [1, 2, 3]);

@@ -14,6 +14,7 @@
 import { NO_HASH, hashBlock, inputBlockHashes } from '../domain/block-hash.js';
 import type { Request } from '../domain/request.js';
 import { BlockList } from './block-list.js';
+import { HashIndex } from './hash-index.js';
 import type { KVStore } from './types.js';
 
 const NIL = -1;
@@ -33,9 +34,12 @@ export class BlockKVCache implements KVStore {
   private freeTail = NIL;
   private freeCnt = 0;
 
-  private readonly hashToBlock = new Map<number, number>();
+  /** Identity -> block. Holds at most one entry per block (an entry for h names a block whose hash is h). */
+  private readonly hashToBlock: HashIndex;
   private readonly owned = new Map<Request, BlockList>();
   private readonly listPool: BlockList[] = [];
+  private memoReq: Request | null = null;
+  private memoList: BlockList | undefined = undefined;
   private readonly detached = new Map<number, Int32Array>();
   private readonly scratch: Int32Array;
   private readonly cachedOut: number[] = [];
@@ -60,6 +64,7 @@ export class BlockKVCache implements KVStore {
     this.prevFree = new Int32Array(totalBlocks);
     this.nextFree = new Int32Array(totalBlocks);
     this.scratch = new Int32Array(blockSize);
+    this.hashToBlock = new HashIndex(totalBlocks);
     for (let b = 0; b < totalBlocks; b++) this.appendFree(b);
   }
 
@@ -105,10 +110,21 @@ export class BlockKVCache implements KVStore {
     return b;
   }
 
+  /** Owned blocks of `req`; the tiered wrapper and the engine ask about the same request back to back. */
+  private lookup(req: Request): BlockList | undefined {
+    if (req === this.memoReq) return this.memoList;
+    const list = this.owned.get(req);
+    this.memoReq = req;
+    this.memoList = list;
+    return list;
+  }
+
   private listFor(req: Request): BlockList {
     const list = this.listPool.pop() ?? new BlockList();
     list.len = 0;
     this.owned.set(req, list);
+    this.memoReq = req;
+    this.memoList = list;
     return list;
   }
 
@@ -131,7 +147,7 @@ export class BlockKVCache implements KVStore {
     const bs = this.blockSize;
     const il = req.inputLen;
     const prefill = req.progressIndex < il;
-    let list = this.owned.get(req);
+    let list = this.lookup(req);
     let nTok: number;
     if (prefill) {
       if (start < 0 || end < start || end > il) {
@@ -191,7 +207,8 @@ export class BlockKVCache implements KVStore {
       this.refCount[b] = 1;
       this.inUse[b] = 1;
       this.misses++;
-      // Decode-created blocks never get an identity (output tokens are not prefix-cacheable).
+      // Only prefill creates identities here; a block started in decode gets one only if it later fills
+      // through the partial-block path above.
       if (cnt === bs && prefill) {
         const h = this.hashRun(req, parent, pos);
         this.hash[b] = h;
@@ -262,9 +279,10 @@ export class BlockKVCache implements KVStore {
   }
 
   release(req: Request): void {
-    const list = this.owned.get(req);
+    const list = this.lookup(req);
     if (list === undefined) return;
     this.owned.delete(req);
+    this.memoReq = null;
     // Reverse order puts a sequence's tail blocks nearer the LRU head, so they are evicted first.
     for (let i = list.len - 1; i >= 0; i--) {
       const b = list.at(i);
@@ -281,30 +299,22 @@ export class BlockKVCache implements KVStore {
 
   // ---- metrics and KVStore plumbing ------------------------------------------------------------------
 
-  usedBlocks(): number {
-    return this.totalBlocks - this.freeCnt;
-  }
+  usedBlocks(): number { return this.totalBlocks - this.freeCnt; }
 
   cacheHitRate(): number {
     const total = this.hits + this.misses;
     return total === 0 ? 0 : this.hits / total;
   }
 
-  kvThrashingRate(): number {
-    return 0;
-  }
+  kvThrashingRate(): number { return 0; }
 
-  consumePendingTransferLatency(): number {
-    return 0;
-  }
+  consumePendingTransferLatency(): number { return 0; }
 
   setClock(_now: number): void {}
 
   mirrorToCPU(_batch: readonly Request[]): void {}
 
-  blocksOf(req: Request): number {
-    return this.owned.get(req)?.len ?? 0;
-  }
+  blocksOf(req: Request): number { return this.lookup(req)?.len ?? 0; }
 
   checkConservation(): string | null {
     let freeLen = 0;
@@ -321,19 +331,13 @@ export class BlockKVCache implements KVStore {
   // ---- tier-internal hooks (used by TieredKVCache only; not part of KVStore) ---------------------------
 
   /** Tier-internal. GPU block-level hits (claimed cached blocks) so far. */
-  get cacheHits(): number {
-    return this.hits;
-  }
+  get cacheHits(): number { return this.hits; }
 
   /** Tier-internal. GPU block-level misses (freshly filled blocks) so far. */
-  get cacheMisses(): number {
-    return this.misses;
-  }
+  get cacheMisses(): number { return this.misses; }
 
   /** Tier-internal. Blocks on the free list. */
-  get freeCount(): number {
-    return this.freeCnt;
-  }
+  get freeCount(): number { return this.freeCnt; }
 
   /** Tier-internal. Like {@link getCachedBlocks} but fills the caller's buffer. */
   getCachedBlocksInto(req: Request, out: number[]): number[] {
@@ -341,31 +345,23 @@ export class BlockKVCache implements KVStore {
     out.length = 0;
     for (let i = 0; i < hashes.length; i++) {
       const b = this.hashToBlock.get(hashes[i] as number);
-      if (b === undefined) break;
+      if (b < 0) break;
       out.push(b);
     }
     return out;
   }
 
   /** Tier-internal. Whether some block is registered under `h`. */
-  hasHash(h: number): boolean {
-    return this.hashToBlock.has(h);
-  }
+  hasHash(h: number): boolean { return this.hashToBlock.has(h); }
 
   /** Tier-internal. Identity of block `b` ({@link NO_HASH} if unhashed). */
-  blockHash(b: number): number {
-    return this.hash[b] as number;
-  }
+  blockHash(b: number): number { return this.hash[b] as number; }
 
   /** Tier-internal. Number of tokens block `b` holds. */
-  blockFill(b: number): number {
-    return this.fill[b] as number;
-  }
+  blockFill(b: number): number { return this.fill[b] as number; }
 
   /** Tier-internal and tests. The live block list of `req` (do not mutate), or undefined if it owns none. */
-  ownedList(req: Request): BlockList | undefined {
-    return this.owned.get(req);
-  }
+  ownedList(req: Request): BlockList | undefined { return this.lookup(req); }
 
   /**
    * Tier-internal. Overwrite the LRU head with a full block of identity `h` (content reloaded from the CPU
@@ -385,7 +381,7 @@ export class BlockKVCache implements KVStore {
   /** Tier-internal. Append `ids[from, to)` to `req`'s blocks as cache hits (reference `commitCachedBlocks`). */
   commitCachedBlocks(req: Request, ids: readonly number[], from: number, to: number): void {
     if (from >= to) return;
-    const list = this.owned.get(req) ?? this.listFor(req);
+    const list = this.lookup(req) ?? this.listFor(req);
     this.claim(list, ids, from, to);
   }
 
@@ -398,22 +394,17 @@ export class BlockKVCache implements KVStore {
     return out;
   }
 
-  blockRefCount(b: number): number {
-    return this.refCount[b] as number;
-  }
+  blockRefCount(b: number): number { return this.refCount[b] as number; }
 
-  blockInUse(b: number): boolean {
-    return this.inUse[b] !== 0;
-  }
+  blockInUse(b: number): boolean { return this.inUse[b] !== 0; }
 
-  /** Every (hash, block) registration, in insertion order. */
-  hashEntries(): [number, number][] {
-    return [...this.hashToBlock.entries()];
-  }
+  /** Every (hash, block) registration, in no particular order. */
+  hashEntries(): [number, number][] { return this.hashToBlock.entries(); }
 
   /** Block id registered under `h`, or undefined. */
   blockForHash(h: number): number | undefined {
-    return this.hashToBlock.get(h);
+    const b = this.hashToBlock.get(h);
+    return b < 0 ? undefined : b;
   }
 }
 

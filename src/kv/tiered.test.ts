@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { inputBlockHashes } from '../domain/block-hash.js';
 import { Request } from '../domain/request.js';
 import { BlockKVCache } from './block-cache.js';
-import { CpuTier } from './cpu-tier.js';
 import { createKVStore } from './index.js';
 import { TieredKVCache } from './tiered.js';
 
@@ -28,53 +27,6 @@ function fillGpu(t: TieredKVCache, base: number): Request[] {
   }
   return out;
 }
-
-describe('CpuTier', () => {
-  it('evicts the oldest entry when full and counts evictions', () => {
-    const c = new CpuTier(2);
-    c.store(1);
-    c.store(2);
-    c.store(3);
-    expect(c.has(1)).toBe(false);
-    expect(c.lruOrder()).toEqual([2, 3]);
-    expect(c.used).toBe(2);
-    expect(c.evictionCount).toBe(1);
-  });
-
-  it('touch refreshes recency; duplicate store and missing touch are no-ops', () => {
-    const c = new CpuTier(2);
-    c.store(1);
-    c.store(2);
-    expect(c.touch(1)).toBe(true);
-    c.store(1);
-    expect(c.lruOrder()).toEqual([2, 1]);
-    c.store(3);
-    expect(c.lruOrder()).toEqual([1, 3]);
-    expect(c.touch(99)).toBe(false);
-    expect(c.used).toBe(2);
-  });
-
-  it('evictHead on an empty tier does nothing; non-positive capacity is rejected', () => {
-    const c = new CpuTier(10);
-    c.evictHead();
-    expect(c.used).toBe(0);
-    expect(c.evictionCount).toBe(0);
-    expect(() => new CpuTier(0)).toThrow();
-    expect(() => new CpuTier(-1)).toThrow();
-  });
-
-  it('keeps exact LRU order past its initial slot allocation', () => {
-    const c = new CpuTier(2500);
-    for (let i = 1; i <= 3000; i++) c.store(i);
-    c.touch(600);
-    c.store(3001);
-    expect(c.used).toBe(2500);
-    expect(c.evictionCount).toBe(501);
-    const order = c.lruOrder();
-    expect(order.slice(0, 2)).toEqual([502, 503]);
-    expect(order.slice(-2)).toEqual([600, 3001]);
-  });
-});
 
 describe('TieredKVCache reload', () => {
   it('reloads only the request prefix, at most as many blocks as were free, and charges latency per block', () => {
@@ -249,6 +201,29 @@ describe('TieredKVCache reload', () => {
     expect(gpu.blockRefCount(reloaded)).toBe(1);
     expect(gpu.getCachedBlocks(r1)).toHaveLength(3);
     expect(gpu.freeCount).toBe(1);
+  });
+
+  it('reference quirk: a reload may overwrite a caller-cached free block, which is then claimed anyway', () => {
+    const t = new TieredKVCache(4, 2, 10, 1, 0);
+    const seed = mk('seed', [1, 2, 3, 4]);
+    t.allocate(seed, 0, 4, []);
+    t.mirrorToCPU([seed]);
+    t.release(seed); // free: 2 3 1 0
+    const wipe = mk('wipe', [9, 9, 8, 8, 7, 7]);
+    t.allocate(wipe, 0, 6, []); // reuses 2 3 1: block 1's identity is gone from the GPU
+    t.release(wipe); // free: 0 1 3 2, with block 0 (prefix block 0) at the LRU head
+    const req = mk('r', [1, 2, 3, 4, 5, 6]);
+    const cached = [...t.getCachedBlocks(req)];
+    expect(cached).toEqual([0]);
+    // Reloading prefix block 1 pops the head, i.e. the caller's cached block 0, and gives it block 1's
+    // identity; the prefix lookup then finds nothing, so the reference falls back to the caller's stale list.
+    expect(t.allocate(req, 2, 6, cached)).toBe(true);
+    expect(t.cpuHitCount).toBe(1);
+    const ids = t.gpu.ownedList(req)?.toArray() ?? [];
+    expect(ids).toEqual([0, 1, 3]);
+    expect(t.gpu.blockHash(0)).toBe(canon(req, 2, 1));
+    expect(t.gpu.blockHash(1)).not.toBe(canon(req, 2, 1));
+    expect(t.checkConservation()).toBeNull();
   });
 
   it('new request partial reload: the committed block stays when the tail fails', () => {

@@ -25,6 +25,8 @@ export class TieredKVCache implements KVStore {
   private mirrors = 0;
   /** Separate from the GPU's lookup buffer, which may still hold the caller's `cached` argument. */
   private readonly reloadedPrefix: number[] = [];
+  /** GPU block -> CPU slot it was last mirrored to; a hint, verified against the slot's identity on use. */
+  private readonly slotHint: Int32Array;
 
   constructor(gpuBlocks: number, blockSize: number, cpuBlocks: number, transferBandwidth: number, baseLatency: number) {
     if (!(transferBandwidth > 0) || !Number.isFinite(transferBandwidth)) {
@@ -35,6 +37,7 @@ export class TieredKVCache implements KVStore {
     }
     this.gpu = new BlockKVCache(gpuBlocks, blockSize);
     this.cpu = new CpuTier(cpuBlocks);
+    this.slotHint = new Int32Array(gpuBlocks).fill(-1);
     this.blockSize = blockSize;
     this.totalBlocks = gpuBlocks;
     this.transferBandwidth = transferBandwidth;
@@ -154,6 +157,8 @@ export class TieredKVCache implements KVStore {
 
   mirrorToCPU(batch: readonly Request[]): void {
     const gpu = this.gpu;
+    const cpu = this.cpu;
+    const hint = this.slotHint;
     const bs = this.blockSize;
     for (let r = 0; r < batch.length; r++) {
       const list = gpu.ownedList(batch[r] as Request);
@@ -162,10 +167,9 @@ export class TieredKVCache implements KVStore {
         const b = list.at(i);
         const h = gpu.blockHash(b);
         if (h === NO_HASH || gpu.blockFill(b) < bs) continue;
-        if (!this.cpu.touch(h)) {
-          this.cpu.store(h);
-          this.mirrors++;
-        }
+        if (cpu.touchSlot(hint[b] as number, h)) continue;
+        hint[b] = cpu.touchOrStoreSlot(h);
+        if (cpu.lastStored) this.mirrors++;
       }
     }
   }

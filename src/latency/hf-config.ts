@@ -9,9 +9,10 @@
 import { LatencyConfigError, LatencyErrorCode } from './errors.js';
 import type { ModelConfig } from './types.js';
 
-type Json = Readonly<Record<string, unknown>>;
+/** A parsed config.json object (or any JSON object inside it). */
+export type HFConfigObject = Readonly<Record<string, unknown>>;
 
-function isObject(v: unknown): v is Json {
+function isObject(v: unknown): v is HFConfigObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
@@ -23,24 +24,24 @@ function invalid(field: string, message: string): never {
  * The object the parser reads: the top level with `text_config` (multimodal wrappers such as Llama 4) merged
  * over it, so text-model keys win over the wrapper's.
  */
-export function flattenHFConfig(raw: unknown, label = 'config.json'): Json {
+export function flattenHFConfig(raw: unknown, label = 'config.json'): HFConfigObject {
   if (!isObject(raw)) invalid('', `${label}: a HuggingFace config must be a JSON object`);
   const text = raw['text_config'];
   return isObject(text) ? { ...raw, ...text } : raw;
 }
 
 /** JSON number → Go `int(f)` (truncation); anything else → undefined. */
-function num(hf: Json, key: string): number | undefined {
+function num(hf: HFConfigObject, key: string): number | undefined {
   const v = hf[key];
   return typeof v === 'number' ? Math.trunc(v) : undefined;
 }
 
-function int(hf: Json, key: string): number {
+function int(hf: HFConfigObject, key: string): number {
   return num(hf, key) ?? 0;
 }
 
 /** First key whose value is a non-zero number. */
-function firstNonZero(hf: Json, ...keys: string[]): number {
+function firstNonZero(hf: HFConfigObject, ...keys: string[]): number {
   for (const k of keys) {
     const v = int(hf, k);
     if (v !== 0) return v;
@@ -63,7 +64,7 @@ const DTYPE_BYTES: ReadonlyMap<string, number> = new Map([
 const EXPERT_COUNT_KEYS = ['num_experts', 'moe_num_experts', 'n_routed_experts', 'num_local_experts', 'num_routed_experts'];
 
 /** The first expert count >= 2; 0 for dense models (a single expert is dense-equivalent). */
-export function resolveNumExperts(hf: Json): number {
+export function resolveNumExperts(hf: HFConfigObject): number {
   for (const k of EXPERT_COUNT_KEYS) {
     const v = int(hf, k);
     if (v >= 2) return v;
@@ -72,7 +73,7 @@ export function resolveNumExperts(hf: Json): number {
 }
 
 /** Weight bytes per parameter from `quantization_config`; 0 when it does not say. */
-export function quantizedWeightBytes(qc: Json): number {
+export function quantizedWeightBytes(qc: HFConfigObject): number {
   const method = typeof qc['quant_method'] === 'string' ? qc['quant_method'].toLowerCase() : '';
   let bits = 0;
   const rawBits = qc['bits'];
@@ -103,7 +104,7 @@ function compareBytes(a: string, b: string): number {
 }
 
 /** Shared-expert FFN width: explicit total, else count × per-expert width (`perExpertFallback` if unset). */
-function sharedExpertDim(hf: Json, moeExpertDim: number, perExpertFallback: number): number {
+function sharedExpertDim(hf: HFConfigObject, moeExpertDim: number, perExpertFallback: number): number {
   const explicit = int(hf, 'shared_expert_intermediate_size');
   if (explicit > 0) return explicit;
   const count = int(hf, 'n_shared_experts');
@@ -111,7 +112,7 @@ function sharedExpertDim(hf: Json, moeExpertDim: number, perExpertFallback: numb
   return 0;
 }
 
-function requirePositive(hf: Json, key: string, label: string): number {
+function requirePositive(hf: HFConfigObject, key: string, label: string): number {
   const v = num(hf, key);
   if (v === undefined || v <= 0) {
     invalid(
@@ -246,4 +247,23 @@ export function inferWeightBytesFromModelName(name: string): number {
 export function applyWeightPrecisionFallback(model: ModelConfig, modelName: string): ModelConfig {
   if (model.weightBytesPerParam !== 0) return model;
   return { ...model, weightBytesPerParam: inferWeightBytesFromModelName(modelName) };
+}
+
+/**
+ * The reference's warn-level message after the weight-precision fallback, if any: a quantization_config it
+ * could not read, or a compute dtype of one byte or less with no weight precision (likely quantized).
+ * `model` is the result of {@link applyWeightPrecisionFallback}; `raw` the config.json object.
+ */
+export function weightPrecisionWarning(model: ModelConfig, raw: unknown): string | undefined {
+  if (model.weightBytesPerParam !== 0) return undefined;
+  if (Object.hasOwn(flattenHFConfig(raw), 'quantization_config')) {
+    return 'HuggingFace config has quantization_config but weight precision could not be determined';
+  }
+  if (model.bytesPerParam > 0 && model.bytesPerParam <= 1) {
+    return (
+      `model reports ${model.bytesPerParam.toFixed(0)} byte(s)/param (possible quantization); ` +
+      'step time estimates may be inaccurate for quantized models'
+    );
+  }
+  return undefined;
 }

@@ -45,7 +45,10 @@ export function kvBytesPerToken(mc: ModelConfig, tp: number): number {
     return perToken;
   }
   if (mc.headDim <= 0 && mc.hiddenDim % mc.numHeads !== 0) {
-    bad('hidden_size', `hidden_size (${mc.hiddenDim}) must be divisible by num_attention_heads (${mc.numHeads}) when head_dim is not set`);
+    bad(
+      'hidden_size',
+      `hidden_size (${mc.hiddenDim}) must be divisible by num_attention_heads (${mc.numHeads}) when head_dim is unset`,
+    );
   }
   if (mc.numKVHeads < 0) bad('num_key_value_heads', `num_key_value_heads must be >= 0, got ${mc.numKVHeads}`);
   const kvHeads = mc.numKVHeads === 0 ? mc.numHeads : mc.numKVHeads;
@@ -99,7 +102,12 @@ export interface KVCapacityOptions {
  * Total KV blocks that fit next to the weights and fixed overheads (reference CalculateKVBlocks). Throws
  * `INSUFFICIENT_GPU_MEMORY` with the smallest GPU count that would fit when the model does not fit at `tp`.
  */
-export function calculateKVBlocks(mc: ModelConfig, hw: HardwareConfig, params: KVCapacityParams, opts: KVCapacityOptions): number {
+export function calculateKVBlocks(
+  mc: ModelConfig,
+  hw: HardwareConfig,
+  params: KVCapacityParams,
+  opts: KVCapacityOptions,
+): number {
   const { tp, blockSize, gpuMemoryUtilization: util } = opts;
   const dp = opts.dp ?? 1;
   const reserved = opts.adapterReservedBytes ?? 0;
@@ -109,7 +117,9 @@ export function calculateKVBlocks(mc: ModelConfig, hw: HardwareConfig, params: K
   if (!(dp >= 1)) bad('dp', `dp must be >= 1, got ${dp}`);
   if (mc.intermediateDim <= 0) bad('intermediate_size', `intermediate_size must be > 0, got ${mc.intermediateDim}`);
   if (mc.vocabSize <= 0) bad('vocab_size', `vocab_size must be > 0, got ${mc.vocabSize}`);
-  if (!isPositiveFinite(hw.MemoryGiB)) bad('MemoryGiB', `GPU MemoryGiB must be > 0, got ${hw.MemoryGiB}; add it to the hardware config or pass --total-kv-blocks`);
+  if (!isPositiveFinite(hw.MemoryGiB)) {
+    bad('MemoryGiB', `GPU MemoryGiB must be > 0, got ${hw.MemoryGiB}; add it to the hardware config or pass --total-kv-blocks`);
+  }
   if (mc.weightBytesPerParam !== 0 && !isPositiveFinite(mc.weightBytesPerParam)) {
     bad('quantization_config', `weight bytes per parameter must be > 0 when set, got ${mc.weightBytesPerParam}`);
   }

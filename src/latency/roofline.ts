@@ -9,6 +9,7 @@ import type { Request } from '../domain/request.js';
 import { clampToInt64 } from '../domain/units.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite, validateCoefficients } from './errors.js';
 import { goPow } from './go-math.js';
+import { layerSplit } from './layers.js';
 import type { HardwareConfig, LatencyModel, ModelConfig } from './types.js';
 
 export interface RooflineOptions {
@@ -48,16 +49,7 @@ function shapeOf(mc: ModelConfig): RooflineShape {
   const kvH = mc.numKVHeads === 0 ? H : mc.numKVHeads;
   const dHead = d / H;
   const dFF = mc.intermediateDim > 0 ? mc.intermediateDim : 4.0 * d;
-  const isMoE = mc.numLocalExperts >= 2;
-  let moeLayers = 0;
-  let denseLayers = L;
-  if (mc.interleaveMoELayerStep > 0 && isMoE) {
-    moeLayers = Math.trunc(L / (mc.interleaveMoELayerStep + 1));
-    denseLayers = L - moeLayers;
-  } else if (isMoE) {
-    moeLayers = L;
-    denseLayers = 0;
-  }
+  const { moe: moeLayers, dense: denseLayers } = layerSplit(mc);
   return {
     d,
     L,

@@ -9,6 +9,7 @@ import type { Request } from '../domain/request.js';
 import { clampToInt64 } from '../domain/units.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite, validateCoefficients } from './errors.js';
 import { DEFAULT_MOE_COMM_BACKEND, MOE_COMM_BACKEND_NAMES, MOE_COMM_BACKENDS, isMoECommBackend } from './moe-comm.js';
+import { isMoE, layerSplit } from './layers.js';
 import type { HardwareConfig, LatencyModel, ModelConfig } from './types.js';
 
 export interface TrainedPhysicsOptions {
@@ -38,44 +39,226 @@ function fail(code: LatencyErrorCode, field: string, message: string): never {
 function validate(opts: TrainedPhysicsOptions, dp: number): void {
   const { model: mc, hardware: hw, tp } = opts;
   const M = LatencyErrorCode.InvalidModelConfig;
-  if (!Number.isInteger(tp) || tp <= 0) fail(LatencyErrorCode.InvalidParallelism, 'tp', `tp must be a positive integer, got ${tp}`);
-  if (!Number.isInteger(dp) || dp < 1) fail(LatencyErrorCode.InvalidParallelism, 'dp', `dp must be an integer >= 1, got ${dp}`);
-  if (dp > 1 && mc.numLocalExperts < 2) {
-    fail(
-      LatencyErrorCode.InvalidParallelism,
-      'dp',
-      `dp > 1 is only supported for MoE models (got dp=${dp} for a dense model); ` +
-        'model dense data parallelism as more instances instead',
-    );
+  const P = LatencyErrorCode.InvalidParallelism;
+  const G = LatencyErrorCode.InvalidHardwareConfig;
+  if (!Number.isInteger(tp) || tp <= 0) fail(P, 'tp', `tp must be a positive integer, got ${tp}`);
+  if (!Number.isInteger(dp) || dp < 1) fail(P, 'dp', `dp must be an integer >= 1, got ${dp}`);
+  if (dp > 1 && !isMoE(mc)) {
+    fail(P, 'dp', `dp > 1 is only supported for MoE models (got dp=${dp}); model dense data parallelism as more instances`);
   }
   if (mc.numLayers <= 0) fail(M, 'num_hidden_layers', `num_hidden_layers must be > 0, got ${mc.numLayers}`);
   if (mc.numHeads <= 0) fail(M, 'num_attention_heads', `num_attention_heads must be > 0, got ${mc.numHeads}`);
   if (mc.hiddenDim <= 0) fail(M, 'hidden_size', `hidden_size must be > 0, got ${mc.hiddenDim}`);
-  if (mc.intermediateDim <= 0) {
-    fail(M, 'intermediate_size', `intermediate_size must be > 0, got ${mc.intermediateDim}`);
-  }
+  if (mc.intermediateDim <= 0) fail(M, 'intermediate_size', `intermediate_size must be > 0, got ${mc.intermediateDim}`);
   if (mc.numHeads % tp !== 0) {
-    fail(LatencyErrorCode.InvalidParallelism, 'tp', `num_attention_heads (${mc.numHeads}) must be divisible by tp (${tp}); choose a tp that divides it`);
+    fail(P, 'tp', `num_attention_heads (${mc.numHeads}) must be divisible by tp (${tp}); choose a tp that divides it`);
   }
   const kvHeads = mc.numKVHeads === 0 ? mc.numHeads : mc.numKVHeads;
   if (kvHeads % tp !== 0) {
-    fail(LatencyErrorCode.InvalidParallelism, 'tp', `num_key_value_heads (${kvHeads}) must be divisible by tp (${tp}); choose a tp that divides it`);
+    fail(P, 'tp', `num_key_value_heads (${kvHeads}) must be divisible by tp (${tp}); choose a tp that divides it`);
   }
-  if (!isPositiveFinite(hw.TFlopsPeak)) fail(LatencyErrorCode.InvalidHardwareConfig, 'TFlopsPeak', `TFlopsPeak must be > 0, got ${hw.TFlopsPeak}`);
-  if (!isPositiveFinite(hw.BwPeakTBs)) fail(LatencyErrorCode.InvalidHardwareConfig, 'BwPeakTBs', `BwPeakTBs must be > 0, got ${hw.BwPeakTBs}`);
+  if (!isPositiveFinite(hw.TFlopsPeak)) fail(G, 'TFlopsPeak', `TFlopsPeak must be > 0, got ${hw.TFlopsPeak}`);
+  if (!isPositiveFinite(hw.BwPeakTBs)) fail(G, 'BwPeakTBs', `BwPeakTBs must be > 0, got ${hw.BwPeakTBs}`);
   if (!isPositiveFinite(mc.bytesPerParam)) {
-    fail(M, 'torch_dtype', `bytes per parameter must be > 0, got ${mc.bytesPerParam} (set torch_dtype to float32, float16, bfloat16, ...)`);
+    fail(M, 'torch_dtype', `bytes per parameter must be > 0, got ${mc.bytesPerParam} (set torch_dtype, e.g. bfloat16)`);
   }
   if (mc.numLocalExperts > 1 && mc.numExpertsPerTok <= 0) {
     fail(M, 'num_experts_per_tok', `MoE model with ${mc.numLocalExperts} experts needs num_experts_per_tok > 0`);
   }
 }
 
+/** Everything StepTime needs, fixed at construction. Names follow the reference formula (blis-core.md §6.2). */
+interface Plan {
+  readonly L: number;
+  readonly d: number;
+  readonly dKV: number;
+  /** Head dimension as the integer d/H (not head_dim), as in the reference. */
+  readonly dH: number;
+  readonly hPerGPU: number;
+  readonly kEff: number;
+  readonly tp: number;
+  readonly dp: number;
+  readonly tpdp: number;
+  readonly isMoE: boolean;
+  readonly nMoE: number;
+  readonly nDense: number;
+  /** Flattened MoE group: tp·dp for MoE models. */
+  readonly group: number;
+  readonly dFFMoE: number;
+  readonly dFFDense: number;
+  readonly shared: number;
+  readonly actBPP: number;
+  readonly flopsPerUs: number;
+  readonly bytesPerUs: number;
+  readonly all2all: boolean;
+  readonly projWidth: number;
+  /** Weight-loading time: batch-independent, since each GPU holds a fixed share of the experts. */
+  readonly tWeight: number;
+  /** β padded to 11 entries. */
+  readonly beta: readonly number[];
+  readonly prefillSplit: boolean;
+  readonly decodeSplit: boolean;
+  readonly interleaved: boolean;
+}
+
+function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Plan {
+  const { model: mc, hardware: hw, tp } = opts;
+  const given = opts.beta.length;
+  const beta = Array.from({ length: 11 }, (_, i) => (i < given ? opts.beta[i]! : 0));
+  if (given < 11) beta[10] = beta[3]!;
+
+  const moe = isMoE(mc);
+  const { moe: nMoE, dense: nDense } = layerSplit(mc);
+  const dH = Math.trunc(mc.hiddenDim / mc.numHeads);
+  const kvHeads = mc.numKVHeads === 0 ? mc.numHeads : mc.numKVHeads;
+  const d = mc.hiddenDim;
+  const L = mc.numLayers;
+  const dKV = kvHeads * dH;
+  const group = moe ? tp * dp : tp;
+  const dFFMoE = mc.moeExpertFFNDim > 0 ? mc.moeExpertFFNDim : mc.intermediateDim;
+  const dFFDense = mc.denseIntermediateDim > 0 ? mc.denseIntermediateDim : mc.intermediateDim;
+  const shared = mc.sharedExpertFFNDim;
+  const wbpp = mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam;
+  const bytesPerUs = hw.BwPeakTBs * 1e6;
+  const projWidth = 2 * d + 2 * dKV;
+
+  const attnWeights = (L * d * projWidth * wbpp) / tp;
+  let ffnWeights = 0;
+  if (nMoE > 0) {
+    ffnWeights += nMoE * (mc.numLocalExperts / group) * 3 * d * dFFMoE * wbpp;
+    if (shared > 0) ffnWeights += (nMoE * 3 * d * shared * wbpp) / tp;
+  }
+  if (nDense > 0) ffnWeights += (nDense * 3 * d * dFFDense * wbpp) / tp;
+
+  return {
+    L,
+    d,
+    dKV,
+    dH,
+    hPerGPU: mc.numHeads / tp,
+    kEff: Math.max(1, mc.numExpertsPerTok),
+    tp,
+    dp,
+    tpdp: tp * dp,
+    isMoE: moe,
+    nMoE,
+    nDense,
+    group,
+    dFFMoE,
+    dFFDense,
+    shared,
+    actBPP: mc.bytesPerParam,
+    flopsPerUs: wbpp === 1.0 && hw.TFlopsFP8 > 0 ? hw.TFlopsFP8 * 1e6 : hw.TFlopsPeak * 1e6,
+    bytesPerUs,
+    all2all,
+    projWidth,
+    tWeight: (attnWeights + ffnWeights) / bytesPerUs,
+    beta,
+    prefillSplit: given >= 9,
+    decodeSplit: given >= 10,
+    interleaved: mc.interleaveMoELayerStep > 0 && moe,
+  };
+}
+
+/** FFN FLOPs of `tokens`: routed experts spread evenly over the MoE group; shared and dense MLPs over tp·dp. */
+function ffnFlops(p: Plan, tokens: number): number {
+  let f = 0;
+  if (p.nMoE > 0) {
+    f += p.nMoE * ((tokens * p.kEff) / p.group) * 6 * p.d * p.dFFMoE;
+    f += p.shared === 0 ? 0 : (p.nMoE * tokens * 6 * p.d * p.shared) / p.tpdp;
+  }
+  if (p.nDense > 0) f += (p.nDense * tokens * 6 * p.d * p.dFFDense) / p.tpdp;
+  return f;
+}
+
+/** Ring all-reduce of `tokens` hidden states over the TP group, `units` times per step; 0 without TP. */
+function allReduce(p: Plan, units: number, tokens: number): number {
+  if (p.tp <= 1) return 0;
+  const tpFactor = (p.tp - 1) / p.tp;
+  return (units * tokens * p.d * p.actBPP * 2.0 * tpFactor) / p.bytesPerUs;
+}
+
+/**
+ * One MoE layer's dispatch+combine time at DP > 1. The all-gather family moves each token's hidden state;
+ * the all-to-all family moves it to each of its top-k experts.
+ */
+function dispatch(p: Plan, tokens: number): number {
+  if (p.all2all) {
+    const commTokens = (((tokens / p.dp) * p.kEff * (p.group - 1)) / p.group) * 2;
+    return (commTokens * p.d * p.actBPP) / p.bytesPerUs;
+  }
+  return ((((tokens / p.dp) * (p.group - 1)) / p.group) * 2 * p.d * p.actBPP) / p.bytesPerUs;
+}
+
+function stepTime(p: Plan, batch: readonly Request[], count: number): number {
+  if (count === 0) return 1;
+  let pf = 0;
+  let dc = 0;
+  let sumCtx = 0;
+  let attn = 0;
+  for (let i = 0; i < count; i++) {
+    const r = batch[i]!;
+    if (r.progressIndex < r.inputLen) {
+      const t = r.numNewTokens;
+      pf += t;
+      // Prefill attention spans the whole prompt plus half the chunk, whatever the progress.
+      attn += 4 * p.hPerGPU * t * (r.inputLen + t / 2) * p.dH;
+    } else if (r.outputLen > 0) {
+      dc++;
+      sumCtx += r.progressIndex;
+    }
+  }
+  const { L, d, tpdp, dp } = p;
+
+  let tPfCompute = 0;
+  let tPfKv = 0;
+  if (pf > 0) {
+    const proj = (L * 2 * pf * d * p.projWidth) / tpdp;
+    tPfCompute = (proj + (L * attn) / dp + ffnFlops(p, pf)) / p.flopsPerUs;
+    tPfKv = (L * 2 * (p.dKV / tpdp) * pf * KV_ELEMENT_BYTES) / p.bytesPerUs;
+  }
+  let tDcCompute = 0;
+  let tDcKv = 0;
+  if (dc > 0) {
+    const proj = (L * 2 * dc * d * p.projWidth) / tpdp;
+    const attnDc = (L * 4 * p.hPerGPU * sumCtx * p.dH) / dp;
+    tDcCompute = (proj + attnDc + ffnFlops(p, dc)) / p.flopsPerUs;
+    tDcKv = (L * 2 * (p.dKV / tpdp) * KV_ELEMENT_BYTES * (sumCtx + dc)) / p.bytesPerUs;
+  }
+
+  const tokens = pf + dc;
+  let tTpAttn = 0;
+  let tTpDense = 0;
+  if (p.tp > 1) {
+    tTpAttn = allReduce(p, L, tokens) / dp;
+    tTpDense = allReduce(p, p.nDense, tokens) / dp;
+  }
+  // MoE FFN communication: an all-reduce at DP = 1, a dispatch/combine at DP > 1, never both.
+  const tMoEReduce = p.isMoE && p.nMoE > 0 && dp === 1 && p.tp > 1 ? allReduce(p, p.nMoE, tokens) : 0;
+  const tMoEDispatch = p.isMoE && dp > 1 ? dispatch(p, tokens) * p.nMoE : 0;
+
+  const b = p.beta as readonly [number, number, number, number, number, number, number, number, number, number, number];
+  const prefill = p.prefillSplit ? b[0] * tPfCompute + b[8] * tPfKv : b[0] * Math.max(tPfCompute, tPfKv);
+  const decode = p.decodeSplit ? b[1] * tDcCompute + b[9] * tDcKv : b[1] * Math.max(tDcCompute, tDcKv);
+  const step =
+    prefill +
+    decode +
+    b[2] * p.tWeight +
+    b[3] * (tTpAttn + tTpDense + tMoEReduce) +
+    b[10] * tMoEDispatch +
+    b[4] * L +
+    b[5] * count +
+    b[6] +
+    b[7] * (p.interleaved ? 1.0 : 0.0) * p.nMoE;
+  return Math.max(1, clampToInt64(step));
+}
+
 export function createTrainedPhysicsModel(opts: TrainedPhysicsOptions): LatencyModel {
   const dp = opts.dp ?? 1;
   validateCoefficients('alpha', opts.alpha, 3, 'trained-physics');
   validateCoefficients('beta', opts.beta, 7, 'trained-physics');
-  const backend = opts.moeCommBackend === undefined || opts.moeCommBackend === '' ? DEFAULT_MOE_COMM_BACKEND : opts.moeCommBackend;
+  const named = opts.moeCommBackend ?? '';
+  const backend = named === '' ? DEFAULT_MOE_COMM_BACKEND : named;
   if (!isMoECommBackend(backend)) {
     fail(
       LatencyErrorCode.UnknownMoECommBackend,
@@ -84,161 +267,15 @@ export function createTrainedPhysicsModel(opts: TrainedPhysicsOptions): LatencyM
     );
   }
   validate(opts, dp);
-
-  const { model: mc, hardware: hw, tp } = opts;
-  const given = opts.beta.length;
-  const beta = Array.from({ length: 11 }, (_, i) => (i < given ? opts.beta[i]! : 0));
-  if (given < 11) beta[10] = beta[3]!;
-  const [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10] = beta as [number, number, number, number, number, number, number, number, number, number, number];
-  const prefillSplit = given >= 9;
-  const decodeSplit = given >= 10;
-
-  const isMoE = mc.numLocalExperts >= 2;
-  let moeLayerCount = 0;
-  let denseLayerCount = mc.numLayers;
-  if (mc.interleaveMoELayerStep > 0 && isMoE) {
-    moeLayerCount = Math.trunc(mc.numLayers / (mc.interleaveMoELayerStep + 1));
-    denseLayerCount = mc.numLayers - moeLayerCount;
-  } else if (isMoE) {
-    moeLayerCount = mc.numLayers;
-    denseLayerCount = 0;
-  }
-  const interleaved = mc.interleaveMoELayerStep > 0 && isMoE;
-  const headDimInt = Math.trunc(mc.hiddenDim / mc.numHeads);
-  const kvHeads = mc.numKVHeads === 0 ? mc.numHeads : mc.numKVHeads;
-  const dFFMoE = mc.moeExpertFFNDim > 0 ? mc.moeExpertFFNDim : mc.intermediateDim;
-  const dFFDense = mc.denseIntermediateDim > 0 ? mc.denseIntermediateDim : mc.intermediateDim;
-  const weightBPP = mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam;
-  const actBPP = mc.bytesPerParam;
-  const flopsPerUs = weightBPP === 1.0 && hw.TFlopsFP8 > 0 ? hw.TFlopsFP8 * 1e6 : hw.TFlopsPeak * 1e6;
-  const bytesPerUs = hw.BwPeakTBs * 1e6;
-  const moeGroupInt = isMoE ? tp * dp : tp;
-  const all2all = MOE_COMM_BACKENDS[backend] === 'all2all';
-  const shared = mc.sharedExpertFFNDim;
-
-  const L = mc.numLayers;
-  const d = mc.hiddenDim;
-  const dKV = kvHeads * headDimInt;
-  const dH = headDimInt;
-  const kEff = Math.max(1, mc.numExpertsPerTok);
-  const hPerGPU = mc.numHeads / tp;
-  const dpf = dp;
-  const tpdp = tp * dpf;
-  const nMoE = moeLayerCount;
-  const nDense = denseLayerCount;
-  const group = moeGroupInt;
-  const experts = mc.numLocalExperts;
-  const projWidth = 2 * d + 2 * dKV;
-
-  /** FFN FLOPs of `tokens` routed through the MoE and dense layers (balanced expert placement). */
-  const ffnFlops = (tokens: number): number => {
-    let f = 0;
-    if (nMoE > 0) {
-      f += nMoE * ((tokens * kEff) / group) * 6 * d * dFFMoE;
-      f += shared === 0 ? 0 : (nMoE * tokens * 6 * d * shared) / tpdp;
-    }
-    if (nDense > 0) f += (nDense * tokens * 1 * 6 * d * dFFDense) / tpdp;
-    return f;
-  };
-
-  /** Ring all-reduce of `tokens` hidden states across the TP group, `units` times; 0 without TP. */
-  const allReduce = (units: number, tokens: number): number => {
-    if (tp <= 1) return 0;
-    const tpFactor = (tp - 1) / tp;
-    return (units * tokens * d * actBPP * 2.0 * tpFactor) / bytesPerUs;
-  };
-
-  /** One MoE layer's DP>1 dispatch+combine time for the chosen volume family. */
-  const dispatch = (tokens: number): number => {
-    if (all2all) {
-      const commTokens = ((((tokens / dp) * kEff * (group - 1)) / group) * 2);
-      return (commTokens * d * actBPP) / bytesPerUs;
-    }
-    return ((((tokens / dpf) * (group - 1)) / group) * 2 * d * actBPP) / bytesPerUs;
-  };
-
-  // Weight loading does not depend on the batch (each GPU holds a fixed share of the experts).
-  const attnWeights = (L * d * projWidth * weightBPP) / tp;
-  let ffnWeights = 0;
-  if (nMoE > 0) {
-    ffnWeights += nMoE * (experts / group) * 3 * d * dFFMoE * weightBPP;
-    if (shared > 0) ffnWeights += (nMoE * 3 * d * shared * weightBPP) / tp;
-  }
-  if (nDense > 0) ffnWeights += (nDense * 1 * 3 * d * dFFDense * weightBPP) / tp;
-  const tWeight = (attnWeights + ffnWeights) / bytesPerUs;
-
-  const a0 = clampToInt64(opts.alpha[0]!);
-  const a1 = clampToInt64(opts.alpha[1]!);
-  const a2 = clampToInt64(opts.alpha[2]!);
-
+  const plan = makePlan(opts, dp, MOE_COMM_BACKENDS[backend] === 'all2all');
+  const queueing = clampToInt64(opts.alpha[0]!);
+  const postDecode = clampToInt64(opts.alpha[1]!);
+  const perToken = clampToInt64(opts.alpha[2]!);
   return {
     name: 'trained-physics',
-    stepTime(batch: readonly Request[], count: number): number {
-      if (count === 0) return 1;
-      let pf = 0;
-      let td = 0;
-      let sumCtx = 0;
-      let attn = 0;
-      for (let i = 0; i < count; i++) {
-        const r = batch[i]!;
-        if (r.progressIndex < r.inputLen) {
-          const ti = r.numNewTokens;
-          pf += ti;
-          attn += 4 * hPerGPU * ti * (r.inputLen + ti / 2) * dH;
-        } else if (r.outputLen > 0) {
-          td++;
-          sumCtx += r.progressIndex;
-        }
-      }
-
-      let tPfCompute = 0;
-      let tPfKv = 0;
-      if (pf > 0) {
-        const proj = (L * 2 * pf * d * projWidth) / tpdp;
-        tPfCompute = (proj + (L * attn) / dpf + ffnFlops(pf)) / flopsPerUs;
-        tPfKv = (L * 2 * (dKV / tpdp) * pf * KV_ELEMENT_BYTES) / bytesPerUs;
-      }
-      let tDcCompute = 0;
-      let tDcKv = 0;
-      if (td > 0) {
-        const proj = (L * 2 * td * d * projWidth) / tpdp;
-        const attnDc = (L * 4 * hPerGPU * sumCtx * dH) / dpf;
-        tDcCompute = (proj + attnDc + ffnFlops(td)) / flopsPerUs;
-        tDcKv = (L * 2 * (dKV / tpdp) * KV_ELEMENT_BYTES * (sumCtx + td)) / bytesPerUs;
-      }
-
-      const tokens = pf + td;
-      let tTpAttn = 0;
-      let tTpDense = 0;
-      if (tp > 1) {
-        tTpAttn = allReduce(L, tokens) / dpf;
-        tTpDense = allReduce(nDense, tokens) / dpf;
-      }
-      const tMoEReduce = isMoE && nMoE > 0 && dp === 1 && tp > 1 ? allReduce(nMoE, tokens) : 0;
-      const tMoEDispatch = isMoE && dp > 1 ? dispatch(tokens) * nMoE : 0;
-
-      const prefill = prefillSplit ? b0 * tPfCompute + b8 * tPfKv : b0 * Math.max(tPfCompute, tPfKv);
-      const decode = decodeSplit ? b1 * tDcCompute + b9 * tDcKv : b1 * Math.max(tDcCompute, tDcKv);
-      const step =
-        prefill +
-        decode +
-        b2 * tWeight +
-        b3 * (tTpAttn + tTpDense + tMoEReduce) +
-        b10 * tMoEDispatch +
-        b4 * L +
-        b5 * count +
-        b6 +
-        b7 * (interleaved ? 1.0 : 0.0) * nMoE;
-      return Math.max(1, clampToInt64(step));
-    },
-    queueingTime(): number {
-      return a0;
-    },
-    outputTokenProcessingTime(): number {
-      return a2;
-    },
-    postDecodeFixedOverhead(): number {
-      return a1;
-    },
+    stepTime: (batch, count) => stepTime(plan, batch, count),
+    queueingTime: () => queueing,
+    outputTokenProcessingTime: () => perToken,
+    postDecodeFixedOverhead: () => postDecode,
   };
 }

@@ -29,3 +29,27 @@ export function goFixed(x: number, digits: number): string {
 export function goJsonIndent(v: unknown): string {
   return JSON.stringify(v, null, 2).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+/**
+ * Go's string ordering (`sort.Strings`, `strings.Compare`, encoding/json map keys): bytewise over UTF-8,
+ * which is code-point order. JS `<` compares UTF-16 code units, which disagrees for astral characters versus
+ * U+E000–U+FFFF, so compare code points explicitly when either string leaves ASCII.
+ */
+export function goCompareStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(a) && /^[\x00-\x7f]*$/.test(b)) return a < b ? -1 : 1;
+  const x = Array.from(a, (c) => c.codePointAt(0) as number);
+  const y = Array.from(b, (c) => c.codePointAt(0) as number);
+  const n = Math.min(x.length, y.length);
+  for (let i = 0; i < n; i++) {
+    const d = (x[i] as number) - (y[i] as number);
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  return x.length - y.length < 0 ? -1 : 1;
+}
+
+/** The keys of `m` in Go's sorted-string order. */
+export function goSortedKeys(m: ReadonlyMap<string, unknown>): string[] {
+  return [...m.keys()].sort(goCompareStrings);
+}

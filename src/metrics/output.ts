@@ -3,9 +3,9 @@
  * §5.1) and the text sections of its stdout. Pure: takes recorded data, returns values and strings.
  */
 import type { Request } from '../domain/request.js';
-import type { InstanceMetrics } from '../instance/instance-metrics.js';
+import type { CountStore, InstanceMetrics, SampleStore } from '../instance/instance-metrics.js';
 import { goFixed } from './go-format.js';
-import { meanMs, percentilesMs } from './stats.js';
+import { meanMs, percentilesMs, weightedMeanMs, weightedPercentilesMs } from './stats.js';
 
 /** The reference's aggregated `sim.Metrics` view, over one instance or the merged cluster. */
 export interface MetricsView {
@@ -25,8 +25,13 @@ export interface MetricsView {
   kvThrashingRate: number;
   /** Every registered (injected, not dropped) request. */
   requests: readonly Request[];
-  /** Every ITL of every completed request (arrays per instance). */
-  itls: readonly Float64Array[];
+  /** The ITL multiset of completed requests, per instance: per-step values and their use counts. */
+  itls: readonly ItlMultiset[];
+}
+
+export interface ItlMultiset {
+  readonly values: SampleStore;
+  readonly uses: CountStore;
 }
 
 export function instanceView(m: InstanceMetrics): MetricsView {
@@ -45,7 +50,7 @@ export function instanceView(m: InstanceMetrics): MetricsView {
     cacheHitRate: m.cacheHitRate,
     kvThrashingRate: m.kvThrashingRate,
     requests: m.requests,
-    itls: [m.allITLs.view()],
+    itls: [{ values: m.stepItl, uses: m.stepItlUses }],
   };
 }
 
@@ -57,7 +62,7 @@ export function aggregateViews(views: readonly MetricsView[]): MetricsView {
     kvAllocationFailures: 0, cacheHitRate: 0, kvThrashingRate: 0, requests: [], itls: [],
   };
   const reqs: Request[] = [];
-  const itls: Float64Array[] = [];
+  const itls: ItlMultiset[] = [];
   for (const v of views) {
     out.completedRequests += v.completedRequests;
     out.stillQueued += v.stillQueued;
@@ -84,17 +89,22 @@ export function aggregateViews(views: readonly MetricsView[]): MetricsView {
   return out;
 }
 
-function concat(arrays: readonly Float64Array[]): Float64Array {
-  if (arrays.length === 1) return arrays[0] as Float64Array;
-  let n = 0;
-  for (const a of arrays) n += a.length;
-  const out = new Float64Array(n);
-  let o = 0;
-  for (const a of arrays) {
-    out.set(a, o);
-    o += a.length;
+/** The (value, count) pairs of every instance's ITL multiset, steps with no completed use left out. */
+function itlPairs(sets: readonly ItlMultiset[]): { values: Float64Array; counts: Float64Array } {
+  const vals: number[] = [];
+  const cnts: number[] = [];
+  for (const set of sets) {
+    const v = set.values.toArray();
+    const c = set.uses.counts;
+    for (let i = 0; i < v.length; i++) {
+      const k = i < c.length ? (c[i] as number) : 0;
+      if (k > 0) {
+        vals.push(v[i] as number);
+        cnts.push(k);
+      }
+    }
   }
-  return out;
+  return { values: Float64Array.from(vals), counts: Float64Array.from(cnts) };
 }
 
 /** The reference `MetricsOutput` JSON object, keys in its field order. */
@@ -118,8 +128,8 @@ export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsO
     // never get either, so filtering registered requests only is equivalent.
     lat.ttft = [meanMs(ttft), ...percentilesMs(ttft, [90, 95, 99])];
     lat.e2e = [meanMs(e2e), ...percentilesMs(e2e, [90, 95, 99])];
-    const all = concat(v.itls);
-    lat.itl = [meanMs(all), ...percentilesMs(all, [90, 95, 99])];
+    const itl = itlPairs(v.itls);
+    lat.itl = [weightedMeanMs(itl.values, itl.counts), ...weightedPercentilesMs(itl.values, itl.counts, [90, 95, 99])];
     lat.sched99 = percentilesMs(sched, [99])[0] as number;
     if (dur > 0) {
       rps = v.completedRequests / dur;
@@ -161,17 +171,19 @@ export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsO
 
 /** The `--metrics-path` document: the output plus cache_hit_rate and per-request details (arrival order). */
 export function buildMetricsFile(v: MetricsView, output: MetricsOutputJson): MetricsOutputJson {
+  let rows: Record<string, unknown>[] | null = null;
+  const regs = v.requests.filter((r) => r.registered);
+  if (regs.length > 0) {
+    regs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    rows = regs.map((r) => requestDetail(r));
+    rows.sort((a, b) => (a.arrived_at as number) - (b.arrived_at as number));
+  }
   const o: MetricsOutputJson = {};
   for (const [k, val] of Object.entries(output)) {
     if (k === 'dropped_unservable') o['cache_hit_rate'] = v.cacheHitRate;
     o[k] = val;
-  }
-  const regs = v.requests.filter((r) => r.registered);
-  if (regs.length > 0) {
-    regs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const rows = regs.map((r) => requestDetail(r));
-    rows.sort((a, b) => (a.arrived_at as number) - (b.arrived_at as number));
-    o['requests'] = rows;
+    // `requests` sits right after timed_out_requests, before the optional saturation/goodput/adapters keys.
+    if (k === 'timed_out_requests' && rows) o['requests'] = rows;
   }
   return o;
 }
@@ -210,12 +222,28 @@ export interface RawCounters {
   preemptionRate: number;
   cacheHitRate: number;
   kvThrashingRate: number;
+  // Gateway flow-control and encode-pool counters; absent means 0 (no flow control / no encode pool).
+  gatewayQueueDepth?: number;
+  gatewayQueueShed?: number;
+  gatewayQueueRejected?: number;
+  gatewayEvicted?: number;
+  gatewayExpired?: number;
+  encodeRoutingRejections?: number;
 }
 
 /** `=== Anomaly Counters ===` body lines, or null when the reference prints no such section. */
 export function anomalyLines(c: RawCounters): string[] | null {
+  // Trailing optional lines, each printed only when non-zero, in the reference's order.
+  const extra: [string, number][] = [
+    ['Gateway Queue Depth (horizon)', c.gatewayQueueDepth ?? 0],
+    ['Gateway Queue Shed', c.gatewayQueueShed ?? 0],
+    ['Gateway Queue Rejected', c.gatewayQueueRejected ?? 0],
+    ['Gateway Evicted (in-flight)', c.gatewayEvicted ?? 0],
+    ['Gateway Expired (TTL)', c.gatewayExpired ?? 0],
+    ['Encode Routing Rejections', c.encodeRoutingRejections ?? 0],
+  ];
   if (!(c.priorityInversions > 0 || c.holBlockingEvents > 0 || c.rejectedRequests > 0 || c.routingRejections > 0 ||
-    c.droppedUnservable > 0 || c.lengthCappedRequests > 0 || c.timedOutRequests > 0)) return null;
+    c.droppedUnservable > 0 || c.lengthCappedRequests > 0 || c.timedOutRequests > 0 || extra.some(([, v]) => v > 0))) return null;
   const lines = [
     `Priority Inversions: ${c.priorityInversions}`,
     `HOL Blocking Events: ${c.holBlockingEvents}`,
@@ -228,6 +256,7 @@ export function anomalyLines(c: RawCounters): string[] | null {
     `Timed Out Requests: ${c.timedOutRequests}`,
     `Length-Capped Requests: ${c.lengthCappedRequests}`,
   );
+  for (const [label, v] of extra) if (v > 0) lines.push(`${label}: ${v}`);
   return lines;
 }
 

@@ -7,7 +7,9 @@
  */
 
 /** The values at sorted ranks `ranks` (ascending, distinct) of `a` (reordered in place). */
-function selectRanks(a: Float64Array, ranks: readonly number[]): number[] {
+type Samples = Int32Array | Float64Array;
+
+function selectRanks(a: Samples, ranks: readonly number[]): number[] {
   const out: number[] = [];
   let lo = 0;
   for (const k of ranks) {
@@ -17,7 +19,7 @@ function selectRanks(a: Float64Array, ranks: readonly number[]): number[] {
   return out;
 }
 
-function quickselect(a: Float64Array, left: number, right: number, k: number): number {
+function quickselect(a: Samples, left: number, right: number, k: number): number {
   let l = left;
   let r = right;
   while (r > l) {
@@ -51,12 +53,12 @@ const SORT_THRESHOLD = 20000;
 
 /**
  * Percentiles `ps` (0–100) of `values` in ms, exactly as the reference's CalculatePercentile over the sorted
- * values. `values` is copied; the caller's array is untouched.
+ * values. `values` is copied unless `consume` is set, in which case a typed array argument may be reordered.
  */
-export function percentilesMs(values: ArrayLike<number>, ps: readonly number[]): number[] {
+export function percentilesMs(values: ArrayLike<number>, ps: readonly number[], consume = false): number[] {
   const n = values.length;
   if (n === 0) return ps.map(() => 0);
-  const a = Float64Array.from(values);
+  const a: Samples = consume && (values instanceof Int32Array || values instanceof Float64Array) ? values : Float64Array.from(values);
   const plan = ps.map((p) => {
     const rank = (p / 100) * (n - 1);
     return { rank, lo: Math.floor(rank), hi: Math.ceil(rank) };
@@ -89,4 +91,54 @@ export function meanMs(values: ArrayLike<number>): number {
   let s = 0;
   for (let i = 0; i < n; i++) s += values[i] as number;
   return s / n / 1000;
+}
+
+/**
+ * {@link percentilesMs} over a multiset given as distinct-or-not values with repeat counts: the same result
+ * as expanding every value `counts[i]` times. Used for the ITL distribution, whose millions of samples are
+ * a few values per simulated step.
+ */
+export function weightedPercentilesMs(values: Float64Array, counts: Float64Array, ps: readonly number[]): number[] {
+  let n = 0;
+  for (let i = 0; i < counts.length; i++) n += counts[i] as number;
+  if (n === 0) return ps.map(() => 0);
+  const order = Array.from(values.keys()).sort((a, b) => (values[a] as number) - (values[b] as number));
+  const cum = new Float64Array(order.length);
+  let acc = 0;
+  order.forEach((idx, j) => {
+    acc += counts[idx] as number;
+    cum[j] = acc;
+  });
+  /** Value at 0-based rank r of the expanded sorted multiset. */
+  const at = (r: number): number => {
+    let lo = 0;
+    let hi = cum.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((cum[mid] as number) > r) hi = mid;
+      else lo = mid + 1;
+    }
+    return values[order[lo] as number] as number;
+  };
+  return ps.map((p) => {
+    const rank = (p / 100) * (n - 1);
+    const lo = Math.floor(rank);
+    const hi = Math.ceil(rank);
+    const lv = at(lo);
+    if (lo === hi) return lv / 1000;
+    if (hi >= n) return at(n - 1) / 1000;
+    const hv = at(hi);
+    return lv / 1000 + ((hv - lv) * (rank - lo)) / 1000;
+  });
+}
+
+/** Mean in ms of the multiset (values × counts); exact while the integer sum stays below 2^53. */
+export function weightedMeanMs(values: Float64Array, counts: Float64Array): number {
+  let n = 0;
+  let s = 0;
+  for (let i = 0; i < values.length; i++) {
+    n += counts[i] as number;
+    s += (values[i] as number) * (counts[i] as number);
+  }
+  return n === 0 ? 0 : s / n / 1000;
 }

@@ -1,26 +1,97 @@
 /**
- * Admission and routing contracts. Policies are pure: they read a snapshot of router state and return a
- * decision; only the cluster's handlers mutate state.
+ * Admission and routing contracts (reference blis-cluster.md §2.1, §3).
+ *
+ * Policies read a {@link RouterState} the cluster builds for each decision and return a decision; they never
+ * touch instances. Some policies keep private memory across calls (round-robin's counter, the token bucket's
+ * level, the prefix-affinity LRU index, the no-hit-lru recency list) exactly as the reference does, because
+ * that memory is part of the simulated router; everything the cluster owns stays with the cluster.
+ *
+ * Contract with the cluster (what the caller must provide):
+ * - `state.snapshots` holds one {@link RoutingSnapshot} per routable instance (Active or WarmingUp, filtered by
+ *   the request's model when it has one), in the cluster's instance order. Order matters: ties are broken by
+ *   position (always-busiest) or by `rng.intn` over positions (least-loaded, weighted).
+ * - `inFlightRequests` must be the live router-side count (never a stale snapshot value).
+ * - Routing is only called with at least one snapshot; an empty list throws (the cluster counts a routing
+ *   rejection instead of calling).
+ * - `RoutingDecision.target` indexes `state.snapshots`; `targetId` is that snapshot's id.
  */
 import type { Request } from '../domain/request.js';
 
-/** What the router knows about one routable instance when it decides. */
-export interface InstanceView {
+/** What the router knows about one instance when it decides (the reference's RoutingSnapshot). */
+export interface RoutingSnapshot {
   readonly id: string;
-  readonly index: number;
+  /** Wait-queue length. */
   readonly queueDepth: number;
+  /** Running-batch size. */
   readonly batchSize: number;
-  /** Router-local count of requests routed here and not yet finished (always live). */
-  readonly inFlight: number;
+  /** Used / total KV blocks, in [0, 1]. */
+  readonly kvUtilization: number;
+  readonly freeKVBlocks: number;
+  readonly cacheHitRate: number;
+  /** Requests routed here and not yet finished (router-side, always live). */
+  readonly inFlightRequests: number;
+  /** Cumulative preemptions since the instance started. */
+  readonly preemptionCount: number;
+  readonly model: string;
+  readonly gpuType: string;
+  readonly tpDegree: number;
+  readonly costPerHour: number;
+  /** Total KV capacity in tokens (total blocks × block size). */
+  readonly totalKvCapacityTokens: number;
+  /** KV tokens in use (used blocks × block size). */
+  readonly kvTokensInUse: number;
+  readonly maxBatchSize: number;
+  /** LoRA adapters resident on the instance; null = none (the lora-affinity scorer is then neutral). */
+  readonly residentAdapters: ReadonlySet<string> | null;
+}
+
+const ZERO_SNAPSHOT: Omit<RoutingSnapshot, 'id'> = {
+  queueDepth: 0,
+  batchSize: 0,
+  kvUtilization: 0,
+  freeKVBlocks: 0,
+  cacheHitRate: 0,
+  inFlightRequests: 0,
+  preemptionCount: 0,
+  model: '',
+  gpuType: '',
+  tpDegree: 0,
+  costPerHour: 0,
+  totalKvCapacityTokens: 0,
+  kvTokensInUse: 0,
+  maxBatchSize: 0,
+  residentAdapters: null,
+};
+
+/**
+ * A snapshot with every field zero except those given. Zero is the meaningful initial value: a periodic
+ * snapshot reads all zeros until its first refresh.
+ */
+export function routingSnapshot(id: string, fields: Partial<Omit<RoutingSnapshot, 'id'>> = {}): RoutingSnapshot {
+  if (id === '') throw new RangeError('routingSnapshot: id must not be empty');
+  return { ...ZERO_SNAPSHOT, ...fields, id };
+}
+
+/** QueueDepth + BatchSize + InFlightRequests: the load figure every load-based policy and fallback uses. */
+export function effectiveLoad(s: RoutingSnapshot): number {
+  return s.queueDepth + s.batchSize + s.inFlightRequests;
 }
 
 export interface RouterState {
-  readonly instances: readonly InstanceView[];
+  /** One per routable instance, in cluster instance order (see the module contract). */
+  readonly snapshots: readonly RoutingSnapshot[];
+  /** Simulation clock (µs) at the decision. */
   readonly clock: number;
+  /**
+   * Instances still loading (only id, model, gpuType, tpDegree, costPerHour and totalKvCapacityTokens are
+   * meaningful). No admission or routing policy reads it; it exists for the autoscaler's collector.
+   */
+  readonly loadingSnapshots?: readonly RoutingSnapshot[];
 }
 
 export interface AdmissionDecision {
   readonly admitted: boolean;
+  /** Goes into decision traces verbatim; '' on a plain admission. */
   readonly reason: string;
 }
 
@@ -29,15 +100,53 @@ export interface AdmissionPolicy {
   admit(req: Request, state: RouterState): AdmissionDecision;
 }
 
+/** One scorer's share of a weighted decision. */
+export interface ScorerContribution {
+  readonly scorer: string;
+  /** Normalised weight (the weights of one policy sum to 1). */
+  readonly weight: number;
+  /** The scorer's values clamped to [0, 1], aligned with `state.snapshots`; composite = Σ weight × value. */
+  readonly values: Float64Array;
+}
+
 export interface RoutingDecision {
-  /** Index into `state.instances`. */
+  /** Index into `state.snapshots`. */
   readonly target: number;
+  /** `state.snapshots[target].id`. */
+  readonly targetId: string;
+  /** Goes into decision traces verbatim. */
   readonly reason: string;
-  /** Per-instance scores (by instance id) when the policy scores; null otherwise. */
+  /** Composite score per instance id when the policy scores (weighted); null otherwise. */
   readonly scores: ReadonlyMap<string, number> | null;
+  /** Per-scorer breakdown behind `scores` (weighted only); null otherwise. */
+  readonly breakdown: readonly ScorerContribution[] | null;
 }
 
 export interface RoutingPolicy {
   readonly name: string;
   route(req: Request, state: RouterState): RoutingDecision;
+}
+
+/**
+ * The slice of Go's *rand.Rand the router uses for tie-breaks. The cluster passes the "router" partition's
+ * GoRand (or "prefill-router"/"decode-router" for the PD pool policies); null means positional tie-breaks.
+ */
+export interface TieBreakRng {
+  intn(n: number): number;
+}
+
+/**
+ * Number of consecutive leading full input blocks of `req` cached on instance `instanceId` (live in oracle
+ * mode, the periodic copy in stale mode). Must return 0 for an id it does not know, which is how the
+ * reference treats an instance missing from its query map.
+ */
+export type CachedBlocksFn = (instanceId: string, req: Request) => number;
+
+/** A scoring dimension of the weighted policy. */
+export interface Scorer {
+  readonly name: string;
+  /** One value per snapshot, aligned by position; nominally in [0, 1] (the weighted policy clamps). */
+  score(req: Request, snapshots: readonly RoutingSnapshot[]): Float64Array;
+  /** Records the final routing choice (after tie-break); null for stateless scorers. */
+  readonly observe: ((req: Request, targetId: string) => void) | null;
 }

@@ -39,9 +39,7 @@ export interface TraceArrival {
 
 /** The outcome as read from the request's own lifecycle fields, for engines that keep them up to date. */
 export function outcomeFromRequest(req: Request): ArrivalOutcome {
-  let itlSum = 0;
-  for (const v of req.itl) itlSum += v;
-  return { state: req.state, ttftSet: req.ttftSet, firstTokenTime: req.firstTokenTime, itlSum };
+  return { state: req.state, ttftSet: req.ttftSet, firstTokenTime: req.firstTokenTime, itlSum: req.itlSum };
 }
 
 function statusOf(state: RequestState): string {

@@ -1,0 +1,62 @@
+// Type-aware lint plus the layering rule of docs/architecture.md: imports point down only, and siblings on
+// one level do not import each other.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** Layers each source folder may import (besides itself). */
+const ALLOWED = {
+  engine: [],
+  domain: [],
+  config: ['domain'],
+  latency: ['engine', 'domain', 'config'],
+  kv: ['engine', 'domain', 'config'],
+  routing: ['engine', 'domain'],
+  instance: ['kv', 'latency', 'engine', 'domain', 'config'],
+  cluster: ['instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  policy: ['instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  trace: ['routing', 'engine', 'domain', 'config'],
+  workload: ['engine', 'domain', 'config'],
+  metrics: ['instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  sim: ['cluster', 'policy', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  cli: ['sim', 'cluster', 'policy', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+};
+const LAYERS = Object.keys(ALLOWED);
+
+const layerRules = LAYERS.map((layer) => {
+  const banned = LAYERS.filter((l) => l !== layer && !ALLOWED[layer].includes(l));
+  return {
+    files: [`src/${layer}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          ...(banned.length > 0 ? [{
+            regex: `^\\.\\./(${banned.join('|')})/`,
+            message: `src/${layer} may import only ${ALLOWED[layer].join(', ') || 'nothing outside itself'} (docs/architecture.md: imports point down, siblings do not import each other).`,
+          }] : []),
+          ...(layer === 'cli' ? [] : [{ regex: '^node:(fs|process|child_process)', message: 'Only src/cli touches the file system and the process.' }]),
+        ],
+      }],
+    },
+  };
+});
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/**', 'bin/**', '*.config.js'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+      'no-restricted-globals': ['error', { name: 'Date', message: 'No wall clock in the simulator (determinism).' }],
+      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Use the PartitionedRng (determinism).' }],
+    },
+  },
+  { files: ['src/cli/**/*.ts', 'test/**/*.ts', 'src/**/*.test.ts'], rules: { 'no-restricted-globals': 'off' } },
+  ...layerRules,
+  // Tests read fixtures from disk; the Go tables keep Go's literal spellings (exact after rounding).
+  { files: ['test/**/*.ts', 'src/**/*.test.ts'], rules: { 'no-restricted-imports': 'off' } },
+  { files: ['src/engine/go-rand-tables.ts', 'src/engine/go-rand.test.ts'], rules: { 'no-loss-of-precision': 'off' } },
+);

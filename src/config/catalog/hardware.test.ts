@@ -1,0 +1,54 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { GPU_CATALOG, GPU_NAMES, findGpu } from './hardware.js';
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const referenceFile = path.join(path.resolve(projectRoot, '../shared'), 'parity', 'hardware_config.json');
+const haveReference = existsSync(referenceFile);
+
+describe('GPU catalog', () => {
+  it('has the required GPUs', () => {
+    for (const name of ['H100', 'H200', 'B200', 'A100-40', 'A100-80', 'A100-SXM', 'L40S', 'L4', 'RTX-4090', 'RTX-PRO-6000']) {
+      expect(GPU_NAMES).toContain(name);
+    }
+  });
+
+  it('holds the reference hardware_config.json values for H100, A100 and L40S', () => {
+    expect(GPU_CATALOG.H100).toEqual({ TFlopsPeak: 989.5, TFlopsFP8: 1979, BwPeakTBs: 3.35, mfuPrefill: 0.45, mfuDecode: 0.3, MemoryGiB: 80 });
+    expect(GPU_CATALOG['A100-SXM']).toEqual({ TFlopsPeak: 312, TFlopsFP8: 0, BwPeakTBs: 2.039, mfuPrefill: 0.38, mfuDecode: 0.18, MemoryGiB: 80 });
+    expect(GPU_CATALOG['A100-80']).toEqual(GPU_CATALOG['A100-SXM']);
+    expect(GPU_CATALOG.L40S).toEqual({ TFlopsPeak: 362.05, TFlopsFP8: 1466, BwPeakTBs: 0.864, mfuPrefill: 0.32, mfuDecode: 0.08, MemoryGiB: 48 });
+  });
+
+  it('has usable values everywhere (positive peaks and MFU, FP8 either absent or faster than BF16)', () => {
+    for (const name of GPU_NAMES) {
+      const g = GPU_CATALOG[name];
+      expect(g.TFlopsPeak, name).toBeGreaterThan(0);
+      expect(g.BwPeakTBs, name).toBeGreaterThan(0);
+      expect(g.MemoryGiB, name).toBeGreaterThan(0);
+      expect(g.mfuPrefill, name).toBeGreaterThan(0);
+      expect(g.mfuDecode, name).toBeGreaterThan(0);
+      if (g.TFlopsFP8 !== 0) expect(g.TFlopsFP8, name).toBeGreaterThan(g.TFlopsPeak);
+    }
+  });
+
+  it('finds GPUs by exact name or alias only', () => {
+    expect(findGpu('H100')).toBe(GPU_CATALOG.H100);
+    expect(findGpu('RTX 4090')).toBe(GPU_CATALOG['RTX-4090']);
+    expect(findGpu('h100')).toBeUndefined();
+    expect(findGpu('toString')).toBeUndefined();
+  });
+
+  const title = haveReference ? 'matches the reference hardware_config.json' : `reference comparison skipped: ${referenceFile} not found`;
+  describe.skipIf(!haveReference)(title, () => {
+    it('every reference GPU is in the catalog with the same numbers', () => {
+      const ref = JSON.parse(readFileSync(referenceFile, 'utf8')) as Record<string, Record<string, unknown>>;
+      for (const [name, entry] of Object.entries(ref)) {
+        const { _comment: _unused, ...numbers } = entry;
+        expect(findGpu(name), name).toEqual(numbers);
+      }
+    });
+  });
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { HashIndex } from './hash-index.js';
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('HashIndex', () => {
+  it('agrees with a Map over random set/delete/get sequences, including growth and clustered keys', () => {
+    for (const [seed, keySpace, expected] of [
+      [1, 50, 4],
+      [2, 5000, 64],
+      [3, 300, 1000],
+    ] as const) {
+      const rand = mulberry32(seed);
+      const idx = new HashIndex(expected);
+      const ref = new Map<number, number>();
+      // Keys sharing their low 32 bits, large 53-bit keys, and small integers all mixed together.
+      const key = (i: number): number => (i % 3 === 0 ? (i + 1) * 4294967296 : i % 3 === 1 ? 2 ** 52 + i * 7919 : i + 1);
+      for (let op = 0; op < 20000; op++) {
+        const k = key(Math.floor(rand() * keySpace));
+        const p = rand();
+        if (p < 0.45) {
+          const v = Math.floor(rand() * 1e6);
+          idx.set(k, v);
+          ref.set(k, v);
+        } else if (p < 0.8) {
+          expect(idx.delete(k)).toBe(ref.delete(k));
+        } else {
+          expect(idx.get(k)).toBe(ref.get(k) ?? -1);
+        }
+        expect(idx.size).toBe(ref.size);
+      }
+      for (const [k, v] of ref) expect(idx.get(k)).toBe(v);
+      const sorted = (e: [number, number][]): [number, number][] => e.sort((x, y) => x[0] - y[0]);
+      expect(sorted(idx.entries())).toEqual(sorted([...ref.entries()]));
+    }
+  });
+
+  it('rejects the reserved empty key', () => {
+    expect(() => new HashIndex(4).set(0, 1)).toThrow();
+    expect(new HashIndex(4).get(0)).toBe(-1);
+    expect(new HashIndex(4).delete(0)).toBe(false);
+  });
+});

@@ -1,0 +1,42 @@
+/**
+ * Decision-trace records (the reference's `sim/trace` data types, blis-cluster.md §4): plain data appended
+ * in execution order when `--trace-level decisions` is on, and summarised by `--summarize-trace`.
+ */
+
+export interface AdmissionRecord {
+  readonly requestId: string;
+  /** Simulation clock (ticks) of the decision. */
+  readonly clock: number;
+  readonly admitted: boolean;
+  readonly reason: string;
+}
+
+/** One counterfactual candidate with the state it was scored on. */
+export interface CandidateScore {
+  readonly instanceId: string;
+  readonly score: number;
+  readonly queueDepth: number;
+  readonly batchSize: number;
+  readonly inFlightRequests: number;
+  readonly kvUtilization: number;
+  readonly freeKvBlocks: number;
+}
+
+export interface RoutingRecord {
+  readonly requestId: string;
+  readonly clock: number;
+  readonly chosenInstance: string;
+  readonly reason: string;
+  /** The policy's per-instance scores (a copy), or null when it returned none. */
+  readonly scores: ReadonlyMap<string, number> | null;
+  /** Top-k candidates by score desc, id asc; null when counterfactual-k is 0 or the chosen one is unknown. */
+  readonly candidates: readonly CandidateScore[] | null;
+  /** max(0, best score − chosen score). */
+  readonly regret: number;
+}
+
+/** The records of one run, each list in execution order. */
+export interface DecisionTrace {
+  readonly admissions: readonly AdmissionRecord[];
+  readonly routings: readonly RoutingRecord[];
+}

@@ -1,0 +1,73 @@
+/**
+ * Text bodies of the optional breakdown sections of the reference stdout (cmd/root.go print* functions),
+ * each null when the reference prints no such section. Keys arrive already in Go's sorted order.
+ */
+import type { ModelMetrics, SessionMetrics, SloMetrics, TenantMetrics } from './breakdowns.js';
+import { jainFairnessIndex } from './breakdowns.js';
+import type { Distribution } from './cluster-metrics.js';
+import { goFixed, goSortedKeys } from './go-format.js';
+
+const f2 = (x: number): string => goFixed(x, 2);
+
+/**
+ * `=== Per-SLO Metrics ===` (values in ticks). A single class is printed only when goodput targets are
+ * configured, so the classes gating goodput are always visible.
+ */
+export function perSloLines(slo: ReadonlyMap<string, SloMetrics>, goodputConfigured: boolean): string[] | null {
+  if (slo.size === 0 || (slo.size === 1 && !goodputConfigured)) return null;
+  const lines: string[] = [];
+  for (const cls of goSortedKeys(slo)) {
+    const m = slo.get(cls) as SloMetrics;
+    lines.push(
+      `  ${cls}:`,
+      `    TTFT: mean=${f2(m.ttft.mean)} p99=${f2(m.ttft.p99)} (n=${m.ttft.count})`,
+      `    ITL:  mean=${f2(m.itl.mean)} p99=${f2(m.itl.p99)} (n=${m.itl.count})`,
+      `    E2E:  mean=${f2(m.e2e.mean)} p99=${f2(m.e2e.p99)} (n=${m.e2e.count})`,
+    );
+  }
+  return lines;
+}
+
+/** `=== Per-Model Metrics ===` (latencies in ticks). */
+export function perModelLines(models: ReadonlyMap<string, ModelMetrics> | null): string[] | null {
+  if (!models || models.size === 0) return null;
+  const lines: string[] = [];
+  for (const name of goSortedKeys(models)) {
+    const m = models.get(name) as ModelMetrics;
+    lines.push(
+      `  ${name}:`,
+      `    TTFT: p50=${f2(m.ttft.p50)} p99=${f2(m.ttft.p99)} (n=${m.ttft.count})`,
+      `    E2E:  p50=${f2(m.e2e.p50)} p99=${f2(m.e2e.p99)} (n=${m.e2e.count})`,
+      `    Throughput: ${f2(m.throughputRps)} req/s, ${f2(m.tokensPerSec)} tok/s`,
+    );
+  }
+  return lines;
+}
+
+/** `=== Per-Tenant Metrics ===`, ending with Jain's index over the tenants' served tokens. */
+export function perTenantLines(tenants: ReadonlyMap<string, TenantMetrics> | null): string[] | null {
+  if (!tenants || tenants.size === 0) return null;
+  const lines: string[] = [];
+  const tokens = new Map<string, number>();
+  for (const id of goSortedKeys(tenants)) {
+    const t = tenants.get(id) as TenantMetrics;
+    lines.push(`  ${id}: requests=${t.completedRequests}, tokens=${t.totalTokensServed}`);
+    tokens.set(id, t.totalTokensServed);
+  }
+  lines.push(`  Jain Fairness Index: ${goFixed(jainFairnessIndex(tokens), 4)}`);
+  return lines;
+}
+
+function sessionDistLine(label: string, d: Distribution): string {
+  return `  ${label} mean=${f2(d.mean)} p50=${f2(d.p50)} p95=${f2(d.p95)} p99=${f2(d.p99)} ms (n=${d.count})`;
+}
+
+/** `=== Session Metrics ===` (ms); each distribution line only when it has samples. */
+export function sessionLines(s: SessionMetrics | null): string[] | null {
+  if (!s) return null;
+  const lines = [`  Sessions: ${s.sessionCount}`];
+  if (s.ttftCold.count > 0) lines.push(sessionDistLine('TTFT cold (round 0):', s.ttftCold));
+  if (s.ttftWarm.count > 0) lines.push(sessionDistLine('TTFT warm (round\u22651):', s.ttftWarm));
+  if (s.sessionDuration.count > 0) lines.push(sessionDistLine('Session duration:   ', s.sessionDuration));
+  return lines;
+}

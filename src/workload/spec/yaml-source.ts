@@ -1,0 +1,177 @@
+/**
+ * Reading a workload spec's YAML into plain values, keeping enough of the syntax tree to point errors at
+ * `line:col`.
+ *
+ * Scalars are converted the way the reference's decoder (yaml.v3) would hand them to its struct fields:
+ * - a field declared as a string takes any scalar's text (`version: 2` is the string "2", `id: 007` is "007");
+ * - a bool field also takes the YAML 1.1 words yes/no/on/off/y/n;
+ * - the map-typed fields (`params`, `goodput_slo_targets`) become JS Maps keyed by the keys' text, so integer-like
+ *   keys keep their spelling and YAML order;
+ * - null means "absent" (yaml.v3 leaves the zero value), and `<<` merge keys are expanded with explicit keys winning.
+ * Integers arrive as numbers when exactly representable, otherwise as bigints (only `seed` accepts those).
+ */
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import type { Document, Node as YamlNode, Pair, Scalar, YAMLMap } from 'yaml';
+import { WorkloadSpecError, formatSpecPath } from './errors.js';
+import type { SpecPath, SpecPosition, WorkloadSpecErrorCode } from './errors.js';
+
+/** Keys whose reference field is a Go string: any scalar is accepted and taken verbatim. */
+const STRING_KEYS = new Set([
+  'version', 'category', 'id', 'tenant_id', 'slo_class', 'model', 'adapter', 'process', 'type', 'file',
+  'prefix_group', 'prefix_sharing', 'context_growth', 'path', 'time_window',
+]);
+/** Keys whose reference field is a Go bool. */
+const BOOL_KEYS = new Set(['streaming', 'closed_loop', 'single_session', 'enable_multi_turn_chat']);
+/** Keys whose reference field is a Go map (arbitrary keys) rather than a struct. */
+const MAP_KEYS = new Set(['params', 'goodput_slo_targets']);
+
+const YAML11_TRUE = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'on', 'On', 'ON']);
+const YAML11_FALSE = new Set(['n', 'N', 'no', 'No', 'NO', 'off', 'Off', 'OFF']);
+
+/** A parsed spec file: plain values plus a way back from a path to the text. */
+export class SpecSource {
+  readonly raw: unknown;
+  private readonly doc: Document;
+  private readonly lines: LineCounter;
+
+  constructor(
+    private readonly text: string,
+    readonly file: string,
+  ) {
+    this.lines = new LineCounter();
+    this.doc = parseDocument(text, { lineCounter: this.lines, intAsBigInt: true, merge: true, prettyErrors: true });
+    const err = this.doc.errors[0];
+    if (err !== undefined) {
+      const pos = err.linePos?.[0] ?? { line: 1, col: 1 };
+      const msg = err.message.split(' at line ')[0]?.split('\n')[0] ?? err.message;
+      throw new WorkloadSpecError('WORKLOAD_SPEC_YAML', file, pos, '', `invalid YAML: ${msg}`, 'fix the YAML syntax');
+    }
+    if (this.doc.contents === null || (isScalar(this.doc.contents) && this.doc.contents.value === null)) {
+      throw new WorkloadSpecError('WORKLOAD_SPEC_YAML', file, { line: 1, col: 1 }, '', 'the workload spec is empty', 'add at least `aggregate_rate` and `clients`');
+    }
+    this.raw = this.convert(this.doc.contents, []);
+  }
+
+  /** Throws a {@link WorkloadSpecError} located at `path` (or at its key when `atKey`). */
+  fail(code: WorkloadSpecErrorCode, path: SpecPath, problem: string, fix: string, atKey = false): never {
+    throw new WorkloadSpecError(code, this.file, this.position(path, atKey), formatSpecPath(path), problem, fix);
+  }
+
+  /**
+   * Where `path` is in the text: its value, or its key when `atKey` or when the value is empty. A path that
+   * does not exist (a missing field) resolves to the deepest mapping or list that does.
+   */
+  position(path: SpecPath, atKey = false): SpecPosition {
+    let node: YamlNode | null = this.doc.contents as YamlNode | null;
+    let offset = node?.range?.[0] ?? 0;
+    for (let i = 0; i < path.length && node !== null; i++) {
+      const seg = path[i]!;
+      const last = i === path.length - 1;
+      if (isSeq(node) && typeof seg === 'number') {
+        const item = node.items[seg] as YamlNode | undefined;
+        if (item === undefined) break;
+        node = this.deref(item);
+        offset = item.range?.[0] ?? offset;
+        continue;
+      }
+      if (!isMap(node)) break;
+      const pair = this.findPair(node, String(seg));
+      if (pair === undefined) break;
+      const keyOffset = (pair.key as YamlNode | null)?.range?.[0] ?? offset;
+      const value = this.deref(pair.value as YamlNode | null);
+      const empty = value === null || (isScalar(value) && value.value === null);
+      offset = (last && atKey) || empty ? keyOffset : (value?.range?.[0] ?? keyOffset);
+      node = value;
+    }
+    return this.lines.linePos(offset);
+  }
+
+  private findPair(map: YAMLMap, key: string): Pair | undefined {
+    const direct = map.items.find((p) => this.keyText(p.key as YamlNode | null) === key);
+    if (direct !== undefined) return direct;
+    for (const merged of this.mergeSources(map)) {
+      const p = this.findPair(merged, key);
+      if (p !== undefined) return p;
+    }
+    return undefined;
+  }
+
+  private deref(node: YamlNode | null | undefined): YamlNode | null {
+    if (node === null || node === undefined) return null;
+    return isAlias(node) ? ((node.resolve(this.doc) as YamlNode | undefined) ?? null) : node;
+  }
+
+  private keyText(key: YamlNode | null): string | null {
+    const k = this.deref(key);
+    if (k === null) return '';
+    if (!isScalar(k)) return null;
+    if (k.value === null) return '';
+    return typeof k.value === 'string' ? k.value : this.sourceText(k);
+  }
+
+  private sourceText(s: Scalar): string {
+    const r = s.range;
+    return r === undefined || r === null ? String(s.value) : this.text.slice(r[0], r[1]);
+  }
+
+  private isMergeKey(key: unknown): boolean {
+    return isScalar(key) && (typeof key.value === 'symbol' || (key.type === 'PLAIN' && key.value === '<<'));
+  }
+
+  private mergeSources(map: YAMLMap): YAMLMap[] {
+    const out: YAMLMap[] = [];
+    for (const p of map.items) {
+      if (!this.isMergeKey(p.key)) continue;
+      const v = this.deref(p.value as YamlNode | null);
+      const items = isSeq(v) ? v.items.map((n) => this.deref(n as YamlNode)) : [v];
+      for (const m of items) if (isMap(m)) out.push(m);
+    }
+    return out;
+  }
+
+  private convert(node: YamlNode | null, path: SpecPath): unknown {
+    const n = this.deref(node);
+    if (n === null) return null;
+    if (isSeq(n)) return n.items.map((item, i) => this.convert(item as YamlNode, [...path, i]));
+    if (isMap(n)) return this.convertMap(n, path);
+    if (!isScalar(n)) return null;
+    return this.convertScalar(n, path[path.length - 1]);
+  }
+
+  private convertScalar(s: Scalar, key: string | number | undefined): unknown {
+    const v: unknown = s.value;
+    if (v === null || v === undefined) return null;
+    if (typeof key === 'string' && STRING_KEYS.has(key)) return typeof v === 'string' ? v : this.sourceText(s);
+    if (typeof key === 'string' && BOOL_KEYS.has(key) && typeof v === 'string') {
+      if (YAML11_TRUE.has(v)) return true;
+      if (YAML11_FALSE.has(v)) return false;
+    }
+    if (typeof v === 'bigint') {
+      return v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v;
+    }
+    return v;
+  }
+
+  private convertMap(map: YAMLMap, path: SpecPath): unknown {
+    const asMap = MAP_KEYS.has(String(path[path.length - 1] ?? ''));
+    const entries = new Map<string, unknown>();
+    const explicit = new Set<string>();
+    for (const pair of map.items) {
+      if (this.isMergeKey(pair.key)) continue;
+      const key = this.keyText(pair.key as YamlNode | null);
+      if (key === null) this.fail('WORKLOAD_SPEC_TYPE', path, 'mapping keys must be plain scalars', 'use a name or number as the key');
+      if (explicit.has(key)) this.fail('WORKLOAD_SPEC_YAML', [...path, key], `key "${key}" appears twice`, 'keep one of them', true);
+      explicit.add(key);
+      entries.set(key, this.convert(pair.value as YamlNode | null, [...path, key]));
+    }
+    for (const merged of this.mergeSources(map)) {
+      const inner = this.convertMap(merged, path);
+      const innerEntries = inner instanceof Map ? inner : new Map(Object.entries(inner as object));
+      for (const [k, v] of innerEntries) if (!entries.has(k)) entries.set(k, v);
+    }
+    if (asMap) return entries;
+    const obj: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+    for (const [k, v] of entries) Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true });
+    return obj;
+  }
+}

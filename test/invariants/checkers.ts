@@ -1,0 +1,322 @@
+/**
+ * Reusable invariant checkers (reference docs/contributing/standards/invariants.md, INV-1..INV-12). Each
+ * returns a list of violations (empty = holds) so a test can report every broken invariant of a run at once;
+ * {@link assertInvariants} runs all that apply and throws with the full list. Expected values are derived
+ * from per-request state, never from the counters under test.
+ */
+import { RequestState, type Request } from '../../src/domain/request.js';
+import { MAX_INT64 } from '../../src/domain/units.js';
+import type { Instance } from '../../src/instance/instance.js';
+import { buildReport } from '../../src/sim/report.js';
+import { classify, countBuckets, instanceOf, queuedTime, STATE_NAMES, type Classification, type InvariantContext } from './context.js';
+
+export type { InvariantContext } from './context.js';
+
+/**
+ * INV-1 request conservation, per instance and for the cluster, plus "every request ends in exactly one
+ * counted state". The reference's identity `injected = completed + queued + running + dropped + timed_out`
+ * holds by construction of `injected_requests`; what can break is the counters disagreeing with where the
+ * requests really are, so each counter is compared with a count over the requests' own states. The one
+ * tolerated gap (requests routed to an instance whose Arrival/Queued event lies past the horizon) is
+ * computed exactly: a request is in that gap iff its QueuedEvent time exceeds the horizon.
+ */
+export function checkConservation(ctx: InvariantContext, cls: Classification = classify(ctx)): string[] {
+  const { cs, requests, setup } = ctx;
+  const v = [...cls.violations];
+  cs.instances.forEach((inst, i) => {
+    const m = inst.metrics;
+    const mine = new Set(m.requests);
+    if (mine.size !== m.requests.length) v.push(`INV-1 ${inst.id}: a request was injected twice`);
+    for (const r of m.requests) if (r.assignedInstance !== inst.id) v.push(`INV-1 ${inst.id}: holds ${r.id} routed to '${r.assignedInstance}'`);
+    const c = countBuckets(cls, (r) => mine.has(r));
+    const eq = (name: string, counter: number, actual: number): void => {
+      if (counter !== actual) v.push(`INV-1 ${inst.id}: ${name} counter=${counter} but ${actual} requests are in that state`);
+    };
+    eq('completed', m.completedRequests, c.completed);
+    eq('timed_out', m.timedOutRequests, c.timed_out);
+    eq('dropped_unservable', m.droppedUnservable, c.dropped_unservable);
+    eq('still_queued', m.stillQueued, c.still_queued);
+    eq('still_running', m.stillRunning, c.still_running);
+    eq('still_queued (waitQ length)', inst.waitQ.length, c.still_queued);
+    eq('still_running (batch length)', inst.runningBatch.length, c.still_running);
+    const injected = m.completedRequests + m.stillQueued + m.stillRunning + m.droppedUnservable + m.timedOutRequests;
+    const gap = m.requests.length - injected;
+    if (gap !== c.instance_pipeline) {
+      v.push(`INV-1 ${inst.id}: routed=${m.requests.length}, injected=${injected}: gap ${gap} != ${c.instance_pipeline} requests still in the instance pipeline at the horizon`);
+    }
+    for (const r of m.requests) {
+      if (cls.where.has(r) && cls.where.get(r) !== i) v.push(`INV-1 ${inst.id}: ${r.id} is queued/running on another instance`);
+    }
+  });
+  const all = countBuckets(cls);
+  const routed = cs.instances.reduce((s, inst) => s + inst.metrics.requests.length, 0);
+  const rejections = cs.rejectedRequests + cs.routingRejections;
+  if (all.rejected !== rejections) v.push(`INV-1 cluster: ${all.rejected} requests rejected but counters say ${rejections}`);
+  if (requests.length !== routed + rejections + all.cluster_pipeline) {
+    v.push(`INV-1 cluster: num_requests=${requests.length} != routed ${routed} + rejected ${rejections} + not-yet-routed at horizon ${all.cluster_pipeline}`);
+  }
+  const arrived = requests.filter((r) => r.arrivalTime <= setup.horizon).length;
+  if (cs.arrivals.length !== arrived) v.push(`INV-1 cluster: ${cs.arrivals.length} ClusterArrival events executed, ${arrived} arrivals are <= horizon`);
+  const out = buildReport(cs).clusterOutput;
+  const json = (k: string, want: number): void => {
+    if (out[k] !== want) v.push(`INV-1 output: ${k}=${String(out[k])}, requests say ${want}`);
+  };
+  json('completed_requests', all.completed);
+  json('still_queued', all.still_queued);
+  json('still_running', all.still_running);
+  json('dropped_unservable', all.dropped_unservable);
+  json('timed_out_requests', all.timed_out);
+  json('injected_requests', all.completed + all.still_queued + all.still_running + all.dropped_unservable + all.timed_out);
+  return v;
+}
+
+/** INV-2 request lifecycle: state and recorded metrics consistent with the bucket the request ended in. */
+export function checkLifecycle(ctx: InvariantContext, cls: Classification = classify(ctx)): string[] {
+  const { cs, setup } = ctx;
+  const v: string[] = [];
+  const mml = setup.maxModelLen;
+  for (const [r, b] of cls.bucket) {
+    const bad = (what: string): void => {
+      v.push(`INV-2 ${r.id} (${b}, state=${STATE_NAMES[r.state] ?? r.state}): ${what}`);
+    };
+    if (STATE_NAMES[r.state] === undefined) bad('invalid state value');
+    const inst = instanceOf(cs, r);
+    const blocks = inst ? inst.kv.blocksOf(r) : 0;
+    const wantState = b === 'completed' ? RequestState.Completed : b === 'timed_out' ? RequestState.TimedOut : b === 'still_running' ? RequestState.Running : RequestState.Queued;
+    if (r.state !== wantState) bad(`expected state ${STATE_NAMES[wantState]}`);
+    if (b !== 'still_running' && blocks !== 0) bad(`holds ${blocks} KV blocks after leaving the batch`);
+    switch (b) {
+      case 'completed':
+        if (!r.hasTTFT || !r.ttftSet) bad('completed without a TTFT');
+        if (!r.hasE2E) bad('completed without an E2E');
+        if (!r.hasSchedulingDelay) bad('completed without a scheduling delay');
+        if (!r.registered) bad('completed but not registered in the instance metrics');
+        if (r.scheduledStepIdx < 1 || r.finishedStepIdx < r.scheduledStepIdx) bad(`step indexes scheduled=${r.scheduledStepIdx} finished=${r.finishedStepIdx}`);
+        if (r.ttft !== r.firstTokenTime) bad(`recorded TTFT ${r.ttft} != first token time ${r.firstTokenTime}`);
+        if (r.lengthCapped) {
+          if (!(mml > 0 && r.progressIndex >= mml - 1)) bad(`length-capped at PI=${r.progressIndex} with max-model-len ${mml}`);
+        } else if (r.progressIndex !== r.inputLen + Math.max(r.outputLen, 1) - 1) {
+          bad(`completed at PI=${r.progressIndex}, expected inputLen+max(outputLen,1)-1 = ${r.inputLen + Math.max(r.outputLen, 1) - 1}`);
+        }
+        break;
+      case 'timed_out':
+        if (r.hasE2E) bad('timed out but has an E2E');
+        if (!r.registered) bad('timed out but not registered');
+        break;
+      case 'dropped_unservable':
+      case 'rejected':
+        if (r.registered) bad('left at the door but still registered');
+        if (r.hasTTFT || r.hasE2E || r.hasSchedulingDelay) bad('left at the door but has latency samples');
+        if (r.progressIndex !== 0) bad(`left at the door with PI=${r.progressIndex}`);
+        if (b === 'rejected' && r.assignedInstance !== '') bad('rejected but routed');
+        break;
+      case 'still_queued':
+        if (r.progressIndex !== 0 || r.ttftSet || r.computedTokens !== 0) bad(`queued with PI=${r.progressIndex} ttftSet=${r.ttftSet} computed=${r.computedTokens} (not reset)`);
+        break;
+      case 'still_running':
+        if (!r.registered || !r.hasSchedulingDelay || r.scheduledStepIdx < 1) bad('running without having been scheduled');
+        if (r.hasE2E) bad('running but has an E2E');
+        break;
+      case 'instance_pipeline':
+      case 'cluster_pipeline':
+        if (r.progressIndex !== 0 || r.hasTTFT || r.hasSchedulingDelay) bad('never enqueued but has progress or samples');
+        break;
+    }
+  }
+  return v;
+}
+
+/** INV-3 clock monotonicity (event times from the recorder) and end-time bounds (always). */
+export function checkClock(ctx: InvariantContext): string[] {
+  const { cs, setup, log } = ctx;
+  const v: string[] = [];
+  for (const inst of cs.instances) {
+    const m = inst.metrics;
+    if (m.simEndedTime > setup.horizon) v.push(`INV-3 ${inst.id}: sim ended at ${m.simEndedTime} > horizon ${setup.horizon}`);
+    if (m.simEndedTime !== Math.min(inst.clock, setup.horizon)) v.push(`INV-3 ${inst.id}: simEndedTime ${m.simEndedTime} != min(clock ${inst.clock}, horizon)`);
+    if (inst.clock > cs.clock) v.push(`INV-3 ${inst.id}: instance clock ${inst.clock} ahead of the cluster clock ${cs.clock}`);
+  }
+  if (!log) return v;
+  v.push(...log.clockViolations());
+  cs.instances.forEach((inst, i) => {
+    const last = log.lastInstanceTime[i] ?? 0;
+    if (last !== inst.clock) v.push(`INV-3 ${inst.id}: clock ${inst.clock} != time of its last executed event ${last}`);
+  });
+  return v;
+}
+
+/** INV-4 KV block conservation at the end of the run, plus no leaked blocks. */
+export function checkKV(ctx: InvariantContext): string[] {
+  const v: string[] = [];
+  for (const inst of ctx.cs.instances) {
+    const err = inst.kv.checkConservation();
+    if (err) v.push(`INV-4 ${inst.id}: ${err}`);
+    v.push(...kvUsage(inst));
+  }
+  return v;
+}
+
+/** Used blocks can only be held by running requests (blocks may be shared, so the sum bounds them). */
+export function kvUsage(inst: Instance): string[] {
+  const used = inst.kv.usedBlocks();
+  let held = 0;
+  for (const r of inst.runningBatch) held += inst.kv.blocksOf(r);
+  if (used > inst.kv.totalBlocks || used < 0) return [`INV-4 ${inst.id}: usedBlocks ${used} outside [0, ${inst.kv.totalBlocks}]`];
+  if (used > held) return [`INV-4 ${inst.id}: ${used} blocks in use but running requests hold only ${held} (leak)`];
+  return [];
+}
+
+/**
+ * INV-5 causality for completed requests: arrival <= enqueue (arrival + admission + routing + queueing
+ * delay) <= scheduling (arrival + schedulingDelay) < first token (TTFT) <= completion (E2E), and E2E is
+ * TTFT + the final attempt's ITLs + the post-decode overhead.
+ */
+export function checkCausality(ctx: InvariantContext, cls: Classification = classify(ctx)): string[] {
+  const { setup } = ctx;
+  const v: string[] = [];
+  const post = setup.latency.postDecodeFixedOverhead();
+  const otp = setup.latency.outputTokenProcessingTime();
+  for (const [r, b] of cls.bucket) {
+    if (r.hasTTFT && r.ttft < 1) v.push(`INV-5 ${r.id}: TTFT ${r.ttft} < 1 tick`);
+    if (b !== 'completed') continue;
+    const enq = queuedTime(setup, r);
+    const sched = r.arrivalTime + r.schedulingDelay;
+    if (!(r.arrivalTime <= enq && enq <= sched)) v.push(`INV-5 ${r.id}: arrival ${r.arrivalTime} <= enqueue ${enq} <= schedule ${sched} violated`);
+    if (!(r.schedulingDelay < r.ttft)) v.push(`INV-5 ${r.id}: scheduling delay ${r.schedulingDelay} >= TTFT ${r.ttft}`);
+    if (!(r.ttft <= r.e2e)) v.push(`INV-5 ${r.id}: TTFT ${r.ttft} > E2E ${r.e2e}`);
+    const want = r.firstTokenTime + r.itlSum + (r.outputLen > 0 ? post : 0);
+    if (r.e2e !== want) v.push(`INV-5 ${r.id}: E2E ${r.e2e} != TTFT + ΣITL + post-decode = ${want}`);
+    // Each ITL is one step (>= 1 tick) plus the per-token overhead, and the final attempt's decode steps all
+    // lie between its first token and the step that completed it (which ends by the instance's last event
+    // when the horizon is unbounded), so ΣITL is bounded both ways.
+    const decoded = r.progressIndex - r.inputLen;
+    if (r.itlSum < decoded * (1 + otp)) v.push(`INV-5 ${r.id}: ΣITL ${r.itlSum} < ${decoded} decode steps x (1 + ${otp})`);
+    const inst = instanceOf(ctx.cs, r);
+    if (inst && setup.horizon >= MAX_INT64) {
+      const latest = inst.clock + (decoded + 1) * otp + (r.outputLen > 0 ? post : 0);
+      if (r.arrivalTime + r.e2e > latest) v.push(`INV-5 ${r.id}: completes at ${r.arrivalTime + r.e2e}, after the instance's last event ${inst.clock} + token overheads (${latest})`);
+    }
+  }
+  return v;
+}
+
+/**
+ * INV-8 work-conserving, end state: an instance with queued or running work must have a step pending (at the
+ * horizon it lies beyond it); with an unbounded horizon nothing may be left anywhere.
+ */
+export function checkWorkConserving(ctx: InvariantContext, cls: Classification = classify(ctx)): string[] {
+  const v: string[] = [];
+  for (const inst of ctx.cs.instances) {
+    if ((inst.waitQ.length > 0 || inst.runningBatch.length > 0) && !inst.isStepPending) {
+      v.push(`INV-8 ${inst.id}: ${inst.waitQ.length} queued / ${inst.runningBatch.length} running but no step pending (stranded)`);
+    }
+  }
+  if (ctx.setup.horizon >= MAX_INT64) {
+    const c = countBuckets(cls);
+    const left = c.still_queued + c.still_running + c.instance_pipeline + c.cluster_pipeline;
+    if (left > 0) v.push(`INV-8: unbounded horizon but ${left} requests never finished (${JSON.stringify(c)})`);
+  }
+  if (ctx.log) v.push(...ctx.log.violations);
+  return v;
+}
+
+/** Go's enqueue guard, recomputed from the control-plane fields only (inputLen, post-auto-fill maxOutputLen). */
+export function unservable(r: Request, maxModelLen: number, blockSize: number, totalBlocks: number): boolean {
+  const mo = r.maxOutputLen;
+  if (mo < 0) return true;
+  if (maxModelLen > 0 && (r.inputLen >= maxModelLen || (mo > 0 && r.inputLen + mo > maxModelLen))) return true;
+  return Math.ceil(r.inputLen / blockSize) > totalBlocks;
+}
+
+/**
+ * INV-9 oracle boundary: every enqueue decision must equal the guard computed without OutputTokens, both
+ * ways (dropped iff unservable by input length and client budget alone).
+ */
+export function checkOracleBoundary(ctx: InvariantContext, cls: Classification = classify(ctx)): string[] {
+  const { setup } = ctx;
+  const v: string[] = [];
+  for (const [r, b] of cls.bucket) {
+    if (b === 'rejected' || b === 'instance_pipeline' || b === 'cluster_pipeline') continue;
+    const want = unservable(r, setup.maxModelLen, setup.kv.blockSize, setup.kv.totalBlocks);
+    if (want !== (b === 'dropped_unservable')) {
+      v.push(`INV-9 ${r.id}: ${b} but the output-blind guard says ${want ? 'unservable' : 'servable'} (input ${r.inputLen}, maxOutputLen ${r.maxOutputLen}, outputs ${r.outputLen})`);
+    }
+  }
+  return v;
+}
+
+/**
+ * Token accounting per instance: total output tokens and AllITLs count match the completed requests (a
+ * request with L outputs contributes L tokens and L-1 ITLs; a length-capped one its decoded tokens, +1 for
+ * the prefill token), TTFT sum and input tokens (counted at enqueue) match.
+ */
+export function checkTokenAccounting(ctx: InvariantContext, cls: Classification = classify(ctx)): string[] {
+  const v: string[] = [];
+  for (const inst of ctx.cs.instances) {
+    const m = inst.metrics;
+    let out = 0;
+    let itls = 0;
+    let ttftSum = 0;
+    let input = 0;
+    let capped = 0;
+    for (const r of m.requests) {
+      const b = cls.bucket.get(r);
+      if (b === 'completed' || b === 'timed_out' || b === 'still_queued' || b === 'still_running') input += r.inputLen;
+      if (b !== 'completed') continue;
+      const decoded = r.progressIndex - r.inputLen;
+      if (r.lengthCapped) {
+        capped++;
+        out += Math.max(decoded < r.outputLen ? decoded + 1 : decoded, 0);
+      } else {
+        out += r.outputLen;
+        if (decoded !== Math.max(r.outputLen - 1, 0)) v.push(`tokens ${r.id}: ${decoded} ITL-producing decode steps for ${r.outputLen} outputs`);
+      }
+      itls += decoded;
+      ttftSum += r.firstTokenTime;
+    }
+    const eq = (name: string, got: number, want: number): void => {
+      if (got !== want) v.push(`tokens ${inst.id}: ${name}=${got}, completed requests say ${want}`);
+    };
+    eq('total_output_tokens', m.totalOutputTokens, out);
+    eq('AllITLs count', allItlCount(inst), itls);
+    eq('ttftSum', m.ttftSum, ttftSum);
+    eq('total_input_tokens', m.totalInputTokens, input);
+    eq('length_capped_requests', m.lengthCappedRequests, capped);
+  }
+  return v;
+}
+
+/** Size of the instance's AllITLs multiset (per-step ITL values times their use counts). */
+export function allItlCount(inst: Instance): number {
+  const m = inst.metrics;
+  const counts = m.stepItlUses.counts;
+  const n = Math.min(m.stepItl.length, counts.length);
+  let total = 0;
+  for (let i = 0; i < n; i++) total += counts[i] as number;
+  for (let i = n; i < counts.length; i++) if (counts[i] !== 0) return -1; // a use of a step that never ran
+  return total;
+}
+
+/** All checkers that apply to a finished run (the per-event ones too when `ctx.log` recorded the run). */
+export function collectViolations(ctx: InvariantContext): string[] {
+  const cls = classify(ctx);
+  return [
+    ...checkConservation(ctx, cls),
+    ...checkLifecycle(ctx, cls),
+    ...checkClock(ctx),
+    ...checkKV(ctx),
+    ...checkCausality(ctx, cls),
+    ...checkWorkConserving(ctx, cls),
+    ...checkOracleBoundary(ctx, cls),
+    ...checkTokenAccounting(ctx, cls),
+  ];
+}
+
+/** Throws listing every violation (capped at 50 lines so a cascade stays readable). */
+export function assertInvariants(ctx: InvariantContext): void {
+  const v = collectViolations(ctx);
+  if (v.length === 0) return;
+  const shown = v.slice(0, 50);
+  if (v.length > shown.length) shown.push(`... and ${v.length - shown.length} more`);
+  throw new Error(`${v.length} invariant violation(s):\n  ${shown.join('\n  ')}`);
+}

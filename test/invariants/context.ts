@@ -1,0 +1,120 @@
+/**
+ * What every invariant checker receives, and the per-request classification they share: where each request
+ * of the run ended up (a terminal outcome, an instance wait queue or batch, or still inside the pipeline at
+ * the horizon). Classification is derived from the live engine objects, never from the counters it checks.
+ */
+import type { ClusterSimulator } from '../../src/cluster/cluster.js';
+import { RequestState, type Request } from '../../src/domain/request.js';
+import type { Instance } from '../../src/instance/instance.js';
+import type { EngineSetup } from '../../src/sim/engine-setup.js';
+import type { EventRecorder } from './recorder.js';
+
+export interface InvariantContext {
+  /** The finished simulation. */
+  readonly cs: ClusterSimulator;
+  /** Exactly the request list given to `cs.run`. */
+  readonly requests: readonly Request[];
+  readonly setup: EngineSetup;
+  /** Present when an {@link EventRecorder} observed the run; enables the per-event checks. */
+  readonly log?: EventRecorder;
+}
+
+export type Bucket =
+  | 'completed'
+  | 'timed_out'
+  | 'dropped_unservable'
+  | 'rejected'
+  | 'still_queued'
+  | 'still_running'
+  /** Routed to an instance, but its instance Arrival/Queued event lies past the horizon. */
+  | 'instance_pipeline'
+  /** Never routed: its ClusterArrival/Admission/Routing event lies past the horizon. */
+  | 'cluster_pipeline';
+
+export interface Classification {
+  readonly bucket: Map<Request, Bucket>;
+  /** Instance index each request sits in (queue or batch), for located requests only. */
+  readonly where: Map<Request, number>;
+  readonly violations: string[];
+}
+
+export const STATE_NAMES: Record<number, string> = {
+  [RequestState.Queued]: 'queued',
+  [RequestState.Running]: 'running',
+  [RequestState.Completed]: 'completed',
+  [RequestState.TimedOut]: 'timed_out',
+};
+
+/** Tick at which the request's instance QueuedEvent fires (routing time + the model's queueing delay). */
+export function queuedTime(setup: EngineSetup, r: Request): number {
+  return r.arrivalTime + setup.admissionLatency + setup.routingLatency + setup.latency.queueingTime(r);
+}
+
+export function instanceOf(cs: ClusterSimulator, r: Request): Instance | undefined {
+  return cs.instances.find((i) => i.id === r.assignedInstance);
+}
+
+/**
+ * Puts every request in exactly one bucket, reporting any request that sits in zero places or in more than
+ * one (twice in a queue, in a queue and a batch, in a queue with a terminal outcome, ...).
+ */
+export function classify(ctx: InvariantContext): Classification {
+  const { cs, requests, setup } = ctx;
+  const violations: string[] = [];
+  const places = new Map<Request, string[]>();
+  const where = new Map<Request, number>();
+  const note = (r: Request, place: string, idx: number): void => {
+    const p = places.get(r);
+    if (p) p.push(place);
+    else places.set(r, [place]);
+    where.set(r, idx);
+  };
+  cs.instances.forEach((inst, i) => {
+    for (const r of inst.waitQ.toArray()) note(r, `${inst.id}.waitQ`, i);
+    for (const r of inst.runningBatch) note(r, `${inst.id}.batch`, i);
+  });
+  const bucket = new Map<Request, Bucket>();
+  const ids = new Set<string>();
+  for (const r of requests) {
+    if (ids.has(r.id)) violations.push(`INV-1: duplicate request id ${r.id} in the input`);
+    ids.add(r.id);
+    const p = places.get(r) ?? [];
+    const held: string[] = [...p];
+    if (r.outcome !== '') held.push(`outcome=${r.outcome}`);
+    if (held.length > 1) {
+      violations.push(`INV-1: ${r.id} is counted in ${held.length} states at once: ${held.join(', ')}`);
+      continue;
+    }
+    let b: Bucket;
+    if (r.outcome !== '') b = r.outcome;
+    else if (p.length === 1) b = (p[0] as string).endsWith('.waitQ') ? 'still_queued' : 'still_running';
+    else if (r.assignedInstance !== '') {
+      if (queuedTime(setup, r) <= setup.horizon) {
+        violations.push(`INV-1: ${r.id} was routed to ${r.assignedInstance} and enqueued before the horizon, but is in no queue, no batch and has no outcome (lost request)`);
+        continue;
+      }
+      b = 'instance_pipeline';
+    } else {
+      if (r.arrivalTime + setup.admissionLatency + setup.routingLatency <= setup.horizon) {
+        violations.push(`INV-1: ${r.id} reached routing before the horizon but was neither routed nor rejected (lost request)`);
+        continue;
+      }
+      b = 'cluster_pipeline';
+    }
+    bucket.set(r, b);
+  }
+  for (const r of places.keys()) {
+    if (!ids.has(r.id)) violations.push(`INV-1: ${r.id} sits in an instance but was never given to run()`);
+  }
+  return { bucket, where, violations };
+}
+
+/** `${count} requests` grouped by bucket (for messages and per-instance sums). */
+export function countBuckets(c: Classification, filter: (r: Request) => boolean = () => true): Record<Bucket, number> {
+  const out: Record<Bucket, number> = {
+    completed: 0, timed_out: 0, dropped_unservable: 0, rejected: 0, still_queued: 0, still_running: 0,
+    instance_pipeline: 0, cluster_pipeline: 0,
+  };
+  for (const [r, b] of c.bucket) if (filter(r)) out[b]++;
+  return out;
+}

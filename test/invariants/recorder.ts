@@ -1,0 +1,168 @@
+/**
+ * Per-event invariant observation through `ClusterSimulator.onEvent`. Records the time of every executed
+ * event (INV-3) and, in deep mode, checks after each instance event:
+ *   - INV-2 lifecycle transitions (terminal states never change; each transition only on the event kind
+ *     that can cause it),
+ *   - INV-4 KV block conservation,
+ *   - INV-8 work-conserving (work present => exactly one step pending; a Step only fires when one was),
+ *   - queue/batch integrity (no request both waiting and running, states match the container),
+ *   - INV-12 Phase-1 completeness: among the requests of the pre-step batch that were not preempted, those
+ *     that received tokens form a prefix of the requests that wanted tokens (the loop may only stop, never
+ *     skip a request, e.g. through index drift after a non-tail eviction).
+ * A livelock guard aborts runs that exceed `maxEvents`.
+ */
+import type { ClusterSimulator } from '../../src/cluster/cluster.js';
+import { RequestState, type Request, type RequestOutcome } from '../../src/domain/request.js';
+import { EventKind } from '../../src/instance/events.js';
+import type { Instance } from '../../src/instance/instance.js';
+import { kvUsage } from './checkers.js';
+import { STATE_NAMES } from './context.js';
+
+export interface RecorderOptions {
+  /** Run the per-event structural checks (costs O(batch + queue + KV blocks) per event). */
+  readonly deep?: boolean;
+  /** Abort the run (throw) after this many events: a livelock guard. */
+  readonly maxEvents?: number;
+  /** Stop collecting after this many violations (the first ones are the informative ones). */
+  readonly maxViolations?: number;
+}
+
+interface Snapshot {
+  batch: Request[];
+  pi: Map<Request, number>;
+  busy: boolean;
+  stepPending: boolean;
+}
+
+const KIND_NAMES = Object.fromEntries(Object.entries(EventKind).map(([k, v]) => [v, k])) as Record<number, string>;
+
+export class EventRecorder {
+  readonly times: number[] = [];
+  readonly kinds: number[] = [];
+  readonly instanceIndexes: number[] = [];
+  /** Time of the last executed event per instance (0 if none). */
+  readonly lastInstanceTime: number[];
+  readonly violations: string[] = [];
+  private readonly snaps: Snapshot[];
+  private readonly state = new Map<Request, { s: RequestState; o: RequestOutcome }>();
+  private readonly deep: boolean;
+  private readonly maxEvents: number;
+  private readonly maxViolations: number;
+  private readonly mml: number;
+
+  constructor(
+    private readonly cs: ClusterSimulator,
+    requests: readonly Request[],
+    maxModelLen: number,
+    opts: RecorderOptions = {},
+  ) {
+    this.deep = opts.deep ?? false;
+    this.maxEvents = opts.maxEvents ?? Number.POSITIVE_INFINITY;
+    this.maxViolations = opts.maxViolations ?? 50;
+    this.mml = maxModelLen;
+    this.lastInstanceTime = cs.instances.map(() => 0);
+    this.snaps = cs.instances.map(() => ({ batch: [], pi: new Map(), busy: false, stepPending: false }));
+    for (const r of requests) this.state.set(r, { s: r.state, o: r.outcome });
+    cs.onEvent = (t, kind, idx) => this.onEvent(t, kind, idx);
+  }
+
+  /** INV-3: event times never decrease. */
+  clockViolations(): string[] {
+    const v: string[] = [];
+    for (let i = 1; i < this.times.length; i++) {
+      if ((this.times[i] as number) < (this.times[i - 1] as number)) v.push(`INV-3: event #${i} at ${this.times[i]} after #${i - 1} at ${this.times[i - 1]}`);
+    }
+    return v;
+  }
+
+  private fail(msg: string): void {
+    if (this.violations.length < this.maxViolations) this.violations.push(msg);
+  }
+
+  private onEvent(t: number, kind: EventKind, idx: number): void {
+    this.times.push(t);
+    this.kinds.push(kind);
+    this.instanceIndexes.push(idx);
+    if (this.times.length > this.maxEvents) throw new Error(`livelock guard: more than ${this.maxEvents} events (clock ${t})`);
+    if (idx < 0) return;
+    this.lastInstanceTime[idx] = t;
+    if (!this.deep) return;
+    const inst = this.cs.instances[idx] as Instance;
+    const at = `t=${t} ${KIND_NAMES[kind] ?? kind}@${inst.id}`;
+    const snap = this.snaps[idx] as Snapshot;
+    if (kind === EventKind.Step) {
+      if (!snap.stepPending) this.fail(`INV-8 ${at}: a Step fired while none was pending (duplicate step)`);
+      if (snap.busy) this.checkPhase1(snap, at);
+    }
+    this.checkTransitions(inst, kind, at);
+    this.checkContainers(inst, at);
+    const kv = inst.kv.checkConservation();
+    if (kv) this.fail(`INV-4 ${at}: ${kv}`);
+    for (const e of kvUsage(inst)) this.fail(`${e} (${at})`);
+    const busy = inst.waitQ.length > 0 || inst.runningBatch.length > 0;
+    if (busy && !inst.isStepPending) this.fail(`INV-8 ${at}: ${inst.waitQ.length} queued / ${inst.runningBatch.length} running but no step pending`);
+    snap.busy = busy;
+    snap.stepPending = inst.isStepPending;
+    snap.batch = inst.runningBatch.slice();
+    snap.pi.clear();
+    for (const r of snap.batch) snap.pi.set(r, r.progressIndex);
+  }
+
+  private checkPhase1(snap: Snapshot, at: string): void {
+    const mml = this.mml;
+    let stoppedAt: Request | null = null;
+    for (const r of snap.batch) {
+      if (r.state === RequestState.Queued || r.state === RequestState.TimedOut) continue; // preempted victim
+      const pi = snap.pi.get(r) as number;
+      const wanted = pi < r.inputLen || (r.outputLen > 0 && !(mml > 0 && pi + 1 > mml - 1));
+      const got = r.numNewTokens > 0;
+      if (wanted && !got) stoppedAt ??= r;
+      else if (got && stoppedAt !== null) {
+        this.fail(`INV-12 ${at}: ${stoppedAt.id} was skipped in Phase 1 (no tokens) but later ${r.id} got ${r.numNewTokens}`);
+        return;
+      }
+    }
+  }
+
+  private checkTransitions(inst: Instance, kind: EventKind, at: string): void {
+    for (const r of inst.metrics.requests) {
+      const prev = this.state.get(r);
+      if (!prev) {
+        this.fail(`INV-2 ${at}: unknown request ${r.id}`);
+        continue;
+      }
+      const s = r.state;
+      const o = r.outcome;
+      if (s === prev.s && o === prev.o) continue;
+      const name = `${STATE_NAMES[prev.s]}->${STATE_NAMES[s]}`;
+      if (prev.o !== '' && o !== prev.o) this.fail(`INV-2 ${at}: ${r.id} outcome changed ${prev.o} -> ${o}`);
+      if (prev.s === RequestState.Completed || prev.s === RequestState.TimedOut) {
+        if (s !== prev.s) this.fail(`INV-2 ${at}: ${r.id} left terminal state (${name})`);
+      } else if (s === RequestState.Running || s === RequestState.Completed || (prev.s === RequestState.Running && s === RequestState.Queued)) {
+        if (kind !== EventKind.Step) this.fail(`INV-2 ${at}: ${r.id} ${name} outside a Step`);
+      } else if (s === RequestState.TimedOut) {
+        if (kind !== EventKind.Timeout && kind !== EventKind.Queued) this.fail(`INV-2 ${at}: ${r.id} timed out on a non-timeout event`);
+      }
+      const terminal = s === RequestState.Completed || s === RequestState.TimedOut;
+      if (terminal && o === '') this.fail(`INV-2 ${at}: ${r.id} is ${STATE_NAMES[s]} without an outcome`);
+      prev.s = s;
+      prev.o = o;
+    }
+  }
+
+  private checkContainers(inst: Instance, at: string): void {
+    const seen = new Set<Request>();
+    for (const r of inst.runningBatch) {
+      if (seen.has(r)) this.fail(`INV-12 ${at}: ${r.id} twice in the batch`);
+      seen.add(r);
+      if (r.state !== RequestState.Running) this.fail(`INV-2 ${at}: ${r.id} in the batch with state ${STATE_NAMES[r.state]}`);
+    }
+    const waiting = inst.waitQ.toArray();
+    for (const r of waiting) {
+      if (seen.has(r)) this.fail(`INV-12 ${at}: ${r.id} is both waiting and running (or queued twice)`);
+      seen.add(r);
+      if (r.state !== RequestState.Queued) this.fail(`INV-2 ${at}: ${r.id} in the wait queue with state ${STATE_NAMES[r.state]}`);
+      if (r.progressIndex !== 0 || inst.kv.blocksOf(r) !== 0) this.fail(`INV-2 ${at}: ${r.id} waiting with PI=${r.progressIndex}, ${inst.kv.blocksOf(r)} KV blocks`);
+    }
+  }
+}
