@@ -5,7 +5,11 @@ import { writeFileSync, readFileSync } from 'node:fs';
 import type { Request } from '../domain/request.js';
 import { runEngine } from '../sim/engine-setup.js';
 import { ConfigError } from '../sim/config-error.js';
-import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report } from '../sim/report.js';
+import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from '../sim/report.js';
+import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
+import { parseFitnessWeights } from '../metrics/fitness.js';
+import { resolvePolicyFlags } from './policy-flags.js';
+import type { ClusterSimulator as Sim } from '../cluster/cluster.js';
 import { generateDistributionWorkload } from '../workload/distribution.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
 import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
@@ -27,6 +31,23 @@ function outputFormat(f: FlagValues): 'json' | 'reference' {
   return v;
 }
 
+/** Report options shared by run and replay; `fitness` only for run. */
+function reportOptions(f: FlagValues, cs: Sim, scheduler: string, goodputTargets: ReadonlyMap<string, SloDimTargets> | null, fitness: boolean): ReportOptions {
+  const weights = fitness && f.str('fitness-weights') !== '' ? parseFitnessWeights(f.str('fitness-weights')) : null;
+  const traced = f.str('trace-level') === 'decisions';
+  return {
+    scheduler,
+    fitnessWeights: weights,
+    goodputTargets,
+    trace: traced ? { admissions: cs.admissionRecords, routings: cs.routingRecords } : null,
+    summarizeTrace: f.bool('summarize-trace'),
+  };
+}
+
+function cliGoodput(f: FlagValues): ReturnType<typeof resolveGoodputCliFlags> {
+  return resolveGoodputCliFlags(f.str('slo-ttft'), f.str('slo-itl'), f.str('slo-e2e'));
+}
+
 function emit(io: Io, f: FlagValues, report: Report): void {
   io.stdout(outputFormat(f) === 'reference' ? renderReferenceText(report) : renderJson(report));
   const mp = f.str('metrics-path');
@@ -35,9 +56,12 @@ function emit(io: Io, f: FlagValues, report: Report): void {
 
 
 export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
-  const fmt = outputFormat(f);
+  outputFormat(f);
   const { setup, latency, seed } = await resolveEngineFlags(f);
   for (const w of latency.warnings) io.warn(w);
+  const policy = resolvePolicyFlags(f, io);
+  const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, null);
+  if (f.str('fitness-weights') !== '') parseFitnessWeights(f.str('fitness-weights'));
   const horizon = horizonFlag(f);
   const timeoutSecs = f.int('timeout');
   const workloadFlags = { rate: f.float('rate'), numRequests: f.int('num-requests'), prefixTokens: f.int('prefix-tokens'), timeoutSecs };
@@ -69,10 +93,9 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
     output,
     timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
   });
-  const cs = runEngine({ ...setup, horizon }, requests);
+  const cs = runEngine({ ...setup, horizon, policy }, requests);
   observe?.(cs, requests);
-  const report = buildReport(cs);
-  void fmt;
+  const report = buildReport(cs, reportOptions(f, cs, setup.scheduler, goodputTargets, true));
   emit(io, f, report);
   const tp = f.str('trace-output');
   if (tp !== '') {
@@ -80,7 +103,7 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
       request,
       outcome: { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: request.itlSum },
     })));
-    const header = buildRunTraceHeader({ workloadSeed: seed });
+    const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: seed, goodputSloTargets: goodputTargets } : { workloadSeed: seed });
     writeFileSync(`${tp}.yaml`, formatTraceHeaderYaml(header));
     writeFileSync(`${tp}.csv`, formatTraceCsv(records, header.mode));
   }
@@ -103,14 +126,15 @@ export async function replayCommand(f: FlagValues, io: Io, observe?: SimulationO
   const dataPath = f.str('trace-data');
   const header = parseTraceHeaderYaml(readText(headerPath, '--trace-header'), headerPath);
   const records = parseTraceCsv(readText(dataPath, '--trace-data'), dataPath);
-  void header;
   const { setup, latency, seed } = await resolveEngineFlags(f);
   for (const w of latency.warnings) io.warn(w);
+  const policy = resolvePolicyFlags(f, io);
+  const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
   const requests = buildReplayRequests(records, seed);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
-  const cs = runEngine({ ...setup, horizon }, requests);
+  const cs = runEngine({ ...setup, horizon, policy }, requests);
   observe?.(cs, requests);
-  const report = buildReport(cs);
+  const report = buildReport(cs, reportOptions(f, cs, setup.scheduler, goodputTargets, false));
   emit(io, f, report);
   const rp = f.str('results-path');
   if (rp !== '') writeFileSync(rp, goJsonIndent(simResults(report)));

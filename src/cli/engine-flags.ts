@@ -100,6 +100,10 @@ export async function resolveEngineFlags(f: FlagValues): Promise<EngineResolutio
     seed: f.bigint('seed'),
     latency,
     setup: {
+      seed: f.bigint('seed'),
+      model: latency.model,
+      gpuType: latency.hardware,
+      tp: latency.tp,
       numInstances,
       admissionLatency: nonNegative('admission-latency'),
       routingLatency: nonNegative('routing-latency'),

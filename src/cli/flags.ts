@@ -56,6 +56,20 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'num-instances', kind: 'int', def: 1, help: 'number of instances', scope: 'shared' },
   { name: 'admission-latency', kind: 'int', def: 0, help: 'admission decision latency (µs)', scope: 'shared' },
   { name: 'routing-latency', kind: 'int', def: 0, help: 'routing decision latency (µs)', scope: 'shared' },
+  // cluster policies
+  { name: 'admission-policy', kind: 'string', def: 'always-admit', help: 'admission policy: always-admit, token-bucket, reject-all, tier-shed, gaie-legacy', scope: 'shared' },
+  { name: 'token-bucket-capacity', kind: 'float', def: 10000, help: 'token bucket capacity (input tokens)', scope: 'shared' },
+  { name: 'token-bucket-refill-rate', kind: 'float', def: 1000, help: 'token bucket refill rate (tokens/second)', scope: 'shared' },
+  { name: 'routing-policy', kind: 'string', def: 'round-robin', help: 'routing policy: round-robin, least-loaded, weighted, always-busiest', scope: 'shared' },
+  { name: 'routing-scorers', kind: 'string', def: '', help: 'weighted routing profile name:weight,... (default precise-prefix-cache:2,queue-depth:1,kv-utilization:1); scorers: prefix-affinity, precise-prefix-cache, no-hit-lru, queue-depth, kv-utilization, load-balance, running-requests, active-requests, load-aware', scope: 'shared' },
+  { name: 'snapshot-refresh-interval', kind: 'int', def: 50000, help: 'refresh interval of the router\'s queue/batch/KV signals in µs (0 = live)', scope: 'shared' },
+  { name: 'cache-signal-delay', kind: 'int', def: 50000, help: 'staleness of the prefix-cache signal in µs for precise-prefix-cache and no-hit-lru (0 = live)', scope: 'shared' },
+  { name: 'trace-level', kind: 'string', def: 'none', help: 'decision tracing: none or decisions', scope: 'shared' },
+  { name: 'counterfactual-k', kind: 'int', def: 0, help: 'counterfactual candidates per routing decision (needs --trace-level decisions)', scope: 'shared' },
+  { name: 'summarize-trace', kind: 'bool', def: false, help: 'print a summary of the decision trace', scope: 'shared' },
+  { name: 'slo-ttft', kind: 'string', def: '', help: 'per-class TTFT goodput targets, e.g. critical=100ms,standard=500ms', scope: 'shared' },
+  { name: 'slo-itl', kind: 'string', def: '', help: 'per-class mean-ITL goodput targets, e.g. critical=20ms', scope: 'shared' },
+  { name: 'slo-e2e', kind: 'string', def: '', help: 'per-class E2E goodput targets, e.g. batch=30s', scope: 'shared' },
   { name: 'metrics-path', kind: 'string', def: '', help: 'write the metrics JSON with per-request details to this file', scope: 'shared' },
   { name: 'output-format', kind: 'string', def: 'json', help: 'stdout format: json (one JSON document) or reference (the reference text, byte for byte)', scope: 'shared' },
   // run: workload
@@ -73,6 +87,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'output-tokens-max', kind: 'int', def: 7000, help: 'output length max', scope: 'run' },
   { name: 'timeout', kind: 'int', def: 300, help: 'client timeout per request in seconds (negative disables; 0 is rejected)', scope: 'run' },
   { name: 'trace-output', kind: 'string', def: '', help: 'export the arrivals as TraceV2: writes <prefix>.yaml and <prefix>.csv', scope: 'run' },
+  { name: 'fitness-weights', kind: 'string', def: '', help: 'fitness score weights key:value,... (throughput, tokens_per_sec, p99_ttft, p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)', scope: 'run' },
   // replay
   { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML (required)', scope: 'replay' },
   { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV (required)', scope: 'replay' },

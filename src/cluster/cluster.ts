@@ -7,24 +7,46 @@
  * Pipeline: ClusterArrival(t) -> AdmissionDecision(t + admissionLatency) -> RoutingDecision(+ routingLatency)
  * -> instance ArrivalEvent at the routing time (metrics still measure from the original arrival).
  */
+import type { AdmissionRecord, RoutingRecord } from '../domain/decision-records.js';
 import { RequestState, type Request } from '../domain/request.js';
 import { EventQueue } from '../engine/event-queue.js';
 import { EventKind, eventOrder, orderInstance } from '../instance/events.js';
 import type { EventSink, Instance } from '../instance/instance.js';
-import { routingSnapshot, type AdmissionPolicy, type RouterState, type RoutingPolicy, type RoutingSnapshot } from '../routing/types.js';
+import { computeCounterfactual } from '../routing/counterfactual.js';
+import type { TenantTracker } from '../routing/tenant.js';
+import type { AdmissionPolicy, RouterState, RoutingPolicy, RoutingSnapshot } from '../routing/types.js';
+import { SnapshotProvider } from './snapshot.js';
 
 export interface ClusterConfig {
   readonly horizon: number;
   readonly admissionLatency: number;
   readonly routingLatency: number;
+  /** Periodic refresh of queue/batch/KV signals (µs); 0 = always live. */
+  readonly snapshotRefreshInterval: number;
+  /** Staleness of the prefix-cache view (µs); 0 = live. */
+  readonly cacheSignalDelay: number;
+  /** Record admission and routing decisions (`--trace-level decisions`). */
+  readonly traceDecisions: boolean;
+  /** Top-k counterfactual candidates per routing record (0 = none). */
+  readonly counterfactualK: number;
+  /** Static per-instance facts the router sees. */
+  readonly model: string;
+  readonly gpuType: string;
+  readonly tpDegree: number;
+  readonly maxBatchSize: number;
 }
 
 export interface ClusterPolicies {
   readonly admission: AdmissionPolicy;
   readonly routing: RoutingPolicy;
+  /** Tenant in-flight accounting for budgets; null when no budgets are configured. */
+  readonly tenants: TenantTracker | null;
 }
 
 export type InstanceFactory = (index: number, sink: EventSink) => Instance;
+
+/** Builds the policies once the cluster exists (cache-aware scorers query its instances). */
+export type PolicyFactory = (cluster: ClusterSimulator) => ClusterPolicies;
 
 export class ClusterSimulator {
   readonly instances: Instance[] = [];
@@ -37,32 +59,38 @@ export class ClusterSimulator {
   routingRejections = 0;
   readonly shedByTier = new Map<string, number>();
   readonly injectedByClass = new Map<string, number>();
-  /**
-   * Test/diagnostic observer, called after every executed event with its time, kind and instance index
-   * (-1 for cluster events). Lazily cancelled timeouts and the first event past the horizon are not
-   * executed and not reported. Null by default so the loop pays one comparison per event.
-   */
+  readonly admissionRecords: AdmissionRecord[] = [];
+  readonly routingRecords: RoutingRecord[] = [];
+  /** Optional observer of every executed event (invariant checkers); unset costs nothing. */
   onEvent: ((time: number, kind: EventKind, instanceIndex: number) => void) | null = null;
   private hasRun = false;
   private readonly indexById = new Map<string, number>();
+  readonly snapshots: SnapshotProvider;
+  private readonly policies: ClusterPolicies;
 
   constructor(
     private readonly cfg: ClusterConfig,
     numInstances: number,
     makeInstance: InstanceFactory,
-    private readonly policies: ClusterPolicies,
+    makePolicies: PolicyFactory,
   ) {
     if (numInstances < 1) throw new RangeError('numInstances must be >= 1');
     for (let i = 0; i < numInstances; i++) {
       const sink: EventSink = { schedule: (time, kind, req) => this.queue.push(time, eventOrder(i, kind), kind, req) };
       const inst = makeInstance(i, sink);
-      inst.onRequestDone = () => {
-        this.inFlight[i] = Math.max(0, (this.inFlight[i] as number) - 1);
-      };
+      inst.onRequestDone = (req) => this.requestDone(i, req);
       this.instances.push(inst);
       this.inFlight.push(0);
       this.indexById.set(inst.id, i);
     }
+    this.snapshots = new SnapshotProvider(this.instances, cfg.snapshotRefreshInterval, cfg.cacheSignalDelay);
+    this.policies = makePolicies(this);
+  }
+
+  /** Consecutive cached prefix blocks of `req` on the instance `id` as the router sees it (0 if unknown). */
+  cachedBlocksFor(id: string, req: Request): number {
+    const i = this.indexById.get(id);
+    return i === undefined ? 0 : this.snapshots.cachedBlocks(i, req);
   }
 
   /** Runs the simulation over `requests` (non-decreasing arrival times). Single use. */
@@ -83,8 +111,8 @@ export class ClusterSimulator {
       const idx = orderInstance(order);
       if (idx < 0) {
         this.clock = t;
+        this.onEvent?.(t, kind, -1);
         this.executeCluster(kind, req as Request, t);
-        if (this.onEvent !== null) this.onEvent(t, kind, idx);
         continue;
       }
       // A timeout for a request that already completed is cancelled lazily without moving any clock.
@@ -92,65 +120,97 @@ export class ClusterSimulator {
       this.clock = t;
       const inst = this.instances[idx] as Instance;
       inst.clock = t;
+      this.onEvent?.(t, kind, idx);
       inst.handle(kind, req, t);
-      if (this.onEvent !== null) this.onEvent(t, kind, idx);
     }
     for (const inst of this.instances) inst.finalize();
   }
 
+  private requestDone(i: number, req: Request): void {
+    this.inFlight[i] = Math.max(0, (this.inFlight[i] as number) - 1);
+    this.policies.tenants?.onComplete(req.tenantId);
+  }
+
   private executeCluster(kind: EventKind, req: Request, t: number): void {
     switch (kind) {
-      case EventKind.ClusterArrival: {
+      case EventKind.ClusterArrival:
         this.injectedByClass.set(req.sloClass, (this.injectedByClass.get(req.sloClass) ?? 0) + 1);
         this.arrivals.push(req);
         this.queue.push(t + this.cfg.admissionLatency, eventOrder(-1, EventKind.AdmissionDecision), EventKind.AdmissionDecision, req);
         return;
-      }
-      case EventKind.AdmissionDecision: {
-        const d = this.policies.admission.admit(req, this.routerState());
-        if (!d.admitted) {
-          this.rejectedRequests++;
-          req.outcome = 'rejected';
-          const tier = req.sloClass === '' ? 'standard' : req.sloClass;
-          this.shedByTier.set(tier, (this.shedByTier.get(tier) ?? 0) + 1);
-          return;
-        }
-        this.queue.push(t + this.cfg.routingLatency, eventOrder(-1, EventKind.RoutingDecision), EventKind.RoutingDecision, req);
+      case EventKind.AdmissionDecision:
+        this.admit(req, t);
         return;
-      }
-      case EventKind.RoutingDecision: {
-        const state = this.routerState();
-        const d = this.policies.routing.route(req, state);
-        const snap = state.snapshots[d.target];
-        const index = snap === undefined ? undefined : this.indexById.get(snap.id);
-        if (index === undefined) throw new Error(`routing policy ${this.policies.routing.name} chose invalid target ${d.target}`);
-        const inst = this.instances[index] as Instance;
-        req.assignedInstance = inst.id;
-        this.inFlight[index] = (this.inFlight[index] as number) + 1;
-        inst.injectArrivalAt(req, t);
+      case EventKind.RoutingDecision:
+        this.route(req, t);
         return;
-      }
       default:
         throw new Error(`cluster: unexpected event kind ${kind}`);
     }
   }
 
-  private routerState(): RouterState {
-    const snapshots: RoutingSnapshot[] = this.instances.map((inst, i) => {
-      const used = inst.kv.usedBlocks();
-      const total = inst.kv.totalBlocks;
-      return routingSnapshot(inst.id, {
-        queueDepth: inst.queueDepth,
-        batchSize: inst.batchSize,
-        kvUtilization: used / Math.max(total, 1),
-        freeKVBlocks: total - used,
-        cacheHitRate: inst.kv.cacheHitRate(),
-        inFlightRequests: this.inFlight[i] as number,
-        preemptionCount: inst.metrics.preemptionCount,
-        totalKvCapacityTokens: total * inst.kv.blockSize,
-        kvTokensInUse: used * inst.kv.blockSize,
-      });
+  private admit(req: Request, t: number): void {
+    const d = this.policies.admission.admit(req, this.routerState(req));
+    if (this.cfg.traceDecisions) this.admissionRecords.push({ requestId: req.id, clock: this.clock, admitted: d.admitted, reason: d.reason });
+    if (!d.admitted) {
+      this.rejectedRequests++;
+      req.outcome = 'rejected';
+      const tier = req.sloClass === '' ? 'standard' : req.sloClass;
+      this.shedByTier.set(tier, (this.shedByTier.get(tier) ?? 0) + 1);
+      return;
+    }
+    this.queue.push(t + this.cfg.routingLatency, eventOrder(-1, EventKind.RoutingDecision), EventKind.RoutingDecision, req);
+  }
+
+  private route(req: Request, t: number): void {
+    const state = this.routerState(req);
+    if (state.snapshots.length === 0) {
+      this.routingRejections++;
+      req.outcome = 'rejected';
+      return;
+    }
+    const d = this.policies.routing.route(req, state);
+    const index = this.indexById.get(d.targetId);
+    if (index === undefined) throw new Error(`routing policy ${this.policies.routing.name} chose unknown instance ${d.targetId}`);
+    const inst = this.instances[index] as Instance;
+    req.assignedInstance = inst.id;
+    if (this.cfg.traceDecisions) this.recordRouting(req, d.targetId, d.reason, d.scores, state.snapshots);
+    this.inFlight[index] = (this.inFlight[index] as number) + 1;
+    this.policies.tenants?.onStart(req.tenantId);
+    inst.injectArrivalAt(req, t);
+  }
+
+  private recordRouting(req: Request, chosen: string, reason: string, scores: ReadonlyMap<string, number> | null, snaps: readonly RoutingSnapshot[]): void {
+    const cf = computeCounterfactual(chosen, scores, snaps, this.cfg.counterfactualK);
+    this.routingRecords.push({
+      requestId: req.id,
+      clock: this.clock,
+      chosenInstance: chosen,
+      reason,
+      scores: scores === null ? null : new Map(scores),
+      candidates: cf.candidates === null ? null : cf.candidates.map((c) => ({ ...c, freeKvBlocks: c.freeKVBlocks })),
+      regret: cf.regret,
     });
-    return { snapshots, clock: this.clock };
+  }
+
+  /** Gateway queue counters (all zero until flow control is enabled). */
+  gatewayCounters(): { queueDepth: number; queueShed: number; queueRejected: number; evicted: number; expired: number } {
+    return { queueDepth: 0, queueShed: 0, queueRejected: 0, evicted: 0, expired: 0 };
+  }
+
+  /**
+   * The router's view for one decision (reference buildRouterState): refreshes the stale cache view if due,
+   * then one snapshot per routable instance serving the request's model (all when the request names none).
+   */
+  private routerState(req: Request): RouterState {
+    this.snapshots.refreshCacheIfNeeded(this.clock);
+    const cfg = this.cfg;
+    const out: RoutingSnapshot[] = [];
+    for (let i = 0; i < this.instances.length; i++) {
+      if (req.model !== '' && req.model !== cfg.model) continue;
+      const s = this.snapshots.snapshot(i, this.clock, this.inFlight[i] as number);
+      out.push({ ...s, model: cfg.model, gpuType: cfg.gpuType, tpDegree: cfg.tpDegree, maxBatchSize: cfg.maxBatchSize });
+    }
+    return { snapshots: out, clock: this.clock };
   }
 }

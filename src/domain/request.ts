@@ -76,6 +76,13 @@ export class Request {
   lengthCapped = false;
   /** Instance id this request was routed to ('' until routed). */
   assignedInstance = '';
+  /**
+   * Flow control: when the request entered the gateway queue and when it left it for routing (µs). 0 = unset,
+   * which the metrics read as "no gateway delay" — so, as in the reference, a request enqueued at t = 0 reports
+   * none. The enqueue time is cleared again when the request is rejected or shed from the queue.
+   */
+  gatewayEnqueueTime: Tick = 0;
+  gatewayDispatchTime: Tick = 0;
   /** Tokens whose KV is computed or scheduled (the reference's reqNumComputedTokens; 0 = absent). */
   computedTokens = 0;
 

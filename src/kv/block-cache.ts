@@ -103,7 +103,7 @@ export class BlockKVCache implements KVStore {
     this.fill[b] = 0;
     const h = this.hash[b] as number;
     if (h !== NO_HASH) {
-      this.hashToBlock.delete(h);
+      this.liveIndex().delete(h);
       this.hash[b] = NO_HASH;
     }
     if (this.detached.size > 0) this.detached.delete(b);
@@ -126,6 +126,41 @@ export class BlockKVCache implements KVStore {
     this.memoReq = req;
     this.memoList = list;
     return list;
+  }
+
+  // ---- frozen views for stale routing signals ----------------------------------------------------------
+
+  /** The index as of the last {@link takeSnapshot}, once the live index has changed since; else null. */
+  private frozenIndex: HashIndex | null = null;
+  /** A snapshot was taken and the live index has not changed since: the live index IS the snapshot. */
+  private snapshotIsLive = false;
+
+  /**
+   * Freeze the current prefix-cache contents for {@link snapshotPrefixBlocks} (the reference copies its hash
+   * map). Copy-on-write: O(1) now; the index is copied only when it next changes, so instances whose cache
+   * is idle between refreshes cost nothing.
+   */
+  takeSnapshot(): void {
+    this.snapshotIsLive = true;
+    this.frozenIndex = null;
+  }
+
+  /** Like {@link cachedPrefixBlocks}, against the contents at the last {@link takeSnapshot}. */
+  snapshotPrefixBlocks(req: Request): number {
+    const idx = this.snapshotIsLive || this.frozenIndex === null ? this.hashToBlock : this.frozenIndex;
+    const hashes = inputBlockHashes(req, this.blockSize);
+    let i = 0;
+    while (i < hashes.length && idx.has(hashes[i] as number)) i++;
+    return i;
+  }
+
+  /** The index, for mutation: first preserves a pending snapshot's contents. */
+  private liveIndex(): HashIndex {
+    if (this.snapshotIsLive) {
+      this.frozenIndex = this.hashToBlock.clone();
+      this.snapshotIsLive = false;
+    }
+    return this.hashToBlock;
   }
 
   // ---- lookups ---------------------------------------------------------------------------------------
@@ -212,7 +247,7 @@ export class BlockKVCache implements KVStore {
       if (cnt === bs && prefill) {
         const h = this.hashRun(req, parent, pos);
         this.hash[b] = h;
-        this.hashToBlock.set(h, b);
+        this.liveIndex().set(h, b);
         parent = h;
       }
       list.push(b);
@@ -263,7 +298,7 @@ export class BlockKVCache implements KVStore {
 
   private setHash(b: number, h: number): void {
     this.hash[b] = h;
-    this.hashToBlock.set(h, b);
+    this.liveIndex().set(h, b);
   }
 
   /** Hash of the full block holding `req`'s token positions [sp, sp + blockSize), chained from `parent`. */

@@ -48,6 +48,14 @@ export class TieredKVCache implements KVStore {
     return this.gpu.getCachedBlocks(req);
   }
 
+  takeSnapshot(): void {
+    this.gpu.takeSnapshot();
+  }
+
+  snapshotPrefixBlocks(req: Request): number {
+    return this.gpu.snapshotPrefixBlocks(req);
+  }
+
   cachedPrefixBlocks(req: Request): number {
     return this.gpu.cachedPrefixBlocks(req);
   }

@@ -37,6 +37,10 @@ export interface KVStore {
    * routing signals); same as `getCachedBlocks(req).length` without building the list.
    */
   cachedPrefixBlocks(req: Request): number;
+  /** Freeze the prefix-cache contents for {@link snapshotPrefixBlocks} (stale routing signals). */
+  takeSnapshot(): void;
+  /** {@link cachedPrefixBlocks} against the contents at the last {@link takeSnapshot}. */
+  snapshotPrefixBlocks(req: Request): number;
   /** INV-4 check: free-list length + in-use count == total, and the free counter matches. Returns an error text or null. */
   checkConservation(): string | null;
 }

@@ -8,7 +8,7 @@ import {
   newDistribution,
   type InstanceRawView,
 } from './cluster-metrics.js';
-import { done, outcome } from './test-helpers.js';
+import { done, outcome } from '../../test/metrics/outcomes.js';
 
 /** Deterministic LCG for test data (no Math.random). */
 function lcg(seed: number): () => number {

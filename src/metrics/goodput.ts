@@ -3,7 +3,6 @@
  * that completed within every configured target, and the `goodput_rps` / `slo_attainment` / `per_class`
  * fields of the cluster MetricsOutput.
  */
-import type { SloDimTargets } from '../workload/tracev2-types.js';
 import type { RequestOutcomeView } from './cluster-metrics.js';
 import { sloClassKey } from './breakdowns.js';
 import { goCompareStrings } from './go-format.js';
@@ -11,7 +10,15 @@ import { GoParseError, goParseDuration } from './go-parse.js';
 import type { MetricsOutputJson } from './output.js';
 import { percentilesMs } from './stats.js';
 
-export type { SloDimTargets };
+/**
+ * Per-class thresholds in ms; 0 = dimension not gated. Structurally the workload layer's SloDimTargets (the
+ * spec and trace-header type), which metrics may not import.
+ */
+export interface SloDimTargets {
+  ttftMs: number;
+  itlMs: number;
+  e2eMs: number;
+}
 
 export class GoodputFlagError extends Error {
   override readonly name = 'GoodputFlagError';

@@ -10,12 +10,12 @@ import { PARITY_SKIP_NOTE, flagValue, parityCases, readCaseFile, type ParityCase
 import { parseTraceCsv, parseTraceHeaderYaml } from '../workload/tracev2.js';
 import { computePerModelMetrics, computePerSloDistributions, computePerTenantMetrics, computeSessionMetrics } from './breakdowns.js';
 import { collectRawMetrics, detectPriorityInversions, type RequestOutcomeView } from './cluster-metrics.js';
-import type { AdmissionRecord, RoutingRecord } from './decision-records.js';
+import type { AdmissionRecord, RoutingRecord } from '../domain/decision-records.js';
 import { computeFitness, fitnessLines, parseFitnessWeights } from './fitness.js';
 import { goJsonIndent } from './go-format.js';
 import { applyGoodput, computeGoodput } from './goodput.js';
 import { perModelLines, perSloLines, perTenantLines, sessionLines } from './sections.js';
-import { fromRow, type RequestRow } from './test-helpers.js';
+import { fromRow, type RequestRow } from '../../test/metrics/outcomes.js';
 import { summarizeTrace, traceSummaryLines } from './trace-summary.js';
 
 interface StdoutSection {

@@ -3,8 +3,8 @@
  * each null when the reference prints no such section. Keys arrive already in Go's sorted order.
  */
 import type { ModelMetrics, SessionMetrics, SloMetrics, TenantMetrics } from './breakdowns.js';
-import { jainFairnessIndex } from './breakdowns.js';
-import type { Distribution } from './cluster-metrics.js';
+import { computePerModelMetrics, computePerSloDistributions, computePerTenantMetrics, computeSessionMetrics, jainFairnessIndex } from './breakdowns.js';
+import type { Distribution, RequestOutcomeView } from './cluster-metrics.js';
 import { goFixed, goSortedKeys } from './go-format.js';
 
 const f2 = (x: number): string => goFixed(x, 2);
@@ -70,4 +70,19 @@ export function sessionLines(s: SessionMetrics | null): string[] | null {
   if (s.ttftWarm.count > 0) lines.push(sessionDistLine('TTFT warm (round\u22651):', s.ttftWarm));
   if (s.sessionDuration.count > 0) lines.push(sessionDistLine('Session duration:   ', s.sessionDuration));
   return lines;
+}
+
+/** The four breakdown sections in the reference's print order, leaving out those it does not print. */
+export function breakdownSections(
+  requests: readonly RequestOutcomeView[],
+  simEndedTime: number,
+  goodputConfigured: boolean,
+): { header: string; key: string; lines: string[] }[] {
+  const all = [
+    { header: 'Per-SLO Metrics', key: 'per_slo_metrics', lines: perSloLines(computePerSloDistributions(requests), goodputConfigured) },
+    { header: 'Per-Model Metrics', key: 'per_model_metrics', lines: perModelLines(computePerModelMetrics(requests, simEndedTime)) },
+    { header: 'Per-Tenant Metrics', key: 'per_tenant_metrics', lines: perTenantLines(computePerTenantMetrics(requests)) },
+    { header: 'Session Metrics', key: 'session_metrics', lines: sessionLines(computeSessionMetrics(requests)) },
+  ];
+  return all.filter((s): s is { header: string; key: string; lines: string[] } => s.lines !== null);
 }

@@ -2,7 +2,7 @@
  * `--summarize-trace` (reference trace.Summarize and its printout): decision counts, where standard routing
  * sent requests, and the counterfactual regret.
  */
-import type { DecisionTrace } from './decision-records.js';
+import type { DecisionTrace } from '../domain/decision-records.js';
 import { goFixed, goSortedKeys } from './go-format.js';
 
 export interface TraceSummary {

@@ -1,15 +1,19 @@
 /**
  * The composition root: a fully resolved engine setup in, a finished simulation out. The one place that picks
- * implementations (KV store kind, policies) for the layers below.
+ * implementations (KV store kind, admission and routing policies) for the layers below.
  */
 import type { Request } from '../domain/request.js';
 import { SloPriorityMap } from '../domain/slo.js';
-import { ClusterSimulator } from '../cluster/cluster.js';
+import { ClusterSimulator, type ClusterPolicies } from '../cluster/cluster.js';
+import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Instance } from '../instance/instance.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
 import { createKVStore } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
-import { alwaysAdmit, roundRobin } from '../routing/basic.js';
+import { tenantBudget } from '../routing/admission.js';
+import { makeAdmissionPolicy, makeRoutingPolicy } from '../routing/registry.js';
+import type { ScorerConfig } from '../routing/scorer-config.js';
+import { TenantTracker } from '../routing/tenant.js';
 
 export interface KVSetup {
   readonly totalBlocks: number;
@@ -19,7 +23,46 @@ export interface KVSetup {
   readonly transferBaseLatency: number;
 }
 
+/** Cluster-level policy settings (flags, policy bundles). Every field has the reference's default. */
+export interface PolicySetup {
+  readonly admissionPolicy: string;
+  readonly tokenBucketCapacity: number;
+  readonly tokenBucketRefillRate: number;
+  readonly tierShedThreshold: number;
+  readonly tierShedMinPriority: number;
+  readonly gaieQdThreshold: number;
+  readonly gaieKvThreshold: number;
+  /** Fraction of cluster slots per tenant; empty = no budgets. */
+  readonly tenantBudgets: ReadonlyMap<string, number>;
+  readonly routingPolicy: string;
+  /** Weighted profile; null = the default profile. */
+  readonly routingScorers: readonly ScorerConfig[] | null;
+  readonly snapshotRefreshInterval: number;
+  readonly cacheSignalDelay: number;
+  readonly traceDecisions: boolean;
+  readonly counterfactualK: number;
+}
+
+export const DEFAULT_POLICY_SETUP: PolicySetup = {
+  admissionPolicy: 'always-admit',
+  tokenBucketCapacity: 10000,
+  tokenBucketRefillRate: 1000,
+  tierShedThreshold: 0,
+  tierShedMinPriority: 0,
+  gaieQdThreshold: 0,
+  gaieKvThreshold: 0,
+  tenantBudgets: new Map(),
+  routingPolicy: 'round-robin',
+  routingScorers: null,
+  snapshotRefreshInterval: 50000,
+  cacheSignalDelay: 50000,
+  traceDecisions: false,
+  counterfactualK: 0,
+};
+
 export interface EngineSetup {
+  /** Simulation seed (router tie-break stream); default 42. */
+  readonly seed?: bigint;
   readonly numInstances: number;
   readonly horizon: number;
   readonly admissionLatency: number;
@@ -32,13 +75,56 @@ export interface EngineSetup {
   readonly preemptionPolicy: PreemptionPolicy;
   readonly kv: KVSetup;
   readonly latency: LatencyModel;
+  /** Model / GPU / TP the router sees on each instance ('' / 0 when unknown). */
+  readonly model?: string;
+  readonly gpuType?: string;
+  readonly tp?: number;
   readonly sloPriorities?: Readonly<Record<string, number>>;
+  readonly policy?: PolicySetup;
+}
+
+function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator): ClusterPolicies {
+  const rng = new PartitionedRng(setup.seed ?? 42n);
+  let admission = makeAdmissionPolicy(p.admissionPolicy, {
+    tokenBucketCapacity: p.tokenBucketCapacity,
+    tokenBucketRefillRate: p.tokenBucketRefillRate,
+    tierShedThreshold: p.tierShedThreshold,
+    tierShedMinPriority: p.tierShedMinPriority,
+    gaieQdThreshold: p.gaieQdThreshold,
+    gaieKvThreshold: p.gaieKvThreshold,
+    priorities: slo,
+  });
+  let tenants: TenantTracker | null = null;
+  if (p.tenantBudgets.size > 0) {
+    tenants = new TenantTracker(p.tenantBudgets, setup.numInstances * setup.maxNumSeqs);
+    admission = tenantBudget(admission, tenants, slo);
+  }
+  const routing = makeRoutingPolicy(p.routingPolicy, {
+    scorers: p.routingScorers,
+    blockSize: setup.kv.blockSize,
+    rng: rng.forSubsystem('router'),
+    cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req),
+  });
+  return { admission, routing, tenants };
 }
 
 export function buildCluster(setup: EngineSetup): ClusterSimulator {
   const slo = new SloPriorityMap(setup.sloPriorities ?? {});
+  const p = setup.policy ?? DEFAULT_POLICY_SETUP;
   return new ClusterSimulator(
-    { horizon: setup.horizon, admissionLatency: setup.admissionLatency, routingLatency: setup.routingLatency },
+    {
+      horizon: setup.horizon,
+      admissionLatency: setup.admissionLatency,
+      routingLatency: setup.routingLatency,
+      snapshotRefreshInterval: p.snapshotRefreshInterval,
+      cacheSignalDelay: p.cacheSignalDelay,
+      traceDecisions: p.traceDecisions,
+      counterfactualK: p.counterfactualK,
+      model: setup.model ?? '',
+      gpuType: setup.gpuType ?? '',
+      tpDegree: setup.tp ?? 0,
+      maxBatchSize: setup.maxNumSeqs,
+    },
     setup.numInstances,
     (i, sink) =>
       new Instance(
@@ -57,7 +143,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
         slo,
         sink,
       ),
-    { admission: alwaysAdmit(), routing: roundRobin() },
+    (cs) => buildPolicies(setup, p, slo, cs),
   );
 }
 

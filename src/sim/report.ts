@@ -1,10 +1,17 @@
 /**
- * Turns a finished simulation into the reference's report: the cluster (and per-instance) MetricsOutput and
- * the optional text sections, as an ordered list of sections that both output formats render.
+ * Turns a finished simulation into the reference's report: per-instance and cluster MetricsOutput JSON, then
+ * the text sections in the reference's order (Fitness, Anomaly Counters, KV Cache, Per-SLO, Per-Model,
+ * Per-Tenant, Session, Trace Summary). Both output formats render the same section list.
  */
 import type { ClusterSimulator } from '../cluster/cluster.js';
-import { aggregateViews, anomalyLines, buildMetricsFile, buildMetricsOutput, instanceView, kvCacheLines, type MetricsOutputJson, type MetricsView, type RawCounters } from '../metrics/output.js';
+import { breakdownSections } from '../metrics/sections.js';
+import { collectRawMetrics, instanceRawView } from '../metrics/cluster-metrics.js';
+import { computeFitness, fitnessLines } from '../metrics/fitness.js';
+import { applyGoodput, computeGoodput, type SloDimTargets } from '../metrics/goodput.js';
+import { aggregateViews, anomalyLines, buildMetricsFile, buildMetricsOutput, instanceView, kvCacheLines, type MetricsOutputJson, type MetricsView } from '../metrics/output.js';
 import { goJsonIndent } from '../metrics/go-format.js';
+import type { DecisionTrace } from '../domain/decision-records.js';
+import { summarizeTrace, traceSummaryLines } from '../metrics/trace-summary.js';
 
 export type Section =
   | { readonly kind: 'metrics'; readonly header: string; readonly json: MetricsOutputJson }
@@ -16,7 +23,27 @@ export interface Report {
   readonly clusterOutput: MetricsOutputJson;
 }
 
-export function buildReport(cs: ClusterSimulator): Report {
+export interface ReportOptions {
+  /** Resolved instance scheduler (priority inversions are only counted under priority-fcfs). */
+  readonly scheduler: string;
+  /** `--fitness-weights` (run only); null = no fitness section. */
+  readonly fitnessWeights: ReadonlyMap<string, number> | null;
+  /** Merged goodput targets; null = none configured. */
+  readonly goodputTargets: ReadonlyMap<string, SloDimTargets> | null;
+  /** Decision records, when `--trace-level decisions`; printed as a summary with `summarizeTrace`. */
+  readonly trace: DecisionTrace | null;
+  readonly summarizeTrace: boolean;
+}
+
+export const DEFAULT_REPORT_OPTIONS: ReportOptions = {
+  scheduler: 'fcfs', fitnessWeights: null, goodputTargets: null, trace: null, summarizeTrace: false,
+};
+
+function text(header: string, key: string, lines: readonly string[] | null, out: Section[]): void {
+  if (lines) out.push({ kind: 'text', header, key, lines });
+}
+
+export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_REPORT_OPTIONS): Report {
   const views = cs.instances.map((i) => instanceView(i.metrics));
   const agg = aggregateViews(views);
   const sections: Section[] = [];
@@ -25,25 +52,24 @@ export function buildReport(cs: ClusterSimulator): Report {
       sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: buildMetricsOutput(views[k] as MetricsView, inst.id) });
     });
   }
-  const clusterOutput = buildMetricsOutput(agg, 'cluster');
+  const goodput = computeGoodput(agg.requests, cs.injectedByClass, agg.simEndedTime, opts.goodputTargets);
+  const clusterOutput = applyGoodput(buildMetricsOutput(agg, 'cluster'), goodput);
   sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: clusterOutput });
-  const counters: RawCounters = {
-    priorityInversions: 0,
-    holBlockingEvents: 0,
+  const raw = collectRawMetrics({
+    aggregate: agg,
+    perInstance: cs.instances.map((i) => instanceRawView(i.metrics)),
+    scheduler: opts.scheduler,
     rejectedRequests: cs.rejectedRequests,
-    shedByTier: cs.shedByTier,
     routingRejections: cs.routingRejections,
-    droppedUnservable: agg.droppedUnservable,
-    timedOutRequests: agg.timedOutRequests,
-    lengthCappedRequests: agg.lengthCappedRequests,
-    preemptionRate: agg.completedRequests > 0 ? agg.preemptionCount / agg.completedRequests : 0,
-    cacheHitRate: agg.cacheHitRate,
-    kvThrashingRate: agg.kvThrashingRate,
-  };
-  const anomalies = anomalyLines(counters);
-  if (anomalies) sections.push({ kind: 'text', header: 'Anomaly Counters', key: 'anomaly_counters', lines: anomalies });
-  const kv = kvCacheLines(counters);
-  if (kv) sections.push({ kind: 'text', header: 'KV Cache Metrics', key: 'kv_cache_metrics', lines: kv });
+    injectedByClass: cs.injectedByClass,
+    shedByTier: cs.shedByTier,
+    gateway: cs.gatewayCounters(),
+  });
+  if (opts.fitnessWeights) text('Fitness Evaluation', 'fitness', fitnessLines(computeFitness(raw, opts.fitnessWeights)), sections);
+  text('Anomaly Counters', 'anomaly_counters', anomalyLines(raw), sections);
+  text('KV Cache Metrics', 'kv_cache_metrics', kvCacheLines(raw), sections);
+  for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null)) text(s.header, s.key, s.lines, sections);
+  if (opts.trace && opts.summarizeTrace) text('Trace Summary', 'trace_summary', traceSummaryLines(summarizeTrace(opts.trace)), sections);
   return { sections, aggregate: agg, clusterOutput };
 }
 
@@ -57,27 +83,35 @@ export function renderReferenceText(r: Report): string {
   return s;
 }
 
-/** `Label: value` text lines as a JSON object: snake_case keys, numbers parsed, indented lines nested. */
+function snake(label: string): string {
+  return label.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+}
+
+/**
+ * A text section as a JSON object: `Label: value` lines become snake_case keys with numbers parsed; a line
+ * ending in ':' opens a nested object holding the more-indented lines under it.
+ */
 function linesToObject(lines: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  let parent: Record<string, unknown> | null = null;
+  const root: Record<string, unknown> = {};
+  const stack: { indent: number; obj: Record<string, unknown> }[] = [{ indent: -1, obj: root }];
   for (const line of lines) {
     const m = /^(\s*)(.+?):\s*(.*)$/.exec(line);
     if (!m) continue;
-    const key = (m[2] as string).trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+    const indent = (m[1] as string).length;
+    while (stack.length > 1 && (stack[stack.length - 1] as { indent: number }).indent >= indent) stack.pop();
+    const parent = (stack[stack.length - 1] as { obj: Record<string, unknown> }).obj;
+    const key = snake(m[2] as string);
     const raw = (m[3] as string).trim();
-    const num = Number(raw);
-    const val: unknown = raw !== '' && Number.isFinite(num) ? num : raw;
-    if ((m[1] as string).length > 0 && parent) parent[key] = val;
-    else if (raw === '') {
-      parent = {};
-      out[key] = parent;
+    if (raw === '') {
+      const obj: Record<string, unknown> = {};
+      parent[key] = obj;
+      stack.push({ indent, obj });
     } else {
-      out[key] = val;
-      parent = null;
+      const num = Number(raw);
+      parent[key] = Number.isFinite(num) ? num : raw;
     }
   }
-  return out;
+  return root;
 }
 
 /** The default stdout: one JSON document with the reference's field names, text sections as nested keys. */

@@ -8,7 +8,7 @@ import { RequestState, type Request } from '../../src/domain/request.js';
 import { MAX_INT64 } from '../../src/domain/units.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { buildReport } from '../../src/sim/report.js';
-import { classify, countBuckets, instanceOf, queuedTime, STATE_NAMES, type Classification, type InvariantContext } from './context.js';
+import { classify, countBuckets, instanceOf, queuedTime, STATE_NAMES, waitingBlockAllowance, type Classification, type InvariantContext } from './context.js';
 
 export type { InvariantContext } from './context.js';
 
@@ -84,7 +84,8 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
     const blocks = inst ? inst.kv.blocksOf(r) : 0;
     const wantState = b === 'completed' ? RequestState.Completed : b === 'timed_out' ? RequestState.TimedOut : b === 'still_running' ? RequestState.Running : RequestState.Queued;
     if (r.state !== wantState) bad(`expected state ${STATE_NAMES[wantState]}`);
-    if (b !== 'still_running' && blocks !== 0) bad(`holds ${blocks} KV blocks after leaving the batch`);
+    const allowed = b === 'still_queued' && inst ? waitingBlockAllowance(inst, r) : 0;
+    if (b !== 'still_running' && blocks > allowed) bad(`holds ${blocks} KV blocks outside the batch (allowed ${allowed})`);
     switch (b) {
       case 'completed':
         if (!r.hasTTFT || !r.ttftSet) bad('completed without a TTFT');
@@ -156,11 +157,15 @@ export function checkKV(ctx: InvariantContext): string[] {
   return v;
 }
 
-/** Used blocks can only be held by running requests (blocks may be shared, so the sum bounds them). */
+/**
+ * Used blocks can only be held by requests in the instance (blocks may be shared, so the sum bounds them);
+ * waiting requests hold none except the tiered quirk of {@link waitingBlockAllowance}.
+ */
 export function kvUsage(inst: Instance): string[] {
   const used = inst.kv.usedBlocks();
   let held = 0;
   for (const r of inst.runningBatch) held += inst.kv.blocksOf(r);
+  for (const r of inst.waitQ.toArray()) held += inst.kv.blocksOf(r);
   if (used > inst.kv.totalBlocks || used < 0) return [`INV-4 ${inst.id}: usedBlocks ${used} outside [0, ${inst.kv.totalBlocks}]`];
   if (used > held) return [`INV-4 ${inst.id}: ${used} blocks in use but running requests hold only ${held} (leak)`];
   return [];

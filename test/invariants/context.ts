@@ -6,6 +6,7 @@
 import type { ClusterSimulator } from '../../src/cluster/cluster.js';
 import { RequestState, type Request } from '../../src/domain/request.js';
 import type { Instance } from '../../src/instance/instance.js';
+import { TieredKVCache } from '../../src/kv/tiered.js';
 import type { EngineSetup } from '../../src/sim/engine-setup.js';
 import type { EventRecorder } from './recorder.js';
 
@@ -48,6 +49,17 @@ export const STATE_NAMES: Record<number, string> = {
 /** Tick at which the request's instance QueuedEvent fires (routing time + the model's queueing delay). */
 export function queuedTime(setup: EngineSetup, r: Request): number {
   return r.arrivalTime + setup.admissionLatency + setup.routingLatency + setup.latency.queueingTime(r);
+}
+
+/**
+ * KV blocks a request outside the batch may legitimately hold. Zero, except one reference quirk kept for
+ * parity: with a CPU tier, an admission attempt that reloads part of the prefix commits the reloaded blocks to
+ * the request before allocating the tail, and when the tail then fails the request stays at the head of the
+ * wait queue holding those (full, hashed prefix) blocks (reference sim/kv/tiered.go AllocateKVBlocks,
+ * "partial improvement" branch). Nothing else may hold blocks while waiting.
+ */
+export function waitingBlockAllowance(inst: Instance, r: Request): number {
+  return inst.kv instanceof TieredKVCache && r.state === RequestState.Queued ? Math.floor(r.inputLen / inst.kv.blockSize) : 0;
 }
 
 export function instanceOf(cs: ClusterSimulator, r: Request): Instance | undefined {

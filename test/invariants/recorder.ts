@@ -16,7 +16,7 @@ import { RequestState, type Request, type RequestOutcome } from '../../src/domai
 import { EventKind } from '../../src/instance/events.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { kvUsage } from './checkers.js';
-import { STATE_NAMES } from './context.js';
+import { STATE_NAMES, waitingBlockAllowance } from './context.js';
 
 export interface RecorderOptions {
   /** Run the per-event structural checks (costs O(batch + queue + KV blocks) per event). */
@@ -162,7 +162,8 @@ export class EventRecorder {
       if (seen.has(r)) this.fail(`INV-12 ${at}: ${r.id} is both waiting and running (or queued twice)`);
       seen.add(r);
       if (r.state !== RequestState.Queued) this.fail(`INV-2 ${at}: ${r.id} in the wait queue with state ${STATE_NAMES[r.state]}`);
-      if (r.progressIndex !== 0 || inst.kv.blocksOf(r) !== 0) this.fail(`INV-2 ${at}: ${r.id} waiting with PI=${r.progressIndex}, ${inst.kv.blocksOf(r)} KV blocks`);
+      const blocks = inst.kv.blocksOf(r);
+      if (r.progressIndex !== 0 || blocks > waitingBlockAllowance(inst, r)) this.fail(`INV-2 ${at}: ${r.id} waiting with PI=${r.progressIndex}, ${blocks} KV blocks`);
     }
   }
 }

@@ -16,7 +16,7 @@ import { compareJson, splitSections } from './compare.js';
 import { HAS_PARITY, PARITY_DIR, PARITY_SKIP_NOTE, parityCases, type ParityCase } from './workload-fixtures.js';
 import { checkRun } from './invariant-hook.js';
 
-/** Cases whose features are implemented; the others need the cluster layer (routing, flow control, specs). */
+/** Cases whose features are implemented; the others need workload specs, flow control or policy bundles. */
 const SUPPORTED = new Set([
   'p01-roofline-llama8b-prefix-cache',
   'p02-trained-physics-default-workload',
@@ -26,6 +26,12 @@ const SUPPORTED = new Set([
   'p05b-prompt-exceeds-kv-capacity',
   'p10a-moe-mixtral-tp2',
   'p10b-tiered-kv-cpu-offload',
+  'p06-cluster4-round-robin-fitness',
+  'p07a-cluster4-weighted-default-scorers',
+  'p08-least-loaded-token-bucket',
+  'p13-weighted-running-active-load-aware',
+  'p14-always-busiest-admission-routing-latency',
+  'p17-least-loaded-decisions-counterfactual',
 ]);
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'blis-parity-'));
@@ -90,7 +96,7 @@ function expectSameSections(actual: string, expectedFile: string): void {
 describe.skipIf(!HAS_PARITY)(`reference parity${PARITY_SKIP_NOTE}`, () => {
   for (const c of parityCases()) {
     const supported = SUPPORTED.has(c.name);
-    describe.skipIf(!supported)(`${c.name}${supported ? '' : ' (needs cluster-layer features: not implemented yet)'}`, () => {
+    describe.skipIf(!supported)(`${c.name}${supported ? '' : ' (needs workload spec / flow control / policy bundle support: not wired yet)'}`, () => {
       const out = path.join(scratch, c.name);
       mkdirSync(out, { recursive: true });
 

@@ -66,14 +66,24 @@ export interface EngineSpec {
 const SLO_CLASSES = ['', 'critical', 'standard', 'batch', 'sheddable', 'background', 'custom'] as const;
 
 const reqArb = fc.record({
-  gap: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2_000 }), fc.integer({ min: 2_000, max: 200_000 })),
+  // Mostly bursts (so requests overlap and compete for KV), sometimes idle gaps.
+  gap: fc.oneof(
+    { weight: 4, arbitrary: fc.integer({ min: 0, max: 500 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 500, max: 50_000 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 50_000, max: 300_000 }) },
+  ),
   input: fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 64, max: 600 })),
   output: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 120 })),
   vocab: fc.constantFrom(1, 3, 128_000),
   family: fc.integer({ min: 0, max: 2 }),
   slo: fc.constantFrom(...SLO_CLASSES),
-  deadline: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 20_000 }), fc.integer({ min: 20_000, max: 3_000_000 })),
-  maxOut: fc.constantFrom('zero' as const, 'exact' as const, 'half' as const, 'negative' as const),
+  deadline: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 20_000 }), fc.integer({ min: 20_000, max: 3_000_000 })),
+  maxOut: fc.oneof(
+    { weight: 8, arbitrary: fc.constant('zero' as const) },
+    { weight: 6, arbitrary: fc.constant('exact' as const) },
+    { weight: 3, arbitrary: fc.constant('half' as const) },
+    { weight: 1, arbitrary: fc.constant('negative' as const) },
+  ),
 });
 
 const latencyArb: fc.Arbitrary<LatencySpec> = fc.oneof(
@@ -113,7 +123,12 @@ export function engineSpecArb(opts: { readonly maxInstances: number; readonly ma
     .map(({ maxModelLenPct, ...s }) => {
       const capacity = s.totalBlocks * s.blockSize;
       const maxModelLen = maxModelLenPct === 0 ? 0 : Math.max(2, Math.floor((capacity * maxModelLenPct) / 100));
-      const requests = maxModelLen > 0 ? s.requests : s.requests.map((r) => ({ ...r, output: Math.max(0, Math.min(r.output, capacity - r.input)) }));
+      const requests = s.requests.map((r) => {
+        // Prompts longer than the whole cache would all be dropped by the KV guard; fold them into range.
+        const input = 1 + ((r.input - 1) % capacity);
+        const output = maxModelLen > 0 ? r.output : Math.max(0, Math.min(r.output, capacity - input));
+        return { ...r, input, output };
+      });
       return { ...s, maxModelLen, requests };
     });
 }

@@ -40,14 +40,16 @@ export class WorkloadSpecError extends Error {
   /** Dotted field path such as `clients[1].rate_fraction` ('' for the whole document). */
   readonly field: string;
 
-  constructor(code: WorkloadSpecErrorCode, file: string, pos: SpecPosition, field: string, problem: string, fix: string) {
+  /** `pos` is null for specs built in code rather than read from a file (line and col are then 0). */
+  constructor(code: WorkloadSpecErrorCode, file: string, pos: SpecPosition | null, field: string, problem: string, fix: string) {
     const where = field === '' ? '' : `${field}: `;
-    super(`${file}:${pos.line}:${pos.col}: ${where}${problem}; ${fix}`);
+    const at = pos === null ? file : `${file}:${pos.line}:${pos.col}`;
+    super(`${at}: ${where}${problem}; ${fix}`);
     this.name = 'WorkloadSpecError';
     this.code = code;
     this.file = file;
-    this.line = pos.line;
-    this.col = pos.col;
+    this.line = pos?.line ?? 0;
+    this.col = pos?.col ?? 0;
     this.field = field;
   }
 }

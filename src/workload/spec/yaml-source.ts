@@ -57,6 +57,18 @@ export class SpecSource {
     throw new WorkloadSpecError(code, this.file, this.position(path, atKey), formatSpecPath(path), problem, fix);
   }
 
+  /** Whether `path` names a value actually written in the file (null values count as absent). */
+  has(path: SpecPath): boolean {
+    let v: unknown = this.raw;
+    for (const seg of path) {
+      if (v instanceof Map) v = v.get(String(seg));
+      else if (Array.isArray(v) && typeof seg === 'number') v = v[seg];
+      else if (typeof v === 'object' && v !== null && typeof seg === 'string') v = (v as Record<string, unknown>)[seg];
+      else return false;
+    }
+    return v !== undefined && v !== null;
+  }
+
   /**
    * Where `path` is in the text: its value, or its key when `atKey` or when the value is empty. A path that
    * does not exist (a missing field) resolves to the deepest mapping or list that does.
@@ -171,7 +183,10 @@ export class SpecSource {
     }
     if (asMap) return entries;
     const obj: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-    for (const [k, v] of entries) Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true });
+    for (const [k, v] of entries) {
+      // A null struct field is the same as an absent one to yaml.v3 (the field keeps its zero value).
+      if (v !== null) Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true });
+    }
     return obj;
   }
 }

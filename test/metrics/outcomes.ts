@@ -2,7 +2,7 @@
  * Test-only builders for the metrics reductions: request outcome records with defaults, and the parity
  * fixture's metrics.json `requests[]` rows turned back into outcome records.
  */
-import type { RequestOutcomeView } from './cluster-metrics.js';
+import type { RequestOutcomeView } from '../../src/metrics/cluster-metrics.js';
 
 export function outcome(p: Partial<RequestOutcomeView> & { id: string }): RequestOutcomeView {
   return {

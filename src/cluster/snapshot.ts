@@ -1,0 +1,111 @@
+/**
+ * What the router sees of each instance, and how stale it is (reference blis-cluster.md §3.6, INV-7).
+ *
+ * `--snapshot-refresh-interval` > 0 makes queue depth, batch size, KV utilisation (with free blocks, cache hit
+ * rate, KV tokens) and preemption count Periodic: each field of each instance is re-read on a query only when
+ * `clock - lastRefresh >= interval`, and lastRefresh starts at 0 — so until the first query at or after one
+ * interval every Periodic field reads zero, as in the reference. 0 = Immediate (oracle). `--cache-signal-delay`
+ * > 0 likewise freezes the prefix-cache view, re-frozen for all instances together at the start of a router
+ * state build once the delay has elapsed. In-flight counts are the router's own and always live.
+ */
+import type { Request } from '../domain/request.js';
+import type { Instance } from '../instance/instance.js';
+import type { RoutingSnapshot } from '../routing/types.js';
+
+interface Cached {
+  queueDepth: number;
+  batchSize: number;
+  kvUtilization: number;
+  freeKVBlocks: number;
+  cacheHitRate: number;
+  totalKvCapacityTokens: number;
+  kvTokensInUse: number;
+  preemptionCount: number;
+  // lastRefresh per field group (ticks)
+  tQueue: number;
+  tBatch: number;
+  tKv: number;
+  tPreempt: number;
+}
+
+export class SnapshotProvider {
+  private readonly cached: Cached[];
+  private cacheLastRefresh = 0;
+
+  constructor(
+    private readonly instances: readonly Instance[],
+    private readonly refreshInterval: number,
+    private readonly cacheDelay: number,
+  ) {
+    this.cached = instances.map(() => ({
+      queueDepth: 0, batchSize: 0, kvUtilization: 0, freeKVBlocks: 0, cacheHitRate: 0, totalKvCapacityTokens: 0,
+      kvTokensInUse: 0, preemptionCount: 0, tQueue: 0, tBatch: 0, tKv: 0, tPreempt: 0,
+    }));
+    // The reference freezes each instance's cache view when it builds the provider (all empty at t=0).
+    if (cacheDelay > 0) for (const inst of instances) inst.kv.takeSnapshot();
+  }
+
+  private due(last: number, clock: number): boolean {
+    return this.refreshInterval <= 0 || clock - last >= this.refreshInterval;
+  }
+
+  /** The router's view of instance `i` at `clock`, with the live in-flight count. */
+  snapshot(i: number, clock: number, inFlight: number): RoutingSnapshot {
+    const inst = this.instances[i] as Instance;
+    const c = this.cached[i] as Cached;
+    if (this.due(c.tPreempt, clock)) {
+      c.preemptionCount = inst.metrics.preemptionCount;
+      c.tPreempt = clock;
+    }
+    if (this.due(c.tQueue, clock)) {
+      c.queueDepth = inst.queueDepth;
+      c.tQueue = clock;
+    }
+    if (this.due(c.tBatch, clock)) {
+      c.batchSize = inst.batchSize;
+      c.tBatch = clock;
+    }
+    if (this.due(c.tKv, clock)) {
+      const kv = inst.kv;
+      const used = kv.usedBlocks();
+      const total = kv.totalBlocks;
+      c.kvUtilization = used / Math.max(total, 1);
+      c.freeKVBlocks = total - used;
+      c.cacheHitRate = kv.cacheHitRate();
+      c.totalKvCapacityTokens = total * kv.blockSize;
+      c.kvTokensInUse = used * kv.blockSize;
+      c.tKv = clock;
+    }
+    return {
+      id: inst.id,
+      queueDepth: c.queueDepth,
+      batchSize: c.batchSize,
+      kvUtilization: c.kvUtilization,
+      freeKVBlocks: c.freeKVBlocks,
+      cacheHitRate: c.cacheHitRate,
+      inFlightRequests: inFlight,
+      preemptionCount: c.preemptionCount,
+      model: '',
+      gpuType: '',
+      tpDegree: 0,
+      costPerHour: 0,
+      totalKvCapacityTokens: c.totalKvCapacityTokens,
+      kvTokensInUse: c.kvTokensInUse,
+      maxBatchSize: 0,
+      residentAdapters: null,
+    };
+  }
+
+  /** Re-freezes every instance's cache view once the cache-signal delay has elapsed (start of a state build). */
+  refreshCacheIfNeeded(clock: number): void {
+    if (this.cacheDelay <= 0 || clock - this.cacheLastRefresh < this.cacheDelay) return;
+    for (const inst of this.instances) inst.kv.takeSnapshot();
+    this.cacheLastRefresh = clock;
+  }
+
+  /** Consecutive cached prefix blocks of `req` on instance `i`: frozen view when delayed, live otherwise. */
+  cachedBlocks(i: number, req: Request): number {
+    const kv = (this.instances[i] as Instance).kv;
+    return this.cacheDelay > 0 ? kv.snapshotPrefixBlocks(req) : kv.cachedPrefixBlocks(req);
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Errors for policy bundles (`--policy-config`) and for the policy flags resolved against them. Each is one
+ * line naming where the bad value came from (`file:line:col` plus the field path, or the flag), what is wrong
+ * and how to fix it.
+ */
+
+export type PolicyConfigErrorCode =
+  /** The file is not valid YAML, or holds no document at all. */
+  | 'POLICY_YAML'
+  /** A key the bundle schema does not define (a typo, usually); the reference decodes with KnownFields. */
+  | 'POLICY_UNKNOWN_KEY'
+  /** The same key twice in one mapping. */
+  | 'POLICY_DUPLICATE_KEY'
+  /** A value of the wrong kind: text where a number belongs, a list where a mapping belongs. */
+  | 'POLICY_TYPE'
+  /** An unknown admission / routing / scheduler / preemption policy or scorer name. */
+  | 'POLICY_UNKNOWN_NAME'
+  /** A value outside its allowed range (negative rate, budget above 1, priority beyond ±100, ...). */
+  | 'POLICY_RANGE'
+  /** A scorer listed twice. */
+  | 'POLICY_DUPLICATE_SCORER'
+  /** A flag value (or a bundle value only checked once flags are merged) that cannot be used. */
+  | 'POLICY_FLAG';
+
+/** A YAML path: mapping keys and sequence indices from the document root. */
+export type PolicyPath = readonly (string | number)[];
+
+export interface PolicyPosition {
+  readonly line: number;
+  readonly col: number;
+}
+
+export class PolicyConfigError extends Error {
+  readonly code: PolicyConfigErrorCode;
+  /** The file label given to the parser; null for an error about a flag alone. */
+  readonly file: string | null;
+  readonly line: number | null;
+  readonly col: number | null;
+  /** `admission.slo_priorities.batch`, `routing.scorers[1].weight`, or a flag such as `--scheduler`. */
+  readonly field: string;
+
+  constructor(
+    code: PolicyConfigErrorCode,
+    where: { readonly file: string; readonly pos: PolicyPosition } | null,
+    field: string,
+    problem: string,
+    fix: string,
+  ) {
+    const loc = where === null ? '' : `${where.file}:${where.pos.line}:${where.pos.col}: `;
+    const name = field === '' ? '' : `${field}: `;
+    super(`${loc}${name}${problem}; ${fix}`);
+    this.name = 'PolicyConfigError';
+    this.code = code;
+    this.file = where?.file ?? null;
+    this.line = where?.pos.line ?? null;
+    this.col = where?.pos.col ?? null;
+    this.field = field;
+  }
+}
+
+/** `routing.scorers[1].weight` for ['routing', 'scorers', 1, 'weight']. */
+export function formatPolicyPath(path: PolicyPath): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else out += out === '' ? seg : `.${seg}`;
+  }
+  return out;
+}
+
+/** Go's `%v` for a float64 as the reference prints it in messages (NaN, +Inf, -Inf, 1e+06 ...). */
+export function goFloatText(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  const abs = Math.abs(v);
+  if (abs !== 0 && (abs < 1e-4 || abs >= 1e21)) {
+    // Go's %v switches to exponent form with a signed, at-least-two-digit exponent.
+    const [mant, exp] = v.toExponential().split('e');
+    const e = Number(exp);
+    return `${mant}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+  }
+  return String(v);
+}

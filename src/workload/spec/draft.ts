@@ -1,0 +1,88 @@
+/**
+ * Generated-but-not-yet-numbered requests, shared by the two generation paths, and their final assembly:
+ * stable sort by arrival, truncation to the request cap, ids `request_<i>`.
+ */
+import { Request } from '../../domain/request.js';
+import type { GoRand } from '../../engine/go-rand.js';
+import { randomTokenIds } from '../tokens.js';
+import type { ClientSpec } from './types.js';
+
+/** The reference's default request timeout (300 s), applied to closed-loop clients without one. */
+export const DEFAULT_TIMEOUT_US = 300_000_000;
+/** Prefix length of a prefix group whose clients leave prefix_length unset. */
+export const DEFAULT_PREFIX_LENGTH = 50;
+
+export interface Draft {
+  readonly client: ClientSpec;
+  readonly arrival: number;
+  readonly input: Int32Array;
+  readonly output: Int32Array;
+  readonly prefixGroup: string;
+  readonly prefixLength: number;
+  readonly deadline: number;
+  readonly modality: Modality | null;
+}
+
+/** Per-modality token counts of a multimodal request. */
+export interface Modality {
+  readonly text: number;
+  readonly image: number;
+  readonly audio: number;
+  readonly video: number;
+}
+
+/** Closed loop unless the client says otherwise exactly when it is a multi-turn client. */
+export function isClosedLoop(c: ClientSpec): boolean {
+  if (c.closedLoop !== null) return c.closedLoop;
+  return c.reasoning !== null && c.reasoning.multiTurn !== null;
+}
+
+/** Absolute deadline: explicit timeout (0 = none), else 300 s for closed-loop clients and none otherwise. */
+export function computeDeadline(arrival: number, timeout: number | null, sessionClient: boolean): number {
+  if (timeout === null) return sessionClient ? arrival + DEFAULT_TIMEOUT_US : 0;
+  return timeout === 0 ? 0 : arrival + timeout;
+}
+
+/**
+ * One shared prefix per prefix group, drawn from the workload stream in client order before any client seed.
+ * The group's first client alone fixes the length (its prefix_length, or 50 when unset): later members share
+ * that prefix whatever their own prefix_length says.
+ */
+export function generatePrefixTokens(clients: readonly ClientSpec[], rng: GoRand): Map<string, Int32Array> {
+  const prefixes = new Map<string, Int32Array>();
+  for (const c of clients) {
+    if (c.prefixGroup === '' || prefixes.has(c.prefixGroup)) continue;
+    const length = c.prefixLength > 0 ? c.prefixLength : DEFAULT_PREFIX_LENGTH;
+    prefixes.set(c.prefixGroup, randomTokenIds(rng, length));
+  }
+  return prefixes;
+}
+
+/** Stable sort by arrival (ties keep generation order), keep the first `maxRequests` (0 = all), number them. */
+export function finalizeDrafts(drafts: Draft[], maxRequests: number): Request[] {
+  drafts.sort((a, b) => a.arrival - b.arrival);
+  const n = maxRequests > 0 ? Math.min(maxRequests, drafts.length) : drafts.length;
+  const out: Request[] = new Array<Request>(n);
+  for (let i = 0; i < n; i++) out[i] = toRequest(drafts[i]!, `request_${i}`);
+  return out;
+}
+
+function toRequest(d: Draft, id: string): Request {
+  const c = d.client;
+  const r = new Request(id, d.input, d.output, d.arrival, d.output.length, d.deadline);
+  r.tenantId = c.tenantId;
+  r.sloClass = c.sloClass;
+  r.model = c.model;
+  r.clientId = c.id;
+  r.prefixGroup = d.prefixGroup;
+  r.prefixLength = d.prefixLength;
+  r.streaming = c.streaming;
+  r.sloTargetUs = c.sloTargetUs ?? 0;
+  if (d.modality !== null) {
+    r.textTokens = d.modality.text;
+    r.imageTokens = d.modality.image;
+    r.audioTokens = d.modality.audio;
+    r.videoTokens = d.modality.video;
+  }
+  return r;
+}

@@ -1,0 +1,62 @@
+/**
+ * Splitting `aggregate_rate` across clients, and the lifecycle-window predicates the generator uses.
+ */
+import type { ClientSpec, LifecycleSpec } from './types.js';
+
+function hasWindows(l: LifecycleSpec | null): l is LifecycleSpec {
+  return l !== null && l.windows.length > 0;
+}
+
+/** Whether two clients are ever active at the same time (a client without windows is always active). */
+export function windowsOverlap(a: LifecycleSpec | null, b: LifecycleSpec | null): boolean {
+  if (!hasWindows(a) || !hasWindows(b)) return true;
+  for (const wa of a.windows) {
+    for (const wb of b.windows) {
+      if (wa.startUs < wb.endUs && wb.startUs < wa.endUs) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Per-client rates in requests/µs. Without lifecycle windows each client gets `aggregate · f_i / Σf`. With
+ * windows each client's fraction is divided by the sum over the clients whose windows overlap its own (so every
+ * phase runs at the aggregate rate); clients with a non-positive fraction get 0 there.
+ */
+export function normalizeRateFractions(clients: readonly ClientSpec[], aggregateRate: number): number[] {
+  if (!clients.some((c) => hasWindows(c.lifecycle))) {
+    let total = 0.0;
+    for (const c of clients) total += c.rateFraction;
+    if (total === 0) return clients.map(() => 0);
+    return clients.map((c) => (aggregateRate * (c.rateFraction / total)) / 1e6);
+  }
+  return clients.map((c) => {
+    if (c.rateFraction <= 0) return 0;
+    let coActive = 0.0;
+    for (const o of clients) {
+      if (o.rateFraction <= 0) continue;
+      if (windowsOverlap(c.lifecycle, o.lifecycle)) coActive += o.rateFraction;
+    }
+    if (coActive === 0) return 0;
+    return (aggregateRate * (c.rateFraction / coActive)) / 1e6;
+  });
+}
+
+/** Whether `t` falls in one of the windows (each `[start, end)`). */
+export function isInActiveWindow(t: number, l: LifecycleSpec): boolean {
+  return l.windows.some((w) => t >= w.startUs && t < w.endUs);
+}
+
+/** The latest window end (0 for no windows). */
+export function lastWindowEndUs(l: LifecycleSpec): number {
+  let end = 0;
+  for (const w of l.windows) if (w.endUs > end) end = w.endUs;
+  return end;
+}
+
+/** Whether any window overrides the rate or distributions, which switches generation to the per-window path. */
+export function hasPerWindowParameters(clients: readonly ClientSpec[]): boolean {
+  return clients.some(
+    (c) => c.lifecycle !== null && c.lifecycle.windows.some((w) => w.traceRate !== null || w.arrival !== null || w.inputDist !== null || w.outputDist !== null),
+  );
+}

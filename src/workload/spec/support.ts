@@ -1,0 +1,60 @@
+/**
+ * Spec features the reference generates but this implementation does not yet: closed-loop sessions (multi-turn
+ * reasoning clients, concurrency clients), inference-perf and ServeGen sources, and LoRA adapters (requests have
+ * no adapter field yet). Such specs are rejected with the field named rather than generated differently.
+ */
+import { WorkloadSpecError, formatSpecPath } from './errors.js';
+import type { SpecPath } from './errors.js';
+import type { TrafficSource, WorkloadSpec } from './types.js';
+
+export interface UnsupportedFeature {
+  readonly path: SpecPath;
+  readonly problem: string;
+  readonly fix: string;
+}
+
+function sourceFeature(s: TrafficSource, path: SpecPath): UnsupportedFeature | null {
+  if (s.reasoning?.multiTurn != null) {
+    return {
+      path: [...path, 'reasoning', 'multi_turn'],
+      problem: 'multi-turn sessions are not supported yet',
+      fix: 'remove reasoning.multi_turn (single-turn requests are generated)',
+    };
+  }
+  if (s.adapter !== '') {
+    return { path: [...path, 'adapter'], problem: 'LoRA adapters are not supported yet', fix: 'remove adapter' };
+  }
+  return null;
+}
+
+/** The first feature of `spec` that generation does not support, or null. */
+export function findUnsupported(spec: WorkloadSpec): UnsupportedFeature | null {
+  if (spec.inferencePerf !== null) {
+    return { path: ['inference_perf'], problem: 'inference-perf specs are not supported yet', fix: 'describe the load with clients instead' };
+  }
+  if (spec.servegenData !== null) {
+    return { path: ['servegen_data'], problem: 'ServeGen data loading is not supported yet', fix: 'convert the data to cohorts or clients' };
+  }
+  for (const [i, c] of spec.clients.entries()) {
+    if (c.concurrency > 0) {
+      return {
+        path: ['clients', i, 'concurrency'],
+        problem: 'closed-loop concurrency clients are not supported yet',
+        fix: 'use rate_fraction with an arrival process instead',
+      };
+    }
+    const f = sourceFeature(c, ['clients', i]);
+    if (f !== null) return f;
+  }
+  for (const [i, c] of spec.cohorts.entries()) {
+    const f = sourceFeature(c, ['cohorts', i]);
+    if (f !== null) return f;
+  }
+  return null;
+}
+
+/** Throws WORKLOAD_SPEC_UNSUPPORTED (without a file position) when `spec` uses an unsupported feature. */
+export function assertGeneratable(spec: WorkloadSpec, file = 'workload spec'): void {
+  const f = findUnsupported(spec);
+  if (f !== null) throw new WorkloadSpecError('WORKLOAD_SPEC_UNSUPPORTED', file, null, formatSpecPath(f.path), f.problem, f.fix);
+}

@@ -1,0 +1,119 @@
+/**
+ * The reference's per-window generation path, taken when any lifecycle window overrides its client's rate or
+ * distributions (ServeGen-style time-varying workloads, cohort spikes with trace rates).
+ *
+ * Per window it computes a target rate, draws `ceil(rate × seconds)` IATs, rescales them so they sum to exactly
+ * the window length (the last gap absorbs the rounding, which puts the last arrival on the window end, where it is
+ * dropped), and samples lengths from the window's distributions. Reproduced as the reference behaves, including:
+ * - clients without windows produce nothing here (and draw no client seed);
+ * - prefix tokens are drawn for every group but never prepended, and the requests carry no prefix group;
+ * - deadlines are left at 0 (no timeout) whatever the client's timeout says (only `--timeout` sets them).
+ */
+import type { GoRand } from '../../engine/go-rand.js';
+import { GoRand as Rand } from '../../engine/go-rand.js';
+import { randomTokenIds } from '../tokens.js';
+import { newArrivalSampler } from './arrival.js';
+import { generatePrefixTokens } from './draft.js';
+import type { Draft } from './draft.js';
+import { goInt64 } from './go-math.js';
+import { newLengthSampler } from './length.js';
+import type { ActiveWindow, ArrivalSpec, ClientSpec, DistSpec } from './types.js';
+
+interface WindowParams {
+  readonly arrival: ArrivalSpec;
+  readonly inputDist: DistSpec;
+  readonly outputDist: DistSpec;
+  /** The window's rate weight: its trace_rate, else the client's rate_fraction. */
+  readonly traceRate: number;
+}
+
+function resolveWindow(c: ClientSpec, w: ActiveWindow): WindowParams {
+  return {
+    arrival: w.arrival ?? c.arrival,
+    inputDist: w.inputDist ?? c.inputDist,
+    outputDist: w.outputDist ?? c.outputDist,
+    traceRate: w.traceRate ?? c.rateFraction,
+  };
+}
+
+/**
+ * Requests/second for window `w` of client `c`: its trace rate verbatim in absolute mode (aggregate 0 and an
+ * explicit trace_rate), otherwise aggregate × its weight / the weights of every client active during `w` (the
+ * first overlapping window of each; clients without windows contribute their rate_fraction).
+ */
+export function computeProportionalRate(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[], aggregateRate: number): number {
+  const own = resolveWindow(c, w).traceRate;
+  if (aggregateRate === 0 && w.traceRate !== null) return own;
+  let total = 0.0;
+  for (const o of all) {
+    if (o.lifecycle === null || o.lifecycle.windows.length === 0) {
+      total += o.rateFraction;
+      continue;
+    }
+    const overlapping = o.lifecycle.windows.find((ow) => ow.startUs < w.endUs && w.startUs < ow.endUs);
+    if (overlapping !== undefined) total += resolveWindow(o, overlapping).traceRate;
+  }
+  if (total === 0) return 0;
+  return aggregateRate * (own / total);
+}
+
+/** Scales integer gaps so they sum to exactly `target`, preserving their ratios; the last gap takes the residue. */
+export function rescaleIatsToDuration(iats: readonly number[], target: number): number[] {
+  if (iats.length === 0) return [];
+  let sum = 0;
+  for (const v of iats) sum += v;
+  if (sum === 0) return [...iats];
+  const scale = target / sum;
+  let scaledSum = 0;
+  const out = iats.map((v) => {
+    const s = goInt64(v * scale);
+    scaledSum += s;
+    return s;
+  });
+  out[out.length - 1] = out[out.length - 1]! + (target - scaledSum);
+  return out;
+}
+
+function windowDrafts(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[], aggregateRate: number, rng: GoRand): Draft[] {
+  const params = resolveWindow(c, w);
+  const rate = computeProportionalRate(c, w, all, aggregateRate);
+  if (rate <= 0) return [];
+  const durationUs = w.endUs - w.startUs;
+  const n = goInt64(Math.ceil(rate * (durationUs / 1e6)));
+  if (n <= 0) return [];
+  const arrival = newArrivalSampler(params.arrival, rate / 1e6);
+  const inputSampler = newLengthSampler(params.inputDist);
+  const outputSampler = newLengthSampler(params.outputDist);
+  const raw: number[] = [];
+  for (let i = 0; i < n; i++) raw.push(arrival.sampleIat(rng));
+  const iats = rescaleIatsToDuration(raw, durationUs);
+  const out: Draft[] = [];
+  let t = w.startUs;
+  for (const iat of iats) {
+    t += iat;
+    if (t >= w.endUs) break;
+    const inLen = inputSampler.sample(rng);
+    const outLen = outputSampler.sample(rng);
+    const input = randomTokenIds(rng, inLen);
+    const output = randomTokenIds(rng, outLen);
+    out.push({ client: c, arrival: t, input, output, prefixGroup: '', prefixLength: 0, deadline: 0, modality: null });
+  }
+  return out;
+}
+
+/** Unsorted drafts of every client's windows (windows clipped to the horizon; those starting at or after it skipped). */
+export function generateTimeVaryingDrafts(clients: readonly ClientSpec[], aggregateRate: number, horizon: number, wg: GoRand): Draft[] {
+  // Drawn only to keep the workload stream aligned with the reference; this path never uses them.
+  generatePrefixTokens(clients, wg);
+  const drafts: Draft[] = [];
+  for (const c of clients) {
+    if (c.lifecycle === null || c.lifecycle.windows.length === 0) continue;
+    const rng = new Rand(wg.int63Big());
+    for (const w of c.lifecycle.windows) {
+      if (w.startUs >= horizon) continue;
+      const clipped = w.endUs > horizon ? { ...w, endUs: horizon } : w;
+      for (const d of windowDrafts(c, clipped, clients, aggregateRate, rng)) drafts.push(d);
+    }
+  }
+  return drafts;
+}
