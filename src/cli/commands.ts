@@ -59,9 +59,15 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
   outputFormat(f);
   const { setup, latency, seed } = await resolveEngineFlags(f);
   for (const w of latency.warnings) io.warn(w);
-  const policy = resolvePolicyFlags(f, io);
+  const pol = await resolvePolicyFlags(f, io);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, null);
-  if (f.str('fitness-weights') !== '') parseFitnessWeights(f.str('fitness-weights'));
+  if (f.str('fitness-weights') !== '') {
+    try {
+      parseFitnessWeights(f.str('fitness-weights'));
+    } catch (e) {
+      throw new ConfigError('bad-flag', `--fitness-weights: ${(e as Error).message}`);
+    }
+  }
   const horizon = horizonFlag(f);
   const timeoutSecs = f.int('timeout');
   const workloadFlags = { rate: f.float('rate'), numRequests: f.int('num-requests'), prefixTokens: f.int('prefix-tokens'), timeoutSecs };
@@ -93,9 +99,9 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
     output,
     timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
   });
-  const cs = runEngine({ ...setup, horizon, policy }, requests);
+  const cs = runEngine({ ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities }, requests);
   observe?.(cs, requests);
-  const report = buildReport(cs, reportOptions(f, cs, setup.scheduler, goodputTargets, true));
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true));
   emit(io, f, report);
   const tp = f.str('trace-output');
   if (tp !== '') {
@@ -128,13 +134,13 @@ export async function replayCommand(f: FlagValues, io: Io, observe?: SimulationO
   const records = parseTraceCsv(readText(dataPath, '--trace-data'), dataPath);
   const { setup, latency, seed } = await resolveEngineFlags(f);
   for (const w of latency.warnings) io.warn(w);
-  const policy = resolvePolicyFlags(f, io);
+  const pol = await resolvePolicyFlags(f, io);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
   const requests = buildReplayRequests(records, seed);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
-  const cs = runEngine({ ...setup, horizon, policy }, requests);
+  const cs = runEngine({ ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities }, requests);
   observe?.(cs, requests);
-  const report = buildReport(cs, reportOptions(f, cs, setup.scheduler, goodputTargets, false));
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false));
   emit(io, f, report);
   const rp = f.str('results-path');
   if (rp !== '') writeFileSync(rp, goJsonIndent(simResults(report)));

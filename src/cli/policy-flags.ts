@@ -1,21 +1,54 @@
 /**
- * Cluster policy flags -> PolicySetup, with the reference's checks (cmd/root.go): token bucket parameters,
- * trace level, non-negative intervals, scorer profile grammar.
+ * Cluster policy flags and the optional `--policy-config` bundle -> PolicySetup plus the instance scheduler,
+ * preemption policy and SLO priority overrides, with the reference's precedence (an explicit flag beats the
+ * bundle, the bundle beats the default) and its checks.
  */
-import { parseScorerConfigs } from '../routing/scorer-config.js';
+import { readFileSync } from 'node:fs';
+import { resolveFlowControlFlags } from '../cluster/flow-control/flags.js';
+import { validateScorerConfigs } from '../routing/scorer-config.js';
+import { PREEMPTION_POLICIES, SCHEDULERS, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { ConfigError } from '../sim/config-error.js';
 import type { PolicySetup } from '../sim/engine-setup.js';
 import type { FlagValues } from './flags.js';
 import type { Io } from './io.js';
 
-export function resolvePolicyFlags(f: FlagValues, io: Io): PolicySetup {
-  const admissionPolicy = f.str('admission-policy');
-  const cap = f.float('token-bucket-capacity');
-  const refill = f.float('token-bucket-refill-rate');
-  if (admissionPolicy === 'token-bucket') {
-    if (!(cap > 0)) throw new ConfigError('bad-flag', `--token-bucket-capacity must be a finite value > 0, got ${cap}`);
-    if (!(refill > 0)) throw new ConfigError('bad-flag', `--token-bucket-refill-rate must be a finite value > 0, got ${refill}`);
+export interface ResolvedPolicies {
+  readonly policy: PolicySetup;
+  readonly scheduler: SchedulerName;
+  readonly preemptionPolicy: PreemptionPolicy;
+  readonly sloPriorities: Readonly<Record<string, number>>;
+}
+
+function readBundleText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError('io', `--policy-config: cannot read ${path}: ${(e as Error).message}`);
   }
+}
+
+export async function resolvePolicyFlags(f: FlagValues, io: Io): Promise<ResolvedPolicies> {
+  // The bundle reader pulls in the YAML library; load it only when it is needed.
+  const { parsePolicyBundle, resolvePolicySettings } = await import('../policy/index.js');
+  const path = f.str('policy-config');
+  const bundle = path === '' ? null : parsePolicyBundle(readBundleText(path), path);
+  const flag = <T>(name: string, value: T): { value: T; explicit: boolean } => ({ value, explicit: f.changed(name) });
+  const r = resolvePolicySettings(bundle, {
+    'admission-policy': flag('admission-policy', f.str('admission-policy')),
+    'token-bucket-capacity': flag('token-bucket-capacity', f.float('token-bucket-capacity')),
+    'token-bucket-refill-rate': flag('token-bucket-refill-rate', f.float('token-bucket-refill-rate')),
+    'routing-policy': flag('routing-policy', f.str('routing-policy')),
+    'routing-scorers': flag('routing-scorers', f.str('routing-scorers')),
+    scheduler: flag('scheduler', f.str('scheduler')),
+    'preemption-policy': flag('preemption-policy', f.str('preemption-policy')),
+    'flow-control': flag('flow-control', f.bool('flow-control')),
+    'dispatch-order': flag('dispatch-order', f.str('dispatch-order')),
+    'slo-targets': flag('slo-targets', f.str('slo-targets')),
+  });
+  for (const w of r.warnings) io.warn(w);
+  if (!Object.hasOwn(SCHEDULERS, r.scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler "${r.scheduler}"; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
+  if (!Object.hasOwn(PREEMPTION_POLICIES, r.preemptionPolicy)) throw new ConfigError('bad-flag', `unknown --preemption-policy "${r.preemptionPolicy}"; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
+
   const traceLevel = f.str('trace-level');
   if (traceLevel !== 'none' && traceLevel !== 'decisions') throw new ConfigError('bad-flag', `unknown --trace-level "${traceLevel}"; valid: none, decisions`);
   const k = f.int('counterfactual-k');
@@ -27,20 +60,48 @@ export function resolvePolicyFlags(f: FlagValues, io: Io): PolicySetup {
     if (v < 0) throw new ConfigError('bad-flag', `--${name} must be >= 0, got ${v}`);
     return v;
   };
+  const fc = resolveFlowControlFlags({
+    flowControl: f.bool('flow-control'),
+    saturationDetector: f.str('saturation-detector'),
+    dispatchOrder: f.str('dispatch-order'),
+    sloTargets: f.str('slo-targets'),
+    maxGatewayQueueDepth: f.int('max-gateway-queue-depth'),
+    queueDepthThreshold: f.float('queue-depth-threshold'),
+    kvCacheUtilThreshold: f.float('kv-cache-util-threshold'),
+    maxConcurrency: f.int('max-concurrency'),
+    perBandCapacity: f.int('per-band-capacity'),
+    usageLimitThreshold: f.float('usage-limit-threshold'),
+    fairnessPolicy: f.str('fairness-policy'),
+    requestTtl: f.int('request-ttl'),
+    queueShedding: f.bool('queue-shedding'),
+    dispatchTickInterval: f.int('dispatch-tick-interval'),
+    inFlightEviction: f.bool('in-flight-eviction'),
+    bundleSloTargets: bundle === null ? null : r.sloTargets,
+  });
+  for (const w of fc.warnings) io.warn(w);
+  if (!fc.ok) throw new ConfigError('bad-flag', fc.error);
+
+  const a = r.admission;
   return {
-    admissionPolicy,
-    tokenBucketCapacity: cap,
-    tokenBucketRefillRate: refill,
-    tierShedThreshold: 0,
-    tierShedMinPriority: 0,
-    gaieQdThreshold: 0,
-    gaieKvThreshold: 0,
-    tenantBudgets: new Map(),
-    routingPolicy: f.str('routing-policy'),
-    routingScorers: parseScorerConfigs(f.str('routing-scorers')),
-    snapshotRefreshInterval: nonNeg('snapshot-refresh-interval'),
-    cacheSignalDelay: nonNeg('cache-signal-delay'),
-    traceDecisions: traceLevel === 'decisions',
-    counterfactualK: k,
+    scheduler: r.scheduler as SchedulerName,
+    preemptionPolicy: r.preemptionPolicy as PreemptionPolicy,
+    sloPriorities: Object.fromEntries(r.sloPriorityOverrides ?? []),
+    policy: {
+      admissionPolicy: a.policy,
+      tokenBucketCapacity: a.tokenBucketCapacity,
+      tokenBucketRefillRate: a.tokenBucketRefillRate,
+      tierShedThreshold: a.tierShedThreshold,
+      tierShedMinPriority: a.tierShedMinPriority,
+      gaieQdThreshold: a.gaieQdThreshold,
+      gaieKvThreshold: a.gaieKvThreshold,
+      tenantBudgets: r.tenantBudgets,
+      routingPolicy: r.routing.policy,
+      routingScorers: r.routing.scorers.length === 0 ? null : validateScorerConfigs(r.routing.scorers),
+      snapshotRefreshInterval: nonNeg('snapshot-refresh-interval'),
+      cacheSignalDelay: nonNeg('cache-signal-delay'),
+      traceDecisions: traceLevel === 'decisions',
+      counterfactualK: k,
+      flowControl: fc.config,
+    },
   };
 }

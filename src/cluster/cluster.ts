@@ -14,7 +14,9 @@ import { EventKind, eventOrder, orderInstance } from '../instance/events.js';
 import type { EventSink, Instance } from '../instance/instance.js';
 import { computeCounterfactual } from '../routing/counterfactual.js';
 import type { TenantTracker } from '../routing/tenant.js';
+import type { SloPriorityMap } from '../domain/slo.js';
 import type { AdmissionPolicy, RouterState, RoutingPolicy, RoutingSnapshot } from '../routing/types.js';
+import { FlowController, type FlowControlConfig, type FlowControlHost } from './flow-control/controller.js';
 import { SnapshotProvider } from './snapshot.js';
 
 export interface ClusterConfig {
@@ -34,6 +36,8 @@ export interface ClusterConfig {
   readonly gpuType: string;
   readonly tpDegree: number;
   readonly maxBatchSize: number;
+  /** Gateway queue / flow control (`--flow-control`); null = off. */
+  readonly flowControl: FlowControlConfig | null;
 }
 
 export interface ClusterPolicies {
@@ -66,6 +70,8 @@ export class ClusterSimulator {
   private hasRun = false;
   private readonly indexById = new Map<string, number>();
   readonly snapshots: SnapshotProvider;
+  /** The gateway queue when flow control is on; its admission replaces the configured policy. */
+  readonly flowController: FlowController | null;
   private readonly policies: ClusterPolicies;
 
   constructor(
@@ -73,6 +79,7 @@ export class ClusterSimulator {
     numInstances: number,
     makeInstance: InstanceFactory,
     makePolicies: PolicyFactory,
+    priorities: SloPriorityMap,
   ) {
     if (numInstances < 1) throw new RangeError('numInstances must be >= 1');
     for (let i = 0; i < numInstances; i++) {
@@ -84,6 +91,7 @@ export class ClusterSimulator {
       this.indexById.set(inst.id, i);
     }
     this.snapshots = new SnapshotProvider(this.instances, cfg.snapshotRefreshInterval, cfg.cacheSignalDelay);
+    this.flowController = cfg.flowControl === null ? null : new FlowController(cfg.flowControl, priorities, this.flowHost());
     this.policies = makePolicies(this);
   }
 
@@ -129,6 +137,35 @@ export class ClusterSimulator {
   private requestDone(i: number, req: Request): void {
     this.inFlight[i] = Math.max(0, (this.inFlight[i] as number) - 1);
     this.policies.tenants?.onComplete(req.tenantId);
+    this.flowController?.onRequestDone(req);
+  }
+
+  private shed(req: Request): void {
+    const tier = req.sloClass === '' ? 'standard' : req.sloClass;
+    this.shedByTier.set(tier, (this.shedByTier.get(tier) ?? 0) + 1);
+  }
+
+  /** What the flow controller schedules, pushed at once in the reference's order. */
+  private flowHost(): FlowControlHost {
+    const push = (time: number, kind: EventKind, req: Request | null): void => this.queue.push(time, eventOrder(-1, kind), kind, req);
+    return {
+      routerState: () => this.routerState(null),
+      scheduleDispatchTick: (at) => push(at, EventKind.GatewayDispatchTick, null),
+      scheduleTtl: (at, req) => push(at, EventKind.GatewayQueueTTL, req),
+      // The eviction target is where the request was routed (the tracker records the same id).
+      scheduleEviction: (at, req) => push(at, EventKind.GatewayEviction, req),
+      scheduleRouting: (req, at) => push(at + this.cfg.routingLatency, EventKind.RoutingDecision, req),
+    };
+  }
+
+  private evict(req: Request): void {
+    const index = this.indexById.get(req.assignedInstance);
+    if (index === undefined || !(this.instances[index] as Instance).evictRequest(req)) return;
+    this.inFlight[index] = Math.max(0, (this.inFlight[index] as number) - 1);
+    this.policies.tenants?.onComplete(req.tenantId);
+    this.flowController?.onEvicted(req);
+    req.outcome = 'gateway_evicted';
+    this.shed(req);
   }
 
   private executeCluster(kind: EventKind, req: Request, t: number): void {
@@ -144,6 +181,18 @@ export class ClusterSimulator {
       case EventKind.RoutingDecision:
         this.route(req, t);
         return;
+      case EventKind.GatewayDispatchTick:
+        this.flowController?.onDispatchTick(t);
+        return;
+      case EventKind.GatewayQueueTTL:
+        if (this.flowController?.onTtlExpiry(req)) {
+          req.outcome = 'gateway_expired';
+          this.shed(req);
+        }
+        return;
+      case EventKind.GatewayEviction:
+        this.evict(req);
+        return;
       default:
         throw new Error(`cluster: unexpected event kind ${kind}`);
     }
@@ -155,8 +204,17 @@ export class ClusterSimulator {
     if (!d.admitted) {
       this.rejectedRequests++;
       req.outcome = 'rejected';
-      const tier = req.sloClass === '' ? 'standard' : req.sloClass;
-      this.shedByTier.set(tier, (this.shedByTier.get(tier) ?? 0) + 1);
+      this.shed(req);
+      return;
+    }
+    const fc = this.flowController;
+    if (fc !== null) {
+      const r = fc.onAdmitted(req, this.clock);
+      if (r.outcome === 'rejected') req.outcome = 'gateway_rejected';
+      if (r.victim !== null) {
+        r.victim.outcome = 'gateway_shed';
+        this.shed(r.victim);
+      }
       return;
     }
     this.queue.push(t + this.cfg.routingLatency, eventOrder(-1, EventKind.RoutingDecision), EventKind.RoutingDecision, req);
@@ -178,6 +236,7 @@ export class ClusterSimulator {
     this.inFlight[index] = (this.inFlight[index] as number) + 1;
     this.policies.tenants?.onStart(req.tenantId);
     inst.injectArrivalAt(req, t);
+    this.flowController?.onRouted(req, inst.id);
   }
 
   private recordRouting(req: Request, chosen: string, reason: string, scores: ReadonlyMap<string, number> | null, snaps: readonly RoutingSnapshot[]): void {
@@ -195,19 +254,20 @@ export class ClusterSimulator {
 
   /** Gateway queue counters (all zero until flow control is enabled). */
   gatewayCounters(): { queueDepth: number; queueShed: number; queueRejected: number; evicted: number; expired: number } {
-    return { queueDepth: 0, queueShed: 0, queueRejected: 0, evicted: 0, expired: 0 };
+    return this.flowController?.counters() ?? { queueDepth: 0, queueShed: 0, queueRejected: 0, evicted: 0, expired: 0 };
   }
 
   /**
    * The router's view for one decision (reference buildRouterState): refreshes the stale cache view if due,
-   * then one snapshot per routable instance serving the request's model (all when the request names none).
+   * then one snapshot per routable instance serving the request's model (all when the request names none or
+   * when there is no request: the gateway's saturation read).
    */
-  private routerState(req: Request): RouterState {
+  private routerState(req: Request | null): RouterState {
     this.snapshots.refreshCacheIfNeeded(this.clock);
     const cfg = this.cfg;
     const out: RoutingSnapshot[] = [];
     for (let i = 0; i < this.instances.length; i++) {
-      if (req.model !== '' && req.model !== cfg.model) continue;
+      if (req !== null && req.model !== '' && req.model !== cfg.model) continue;
       const s = this.snapshots.snapshot(i, this.clock, this.inFlight[i] as number);
       out.push({ ...s, model: cfg.model, gpuType: cfg.gpuType, tpDegree: cfg.tpDegree, maxBatchSize: cfg.maxBatchSize });
     }

@@ -17,7 +17,18 @@ export const RequestState = {
 export type RequestState = (typeof RequestState)[keyof typeof RequestState];
 
 /** Terminal state of a request; '' while it is still in the system. */
-export type RequestOutcome = '' | 'completed' | 'timed_out' | 'dropped_unservable' | 'rejected';
+export type RequestOutcome =
+  | ''
+  | 'completed'
+  | 'timed_out'
+  | 'dropped_unservable'
+  /** Rejected by admission or by routing (no routable instance). */
+  | 'rejected'
+  /** Gateway queue: rejected at enqueue, displaced by a more important request, expired, or evicted in flight. */
+  | 'gateway_rejected'
+  | 'gateway_shed'
+  | 'gateway_expired'
+  | 'gateway_evicted';
 
 export class Request {
   /** External id, e.g. `request_12`. */

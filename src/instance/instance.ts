@@ -101,6 +101,26 @@ export class Instance {
     }
   }
 
+  /**
+   * Gateway in-flight eviction (reference InstanceSimulator.EvictRequest): removes `r` from the wait queue or
+   * the running batch and frees its KV. The request ends here without any completion accounting; the cluster
+   * counts it as evicted. False when `r` is in neither (already finished).
+   */
+  evictRequest(r: Request): boolean {
+    if (this.waitQ.remove(r)) {
+      this.kv.release(r);
+      r.state = RequestState.Completed;
+      return true;
+    }
+    const i = this.batch.indexOf(r);
+    if (i < 0) return false;
+    this.batch.splice(i, 1);
+    this.kv.release(r);
+    r.state = RequestState.Completed;
+    if (this.batch.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(this.clock);
+    return true;
+  }
+
   finalize(): void {
     const m = this.metrics;
     m.stillQueued = this.waitQ.length;

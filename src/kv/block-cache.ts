@@ -14,7 +14,7 @@
 import { NO_HASH, hashBlock, inputBlockHashes } from '../domain/block-hash.js';
 import type { Request } from '../domain/request.js';
 import { BlockList } from './block-list.js';
-import { HashIndex } from './hash-index.js';
+import { HashIndex } from '../engine/hash-index.js';
 import type { KVStore } from './types.js';
 
 const NIL = -1;
@@ -103,7 +103,7 @@ export class BlockKVCache implements KVStore {
     this.fill[b] = 0;
     const h = this.hash[b] as number;
     if (h !== NO_HASH) {
-      this.liveIndex().delete(h);
+      this.liveIndex(h).delete(h);
       this.hash[b] = NO_HASH;
     }
     if (this.detached.size > 0) this.detached.delete(b);
@@ -130,36 +130,39 @@ export class BlockKVCache implements KVStore {
 
   // ---- frozen views for stale routing signals ----------------------------------------------------------
 
-  /** The index as of the last {@link takeSnapshot}, once the live index has changed since; else null. */
-  private frozenIndex: HashIndex | null = null;
-  /** A snapshot was taken and the live index has not changed since: the live index IS the snapshot. */
-  private snapshotIsLive = false;
+  /** Whether a snapshot is being maintained (after the first {@link takeSnapshot}). */
+  private snapshotActive = false;
+  /**
+   * For each block identity registered or unregistered since the last snapshot: whether it was registered
+   * at the snapshot instant. Identities absent here are unchanged, so the live index answers for them.
+   */
+  private readonly atSnapshot = new Map<number, boolean>();
 
   /**
-   * Freeze the current prefix-cache contents for {@link snapshotPrefixBlocks} (the reference copies its hash
-   * map). Copy-on-write: O(1) now; the index is copied only when it next changes, so instances whose cache
-   * is idle between refreshes cost nothing.
+   * Freeze the current prefix-cache contents for {@link snapshotPrefixBlocks} (the reference copies its whole
+   * hash map). Here the cost is proportional to the index changes after the snapshot, not to the table size.
    */
   takeSnapshot(): void {
-    this.snapshotIsLive = true;
-    this.frozenIndex = null;
+    this.snapshotActive = true;
+    this.atSnapshot.clear();
   }
 
   /** Like {@link cachedPrefixBlocks}, against the contents at the last {@link takeSnapshot}. */
   snapshotPrefixBlocks(req: Request): number {
-    const idx = this.snapshotIsLive || this.frozenIndex === null ? this.hashToBlock : this.frozenIndex;
     const hashes = inputBlockHashes(req, this.blockSize);
+    const before = this.atSnapshot;
     let i = 0;
-    while (i < hashes.length && idx.has(hashes[i] as number)) i++;
+    for (; i < hashes.length; i++) {
+      const h = hashes[i] as number;
+      const was = before.get(h);
+      if (!(was ?? this.hashToBlock.has(h))) break;
+    }
     return i;
   }
 
-  /** The index, for mutation: first preserves a pending snapshot's contents. */
-  private liveIndex(): HashIndex {
-    if (this.snapshotIsLive) {
-      this.frozenIndex = this.hashToBlock.clone();
-      this.snapshotIsLive = false;
-    }
+  /** The index, for changing identity `h`: first records h's snapshot-time presence. */
+  private liveIndex(h: number): HashIndex {
+    if (this.snapshotActive && !this.atSnapshot.has(h)) this.atSnapshot.set(h, this.hashToBlock.has(h));
     return this.hashToBlock;
   }
 
@@ -247,7 +250,7 @@ export class BlockKVCache implements KVStore {
       if (cnt === bs && prefill) {
         const h = this.hashRun(req, parent, pos);
         this.hash[b] = h;
-        this.liveIndex().set(h, b);
+        this.liveIndex(h).set(h, b);
         parent = h;
       }
       list.push(b);
@@ -298,7 +301,7 @@ export class BlockKVCache implements KVStore {
 
   private setHash(b: number, h: number): void {
     this.hash[b] = h;
-    this.liveIndex().set(h, b);
+    this.liveIndex(h).set(h, b);
   }
 
   /** Hash of the full block holding `req`'s token positions [sp, sp + blockSize), chained from `parent`. */

@@ -9,7 +9,7 @@
  * Ordering entries by last stamp is exactly the order the reference's move-to-tail list keeps. Stale
  * records are dropped when they reach the queue front or when the queue is compacted.
  */
-import { HashIndex } from './hash-index.js';
+import { HashIndex } from '../engine/hash-index.js';
 
 const FREE = 0; // slotHash value of an unused slot (identities are never 0)
 

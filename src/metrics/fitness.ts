@@ -8,6 +8,8 @@ import { GoParseError, goParseFloat } from './go-parse.js';
 
 export class FitnessError extends Error {
   override readonly name = 'FitnessError';
+  /** Stable code: a user-input error (the CLI reports it and exits 2). */
+  readonly code = 'fitness-weights';
 }
 
 /** Go's %v for a float64 as the validation message shows it (only special values and plain numbers occur). */

@@ -6,6 +6,8 @@
 
 export class GoParseError extends Error {
   override readonly name = 'GoParseError';
+  /** Stable code: a user-input error (the CLI reports it and exits 2). */
+  readonly code = 'go-parse';
 }
 
 /** strconv.Quote for the strings these errors echo (JSON escaping agrees on ASCII input). */

@@ -22,6 +22,8 @@ export interface SloDimTargets {
 
 export class GoodputFlagError extends Error {
   override readonly name = 'GoodputFlagError';
+  /** Stable code: a user-input error (the CLI reports it and exits 2). */
+  readonly code = 'goodput-flags';
 }
 
 /** Class → duration in nanoseconds. */

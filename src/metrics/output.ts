@@ -204,6 +204,10 @@ function requestDetail(r: Request): Record<string, unknown> {
   if (r.assignedInstance !== '') d['handled_by'] = r.assignedInstance;
   if (r.model !== '') d['model'] = r.model;
   if (r.lengthCapped) d['length_capped'] = true;
+  if (r.gatewayDispatchTime > 0 && r.gatewayEnqueueTime > 0) {
+    const delay = (r.gatewayDispatchTime - r.gatewayEnqueueTime) / 1000;
+    if (delay !== 0) d['gateway_queue_delay_ms'] = delay;
+  }
   if (r.sessionId !== '') d['session_id'] = r.sessionId;
   d['round_index'] = r.roundIndex;
   return d;

@@ -121,7 +121,7 @@ export function parsePolicyBundle(yamlText: string, fileLabel: string, options: 
     throw new PolicyConfigError('POLICY_YAML', { file: fileLabel, pos }, '', `invalid YAML: ${msg}`, 'fix the YAML syntax');
   }
   const d = new PolicyDecoder(doc, lines, fileLabel);
-  const bundle = decodeBundle(d, doc.contents as YamlNode | null);
+  const bundle = decodeBundle(d, doc.contents);
   validatePolicyBundle(bundle, d, nameSets(options.names));
   const prio = bundle.priority.policy;
   if (prio !== '' && prio !== 'constant') {

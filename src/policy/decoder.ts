@@ -72,7 +72,7 @@ export class PolicyDecoder {
     if (node === null || node === undefined) return null;
     if (!isAlias(node)) return node;
     if (depth > MAX_ALIAS_DEPTH) throw new Error('alias chain too deep');
-    return this.deref(node.resolve(this.doc) as YamlNode | undefined, depth + 1);
+    return this.deref(node.resolve(this.doc), depth + 1);
   }
 
   isNull(node: YamlNode | null, path: PolicyPath = []): boolean {
@@ -141,7 +141,7 @@ export class PolicyDecoder {
     const n = this.deref(node);
     if (this.isNull(n, path)) return;
     if (n === null || !isMap(n)) {
-      this.typeError(n, path, `a mapping (the ${typeName} section)`, 'indent its keys under the section name');
+      this.typeError(n, path, `a mapping for ${typeName}`, 'indent its keys under the section name');
     }
     const allowed = Object.keys(fields);
     for (const { key, keyNode, value } of this.entries(n, path)) {

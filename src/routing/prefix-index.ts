@@ -8,14 +8,13 @@
  */
 
 /** Blocks remembered per instance: 10,000 × 16 tokens ≈ 160K tokens of prefix. */
+import { HashLru } from '../engine/hash-lru.js';
+
 export const DEFAULT_PREFIX_LRU_CAPACITY = 10_000;
 
 export class PrefixCacheIndex {
-  /**
-   * Per instance, the remembered hashes in recency order: a JS Map iterates in insertion order, so
-   * delete-then-set moves a key to the most-recent end and the first key is the eviction victim.
-   */
-  private readonly instances = new Map<string, Map<number, true>>();
+  /** Per instance, the remembered hashes in recency order. */
+  private readonly instances = new Map<string, HashLru>();
 
   constructor(readonly lruCapacity: number = DEFAULT_PREFIX_LRU_CAPACITY) {
     if (!Number.isInteger(lruCapacity) || lruCapacity <= 0) {
@@ -39,21 +38,10 @@ export class PrefixCacheIndex {
   recordBlocks(hashes: ArrayLike<number>, instanceId: string): void {
     let lru = this.instances.get(instanceId);
     if (lru === undefined) {
-      lru = new Map();
+      lru = new HashLru(this.lruCapacity);
       this.instances.set(instanceId, lru);
     }
-    for (let i = 0; i < hashes.length; i++) {
-      const h = hashes[i] as number;
-      if (lru.delete(h)) {
-        lru.set(h, true);
-        continue;
-      }
-      if (lru.size >= this.lruCapacity) {
-        const oldest = lru.keys().next();
-        if (!oldest.done) lru.delete(oldest.value);
-      }
-      lru.set(h, true);
-    }
+    for (let i = 0; i < hashes.length; i++) lru.touch(hashes[i] as number);
   }
 
   /** Blocks currently remembered for the instance. */

@@ -5,6 +5,7 @@
 import type { Request } from '../domain/request.js';
 import { SloPriorityMap } from '../domain/slo.js';
 import { ClusterSimulator, type ClusterPolicies } from '../cluster/cluster.js';
+import type { FlowControlConfig } from '../cluster/flow-control/controller.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Instance } from '../instance/instance.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
@@ -12,7 +13,7 @@ import { createKVStore } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
 import { makeAdmissionPolicy, makeRoutingPolicy } from '../routing/registry.js';
-import type { ScorerConfig } from '../routing/scorer-config.js';
+import { defaultScorerConfigs, type ScorerConfig } from '../routing/scorer-config.js';
 import { TenantTracker } from '../routing/tenant.js';
 
 export interface KVSetup {
@@ -32,8 +33,8 @@ export interface PolicySetup {
   readonly tierShedMinPriority: number;
   readonly gaieQdThreshold: number;
   readonly gaieKvThreshold: number;
-  /** Fraction of cluster slots per tenant; empty = no budgets. */
-  readonly tenantBudgets: ReadonlyMap<string, number>;
+  /** Fraction of cluster slots per tenant; null = no tenant-budget decorator (an empty map still installs it). */
+  readonly tenantBudgets: ReadonlyMap<string, number> | null;
   readonly routingPolicy: string;
   /** Weighted profile; null = the default profile. */
   readonly routingScorers: readonly ScorerConfig[] | null;
@@ -41,6 +42,8 @@ export interface PolicySetup {
   readonly cacheSignalDelay: number;
   readonly traceDecisions: boolean;
   readonly counterfactualK: number;
+  /** Gateway queue / flow control; null = off. */
+  readonly flowControl: FlowControlConfig | null;
 }
 
 export const DEFAULT_POLICY_SETUP: PolicySetup = {
@@ -51,13 +54,14 @@ export const DEFAULT_POLICY_SETUP: PolicySetup = {
   tierShedMinPriority: 0,
   gaieQdThreshold: 0,
   gaieKvThreshold: 0,
-  tenantBudgets: new Map(),
+  tenantBudgets: null,
   routingPolicy: 'round-robin',
   routingScorers: null,
   snapshotRefreshInterval: 50000,
   cacheSignalDelay: 50000,
   traceDecisions: false,
   counterfactualK: 0,
+  flowControl: null,
 };
 
 export interface EngineSetup {
@@ -85,7 +89,8 @@ export interface EngineSetup {
 
 function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator): ClusterPolicies {
   const rng = new PartitionedRng(setup.seed ?? 42n);
-  let admission = makeAdmissionPolicy(p.admissionPolicy, {
+  // Flow control replaces the configured admission policy (tenant budgets still wrap it).
+  let admission = cs.flowController?.admission ?? makeAdmissionPolicy(p.admissionPolicy, {
     tokenBucketCapacity: p.tokenBucketCapacity,
     tokenBucketRefillRate: p.tokenBucketRefillRate,
     tierShedThreshold: p.tierShedThreshold,
@@ -95,7 +100,7 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
     priorities: slo,
   });
   let tenants: TenantTracker | null = null;
-  if (p.tenantBudgets.size > 0) {
+  if (p.tenantBudgets !== null) {
     tenants = new TenantTracker(p.tenantBudgets, setup.numInstances * setup.maxNumSeqs);
     admission = tenantBudget(admission, tenants, slo);
   }
@@ -108,6 +113,15 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
   return { admission, routing, tenants };
 }
 
+/** Scorers that read the instances' actual prefix caches (and so need the stale cache view). */
+const CACHE_AWARE_SCORERS = new Set(['precise-prefix-cache', 'no-hit-lru']);
+
+function readsInstanceCaches(p: PolicySetup): boolean {
+  if (p.routingPolicy !== 'weighted') return false;
+  const profile = p.routingScorers === null || p.routingScorers.length === 0 ? defaultScorerConfigs() : p.routingScorers;
+  return profile.some((c) => CACHE_AWARE_SCORERS.has(c.name));
+}
+
 export function buildCluster(setup: EngineSetup): ClusterSimulator {
   const slo = new SloPriorityMap(setup.sloPriorities ?? {});
   const p = setup.policy ?? DEFAULT_POLICY_SETUP;
@@ -117,13 +131,15 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       admissionLatency: setup.admissionLatency,
       routingLatency: setup.routingLatency,
       snapshotRefreshInterval: p.snapshotRefreshInterval,
-      cacheSignalDelay: p.cacheSignalDelay,
+      // Freezing cache views costs work on every KV change; skip it when no policy reads them.
+      cacheSignalDelay: readsInstanceCaches(p) ? p.cacheSignalDelay : 0,
       traceDecisions: p.traceDecisions,
       counterfactualK: p.counterfactualK,
       model: setup.model ?? '',
       gpuType: setup.gpuType ?? '',
       tpDegree: setup.tp ?? 0,
       maxBatchSize: setup.maxNumSeqs,
+      flowControl: p.flowControl,
     },
     setup.numInstances,
     (i, sink) =>
@@ -144,6 +160,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
         sink,
       ),
     (cs) => buildPolicies(setup, p, slo, cs),
+    slo,
   );
 }
 

@@ -40,9 +40,10 @@ export function checkConservation(ctx: InvariantContext, cls: Classification = c
     eq('still_queued (waitQ length)', inst.waitQ.length, c.still_queued);
     eq('still_running (batch length)', inst.runningBatch.length, c.still_running);
     const injected = m.completedRequests + m.stillQueued + m.stillRunning + m.droppedUnservable + m.timedOutRequests;
+    // Requests evicted in flight by the gateway were routed here but leave every instance bucket.
     const gap = m.requests.length - injected;
-    if (gap !== c.instance_pipeline) {
-      v.push(`INV-1 ${inst.id}: routed=${m.requests.length}, injected=${injected}: gap ${gap} != ${c.instance_pipeline} requests still in the instance pipeline at the horizon`);
+    if (gap !== c.instance_pipeline + c.gateway_evicted) {
+      v.push(`INV-1 ${inst.id}: routed=${m.requests.length}, injected=${injected}: gap ${gap} != ${c.instance_pipeline} requests still in the instance pipeline at the horizon + ${c.gateway_evicted} evicted`);
     }
     for (const r of m.requests) {
       if (cls.where.has(r) && cls.where.get(r) !== i) v.push(`INV-1 ${inst.id}: ${r.id} is queued/running on another instance`);
@@ -52,8 +53,20 @@ export function checkConservation(ctx: InvariantContext, cls: Classification = c
   const routed = cs.instances.reduce((s, inst) => s + inst.metrics.requests.length, 0);
   const rejections = cs.rejectedRequests + cs.routingRejections;
   if (all.rejected !== rejections) v.push(`INV-1 cluster: ${all.rejected} requests rejected but counters say ${rejections}`);
-  if (requests.length !== routed + rejections + all.cluster_pipeline) {
-    v.push(`INV-1 cluster: num_requests=${requests.length} != routed ${routed} + rejected ${rejections} + not-yet-routed at horizon ${all.cluster_pipeline}`);
+  const g = cs.gatewayCounters();
+  const gw = (name: string, counter: number, actual: number): void => {
+    if (counter !== actual) v.push(`INV-1 cluster: gateway ${name} counter=${counter} but ${actual} requests are in that state`);
+  };
+  gw('queue_shed', g.queueShed, all.gateway_shed);
+  gw('queue_rejected', g.queueRejected, all.gateway_rejected);
+  gw('expired', g.expired, all.gateway_expired);
+  gw('evicted', g.evicted, all.gateway_evicted);
+  // A request dispatched from the gateway whose routing event lies past the horizon is in neither place.
+  if (setup.routingLatency === 0) gw('queue_depth', g.queueDepth, all.gateway_queued);
+  else if (g.queueDepth > all.gateway_queued) gw('queue_depth', g.queueDepth, all.gateway_queued);
+  const unrouted = rejections + all.gateway_rejected + all.gateway_shed + all.gateway_expired + all.gateway_queued + all.cluster_pipeline;
+  if (requests.length !== routed + unrouted) {
+    v.push(`INV-1 cluster: num_requests=${requests.length} != routed ${routed} + never routed ${unrouted} (${JSON.stringify(all)})`);
   }
   const arrived = requests.filter((r) => r.arrivalTime <= setup.horizon).length;
   if (cs.arrivals.length !== arrived) v.push(`INV-1 cluster: ${cs.arrivals.length} ClusterArrival events executed, ${arrived} arrivals are <= horizon`);
@@ -83,7 +96,8 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
     const inst = instanceOf(cs, r);
     const blocks = inst ? inst.kv.blocksOf(r) : 0;
     const wantState = b === 'completed' ? RequestState.Completed : b === 'timed_out' ? RequestState.TimedOut : b === 'still_running' ? RequestState.Running : RequestState.Queued;
-    if (r.state !== wantState) bad(`expected state ${STATE_NAMES[wantState]}`);
+    // An in-flight eviction takes the request out of its instance in whatever state it had.
+    if (r.state !== wantState && b !== 'gateway_evicted') bad(`expected state ${STATE_NAMES[wantState]}`);
     const allowed = b === 'still_queued' && inst ? waitingBlockAllowance(inst, r) : 0;
     if (b !== 'still_running' && blocks > allowed) bad(`holds ${blocks} KV blocks outside the batch (allowed ${allowed})`);
     switch (b) {
@@ -120,7 +134,13 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
         break;
       case 'instance_pipeline':
       case 'cluster_pipeline':
+      case 'gateway_queued':
+      case 'gateway_rejected':
+      case 'gateway_shed':
+      case 'gateway_expired':
         if (r.progressIndex !== 0 || r.hasTTFT || r.hasSchedulingDelay) bad('never enqueued but has progress or samples');
+        break;
+      case 'gateway_evicted':
         break;
     }
   }
@@ -221,7 +241,10 @@ export function checkWorkConserving(ctx: InvariantContext, cls: Classification =
     const left = c.still_queued + c.still_running + c.instance_pipeline + c.cluster_pipeline;
     if (left > 0) v.push(`INV-8: unbounded horizon but ${left} requests never finished (${JSON.stringify(c)})`);
   }
-  if (ctx.log) v.push(...ctx.log.violations);
+  if (ctx.log) {
+    ctx.log.finish();
+    v.push(...ctx.log.violations);
+  }
   return v;
 }
 
@@ -240,8 +263,9 @@ export function unservable(r: Request, maxModelLen: number, blockSize: number, t
 export function checkOracleBoundary(ctx: InvariantContext, cls: Classification = classify(ctx)): string[] {
   const { setup } = ctx;
   const v: string[] = [];
+  const passedGuard = new Set(['completed', 'timed_out', 'dropped_unservable', 'still_queued', 'still_running']);
   for (const [r, b] of cls.bucket) {
-    if (b === 'rejected' || b === 'instance_pipeline' || b === 'cluster_pipeline') continue;
+    if (!passedGuard.has(b)) continue;
     const want = unservable(r, setup.maxModelLen, setup.kv.blockSize, setup.kv.totalBlocks);
     if (want !== (b === 'dropped_unservable')) {
       v.push(`INV-9 ${r.id}: ${b} but the output-blind guard says ${want ? 'unservable' : 'servable'} (input ${r.inputLen}, maxOutputLen ${r.maxOutputLen}, outputs ${r.outputLen})`);
@@ -264,9 +288,11 @@ export function checkTokenAccounting(ctx: InvariantContext, cls: Classification 
     let ttftSum = 0;
     let input = 0;
     let capped = 0;
+    let evictedInput = 0;
     for (const r of m.requests) {
       const b = cls.bucket.get(r);
       if (b === 'completed' || b === 'timed_out' || b === 'still_queued' || b === 'still_running') input += r.inputLen;
+      if (b === 'gateway_evicted') evictedInput += r.inputLen;
       if (b !== 'completed') continue;
       const decoded = r.progressIndex - r.inputLen;
       if (r.lengthCapped) {
@@ -285,7 +311,11 @@ export function checkTokenAccounting(ctx: InvariantContext, cls: Classification 
     eq('total_output_tokens', m.totalOutputTokens, out);
     eq('AllITLs count', allItlCount(inst), itls);
     eq('ttftSum', m.ttftSum, ttftSum);
-    eq('total_input_tokens', m.totalInputTokens, input);
+    // Whether an evicted request had passed the enqueue guard is not recorded, so it bounds the count.
+    if (evictedInput === 0) eq('total_input_tokens', m.totalInputTokens, input);
+    else if (m.totalInputTokens < input || m.totalInputTokens > input + evictedInput) {
+      v.push(`tokens ${inst.id}: total_input_tokens=${m.totalInputTokens} outside [${input}, ${input + evictedInput}]`);
+    }
     eq('length_capped_requests', m.lengthCappedRequests, capped);
   }
   return v;

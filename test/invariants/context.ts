@@ -4,7 +4,7 @@
  * the horizon). Classification is derived from the live engine objects, never from the counters it checks.
  */
 import type { ClusterSimulator } from '../../src/cluster/cluster.js';
-import { RequestState, type Request } from '../../src/domain/request.js';
+import { RequestState, type Request, type RequestOutcome } from '../../src/domain/request.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { TieredKVCache } from '../../src/kv/tiered.js';
 import type { EngineSetup } from '../../src/sim/engine-setup.js';
@@ -21,16 +21,21 @@ export interface InvariantContext {
 }
 
 export type Bucket =
-  | 'completed'
-  | 'timed_out'
-  | 'dropped_unservable'
-  | 'rejected'
+  /** Terminal outcomes: completed, timed_out, dropped_unservable, rejected and the gateway ones. */
+  | Exclude<RequestOutcome, ''>
   | 'still_queued'
   | 'still_running'
   /** Routed to an instance, but its instance Arrival/Queued event lies past the horizon. */
   | 'instance_pipeline'
   /** Never routed: its ClusterArrival/Admission/Routing event lies past the horizon. */
-  | 'cluster_pipeline';
+  | 'cluster_pipeline'
+  /** Admitted into the gateway queue (flow control) and not yet routed at the horizon. */
+  | 'gateway_queued';
+
+export const BUCKETS: readonly Bucket[] = [
+  'completed', 'timed_out', 'dropped_unservable', 'rejected', 'gateway_rejected', 'gateway_shed', 'gateway_expired',
+  'gateway_evicted', 'still_queued', 'still_running', 'instance_pipeline', 'cluster_pipeline', 'gateway_queued',
+];
 
 export interface Classification {
   readonly bucket: Map<Request, Bucket>;
@@ -60,6 +65,11 @@ export function queuedTime(setup: EngineSetup, r: Request): number {
  */
 export function waitingBlockAllowance(inst: Instance, r: Request): number {
   return inst.kv instanceof TieredKVCache && r.state === RequestState.Queued ? Math.floor(r.inputLen / inst.kv.blockSize) : 0;
+}
+
+/** Waiting requests that hold KV blocks through the tiered quirk above (empty when none). */
+export function blockHoldingWaiters(inst: Instance): Request[] {
+  return inst.waitQ.toArray().filter((r) => inst.kv.blocksOf(r) > 0);
 }
 
 export function instanceOf(cs: ClusterSimulator, r: Request): Instance | undefined {
@@ -106,12 +116,13 @@ export function classify(ctx: InvariantContext): Classification {
         continue;
       }
       b = 'instance_pipeline';
-    } else {
-      if (r.arrivalTime + setup.admissionLatency + setup.routingLatency <= setup.horizon) {
-        violations.push(`INV-1: ${r.id} reached routing before the horizon but was neither routed nor rejected (lost request)`);
-        continue;
-      }
+    } else if (r.arrivalTime + setup.admissionLatency + setup.routingLatency > setup.horizon) {
       b = 'cluster_pipeline';
+    } else if (cs.flowController !== null && r.arrivalTime + setup.admissionLatency <= setup.horizon) {
+      b = 'gateway_queued';
+    } else {
+      violations.push(`INV-1: ${r.id} reached routing before the horizon but was neither routed nor rejected (lost request)`);
+      continue;
     }
     bucket.set(r, b);
   }
@@ -121,12 +132,9 @@ export function classify(ctx: InvariantContext): Classification {
   return { bucket, where, violations };
 }
 
-/** `${count} requests` grouped by bucket (for messages and per-instance sums). */
+/** Number of requests per bucket, optionally restricted by `filter`. */
 export function countBuckets(c: Classification, filter: (r: Request) => boolean = () => true): Record<Bucket, number> {
-  const out: Record<Bucket, number> = {
-    completed: 0, timed_out: 0, dropped_unservable: 0, rejected: 0, still_queued: 0, still_running: 0,
-    instance_pipeline: 0, cluster_pipeline: 0,
-  };
+  const out = Object.fromEntries(BUCKETS.map((b) => [b, 0])) as Record<Bucket, number>;
   for (const [r, b] of c.bucket) if (filter(r)) out[b]++;
   return out;
 }

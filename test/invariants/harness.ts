@@ -19,6 +19,7 @@ export function runChecked(setup: EngineSetup, requests: readonly Request[], opt
   const cs = buildCluster(setup);
   const log = new EventRecorder(cs, requests, setup.maxModelLen, opts);
   cs.run(requests);
+  log.finish();
   assertInvariants({ cs, requests, setup, log });
   return { cs, log };
 }

@@ -1,6 +1,8 @@
 /**
- * Per-event invariant observation through `ClusterSimulator.onEvent`. Records the time of every executed
- * event (INV-3) and, in deep mode, checks after each instance event:
+ * Per-event invariant observation through `ClusterSimulator.onEvent`, which the cluster calls just before it
+ * executes each event (a pinned contract, see invariants.test.ts). The state after an instance event is
+ * therefore inspected when the next event is announced, and after the last one by {@link finish}. Records the
+ * time of every executed event (INV-3) and, in deep mode, checks after each instance event:
  *   - INV-2 lifecycle transitions (terminal states never change; each transition only on the event kind
  *     that can cause it),
  *   - INV-4 KV block conservation,
@@ -34,6 +36,14 @@ interface Snapshot {
   stepPending: boolean;
 }
 
+/** Thrown by the livelock guard; the run was aborted mid-flight (the engine state is as it was then). */
+export class LivelockError extends Error {
+  constructor(readonly events: number, readonly clock: number) {
+    super(`livelock guard: more than ${events} events (clock ${clock})`);
+    this.name = 'LivelockError';
+  }
+}
+
 const KIND_NAMES = Object.fromEntries(Object.entries(EventKind).map(([k, v]) => [v, k])) as Record<number, string>;
 
 export class EventRecorder {
@@ -49,6 +59,8 @@ export class EventRecorder {
   private readonly maxEvents: number;
   private readonly maxViolations: number;
   private readonly mml: number;
+  /** The announced event whose effects are not inspected yet. */
+  private pending: { t: number; kind: EventKind; idx: number } | null = null;
 
   constructor(
     private readonly cs: ClusterSimulator,
@@ -79,14 +91,27 @@ export class EventRecorder {
     if (this.violations.length < this.maxViolations) this.violations.push(msg);
   }
 
+  /** Inspects the effects of the last event; call after `run()` returns (idempotent). */
+  finish(): void {
+    const p = this.pending;
+    this.pending = null;
+    if (p === null || !this.deep) return;
+    if (p.idx >= 0) this.afterInstanceEvent(p.t, p.kind, p.idx);
+    // Cluster events can reach into instances (gateway in-flight eviction): resynchronise the snapshots.
+    else this.cs.instances.forEach((inst, i) => this.snapshot(inst, this.snaps[i] as Snapshot));
+  }
+
   private onEvent(t: number, kind: EventKind, idx: number): void {
+    this.finish();
     this.times.push(t);
     this.kinds.push(kind);
     this.instanceIndexes.push(idx);
-    if (this.times.length > this.maxEvents) throw new Error(`livelock guard: more than ${this.maxEvents} events (clock ${t})`);
-    if (idx < 0) return;
-    this.lastInstanceTime[idx] = t;
-    if (!this.deep) return;
+    if (this.times.length > this.maxEvents) throw new LivelockError(this.maxEvents, t);
+    if (idx >= 0) this.lastInstanceTime[idx] = t;
+    this.pending = { t, kind, idx };
+  }
+
+  private afterInstanceEvent(t: number, kind: EventKind, idx: number): void {
     const inst = this.cs.instances[idx] as Instance;
     const at = `t=${t} ${KIND_NAMES[kind] ?? kind}@${inst.id}`;
     const snap = this.snaps[idx] as Snapshot;
@@ -101,7 +126,11 @@ export class EventRecorder {
     for (const e of kvUsage(inst)) this.fail(`${e} (${at})`);
     const busy = inst.waitQ.length > 0 || inst.runningBatch.length > 0;
     if (busy && !inst.isStepPending) this.fail(`INV-8 ${at}: ${inst.waitQ.length} queued / ${inst.runningBatch.length} running but no step pending`);
-    snap.busy = busy;
+    this.snapshot(inst, snap);
+  }
+
+  private snapshot(inst: Instance, snap: Snapshot): void {
+    snap.busy = inst.waitQ.length > 0 || inst.runningBatch.length > 0;
     snap.stepPending = inst.isStepPending;
     snap.batch = inst.runningBatch.slice();
     snap.pi.clear();
@@ -134,6 +163,12 @@ export class EventRecorder {
       const s = r.state;
       const o = r.outcome;
       if (s === prev.s && o === prev.o) continue;
+      if (o.startsWith('gateway_')) {
+        // Changed by a cluster-side eviction, not by this event.
+        prev.s = s;
+        prev.o = o;
+        continue;
+      }
       const name = `${STATE_NAMES[prev.s]}->${STATE_NAMES[s]}`;
       if (prev.o !== '' && o !== prev.o) this.fail(`INV-2 ${at}: ${r.id} outcome changed ${prev.o} -> ${o}`);
       if (prev.s === RequestState.Completed || prev.s === RequestState.TimedOut) {

@@ -32,6 +32,7 @@ const SUPPORTED = new Set([
   'p13-weighted-running-active-load-aware',
   'p14-always-busiest-admission-routing-latency',
   'p17-least-loaded-decisions-counterfactual',
+  'p11a-flow-control-utilization-queue-reject',
 ]);
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'blis-parity-'));

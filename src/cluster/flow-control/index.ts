@@ -46,6 +46,8 @@
  *                   that decides not to disaggregate; prefill and decode sub-requests are not tracked.
  *   Instance request-done hook (every terminal state): tenant onComplete, then fc.onRequestDone(req).
  *   tier(req) = req.sloClass || 'standard'.
+ *   End of run: when fc.depth > 0 the reference logs the warning
+ *                   "[cluster] <n> requests remain in gateway queue at simulation end".
  *
  * Dispatch rate (Hard part 5): one attempt per accepted enqueue plus one per tick; each attempt releases at
  * most one request. The tick (default 1000 µs; --dispatch-tick-interval 0 also means 1000) is demand-driven:

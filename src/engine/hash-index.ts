@@ -38,17 +38,6 @@ export class HashIndex {
     return Math.imul(lo ^ hi, GOLDEN) >>> this.shift;
   }
 
-  /** An independent copy (a frozen view for stale routing signals). */
-  clone(): HashIndex {
-    const c = Object.create(HashIndex.prototype) as HashIndex;
-    c.keys = this.keys.slice();
-    c.vals = this.vals.slice();
-    c.shift = this.shift;
-    c.mask = this.mask;
-    c.count = this.count;
-    return c;
-  }
-
   /** Value stored under `k`, or -1. */
   get(k: number): number {
     const keys = this.keys;

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { HashLru } from './hash-lru.js';
+
+/** The obvious array-based LRU, as an oracle. */
+class ArrayLru {
+  keys: number[] = [];
+  constructor(private readonly cap: number) {}
+  touch(k: number): void {
+    const i = this.keys.indexOf(k);
+    if (i >= 0) this.keys.splice(i, 1);
+    else if (this.keys.length >= this.cap) this.keys.shift();
+    this.keys.push(k);
+  }
+}
+
+describe('HashLru', () => {
+  it('evicts the least recently used key and refreshes on touch', () => {
+    const l = new HashLru(3);
+    [1, 2, 3].forEach((k) => l.touch(k));
+    l.touch(1);
+    l.touch(4); // evicts 2
+    expect(l.has(2)).toBe(false);
+    expect(l.keys()).toEqual([3, 1, 4]);
+  });
+
+  it('matches an array LRU over a long random sequence', () => {
+    const l = new HashLru(50);
+    const o = new ArrayLru(50);
+    let x = 7;
+    for (let i = 0; i < 20000; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      const k = 1 + (x % 120) * 4294967296 + (x % 7);
+      l.touch(k);
+      o.touch(k);
+    }
+    expect(l.keys()).toEqual(o.keys);
+    expect(l.size).toBe(50);
+  });
+});
