@@ -60,7 +60,6 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
   const { setup, latency, seed } = await resolveEngineFlags(f);
   for (const w of latency.warnings) io.warn(w);
   const pol = await resolvePolicyFlags(f, io);
-  const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, null);
   if (f.str('fitness-weights') !== '') {
     try {
       parseFitnessWeights(f.str('fitness-weights'));
@@ -68,6 +67,36 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
       throw new ConfigError('bad-flag', `--fitness-weights: ${(e as Error).message}`);
     }
   }
+  const spec = f.str('workload-spec');
+  const wl = spec === '' ? generatedWorkload(f, seed) : await specWorkload(f, spec);
+  const { requests, horizon } = wl;
+  const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
+  const cs = runEngine({ ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities }, requests);
+  observe?.(cs, requests);
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true));
+  emit(io, f, report);
+  const tp = f.str('trace-output');
+  if (tp !== '') {
+    const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
+      request,
+      outcome: { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: request.itlSum },
+    })));
+    const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
+    writeFileSync(`${tp}.yaml`, formatTraceHeaderYaml(header));
+    writeFileSync(`${tp}.csv`, formatTraceCsv(records, header.mode));
+  }
+}
+
+interface RunWorkload {
+  readonly requests: Request[];
+  readonly horizon: number;
+  /** The workload seed in effect (trace header). */
+  readonly seed: bigint;
+  readonly specGoodput: ReadonlyMap<string, SloDimTargets> | null;
+}
+
+/** The distribution workload or a preset, from the run flags. */
+function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
   const horizon = horizonFlag(f);
   const timeoutSecs = f.int('timeout');
   const workloadFlags = { rate: f.float('rate'), numRequests: f.int('num-requests'), prefixTokens: f.int('prefix-tokens'), timeoutSecs };
@@ -79,13 +108,14 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
     if (!isPresetName(wl)) throw new ConfigError('bad-flag', `unknown --workload "${wl}"; valid: distribution, chatbot, contentgen, summarization, multidoc`);
     shape = resolvePreset(wl);
   }
-  const prompt = wl === 'distribution'
+  const custom = wl === 'distribution';
+  const prompt = custom
     ? { mean: f.int('prompt-tokens'), stdev: f.int('prompt-tokens-stdev'), min: f.int('prompt-tokens-min'), max: f.int('prompt-tokens-max') }
     : shape.prompt;
-  const output = wl === 'distribution'
+  const output = custom
     ? { mean: f.int('output-tokens'), stdev: f.int('output-tokens-stdev'), min: f.int('output-tokens-min'), max: f.int('output-tokens-max') }
     : shape.output;
-  if (wl === 'distribution') {
+  if (custom) {
     const derr = validateDistributionParams(prompt, output);
     if (derr) throw new ConfigError('bad-flag', derr);
   }
@@ -94,25 +124,24 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
     rate: workloadFlags.rate,
     numRequests: workloadFlags.numRequests,
     horizon,
-    prefixTokens: wl === 'distribution' ? workloadFlags.prefixTokens : shape.prefixTokens,
+    prefixTokens: custom ? workloadFlags.prefixTokens : shape.prefixTokens,
     prompt,
     output,
     timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
   });
-  const cs = runEngine({ ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities }, requests);
-  observe?.(cs, requests);
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true));
-  emit(io, f, report);
-  const tp = f.str('trace-output');
-  if (tp !== '') {
-    const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
-      request,
-      outcome: { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: request.itlSum },
-    })));
-    const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: seed, goodputSloTargets: goodputTargets } : { workloadSeed: seed });
-    writeFileSync(`${tp}.yaml`, formatTraceHeaderYaml(header));
-    writeFileSync(`${tp}.csv`, formatTraceCsv(records, header.mode));
-  }
+  return { requests, horizon, seed, specGoodput: null };
+}
+
+/** `--workload-spec FILE`: the spec's clients, with --seed/--num-requests/--horizon/--timeout overriding it when given. */
+async function specWorkload(f: FlagValues, path: string): Promise<RunWorkload> {
+  const { loadSpecWorkloadForRun } = await import('../workload/spec/index.js');
+  const r = loadSpecWorkloadForRun(readText(path, '--workload-spec'), path, {
+    ...(f.changed('seed') ? { seed: f.bigint('seed') } : {}),
+    ...(f.changed('num-requests') ? { numRequests: f.int('num-requests') } : {}),
+    ...(f.changed('horizon') ? { horizon: horizonFlag(f) } : {}),
+    ...(f.changed('timeout') ? { timeoutSecs: f.int('timeout') } : {}),
+  });
+  return { requests: r.requests, horizon: r.horizon, seed: r.seed, specGoodput: r.goodputSloTargets.size > 0 ? r.goodputSloTargets : null };
 }
 
 function readText(path: string, flag: string): string {

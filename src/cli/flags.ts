@@ -90,6 +90,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'metrics-path', kind: 'string', def: '', help: 'write the metrics JSON with per-request details to this file', scope: 'shared' },
   { name: 'output-format', kind: 'string', def: 'json', help: 'stdout format: json (one JSON document) or reference (the reference text, byte for byte)', scope: 'shared' },
   // run: workload
+  { name: 'workload-spec', kind: 'string', def: '', help: 'workload spec v2 YAML (clients, arrival processes, length distributions, tenants, SLO classes); replaces the distribution flags', scope: 'run' },
   { name: 'workload', kind: 'string', def: 'distribution', help: 'workload: distribution or a preset (chatbot, contentgen, summarization, multidoc)', scope: 'run' },
   { name: 'rate', kind: 'float', def: 1.0, help: 'arrival rate (requests/s)', scope: 'run' },
   { name: 'num-requests', kind: 'int', def: 100, help: 'number of requests', scope: 'run' },

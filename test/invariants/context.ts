@@ -67,11 +67,6 @@ export function waitingBlockAllowance(inst: Instance, r: Request): number {
   return inst.kv instanceof TieredKVCache && r.state === RequestState.Queued ? Math.floor(r.inputLen / inst.kv.blockSize) : 0;
 }
 
-/** Waiting requests that hold KV blocks through the tiered quirk above (empty when none). */
-export function blockHoldingWaiters(inst: Instance): Request[] {
-  return inst.waitQ.toArray().filter((r) => inst.kv.blocksOf(r) > 0);
-}
-
 export function instanceOf(cs: ClusterSimulator, r: Request): Instance | undefined {
   return cs.instances.find((i) => i.id === r.assignedInstance);
 }

@@ -14,10 +14,13 @@ export interface CheckedRun {
   readonly log: EventRecorder;
 }
 
+/** Livelock guard used when the caller sets none: far beyond any run the suites make. */
+const DEFAULT_MAX_EVENTS = 5_000_000;
+
 /** Runs `requests` on a fresh cluster with the recorder attached and asserts every invariant (throws). */
 export function runChecked(setup: EngineSetup, requests: readonly Request[], opts: RecorderOptions = {}): CheckedRun {
   const cs = buildCluster(setup);
-  const log = new EventRecorder(cs, requests, setup.maxModelLen, opts);
+  const log = new EventRecorder(cs, requests, setup.maxModelLen, { maxEvents: DEFAULT_MAX_EVENTS, ...opts });
   cs.run(requests);
   log.finish();
   assertInvariants({ cs, requests, setup, log });

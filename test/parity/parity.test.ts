@@ -16,25 +16,6 @@ import { compareJson, splitSections } from './compare.js';
 import { HAS_PARITY, PARITY_DIR, PARITY_SKIP_NOTE, parityCases, type ParityCase } from './workload-fixtures.js';
 import { checkRun } from './invariant-hook.js';
 
-/** Cases whose features are implemented; the others need workload specs, flow control or policy bundles. */
-const SUPPORTED = new Set([
-  'p01-roofline-llama8b-prefix-cache',
-  'p02-trained-physics-default-workload',
-  'p03-preemption-small-kv',
-  'p04-chunked-prefill-long-prompts',
-  'p05a-max-model-len-drops',
-  'p05b-prompt-exceeds-kv-capacity',
-  'p10a-moe-mixtral-tp2',
-  'p10b-tiered-kv-cpu-offload',
-  'p06-cluster4-round-robin-fitness',
-  'p07a-cluster4-weighted-default-scorers',
-  'p08-least-loaded-token-bucket',
-  'p13-weighted-running-active-load-aware',
-  'p14-always-busiest-admission-routing-latency',
-  'p17-least-loaded-decisions-counterfactual',
-  'p11a-flow-control-utilization-queue-reject',
-]);
-
 const scratch = mkdtempSync(path.join(tmpdir(), 'blis-parity-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -96,8 +77,7 @@ function expectSameSections(actual: string, expectedFile: string): void {
 
 describe.skipIf(!HAS_PARITY)(`reference parity${PARITY_SKIP_NOTE}`, () => {
   for (const c of parityCases()) {
-    const supported = SUPPORTED.has(c.name);
-    describe.skipIf(!supported)(`${c.name}${supported ? '' : ' (needs workload spec / flow control / policy bundle support: not wired yet)'}`, () => {
+    describe(c.name, () => {
       const out = path.join(scratch, c.name);
       mkdirSync(out, { recursive: true });
 

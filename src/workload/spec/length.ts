@@ -193,6 +193,10 @@ function empirical(spec: DistSpec): EmpiricalSampler {
     if (bin === null) {
       throw new DistributionError(`empirical PDF key "${k}" is not an integer`, k, 'use integer token counts as keys');
     }
+    if (v < 0) {
+      // The reference accepts these but counts them in the normalising total, which corrupts the CDF.
+      throw new DistributionError(`empirical PDF weight for "${k}" is negative (${v})`, k, 'use weights >= 0');
+    }
     if (pdf.has(bin)) {
       // The reference keeps whichever duplicate its map iteration visits last, which is not deterministic.
       throw new DistributionError(`empirical PDF keys collide: "${k}" is also bin ${bin}`, k, 'give each token count one key');

@@ -21,9 +21,9 @@ export function checkSloClass(src: SpecSource, path: SpecPath, cls: string): voi
   src.fail('WORKLOAD_SPEC_VALUE', path, `unknown slo_class "${cls}"`, `use one of ${SLO_CLASSES.join(', ')}, or leave it empty`);
 }
 
-/** A positive finite rate; `label` is how the fix refers to the field. */
+/** A positive rate (finiteness is already guaranteed by the schema); `present` = written in the file. */
 export function checkPositiveRate(src: SpecSource, path: SpecPath, v: number, present: boolean): void {
-  if (!present) src.fail('WORKLOAD_SPEC_RATE', path, 'is required', 'set a positive number');
+  if (!present) src.fail('WORKLOAD_SPEC_RATE', path, 'is missing', 'set a positive number');
   if (v <= 0) src.fail('WORKLOAD_SPEC_RATE', path, `must be positive, got ${goF(v)}`, 'set a positive number');
 }
 

@@ -100,7 +100,8 @@ function checkAggregateRate(spec: WorkloadSpec, src: SpecSource): void {
 /** Rate-based clients whose fractions are all 0 leave nothing to split aggregate_rate by. */
 function checkRateSum(spec: WorkloadSpec, src: SpecSource): void {
   const rate = spec.clients.filter((c) => c.concurrency === 0);
-  if (rate.length === 0 || spec.cohorts.length > 0 || rate.some((c) => c.rateFraction !== 0)) return;
+  // A single client gets the per-client "rate_fraction must be positive" message instead.
+  if (rate.length < 2 || spec.cohorts.length > 0 || rate.some((c) => c.rateFraction !== 0)) return;
   const first = spec.clients.findIndex((c) => c.concurrency === 0);
   src.fail(
     'WORKLOAD_SPEC_RATE_SUM',

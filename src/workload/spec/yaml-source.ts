@@ -39,7 +39,7 @@ export class SpecSource {
     readonly file: string,
   ) {
     this.lines = new LineCounter();
-    this.doc = parseDocument(text, { lineCounter: this.lines, intAsBigInt: true, merge: true, prettyErrors: true });
+    this.doc = parseDocument(text, { lineCounter: this.lines, intAsBigInt: true, merge: true, prettyErrors: true, uniqueKeys: false });
     const err = this.doc.errors[0];
     if (err !== undefined) {
       const pos = err.linePos?.[0] ?? { line: 1, col: 1 };
@@ -55,6 +55,11 @@ export class SpecSource {
   /** Throws a {@link WorkloadSpecError} located at `path` (or at its key when `atKey`). */
   fail(code: WorkloadSpecErrorCode, path: SpecPath, problem: string, fix: string, atKey = false): never {
     throw new WorkloadSpecError(code, this.file, this.position(path, atKey), formatSpecPath(path), problem, fix);
+  }
+
+  private failAtNode(code: WorkloadSpecErrorCode, node: YamlNode, path: SpecPath, problem: string, fix: string): never {
+    const pos = this.lines.linePos(node.range?.[0] ?? 0);
+    throw new WorkloadSpecError(code, this.file, pos, formatSpecPath(path), problem, fix);
   }
 
   /** Whether `path` names a value actually written in the file (null values count as absent). */
@@ -172,7 +177,8 @@ export class SpecSource {
       if (this.isMergeKey(pair.key)) continue;
       const key = this.keyText(pair.key as YamlNode | null);
       if (key === null) this.fail('WORKLOAD_SPEC_TYPE', path, 'mapping keys must be plain scalars', 'use a name or number as the key');
-      if (explicit.has(key)) this.fail('WORKLOAD_SPEC_YAML', [...path, key], `key "${key}" appears twice`, 'keep one of them', true);
+      // Checked here rather than by the YAML parser so the message can name the field (and "1" vs 1 collide, as in Go).
+      if (explicit.has(key)) this.failAtNode('WORKLOAD_SPEC_YAML', pair.key as YamlNode, [...path, key], `duplicate key "${key}"`, 'keep only one of them');
       explicit.add(key);
       entries.set(key, this.convert(pair.value as YamlNode | null, [...path, key]));
     }
