@@ -67,7 +67,9 @@ export class ClusterSimulator {
   readonly routingRecords: RoutingRecord[] = [];
   /** Optional observer of every executed event (invariant checkers); unset costs nothing. */
   onEvent: ((time: number, kind: EventKind, instanceIndex: number) => void) | null = null;
-  private hasRun = false;
+  private finished = false;
+  /** An event beyond the horizon was reached: the reference stops there and discards the rest. */
+  private pastHorizon = false;
   private readonly indexById = new Map<string, number>();
   readonly snapshots: SnapshotProvider;
   /** The gateway queue when flow control is on; its admission replaces the configured policy. */
@@ -101,21 +103,49 @@ export class ClusterSimulator {
     return i === undefined ? 0 : this.snapshots.cachedBlocks(i, req);
   }
 
-  /** Runs the simulation over `requests` (non-decreasing arrival times). Single use. */
+  /** Runs the simulation over `requests` (non-decreasing arrival times) to the end. Single use. */
   run(requests: readonly Request[]): void {
-    if (this.hasRun) throw new Error('ClusterSimulator.run() called twice');
-    this.hasRun = true;
+    for (const r of requests) this.inject(r);
+    this.advanceTo(Infinity);
+    this.finish();
+  }
+
+  /**
+   * Online use (a live server, a step-wise driver): schedules `req`'s arrival at `req.arrivalTime`, which must
+   * not be earlier than the current clock once events have run.
+   */
+  inject(req: Request): void {
+    if (this.finished) throw new Error('ClusterSimulator: inject after finish()');
+    if (this.clock > 0 && req.arrivalTime < this.clock) {
+      throw new RangeError(`ClusterSimulator.inject: ${req.id} arrives at ${req.arrivalTime}, before the clock ${this.clock}`);
+    }
+    this.queue.push(req.arrivalTime, eventOrder(-1, EventKind.ClusterArrival), EventKind.ClusterArrival, req);
+  }
+
+  /** Time of the next pending event (Infinity when none). */
+  nextEventTime(): number {
+    return this.queue.peekTime();
+  }
+
+  /**
+   * Executes every event with time <= `until` (and <= the horizon). Returns false once the horizon has been
+   * passed or no events remain, true while more events are pending after `until`.
+   */
+  advanceTo(until: number): boolean {
+    if (this.pastHorizon) return false;
     const q = this.queue;
-    const clusterOrder = eventOrder(-1, EventKind.ClusterArrival);
-    for (const r of requests) q.push(r.arrivalTime, clusterOrder, EventKind.ClusterArrival, r);
     const horizon = this.cfg.horizon;
     while (q.length > 0) {
       const t = q.peekTime();
+      if (t > horizon) {
+        this.pastHorizon = true;
+        return false;
+      }
+      if (t > until) return true;
       const order = q.peekOrder();
       const kind = q.peekKind() as EventKind;
       const req = q.peekPayload();
       q.pop();
-      if (t > horizon) break;
       const idx = orderInstance(order);
       if (idx < 0) {
         this.clock = t;
@@ -131,6 +161,13 @@ export class ClusterSimulator {
       this.onEvent?.(t, kind, idx);
       inst.handle(kind, req, t);
     }
+    return false;
+  }
+
+  /** Ends the run: finalises every instance (still-queued/running counts, end time). */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
     for (const inst of this.instances) inst.finalize();
   }
 

@@ -51,16 +51,14 @@ export interface SpecGenerateOptions {
  *
  * @throws WorkloadSpecError (WORKLOAD_SPEC_UNSUPPORTED) for features not generated yet (sessions, multi-turn,
  *   concurrency clients, inference-perf, ServeGen, LoRA adapters).
- * @throws RangeError for a negative request cap, or when neither the cap nor the horizon bounds generation.
+ * @throws RangeError for a negative request cap, or when nothing bounds generation (no cap, no horizon, and a
+ *   client without lifecycle windows).
  */
 export function generateSpecWorkload(spec: WorkloadSpec, opts: SpecGenerateOptions): Request[] {
   const { horizon, numRequests } = opts;
   if (!(horizon > 0)) return [];
   if (!Number.isSafeInteger(numRequests) || numRequests < 0) {
     throw new RangeError(`maxRequests must be a non-negative integer, got ${numRequests}`);
-  }
-  if (numRequests === 0 && horizon >= MAX_INT64) {
-    throw new RangeError('Workload requires either num_requests or --horizon to bound generation');
   }
   assertGeneratable(spec);
   const timeoutUs = opts.timeoutSecs === undefined ? undefined : opts.timeoutSecs > 0 ? opts.timeoutSecs * 1_000_000 : 0;
@@ -75,6 +73,11 @@ export function generateSpecWorkload(spec: WorkloadSpec, opts: SpecGenerateOptio
   } else {
     const prefixes = generatePrefixTokens(clients, wg);
     const rates = normalizeRateFractions(clients, spec.aggregateRate);
+    // A windowless client with a rate would generate until the end of time (the run command refuses this case
+    // up front; lifecycle windows and the time-varying path end on their own).
+    if (numRequests === 0 && horizon >= MAX_INT64 && clients.some((c, i) => rates[i]! > 0 && c.lifecycle === null)) {
+      throw new RangeError('Workload requires either num_requests or --horizon to bound generation');
+    }
     drafts = [];
     clients.forEach((c, i) => {
       const rate = rates[i]!;
