@@ -10,8 +10,8 @@
  *   server of the last decade — it takes a fused multiply-add path; that path is the default here, with the
  *   plain-SSE variant available for comparison. JS has no FMA, so {@link fma} emulates a correctly rounded one.
  * - `Log` is the amd64 assembly routine, already ported in the engine's GoRand ({@link goLog}).
- * - `Pow`, `Gamma`, `Cos`, `Frexp`, `Ldexp`, `Modf` are Go's portable code (no amd64 assembly exists for them, and
- *   the amd64 compiler never fuses multiply-adds at GOAMD64=v1).
+ * - `Pow`, `Frexp`, `Ldexp`, `Modf` (and `Gamma`, `Cos` in go-math-special.ts) are Go's portable code (amd64 has
+ *   no assembly for them, and the amd64 compiler never fuses multiply-adds at GOAMD64=v1).
  */
 import { goLog } from '../../engine/go-rand.js';
 
@@ -130,18 +130,18 @@ function roundBigScaled(m: bigint, e: number): number {
   return neg ? -r : r;
 }
 
-// Constants of the amd64 Exp routine, parsed from the same decimal literals as the reference assembler.
-const LOG2E = 1.442695040888963407359924681001892;
-const LN2U = 0.69314718055966295651160180568695068359375;
-const LN2L = 0.28235290563031577122588448175013436025525412068e-12;
-const EXP_OVERFLOW = 7.09782712893384e2;
+// Constants of the amd64 Exp routine: the shortest spellings of the doubles its (longer) decimal literals denote.
+const LOG2E = 1.4426950408889634;
+const LN2U = 0.693147180559663;
+const LN2L = 2.8235290563031577e-13;
+const EXP_OVERFLOW = 709.782712893384;
 const T2 = 0.5;
-const T3 = 1.6666666666666666667e-1;
-const T4 = 4.1666666666666666667e-2;
-const T5 = 8.3333333333333333333e-3;
-const T6 = 1.3888888888888888889e-3;
-const T7 = 1.984126984126984127e-4;
-const T8 = 2.4801587301587301587e-5;
+const T3 = 0.16666666666666666;
+const T4 = 0.041666666666666664;
+const T5 = 0.008333333333333333;
+const T6 = 0.001388888888888889;
+const T7 = 0.0001984126984126984;
+const T8 = 0.0000248015873015873;
 
 /** CVTSD2SL: round half to even into int32; out-of-range values give the "integer indefinite" -2^31. */
 function cvtsd2sl(t: number): number {
@@ -206,7 +206,7 @@ export function goFrexp(x: number): [number, number] {
   e += ((hi >>> 20) & 0x7ff) - 1022;
   f64[0] = y;
   u32[HI] = (hi & 0x800fffff) | 0x3fe00000;
-  return [f64[0]!, e];
+  return [f64[0], e];
 }
 
 /** Go math.Ldexp: frac · 2^exp, rounding once when the result is subnormal. */
@@ -229,7 +229,7 @@ export function goLdexp(frac: number, exp: number): number {
   }
   f64[0] = y;
   u32[HI] = (hi & 0x800fffff) | ((e + 1023) << 20);
-  return m * f64[0]!;
+  return m * f64[0];
 }
 
 /** Go math.Modf: integer part (toward zero) and fractional part, both carrying x's sign. */
@@ -314,115 +314,6 @@ function powFinite(x: number, y: number): number {
     ae = -ae;
   }
   return goLdexp(a1, ae);
-}
-
-const GAM_P = [
-  1.60119522476751861407e-4, 1.19135147006586384913e-3, 1.04213797561761569935e-2, 4.76367800457137231464e-2,
-  2.0744822764843597515e-1, 4.94214826801497100753e-1, 9.99999999999999996796e-1,
-] as const;
-const GAM_Q = [
-  -2.31581873324120129819e-5, 5.39605580493303397842e-4, -4.45641913851797240494e-3, 1.18139785222060435552e-2,
-  3.58236398605498653373e-2, -2.34591795718243348568e-1, 7.14304917030273074085e-2, 1.0000000000000000032,
-] as const;
-const GAM_S = [
-  7.87311395793093628397e-4, -2.2954996161337812638e-4, -2.68132617805781232825e-3, 3.4722222160545866731e-3,
-  8.33333333333482257126e-2,
-] as const;
-
-/** Stirling's formula as Go evaluates it, returned as two factors whose product is Γ(x). */
-function stirling(x: number): [number, number] {
-  if (x > 200) return [Infinity, 1];
-  const sqrtTwoPi = 2.506628274631000502417;
-  const maxStirling = 143.01608;
-  let w = 1 / x;
-  w = 1 + w * ((((GAM_S[0] * w + GAM_S[1]) * w + GAM_S[2]) * w + GAM_S[3]) * w + GAM_S[4]);
-  let y1 = goExp(x);
-  let y2 = 1;
-  if (x > maxStirling) {
-    const v = goPow(x, 0.5 * x - 0.25);
-    y2 = v / y1;
-    y1 = v;
-  } else {
-    y1 = goPow(x, x - 0.5) / y1;
-  }
-  return [y1, sqrtTwoPi * w * y2];
-}
-
-/**
- * Go math.Gamma for x > 0 (the only domain the Weibull shape search uses); other inputs are rejected rather than
- * approximated, since the reflection branch needs Go's Sin as well.
- */
-export function goGamma(x: number): number {
-  const euler = 0.5772156649015328606065120900824024310421;
-  if (Number.isNaN(x) || x <= 0) throw new RangeError(`goGamma supports x > 0 only, got ${x}`);
-  if (x === Infinity) return Infinity;
-  if (x > 33) {
-    const [a, b] = stirling(x);
-    return a * b;
-  }
-  let z = 1;
-  let v = x;
-  while (v >= 3) {
-    v -= 1;
-    z *= v;
-  }
-  while (v < 2) {
-    if (v < 1e-9) return z / ((1 + euler * v) * v);
-    z /= v;
-    v += 1;
-  }
-  if (v === 2) return z;
-  v -= 2;
-  const p = (((((v * GAM_P[0] + GAM_P[1]) * v + GAM_P[2]) * v + GAM_P[3]) * v + GAM_P[4]) * v + GAM_P[5]) * v + GAM_P[6];
-  const q =
-    ((((((v * GAM_Q[0] + GAM_Q[1]) * v + GAM_Q[2]) * v + GAM_Q[3]) * v + GAM_Q[4]) * v + GAM_Q[5]) * v + GAM_Q[6]) * v +
-    GAM_Q[7];
-  return (z * p) / q;
-}
-
-const SIN = [
-  1.5896230157654656806e-10, -2.50507477628578072866e-8, 2.75573136213857245213e-6, -1.98412698295895385996e-4,
-  8.33333333332211858878e-3, -1.66666666666666307295e-1,
-] as const;
-const COS = [
-  -1.135853652138768173e-11, 2.08757008419747316778e-9, -2.75573141792967388112e-7, 2.48015872888517045348e-5,
-  -1.38888888888730564116e-3, 4.16666666666665929218e-2,
-] as const;
-const PI4A = 7.85398125648498535156e-1;
-const PI4B = 3.77489470793079817668e-8;
-const PI4C = 2.69515142907905952645e-15;
-
-/**
- * Go math.Cos (Cephes, octant reduction with a three-part π/4). Arguments at or beyond 2^29 need Payne–Hanek
- * reduction, which the diurnal windows (|x| < 2π) never reach, so they are rejected instead of approximated.
- */
-export function goCos(xIn: number): number {
-  if (!Number.isFinite(xIn)) return NaN;
-  const x = Math.abs(xIn);
-  if (x >= 2 ** 29) throw new RangeError(`goCos supports |x| < 2^29 only, got ${xIn}`);
-  // 4/π as Go's constant arithmetic rounds it (it happens to equal 4 / Math.PI).
-  let j = Math.trunc(x * 1.2732395447351628);
-  let y = j;
-  if (j % 2 === 1) {
-    j++;
-    y++;
-  }
-  j %= 8;
-  const z = x - y * PI4A - y * PI4B - y * PI4C;
-  let sign = false;
-  if (j > 3) {
-    j -= 4;
-    sign = !sign;
-  }
-  if (j > 1) sign = !sign;
-  const zz = z * z;
-  let r: number;
-  if (j === 1 || j === 2) {
-    r = z + z * zz * (((((SIN[0] * zz + SIN[1]) * zz + SIN[2]) * zz + SIN[3]) * zz + SIN[4]) * zz + SIN[5]);
-  } else {
-    r = 1.0 - 0.5 * zz + zz * zz * (((((COS[0] * zz + COS[1]) * zz + COS[2]) * zz + COS[3]) * zz + COS[4]) * zz + COS[5]);
-  }
-  return sign ? -r : r;
 }
 
 /** Go's math.Round: halves away from zero (JS Math.round sends -2.5 to -2). */

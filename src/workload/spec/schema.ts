@@ -42,7 +42,7 @@ const distObject = z.strictObject({
   params: ptr(z.map(z.string(), z.preprocess((v) => v ?? 0, float))),
   file: opt(str, ''),
 });
-const distSchema = distObject.transform((d): DistSpec => ({ type: d.type, params: d.params ?? new Map(), file: d.file }));
+const distSchema = distObject.transform((d): DistSpec => ({ type: d.type, params: d.params ?? new Map<string, number>(), file: d.file }));
 const dist = () => distSchema.optional().transform((v) => v ?? emptyDist());
 
 const arrivalObject = z.strictObject({ process: opt(str, ''), cv: ptr(float), shape: ptr(float), scale: ptr(float) });
@@ -256,7 +256,7 @@ export const workloadSpecSchema = topObject.transform(
       numRequests: s.num_requests,
       servegenData: s.servegen_data,
       inferencePerf: s.inference_perf,
-      goodputSloTargets: s.goodput_slo_targets ?? new Map(),
+      goodputSloTargets: s.goodput_slo_targets ?? new Map<string, SloDimTargets>(),
     }),
   );
 

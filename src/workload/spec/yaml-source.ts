@@ -79,7 +79,7 @@ export class SpecSource {
    * does not exist (a missing field) resolves to the deepest mapping or list that does.
    */
   position(path: SpecPath, atKey = false): SpecPosition {
-    let node: YamlNode | null = this.doc.contents as YamlNode | null;
+    let node: YamlNode | null = this.doc.contents;
     let offset = node?.range?.[0] ?? 0;
     for (let i = 0; i < path.length && node !== null; i++) {
       const seg = path[i]!;
@@ -184,7 +184,7 @@ export class SpecSource {
     }
     for (const merged of this.mergeSources(map)) {
       const inner = this.convertMap(merged, path);
-      const innerEntries = inner instanceof Map ? inner : new Map(Object.entries(inner as object));
+      const innerEntries: Map<string, unknown> = inner instanceof Map ? (inner as Map<string, unknown>) : new Map(Object.entries(inner as object));
       for (const [k, v] of innerEntries) if (!entries.has(k)) entries.set(k, v);
     }
     if (asMap) return entries;

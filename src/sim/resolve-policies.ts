@@ -3,14 +3,13 @@
  * preemption policy and SLO priority overrides, with the reference's precedence (an explicit flag beats the
  * bundle, the bundle beats the default) and its checks.
  */
-import { readFileSync } from 'node:fs';
 import { resolveFlowControlFlags } from '../cluster/flow-control/flags.js';
 import { validateScorerConfigs } from '../routing/scorer-config.js';
 import { PREEMPTION_POLICIES, SCHEDULERS, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
-import { ConfigError } from '../sim/config-error.js';
-import type { PolicySetup } from '../sim/engine-setup.js';
-import type { FlagValues } from './flags.js';
-import type { Io } from './io.js';
+import { ConfigError } from './config-error.js';
+import type { PolicySetup } from './engine-setup.js';
+import type { FlagValues } from './options.js';
+import type { SimEnv } from './env.js';
 
 export interface ResolvedPolicies {
   readonly policy: PolicySetup;
@@ -19,19 +18,12 @@ export interface ResolvedPolicies {
   readonly sloPriorities: Readonly<Record<string, number>>;
 }
 
-function readBundleText(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ConfigError('io', `--policy-config: cannot read ${path}: ${(e as Error).message}`);
-  }
-}
-
-export async function resolvePolicyFlags(f: FlagValues, io: Io): Promise<ResolvedPolicies> {
+export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<ResolvedPolicies> {
+  const io = env;
   // The bundle reader pulls in the YAML library; load it only when it is needed.
   const { parsePolicyBundle, resolvePolicySettings } = await import('../policy/index.js');
   const path = f.str('policy-config');
-  const bundle = path === '' ? null : parsePolicyBundle(readBundleText(path), path);
+  const bundle = path === '' ? null : parsePolicyBundle(env.readText(path, '--policy-config'), path);
   const flag = <T>(name: string, value: T): { value: T; explicit: boolean } => ({ value, explicit: f.changed(name) });
   const r = resolvePolicySettings(bundle, {
     'admission-policy': flag('admission-policy', f.str('admission-policy')),

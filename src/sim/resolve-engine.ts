@@ -2,34 +2,20 @@
  * Flags shared by `run` and `replay` → a resolved engine setup (reference resolveLatencyConfig plus the
  * engine flag checks). Reads the optional user model/hardware files; everything else is pure.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { EngineSetup } from '../sim/engine-setup.js';
-import { ConfigError } from '../sim/config-error.js';
-import { resolveLatency, type ResolvedLatency } from '../sim/resolve-latency.js';
+import type { EngineSetup } from './engine-setup.js';
+import { ConfigError } from './config-error.js';
+import { resolveLatency, type ResolvedLatency } from './resolve-latency.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { MAX_INT64 } from '../domain/units.js';
-import type { FlagValues } from './flags.js';
+import type { FlagValues } from './options.js';
+import type { SimEnv } from './env.js';
 
-function readText(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ConfigError('io', `cannot read ${path}: ${(e as Error).message}`);
-  }
-}
-
-function readJson(path: string, what: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ConfigError('io', `${what}: cannot read ${path}: ${(e as Error).message}`);
-  }
+function readJson(env: SimEnv, path: string, option: string): unknown {
+  const text = env.readText(path, option);
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {
-    throw new ConfigError('bad-json', `${what}: ${path} is not valid JSON: ${(e as Error).message}`);
+    throw new ConfigError('bad-json', `${option}: ${path} is not valid JSON: ${(e as Error).message}`);
   }
 }
 
@@ -39,17 +25,16 @@ export interface EngineResolution {
   readonly seed: bigint;
 }
 
-export async function resolveEngineFlags(f: FlagValues): Promise<EngineResolution> {
+export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<EngineResolution> {
   const folder = f.str('model-config-folder');
   let userModelConfig: { raw: unknown; label: string } | undefined;
   if (folder !== '') {
-    const p = join(folder, 'config.json');
-    if (!existsSync(p)) throw new ConfigError('io', `--model-config-folder: ${p} does not exist; the folder must hold a HuggingFace config.json`);
-    userModelConfig = { raw: readJson(p, '--model-config-folder'), label: p };
+    const p = `${folder.replace(/\/+$/, '')}/config.json`;
+    userModelConfig = { raw: readJson(env, p, '--model-config-folder'), label: p };
   }
   const hwPath = f.str('hardware-config');
   // The schema library is loaded only when a user catalog file is given (it costs startup time).
-  const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(readText(hwPath), hwPath);
+  const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(env.readText(hwPath, '--hardware-config'), hwPath);
   const latency = resolveLatency({
     model: f.str('model'),
     hardware: f.str('hardware'),

@@ -1,0 +1,15 @@
+/**
+ * blis-ts public library API. `simulate(config)` is the one-call entry point (same options as the CLI);
+ * the lower-level pieces are exported for embedding (policy search loops, custom drivers).
+ */
+export { simulate, parseSimulationConfig, simulationConfigSchema, type SimulationConfig, type SimulationResult } from './sim/simulate.js';
+export { ConfigError } from './sim/config-error.js';
+export { FLAGS as SIMULATION_OPTIONS, type FlagSpec as SimulationOption } from './sim/options.js';
+export { buildCluster, runEngine, type EngineSetup, type PolicySetup, DEFAULT_POLICY_SETUP } from './sim/engine-setup.js';
+export { buildReport, renderJson, renderReferenceText, type Report, type ReportOptions } from './sim/report.js';
+export { ClusterSimulator } from './cluster/cluster.js';
+export { Request, RequestState } from './domain/request.js';
+export { GoRand } from './engine/go-rand.js';
+export { PartitionedRng } from './engine/partitioned-rng.js';
+export { MODEL_CATALOG } from './config/catalog/models.js';
+export { GPU_CATALOG } from './config/catalog/hardware.js';

@@ -1,0 +1,11 @@
+/**
+ * What the simulation layer needs from its host: file contents named by options (model config folders,
+ * hardware catalogs, workload specs, policy bundles, traces) and a place for warnings. The CLI reads the
+ * file system and writes stderr; the library API serves inline content only.
+ */
+export interface SimEnv {
+  /** The text of `path`, named by `option` (e.g. `--workload-spec`); throws a ConfigError when unreadable. */
+  readText(path: string, option: string): string;
+  /** A diagnostic line (warn level). */
+  warn(message: string): void;
+}

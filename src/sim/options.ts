@@ -1,0 +1,177 @@
+/**
+ * The simulation options: one table of every `blis run` / `blis replay` option with the reference's names and
+ * defaults (blis-core.md §9, blis-cluster.md §12). It drives the CLI's flags, the library API's config schema
+ * and defaults, and strict value parsing (a malformed number is an error naming the option).
+ */
+import { GPU_NAMES } from '../config/catalog/hardware.js';
+import { ConfigError } from './config-error.js';
+
+export type OptionKind = 'string' | 'int' | 'float' | 'bool' | 'floats';
+
+export interface FlagSpec {
+  readonly name: string;
+  readonly kind: OptionKind;
+  readonly def: string | number | boolean | readonly number[];
+  readonly help: string;
+  readonly aliases?: readonly string[];
+  readonly scope: 'shared' | 'run' | 'replay';
+}
+
+const MAX_INT64_TEXT = '9223372036854775807';
+
+export const FLAGS: readonly FlagSpec[] = [
+  // model / hardware / latency
+  { name: 'model', kind: 'string', def: '', help: 'model name, e.g. meta-llama/llama-3.1-8b-instruct (required)', scope: 'shared' },
+  { name: 'hardware', kind: 'string', def: '', help: `GPU type (${GPU_NAMES.join(', ')}, or one from --hardware-config); default from the model defaults`, scope: 'shared' },
+  { name: 'tp', kind: 'int', def: 0, help: 'tensor parallelism; default from the model defaults', scope: 'shared' },
+  { name: 'dp', kind: 'int', def: 1, help: 'data parallelism (MoE, trained-physics only)', scope: 'shared' },
+  { name: 'latency-model', kind: 'string', def: 'trained-physics', help: 'latency backend: trained-physics, roofline or blackbox', scope: 'shared' },
+  { name: 'alpha-coeffs', kind: 'floats', def: [0, 0, 0], help: 'alpha coefficients (comma-separated): queueing, post-decode / per-input-token, per-output-token overheads in µs', scope: 'shared' },
+  { name: 'beta-coeffs', kind: 'floats', def: [0, 0, 0], help: 'beta coefficients (comma-separated) of the step-time model', scope: 'shared' },
+  { name: 'model-config-folder', kind: 'string', def: '', help: 'folder holding a HuggingFace config.json for --model (overrides the embedded catalog)', scope: 'shared' },
+  { name: 'hardware-config', kind: 'string', def: '', help: 'hardware_config.json with extra or overriding GPU entries', scope: 'shared' },
+  { name: 'defaults-filepath', kind: 'string', def: 'defaults.yaml', help: 'accepted for compatibility; blis-ts embeds the reference defaults', scope: 'shared' },
+  { name: 'moe-comm-backend', kind: 'string', def: '', help: 'MoE dispatch backend (allgather_reducescatter or an all2all family backend)', scope: 'shared' },
+  { name: 'enable-expert-parallel', kind: 'bool', def: false, help: 'enable expert parallelism', scope: 'shared' },
+  // KV cache
+  { name: 'total-kv-blocks', kind: 'int', def: 1000000, help: 'GPU KV blocks per instance (auto-calculated from GPU memory unless given)', scope: 'shared' },
+  { name: 'block-size-in-tokens', kind: 'int', def: 16, help: 'tokens per KV block', scope: 'shared' },
+  { name: 'gpu-memory-utilization', kind: 'float', def: 0.9, help: 'fraction of GPU memory for the engine, in (0, 1]', scope: 'shared' },
+  { name: 'kv-cpu-blocks', kind: 'int', def: 0, help: 'CPU KV blocks (tiered offload when > 0)', scope: 'shared' },
+  { name: 'kv-offload-threshold', kind: 'float', def: 0.9, help: 'deprecated and ignored', scope: 'shared' },
+  { name: 'kv-transfer-bandwidth', kind: 'float', def: 100, help: 'CPU->GPU reload bandwidth (tokens per tick)', scope: 'shared' },
+  { name: 'kv-transfer-base-latency', kind: 'int', def: 0, help: 'fixed latency per reloaded block (ticks)', scope: 'shared' },
+  // batching
+  { name: 'max-num-seqs', kind: 'int', def: 256, help: 'max running requests per step', aliases: ['max-num-running-reqs'], scope: 'shared' },
+  { name: 'max-num-batched-tokens', kind: 'int', def: 2048, help: 'token budget per step', aliases: ['max-num-scheduled-tokens'], scope: 'shared' },
+  { name: 'long-prefill-token-threshold', kind: 'int', def: 0, help: 'chunk prefills longer than this (0 = off)', scope: 'shared' },
+  { name: 'max-model-len', kind: 'int', def: 0, help: 'max sequence length (0 = derive from the model, capped at KV capacity)', scope: 'shared' },
+  { name: 'scheduler', kind: 'string', def: 'fcfs', help: 'wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority', scope: 'shared' },
+  { name: 'preemption-policy', kind: 'string', def: 'fcfs', help: 'preemption victim: fcfs (batch tail) or priority', scope: 'shared' },
+  // simulation
+  { name: 'seed', kind: 'string', def: '42', help: 'random seed (int64)', scope: 'shared' },
+  { name: 'horizon', kind: 'string', def: MAX_INT64_TEXT, help: 'simulation horizon in µs ticks (replay default: 2 x the last injection time)', scope: 'shared' },
+  { name: 'log', kind: 'string', def: 'warn', help: 'stderr diagnostics: warn (default) prints warnings, error prints errors only', scope: 'shared' },
+  { name: 'num-instances', kind: 'int', def: 1, help: 'number of instances', scope: 'shared' },
+  { name: 'admission-latency', kind: 'int', def: 0, help: 'admission decision latency (µs)', scope: 'shared' },
+  { name: 'routing-latency', kind: 'int', def: 0, help: 'routing decision latency (µs)', scope: 'shared' },
+  // cluster policies
+  { name: 'policy-config', kind: 'string', def: '', help: 'policy bundle YAML (admission, routing, scheduler, tenant budgets, SLO priorities); explicit flags override it', scope: 'shared' },
+  { name: 'admission-policy', kind: 'string', def: 'always-admit', help: 'admission policy: always-admit, token-bucket, reject-all, tier-shed, gaie-legacy', scope: 'shared' },
+  { name: 'token-bucket-capacity', kind: 'float', def: 10000, help: 'token bucket capacity (input tokens)', scope: 'shared' },
+  { name: 'token-bucket-refill-rate', kind: 'float', def: 1000, help: 'token bucket refill rate (tokens/second)', scope: 'shared' },
+  { name: 'routing-policy', kind: 'string', def: 'round-robin', help: 'routing policy: round-robin, least-loaded, weighted, always-busiest', scope: 'shared' },
+  { name: 'routing-scorers', kind: 'string', def: '', help: 'weighted routing profile name:weight,... (default precise-prefix-cache:2,queue-depth:1,kv-utilization:1); scorers: prefix-affinity, precise-prefix-cache, no-hit-lru, queue-depth, kv-utilization, load-balance, running-requests, active-requests, load-aware', scope: 'shared' },
+  { name: 'snapshot-refresh-interval', kind: 'int', def: 50000, help: 'refresh interval of the router\'s queue/batch/KV signals in µs (0 = live)', scope: 'shared' },
+  { name: 'cache-signal-delay', kind: 'int', def: 50000, help: 'staleness of the prefix-cache signal in µs for precise-prefix-cache and no-hit-lru (0 = live)', scope: 'shared' },
+  { name: 'trace-level', kind: 'string', def: 'none', help: 'decision tracing: none or decisions', scope: 'shared' },
+  { name: 'counterfactual-k', kind: 'int', def: 0, help: 'counterfactual candidates per routing decision (needs --trace-level decisions)', scope: 'shared' },
+  { name: 'summarize-trace', kind: 'bool', def: false, help: 'print a summary of the decision trace', scope: 'shared' },
+  // gateway queue / flow control
+  { name: 'flow-control', kind: 'bool', def: false, help: 'enable the gateway queue (flow control); it replaces --admission-policy', scope: 'shared' },
+  { name: 'saturation-detector', kind: 'string', def: 'never', help: 'saturation detector gating dispatch: never, utilization, concurrency', scope: 'shared' },
+  { name: 'dispatch-order', kind: 'string', def: 'fifo', help: 'gateway dispatch order: fifo, priority, slo-deadline', scope: 'shared' },
+  { name: 'slo-targets', kind: 'string', def: '', help: 'per-class TTFT targets in µs for slo-deadline dispatch, e.g. critical=100000', scope: 'shared' },
+  { name: 'max-gateway-queue-depth', kind: 'int', def: 0, help: 'gateway queue capacity (0 = unlimited)', scope: 'shared' },
+  { name: 'queue-depth-threshold', kind: 'float', def: 5, help: 'utilization detector: queue depth per instance at saturation', scope: 'shared' },
+  { name: 'kv-cache-util-threshold', kind: 'float', def: 0.8, help: 'utilization detector: KV utilisation at saturation', scope: 'shared' },
+  { name: 'max-concurrency', kind: 'int', def: 100, help: 'concurrency detector: in-flight requests per instance at saturation', scope: 'shared' },
+  { name: 'per-band-capacity', kind: 'int', def: 0, help: 'gateway queue capacity per priority band (0 = unlimited)', scope: 'shared' },
+  { name: 'usage-limit-threshold', kind: 'float', def: 1.0, help: 'ceiling of the lowest priority band, in (0, 1] (head-of-line gating below 1)', scope: 'shared' },
+  { name: 'fairness-policy', kind: 'string', def: 'global-strict', help: 'fairness across tenants within a band: global-strict or round-robin', scope: 'shared' },
+  { name: 'request-ttl', kind: 'int', def: 0, help: 'gateway queue time-to-live in µs (0 = none)', scope: 'shared' },
+  { name: 'queue-shedding', kind: 'bool', def: false, help: 'displace a less important sheddable request when the gateway queue is full', scope: 'shared' },
+  { name: 'dispatch-tick-interval', kind: 'int', def: 1000, help: 'gateway dispatch tick in µs', scope: 'shared' },
+  { name: 'in-flight-eviction', kind: 'bool', def: false, help: 'evict sheddable in-flight requests when saturated and important work waits', scope: 'shared' },
+  { name: 'slo-ttft', kind: 'string', def: '', help: 'per-class TTFT goodput targets, e.g. critical=100ms,standard=500ms', scope: 'shared' },
+  { name: 'slo-itl', kind: 'string', def: '', help: 'per-class mean-ITL goodput targets, e.g. critical=20ms', scope: 'shared' },
+  { name: 'slo-e2e', kind: 'string', def: '', help: 'per-class E2E goodput targets, e.g. batch=30s', scope: 'shared' },
+  { name: 'metrics-path', kind: 'string', def: '', help: 'write the metrics JSON with per-request details to this file', scope: 'shared' },
+  { name: 'output-format', kind: 'string', def: 'json', help: 'stdout format: json (one JSON document) or reference (the reference text, byte for byte)', scope: 'shared' },
+  // run: workload
+  { name: 'workload-spec', kind: 'string', def: '', help: 'workload spec v2 YAML (clients, arrival processes, length distributions, tenants, SLO classes); replaces the distribution flags', scope: 'run' },
+  { name: 'workload', kind: 'string', def: 'distribution', help: 'workload: distribution or a preset (chatbot, contentgen, summarization, multidoc)', scope: 'run' },
+  { name: 'rate', kind: 'float', def: 1.0, help: 'arrival rate (requests/s)', scope: 'run' },
+  { name: 'num-requests', kind: 'int', def: 100, help: 'number of requests', scope: 'run' },
+  { name: 'prefix-tokens', kind: 'int', def: 0, help: 'shared prefix length (tokens)', scope: 'run' },
+  { name: 'prompt-tokens', kind: 'int', def: 512, help: 'prompt length mean', scope: 'run' },
+  { name: 'prompt-tokens-stdev', kind: 'int', def: 256, help: 'prompt length stdev', scope: 'run' },
+  { name: 'prompt-tokens-min', kind: 'int', def: 2, help: 'prompt length min', scope: 'run' },
+  { name: 'prompt-tokens-max', kind: 'int', def: 7000, help: 'prompt length max', scope: 'run' },
+  { name: 'output-tokens', kind: 'int', def: 512, help: 'output length mean', scope: 'run' },
+  { name: 'output-tokens-stdev', kind: 'int', def: 256, help: 'output length stdev', scope: 'run' },
+  { name: 'output-tokens-min', kind: 'int', def: 2, help: 'output length min', scope: 'run' },
+  { name: 'output-tokens-max', kind: 'int', def: 7000, help: 'output length max', scope: 'run' },
+  { name: 'timeout', kind: 'int', def: 300, help: 'client timeout per request in seconds (negative disables; 0 is rejected)', scope: 'run' },
+  { name: 'trace-output', kind: 'string', def: '', help: 'export the arrivals as TraceV2: writes <prefix>.yaml and <prefix>.csv', scope: 'run' },
+  { name: 'fitness-weights', kind: 'string', def: '', help: 'fitness score weights key:value,... (throughput, tokens_per_sec, p99_ttft, p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)', scope: 'run' },
+  // replay
+  { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML (required)', scope: 'replay' },
+  { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV (required)', scope: 'replay' },
+  { name: 'results-path', kind: 'string', def: '', help: 'write per-request results (SimResult[] JSON) to this file', scope: 'replay' },
+];
+
+/** Option values plus which ones were set explicitly (the reference's `Changed`); flags or config keys. */
+export class FlagValues {
+  constructor(
+    private readonly raw: Record<string, unknown>,
+    private readonly explicit: ReadonlySet<string>,
+  ) {}
+
+  changed(name: string): boolean {
+    return this.explicit.has(name);
+  }
+
+  private text(name: string): string {
+    const v = this.raw[camel(name)];
+    if (v === undefined) return '';
+    return typeof v === 'string' ? v : JSON.stringify(v);
+  }
+
+  str(name: string): string {
+    return this.text(name);
+  }
+
+  int(name: string): number {
+    const t = this.text(name).trim();
+    if (!/^[+-]?\d+$/.test(t)) throw new ConfigError('bad-flag', `--${name}: "${t}" is not an integer; pass a whole number, e.g. --${name} 16`);
+    const v = Number(t);
+    if (!Number.isSafeInteger(v)) throw new ConfigError('bad-flag', `--${name}: ${t} is out of range`);
+    return v;
+  }
+
+  float(name: string): number {
+    const t = this.text(name).trim();
+    const v = Number(t);
+    if (t === '' || !Number.isFinite(v)) throw new ConfigError('bad-flag', `--${name}: "${t}" is not a finite number; pass e.g. --${name} 1.5`);
+    return v;
+  }
+
+  bool(name: string): boolean {
+    return this.raw[camel(name)] === true;
+  }
+
+  floats(name: string): number[] {
+    const t = this.text(name).trim();
+    if (t === '') return [];
+    return t.split(',').map((p, i) => {
+      const v = Number(p.trim());
+      if (p.trim() === '' || !Number.isFinite(v)) throw new ConfigError('bad-flag', `--${name}: element ${i + 1} ("${p}") is not a finite number; pass comma-separated numbers, e.g. --${name} 1,2,3`);
+      return v;
+    });
+  }
+
+  /** int64 text as bigint (seeds, horizons). */
+  bigint(name: string): bigint {
+    const t = this.text(name).trim();
+    if (!/^[+-]?\d+$/.test(t)) throw new ConfigError('bad-flag', `--${name}: "${t}" is not an integer`);
+    const v = BigInt(t);
+    if (v > 9223372036854775807n || v < -9223372036854775808n) throw new ConfigError('bad-flag', `--${name}: ${t} does not fit in int64`);
+    return v;
+  }
+}
+
+export function camel(name: string): string {
+  return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
