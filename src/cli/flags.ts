@@ -1,18 +1,20 @@
 /**
- * Commander registration of the option table (src/sim/options.ts) for `blis run` and `blis replay`.
+ * Commander registration of the option table (src/sim/options.ts) for `blis run` and `blis replay`, and of the
+ * I/O commands' flags (./flags-io.ts).
  */
 import { Option, type Command } from 'commander';
-import { FLAGS, FlagValues, camel } from '../sim/options.js';
+import { FlagValues, camel } from '../sim/options.js';
 import { UsageError } from './errors.js';
+import { commandFlags, type CommandName } from './flags-io.js';
 
 export { FlagValues } from '../sim/options.js';
 
-export function registerFlags(cmd: Command, scope: 'run' | 'replay'): void {
-  for (const f of FLAGS) {
-    if (f.scope !== 'shared' && f.scope !== scope) continue;
+export function registerFlags(cmd: Command, command: CommandName): void {
+  for (const f of commandFlags(command)) {
     const valueName = f.kind === 'bool' ? '' : f.kind === 'floats' ? ' <list>' : ' <value>';
     const opt = new Option(`--${f.name}${valueName}`, f.help);
     if (f.kind !== 'bool') opt.default(Array.isArray(f.def) ? f.def.join(',') : String(f.def));
+    if (f.hidden === true) opt.hideHelp();
     cmd.addOption(opt);
     for (const a of f.aliases ?? []) {
       cmd.addOption(new Option(`--${a}${valueName}`, `deprecated alias of --${f.name}`).hideHelp());
@@ -21,11 +23,10 @@ export function registerFlags(cmd: Command, scope: 'run' | 'replay'): void {
 }
 
 /** Reads commander's parsed options, folding deprecated aliases into their flags. */
-export function readFlags(cmd: Command, scope: 'run' | 'replay'): FlagValues {
+export function readFlags(cmd: Command, command: CommandName): FlagValues {
   const raw = { ...cmd.opts() } as Record<string, unknown>;
   const explicit = new Set<string>();
-  for (const f of FLAGS) {
-    if (f.scope !== 'shared' && f.scope !== scope) continue;
+  for (const f of commandFlags(command)) {
     if (cmd.getOptionValueSource(camel(f.name)) === 'cli') explicit.add(f.name);
     for (const a of f.aliases ?? []) {
       if (cmd.getOptionValueSource(camel(a)) === 'cli') {

@@ -5,9 +5,17 @@ import { Command, CommanderError } from 'commander';
 import { runCommand, replayCommand, type SimulationObserver } from './commands.js';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, isCodedError } from './errors.js';
 import { readFlags, registerFlags } from './flags.js';
+import type { CommandName } from './flags-io.js';
 import { processIo, type Io } from './io.js';
 
-function program(io: Io, onAction: (name: 'run' | 'replay', cmd: Command) => Promise<void>): Command {
+/** The I/O commands: a simulated server, a load generator for real servers, and their comparison. */
+const IO_COMMANDS: readonly [CommandName, string][] = [
+  ['serve', 'serve a simulated instance over vLLM\'s OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions, /metrics), paced to wall time'],
+  ['observe', 'send a workload to an OpenAI-compatible server (vLLM, SGLang, blis serve) and record a TraceV2 trace'],
+  ['calibrate', 'compare an observed trace with its replay (blis replay --results-path): MAPE, Pearson r, quality per metric'],
+];
+
+function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<void>): Command {
   const root = new Command('blis')
     .description('blis-ts: deterministic discrete-event simulator of LLM inference serving clusters')
     .exitOverride()
@@ -20,6 +28,12 @@ function program(io: Io, onAction: (name: 'run' | 'replay', cmd: Command) => Pro
   registerFlags(replay, 'replay');
   replay.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   replay.action(async () => onAction('replay', replay));
+  for (const [name, description] of IO_COMMANDS) {
+    const c = root.command(name).description(description);
+    registerFlags(c, name);
+    c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
+    c.action(async () => onAction(name, c));
+  }
   return root;
 }
 
@@ -30,9 +44,12 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
       const flags = readFlags(cmd, name);
       const level = flags.str('log');
       if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new UsageError('bad-flag', `--log must be one of debug, info, warn, error; got "${level}"`);
-      const out: Io = level === 'error' ? { ...io, warn: () => undefined } : io;
+      const out: Io = level === 'error' ? { ...io, warn: () => undefined, info: () => undefined } : io;
       if (name === 'run') await runCommand(flags, out, observe);
-      else await replayCommand(flags, out, observe);
+      else if (name === 'replay') await replayCommand(flags, out, observe);
+      else if (name === 'serve') await (await import('./serve-command.js')).serveCommand(flags, out);
+      else if (name === 'observe') await (await import('./observe-command.js')).observeCommand(flags, out);
+      else await (await import('./calibrate-command.js')).calibrateCommand(flags, out);
     });
     await root.parseAsync([...argv], { from: 'user' });
     return 0;

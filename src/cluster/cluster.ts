@@ -65,7 +65,10 @@ export class ClusterSimulator {
   readonly injectedByClass = new Map<string, number>();
   readonly admissionRecords: AdmissionRecord[] = [];
   readonly routingRecords: RoutingRecord[] = [];
-  /** Optional observer of every executed event (invariant checkers); unset costs nothing. */
+  /**
+   * Optional observer called just BEFORE each event executes (after the clock moves; lazily cancelled
+   * timeouts are not reported). Used by invariant checkers; unset costs nothing.
+   */
   onEvent: ((time: number, kind: EventKind, instanceIndex: number) => void) | null = null;
   private finished = false;
   /** An event beyond the horizon was reached: the reference stops there and discards the rest. */

@@ -26,6 +26,9 @@ export interface InstanceConfig extends BatchLimits {
 /** Called when a request leaves the instance for good (completed, dropped, timed out). */
 export type RequestDoneHook = (req: Request, tick: number) => void;
 
+/** Called for each produced token with the absolute tick at which it is available. */
+export type TokenHook = (req: Request, tick: number) => void;
+
 export class Instance {
   readonly id: string;
   clock = 0;
@@ -40,6 +43,14 @@ export class Instance {
   private readonly order: ((a: Request, b: Request) => number) | null;
   private readonly scheduled: Request[] = [];
   onRequestDone: RequestDoneHook | null = null;
+  /**
+   * Optional observer of token production (a live server streams tokens at these times). Called once per
+   * token, right after the step that produced it, with the absolute tick the token becomes available: the
+   * first token at arrival + TTFT, each decode token at arrival + TTFT + the ITLs so far — the same clock the
+   * request's TTFT/E2E metrics use. After a preemption the restarted attempt reports its tokens again
+   * (consumers deduplicate by `1 + req.itlCount`). Unset, it costs one null check per step.
+   */
+  onToken: TokenHook | null = null;
 
   constructor(
     private readonly cfg: InstanceConfig,
@@ -209,6 +220,7 @@ export class Instance {
 
     // Phase 2: execute.
     const adv = this.execute(now);
+    if (this.onToken !== null) this.reportTokens(this.onToken, now, adv);
     this.kv.mirrorToCPU(this.batch);
     // Phases 3 and 4: completions, next step.
     this.processCompletionsAndContinue(now, adv);
@@ -250,6 +262,25 @@ export class Instance {
     if (used > m.peakKVBlocksUsed) m.peakKVBlocksUsed = used;
     m.kvBlocksUsed += used * adv;
     return adv;
+  }
+
+  /**
+   * Kept out of {@link execute} so the step loop is untouched when nobody listens. A request decoded this step
+   * iff its last ITL run ends at this step; it produced its first token this step iff its TTFT (computed with
+   * the very same expression as in execute) ends at this step's end.
+   */
+  private reportTokens(hook: TokenHook, now: number, adv: number): void {
+    const otp = this.latency.outputTokenProcessingTime();
+    const step = this.stepCount;
+    const batch = this.batch;
+    for (let i = 0; i < batch.length; i++) {
+      const r = batch[i] as Request;
+      if (r.itlCount > 0) {
+        if (r.itlRuns[r.itlRuns.length - 1] === step) hook(r, r.arrivalTime + r.firstTokenTime + r.itlSum);
+      } else if (r.ttftSet && r.firstTokenTime === now + adv + otp - r.arrivalTime) {
+        hook(r, r.arrivalTime + r.firstTokenTime);
+      }
+    }
   }
 
   private processCompletionsAndContinue(now: number, adv: number): void {

@@ -15,7 +15,7 @@ import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-exp
 import { formatTraceCsv, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { runEngine } from './engine-setup.js';
+import { runEngine, type EngineSetup } from './engine-setup.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
@@ -23,7 +23,7 @@ import { horizonFlag, resolveEngineFlags } from './resolve-engine.js';
 import { resolvePolicyFlags } from './resolve-policies.js';
 
 /** Receives each finished simulation (tests run invariant checkers on it). */
-export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[]) => void;
+export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[], setup: EngineSetup) => void;
 
 export interface SimulationOutputs {
   readonly report: Report;
@@ -138,8 +138,9 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const wl = spec === '' ? generatedWorkload(f, seed) : await specWorkload(f, env, spec);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
-  const cs = runEngine({ ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities }, wl.requests);
-  observe?.(cs, wl.requests);
+  const full: EngineSetup = { ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
+  const cs = runEngine(full, wl.requests);
+  observe?.(cs, wl.requests, full);
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true));
   let trace: SimulationOutputs['trace'] = null;
   if (f.str('trace-output') !== '') {
@@ -169,8 +170,9 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
   const requests = buildReplayRequests(records, seed);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
-  const cs = runEngine({ ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities }, requests);
-  observe?.(cs, requests);
+  const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
+  const cs = runEngine(full, requests);
+  observe?.(cs, requests, full);
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false));
   return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)) };
 }

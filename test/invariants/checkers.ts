@@ -4,7 +4,7 @@
  * {@link assertInvariants} runs all that apply and throws with the full list. Expected values are derived
  * from per-request state, never from the counters under test.
  */
-import { RequestState, type Request } from '../../src/domain/request.js';
+import { RequestState } from '../../src/domain/request.js';
 import { MAX_INT64 } from '../../src/domain/units.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { buildReport } from '../../src/sim/report.js';
@@ -248,27 +248,38 @@ export function checkWorkConserving(ctx: InvariantContext, cls: Classification =
   return v;
 }
 
-/** Go's enqueue guard, recomputed from the control-plane fields only (inputLen, post-auto-fill maxOutputLen). */
-export function unservable(r: Request, maxModelLen: number, blockSize: number, totalBlocks: number): boolean {
-  const mo = r.maxOutputLen;
-  if (mo < 0) return true;
-  if (maxModelLen > 0 && (r.inputLen >= maxModelLen || (mo > 0 && r.inputLen + mo > maxModelLen))) return true;
-  return Math.ceil(r.inputLen / blockSize) > totalBlocks;
+/**
+ * Go's enqueue guard, recomputed from the control-plane fields only: input length and the client budget
+ * (`maxOutputLen` after auto-fill).
+ */
+export function unservable(inputLen: number, maxOutputLen: number, maxModelLen: number, blockSize: number, totalBlocks: number): boolean {
+  if (maxOutputLen < 0) return true;
+  if (maxModelLen > 0 && (inputLen >= maxModelLen || (maxOutputLen > 0 && inputLen + maxOutputLen > maxModelLen))) return true;
+  return Math.ceil(inputLen / blockSize) > totalBlocks;
 }
 
 /**
  * INV-9 oracle boundary: every enqueue decision must equal the guard computed without OutputTokens, both
- * ways (dropped iff unservable by input length and client budget alone).
+ * ways (dropped iff unservable by input length and client budget alone). With a recorder, the auto-filled
+ * budget is recomputed from the budget the request had before the run, so a fill that peeks at the oracle
+ * output is caught too.
  */
 export function checkOracleBoundary(ctx: InvariantContext, cls: Classification = classify(ctx)): string[] {
   const { setup } = ctx;
+  const mml = setup.maxModelLen;
   const v: string[] = [];
   const passedGuard = new Set(['completed', 'timed_out', 'dropped_unservable', 'still_queued', 'still_running']);
   for (const [r, b] of cls.bucket) {
     if (!passedGuard.has(b)) continue;
-    const want = unservable(r, setup.maxModelLen, setup.kv.blockSize, setup.kv.totalBlocks);
+    const before = ctx.log?.initialMaxOutputLen.get(r);
+    let budget = r.maxOutputLen;
+    if (before !== undefined) {
+      budget = before === 0 && mml > 0 && r.inputLen < mml ? mml - r.inputLen : before;
+      if (r.maxOutputLen !== budget) v.push(`INV-9 ${r.id}: client budget ${before} became ${r.maxOutputLen} at enqueue, expected ${budget}`);
+    }
+    const want = unservable(r.inputLen, budget, mml, setup.kv.blockSize, setup.kv.totalBlocks);
     if (want !== (b === 'dropped_unservable')) {
-      v.push(`INV-9 ${r.id}: ${b} but the output-blind guard says ${want ? 'unservable' : 'servable'} (input ${r.inputLen}, maxOutputLen ${r.maxOutputLen}, outputs ${r.outputLen})`);
+      v.push(`INV-9 ${r.id}: ${b} but the output-blind guard says ${want ? 'unservable' : 'servable'} (input ${r.inputLen}, maxOutputLen ${budget}, outputs ${r.outputLen})`);
     }
   }
   return v;

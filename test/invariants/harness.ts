@@ -7,7 +7,7 @@ import type { Request } from '../../src/domain/request.js';
 import { buildCluster, type EngineSetup } from '../../src/sim/engine-setup.js';
 import { buildReport, renderJson, renderMetricsFile, renderReferenceText } from '../../src/sim/report.js';
 import { assertInvariants } from './checkers.js';
-import { EventRecorder, type RecorderOptions } from './recorder.js';
+import { EventRecorder, LivelockError, type RecorderOptions } from './recorder.js';
 
 export interface CheckedRun {
   readonly cs: ClusterSimulator;
@@ -41,6 +41,10 @@ export function checkDeterminism(setup: EngineSetup, makeRequests: () => Request
   const outs: string[] = [];
   for (let i = 0; i < times; i++) {
     const cs = buildCluster(setup);
+    let events = 0;
+    cs.onEvent = (t) => {
+      if (++events > DEFAULT_MAX_EVENTS) throw new LivelockError(DEFAULT_MAX_EVENTS, t);
+    };
     cs.run(makeRequests());
     outs.push(renderAll(cs));
   }

@@ -10,11 +10,8 @@ import { BatchFormer } from '../../src/instance/batch-formation.js';
 import { WaitQueue } from '../../src/instance/wait-queue.js';
 import { BlockKVCache } from '../../src/kv/block-cache.js';
 import { createBlackboxModel } from '../../src/latency/blackbox.js';
-import { buildCluster, runEngine, type EngineSetup } from '../../src/sim/engine-setup.js';
-import { buildRequests, toSetup, type EngineSpec } from '../property/scenarios.js';
-import { collectViolations, type InvariantContext } from './checkers.js';
+import { buildCluster, type EngineSetup } from '../../src/sim/engine-setup.js';
 import { checkDeterminism, runChecked } from './harness.js';
-import { EventRecorder, LivelockError } from './recorder.js';
 
 function setup(over: Partial<EngineSetup> = {}): EngineSetup {
   return {
@@ -96,32 +93,41 @@ describe('INV-9 oracle boundary', () => {
 });
 
 describe('INV-12 Phase-1 completeness under priority preemption', () => {
-  it('visits the request shifted down by a victim evicted below the loop index ([bg, crit, std])', () => {
-    const kv = new BlockKVCache(4, 4);
-    const waitQ = new WaitQueue();
-    const former = new BatchFormer({ maxNumSeqs: 8, maxNumBatchedTokens: 100, longPrefillTokenThreshold: 0, maxModelLen: 0, preemptionPolicy: 'priority' }, kv, waitQ);
-    const mk = (id: string, priority: number, arrival: number, seed: number): Request => {
-      const r = req(id, 4, 10, arrival, { seed });
-      expect(kv.allocate(r, 0, 4, [])).toBe(true);
-      r.progressIndex = 4;
-      r.computedTokens = 4;
-      r.state = RequestState.Running;
-      r.priority = priority;
-      return r;
-    };
-    // Three decoding requests own one full block each; one block is free, so the second decode must evict.
-    const bg = mk('bg', 7, 0, 1);
-    const crit = mk('crit', 0, 1, 2);
-    const std = mk('std', 1, 2, 3);
-    const batch = [bg, crit, std];
-    const out = former.form(batch, 2);
-    expect(out.preemptions).toBe(1);
-    expect(batch).toEqual([crit, std]);
-    expect(crit.numNewTokens).toBe(1);
-    expect(std.numNewTokens).toBe(1);
-    expect(bg.state).toBe(RequestState.Queued);
-    expect(waitQ.peekAt(0)).toBe(bg);
-  });
+  /**
+   * Three running requests own one full block each and one block is free, so the second request's allocation
+   * evicts `bg` (least urgent, index 0) from below the loop index; `std`, shifted down to index 1, must still
+   * be visited (reference TestPreemption_Priority_Phase1Completeness), in decode and in chunked prefill.
+   */
+  for (const phase of ['decode', 'chunked prefill'] as const) {
+    it(`visits the request shifted down by a victim evicted below the loop index ([bg, crit, std], ${phase})`, () => {
+      const input = phase === 'decode' ? 4 : 12;
+      const kv = new BlockKVCache(4, 4);
+      const waitQ = new WaitQueue();
+      const limits = { maxNumSeqs: 8, maxNumBatchedTokens: 100, longPrefillTokenThreshold: 4, maxModelLen: 0, preemptionPolicy: 'priority' as const };
+      const former = new BatchFormer(limits, kv, waitQ);
+      const mk = (id: string, priority: number, arrival: number, seed: number): Request => {
+        const r = req(id, input, 10, arrival, { seed });
+        expect(kv.allocate(r, 0, 4, [])).toBe(true);
+        r.progressIndex = 4;
+        r.computedTokens = 4;
+        r.state = RequestState.Running;
+        r.priority = priority;
+        return r;
+      };
+      const bg = mk('bg', 7, 0, 1);
+      const crit = mk('crit', 0, 1, 2);
+      const std = mk('std', 1, 2, 3);
+      const batch = [bg, crit, std];
+      const out = former.form(batch, 2);
+      const want = phase === 'decode' ? 1 : 4;
+      expect(out.preemptions).toBe(1);
+      expect(batch).toEqual([crit, std]);
+      expect(crit.numNewTokens).toBe(want);
+      expect(std.numNewTokens).toBe(want);
+      expect(bg.state).toBe(RequestState.Queued);
+      expect(waitQ.peekAt(0)).toBe(bg);
+    });
+  }
 
   it('every request completes under priority preemption and KV pressure, never both waiting and running', () => {
     const classes = ['background', 'critical', 'standard', 'batch', 'sheddable', 'critical', ''];
@@ -138,6 +144,6 @@ describe('INV-12 Phase-1 completeness under priority preemption', () => {
 describe('INV-6 determinism helper', () => {
   it('reports no difference for repeated runs of a multi-instance setup', () => {
     const make = (): Request[] => Array.from({ length: 30 }, (_, i) => req(`request_${i}`, 10 + i * 7, 5 + i, i * 2000, { seed: i + 1 }));
-    expect(checkDeterminism(setup({ numInstances: 3, kv: { ...setup().kv, totalBlocks: 20, blockSize: 8 } }), make, 3)).toEqual([]);
+    expect(checkDeterminism(setup({ numInstances: 3, kv: { ...setup().kv, totalBlocks: 40, blockSize: 8 } }), make, 3)).toEqual([]);
   });
 });

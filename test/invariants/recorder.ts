@@ -61,6 +61,8 @@ export class EventRecorder {
   readonly tieredQuirks = new Map<'waiting-holder' | 'over-commit', string>();
   private readonly snaps: Snapshot[];
   private readonly state = new Map<Request, { s: RequestState; o: RequestOutcome }>();
+  /** Each request's client budget before the run (the engine auto-fills it in place at enqueue). */
+  readonly initialMaxOutputLen = new Map<Request, number>();
   private readonly deep: boolean;
   private readonly maxEvents: number;
   private readonly maxViolations: number;
@@ -80,7 +82,10 @@ export class EventRecorder {
     this.mml = maxModelLen;
     this.lastInstanceTime = cs.instances.map(() => 0);
     this.snaps = cs.instances.map(() => ({ batch: [], pi: new Map(), busy: false, stepPending: false }));
-    for (const r of requests) this.state.set(r, { s: r.state, o: r.outcome });
+    for (const r of requests) {
+      this.state.set(r, { s: r.state, o: r.outcome });
+      this.initialMaxOutputLen.set(r, r.maxOutputLen);
+    }
     cs.onEvent = (t, kind, idx) => this.onEvent(t, kind, idx);
   }
 

@@ -13,8 +13,7 @@
  */
 import type { Request } from '../../domain/request.js';
 import { MAX_INT64 } from '../../domain/units.js';
-import type { GoRand } from '../../engine/go-rand.js';
-import { GoRand as Rand } from '../../engine/go-rand.js';
+import { GoRand } from '../../engine/go-rand.js';
 import { PartitionedRng } from '../../engine/partitioned-rng.js';
 import { concatTokens, randomTokenIds } from '../tokens.js';
 import { newArrivalSampler } from './arrival.js';
@@ -82,7 +81,7 @@ export function generateSpecWorkload(spec: WorkloadSpec, opts: SpecGenerateOptio
     clients.forEach((c, i) => {
       const rate = rates[i]!;
       if (rate <= 0) return;
-      const rng = new Rand(wg.int63Big());
+      const rng = new GoRand(wg.int63Big());
       for (const d of clientDrafts(c, rate, rng, prefixes.get(c.prefixGroup) ?? null, horizon, numRequests)) drafts.push(d);
     });
   }

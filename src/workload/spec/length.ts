@@ -155,7 +155,11 @@ export class ConstantSampler implements LengthSampler {
 function need(params: ReadonlyMap<string, number>, type: string, ...keys: string[]): void {
   for (const k of keys) {
     if (!params.has(k)) {
-      throw new DistributionError(`${type} distribution requires parameter "${k}"`, k, `add params.${k} (${type} needs ${keys.join(', ')})`);
+      throw new DistributionError(
+        `${type} distribution requires parameter "${k}"`,
+        k,
+        `add params.${k} (${type} needs ${keys.join(', ')})`,
+      );
     }
   }
 }
@@ -185,7 +189,11 @@ export function parseEmpiricalKey(key: string): number | null {
 
 function empirical(spec: DistSpec): EmpiricalSampler {
   if (spec.file === '' && spec.params.size === 0) {
-    throw new DistributionError('empirical distribution requires a file path or inline params', null, 'list the bins as params, e.g. {"128": 0.7, "512": 0.3}');
+    throw new DistributionError(
+      'empirical distribution requires a file path or inline params',
+      null,
+      'list the bins as params, e.g. {"128": 0.7, "512": 0.3}',
+    );
   }
   const pdf = new Map<number, number>();
   for (const [k, v] of spec.params) {
@@ -204,7 +212,11 @@ function empirical(spec: DistSpec): EmpiricalSampler {
     pdf.set(bin, v);
   }
   if (pdf.size === 0) {
-    throw new DistributionError('empirical distribution has no valid bins', null, 'file-based distributions are not implemented; list the bins as params');
+    throw new DistributionError(
+      'empirical distribution has no valid bins',
+      null,
+      'file-based distributions are not implemented; list the bins as params',
+    );
   }
   return new EmpiricalSampler(pdf);
 }

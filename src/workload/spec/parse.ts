@@ -46,7 +46,12 @@ export function upgradeV1ToV2(spec: WorkloadSpec, onWarning?: (message: string) 
 export function parseWorkloadSpec(yamlText: string, fileLabel: string, opts: ParseWorkloadSpecOptions = {}): WorkloadSpec {
   const src = new SpecSource(yamlText, fileLabel);
   if (typeof src.raw !== 'object' || src.raw === null || Array.isArray(src.raw) || src.raw instanceof Map) {
-    src.fail('WORKLOAD_SPEC_TYPE', [], 'the document must be a mapping of top-level keys', 'start with keys such as `version: "2"`, `aggregate_rate:` and `clients:`');
+    src.fail(
+      'WORKLOAD_SPEC_TYPE',
+      [],
+      'the document must be a mapping of top-level keys',
+      'start with keys such as `version: "2"`, `aggregate_rate:` and `clients:`',
+    );
   }
   const parsed = workloadSpecSchema.safeParse(src.raw, { reportInput: true });
   if (!parsed.success) reportIssue(src, parsed.error.issues);
@@ -82,7 +87,13 @@ function reportIssue(src: SpecSource, issues: readonly core.$ZodIssue[]): never 
     const known = SCHEMA_KEYS.forPath(path.slice(0, -1));
     const near = closest(key, known);
     const hint = near === null ? '' : `did you mean "${near}"? `;
-    return src.fail('WORKLOAD_SPEC_UNKNOWN_KEY', path, `unknown key "${key}"`, `${hint}remove it or fix its spelling (valid keys here: ${known.join(', ')})`, atKey);
+    return src.fail(
+      'WORKLOAD_SPEC_UNKNOWN_KEY',
+      path,
+      `unknown key "${key}"`,
+      `${hint}remove it or fix its spelling (valid keys here: ${known.join(', ')})`,
+      atKey,
+    );
   }
   const [problem, fix] = describeTypeIssue(issue);
   return src.fail('WORKLOAD_SPEC_TYPE', path, problem, fix);

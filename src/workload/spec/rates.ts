@@ -1,7 +1,7 @@
 /**
  * Splitting `aggregate_rate` across clients, and the lifecycle-window predicates the generator uses.
  */
-import type { ClientSpec, LifecycleSpec } from './types.js';
+import type { ActiveWindow, ClientSpec, LifecycleSpec } from './types.js';
 
 function hasWindows(l: LifecycleSpec | null): l is LifecycleSpec {
   return l !== null && l.windows.length > 0;
@@ -56,7 +56,6 @@ export function lastWindowEndUs(l: LifecycleSpec): number {
 
 /** Whether any window overrides the rate or distributions, which switches generation to the per-window path. */
 export function hasPerWindowParameters(clients: readonly ClientSpec[]): boolean {
-  return clients.some(
-    (c) => c.lifecycle !== null && c.lifecycle.windows.some((w) => w.traceRate !== null || w.arrival !== null || w.inputDist !== null || w.outputDist !== null),
-  );
+  const overrides = (w: ActiveWindow): boolean => w.traceRate !== null || w.arrival !== null || w.inputDist !== null || w.outputDist !== null;
+  return clients.some((c) => c.lifecycle !== null && c.lifecycle.windows.some(overrides));
 }

@@ -51,7 +51,12 @@ export interface SpecRunWorkload {
  * Parses, validates and generates a spec workload for `blis run`.
  * @throws WorkloadSpecError for spec problems, WorkloadFlagError for flag problems.
  */
-export function loadSpecWorkloadForRun(yamlText: string, fileLabel: string, flags: SpecRunFlags, opts: ParseWorkloadSpecOptions = {}): SpecRunWorkload {
+export function loadSpecWorkloadForRun(
+  yamlText: string,
+  fileLabel: string,
+  flags: SpecRunFlags,
+  opts: ParseWorkloadSpecOptions = {},
+): SpecRunWorkload {
   if (flags.timeoutSecs === 0) throw new WorkloadFlagError('--timeout must be positive (seconds) or negative to disable; got 0');
   const spec = parseWorkloadSpec(yamlText, fileLabel, opts);
   const seed = flags.seed ?? spec.seed;

@@ -100,7 +100,12 @@ const multiTurnObject = z.strictObject({
   context_growth: opt(str, ''),
   single_session: opt(bool, false),
 });
-const multiTurnSchema = multiTurnObject.transform((m) => ({ maxRounds: m.max_rounds, thinkTimeUs: m.think_time_us, contextGrowth: m.context_growth, singleSession: m.single_session }));
+const multiTurnSchema = multiTurnObject.transform((m) => ({
+  maxRounds: m.max_rounds,
+  thinkTimeUs: m.think_time_us,
+  contextGrowth: m.context_growth,
+  singleSession: m.single_session,
+}));
 
 const reasoningObject = z.strictObject({ reason_ratio_distribution: dist(), multi_turn: ptr(multiTurnSchema) });
 const reasoningSchema = reasoningObject.transform((r): ReasoningSpec => ({ reasonRatioDist: r.reason_ratio_distribution, multiTurn: r.multi_turn }));

@@ -9,8 +9,7 @@
  * - prefix tokens are drawn for every group but never prepended, and the requests carry no prefix group;
  * - deadlines are left at 0 (no timeout) whatever the client's timeout says (only `--timeout` sets them).
  */
-import type { GoRand } from '../../engine/go-rand.js';
-import { GoRand as Rand } from '../../engine/go-rand.js';
+import { GoRand } from '../../engine/go-rand.js';
 import { randomTokenIds } from '../tokens.js';
 import { newArrivalSampler } from './arrival.js';
 import { generatePrefixTokens } from './draft.js';
@@ -108,7 +107,7 @@ export function generateTimeVaryingDrafts(clients: readonly ClientSpec[], aggreg
   const drafts: Draft[] = [];
   for (const c of clients) {
     if (c.lifecycle === null || c.lifecycle.windows.length === 0) continue;
-    const rng = new Rand(wg.int63Big());
+    const rng = new GoRand(wg.int63Big());
     for (const w of c.lifecycle.windows) {
       if (w.startUs >= horizon) continue;
       const clipped = w.endUs > horizon ? { ...w, endUs: horizon } : w;

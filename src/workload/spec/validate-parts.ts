@@ -40,12 +40,38 @@ export function checkArrival(src: SpecSource, path: SpecPath, a: ArrivalSpec, ch
     }
     const explicit = a.shape !== null && a.scale !== null && a.shape > 0 && a.scale > 0;
     if (a.process === 'weibull' && a.cv !== null && !explicit && (a.cv < 0.01 || a.cv > 10.4)) {
-      src.fail('WORKLOAD_SPEC_VALUE', [...path, 'cv'], `weibull CV must be in [0.01, 10.4], got ${goF(a.cv)}`, 'choose a cv in that range or give explicit shape and scale');
+      src.fail(
+        'WORKLOAD_SPEC_VALUE',
+        [...path, 'cv'],
+        `weibull CV must be in [0.01, 10.4], got ${goF(a.cv)}`,
+        'choose a cv in that range or give explicit shape and scale',
+      );
     }
-    if (a.cv !== null && a.cv <= 0) src.fail('WORKLOAD_SPEC_VALUE', [...path, 'cv'], `must be positive, got ${goF(a.cv)}`, 'set cv > 0 (1 = Poisson-like)');
+    if (a.cv !== null && a.cv <= 0) {
+      src.fail(
+        'WORKLOAD_SPEC_VALUE',
+        [...path, 'cv'],
+        `must be positive, got ${goF(a.cv)}`,
+        'set cv > 0 (1 = Poisson-like)',
+      );
+    }
   }
-  if (a.shape !== null && a.shape <= 0) src.fail('WORKLOAD_SPEC_VALUE', [...path, 'shape'], `must be positive, got ${goF(a.shape)}`, 'set shape > 0 or remove it');
-  if (a.scale !== null && a.scale <= 0) src.fail('WORKLOAD_SPEC_VALUE', [...path, 'scale'], `must be positive, got ${goF(a.scale)}`, 'set scale > 0 or remove it');
+  if (a.shape !== null && a.shape <= 0) {
+    src.fail(
+      'WORKLOAD_SPEC_VALUE',
+      [...path, 'shape'],
+      `must be positive, got ${goF(a.shape)}`,
+      'set shape > 0 or remove it',
+    );
+  }
+  if (a.scale !== null && a.scale <= 0) {
+    src.fail(
+      'WORKLOAD_SPEC_VALUE',
+      [...path, 'scale'],
+      `must be positive, got ${goF(a.scale)}`,
+      'set scale > 0 or remove it',
+    );
+  }
 }
 
 /**

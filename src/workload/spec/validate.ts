@@ -32,18 +32,33 @@ export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void 
     src.fail('WORKLOAD_SPEC_UNSUPPORTED', unsupported.path, unsupported.problem, unsupported.fix, true);
   }
   if (spec.category !== '' && !(CATEGORIES as readonly string[]).includes(spec.category)) {
-    src.fail('WORKLOAD_SPEC_VALUE', ['category'], `unknown category "${spec.category}"`, `use one of ${CATEGORIES.join(', ')}, or leave it empty`);
+    src.fail(
+      'WORKLOAD_SPEC_VALUE',
+      ['category'],
+      `unknown category "${spec.category}"`,
+      `use one of ${CATEGORIES.join(', ')}, or leave it empty`,
+    );
   }
   checkAggregateRate(spec, src);
   if (spec.clients.length === 0 && spec.cohorts.length === 0) {
-    src.fail('WORKLOAD_SPEC_EMPTY', ['clients'], 'at least one client or cohort is required', 'add a `clients:` list with at least one client');
+    src.fail(
+      'WORKLOAD_SPEC_EMPTY',
+      ['clients'],
+      'at least one client or cohort is required',
+      'add a `clients:` list with at least one client',
+    );
   }
   checkRateSum(spec, src);
   spec.clients.forEach((c, i) => checkClient(c, ['clients', i], src));
   const multiTurn = [...spec.clients, ...spec.cohorts].some((c) => c.reasoning?.multiTurn != null);
   const concurrencyAt = spec.clients.findIndex((c) => c.concurrency > 0);
   if (concurrencyAt >= 0 && multiTurn) {
-    src.fail('WORKLOAD_SPEC_CONFLICT', ['clients', concurrencyAt, 'concurrency'], 'concurrency clients and multi-turn clients cannot be mixed in one spec', 'split them into separate specs');
+    src.fail(
+      'WORKLOAD_SPEC_CONFLICT',
+      ['clients', concurrencyAt, 'concurrency'],
+      'concurrency clients and multi-turn clients cannot be mixed in one spec',
+      'split them into separate specs',
+    );
   }
   spec.cohorts.forEach((c, i) => checkCohort(c, ['cohorts', i], src));
   checkMixedSlo(spec, src);
@@ -62,7 +77,13 @@ function checkSources(spec: WorkloadSpec, src: SpecSource): void {
   if (spec.servegenData !== null) present.push('servegen_data');
   if (spec.inferencePerf !== null) present.push('inference_perf');
   if (present.length > 1) {
-    src.fail('WORKLOAD_SPEC_CONFLICT', [present[1]!], `workload sources {${present.join(', ')}} are mutually exclusive`, 'keep exactly one of clients, servegen_data, inference_perf', true);
+    src.fail(
+      'WORKLOAD_SPEC_CONFLICT',
+      [present[1]!],
+      `workload sources {${present.join(', ')}} are mutually exclusive`,
+      'keep exactly one of clients, servegen_data, inference_perf',
+      true,
+    );
   }
 }
 
@@ -82,17 +103,61 @@ function checkAggregateRate(spec: WorkloadSpec, src: SpecSource): void {
   const at: SpecPath = src.has(['aggregate_rate']) ? ['aggregate_rate'] : [];
   for (const [c, i] of rateClients) {
     const windows = c.lifecycle?.windows ?? [];
-    if (windows.length === 0) src.fail('WORKLOAD_SPEC_RATE', at, `${problem} and clients[${i}] has no lifecycle windows with trace_rate`, fix);
+    if (windows.length === 0) {
+      src.fail(
+        'WORKLOAD_SPEC_RATE',
+        at,
+        `${problem} and clients[${i}] has no lifecycle windows with trace_rate`,
+        fix,
+      );
+    }
     const j = windows.findIndex((w) => w.traceRate === null);
-    if (j >= 0) src.fail('WORKLOAD_SPEC_RATE', ['clients', i, 'lifecycle', 'windows', j], `${problem} and this window has no trace_rate`, fix);
+    if (j >= 0) {
+      src.fail(
+        'WORKLOAD_SPEC_RATE',
+        ['clients', i, 'lifecycle', 'windows', j],
+        `${problem} and this window has no trace_rate`,
+        fix,
+      );
+    }
   }
   spec.cohorts.forEach((c, i) => {
     const p: SpecPath = ['cohorts', i];
     const why = 'absolute rate mode (aggregate_rate 0) supports only spike patterns with trace_rate';
-    if (c.diurnal !== null) src.fail('WORKLOAD_SPEC_RATE', [...p, 'diurnal'], `${why}; diurnal is not supported there`, 'set aggregate_rate > 0 or use a spike', true);
-    if (c.drain !== null) src.fail('WORKLOAD_SPEC_RATE', [...p, 'drain'], `${why}; drain is not supported there`, 'set aggregate_rate > 0 or use a spike', true);
-    if (c.spike === null) src.fail('WORKLOAD_SPEC_RATE', p, `${why}; this cohort has no spike`, 'add spike.trace_rate or set aggregate_rate > 0');
-    if (c.spike.traceRate === null) src.fail('WORKLOAD_SPEC_RATE', [...p, 'spike'], `${why}; the spike has no trace_rate`, 'add spike.trace_rate (requests/second for the cohort)');
+    if (c.diurnal !== null) {
+      src.fail(
+        'WORKLOAD_SPEC_RATE',
+        [...p, 'diurnal'],
+        `${why}; diurnal is not supported there`,
+        'set aggregate_rate > 0 or use a spike',
+        true,
+      );
+    }
+    if (c.drain !== null) {
+      src.fail(
+        'WORKLOAD_SPEC_RATE',
+        [...p, 'drain'],
+        `${why}; drain is not supported there`,
+        'set aggregate_rate > 0 or use a spike',
+        true,
+      );
+    }
+    if (c.spike === null) {
+      src.fail(
+        'WORKLOAD_SPEC_RATE',
+        p,
+        `${why}; this cohort has no spike`,
+        'add spike.trace_rate or set aggregate_rate > 0',
+      );
+    }
+    if (c.spike.traceRate === null) {
+      src.fail(
+        'WORKLOAD_SPEC_RATE',
+        [...p, 'spike'],
+        `${why}; the spike has no trace_rate`,
+        'add spike.trace_rate (requests/second for the cohort)',
+      );
+    }
     checkPositiveRate(src, [...p, 'spike', 'trace_rate'], c.spike.traceRate, true);
   });
 }
@@ -120,7 +185,12 @@ function checkSourceCommon(c: TrafficSource, p: SpecPath, src: SpecSource): void
   checkNonNegative(src, [...p, 'slo_target_us'], c.sloTargetUs, 'target in µs (0 = none)');
   const mt = c.reasoning?.multiTurn ?? null;
   if (mt !== null && mt.maxRounds < 1) {
-    src.fail('WORKLOAD_SPEC_VALUE', [...p, 'reasoning', 'multi_turn', 'max_rounds'], `must be >= 1, got ${mt.maxRounds}`, 'set max_rounds to the number of rounds per session');
+    src.fail(
+      'WORKLOAD_SPEC_VALUE',
+      [...p, 'reasoning', 'multi_turn', 'max_rounds'],
+      `must be >= 1, got ${mt.maxRounds}`,
+      'set max_rounds to the number of rounds per session',
+    );
   }
   if (c.multimodal !== null) checkMultimodal(src, [...p, 'multimodal'], c.multimodal);
 }
@@ -130,7 +200,13 @@ function checkClient(c: ClientSpec, p: SpecPath, src: SpecSource): void {
   checkNonNegative(src, [...p, 'concurrency'], c.concurrency, 'number of users');
   checkNonNegative(src, [...p, 'think_time_us'], c.thinkTimeUs, 'think time in µs');
   if (c.concurrency > 0 && c.rateFraction > 0) {
-    src.fail('WORKLOAD_SPEC_CONFLICT', [...p, 'rate_fraction'], 'concurrency and rate_fraction are mutually exclusive', 'remove one of them', true);
+    src.fail(
+      'WORKLOAD_SPEC_CONFLICT',
+      [...p, 'rate_fraction'],
+      'concurrency and rate_fraction are mutually exclusive',
+      'remove one of them',
+      true,
+    );
   }
   const rateBased = c.concurrency === 0;
   if (rateBased) checkPositiveRate(src, [...p, 'rate_fraction'], c.rateFraction, src.has([...p, 'rate_fraction']));
@@ -143,9 +219,30 @@ function checkLifecycle(l: LifecycleSpec, p: SpecPath, src: SpecSource): void {
   if (l.windows.length === 0) src.fail('WORKLOAD_SPEC_VALUE', p, 'lifecycle has no windows', 'add windows or remove lifecycle', true);
   l.windows.forEach((w, j) => {
     const wp: SpecPath = [...p, 'windows', j];
-    if (w.startUs < 0) src.fail('WORKLOAD_SPEC_VALUE', [...wp, 'start_us'], `must be non-negative, got ${w.startUs}`, 'start windows at 0 or later');
-    if (w.endUs <= w.startUs) src.fail('WORKLOAD_SPEC_VALUE', [...wp, 'end_us'], `end_us (${w.endUs}) must be greater than start_us (${w.startUs})`, 'make the window non-empty');
-    if (w.traceRate !== null && w.traceRate < 0) src.fail('WORKLOAD_SPEC_RATE', [...wp, 'trace_rate'], `must be non-negative, got ${goF(w.traceRate)}`, 'set a rate >= 0');
+    if (w.startUs < 0) {
+      src.fail(
+        'WORKLOAD_SPEC_VALUE',
+        [...wp, 'start_us'],
+        `must be non-negative, got ${w.startUs}`,
+        'start windows at 0 or later',
+      );
+    }
+    if (w.endUs <= w.startUs) {
+      src.fail(
+        'WORKLOAD_SPEC_VALUE',
+        [...wp, 'end_us'],
+        `end_us (${w.endUs}) must be greater than start_us (${w.startUs})`,
+        'make the window non-empty',
+      );
+    }
+    if (w.traceRate !== null && w.traceRate < 0) {
+      src.fail(
+        'WORKLOAD_SPEC_RATE',
+        [...wp, 'trace_rate'],
+        `must be non-negative, got ${goF(w.traceRate)}`,
+        'set a rate >= 0',
+      );
+    }
     if (w.arrival !== null) checkArrival(src, [...wp, 'arrival'], w.arrival, true);
     if (w.inputDist !== null) checkDist(src, [...wp, 'input_distribution'], w.inputDist);
     if (w.outputDist !== null) checkDist(src, [...wp, 'output_distribution'], w.outputDist);
@@ -153,16 +250,33 @@ function checkLifecycle(l: LifecycleSpec, p: SpecPath, src: SpecSource): void {
 }
 
 function checkCohort(c: CohortSpec, p: SpecPath, src: SpecSource): void {
-  if (c.population <= 0) src.fail('WORKLOAD_SPEC_VALUE', [...p, 'population'], `must be positive, got ${c.population}`, 'set the number of members (1 or more)');
+  if (c.population <= 0) {
+    src.fail(
+      'WORKLOAD_SPEC_VALUE',
+      [...p, 'population'],
+      `must be positive, got ${c.population}`,
+      'set the number of members (1 or more)',
+    );
+  }
   if (c.population > MAX_COHORT_POPULATION) {
-    src.fail('WORKLOAD_SPEC_VALUE', [...p, 'population'], `${c.population} exceeds the maximum ${MAX_COHORT_POPULATION}`, 'split the cohort');
+    src.fail(
+      'WORKLOAD_SPEC_VALUE',
+      [...p, 'population'],
+      `${c.population} exceeds the maximum ${MAX_COHORT_POPULATION}`,
+      'split the cohort',
+    );
   }
   checkPositiveRate(src, [...p, 'rate_fraction'], c.rateFraction, src.has([...p, 'rate_fraction']));
   checkSloClass(src, [...p, 'slo_class'], c.sloClass);
   checkArrival(src, [...p, 'arrival'], c.arrival, true);
   checkCohortPatterns(c, p, src);
   if (c.prefixSharing !== '' && c.prefixSharing !== 'shared' && c.prefixSharing !== 'per_member') {
-    src.fail('WORKLOAD_SPEC_VALUE', [...p, 'prefix_sharing'], `must be "shared" or "per_member", got "${c.prefixSharing}"`, 'use shared (one prefix for all members) or per_member');
+    src.fail(
+      'WORKLOAD_SPEC_VALUE',
+      [...p, 'prefix_sharing'],
+      `must be "shared" or "per_member", got "${c.prefixSharing}"`,
+      'use shared (one prefix for all members) or per_member',
+    );
   }
   if (c.prefixSharing === 'per_member' && c.prefixGroup === '') {
     src.fail('WORKLOAD_SPEC_VALUE', [...p, 'prefix_sharing'], 'per_member prefix sharing requires prefix_group', 'set prefix_group');
@@ -173,18 +287,44 @@ function checkCohort(c: CohortSpec, p: SpecPath, src: SpecSource): void {
 function checkCohortPatterns(c: CohortSpec, p: SpecPath, src: SpecSource): void {
   if (c.diurnal !== null) {
     const r = c.diurnal.peakToTroughRatio;
-    if (r < 1.0) src.fail('WORKLOAD_SPEC_VALUE', [...p, 'diurnal', 'peak_to_trough_ratio'], `must be a finite number >= 1.0, got ${goF(r)}`, 'set the peak/trough ratio (1 = flat)');
+    if (r < 1.0) {
+      src.fail(
+        'WORKLOAD_SPEC_VALUE',
+        [...p, 'diurnal', 'peak_to_trough_ratio'],
+        `must be a finite number >= 1.0, got ${goF(r)}`,
+        'set the peak/trough ratio (1 = flat)',
+      );
+    }
     const h = c.diurnal.peakHour;
-    if (h < 0 || h > 23) src.fail('WORKLOAD_SPEC_VALUE', [...p, 'diurnal', 'peak_hour'], `must be 0-23, got ${h}`, 'give the hour of peak traffic');
+    if (h < 0 || h > 23) {
+      src.fail(
+        'WORKLOAD_SPEC_VALUE',
+        [...p, 'diurnal', 'peak_hour'],
+        `must be 0-23, got ${h}`,
+        'give the hour of peak traffic',
+      );
+    }
   }
   if (c.spike !== null) {
     checkNonNegative(src, [...p, 'spike', 'start_time_us'], c.spike.startTimeUs, 'start time in µs');
-    if (c.spike.durationUs <= 0) src.fail('WORKLOAD_SPEC_VALUE', [...p, 'spike', 'duration_us'], `must be > 0, got ${c.spike.durationUs}`, 'set the spike length in µs');
+    if (c.spike.durationUs <= 0) {
+      src.fail(
+        'WORKLOAD_SPEC_VALUE',
+        [...p, 'spike', 'duration_us'],
+        `must be > 0, got ${c.spike.durationUs}`,
+        'set the spike length in µs',
+      );
+    }
   }
   if (c.drain !== null) {
     checkNonNegative(src, [...p, 'drain', 'start_time_us'], c.drain.startTimeUs, 'start time in µs');
     if (c.drain.rampDurationUs <= 0) {
-      src.fail('WORKLOAD_SPEC_VALUE', [...p, 'drain', 'ramp_duration_us'], `must be > 0, got ${c.drain.rampDurationUs}`, 'set the ramp length in µs');
+      src.fail(
+        'WORKLOAD_SPEC_VALUE',
+        [...p, 'drain', 'ramp_duration_us'],
+        `must be > 0, got ${c.drain.rampDurationUs}`,
+        'set the ramp length in µs',
+      );
     }
   }
 }

@@ -47,7 +47,14 @@ export class SpecSource {
       throw new WorkloadSpecError('WORKLOAD_SPEC_YAML', file, pos, '', `invalid YAML: ${msg}`, 'fix the YAML syntax');
     }
     if (this.doc.contents === null || (isScalar(this.doc.contents) && this.doc.contents.value === null)) {
-      throw new WorkloadSpecError('WORKLOAD_SPEC_YAML', file, { line: 1, col: 1 }, '', 'the workload spec is empty', 'add at least `aggregate_rate` and `clients`');
+      throw new WorkloadSpecError(
+        'WORKLOAD_SPEC_YAML',
+        file,
+        { line: 1, col: 1 },
+        '',
+        'the workload spec is empty',
+        'add at least `aggregate_rate` and `clients`',
+      );
     }
     this.raw = this.convert(this.doc.contents, []);
   }
@@ -178,7 +185,15 @@ export class SpecSource {
       const key = this.keyText(pair.key as YamlNode | null);
       if (key === null) this.fail('WORKLOAD_SPEC_TYPE', path, 'mapping keys must be plain scalars', 'use a name or number as the key');
       // Checked here rather than by the YAML parser so the message can name the field (and "1" vs 1 collide, as in Go).
-      if (explicit.has(key)) this.failAtNode('WORKLOAD_SPEC_YAML', pair.key as YamlNode, [...path, key], `duplicate key "${key}"`, 'keep only one of them');
+      if (explicit.has(key)) {
+        this.failAtNode(
+          'WORKLOAD_SPEC_YAML',
+          pair.key as YamlNode,
+          [...path, key],
+          `duplicate key "${key}"`,
+          'keep only one of them',
+        );
+      }
       explicit.add(key);
       entries.set(key, this.convert(pair.value as YamlNode | null, [...path, key]));
     }

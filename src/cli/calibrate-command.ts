@@ -1,0 +1,79 @@
+/**
+ * `blis calibrate`: reads the observed trace, the replay's SimResult JSON (and optionally ITL data and the
+ * replay's metrics file), writes the report JSON, and prints the summary on stderr.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { ConfigError } from '../sim/config-error.js';
+import type { FlagValues } from '../sim/options.js';
+import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
+import { goJsonIndent } from '../metrics/go-format.js';
+import { parseTraceCsv } from '../workload/tracev2-csv.js';
+import { CalibrateInputError, parseItlCsv, parseSimResults, reportToJson, runCalibration } from '../calibrate/index.js';
+import type { Io } from './io.js';
+
+function required(f: FlagValues, name: string): string {
+  const v = f.str(name);
+  if (v === '') throw new ConfigError('missing-flag', `--${name} is required`);
+  return v;
+}
+
+function read(path: string, flag: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError('io', `${flag}: cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+/** The replay metrics file's aggregate cache_hit_rate, or null when it has none. */
+function simCacheHitRate(path: string): number | null {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(read(path, '--sim-metrics')) as unknown;
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new CalibrateInputError(`--sim-metrics: ${path} is not valid JSON: ${(e as Error).message}`);
+  }
+  const v = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>)['cache_hit_rate'] : undefined;
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
+  const headerPath = required(f, 'trace-header');
+  const dataPath = required(f, 'trace-data');
+  const simPath = required(f, 'sim-results');
+  const reportPath = required(f, 'report');
+  const { parseTraceHeaderYaml } = await import('../workload/tracev2-yaml-parse.js');
+  const header = parseTraceHeaderYaml(read(headerPath, '--trace-header'), headerPath);
+  const records = parseTraceCsv(read(dataPath, '--trace-data'), dataPath);
+  const simResults = parseSimResults(read(simPath, '--sim-results'), simPath);
+  const itlPath = f.str('itl-data');
+  const itl = itlPath === '' ? [] : parseItlCsv(read(itlPath, '--itl-data'), itlPath);
+  const warmUp = f.int('warmup-requests');
+  if (warmUp < -1) throw new ConfigError('bad-flag', `--warmup-requests must be >= 0 (or -1 for the trace header's value), got ${warmUp}`);
+  const cli = resolveGoodputCliFlags(f.str('slo-ttft'), f.str('slo-itl'), f.str('slo-e2e'));
+  const simMetrics = f.str('sim-metrics');
+  const out = runCalibration({
+    header,
+    records,
+    simResults,
+    itl,
+    warmUpRequests: warmUp,
+    networkRttUs: f.int('network-rtt-us'),
+    bandwidthMbps: f.float('network-bandwidth-mbps'),
+    goodputTargets: mergeGoodputTargets(cli, header.goodputSloTargets, null),
+    simCacheHitRate: header.observedKvMetrics !== null && simMetrics !== '' ? simCacheHitRate(simMetrics) : null,
+    hitRateTolerancePp: f.float('hit-rate-tolerance-pp'),
+    ttftMapeThreshold: f.float('ttft-mape-threshold'),
+  });
+  if (header.observedKvMetrics !== null && simMetrics !== '' && out.report.hitRate === null) {
+    io.warn(`calibrate: --sim-metrics ${simMetrics} has no cache_hit_rate; skipping the hit-rate comparison (write it with blis replay --metrics-path)`);
+  }
+  try {
+    writeFileSync(reportPath, `${goJsonIndent(reportToJson(out.report))}\n`);
+  } catch (e) {
+    throw new ConfigError('io', `--report: cannot write ${reportPath}: ${(e as Error).message}`);
+  }
+  for (const w of out.warnings) io.warn(w);
+  for (const line of [`Calibration report written to ${reportPath}`, ...out.summary]) io.info?.(line);
+}

@@ -1,0 +1,109 @@
+/**
+ * Flags of the I/O commands (`serve`, `observe`, `calibrate`), in the style of the simulation option table
+ * (src/sim/options.ts) and with the reference's names and defaults where it has the command. `serve` takes the
+ * engine subset of the simulation table; observe and calibrate borrow a few of its entries by name.
+ */
+import { FLAGS, type FlagSpec } from '../sim/options.js';
+
+export type CommandName = 'run' | 'replay' | 'serve' | 'observe' | 'calibrate';
+
+/** One flag as registered with commander. */
+export interface CliFlag {
+  readonly name: string;
+  readonly kind: FlagSpec['kind'];
+  readonly def: FlagSpec['def'];
+  readonly help: string;
+  readonly aliases?: readonly string[];
+  /** Registered but left out of --help (accepted only with its default value). */
+  readonly hidden?: boolean;
+}
+
+/** Engine flags `serve` takes from the simulation table: one instance, no cluster policies, no workload. */
+const SERVE_ENGINE = new Set([
+  'model', 'hardware', 'tp', 'dp', 'latency-model', 'alpha-coeffs', 'beta-coeffs', 'model-config-folder', 'hardware-config',
+  'defaults-filepath', 'moe-comm-backend', 'enable-expert-parallel', 'total-kv-blocks', 'block-size-in-tokens',
+  'gpu-memory-utilization', 'kv-cpu-blocks', 'kv-offload-threshold', 'kv-transfer-bandwidth', 'kv-transfer-base-latency',
+  'max-num-seqs', 'max-num-batched-tokens', 'long-prefill-token-threshold', 'max-model-len', 'scheduler',
+  'preemption-policy', 'seed', 'log',
+]);
+/** Read by the engine resolution but fixed for a single served instance. */
+const SERVE_FIXED = new Set(['num-instances', 'admission-latency', 'routing-latency']);
+
+const SERVE: readonly CliFlag[] = [
+  { name: 'host', kind: 'string', def: '127.0.0.1', help: 'address to listen on' },
+  { name: 'port', kind: 'int', def: 8000, help: 'TCP port to listen on (0 = any free port, printed on stderr)' },
+  { name: 'served-model-name', kind: 'string', def: '', help: 'model name the API reports and accepts (default: --model)' },
+  { name: 'default-max-tokens', kind: 'int', def: 16, help: 'output length of a request that gives neither max_tokens nor min_tokens (vLLM completions default)' },
+];
+
+const OBSERVE: readonly CliFlag[] = [
+  { name: 'server-url', kind: 'string', def: '', help: 'OpenAI-compatible server base URL, e.g. http://127.0.0.1:8000 (required)' },
+  { name: 'model', kind: 'string', def: '', help: 'model name sent in each request (required)' },
+  { name: 'trace-header', kind: 'string', def: '', help: 'output path of the TraceV2 header YAML (required)' },
+  { name: 'trace-data', kind: 'string', def: '', help: 'output path of the TraceV2 data CSV (required)' },
+  { name: 'workload-spec', kind: 'string', def: '', help: 'workload spec v2 YAML (alternative to --rate)' },
+  { name: 'workload', kind: 'string', def: '', help: 'preset: chatbot, contentgen, summarization, multidoc (requires --rate)' },
+  { name: 'defaults-filepath', kind: 'string', def: 'defaults.yaml', help: 'accepted for compatibility; blis-ts embeds the presets' },
+  { name: 'rate', kind: 'float', def: 0, help: 'requests per second of the distribution (or preset) workload' },
+  { name: 'num-requests', kind: 'int', def: 0, help: 'requests to send (0 = from the spec, or bounded by --horizon)' },
+  { name: 'seed', kind: 'string', def: '42', help: 'workload seed (int64)' },
+  { name: 'horizon', kind: 'string', def: '0', help: 'last arrival time in µs (0 = from the spec or unlimited)' },
+  { name: 'concurrency', kind: 'int', def: 0, help: 'closed loop: this many virtual users, each sending its next request when the previous one ends (excludes --rate)' },
+  { name: 'think-time-ms', kind: 'int', def: 0, help: 'closed loop: pause between a response and the user\'s next request (ms)' },
+  { name: 'prefix-tokens', kind: 'int', def: 0, help: 'shared prefix length (distribution workload)' },
+  { name: 'api-format', kind: 'string', def: 'completions', help: 'completions (/v1/completions, "prompt") or chat (/v1/chat/completions, "messages")' },
+  { name: 'api-key', kind: 'string', def: '', help: 'bearer token sent as Authorization' },
+  { name: 'server-type', kind: 'string', def: 'vllm', help: 'server type recorded in the trace header' },
+  { name: 'max-concurrency', kind: 'int', def: 256, help: 'most requests in flight at once (default: --concurrency in closed loop)' },
+  { name: 'warmup-requests', kind: 'int', def: 0, help: 'leave the first N dispatched requests out of the trace' },
+  { name: 'no-streaming', kind: 'bool', def: false, help: 'send every request without streaming' },
+  { name: 'unconstrained-output', kind: 'bool', def: false, help: 'let the server choose output lengths (no min_tokens; max_tokens MaxInt32 for completions, omitted for chat)' },
+  { name: 'rtt-ms', kind: 'float', def: 0, help: 'network round trip in ms recorded in the trace header (calibrate adds it to simulated latencies)' },
+  { name: 'measure-rtt', kind: 'bool', def: false, help: 'measure the round trip (median of 20 GET /health) and record it instead of --rtt-ms' },
+  { name: 'timeout', kind: 'int', def: 300, help: 'per-request timeout in seconds (1..86400), covering the whole response' },
+  { name: 'record-itl', kind: 'bool', def: false, help: 'stream every request and write per-chunk times (request_id,chunk_index,timestamp_us)' },
+  { name: 'itl-output', kind: 'string', def: '', help: 'ITL CSV path (default: <trace-data without .csv>.itl.csv)' },
+  { name: 'prewarm-duration', kind: 'string', def: '0', help: 'send small warm-up requests (4 at a time) for this long before the workload, e.g. 10s' },
+  { name: 'scrape-kv-metrics', kind: 'bool', def: false, help: 'scrape /metrics before and after the workload and record the observed prefix-cache hit rate in the header' },
+  { name: 'kv-metrics-url', kind: 'string', def: '', help: 'metrics URL for --scrape-kv-metrics (default: <server-url>/metrics)' },
+  { name: 'vllm-commit', kind: 'string', def: '', help: 'server commit recorded with the observed KV metrics' },
+];
+/** Taken unchanged from the simulation table. */
+const OBSERVE_BORROWED = new Set([
+  'prompt-tokens', 'prompt-tokens-stdev', 'prompt-tokens-min', 'prompt-tokens-max', 'output-tokens', 'output-tokens-stdev',
+  'output-tokens-min', 'output-tokens-max', 'slo-ttft', 'slo-itl', 'slo-e2e', 'log',
+]);
+
+const CALIBRATE: readonly CliFlag[] = [
+  { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML from blis observe (required)' },
+  { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV from blis observe (required)' },
+  { name: 'sim-results', kind: 'string', def: '', help: 'SimResult JSON from blis replay --results-path (required)' },
+  { name: 'report', kind: 'string', def: '', help: 'output path of the calibration report JSON (required)' },
+  { name: 'warmup-requests', kind: 'int', def: -1, help: 'leave out rows with request_id below this (-1 = the header\'s warm_up_requests)' },
+  { name: 'network-rtt-us', kind: 'int', def: -1, help: 'round trip added to simulated latencies in µs (-1 = the header\'s network.measured_rtt_ms)' },
+  { name: 'network-bandwidth-mbps', kind: 'float', def: 0, help: 'adds token transfer times at this bandwidth (0 = none)' },
+  { name: 'itl-data', kind: 'string', def: '', help: 'ITL CSV from blis observe --record-itl (adds the itl metric)' },
+  { name: 'sim-metrics', kind: 'string', def: '', help: 'metrics JSON from blis replay --metrics-path (its cache_hit_rate is compared with the observed one)' },
+  { name: 'hit-rate-tolerance-pp', kind: 'float', def: 5, help: 'KV hit-rate tolerance in percentage points' },
+  { name: 'ttft-mape-threshold', kind: 'float', def: 0.15, help: 'TTFT MAPE threshold of the ttft_tolerance verdict (fraction)' },
+];
+const CALIBRATE_BORROWED = new Set(['slo-ttft', 'slo-itl', 'slo-e2e', 'log']);
+
+/** Every flag `command` registers, in help order. */
+export function commandFlags(command: CommandName): readonly CliFlag[] {
+  switch (command) {
+    case 'run':
+    case 'replay':
+      return FLAGS.filter((f) => f.scope === 'shared' || f.scope === command);
+    case 'serve':
+      return [
+        ...FLAGS.filter((f) => SERVE_ENGINE.has(f.name)),
+        ...FLAGS.filter((f) => SERVE_FIXED.has(f.name)).map((f) => ({ ...f, hidden: true })),
+        ...SERVE,
+      ];
+    case 'observe':
+      return [...OBSERVE, ...FLAGS.filter((f) => OBSERVE_BORROWED.has(f.name))];
+    case 'calibrate':
+      return [...CALIBRATE, ...FLAGS.filter((f) => CALIBRATE_BORROWED.has(f.name))];
+  }
+}

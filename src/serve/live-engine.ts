@@ -1,0 +1,245 @@
+/**
+ * A single-instance simulated engine paced to wall time, for `blis serve`: simulated µs = wall µs since the
+ * engine started. Requests are injected at the current wall time; a driver advances the simulation to "now"
+ * and sleeps until the next simulated event or token delivery. Token times come from the instance's token
+ * hook (the same clock as the simulated TTFT/E2E metrics), so a client sees each token when the simulation
+ * says it exists, and a replay of the recorded trace can reproduce the server's latencies.
+ */
+import { Request, RequestState } from '../domain/request.js';
+import { MAX_INT64 } from '../domain/units.js';
+import type { ClusterSimulator } from '../cluster/cluster.js';
+import { EventQueue } from '../engine/event-queue.js';
+import type { Instance } from '../instance/instance.js';
+import { buildCluster, type EngineSetup } from '../sim/engine-setup.js';
+
+/** What a live request reports to its HTTP handler. */
+export interface LiveListener {
+  /** Token `index` (1-based) is available; `itlUs` is the gap since the previous token (0 for the first). */
+  token(index: number, ttftUs: number, itlUs: number): void;
+  /** Generation ended normally after `tokens` tokens; latencies are the simulated ones (µs). */
+  finish(tokens: number, e2eUs: number): void;
+  /** The engine gave up on the request (dropped as unservable, timed out). */
+  fail(reason: string): void;
+}
+
+export interface LiveHandle {
+  readonly req: Request;
+}
+
+interface Live extends LiveHandle {
+  readonly listener: LiveListener;
+  /** Highest token index scheduled for delivery (preemption makes the engine report tokens again). */
+  produced: number;
+  lastTokenTime: number;
+  finishing: boolean;
+}
+
+const DELIVER_TOKEN = 0;
+const DELIVER_FINISH = 1;
+const DELIVER_FAIL = 2;
+
+interface Delivery {
+  readonly live: Live;
+  readonly index: number;
+  readonly gap: number;
+}
+
+export interface LiveEngineOptions {
+  /** Monotonic µs since some origin; defaults to performance.now(). Tests may pass a fake. */
+  readonly now?: () => number;
+  /**
+   * Within this many µs of the next deadline the driver polls with setImmediate instead of sleeping: timers
+   * fire up to a millisecond late, which would add that much to every observed latency.
+   */
+  readonly spinUs?: number;
+}
+
+export interface LiveStats {
+  running: number;
+  waiting: number;
+  kvUsage: number;
+  preemptions: number;
+  /** Block-level prefix-cache counters, when the KV store exposes them. */
+  cacheHitBlocks: number | null;
+  cacheQueryBlocks: number | null;
+  blockSize: number;
+}
+
+export class LiveEngine {
+  readonly cs: ClusterSimulator;
+  private readonly inst: Instance;
+  private readonly origin: number;
+  private readonly clock: () => number;
+  private readonly spinUs: number;
+  private readonly deliveries = new EventQueue<Delivery>(1024);
+  private readonly active = new Set<Live>();
+  private readonly byReq = new Map<Request, Live>();
+  private seq = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private immediate: NodeJS.Immediate | null = null;
+  private closed = false;
+
+  constructor(setup: Omit<EngineSetup, 'horizon' | 'numInstances'>, opts: LiveEngineOptions = {}) {
+    this.cs = buildCluster({ ...setup, numInstances: 1, horizon: MAX_INT64 });
+    this.inst = this.cs.instances[0] as Instance;
+    this.inst.onToken = (req, t) => this.onToken(req, t);
+    this.clock = opts.now ?? (() => performance.now() * 1000);
+    this.origin = this.clock();
+    this.spinUs = opts.spinUs ?? 1500;
+  }
+
+  /** Simulated (= wall) µs since start. */
+  nowUs(): number {
+    return Math.floor(this.clock() - this.origin);
+  }
+
+  /** Injects a request arriving now; the caller has validated its lengths. */
+  submit(id: string, input: Int32Array, outputLen: number, sloClass: string, listener: LiveListener): LiveHandle {
+    if (this.closed) throw new Error('LiveEngine: submit after close');
+    const t = Math.max(this.nowUs(), this.cs.clock);
+    const req = new Request(id, input, new Int32Array(outputLen), t, outputLen, 0);
+    req.sloClass = sloClass;
+    req.streaming = true;
+    const live: Live = { req, listener, produced: 0, lastTokenTime: 0, finishing: false };
+    this.active.add(live);
+    this.byReq.set(req, live);
+    this.cs.inject(req);
+    this.wake();
+    return live;
+  }
+
+  /**
+   * The client went away: take the request out of the engine so it stops using batch seats and KV (vLLM
+   * aborts it too). A request still on its way to the wait queue is marked timed out, which the enqueue
+   * step skips.
+   */
+  abort(h: LiveHandle): void {
+    const live = h as Live;
+    if (!this.active.delete(live)) return;
+    this.byReq.delete(live.req);
+    const r = live.req;
+    if (r.state === RequestState.Completed || r.state === RequestState.TimedOut) return;
+    if (!this.inst.evictRequest(r)) r.state = RequestState.TimedOut;
+    r.outcome = 'gateway_evicted';
+    this.wake();
+  }
+
+  stats(): LiveStats {
+    const kv = this.inst.kv as unknown as { cacheHits?: unknown; cacheMisses?: unknown };
+    const hits = typeof kv.cacheHits === 'number' ? kv.cacheHits : null;
+    const misses = typeof kv.cacheMisses === 'number' ? kv.cacheMisses : null;
+    return {
+      running: this.inst.batchSize,
+      waiting: this.inst.queueDepth,
+      kvUsage: this.inst.kv.totalBlocks > 0 ? this.inst.kv.usedBlocks() / this.inst.kv.totalBlocks : 0,
+      preemptions: this.inst.metrics.preemptionCount,
+      cacheHitBlocks: hits,
+      cacheQueryBlocks: hits !== null && misses !== null ? hits + misses : null,
+      blockSize: this.inst.kv.blockSize,
+    };
+  }
+
+  get inFlight(): number {
+    return this.active.size;
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.immediate !== null) clearImmediate(this.immediate);
+    this.timer = null;
+    this.immediate = null;
+  }
+
+  private onToken(req: Request, t: number): void {
+    const live = this.byReq.get(req);
+    if (live === undefined) return;
+    const index = req.itlCount + 1;
+    if (index <= live.produced) return;
+    const gap = live.produced === 0 ? 0 : t - live.lastTokenTime;
+    live.produced = index;
+    live.lastTokenTime = t;
+    this.deliveries.push(t, 0, DELIVER_TOKEN, { live, index, gap });
+  }
+
+  private wake(): void {
+    if (this.closed || this.immediate !== null) return;
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    this.immediate = setImmediate(() => {
+      this.immediate = null;
+      this.pump();
+    });
+  }
+
+  /** Runs the simulation up to now, hands out due deliveries, and arranges the next wake-up. */
+  private pump(): void {
+    if (this.closed) return;
+    const now = this.nowUs();
+    const before = this.cs.clock;
+    this.cs.advanceTo(now);
+    if (this.cs.clock !== before) this.collectEnds();
+    const q = this.deliveries;
+    while (q.length > 0 && q.peekTime() <= now) {
+      const kind = q.peekKind();
+      const d = q.peekPayload() as Delivery;
+      q.pop();
+      this.deliver(kind, d);
+    }
+    this.arm(now);
+  }
+
+  /** Schedules the final chunk of every request the last steps completed, and failures. */
+  private collectEnds(): void {
+    for (const live of this.active) {
+      if (live.finishing) continue;
+      const r = live.req;
+      if (r.hasE2E) {
+        live.finishing = true;
+        this.deliveries.push(r.arrivalTime + r.e2e, 1, DELIVER_FINISH, { live, index: live.produced, gap: 0 });
+      } else if (r.outcome === 'dropped_unservable' || r.outcome === 'timed_out' || r.outcome === 'rejected') {
+        live.finishing = true;
+        this.deliveries.push(this.cs.clock, 1, DELIVER_FAIL, { live, index: 0, gap: 0 });
+      }
+    }
+  }
+
+  private deliver(kind: number, d: Delivery): void {
+    const live = d.live;
+    if (!this.active.has(live)) return;
+    if (kind === DELIVER_TOKEN) {
+      live.listener.token(d.index, live.req.ttft, d.gap);
+      return;
+    }
+    this.active.delete(live);
+    this.byReq.delete(live.req);
+    if (kind === DELIVER_FINISH) live.listener.finish(d.index, live.req.e2e);
+    else live.listener.fail(live.req.outcome === 'timed_out' ? 'request timed out in the engine' : 'request dropped by the engine (it can never fit in the KV cache or the model length)');
+  }
+
+  private arm(now: number): void {
+    if (this.immediate !== null) return;
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    const next = Math.min(this.cs.nextEventTime(), this.deliveries.peekTime());
+    if (next === Infinity) return;
+    const wait = next - now;
+    if (wait <= this.spinUs) {
+      this.immediate = setImmediate(() => {
+        this.immediate = null;
+        this.pump();
+      });
+      return;
+    }
+    // Sleep until one spin window before the deadline, then poll.
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.pump();
+    }, Math.max(1, Math.floor((wait - this.spinUs) / 1000)));
+  }
+}
+

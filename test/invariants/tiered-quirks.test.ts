@@ -1,0 +1,73 @@
+/**
+ * Two behaviours of the reference's tiered (GPU+CPU) KV cache that break liveness, kept in the port for
+ * parity and pinned here with fixed reproductions found by the property search. Both come from
+ * `TieredKVCache.AllocateKVBlocks` (reference sim/kv/tiered.go) committing CPU-reloaded blocks to a request:
+ *
+ * 1. waiting holder: when a reload covers part of the range and the tail allocation then fails, the reloaded
+ *    prefix blocks stay committed to a request that remains in the wait queue. Those blocks are lost to
+ *    everyone else until the request is admitted; a request that needs the whole cache then self-preempts
+ *    forever (expected: the failed allocation leaves nothing behind and every request completes).
+ * 2. over-commit: when a reload covers the whole requested range, whole blocks up to ceil(end/blockSize) are
+ *    committed while the engine records only `end` computed tokens; the next prefill chunk starts a fresh
+ *    block, so the request stores those tokens twice and can need more blocks than the cache has
+ *    (expected: a 7-token request fits a 2-block, 8-token cache and completes).
+ *
+ * If the port ever fixes either (deviating from the reference), these tests fail and should be turned into
+ * liveness tests; the property suite's discard rule for tiered livelocks should then go too.
+ */
+import { describe, expect, it } from 'vitest';
+import { buildCluster } from '../../src/sim/engine-setup.js';
+import { buildRequests, toSetup, type EngineSpec } from '../property/scenarios.js';
+import { EventRecorder, LivelockError } from './recorder.js';
+
+function runUntilGuard(spec: EngineSpec): EventRecorder {
+  const setup = toSetup(spec);
+  const requests = buildRequests(spec);
+  const cs = buildCluster(setup);
+  const log = new EventRecorder(cs, requests, setup.maxModelLen, { deep: true, maxEvents: 20_000 });
+  expect(() => cs.run(requests)).toThrow(LivelockError);
+  log.finish();
+  return log;
+}
+
+const BASE = {
+  numInstances: 1, blockSize: 4, transferBandwidth: 0.2, transferBaseLatency: 0, horizon: 0, routingLatency: 0, maxModelLen: 0,
+} as const;
+const R = { vocab: 1, family: 0, slo: '', deadline: 0, maxOut: 'zero' } as const;
+
+describe('known reference bugs of the tiered KV cache (kept for parity)', () => {
+  it('a waiting request keeps CPU-reloaded blocks after a failed admission, starving a request that needs the whole cache', () => {
+    const spec: EngineSpec = {
+      ...BASE, totalBlocks: 12, cpuBlocks: 1, maxNumSeqs: 2, maxNumBatchedTokens: 2048, longPrefillTokenThreshold: 0,
+      scheduler: 'sjf', preemptionPolicy: 'fcfs', admissionLatency: 1, latency: { kind: 'trained-physics' },
+      requests: [
+        { ...R, gap: 0, input: 1, output: 0, deadline: 20000 },
+        { ...R, gap: 0, input: 16, output: 2, maxOut: 'half' },
+        { ...R, gap: 0, input: 36, output: 6 },
+        { ...R, gap: 0, input: 38, output: 0, maxOut: 'exact' },
+        { ...R, gap: 0, input: 1, output: 0 },
+        { ...R, gap: 0, input: 1, output: 14, maxOut: 'exact' },
+        { ...R, gap: 0, input: 37, output: 9, vocab: 3, maxOut: 'exact' },
+        { ...R, gap: 0, input: 1, output: 0, deadline: 1, maxOut: 'exact' },
+      ],
+    };
+    const log = runUntilGuard(spec);
+    expect(log.tieredQuirks.get('waiting-holder')).toMatch(/request_3 waits holding 1 KV blocks/);
+    expect(log.violations).toEqual([]);
+  });
+
+  it('a CPU reload covering a prefill chunk commits the whole block, so later chunks store tokens twice', () => {
+    const spec: EngineSpec = {
+      ...BASE, totalBlocks: 2, cpuBlocks: 2, maxNumSeqs: 1, maxNumBatchedTokens: 1, longPrefillTokenThreshold: 1,
+      scheduler: 'fcfs', preemptionPolicy: 'fcfs', admissionLatency: 0, latency: { kind: 'roofline', alpha: [0, 0, 0] },
+      requests: [
+        { ...R, gap: 50000, input: 8, output: 0 },
+        { ...R, gap: 0, input: 1, output: 4 },
+        { ...R, gap: 0, input: 4, output: 3 },
+      ],
+    };
+    const log = runUntilGuard(spec);
+    expect(log.tieredQuirks.get('over-commit')).toMatch(/request_2 holds 2 KV blocks for 2 computed tokens/);
+    expect(log.violations).toEqual([]);
+  });
+});
