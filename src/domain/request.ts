@@ -94,6 +94,12 @@ export class Request {
    */
   gatewayEnqueueTime: Tick = 0;
   gatewayDispatchTime: Tick = 0;
+  /**
+   * The KV cache holding this request's blocks and its per-request block list there (opaque to everyone
+   * else). Kept on the request so the per-token allocation needs no map lookup; null when it holds none.
+   */
+  kvOwner: object | null = null;
+  kvBlocks: unknown = null;
   /** Tokens whose KV is computed or scheduled (the reference's reqNumComputedTokens; 0 = absent). */
   computedTokens = 0;
 

@@ -36,10 +36,7 @@ export class BlockKVCache implements KVStore {
 
   /** Identity -> block. Holds at most one entry per block (an entry for h names a block whose hash is h). */
   private readonly hashToBlock: HashIndex;
-  private readonly owned = new Map<Request, BlockList>();
   private readonly listPool: BlockList[] = [];
-  private memoReq: Request | null = null;
-  private memoList: BlockList | undefined = undefined;
   private readonly detached = new Map<number, Int32Array>();
   private readonly scratch: Int32Array;
   private readonly cachedOut: number[] = [];
@@ -110,21 +107,19 @@ export class BlockKVCache implements KVStore {
     return b;
   }
 
-  /** Owned blocks of `req`; the tiered wrapper and the engine ask about the same request back to back. */
+  /**
+   * Owned blocks of `req`. The list rides on the request (`kvOwner`/`kvBlocks`, checked against this cache),
+   * so the per-token decode allocation needs no map lookup.
+   */
   private lookup(req: Request): BlockList | undefined {
-    if (req === this.memoReq) return this.memoList;
-    const list = this.owned.get(req);
-    this.memoReq = req;
-    this.memoList = list;
-    return list;
+    return req.kvOwner === this ? (req.kvBlocks as BlockList) : undefined;
   }
 
   private listFor(req: Request): BlockList {
     const list = this.listPool.pop() ?? new BlockList();
     list.len = 0;
-    this.owned.set(req, list);
-    this.memoReq = req;
-    this.memoList = list;
+    req.kvOwner = this;
+    req.kvBlocks = list;
     return list;
   }
 
@@ -319,8 +314,8 @@ export class BlockKVCache implements KVStore {
   release(req: Request): void {
     const list = this.lookup(req);
     if (list === undefined) return;
-    this.owned.delete(req);
-    this.memoReq = null;
+    req.kvOwner = null;
+    req.kvBlocks = null;
     // Reverse order puts a sequence's tail blocks nearer the LRU head, so they are evicted first.
     for (let i = list.len - 1; i >= 0; i--) {
       const b = list.at(i);

@@ -93,10 +93,15 @@ export class LiveEngine {
     return Math.floor(this.clock() - this.origin);
   }
 
-  /** Injects a request arriving now; the caller has validated its lengths. */
-  submit(id: string, input: Int32Array, outputLen: number, sloClass: string, listener: LiveListener): LiveHandle {
+  /**
+   * Injects a request; the caller has validated its lengths. `arrivedUs` (default now) is when the request
+   * reached the server: reading and parsing its body should not count against it. It is clamped to the
+   * simulated clock, since events already executed cannot be revisited (nothing happened in between when
+   * the clock is still earlier).
+   */
+  submit(id: string, input: Int32Array, outputLen: number, sloClass: string, listener: LiveListener, arrivedUs = this.nowUs()): LiveHandle {
     if (this.closed) throw new Error('LiveEngine: submit after close');
-    const t = Math.max(this.nowUs(), this.cs.clock);
+    const t = Math.max(arrivedUs, this.cs.clock);
     const req = new Request(id, input, new Int32Array(outputLen), t, outputLen, 0);
     req.sloClass = sloClass;
     req.streaming = true;

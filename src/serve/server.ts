@@ -65,7 +65,7 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
   let counter = 0;
   const started = Math.floor(Date.now() / 1000);
 
-  const complete = (kind: ApiKind, c: CompletionRequest, req: IncomingMessage, res: ServerResponse): void => {
+  const complete = (kind: ApiKind, c: CompletionRequest, req: IncomingMessage, res: ServerResponse, arrivedUs: number): void => {
     counter++;
     const ids: ResponseIds = { id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${counter}`, created: Math.floor(Date.now() / 1000), model: modelName };
     const prompt = c.input.length;
@@ -116,7 +116,7 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
         write('[DONE]');
         res.end();
       },
-    });
+    }, arrivedUs);
     res.on('close', () => {
       if (!done && handle !== null) {
         metrics.finished('abort');
@@ -148,6 +148,7 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
       case 'POST /v1/completions':
       case 'POST /v1/chat/completions': {
         const kind: ApiKind = url === '/v1/completions' ? 'completions' : 'chat';
+        const arrivedUs = engine.nowUs();
         readBody(req, maxBody)
           .then((text) => {
             let body: unknown;
@@ -156,7 +157,7 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
             } catch (e) {
               throw new ApiError(400, `request body is not valid JSON: ${(e as Error).message}`);
             }
-            complete(kind, parseCompletionRequest(kind, body, limits), req, res);
+            complete(kind, parseCompletionRequest(kind, body, limits), req, res, arrivedUs);
           })
           .catch((e: unknown) => {
             metrics.failed++;
