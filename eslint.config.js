@@ -18,7 +18,12 @@ const ALLOWED = {
   workload: ['engine', 'domain', 'config'],
   metrics: ['instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
   sim: ['cluster', 'policy', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
-  cli: ['sim', 'cluster', 'policy', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  // Pure comparison of real and simulated per-request records.
+  calibrate: ['workload', 'metrics', 'engine', 'domain', 'config'],
+  // Network edges (HTTP client and server): like cli, allowed the wall clock; they drive sim/workload.
+  observe: ['sim', 'workload', 'metrics', 'engine', 'domain', 'config'],
+  serve: ['sim', 'cluster', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  cli: ['serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
 };
 const LAYERS = Object.keys(ALLOWED);
 
@@ -33,7 +38,7 @@ const layerRules = LAYERS.map((layer) => {
             regex: `^\\.\\./(${banned.join('|')})/`,
             message: `src/${layer} may import only ${ALLOWED[layer].join(', ') || 'nothing outside itself'} (docs/architecture.md: imports point down, siblings do not import each other).`,
           }] : []),
-          ...(layer === 'cli' ? [] : [{ regex: '^node:(fs|process|child_process)', message: 'Only src/cli touches the file system and the process.' }]),
+          ...(['cli', 'observe', 'serve'].includes(layer) ? [] : [{ regex: '^node:(fs|process|child_process|http|net)', message: 'Only the I/O edges (src/cli, src/observe, src/serve) touch files, sockets and the process.' }]),
         ],
       }],
     },
@@ -54,7 +59,7 @@ export default tseslint.config(
       'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Use the PartitionedRng (determinism).' }],
     },
   },
-  { files: ['src/cli/**/*.ts', 'test/**/*.ts', 'src/**/*.test.ts'], rules: { 'no-restricted-globals': 'off' } },
+  { files: ['src/cli/**/*.ts', 'src/observe/**/*.ts', 'src/serve/**/*.ts', 'test/**/*.ts', 'src/**/*.test.ts'], rules: { 'no-restricted-globals': 'off' } },
   ...layerRules,
   // Tests read fixtures from disk; the Go tables keep Go's literal spellings (exact after rounding).
   { files: ['test/**/*.ts', 'src/**/*.test.ts'], rules: { 'no-restricted-imports': 'off' } },

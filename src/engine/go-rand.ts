@@ -73,7 +73,7 @@ export function goLog(x: number): number {
   const hiWord = logWords[HI_WORD]!;
   let k = ((hiWord >>> 20) & 0x7ff) - 1022;
   logWords[HI_WORD] = (hiWord & 0x800fffff) | 0x3fe00000;
-  let f1 = logScratch[0]!;
+  let f1 = logScratch[0];
   if (f1 < Math.SQRT1_2) {
     f1 *= 2;
     k--;

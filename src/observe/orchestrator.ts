@@ -45,9 +45,22 @@ export function sleepUs(us: number, stop: AbortSignal): Promise<void> {
       stop.removeEventListener('abort', done);
       resolve();
     };
-    const t = setTimeout(done, Math.ceil(us / 1000));
+    const t = setTimeout(done, Math.max(1, Math.floor(us / 1000)));
     stop.addEventListener('abort', done, { once: true });
   });
+}
+
+/**
+ * Resolves once `clock()` reaches `targetUs` (or at once when `stop` fires). Timers can fire early against
+ * the monotonic clock and late by a millisecond, so it sleeps to just short of the target and then polls.
+ */
+export async function sleepUntil(targetUs: number, clock: () => number, stop: AbortSignal): Promise<void> {
+  for (;;) {
+    const rem = targetUs - clock();
+    if (rem <= 0 || stop.aborted) return;
+    if (rem > 2000) await sleepUs(rem - 1000, stop);
+    else await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }
 
 /** A counting semaphore whose waiters are released (with `false`) when `stop` fires. */
@@ -110,7 +123,7 @@ export async function runObservation(plan: ObservePlan, cfg: ClientConfig, hooks
 
   if (plan.closedLoop === null) {
     for (const req of plan.requests) {
-      await sleepUs(req.arrivalTime - cfg.clock(), stop);
+      await sleepUntil(req.arrivalTime, cfg.clock, stop);
       if (stop.aborted || !(await slots.acquire(stop))) break;
       track(dispatch(req, req.arrivalTime).finally(() => slots.release()));
     }

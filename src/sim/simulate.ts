@@ -71,7 +71,7 @@ export function parseSimulationConfig(config: unknown): { mode: 'run' | 'replay'
       continue;
     }
     explicit.add(f.name);
-    raw[key] = f.kind === 'bool' ? v : Array.isArray(v) ? v.join(',') : String(v as string | number | bigint);
+    raw[key] = f.kind === 'bool' ? v : Array.isArray(v) ? v.join(',') : typeof v === 'bigint' || typeof v === 'number' ? v.toString() : v;
   }
   return { mode: data.mode, values: new FlagValues(raw, explicit), files: data.files ?? {} };
 }

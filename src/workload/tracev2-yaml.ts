@@ -9,7 +9,7 @@
 import { emitYamlDocument, sortYamlKeys, yBool, yFloat, yInt, yStr } from './go-yaml-emit.js';
 import type { YamlTree } from './go-yaml-emit.js';
 import { HEADER_SPEC } from './tracev2-yaml-spec.js';
-import type { FieldKind, ScalarKind, StructSpec } from './tracev2-yaml-spec.js';
+import type { FieldKind, StructSpec } from './tracev2-yaml-spec.js';
 import type { TraceHeader } from './tracev2-types.js';
 
 type Entries = Array<readonly [string, YamlTree]>;
@@ -50,7 +50,7 @@ function valueTree(kind: FieldKind, v: unknown, omitEmpty: boolean): YamlTree | 
   if (kind.t === 'list') {
     const items = v as ReadonlyArray<Record<string, unknown>>;
     if (omitEmpty && items.length === 0) return null;
-    return { k: 'seq', items: items.map((it) => ({ k: 'map', entries: structTree(kind.spec, it) }) as YamlTree) };
+    return { k: 'seq', items: items.map((it) => ({ k: 'map', entries: structTree(kind.spec, it) })) };
   }
   const m = v as ReadonlyMap<string, Record<string, unknown>>;
   if (omitEmpty && m.size === 0) return null;

@@ -1,0 +1,212 @@
+/**
+ * `blis observe` on loopback: against an in-process `blis serve` (functional round trip), against a
+ * fault-injecting server (every request ends in exactly one status), and interrupted (Ctrl-C keeps what it has).
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../cli/main.js';
+import { parseTraceCsv } from '../workload/tracev2-csv.js';
+import { parseTraceHeaderYaml } from '../workload/tracev2-yaml-parse.js';
+import { parseItlCsv } from '../calibrate/io.js';
+import { startServe, type RunningServer } from '../serve/index.js';
+import { prefixGroupText, textTokenIds } from '../workload/word-prompt.js';
+import { SseReader } from './sse.js';
+import { pendingFactory } from './prompts.js';
+import { buildObserveWorkload } from './workload.js';
+import { observe } from './run.js';
+import { FAULTS, startFaultServer, type Fault } from '../../test/io/fault-server.js';
+import { TEST_MODEL, testSetup } from '../../test/io/engine.js';
+
+const quietIo = (out: string[] = [], errs: string[] = []): { stdout: (t: string) => void; warn: (t: string) => void; error: (t: string) => void; info: () => void } => ({
+  stdout: (t) => void out.push(t),
+  warn: (t) => void errs.push(t),
+  error: (t) => void errs.push(t),
+  info: () => undefined,
+});
+
+describe('SSE reader', () => {
+  it('splits events across reads, accepts CRLF, stops at [DONE]', () => {
+    const r = new SseReader();
+    const enc = new TextEncoder();
+    expect(r.push(enc.encode('data: {"choices":[{"text":"a","finish_reason":null}]}\r\n\r\nda'), 10)).toBe(true);
+    expect(r.push(enc.encode('ta: {"choices":[{"text":"b","finish_reason":"length"}]}\n\ndata: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2}}\n\n'), 20)).toBe(true);
+    expect(r.push(enc.encode('data: [DONE]\n\ndata: {"late":1}\n\n'), 30)).toBe(false);
+    expect(r.state).toMatchObject({ chunks: 3, times: [10, 20, 20], done: true, error: '', finishReason: 'length', completionTokens: 2, promptTokens: 7 });
+  });
+
+  it('marks malformed chunks and in-band errors', () => {
+    const bad = new SseReader();
+    expect(bad.push(new TextEncoder().encode('data: {"x": [\n\n'), 1)).toBe(false);
+    expect(bad.state.error).toMatch(/malformed SSE chunk 1/);
+    const err = new SseReader();
+    expect(err.push(new TextEncoder().encode('data: {"error":{"message":"boom"}}\n\n'), 1)).toBe(false);
+    expect(err.state.error).toBe('server error in stream: boom');
+  });
+});
+
+describe('prompt synthesis', () => {
+  it('keeps lengths through serve’s word count and shares group prefixes', async () => {
+    const wl = await buildObserveWorkload({
+      workloadSpec: '', specText: '', preset: '', rate: 10, numRequests: 20, seed: 7n, seedChanged: true, horizonUs: 0, concurrency: 0, thinkTimeMs: 0, prefixTokens: 64,
+      prompt: { mean: 300, stdev: 100, min: 10, max: 600 }, output: { mean: 20, stdev: 5, min: 1, max: 40 },
+    });
+    expect(wl.prefixGroups.get('shared')).toBe(64);
+    const toPending = pendingFactory({ tokensPerWord: 1, seed: 7n, prefixGroups: wl.prefixGroups, unconstrained: false, streaming: () => true });
+    const text = prefixGroupText('shared', 64, 7n, 1);
+    expect(prefixGroupText('shared', 64, 7n, 1)).toBe(text);
+    expect(prefixGroupText('shared', 64, 8n, 1)).not.toBe(text);
+    for (const r of wl.requests) {
+      const p = toPending(r);
+      expect(textTokenIds(p.prompt).length).toBe(r.inputLen);
+      expect(p.prompt.startsWith(text)).toBe(true);
+      expect(p.maxOutputTokens).toBe(r.outputLen);
+      expect(p.minTokens).toBe(r.outputLen);
+    }
+  });
+});
+
+describe('observe against blis serve (in-process)', () => {
+  let srv: RunningServer;
+  beforeAll(async () => {
+    srv = await startServe({ setup: await testSetup(), modelName: TEST_MODEL });
+  });
+  afterAll(async () => {
+    await srv.close();
+  });
+
+  it('records one ok row per request with exact token counts, chunk times and a real-mode header', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'blis-obs-'));
+    const out: string[] = [];
+    const args = [
+      'observe', '--server-url', srv.url, '--model', TEST_MODEL, '--rate', '40', '--num-requests', '24', '--warmup-requests', '2',
+      '--prompt-tokens', '200', '--prompt-tokens-stdev', '100', '--prompt-tokens-min', '10', '--prompt-tokens-max', '500',
+      '--output-tokens', '12', '--output-tokens-stdev', '6', '--output-tokens-min', '1', '--output-tokens-max', '30',
+      '--trace-header', join(dir, 't.yaml'), '--trace-data', join(dir, 't.csv'), '--record-itl', '--measure-rtt', '--scrape-kv-metrics',
+    ];
+    expect(await main(args, quietIo(out))).toBe(0);
+    const header = parseTraceHeaderYaml(readFileSync(join(dir, 't.yaml'), 'utf8'), 't.yaml');
+    expect(header).toMatchObject({ traceVersion: 3, timeUnit: 'us', mode: 'real', warmUpRequests: 2, workloadSeed: 42n });
+    expect(header.network?.measuredRttMs).toBeGreaterThan(0);
+    expect(header.observedKvMetrics?.source).toBe('gpu-prefix-cache-fallback');
+    const rows = parseTraceCsv(readFileSync(join(dir, 't.csv'), 'utf8'), 't.csv');
+    expect(rows.map((r) => r.requestId)).toEqual(Array.from({ length: 22 }, (_, i) => i + 2));
+    const itl = parseItlCsv(readFileSync(join(dir, 't.itl.csv'), 'utf8'), 'itl');
+    for (const r of rows) {
+      expect(r.status).toBe('ok');
+      expect(r.serverInputTokens).toBe(r.inputTokens);
+      expect(r.outputTokens).toBeGreaterThan(0);
+      expect(r.numChunks).toBe(r.outputTokens + 1);
+      expect(r.finishReason).toBe('length');
+      expect(r.sendTimeUs).toBeGreaterThanOrEqual(r.arrivalTimeUs);
+      expect(r.firstChunkTimeUs).toBeGreaterThan(r.sendTimeUs);
+      expect(r.lastChunkTimeUs).toBeGreaterThanOrEqual(r.firstChunkTimeUs);
+      expect(r.xRequestId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(itl.filter((x) => x.requestId === r.requestId).length).toBe(r.numChunks);
+    }
+    const summary = JSON.parse(out.join('')) as { observe_metrics: { status_counts: Record<string, number>; completed_requests: number } };
+    expect(summary.observe_metrics.status_counts).toEqual({ ok: 22, error: 0, timeout: 0 });
+  });
+
+  it('speaks the chat format and the non-streaming form', async () => {
+    const stop = new AbortController().signal;
+    for (const [apiFormat, noStreaming] of [['chat', false], ['completions', true]] as const) {
+      const wl = await buildObserveWorkload({
+        workloadSpec: '', specText: '', preset: 'chatbot', rate: 50, numRequests: 6, seed: 1n, seedChanged: true, horizonUs: 0, concurrency: 0, thinkTimeMs: 0, prefixTokens: 0,
+        prompt: { mean: 1, stdev: 0, min: 1, max: 1 }, output: { mean: 1, stdev: 0, min: 1, max: 1 },
+      });
+      const res = await observe({
+        serverUrl: srv.url, model: TEST_MODEL, apiKey: '', apiFormat, serverType: 'vllm', workload: { ...wl, requests: wl.requests.map((r) => { r.maxOutputLen = Math.min(r.maxOutputLen, 8); return r; }) },
+        maxConcurrency: 8, warmupRequests: 0, noStreaming, unconstrained: false, recordItl: false, timeoutSec: 30, horizonUs: 0, rttMs: 0, measureRtt: false, prewarmUs: 0, scrapeKv: null, goodput: null, stop, warn: () => undefined,
+      });
+      expect(res.tokensPerWord).toBe(1);
+      expect(res.records.map((r) => r.status)).toEqual(Array(6).fill('ok'));
+      for (const r of res.records) {
+        expect(r.streaming).toBe(!noStreaming);
+        expect(r.outputTokens).toBe(8);
+        // chat streams a role chunk with the first token
+        expect(r.numChunks).toBe(noStreaming ? 1 : apiFormat === 'chat' ? 10 : 9);
+      }
+    }
+  });
+
+  it('runs a closed loop of virtual users', async () => {
+    const wl = await buildObserveWorkload({
+      workloadSpec: '', specText: '', preset: '', rate: null, numRequests: 12, seed: 3n, seedChanged: true, horizonUs: 0, concurrency: 3, thinkTimeMs: 5, prefixTokens: 0,
+      prompt: { mean: 50, stdev: 0, min: 50, max: 50 }, output: { mean: 4, stdev: 0, min: 4, max: 4 },
+    });
+    let maxInFlight = 0;
+    let inFlight = 0;
+    const res = await observe({
+      serverUrl: srv.url, model: TEST_MODEL, apiKey: '', apiFormat: 'completions', serverType: 'vllm', workload: wl, maxConcurrency: 3, warmupRequests: 0, noStreaming: false,
+      unconstrained: false, recordItl: false, timeoutSec: 30, horizonUs: 0, rttMs: 0, measureRtt: false, prewarmUs: 0, scrapeKv: null, goodput: null, stop: new AbortController().signal, warn: () => undefined,
+      onDone: () => {
+        maxInFlight = Math.max(maxInFlight, inFlight);
+      },
+    });
+    void inFlight;
+    expect(res.records.length).toBe(12);
+    expect(res.records.every((r) => r.status === 'ok')).toBe(true);
+    // each user's next request starts after its previous one ended
+    const byStart = [...res.records].sort((a, b) => a.sendTimeUs - b.sendTimeUs);
+    for (let i = 3; i < byStart.length; i++) {
+      const ended = byStart.slice(0, i).filter((r) => r.lastChunkTimeUs <= (byStart[i] as (typeof byStart)[0]).sendTimeUs).length;
+      expect(ended).toBeGreaterThanOrEqual(i - 2);
+    }
+  });
+
+  it('Ctrl-C stops dispatching, records the requests in flight as errors, and keeps the rest', async () => {
+    const wl = await buildObserveWorkload({
+      workloadSpec: '', specText: '', preset: '', rate: 100, numRequests: 200, seed: 5n, seedChanged: true, horizonUs: 0, concurrency: 0, thinkTimeMs: 0, prefixTokens: 0,
+      prompt: { mean: 50, stdev: 0, min: 50, max: 50 }, output: { mean: 400, stdev: 0, min: 400, max: 400 },
+    });
+    const ctl = new AbortController();
+    setTimeout(() => ctl.abort(), 300);
+    const t = performance.now();
+    const res = await observe({
+      serverUrl: srv.url, model: TEST_MODEL, apiKey: '', apiFormat: 'completions', serverType: 'vllm', workload: wl, maxConcurrency: 256, warmupRequests: 0, noStreaming: false,
+      unconstrained: false, recordItl: false, timeoutSec: 30, horizonUs: 0, rttMs: 0, measureRtt: false, prewarmUs: 0, scrapeKv: null, goodput: null, stop: ctl.signal, warn: () => undefined,
+    });
+    expect(performance.now() - t).toBeLessThan(3000);
+    expect(res.records.length).toBeGreaterThan(5);
+    expect(res.records.length).toBeLessThan(200);
+    expect(res.records.map((r) => r.requestId)).toEqual(res.records.map((_, i) => i));
+    expect(res.records.every((r) => r.status === 'error' && r.errorMessage.startsWith('interrupted'))).toBe(true);
+    const deadline = Date.now() + 5000;
+    while (srv.engine.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(srv.engine.inFlight).toBe(0);
+  });
+});
+
+describe('observe against a fault-injecting server', () => {
+  it('ends every request in exactly one status matching the fault it met', async () => {
+    const fs = await startFaultServer(3000);
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'blis-fault-'));
+      const n = FAULTS.length * 3;
+      const args = ['observe', '--server-url', fs.url, '--model', 'm', '--rate', '200', '--num-requests', String(n), '--timeout', '1',
+        '--prompt-tokens', '8', '--prompt-tokens-stdev', '0', '--prompt-tokens-min', '8', '--prompt-tokens-max', '8',
+        '--output-tokens', '2', '--output-tokens-stdev', '0', '--output-tokens-min', '2', '--output-tokens-max', '2',
+        '--trace-header', join(dir, 't.yaml'), '--trace-data', join(dir, 't.csv')];
+      const t = performance.now();
+      expect(await main(args, quietIo())).toBe(0);
+      expect(performance.now() - t).toBeLessThan(10_000);
+      const rows = parseTraceCsv(readFileSync(join(dir, 't.csv'), 'utf8'), 't.csv');
+      expect(rows.length).toBe(n);
+      const expected: Record<Fault, string> = { ok: 'ok', http500: 'error', 'slow-first-byte': 'timeout', 'reset-mid-stream': 'error', 'malformed-sse': 'error', truncated: 'error' };
+      const messages: Record<Fault, RegExp> = { ok: /^$/, http500: /^HTTP 500: .*injected failure/, 'slow-first-byte': /^timeout after 1s/, 'reset-mid-stream': /^streaming error: /, 'malformed-sse': /^malformed SSE chunk 2/, truncated: /^truncated stream/ };
+      const counts: Record<string, number> = {};
+      for (const r of rows) {
+        const fault = fs.served.get(r.xRequestId);
+        expect(fault, `request ${r.requestId}`).toBeDefined();
+        expect(r.status, String(fault)).toBe(expected[fault as Fault]);
+        expect(r.errorMessage).toMatch(messages[fault as Fault]);
+        counts[r.status] = (counts[r.status] ?? 0) + 1;
+      }
+      expect(counts).toEqual({ ok: 3, error: 12, timeout: 3 });
+    } finally {
+      await fs.close();
+    }
+  });
+});
