@@ -21,7 +21,7 @@ const ALLOWED = {
   // Pure comparison of real and simulated per-request records.
   calibrate: ['workload', 'metrics', 'engine', 'domain', 'config'],
   // Network edges (HTTP client and server): like cli, allowed the wall clock; they drive sim/workload.
-  observe: ['sim', 'workload', 'metrics', 'engine', 'domain', 'config'],
+  observe: ['calibrate', 'sim', 'workload', 'metrics', 'engine', 'domain', 'config'],
   serve: ['sim', 'cluster', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
   cli: ['serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
 };

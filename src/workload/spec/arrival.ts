@@ -12,7 +12,7 @@ import { goGamma } from './go-math-special.js';
 import type { ArrivalSpec } from './types.js';
 
 export interface ArrivalSampler {
-  /** The next inter-arrival time in µs (>= 1). */
+  /** The next inter-arrival time in µs (>= 1); 0 only from a pre-drawn sampler that has run out (stop there). */
   sampleIat(rng: GoRand): number;
 }
 

@@ -21,6 +21,19 @@ export interface Draft {
   readonly prefixLength: number;
   readonly deadline: number;
   readonly modality: Modality | null;
+  /** Set on the rounds of a multi-turn session. */
+  readonly session?: SessionTag;
+  /** Overrides the client's value (session rounds carry neither the client's streaming flag nor, on the per-window path, its SLO target). */
+  readonly streaming?: boolean;
+  readonly sloTargetUs?: number;
+}
+
+/** Which session and round a request belongs to. */
+export interface SessionTag {
+  readonly id: string;
+  readonly round: number;
+  /** Fraction of the output that is reasoning, in [0, 1]. */
+  readonly reasonRatio: number;
 }
 
 /** Per-modality token counts of a multimodal request. */
@@ -76,8 +89,13 @@ function toRequest(d: Draft, id: string): Request {
   r.clientId = c.id;
   r.prefixGroup = d.prefixGroup;
   r.prefixLength = d.prefixLength;
-  r.streaming = c.streaming;
-  r.sloTargetUs = c.sloTargetUs ?? 0;
+  r.streaming = d.streaming ?? c.streaming;
+  r.sloTargetUs = d.sloTargetUs ?? c.sloTargetUs ?? 0;
+  if (d.session !== undefined) {
+    r.sessionId = d.session.id;
+    r.roundIndex = d.session.round;
+    r.reasonRatio = d.session.reasonRatio;
+  }
   if (d.modality !== null) {
     r.textTokens = d.modality.text;
     r.imageTokens = d.modality.image;

@@ -3,13 +3,16 @@
  *
  *   1. `wg = PartitionedRng(seed).forSubsystem("workload-gen")`
  *   2. every prefix group's tokens, in client order (cohort members after the explicit clients)
- *   3. per client with a positive rate, in order: `clientRng = GoRand(wg.Int63())`, then per arrival:
- *      IAT, [lifecycle check], input length, output length, input ids, output ids
- *      (multimodal clients: text/image/audio/video lengths and one block of ids, then output length and ids)
+ *   3. per client with a positive rate, in order: `clientRng = GoRand(wg.Int63())`, [a custom sampler's own
+ *      `GoRand(clientRng.Int63())`], then per arrival: IAT, [lifecycle check], input length, output length,
+ *      input ids, output ids (multimodal clients: text/image/audio/video lengths and one block of ids, then
+ *      output length and ids; multi-turn clients: a whole session per arrival, see reasoning.ts)
  *   4. stable sort by arrival, truncate to the request cap, ids `request_<i>`
  *
  * The first arrival of a client is at its first IAT (time starts at 0). Specs with per-window overrides take the
- * time-varying path (time-varying.ts) instead of step 3.
+ * time-varying path (time-varying.ts) instead of step 3. An `inference_perf:` source is expanded into clients
+ * first (inference-perf.ts). This generates every round of every session; sessions/workload.ts turns that into
+ * round-0 requests plus session blueprints for closed-loop clients.
  */
 import type { Request } from '../../domain/request.js';
 import { MAX_INT64 } from '../../domain/units.js';
@@ -21,9 +24,11 @@ import type { ArrivalSampler } from './arrival.js';
 import { expandCohorts } from './cohort.js';
 import { computeDeadline, finalizeDrafts, generatePrefixTokens, isClosedLoop } from './draft.js';
 import type { Draft, Modality } from './draft.js';
+import { expandInferencePerf } from './inference-perf.js';
 import { newLengthSampler } from './length.js';
 import type { LengthSampler } from './length.js';
 import { hasPerWindowParameters, isInActiveWindow, lastWindowEndUs, normalizeRateFractions } from './rates.js';
+import { generateReasoningSession } from './reasoning.js';
 import { assertGeneratable } from './support.js';
 import { generateTimeVaryingDrafts } from './time-varying.js';
 import type { ClientSpec, DistSpec, MultimodalSpec, WorkloadSpec } from './types.js';
@@ -45,36 +50,61 @@ export interface SpecGenerateOptions {
   readonly timeoutSecs?: number;
 }
 
+/** The clients a spec generates from, after inference-perf and cohort expansion and the `--timeout` override. */
+export interface ResolvedClients {
+  readonly clients: ClientSpec[];
+  readonly aggregateRate: number;
+  /** `--timeout` in µs (0 = none), or undefined when the spec's own timeouts apply. */
+  readonly timeoutUs: number | undefined;
+  readonly seed: bigint;
+}
+
+export function resolveClients(spec: WorkloadSpec, opts: SpecGenerateOptions): ResolvedClients {
+  const timeoutUs = opts.timeoutSecs === undefined ? undefined : opts.timeoutSecs > 0 ? opts.timeoutSecs * 1_000_000 : 0;
+  let explicit = spec.clients;
+  let aggregateRate = spec.aggregateRate;
+  if (spec.inferencePerf !== null && explicit.length === 0) {
+    // The stage rates define the load: a spec's own aggregate_rate is replaced, as in the reference.
+    const ip = expandInferencePerf(spec.inferencePerf);
+    explicit = ip.clients;
+    aggregateRate = ip.aggregateRate;
+  }
+  const withTimeout = <T extends { timeout: number | null }>(c: T): T => (timeoutUs === undefined ? c : { ...c, timeout: timeoutUs });
+  const clients = [...explicit.map(withTimeout), ...expandCohorts(spec.cohorts.map(withTimeout))];
+  return { clients, aggregateRate, timeoutUs, seed: opts.seed ?? spec.seed };
+}
+
 /**
- * The spec's requests, sorted by arrival with ids `request_<i>`.
+ * The spec's requests, sorted by arrival with ids `request_<i>` — every round of every session included.
  *
- * @throws WorkloadSpecError (WORKLOAD_SPEC_UNSUPPORTED) for features not generated yet (sessions, multi-turn,
- *   concurrency clients, inference-perf, ServeGen, LoRA adapters).
+ * @throws WorkloadSpecError (WORKLOAD_SPEC_UNSUPPORTED) for features not generated yet (ServeGen, LoRA adapters).
  * @throws RangeError for a negative request cap, or when nothing bounds generation (no cap, no horizon, and a
  *   client without lifecycle windows).
  */
 export function generateSpecWorkload(spec: WorkloadSpec, opts: SpecGenerateOptions): Request[] {
+  return generateSpecRequests(spec, opts).requests;
+}
+
+/** {@link generateSpecWorkload} plus the resolved clients it generated from. */
+export function generateSpecRequests(spec: WorkloadSpec, opts: SpecGenerateOptions): ResolvedClients & { requests: Request[] } {
   const { horizon, numRequests } = opts;
-  if (!(horizon > 0)) return [];
+  const resolved = resolveClients(spec, opts);
+  if (!(horizon > 0)) return { ...resolved, requests: [] };
   if (!Number.isSafeInteger(numRequests) || numRequests < 0) {
     throw new RangeError(`maxRequests must be a non-negative integer, got ${numRequests}`);
   }
   assertGeneratable(spec);
-  const timeoutUs = opts.timeoutSecs === undefined ? undefined : opts.timeoutSecs > 0 ? opts.timeoutSecs * 1_000_000 : 0;
-  const explicit = timeoutUs === undefined ? spec.clients : spec.clients.map((c) => ({ ...c, timeout: timeoutUs }));
-  const cohorts = timeoutUs === undefined ? spec.cohorts : spec.cohorts.map((c) => ({ ...c, timeout: timeoutUs }));
-  const clients = [...explicit, ...expandCohorts(cohorts)];
-
-  const wg = new PartitionedRng(opts.seed ?? spec.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
+  const { clients, aggregateRate, timeoutUs } = resolved;
+  const wg = new PartitionedRng(resolved.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
   let drafts: Draft[];
   if (hasPerWindowParameters(clients)) {
-    drafts = generateTimeVaryingDrafts(clients, spec.aggregateRate, horizon, wg);
+    drafts = generateTimeVaryingDrafts(clients, aggregateRate, horizon, wg);
   } else {
     const prefixes = generatePrefixTokens(clients, wg);
-    const rates = normalizeRateFractions(clients, spec.aggregateRate);
+    const rates = normalizeRateFractions(clients, aggregateRate);
     // A windowless client with a rate would generate until the end of time (the run command refuses this case
-    // up front; lifecycle windows and the time-varying path end on their own).
-    if (numRequests === 0 && horizon >= MAX_INT64 && clients.some((c, i) => rates[i]! > 0 && c.lifecycle === null)) {
+    // up front; lifecycle windows, single sessions, pre-drawn samplers and the time-varying path end on their own).
+    if (numRequests === 0 && horizon >= MAX_INT64 && clients.some((c, i) => rates[i]! > 0 && unbounded(c))) {
       throw new RangeError('Workload requires either num_requests or --horizon to bound generation');
     }
     drafts = [];
@@ -82,13 +112,23 @@ export function generateSpecWorkload(spec: WorkloadSpec, opts: SpecGenerateOptio
       const rate = rates[i]!;
       if (rate <= 0) return;
       const rng = new GoRand(wg.int63Big());
-      for (const d of clientDrafts(c, rate, rng, prefixes.get(c.prefixGroup) ?? null, horizon, numRequests)) drafts.push(d);
+      const arrival = c.customSamplerFactory === undefined ? newArrivalSampler(c.arrival, rate) : c.customSamplerFactory(new GoRand(rng.int63Big()));
+      const prefix = prefixes.get(c.prefixGroup) ?? null;
+      const made = c.reasoning?.multiTurn != null
+        ? reasoningClientDrafts(c, arrival, rng, prefix, horizon, numRequests)
+        : clientDrafts(c, arrival, rng, prefix, horizon, numRequests);
+      for (const d of made) drafts.push(d);
     });
   }
   const requests = finalizeDrafts(drafts, numRequests);
   // The reference re-applies an explicit --timeout to the generated requests (covering paths that set none).
   if (timeoutUs !== undefined) for (const r of requests) r.deadline = timeoutUs === 0 ? 0 : r.arrivalTime + timeoutUs;
-  return requests;
+  return { ...resolved, requests };
+}
+
+function unbounded(c: ClientSpec): boolean {
+  if (c.lifecycle !== null || c.customSamplerFactory !== undefined) return false;
+  return !(c.reasoning?.multiTurn?.singleSession ?? false);
 }
 
 /** Samplers for a multimodal client, built once (the reference rebuilds identical stateless ones per request). */
@@ -141,8 +181,7 @@ function multimodalInput(rng: GoRand, s: MultimodalSamplers): [Int32Array, Modal
  * (IAT >= 1), so its (cap+1)-th request always has `cap` requests ahead of it and is cut, and it draws from its
  * own stream only.
  */
-function clientDrafts(c: ClientSpec, rate: number, rng: GoRand, prefix: Int32Array | null, horizon: number, cap: number): Draft[] {
-  const arrival: ArrivalSampler = newArrivalSampler(c.arrival, rate);
+function clientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRand, prefix: Int32Array | null, horizon: number, cap: number): Draft[] {
   const inputSampler = newLengthSampler(c.inputDist);
   const outputSampler = newLengthSampler(c.outputDist);
   const mm = c.multimodal === null ? null : multimodalSamplers(c.multimodal);
@@ -152,7 +191,9 @@ function clientDrafts(c: ClientSpec, rate: number, rng: GoRand, prefix: Int32Arr
   const out: Draft[] = [];
   let t = 0;
   while (t < horizon && out.length < limit) {
-    t += arrival.sampleIat(rng);
+    const iat = arrival.sampleIat(rng);
+    if (iat === 0) break;
+    t += iat;
     if (t >= horizon) break;
     if (lifecycle !== null && !isInActiveWindow(t, lifecycle)) {
       if (t >= lastWindowEndUs(lifecycle)) break;
@@ -181,6 +222,66 @@ function clientDrafts(c: ClientSpec, rate: number, rng: GoRand, prefix: Int32Arr
       deadline: computeDeadline(t, c.timeout, closedLoop),
       modality,
     });
+  }
+  return out;
+}
+
+/**
+ * A multi-turn client: one session (`single_session`: started at the first IAT, offset into the first window)
+ * or a session per arrival. Rounds at or past the horizon end the session; rounds outside the lifecycle windows
+ * are skipped. Sessions overlap, so the reference's per-client safety cap of 2×cap generated rounds is kept
+ * verbatim here (it can bind before the global truncation).
+ */
+function reasoningClientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRand, prefix: Int32Array | null, horizon: number, cap: number): Draft[] {
+  const reasoning = c.reasoning!;
+  const mt = reasoning.multiTurn!;
+  const lifecycle = c.lifecycle;
+  const inputSampler = newLengthSampler(c.inputDist);
+  const outputSampler = newLengthSampler(c.outputDist);
+  const session = (start: number): Draft[] =>
+    generateReasoningSession({
+      rng,
+      client: c,
+      reasoning: { ...reasoning, multiTurn: mt },
+      inputSampler,
+      outputSampler,
+      startTime: start,
+      prefix,
+      deadline: (t) => computeDeadline(t, c.timeout, true),
+      sloTargetUs: c.sloTargetUs ?? 0,
+    });
+  const out: Draft[] = [];
+  const keep = (rounds: readonly Draft[]): void => {
+    for (const r of rounds) {
+      if (r.arrival >= horizon) break;
+      if (lifecycle !== null && !isInActiveWindow(r.arrival, lifecycle)) continue;
+      out.push(r);
+    }
+  };
+  if (mt.singleSession) {
+    const iat = arrival.sampleIat(rng);
+    if (iat === 0) return out;
+    const first = lifecycle?.windows[0];
+    const start = first === undefined ? iat : first.startUs + iat;
+    if (start >= horizon || (lifecycle !== null && !isInActiveWindow(start, lifecycle))) return out;
+    keep(session(start));
+    return out;
+  }
+  const limit = cap > 0 ? 2 * cap : Number.POSITIVE_INFINITY;
+  let generated = 0;
+  let t = 0;
+  while (t < horizon && generated < limit) {
+    const iat = arrival.sampleIat(rng);
+    if (iat === 0) break;
+    t += iat;
+    if (t >= horizon) break;
+    if (lifecycle !== null && !isInActiveWindow(t, lifecycle)) {
+      if (t >= lastWindowEndUs(lifecycle)) break;
+      continue;
+    }
+    const rounds = session(t);
+    generated += rounds.length;
+    keep(rounds);
   }
   return out;
 }

@@ -1,7 +1,8 @@
 /**
- * Spec features the reference generates but this implementation does not yet: closed-loop sessions (multi-turn
- * reasoning clients, concurrency clients), inference-perf and ServeGen sources, and LoRA adapters (requests have
- * no adapter field yet). Such specs are rejected with the field named rather than generated differently.
+ * Spec features the reference generates but this implementation does not yet: the ServeGen source and LoRA
+ * adapters (requests have no adapter field yet). Such specs are rejected with the field named rather than
+ * generated differently. (Sessions, concurrency clients and inference-perf are generated: sessions/ and
+ * inference-perf.ts.)
  */
 import { WorkloadSpecError, formatSpecPath } from './errors.js';
 import type { SpecPath } from './errors.js';
@@ -14,13 +15,6 @@ export interface UnsupportedFeature {
 }
 
 function sourceFeature(s: TrafficSource, path: SpecPath): UnsupportedFeature | null {
-  if (s.reasoning?.multiTurn != null) {
-    return {
-      path: [...path, 'reasoning', 'multi_turn'],
-      problem: 'multi-turn sessions are not supported yet',
-      fix: 'remove reasoning.multi_turn (single-turn requests are generated)',
-    };
-  }
   if (s.adapter !== '') {
     return { path: [...path, 'adapter'], problem: 'LoRA adapters are not supported yet', fix: 'remove adapter' };
   }
@@ -29,20 +23,10 @@ function sourceFeature(s: TrafficSource, path: SpecPath): UnsupportedFeature | n
 
 /** The first feature of `spec` that generation does not support, or null. */
 export function findUnsupported(spec: WorkloadSpec): UnsupportedFeature | null {
-  if (spec.inferencePerf !== null) {
-    return { path: ['inference_perf'], problem: 'inference-perf specs are not supported yet', fix: 'describe the load with clients instead' };
-  }
   if (spec.servegenData !== null) {
     return { path: ['servegen_data'], problem: 'ServeGen data loading is not supported yet', fix: 'convert the data to cohorts or clients' };
   }
   for (const [i, c] of spec.clients.entries()) {
-    if (c.concurrency > 0) {
-      return {
-        path: ['clients', i, 'concurrency'],
-        problem: 'closed-loop concurrency clients are not supported yet',
-        fix: 'use rate_fraction with an arrival process instead',
-      };
-    }
     const f = sourceFeature(c, ['clients', i]);
     if (f !== null) return f;
   }

@@ -5,7 +5,9 @@
  * "absent" from "zero" (timeouts, cv, shape/scale, trace rates...), the field here is `null` when absent; every
  * other absent field holds its zero value, exactly as yaml.v3 leaves it.
  */
+import type { GoRand } from '../../engine/go-rand.js';
 import type { SloDimTargets } from '../tracev2-types.js';
+import type { ArrivalSampler } from './arrival.js';
 
 export type { SloDimTargets };
 
@@ -97,6 +99,11 @@ export interface ClientSpec extends TrafficSource {
   concurrency: number;
   thinkTimeUs: number;
   lifecycle: LifecycleSpec | null;
+  /**
+   * Code-built clients only (inference-perf expansion): builds the arrival sampler from a sub-stream drawn off
+   * the client's stream, replacing the `arrival` process. Never set by the YAML parser.
+   */
+  customSamplerFactory?: (rng: GoRand) => ArrivalSampler;
 }
 
 export interface DiurnalSpec {

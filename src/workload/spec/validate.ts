@@ -8,6 +8,7 @@
  * rates (the window generates nothing), negative goodput targets, and rate fractions that are all 0.
  */
 import type { SpecPath } from './errors.js';
+import { findInferencePerfProblem } from './inference-perf.js';
 import { findUnsupported } from './support.js';
 import type { ClientSpec, CohortSpec, LifecycleSpec, TrafficSource, WorkloadSpec } from './types.js';
 import {
@@ -28,8 +29,13 @@ const MAX_COHORT_POPULATION = 100_000;
 export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void {
   checkSources(spec, src);
   const unsupported = findUnsupported(spec);
-  if (unsupported !== null && (unsupported.path[0] === 'inference_perf' || unsupported.path[0] === 'servegen_data')) {
+  if (unsupported !== null && unsupported.path[0] === 'servegen_data') {
     src.fail('WORKLOAD_SPEC_UNSUPPORTED', unsupported.path, unsupported.problem, unsupported.fix, true);
+  }
+  if (spec.inferencePerf !== null) {
+    // The expanded clients are valid by construction once the block itself is.
+    const bad = findInferencePerfProblem(spec.inferencePerf);
+    if (bad !== null) src.fail('WORKLOAD_SPEC_VALUE', bad.path, bad.problem, bad.fix);
   }
   if (spec.category !== '' && !(CATEGORIES as readonly string[]).includes(spec.category)) {
     src.fail(
@@ -40,7 +46,7 @@ export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void 
     );
   }
   checkAggregateRate(spec, src);
-  if (spec.clients.length === 0 && spec.cohorts.length === 0) {
+  if (spec.clients.length === 0 && spec.cohorts.length === 0 && spec.inferencePerf === null) {
     src.fail(
       'WORKLOAD_SPEC_EMPTY',
       ['clients'],
