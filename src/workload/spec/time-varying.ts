@@ -6,16 +6,20 @@
  * the window length (the last gap absorbs the rounding, which puts the last arrival on the window end, where it is
  * dropped), and samples lengths from the window's distributions. Reproduced as the reference behaves, including:
  * - clients without windows produce nothing here (and draw no client seed);
- * - prefix tokens are drawn for every group but never prepended, and the requests carry no prefix group;
- * - deadlines are left at 0 (no timeout) whatever the client's timeout says (only `--timeout` sets them).
+ * - prefix tokens are drawn for every group but never prepended to single-turn requests, which carry no prefix
+ *   group either; their deadlines are left at 0 whatever the client's timeout says (only `--timeout` sets them);
+ * - multi-turn clients generate sessions from the window's gaps (one, from the first gap, for single_session),
+ *   with the prefix, the session deadline and no SLO target; rounds at or past the window end are dropped.
  */
 import { GoRand } from '../../engine/go-rand.js';
 import { randomTokenIds } from '../tokens.js';
 import { newArrivalSampler } from './arrival.js';
-import { generatePrefixTokens } from './draft.js';
+import { computeDeadline, generatePrefixTokens } from './draft.js';
 import type { Draft } from './draft.js';
 import { goInt64 } from './go-math.js';
 import { newLengthSampler } from './length.js';
+import type { LengthSampler } from './length.js';
+import { generateReasoningSession } from './reasoning.js';
 import type { ActiveWindow, ArrivalSpec, ClientSpec, DistSpec } from './types.js';
 
 interface WindowParams {
@@ -73,7 +77,43 @@ export function rescaleIatsToDuration(iats: readonly number[], target: number): 
   return out;
 }
 
-function windowDrafts(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[], aggregateRate: number, rng: GoRand): Draft[] {
+/** Sessions of a multi-turn client inside one window, started at the (rescaled) gaps. */
+function windowSessions(c: ClientSpec, w: ActiveWindow, iats: readonly number[], rng: GoRand, samplers: [LengthSampler, LengthSampler], prefix: Int32Array | null): Draft[] {
+  const reasoning = c.reasoning!;
+  const mt = reasoning.multiTurn!;
+  const out: Draft[] = [];
+  const session = (start: number): void => {
+    const rounds = generateReasoningSession({
+      rng,
+      client: c,
+      reasoning: { ...reasoning, multiTurn: mt },
+      inputSampler: samplers[0],
+      outputSampler: samplers[1],
+      startTime: start,
+      prefix,
+      deadline: (t) => computeDeadline(t, c.timeout, true),
+      sloTargetUs: 0,
+    });
+    for (const r of rounds) {
+      if (r.arrival >= w.endUs) break;
+      out.push(r);
+    }
+  };
+  if (mt.singleSession) {
+    const start = w.startUs + (iats[0] ?? 0);
+    if (start < w.endUs) session(start);
+    return out;
+  }
+  let t = w.startUs;
+  for (const iat of iats) {
+    t += iat;
+    if (t >= w.endUs) break;
+    session(t);
+  }
+  return out;
+}
+
+function windowDrafts(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[], aggregateRate: number, rng: GoRand, prefix: Int32Array | null): Draft[] {
   const params = resolveWindow(c, w);
   const rate = computeProportionalRate(c, w, all, aggregateRate);
   if (rate <= 0) return [];
@@ -86,6 +126,7 @@ function windowDrafts(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[]
   const raw: number[] = [];
   for (let i = 0; i < n; i++) raw.push(arrival.sampleIat(rng));
   const iats = rescaleIatsToDuration(raw, durationUs);
+  if (c.reasoning?.multiTurn != null) return windowSessions(c, w, iats, rng, [inputSampler, outputSampler], prefix);
   const out: Draft[] = [];
   let t = w.startUs;
   for (const iat of iats) {
@@ -102,8 +143,8 @@ function windowDrafts(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[]
 
 /** Unsorted drafts of every client's windows (windows clipped to the horizon; those starting at or after it skipped). */
 export function generateTimeVaryingDrafts(clients: readonly ClientSpec[], aggregateRate: number, horizon: number, wg: GoRand): Draft[] {
-  // Drawn only to keep the workload stream aligned with the reference; this path never uses them.
-  generatePrefixTokens(clients, wg);
+  // Drawn for every group to keep the workload stream aligned; only multi-turn sessions use them here.
+  const prefixes = generatePrefixTokens(clients, wg);
   const drafts: Draft[] = [];
   for (const c of clients) {
     if (c.lifecycle === null || c.lifecycle.windows.length === 0) continue;
@@ -111,7 +152,7 @@ export function generateTimeVaryingDrafts(clients: readonly ClientSpec[], aggreg
     for (const w of c.lifecycle.windows) {
       if (w.startUs >= horizon) continue;
       const clipped = w.endUs > horizon ? { ...w, endUs: horizon } : w;
-      for (const d of windowDrafts(c, clipped, clients, aggregateRate, rng)) drafts.push(d);
+      for (const d of windowDrafts(c, clipped, clients, aggregateRate, rng, prefixes.get(c.prefixGroup) ?? null)) drafts.push(d);
     }
   }
   return drafts;
