@@ -287,7 +287,7 @@ export class ClusterSimulator {
       chosenInstance: chosen,
       reason,
       scores: scores === null ? null : new Map(scores),
-      candidates: cf.candidates === null ? null : cf.candidates.map((c) => ({ ...c, freeKvBlocks: c.freeKVBlocks })),
+      candidates: cf.candidates,
       regret: cf.regret,
     });
   }

@@ -19,7 +19,7 @@ export interface CandidateScore {
   readonly batchSize: number;
   readonly inFlightRequests: number;
   readonly kvUtilization: number;
-  readonly freeKvBlocks: number;
+  readonly freeKVBlocks: number;
 }
 
 export interface RoutingRecord {

@@ -1,25 +1,5 @@
-/**
- * Go-compatible text formatting for the reference output format.
- *
- * `fmt`'s `%.Nf` rounds the exact binary value half-to-even; JS `toFixed` rounds exact ties up. The two
- * differ only on exact ties (e.g. 0.03125 at 4 places), which this detects from the exact expansion.
- */
-export function goFixed(x: number, digits: number): string {
-  if (!Number.isFinite(x)) return Number.isNaN(x) ? 'NaN' : x > 0 ? '+Inf' : '-Inf';
-  const wide = Math.abs(x).toFixed(Math.min(100, digits + 60));
-  const dot = wide.indexOf('.');
-  const tail = wide.slice(dot + 1 + digits);
-  const isTie = /^50*$/.test(tail);
-  let s = x.toFixed(digits);
-  if (isTie) {
-    // toFixed rounded away from zero; undo when the kept last digit would be odd after rounding half-even.
-    const kept = wide.slice(0, dot + 1 + digits).replace(/\.$/, '');
-    const lastDigit = Number(kept[kept.length - 1]);
-    if (lastDigit % 2 === 0) s = (x < 0 ? '-' : '') + kept;
-  }
-  if (s === '-0' || /^-0\.0*$/.test(s)) return s; // Go prints negative zero with its sign too
-  return s;
-}
+/** Go-compatible text formatting for the reference output format. */
+export { goFixed } from '../domain/go-fixed.js';
 
 /**
  * JSON as Go's json.MarshalIndent(v, "", "  ") prints it. Number formatting already agrees (shortest

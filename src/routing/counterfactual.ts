@@ -3,18 +3,11 @@
  * alternative looked than the instance actually chosen. Pure; the cluster passes the same pre-routing
  * snapshots the policy saw (in-flight counts not yet incremented for this request).
  */
+import type { CandidateScore } from '../domain/decision-records.js';
 import type { RoutingSnapshot } from './types.js';
 import { effectiveLoad } from './types.js';
 
-export interface CandidateScore {
-  readonly instanceId: string;
-  readonly score: number;
-  readonly queueDepth: number;
-  readonly batchSize: number;
-  readonly inFlightRequests: number;
-  readonly kvUtilization: number;
-  readonly freeKVBlocks: number;
-}
+export type { CandidateScore } from '../domain/decision-records.js';
 
 export interface Counterfactual {
   /** The top min(k, n) instances by score (descending), ties by id ascending; null when k <= 0, no instances,
