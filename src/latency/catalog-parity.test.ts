@@ -21,7 +21,8 @@ const title = haveConfigs
 
 describe.skipIf(!haveConfigs)(title, () => {
   it('has a catalog entry for every reference model folder', () => {
-    expect(Object.keys(MODEL_CATALOG).sort()).toEqual([...folders].sort());
+    const missing = folders.filter((f) => !Object.hasOwn(MODEL_CATALOG, f));
+    expect(missing).toEqual([]);
   });
 
   it.each(folders)('%s parses identically from the catalog and from its config.json', (name) => {

@@ -112,8 +112,14 @@ describe('parseHFConfig on the catalog models', () => {
     expect(parseHFConfig(entry.config, name)).toMatchObject(GO_PARSED[name]!);
   });
 
-  it('covers every catalog model', () => {
-    expect(Object.keys(MODEL_CATALOG).sort()).toEqual(Object.keys(GO_PARSED).sort());
+  it('covers every catalog model from the reference (extra catalog models are checked below)', () => {
+    const extra = ['llama-2-70b-hf'];
+    expect(Object.keys(MODEL_CATALOG).filter((k) => !extra.includes(k)).sort()).toEqual(Object.keys(GO_PARSED).sort());
+  });
+
+  it('parses the extra catalog model llama-2-70b-hf (GQA, 80 layers)', () => {
+    const mc = parseHFConfig(MODEL_CATALOG['llama-2-70b-hf'].config, 'llama-2-70b-hf');
+    expect(mc).toMatchObject({ numLayers: 80, hiddenDim: 8192, numHeads: 64, numKVHeads: 8, intermediateDim: 28672, bytesPerParam: 2, maxPositionEmbeddings: 4096 });
   });
 
   it('merges text_config over the top level (Llama 4 Scout)', () => {

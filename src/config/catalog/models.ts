@@ -157,6 +157,25 @@ export const MODEL_CATALOG = {
       rope_scaling: null,
     },
   },
+  // Not in the reference's bundled model_configs; facts from the public meta-llama/Llama-2-70b-hf config.json
+  // (GQA with 8 KV heads, 4K context). Needed for the real-vLLM fidelity runs.
+  'llama-2-70b-hf': {
+    hfRepo: 'meta-llama/Llama-2-70b-hf',
+    config: {
+      model_type: 'llama',
+      num_hidden_layers: 80,
+      hidden_size: 8192,
+      num_attention_heads: 64,
+      num_key_value_heads: 8,
+      vocab_size: 32000,
+      torch_dtype: 'float16',
+      hidden_act: 'silu',
+      intermediate_size: 28672,
+      tie_word_embeddings: false,
+      max_position_embeddings: 4096,
+      rope_scaling: null,
+    },
+  },
   'llama-3.1-70b-instruct': {
     hfRepo: 'meta-llama/Llama-3.1-70B-Instruct',
     config: {
