@@ -6,7 +6,8 @@
  * rate times m(t), while every random draw stays exactly what it would have been without the profile — only the
  * arrival instants move. That is why a profile needs Λ⁻¹, computed here piece by piece: closed forms for
  * constant and ramp pieces, a bracketed Newton iteration for the cosine (diurnal) and exponential (spike decay)
- * ones. All arithmetic is plain IEEE double math, so the result is deterministic.
+ * ones. Everything is IEEE double arithmetic plus Math.sin/cos/exp/expm1, which V8 computes with its own port
+ * of fdlibm (not the platform libm), so a profile warps identically on every machine.
  *
  * All times here are µs (floats); the YAML's seconds are converted on construction.
  */

@@ -41,10 +41,14 @@ export class TimeWarp {
   /** Operational length of the current piece: factor × (Λ(end) − Λ(start)). */
   private opLen: number;
 
+  /** Λ(∞): finite when the profile's tail multiplier is 0. */
+  private readonly lambdaTotal: number;
+
   constructor(
     private readonly profile: RateProfile | null,
     private readonly factors: FactorSource,
   ) {
+    this.lambdaTotal = this.lambda(Number.POSITIVE_INFINITY);
     this.piece = factors.next();
     this.opLen = this.lengthOf(this.piece);
   }
@@ -67,6 +71,9 @@ export class TimeWarp {
   realTime(tau: number): number {
     while (tau > this.opStart + this.opLen) {
       if (this.piece.end === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
+      // A profile that ends in a zero multiplier leaves no operational time after its last positive stretch;
+      // without this stop an unbounded factor schedule (bursty) would be walked forever.
+      if (this.lambda(this.piece.end) >= this.lambdaTotal) return Number.POSITIVE_INFINITY;
       this.opStart += this.opLen;
       this.piece = this.factors.next();
       this.opLen = this.lengthOf(this.piece);

@@ -1,0 +1,93 @@
+/**
+ * `blis convert preset|inference-perf|servegen`: print a spec v2 YAML on stdout (the conversions themselves are
+ * pure functions in src/workload/profiles/convert.ts). Bad input ends as one `error:` line and exit 2, through
+ * the coded errors main.ts reports.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { convertInferencePerf, convertPreset } from '../workload/profiles/convert.js';
+import { UsageError } from './errors.js';
+import type { Io } from './io.js';
+
+function number(flag: string, text: string): number {
+  const v = Number(text);
+  if (text.trim() === '' || !Number.isFinite(v)) throw new UsageError('bad-flag', `${flag} must be a number, got "${text}"`);
+  return v;
+}
+
+function integer(flag: string, text: string): number {
+  const v = number(flag, text);
+  if (!Number.isSafeInteger(v)) throw new UsageError('bad-flag', `${flag} must be a whole number, got "${text}"`);
+  return v;
+}
+
+function seed(text: string): bigint {
+  if (!/^-?[0-9]+$/.test(text.trim())) throw new UsageError('bad-flag', `--seed must be an int64, got "${text}"`);
+  const v = BigInt(text.trim());
+  if (v > 2n ** 63n - 1n || v < -(2n ** 63n)) throw new UsageError('bad-flag', `--seed is out of the int64 range: ${text}`);
+  return v;
+}
+
+function readSpec(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError('io', `--spec: cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+function leaf(parent: Command, name: string, description: string, io: Io): Command {
+  const c = parent.command(name).description(description);
+  c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
+  return c;
+}
+
+/** Adds `convert` and its subcommands to the root program. */
+export function registerConvertCommand(root: Command, io: Io): void {
+  const convert = root
+    .command('convert')
+    .description('convert a preset or an inference-perf spec to a workload spec v2 YAML (printed on stdout)');
+  convert.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
+  convert.action(() => {
+    throw new UsageError('bad-flag', 'blis convert needs a subcommand: preset, inference-perf or servegen (see blis convert --help)');
+  });
+
+  const preset = leaf(convert, 'preset', 'the one-client spec that generates exactly the requests of `blis run --workload NAME`', io);
+  preset
+    .requiredOption('--name <value>', 'distribution, chatbot, contentgen, summarization or multidoc')
+    .option('--rate <value>', 'requests per second', '1.0')
+    .option('--num-requests <value>', 'number of requests', '100')
+    .option('--seed <value>', 'workload seed written into the spec (blis run\'s default)', '42')
+    .option('--timeout <value>', 'per-request timeout in seconds written into the spec (<= 0: none)', '300')
+    .option('--prefix-tokens <value>', 'shared prefix tokens (prefix group "shared"); default: the preset\'s')
+    .addOption(new Option('--defaults-filepath <value>', 'accepted for compatibility; blis-ts embeds the presets').default('defaults.yaml'));
+  preset.action((o: Record<string, string | undefined>) => {
+    const prefix = o['prefixTokens'];
+    io.stdout(
+      convertPreset({
+        name: o['name'] ?? '',
+        rate: number('--rate', o['rate'] ?? ''),
+        numRequests: integer('--num-requests', o['numRequests'] ?? ''),
+        seed: seed(o['seed'] ?? ''),
+        timeoutSecs: number('--timeout', o['timeout'] ?? ''),
+        ...(prefix === undefined ? {} : { prefixTokens: integer('--prefix-tokens', prefix) }),
+      }),
+    );
+  });
+
+  const ip = leaf(convert, 'inference-perf', 'expand a spec\'s inference_perf block into explicit clients (rates equivalent in distribution)', io);
+  ip.requiredOption('--spec <value>', 'workload spec YAML with an inference_perf section');
+  ip.action((o: Record<string, string | undefined>) => {
+    const path = o['spec'] ?? '';
+    io.stdout(convertInferencePerf(readSpec(path), path));
+  });
+
+  const sg = leaf(convert, 'servegen', 'ServeGen data directory (not supported yet)', io);
+  sg.option('--path <value>', 'ServeGen data directory')
+    .option('--window-duration-seconds <value>', 'duration of each period', '600')
+    .option('--drain-timeout-seconds <value>', 'gap between periods', '180')
+    .option('--time <value>', 'only one period: midnight, morning or afternoon');
+  sg.action(() => {
+    throw new UsageError('unsupported', 'blis convert servegen is not supported yet (ServeGen data loading is not implemented); describe the load with cohorts instead');
+  });
+}

@@ -1,0 +1,196 @@
+/**
+ * `blis convert`: other workload descriptions → spec v2 YAML text. Pure functions (text and values in, text
+ * out); the CLI (src/cli/convert-command.ts) only reads files and prints.
+ *
+ * - preset: the `--workload <preset>` / distribution workload of `blis run` as a one-client spec. The output is
+ *   exactly equivalent: run with `--workload-spec`, it generates the very requests `blis run --workload <name>
+ *   --rate R --num-requests N --seed S` generates (same ids, arrivals, tokens, prefix, deadlines, client id).
+ *   Two deliberate differences from the reference's converter make that hold: the client is called
+ *   "distribution" (the id the run command gives it; the reference writes "preset-<name>"), and the spec carries
+ *   the seed and the run command's default 300 s timeout (the reference writes neither, so its output runs with
+ *   seed 0 and no deadlines).
+ * - inference-perf: the `inference_perf:` block expanded into explicit clients, so they can be edited (a
+ *   misbehavior on one user, a different class...). Client ids, tenants, prefix groups, lengths and sessions
+ *   are the expansion's own. Arrival instants are equivalent in distribution, not draw for draw: the source
+ *   pre-draws each client's exact request count (one stage) or draws Poisson gaps at each stage's exact rate
+ *   (several stages) through samplers that have no YAML form. The output reproduces the rates with lifecycle
+ *   windows and, for several stages, a step `load_profile`; it caps the total at the source's request count.
+ */
+import { DEFAULT_DISTRIBUTION, PRESET_NAMES, isPresetName, resolvePreset } from '../presets.js';
+import type { DistributionShape } from '../presets.js';
+import { DISTRIBUTION_CLIENT_ID, SHARED_PREFIX_GROUP } from '../distribution.js';
+import { expandInferencePerf } from '../spec/inference-perf.js';
+import { parseWorkloadSpec } from '../spec/parse.js';
+import type { ClientSpec, DistSpec, StageSpec, WorkloadSpec } from '../spec/types.js';
+import { specToYaml } from './emit.js';
+import type { LoadSegment } from './types.js';
+
+/** A bad conversion input; the message names the flag or file and the fix. */
+export class ConvertError extends Error {
+  readonly code = 'CONVERT_INPUT';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConvertError';
+  }
+}
+
+/** `blis run`'s defaults for the flags a preset conversion takes. */
+export const RUN_DEFAULT_SEED = 42n;
+export const RUN_DEFAULT_TIMEOUT_S = 300;
+
+export interface PresetConvertOptions {
+  /** A preset name, or "distribution" for the default distribution workload. */
+  readonly name: string;
+  /** Requests per second (> 0). */
+  readonly rate: number;
+  /** Request count (> 0). */
+  readonly numRequests: number;
+  readonly seed?: bigint;
+  /** Per-request timeout in seconds; <= 0 = none. Default 300 (as `blis run`). */
+  readonly timeoutSecs?: number;
+  /** Shared prefix tokens (group "shared"); default: the preset's own (0 for every shipped preset). */
+  readonly prefixTokens?: number;
+}
+
+const PRESET_CHOICES = ['distribution', ...PRESET_NAMES];
+
+function gaussian(p: DistributionShape['prompt']): DistSpec {
+  return {
+    type: 'gaussian',
+    params: new Map([['mean', p.mean], ['std_dev', p.stdev], ['min', p.min], ['max', p.max]]),
+    file: '',
+  };
+}
+
+/** The one-client spec equivalent to the preset (or distribution) workload. */
+export function presetSpec(o: PresetConvertOptions): WorkloadSpec {
+  if (!Number.isFinite(o.rate) || o.rate <= 0) throw new ConvertError(`--rate must be a finite value > 0, got ${o.rate}`);
+  if (!Number.isSafeInteger(o.numRequests) || o.numRequests <= 0) throw new ConvertError(`--num-requests must be > 0, got ${o.numRequests}`);
+  let shape: DistributionShape;
+  if (o.name === 'distribution') shape = DEFAULT_DISTRIBUTION;
+  else if (isPresetName(o.name)) shape = resolvePreset(o.name);
+  else throw new ConvertError(`--name: unknown preset "${o.name}"; use one of ${PRESET_CHOICES.join(', ')}`);
+  const prefix = o.prefixTokens ?? shape.prefixTokens;
+  if (!Number.isSafeInteger(prefix) || prefix < 0) throw new ConvertError(`--prefix-tokens must be >= 0, got ${prefix}`);
+  const timeout = o.timeoutSecs ?? RUN_DEFAULT_TIMEOUT_S;
+  const client: ClientSpec = {
+    id: DISTRIBUTION_CLIENT_ID,
+    tenantId: '',
+    sloClass: '',
+    model: '',
+    adapter: '',
+    rateFraction: 1,
+    arrival: { process: 'constant', cv: null, shape: null, scale: null },
+    inputDist: gaussian(shape.prompt),
+    outputDist: gaussian(shape.output),
+    prefixGroup: prefix > 0 ? SHARED_PREFIX_GROUP : '',
+    prefixLength: prefix,
+    streaming: false,
+    network: null,
+    multimodal: null,
+    reasoning: null,
+    // A timeout of 0 means "none" in a spec, as `--timeout` <= 0 does for `blis run`.
+    timeout: timeout > 0 ? Math.round(timeout * 1e6) : 0,
+    sloTargetUs: null,
+    closedLoop: null,
+    concurrency: 0,
+    thinkTimeUs: 0,
+    lifecycle: null,
+  };
+  return {
+    version: '2',
+    seed: o.seed ?? RUN_DEFAULT_SEED,
+    category: 'language',
+    clients: [client],
+    cohorts: [],
+    aggregateRate: o.rate,
+    horizon: 0,
+    numRequests: o.numRequests,
+    servegenData: null,
+    inferencePerf: null,
+    goodputSloTargets: new Map(),
+  };
+}
+
+export function convertPreset(o: PresetConvertOptions): string {
+  return specToYaml(presetSpec(o));
+}
+
+function requestCount(s: StageSpec): number {
+  return Math.trunc(s.rate * s.duration);
+}
+
+/** One constant segment per stage, scaling the summed aggregate rate down to the stage's own. */
+function stageProfile(stages: readonly StageSpec[], aggregate: number): LoadSegment[] {
+  let start = 0;
+  return stages.map((s) => {
+    const seg: LoadSegment = {
+      startS: start,
+      endS: start + s.duration,
+      kind: 'constant',
+      multiplier: s.rate / aggregate,
+      levels: null,
+      from: null,
+      to: null,
+      periodS: null,
+      peakAtS: null,
+      peak: null,
+      trough: null,
+      atS: null,
+      durationS: null,
+      base: null,
+      decayS: null,
+    };
+    start += s.duration;
+    return seg;
+  });
+}
+
+/** The clients of an inference_perf spec, written out (see the module comment for what is equivalent). */
+export function inferencePerfSpec(yamlText: string, fileLabel: string): WorkloadSpec {
+  const source = parseWorkloadSpec(yamlText, fileLabel);
+  const ip = source.inferencePerf;
+  if (ip === null) throw new ConvertError(`${fileLabel} does not contain an inference_perf section`);
+  const expanded = expandInferencePerf(ip);
+  const single = ip.stages.length === 1;
+  const firstStage = ip.stages[0]!;
+  const clients = expanded.clients.map((c): ClientSpec => {
+    const { customSamplerFactory: _sampler, ...plain } = c;
+    // One stage without multi-turn: the source spreads each client's fixed count over the stage; a window
+    // [0, duration) ends the converted clients' Poisson arrivals at the same instant.
+    if (single && c.reasoning === null) {
+      return { ...plain, lifecycle: { windows: [{ startUs: 0, endUs: firstStage.duration * 1_000_000, traceRate: null, arrival: null, inputDist: null, outputDist: null }] } };
+    }
+    return plain;
+  });
+  // One stage sends exactly int(rate × duration) requests: cap the converted Poisson arrivals there. Several
+  // stages are Poisson in the source too, so a cap would only cut the last stage short; the bound stays the
+  // source's (like the source, the converted spec then needs --num-requests or --horizon to run).
+  const cap = source.numRequests > 0 || !single ? source.numRequests : requestCount(firstStage);
+  const spec: WorkloadSpec = {
+    version: '2',
+    seed: source.seed,
+    category: expanded.category,
+    clients,
+    cohorts: [],
+    aggregateRate: expanded.aggregateRate,
+    horizon: source.horizon,
+    numRequests: cap,
+    servegenData: null,
+    inferencePerf: null,
+    goodputSloTargets: source.goodputSloTargets,
+  };
+  // Several stages without sessions: every stage's clients would otherwise run at (sum of rates)/clients.
+  if (!single && !ip.sharedPrefix!.enableMultiTurnChat) {
+    spec.loadProfile = { defaultMultiplier: 0, segments: stageProfile(ip.stages, expanded.aggregateRate) };
+  }
+  return spec;
+}
+
+export function convertInferencePerf(yamlText: string, fileLabel: string): string {
+  const spec = inferencePerfSpec(yamlText, fileLabel);
+  const text = specToYaml(spec);
+  // The output must itself be a valid spec; a failure here is a bug in the conversion, not in the input.
+  parseWorkloadSpec(text, `${fileLabel} (converted)`);
+  return text;
+}
