@@ -7,7 +7,19 @@ export { ConfigError } from './sim/config-error.js';
 export { FLAGS as SIMULATION_OPTIONS, type FlagSpec as SimulationOption } from './sim/options.js';
 export { buildCluster, runEngine, type EngineSetup, type PolicySetup, DEFAULT_POLICY_SETUP } from './sim/engine-setup.js';
 export { buildReport, renderJson, renderReferenceText, type Report, type ReportOptions } from './sim/report.js';
-export { ClusterSimulator } from './cluster/cluster.js';
+export { ClusterSimulator, type FollowUpHook } from './cluster/cluster.js';
+export {
+  SessionManager,
+  generateWorkload,
+  checkSessionCausality,
+  checkSessionCompleteness,
+  type SessionBlueprint,
+  type SessionLog,
+  type SessionState,
+  type SessionViolation,
+  type SessionWorkload,
+  type ToolCallSpec,
+} from './workload/sessions/index.js';
 export { Request, RequestState } from './domain/request.js';
 export { GoRand } from './engine/go-rand.js';
 export { PartitionedRng } from './engine/partitioned-rng.js';

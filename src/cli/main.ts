@@ -3,6 +3,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { runCommand, replayCommand, type SimulationObserver } from './commands.js';
+import { registerConvertCommand } from './convert-command.js';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, isCodedError } from './errors.js';
 import { readFlags, registerFlags } from './flags.js';
 import type { CommandName } from './flags-io.js';
@@ -34,6 +35,7 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
     c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
     c.action(async () => onAction(name, c));
   }
+  registerConvertCommand(root, io);
   return root;
 }
 

@@ -49,6 +49,15 @@ export interface ClusterPolicies {
 
 export type InstanceFactory = (index: number, sink: EventSink) => Instance;
 
+/**
+ * Called once for every request that reaches a terminal state — completed, timed out or dropped on an instance
+ * (`tick` = the instance's completion tick: the end of the step for completions), or rejected, shed, expired or
+ * evicted at the gateway (`tick` = the cluster clock). The requests it returns enter the cluster as fresh
+ * arrivals at their own arrival time (>= tick), through admission and routing like any other: this is how
+ * closed-loop session follow-ups are produced (the SessionManager's `hook`).
+ */
+export type FollowUpHook = (req: Request, tick: number) => readonly Request[];
+
 /** Builds the policies once the cluster exists (cache-aware scorers query its instances). */
 export type PolicyFactory = (cluster: ClusterSimulator) => ClusterPolicies;
 
@@ -78,6 +87,7 @@ export class ClusterSimulator {
   /** The gateway queue when flow control is on; its admission replaces the configured policy. */
   readonly flowController: FlowController | null;
   private readonly policies: ClusterPolicies;
+  private followUps: FollowUpHook | null = null;
 
   constructor(
     private readonly cfg: ClusterConfig,
@@ -90,7 +100,7 @@ export class ClusterSimulator {
     for (let i = 0; i < numInstances; i++) {
       const sink: EventSink = { schedule: (time, kind, req) => this.queue.push(time, eventOrder(i, kind), kind, req) };
       const inst = makeInstance(i, sink);
-      inst.onRequestDone = (req) => this.requestDone(i, req);
+      inst.onRequestDone = (req, tick) => this.requestDone(i, req, tick);
       this.instances.push(inst);
       this.inFlight.push(0);
       this.indexById.set(inst.id, i);
@@ -123,6 +133,14 @@ export class ClusterSimulator {
       throw new RangeError(`ClusterSimulator.inject: ${req.id} arrives at ${req.arrivalTime}, before the clock ${this.clock}`);
     }
     this.queue.push(req.arrivalTime, eventOrder(-1, EventKind.ClusterArrival), EventKind.ClusterArrival, req);
+  }
+
+  /**
+   * Installs the follow-up hook (see {@link FollowUpHook}); null removes it. Without one, terminal requests cost
+   * a single null check.
+   */
+  setFollowUpHook(hook: FollowUpHook | null): void {
+    this.followUps = hook;
   }
 
   /** Time of the next pending event (Infinity when none). */
@@ -174,10 +192,25 @@ export class ClusterSimulator {
     for (const inst of this.instances) inst.finalize();
   }
 
-  private requestDone(i: number, req: Request): void {
+  private requestDone(i: number, req: Request, tick: number): void {
     this.inFlight[i] = Math.max(0, (this.inFlight[i] as number) - 1);
     this.policies.tenants?.onComplete(req.tenantId);
     this.flowController?.onRequestDone(req);
+    if (this.followUps !== null) this.pushFollowUps(req, tick);
+  }
+
+  /**
+   * The reference pushes follow-ups straight onto its cluster queue as arrivals (after the tenant and gateway
+   * bookkeeping of the finished request). Gateway-side losses are reported too, where the reference reports
+   * nothing: a session then ends as cancelled instead of staying active forever, and still has no next round.
+   */
+  private pushFollowUps(req: Request, tick: number): void {
+    for (const next of (this.followUps as FollowUpHook)(req, tick)) this.inject(next);
+  }
+
+  /** A request that left the system at the gateway (rejected, shed, expired, evicted). */
+  private lost(req: Request): void {
+    if (this.followUps !== null) this.pushFollowUps(req, this.clock);
   }
 
   private shed(req: Request): void {
@@ -206,6 +239,7 @@ export class ClusterSimulator {
     this.flowController?.onEvicted(req);
     req.outcome = 'gateway_evicted';
     this.shed(req);
+    this.lost(req);
   }
 
   private executeCluster(kind: EventKind, req: Request, t: number): void {
@@ -228,6 +262,7 @@ export class ClusterSimulator {
         if (this.flowController?.onTtlExpiry(req)) {
           req.outcome = 'gateway_expired';
           this.shed(req);
+          this.lost(req);
         }
         return;
       case EventKind.GatewayEviction:
@@ -245,15 +280,20 @@ export class ClusterSimulator {
       this.rejectedRequests++;
       req.outcome = 'rejected';
       this.shed(req);
+      this.lost(req);
       return;
     }
     const fc = this.flowController;
     if (fc !== null) {
       const r = fc.onAdmitted(req, this.clock);
-      if (r.outcome === 'rejected') req.outcome = 'gateway_rejected';
+      if (r.outcome === 'rejected') {
+        req.outcome = 'gateway_rejected';
+        this.lost(req);
+      }
       if (r.victim !== null) {
         r.victim.outcome = 'gateway_shed';
         this.shed(r.victim);
+        this.lost(r.victim);
       }
       return;
     }
@@ -265,6 +305,7 @@ export class ClusterSimulator {
     if (state.snapshots.length === 0) {
       this.routingRejections++;
       req.outcome = 'rejected';
+      this.lost(req);
       return;
     }
     const d = this.policies.routing.route(req, state);

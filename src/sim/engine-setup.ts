@@ -4,7 +4,7 @@
  */
 import type { Request } from '../domain/request.js';
 import { SloPriorityMap } from '../domain/slo.js';
-import { ClusterSimulator, type ClusterPolicies } from '../cluster/cluster.js';
+import { ClusterSimulator, type ClusterPolicies, type FollowUpHook } from '../cluster/cluster.js';
 import type { FlowControlConfig } from '../cluster/flow-control/controller.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Instance } from '../instance/instance.js';
@@ -164,9 +164,13 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
   );
 }
 
-/** Runs `requests` (sorted by arrival) through a fresh cluster built from `setup`. */
-export function runEngine(setup: EngineSetup, requests: readonly Request[]): ClusterSimulator {
+/**
+ * Runs `requests` (sorted by arrival) through a fresh cluster built from `setup`. `followUps` (closed-loop
+ * sessions: a SessionManager's hook) turns finished requests into new arrivals.
+ */
+export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null): ClusterSimulator {
   const cs = buildCluster(setup);
+  if (followUps !== null) cs.setFollowUpHook(followUps);
   cs.run(requests);
   return cs;
 }

@@ -102,6 +102,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'output-tokens-stdev', kind: 'int', def: 256, help: 'output length stdev', scope: 'run' },
   { name: 'output-tokens-min', kind: 'int', def: 2, help: 'output length min', scope: 'run' },
   { name: 'output-tokens-max', kind: 'int', def: 7000, help: 'output length max', scope: 'run' },
+  { name: 'concurrency', kind: 'int', def: 0, help: 'closed-loop virtual users: each sends its next request --think-time-ms after its previous one finishes (mutually exclusive with --rate and --workload-spec; set --num-requests or --horizon)', scope: 'run' },
+  { name: 'think-time-ms', kind: 'int', def: 0, help: 'think time between a response and the same user\'s next request, in ms (--concurrency)', scope: 'run' },
   { name: 'timeout', kind: 'int', def: 300, help: 'client timeout per request in seconds (negative disables; 0 is rejected)', scope: 'run' },
   { name: 'trace-output', kind: 'string', def: '', help: 'export the arrivals as TraceV2: writes <prefix>.yaml and <prefix>.csv', scope: 'run' },
   { name: 'fitness-weights', kind: 'string', def: '', help: 'fitness score weights key:value,... (throughput, tokens_per_sec, p99_ttft, p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)', scope: 'run' },

@@ -9,8 +9,13 @@ import { parseFitnessWeights } from '../metrics/fitness.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
 import { generateDistributionWorkload } from '../workload/distribution.js';
+import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
 import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
+import { SessionManager } from '../workload/sessions/manager.js';
+import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
+import type { SessionBlueprint } from '../workload/sessions/types.js';
+import { generateWorkload } from '../workload/sessions/workload.js';
 import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-export.js';
 import { formatTraceCsv, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
@@ -74,6 +79,42 @@ interface RunWorkload {
   /** The workload seed in effect (trace header). */
   readonly seed: bigint;
   readonly specGoodput: ReadonlyMap<string, SloDimTargets> | null;
+  /** Closed-loop sessions continued during the run (none for open-loop workloads). */
+  readonly sessions: SessionBlueprint[];
+  /** Follow-up cap; -1 = none. */
+  readonly followUpBudget: number;
+}
+
+/** `--concurrency` / `--think-time-ms`, checked as the reference does before any workload is built. */
+function concurrencyFlags(f: FlagValues): { users: number; thinkMs: number } {
+  const users = f.int('concurrency');
+  const thinkMs = f.int('think-time-ms');
+  if (users < 0) throw new ConfigError('bad-flag', `--concurrency must be >= 0, got ${users}`);
+  if (thinkMs < 0) throw new ConfigError('bad-flag', `--think-time-ms must be >= 0, got ${thinkMs}`);
+  if (users > 0 && f.changed('rate')) throw new ConfigError('bad-flag', '--concurrency and --rate are mutually exclusive; use one or the other');
+  return { users, thinkMs };
+}
+
+/**
+ * Closed-loop users (`--concurrency`): the distribution flags' lengths, no rate. `--num-requests` caps the
+ * total only when given explicitly; otherwise `--horizon` must bound the run.
+ */
+function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs: number): RunWorkload {
+  const timeoutSecs = f.int('timeout');
+  const numRequests = f.int('num-requests');
+  const prefixTokens = f.int('prefix-tokens');
+  const werr = validateWorkloadFlags({ rate: f.float('rate'), numRequests, prefixTokens, timeoutSecs }, false);
+  if (werr) throw new ConfigError('bad-flag', werr);
+  const prompt = { mean: f.int('prompt-tokens'), stdev: f.int('prompt-tokens-stdev'), min: f.int('prompt-tokens-min'), max: f.int('prompt-tokens-max') };
+  const output = { mean: f.int('output-tokens'), stdev: f.int('output-tokens-stdev'), min: f.int('output-tokens-min'), max: f.int('output-tokens-max') };
+  const derr = validateDistributionParams(prompt, output);
+  if (derr) throw new ConfigError('bad-flag', derr);
+  const cap = f.changed('num-requests') ? numRequests : 0;
+  const horizon = horizonFlag(f);
+  if (cap === 0 && horizon >= MAX_INT64) throw new ConfigError('bad-flag', 'Workload requires either num_requests or --horizon to bound generation');
+  const spec = synthesizeConcurrencySpec({ seed, concurrency: users, thinkTimeMs: thinkMs, numRequests: cap, prefixTokens, prompt, output });
+  const wl = generateWorkload(spec, { seed, numRequests: cap, horizon, timeoutSecs });
+  return { requests: wl.requests, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
 }
 
 /** The distribution workload or a preset, from the run options. */
@@ -110,11 +151,17 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     output,
     timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
   });
-  return { requests, horizon, seed, specGoodput: null };
+  return { requests, horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
 }
 
-/** `--workload-spec FILE`: the spec's clients; --seed/--num-requests/--horizon/--timeout override it when given. */
+/**
+ * `--workload-spec FILE`: the spec's clients (sessions, concurrency users and inference-perf included);
+ * --seed/--num-requests/--horizon/--timeout override it when given.
+ */
 async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<RunWorkload> {
+  if (f.int('concurrency') > 0) {
+    throw new ConfigError('bad-flag', '--concurrency cannot be used with --workload-spec; define concurrency in the spec file using clients[].concurrency instead');
+  }
   const { loadSpecWorkloadForRun } = await import('../workload/spec/index.js');
   const r = loadSpecWorkloadForRun(env.readText(path, '--workload-spec'), path, {
     ...(f.changed('seed') ? { seed: f.bigint('seed') } : {}),
@@ -122,7 +169,14 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
     ...(f.changed('horizon') ? { horizon: horizonFlag(f) } : {}),
     ...(f.changed('timeout') ? { timeoutSecs: f.int('timeout') } : {}),
   });
-  return { requests: r.requests, horizon: r.horizon, seed: r.seed, specGoodput: r.goodputSloTargets.size > 0 ? r.goodputSloTargets : null };
+  return {
+    requests: r.requests,
+    horizon: r.horizon,
+    seed: r.seed,
+    specGoodput: r.goodputSloTargets.size > 0 ? r.goodputSloTargets : null,
+    sessions: r.sessions,
+    followUpBudget: r.followUpBudget,
+  };
 }
 
 function render(f: FlagValues, report: Report): string {
@@ -135,12 +189,19 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
   const spec = f.str('workload-spec');
-  const wl = spec === '' ? generatedWorkload(f, seed) : await specWorkload(f, env, spec);
+  const { users, thinkMs } = concurrencyFlags(f);
+  const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
   const full: EngineSetup = { ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
-  const cs = runEngine(full, wl.requests);
-  observe?.(cs, wl.requests, full);
+  // Closed-loop sessions: follow-up rounds enter the cluster as arrivals when their previous round ends.
+  let sessions: SessionManager | null = null;
+  if (wl.sessions.length > 0) {
+    sessions = new SessionManager(wl.sessions);
+    if (wl.followUpBudget >= 0) sessions.setFollowUpBudget(wl.followUpBudget);
+  }
+  const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook);
+  observe?.(cs, sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps], full);
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true));
   let trace: SimulationOutputs['trace'] = null;
   if (f.str('trace-output') !== '') {

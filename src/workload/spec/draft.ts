@@ -1,6 +1,7 @@
 /**
- * Generated-but-not-yet-numbered requests, shared by the two generation paths, and their final assembly:
- * stable sort by arrival, truncation to the request cap, ids `request_<i>`.
+ * Generated-but-not-yet-numbered requests, shared by the generation paths (and by session post-processing,
+ * which drops later rounds before numbering), and their final assembly: stable sort by arrival, truncation to
+ * the request cap, ids `request_<i>`.
  */
 import { Request } from '../../domain/request.js';
 import type { GoRand } from '../../engine/go-rand.js';
@@ -71,13 +72,16 @@ export function generatePrefixTokens(clients: readonly ClientSpec[], rng: GoRand
   return prefixes;
 }
 
-/** Stable sort by arrival (ties keep generation order), keep the first `maxRequests` (0 = all), number them. */
-export function finalizeDrafts(drafts: Draft[], maxRequests: number): Request[] {
+/** Stable sort by arrival (ties keep generation order) in place; the first `maxRequests` (0 = all). */
+export function sortAndCap(drafts: Draft[], maxRequests: number): Draft[] {
   drafts.sort((a, b) => a.arrival - b.arrival);
-  const n = maxRequests > 0 ? Math.min(maxRequests, drafts.length) : drafts.length;
-  const out: Request[] = new Array<Request>(n);
-  for (let i = 0; i < n; i++) out[i] = toRequest(drafts[i]!, `request_${i}`);
-  return out;
+  if (maxRequests > 0 && drafts.length > maxRequests) drafts.length = maxRequests;
+  return drafts;
+}
+
+/** Requests `request_<i>` for drafts in their final order. */
+export function toRequests(drafts: readonly Draft[]): Request[] {
+  return drafts.map((d, i) => toRequest(d, `request_${i}`));
 }
 
 function toRequest(d: Draft, id: string): Request {

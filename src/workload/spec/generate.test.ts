@@ -97,12 +97,9 @@ describe('generation order and bounds', () => {
 
   it('rejects unsupported features instead of generating something else', () => {
     const spec = parse(ONE_CLIENT);
-    const multiTurn: WorkloadSpec = {
-      ...spec,
-      clients: spec.clients.map((c) => ({ ...c, reasoning: { reasonRatioDist: { type: '', params: new Map(), file: '' }, multiTurn: { maxRounds: 2, thinkTimeUs: 0, contextGrowth: '', singleSession: false } } })),
-    };
-    expect(() => generateSpecWorkload(multiTurn, { numRequests: 1, horizon: MAX_INT64 })).toThrow(WorkloadSpecError);
-    expect(() => generateSpecWorkload(multiTurn, { numRequests: 1, horizon: MAX_INT64 })).toThrow(/clients\[0\]\.reasoning\.multi_turn: multi-turn sessions are not supported yet/);
+    const adapter: WorkloadSpec = { ...spec, clients: spec.clients.map((c) => ({ ...c, adapter: 'lora-1' })) };
+    expect(() => generateSpecWorkload(adapter, { numRequests: 1, horizon: MAX_INT64 })).toThrow(WorkloadSpecError);
+    expect(() => generateSpecWorkload(adapter, { numRequests: 1, horizon: MAX_INT64 })).toThrow(/clients\[0\]\.adapter: LoRA adapters are not supported yet/);
   });
 
   it('rescales window gaps to the window length, the last gap taking the residue', () => {

@@ -22,7 +22,7 @@ import { concatTokens, randomTokenIds } from '../tokens.js';
 import { newArrivalSampler } from './arrival.js';
 import type { ArrivalSampler } from './arrival.js';
 import { expandCohorts } from './cohort.js';
-import { computeDeadline, finalizeDrafts, generatePrefixTokens, isClosedLoop } from './draft.js';
+import { computeDeadline, generatePrefixTokens, isClosedLoop, sortAndCap, toRequests } from './draft.js';
 import type { Draft, Modality } from './draft.js';
 import { expandInferencePerf } from './inference-perf.js';
 import { newLengthSampler } from './length.js';
@@ -31,6 +31,8 @@ import { hasPerWindowParameters, isInActiveWindow, lastWindowEndUs, normalizeRat
 import { generateReasoningSession } from './reasoning.js';
 import { assertGeneratable } from './support.js';
 import { generateTimeVaryingDrafts } from './time-varying.js';
+import { shapeClient } from '../profiles/shaping.js';
+import type { ClientShaping } from '../profiles/shaping.js';
 import type { ClientSpec, DistSpec, MultimodalSpec, WorkloadSpec } from './types.js';
 
 /** RNG subsystem the workload generator draws from. */
@@ -82,19 +84,30 @@ export function resolveClients(spec: WorkloadSpec, opts: SpecGenerateOptions): R
  *   client without lifecycle windows).
  */
 export function generateSpecWorkload(spec: WorkloadSpec, opts: SpecGenerateOptions): Request[] {
-  return generateSpecRequests(spec, opts).requests;
+  const gen = generateSpecDrafts(spec, opts);
+  return numberDrafts(gen.drafts, gen.timeoutUs);
 }
 
-/** {@link generateSpecWorkload} plus the resolved clients it generated from. */
-export function generateSpecRequests(spec: WorkloadSpec, opts: SpecGenerateOptions): ResolvedClients & { requests: Request[] } {
+/**
+ * Turns sorted drafts into requests `request_<i>`. An explicit `--timeout` is re-applied to every deadline, as
+ * the reference does after generation (covering the paths that set none).
+ */
+export function numberDrafts(drafts: readonly Draft[], timeoutUs: number | undefined): Request[] {
+  const requests = toRequests(drafts);
+  if (timeoutUs !== undefined) for (const r of requests) r.deadline = timeoutUs === 0 ? 0 : r.arrivalTime + timeoutUs;
+  return requests;
+}
+
+/** The generated drafts, stably sorted by arrival and cut to the request cap, plus what they came from. */
+export function generateSpecDrafts(spec: WorkloadSpec, opts: SpecGenerateOptions): ResolvedClients & { drafts: Draft[] } {
   const { horizon, numRequests } = opts;
   const resolved = resolveClients(spec, opts);
-  if (!(horizon > 0)) return { ...resolved, requests: [] };
+  if (!(horizon > 0)) return { ...resolved, drafts: [] };
   if (!Number.isSafeInteger(numRequests) || numRequests < 0) {
     throw new RangeError(`maxRequests must be a non-negative integer, got ${numRequests}`);
   }
   assertGeneratable(spec);
-  const { clients, aggregateRate, timeoutUs } = resolved;
+  const { clients, aggregateRate } = resolved;
   const wg = new PartitionedRng(resolved.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
   let drafts: Draft[];
   if (hasPerWindowParameters(clients)) {
@@ -114,16 +127,14 @@ export function generateSpecRequests(spec: WorkloadSpec, opts: SpecGenerateOptio
       const rng = new GoRand(wg.int63Big());
       const arrival = c.customSamplerFactory === undefined ? newArrivalSampler(c.arrival, rate) : c.customSamplerFactory(new GoRand(rng.int63Big()));
       const prefix = prefixes.get(c.prefixGroup) ?? null;
+      // Load profile / misbehavior extension (profiles/shaping.ts): null, drawing nothing, for clients without them.
       const made = c.reasoning?.multiTurn != null
         ? reasoningClientDrafts(c, arrival, rng, prefix, horizon, numRequests)
-        : clientDrafts(c, arrival, rng, prefix, horizon, numRequests);
+        : clientDrafts(c, arrival, rng, prefix, horizon, numRequests, shapeClient(c, spec.loadProfile, rng));
       for (const d of made) drafts.push(d);
     });
   }
-  const requests = finalizeDrafts(drafts, numRequests);
-  // The reference re-applies an explicit --timeout to the generated requests (covering paths that set none).
-  if (timeoutUs !== undefined) for (const r of requests) r.deadline = timeoutUs === 0 ? 0 : r.arrivalTime + timeoutUs;
-  return { ...resolved, requests };
+  return { ...resolved, drafts: sortAndCap(drafts, numRequests) };
 }
 
 function unbounded(c: ClientSpec): boolean {
@@ -179,9 +190,18 @@ function multimodalInput(rng: GoRand, s: MultimodalSamplers): [Int32Array, Modal
  * One client's arrivals up to the horizon. The reference lets a client produce up to 2×cap before the global
  * sort-and-truncate; stopping at the cap instead changes nothing, because a client's arrivals strictly increase
  * (IAT >= 1), so its (cap+1)-th request always has `cap` requests ahead of it and is cut, and it draws from its
- * own stream only.
+ * own stream only. (A shaped client's arrivals only never decrease, but the stable sort keeps its own ties in
+ * generation order, so the same argument holds.)
  */
-function clientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRand, prefix: Int32Array | null, horizon: number, cap: number): Draft[] {
+function clientDrafts(
+  c: ClientSpec,
+  arrival: ArrivalSampler,
+  rng: GoRand,
+  prefix: Int32Array | null,
+  horizon: number,
+  cap: number,
+  shaping: ClientShaping | null = null,
+): Draft[] {
   const inputSampler = newLengthSampler(c.inputDist);
   const outputSampler = newLengthSampler(c.outputDist);
   const mm = c.multimodal === null ? null : multimodalSamplers(c.multimodal);
@@ -189,11 +209,16 @@ function clientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRand, prefi
   const closedLoop = isClosedLoop(c);
   const limit = cap > 0 ? cap : Number.POSITIVE_INFINITY;
   const out: Draft[] = [];
+  const shaped = shaping === null ? null : shaping.arrivals(arrival, rng);
   let t = 0;
   while (t < horizon && out.length < limit) {
-    const iat = arrival.sampleIat(rng);
-    if (iat === 0) break;
-    t += iat;
+    if (shaped !== null) {
+      t = shaped();
+    } else {
+      const iat = arrival.sampleIat(rng);
+      if (iat === 0) break;
+      t += iat;
+    }
     if (t >= horizon) break;
     if (lifecycle !== null && !isInActiveWindow(t, lifecycle)) {
       if (t >= lastWindowEndUs(lifecycle)) break;
@@ -206,8 +231,9 @@ function clientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRand, prefi
       [input, modality] = multimodalInput(rng, mm);
       output = randomTokenIds(rng, outputSampler.sample(rng));
     } else {
-      const inLen = inputSampler.sample(rng);
-      const outLen = outputSampler.sample(rng);
+      let inLen = inputSampler.sample(rng);
+      let outLen = outputSampler.sample(rng);
+      if (shaping !== null) [inLen, outLen] = shaping.lengths(inLen, outLen);
       input = randomTokenIds(rng, inLen);
       output = randomTokenIds(rng, outLen);
     }

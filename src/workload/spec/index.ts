@@ -16,3 +16,5 @@ export { newLengthSampler, DIST_TYPES, DistributionError } from './length.js';
 export type { LengthSampler } from './length.js';
 export { expandCohorts } from './cohort.js';
 export { findUnsupported } from './support.js';
+export { expandInferencePerf, findInferencePerfProblem, distributeEvenly, NormalizedExponentialSampler } from './inference-perf.js';
+export type { ExpandedInferencePerf, InferencePerfProblem } from './inference-perf.js';

@@ -213,8 +213,6 @@ describe('parseWorkloadSpec: each error class names file:line:col, the field and
   });
 
   it('features not generated yet', () => {
-    expectError(spec('    reasoning: {multi_turn: {max_rounds: 3}}\n'), 'WORKLOAD_SPEC_UNSUPPORTED', 9, 17, 'clients[0].reasoning.multi_turn', 'not supported yet');
-    expectError(spec().replace('rate_fraction: 1', 'concurrency: 4'), 'WORKLOAD_SPEC_UNSUPPORTED', 5, 5, 'clients[0].concurrency', 'not supported yet');
     expectError(spec('    adapter: lora-1\n'), 'WORKLOAD_SPEC_UNSUPPORTED', 9, 5, 'clients[0].adapter', 'not supported yet');
     expectError('aggregate_rate: 1\nservegen_data: {path: x}\n', 'WORKLOAD_SPEC_UNSUPPORTED', 2, 1, 'servegen_data', 'not supported yet');
   });

@@ -6,7 +6,8 @@
  */
 import type { Request } from '../../domain/request.js';
 import { MAX_INT64 } from '../../domain/units.js';
-import { generateSpecWorkload } from './generate.js';
+import { generateWorkload } from '../sessions/workload.js';
+import type { SessionBlueprint } from '../sessions/types.js';
 import { parseWorkloadSpec } from './parse.js';
 import type { ParseWorkloadSpecOptions } from './parse.js';
 import type { SloDimTargets, WorkloadSpec } from './types.js';
@@ -32,8 +33,12 @@ export interface SpecRunFlags {
 
 export interface SpecRunWorkload {
   readonly spec: WorkloadSpec;
-  /** Generated requests, sorted by arrival, ids `request_<i>`. */
+  /** Generated requests, sorted by arrival, ids `request_<i>` (closed-loop sessions: round 0 only). */
   readonly requests: Request[];
+  /** Closed-loop sessions the run continues with a SessionManager (empty when none). */
+  readonly sessions: SessionBlueprint[];
+  /** Follow-up cap for the SessionManager; -1 = none. */
+  readonly followUpBudget: number;
   /** The workload seed in effect (the trace header's workload_seed). */
   readonly seed: bigint;
   /** Simulation horizon in µs ({@link MAX_INT64} = none). */
@@ -68,11 +73,20 @@ export function loadSpecWorkloadForRun(
   if (maxRequests === 0 && horizon >= MAX_INT64) {
     throw new WorkloadFlagError('Workload requires either num_requests or --horizon to bound generation');
   }
-  const requests = generateSpecWorkload(spec, {
+  const wl = generateWorkload(spec, {
     seed,
     numRequests: maxRequests,
     horizon,
     ...(flags.timeoutSecs === undefined ? {} : { timeoutSecs: flags.timeoutSecs }),
   });
-  return { spec, requests, seed, horizon, maxRequests, goodputSloTargets: spec.goodputSloTargets };
+  return {
+    spec,
+    requests: wl.requests,
+    sessions: wl.sessions,
+    followUpBudget: wl.followUpBudget,
+    seed,
+    horizon,
+    maxRequests,
+    goodputSloTargets: spec.goodputSloTargets,
+  };
 }

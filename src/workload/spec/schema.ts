@@ -5,6 +5,7 @@
  * become null, other absent fields their zero value).
  */
 import { z } from 'zod';
+import { PROFILE_ITEM_KEYS, PROFILE_KEYS_BY_NAME, loadProfileSchema, misbehaviorSchema } from '../profiles/schema.js';
 import type {
   ActiveWindow,
   ArrivalSpec,
@@ -156,9 +157,25 @@ function toSource(c: SourceRaw): TrafficSource {
   };
 }
 
-const clientObject = z.strictObject({ ...sourceKeys, concurrency: opt(int, 0), think_time_us: opt(int, 0), lifecycle: ptr(lifecycleSchema) });
+const clientObject = z.strictObject({
+  ...sourceKeys,
+  concurrency: opt(int, 0),
+  think_time_us: opt(int, 0),
+  lifecycle: ptr(lifecycleSchema),
+  // Extensions (src/workload/profiles); absent keys leave the fields out entirely.
+  load_profile: loadProfileSchema.optional(),
+  misbehavior: misbehaviorSchema.optional(),
+});
 const clientSchema = clientObject.transform(
-    (c): ClientSpec => ({ ...toSource(c), id: c.id, concurrency: c.concurrency, thinkTimeUs: c.think_time_us, lifecycle: c.lifecycle }),
+    (c): ClientSpec => ({
+      ...toSource(c),
+      id: c.id,
+      concurrency: c.concurrency,
+      thinkTimeUs: c.think_time_us,
+      lifecycle: c.lifecycle,
+      ...(c.load_profile === undefined ? {} : { loadProfile: c.load_profile }),
+      ...(c.misbehavior === undefined ? {} : { misbehavior: c.misbehavior }),
+    }),
   );
 
 const diurnalObject = z.strictObject({ peak_hour: opt(int, 0), peak_to_trough_ratio: opt(float, 0) });
@@ -248,6 +265,7 @@ const topObject = z.strictObject({
   servegen_data: ptr(servegenSchema),
   inference_perf: ptr(inferencePerfSchema),
   goodput_slo_targets: ptr(z.map(z.string(), sloTargetsSchema)),
+  load_profile: loadProfileSchema.optional(),
 });
 export const workloadSpecSchema = topObject.transform(
     (s): WorkloadSpec => ({
@@ -262,6 +280,7 @@ export const workloadSpecSchema = topObject.transform(
       servegenData: s.servegen_data,
       inferencePerf: s.inference_perf,
       goodputSloTargets: s.goodput_slo_targets ?? new Map<string, SloDimTargets>(),
+      ...(s.load_profile === undefined ? {} : { loadProfile: s.load_profile }),
     }),
   );
 
@@ -281,6 +300,7 @@ const KEYS_BY_NAME: ReadonlyMap<string, readonly string[]> = new Map([
   ['servegen_data', keysOf(servegenObject)],
   ['inference_perf', keysOf(inferencePerfObject)],
   ['shared_prefix', keysOf(sharedPrefixObject)],
+  ...PROFILE_KEYS_BY_NAME,
 ]);
 
 /** Keys of list items, by the list's key name. */
@@ -289,6 +309,7 @@ const ITEM_KEYS: ReadonlyMap<string, readonly string[]> = new Map([
   ['cohorts', keysOf(cohortObject)],
   ['windows', keysOf(windowObject)],
   ['stages', keysOf(stageObject)],
+  ...PROFILE_ITEM_KEYS,
 ]);
 
 /** The valid keys of the mapping at a YAML path (for "unknown key" hints). */

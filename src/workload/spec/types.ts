@@ -7,6 +7,7 @@
  */
 import type { GoRand } from '../../engine/go-rand.js';
 import type { SloDimTargets } from '../tracev2-types.js';
+import type { LoadProfileSpec, MisbehaviorSpec } from '../profiles/types.js';
 import type { ArrivalSampler } from './arrival.js';
 
 export type { SloDimTargets };
@@ -104,6 +105,10 @@ export interface ClientSpec extends TrafficSource {
    * the client's stream, replacing the `arrival` process. Never set by the YAML parser.
    */
   customSamplerFactory?: (rng: GoRand) => ArrivalSampler;
+  /** Extension (src/workload/profiles): this client's own load profile, replacing the spec-level one. */
+  loadProfile?: LoadProfileSpec;
+  /** Extension (src/workload/profiles): a misbehaving tenant (bursty, abusive, adversarial). */
+  misbehavior?: MisbehaviorSpec;
 }
 
 export interface DiurnalSpec {
@@ -177,4 +182,6 @@ export interface WorkloadSpec {
   inferencePerf: InferencePerfSpec | null;
   /** Per-SLO-class goodput thresholds (ms; 0 = dimension not gated), in YAML order. */
   goodputSloTargets: Map<string, SloDimTargets>;
+  /** Extension (src/workload/profiles): rate multipliers over time for every rate-based client. */
+  loadProfile?: LoadProfileSpec;
 }

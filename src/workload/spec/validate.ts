@@ -22,6 +22,7 @@ import {
   goF,
 } from './validate-parts.js';
 import type { SpecSource } from './yaml-source.js';
+import { checkTrafficShaping } from '../profiles/validate.js';
 
 const MAX_COHORT_POPULATION = 100_000;
 
@@ -74,6 +75,7 @@ export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void 
     }
   }
   if (unsupported !== null) src.fail('WORKLOAD_SPEC_UNSUPPORTED', unsupported.path, unsupported.problem, unsupported.fix, true);
+  checkTrafficShaping(spec, src);
 }
 
 /** At most one primary workload source; clients and cohorts compose. */
