@@ -13,6 +13,7 @@ import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
 import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
 import { SessionManager } from '../workload/sessions/manager.js';
+import type { SessionLog } from '../workload/sessions/manager.js';
 import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
 import type { SessionBlueprint } from '../workload/sessions/types.js';
 import { generateWorkload } from '../workload/sessions/workload.js';
@@ -28,7 +29,7 @@ import { horizonFlag, resolveEngineFlags } from './resolve-engine.js';
 import { resolvePolicyFlags } from './resolve-policies.js';
 
 /** Receives each finished simulation (tests run invariant checkers on it). */
-export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[], setup: EngineSetup) => void;
+export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[], setup: EngineSetup, sessions: SessionLog | null) => void;
 
 export interface SimulationOutputs {
   readonly report: Report;
@@ -201,7 +202,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     if (wl.followUpBudget >= 0) sessions.setFollowUpBudget(wl.followUpBudget);
   }
   const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook);
-  observe?.(cs, sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps], full);
+  observe?.(cs, sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps], full, sessions === null ? null : sessions.log());
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true));
   let trace: SimulationOutputs['trace'] = null;
   if (f.str('trace-output') !== '') {
@@ -233,7 +234,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const cs = runEngine(full, requests);
-  observe?.(cs, requests, full);
+  observe?.(cs, requests, full, null);
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false));
   return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)) };
 }

@@ -13,6 +13,7 @@ import { main } from '../../src/cli/main.js';
 import type { ClusterSimulator } from '../../src/cluster/cluster.js';
 import type { Request } from '../../src/domain/request.js';
 import type { EngineSetup } from '../../src/sim/engine-setup.js';
+import type { SessionLog } from '../../src/workload/sessions/manager.js';
 import { compareJson, splitSections } from './compare.js';
 import { HAS_PARITY, PARITY_DIR, PARITY_SKIP_NOTE, parityCases, type ParityCase } from './workload-fixtures.js';
 import { checkRun } from './invariant-hook.js';
@@ -54,14 +55,14 @@ interface CliRun {
   code: number;
   stdout: string;
   stderr: string;
-  sims: { cs: ClusterSimulator; requests: readonly Request[]; setup: EngineSetup }[];
+  sims: { cs: ClusterSimulator; requests: readonly Request[]; setup: EngineSetup; sessions: SessionLog | null }[];
 }
 
 async function runCli(argv: readonly string[]): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
   const sims: CliRun['sims'] = [];
-  const code = await main(argv, { stdout: (t) => (stdout += t), warn: (t) => (stderr += `${t}\n`), error: (t) => (stderr += `${t}\n`) }, (cs, requests, setup) => sims.push({ cs, requests, setup }));
+  const code = await main(argv, { stdout: (t) => (stdout += t), warn: (t) => (stderr += `${t}\n`), error: (t) => (stderr += `${t}\n`) }, (cs, requests, setup, sessions) => sims.push({ cs, requests, setup, sessions }));
   return { code, stdout, stderr, sims };
 }
 
@@ -92,7 +93,7 @@ describe.skipIf(!HAS_PARITY)(`reference parity${PARITY_SKIP_NOTE}`, () => {
         }
         const metrics = JSON.parse(readFileSync(path.join(out, 'metrics.json'), 'utf8')) as unknown;
         expect(compareJson(metrics, JSON.parse(readFileSync(path.join(c.dir, 'metrics.json'), 'utf8')))).toEqual([]);
-        for (const s of r.sims) checkRun(s.cs, s.requests, s.setup);
+        for (const s of r.sims) checkRun(s.cs, s.requests, s.setup, s.sessions);
       });
 
       it('run: default JSON output carries the same metrics', async () => {
@@ -112,7 +113,7 @@ describe.skipIf(!HAS_PARITY)(`reference parity${PARITY_SKIP_NOTE}`, () => {
         expect(existsSync(results)).toBe(true);
         expect(compareJson(JSON.parse(readFileSync(results, 'utf8')), JSON.parse(readFileSync(path.join(c.dir, 'results.json'), 'utf8')))).toEqual([]);
         expect(readFileSync(results, 'utf8')).toBe(readFileSync(path.join(c.dir, 'results.json'), 'utf8'));
-        for (const s of r.sims) checkRun(s.cs, s.requests, s.setup);
+        for (const s of r.sims) checkRun(s.cs, s.requests, s.setup, s.sessions);
       });
     });
   }
