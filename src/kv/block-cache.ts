@@ -179,6 +179,21 @@ export class BlockKVCache implements KVStore {
   allocate(req: Request, start: number, end: number, cached: readonly number[]): boolean {
     const bs = this.blockSize;
     const il = req.inputLen;
+    // Fast path for the commonest call of the step loop: one decode token appended to the request's partially
+    // filled last block, continuing where it left off. Same effects as the general path below.
+    if (end === start + 1 && req.progressIndex >= il && req.kvOwner === this && this.detached.size === 0 && start - il < req.outputLen) {
+      const list = req.kvBlocks as BlockList;
+      const last = list.last();
+      const k = this.fill[last] as number;
+      if (k > 0 && k < bs && (this.startPos[last] as number) + k === start) {
+        this.fill[last] = k + 1;
+        if (k + 1 === bs) {
+          const parent = list.len >= 2 ? (this.hash[list.at(list.len - 2)] as number) : NO_HASH;
+          this.setHash(last, this.hashRun(req, parent, this.startPos[last] as number));
+        }
+        return true;
+      }
+    }
     const prefill = req.progressIndex < il;
     let list = this.lookup(req);
     let nTok: number;
