@@ -5,7 +5,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { convertInferencePerf, convertPreset } from '../workload/profiles/convert.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 
@@ -61,7 +60,9 @@ export function registerConvertCommand(root: Command, io: Io): void {
     .option('--timeout <value>', 'per-request timeout in seconds written into the spec (<= 0: none)', '300')
     .option('--prefix-tokens <value>', 'shared prefix tokens (prefix group "shared"); default: the preset\'s')
     .addOption(new Option('--defaults-filepath <value>', 'accepted for compatibility; blis-ts embeds the presets').default('defaults.yaml'));
-  preset.action((o: Record<string, string | undefined>) => {
+  // The converters load the spec parser (YAML and schema libraries): imported only when a conversion runs.
+  preset.action(async (o: Record<string, string | undefined>) => {
+    const { convertPreset } = await import('../workload/profiles/convert.js');
     const prefix = o['prefixTokens'];
     io.stdout(
       convertPreset({
@@ -77,7 +78,8 @@ export function registerConvertCommand(root: Command, io: Io): void {
 
   const ip = leaf(convert, 'inference-perf', 'expand a spec\'s inference_perf block into explicit clients (rates equivalent in distribution)', io);
   ip.requiredOption('--spec <value>', 'workload spec YAML with an inference_perf section');
-  ip.action((o: Record<string, string | undefined>) => {
+  ip.action(async (o: Record<string, string | undefined>) => {
+    const { convertInferencePerf } = await import('../workload/profiles/convert.js');
     const path = o['spec'] ?? '';
     io.stdout(convertInferencePerf(readSpec(path), path));
   });
