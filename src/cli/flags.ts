@@ -27,7 +27,10 @@ export function readFlags(cmd: Command, command: CommandName): FlagValues {
   const raw = { ...cmd.opts() } as Record<string, unknown>;
   const explicit = new Set<string>();
   for (const f of commandFlags(command)) {
-    if (cmd.getOptionValueSource(camel(f.name)) === 'cli') explicit.add(f.name);
+    // Commander stores a boolean `--no-x` as x = false; expose it under its own name.
+    const attr = f.kind === 'bool' && f.name.startsWith('no-') ? camel(f.name.slice(3)) : camel(f.name);
+    if (attr !== camel(f.name)) raw[camel(f.name)] = raw[attr] === false;
+    if (cmd.getOptionValueSource(attr) === 'cli') explicit.add(f.name);
     for (const a of f.aliases ?? []) {
       if (cmd.getOptionValueSource(camel(a)) === 'cli') {
         if (explicit.has(f.name)) throw new UsageError('bad-flag', `--${a} is a deprecated alias of --${f.name}; give only one of them`);

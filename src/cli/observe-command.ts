@@ -109,7 +109,7 @@ export async function observeCommand(f: FlagValues, io: Io, hooks: ObserveComman
   };
   const stop = hooks.stop === undefined ? ctl.signal : AbortSignal.any([hooks.stop, ctl.signal]);
   if (hooks.stop === undefined) process.on('SIGINT', onSigint);
-  const progress = progressBar(workload.requests.length);
+  const progress = progressBar(workload.sessions.length > 0 ? 0 : workload.requests.length);
   let result;
   try {
     result = await observe({
@@ -125,7 +125,6 @@ export async function observeCommand(f: FlagValues, io: Io, hooks: ObserveComman
       unconstrained: f.bool('unconstrained-output'),
       recordItl,
       timeoutSec,
-      horizonUs: Number(horizon),
       rttMs,
       measureRtt: f.bool('measure-rtt'),
       prewarmUs: Number(prewarmNs / 1000n),

@@ -14,6 +14,8 @@ import { TEST_MODEL } from '../../test/io/engine.js';
 
 const ENGINE = ['--model', TEST_MODEL, '--hardware', 'H100', '--tp', '1'];
 
+// One retry: a scheduler stall of ~100 ms on a loaded machine can take a few requests far off and drag
+// Pearson r below the "good" bound without saying anything about the simulator.
 // Poisson arrivals at 8 req/s; prompts of 50..8000 tokens give TTFTs from ~20 to ~90 ms, so TTFT varies far
 // more than the timing noise and Pearson r is meaningful; outputs of 2..200 tokens give E2Es up to ~2 s.
 const SPEC = `version: "2"
@@ -44,7 +46,7 @@ describe.skipIf(process.env['BLIS_SKIP_E2E'] === '1')('serve ← observe → rep
     await serve?.stop();
   });
 
-  it('reproduces the served latencies: TTFT and E2E MAPE under 10%, quality good or better', async () => {
+  it('reproduces the served latencies: TTFT and E2E MAPE under 10%, quality good or better', { timeout: 180_000, retry: 1 }, async () => {
     writeFileSync(join(dir, 'spec.yaml'), SPEC);
     const t = (n: string): string => join(dir, n);
     const obs = await runCli(['observe', '--server-url', serve.url, '--model', TEST_MODEL, '--workload-spec', t('spec.yaml'), '--warmup-requests', '10', '--measure-rtt', '--record-itl',
@@ -71,7 +73,7 @@ describe.skipIf(process.env['BLIS_SKIP_E2E'] === '1')('serve ← observe → rep
     expect(e2e.mape).toBeLessThan(0.1);
     expect(['good', 'excellent']).toContain(ttft.quality);
     expect(['good', 'excellent']).toContain(e2e.quality);
-  }, 180_000);
+  });
 
   it('Ctrl-C (SIGINT) ends observe cleanly with the trace of what was dispatched', async () => {
     const t = (n: string): string => join(dir, n);

@@ -118,7 +118,7 @@ describe('observe against blis serve (in-process)', () => {
       });
       const res = await observe({
         serverUrl: srv.url, model: TEST_MODEL, apiKey: '', apiFormat, serverType: 'vllm', workload: { ...wl, requests: wl.requests.map((r) => { r.maxOutputLen = Math.min(r.maxOutputLen, 8); return r; }) },
-        maxConcurrency: 8, warmupRequests: 0, noStreaming, unconstrained: false, recordItl: false, timeoutSec: 30, horizonUs: 0, rttMs: 0, measureRtt: false, prewarmUs: 0, scrapeKv: null, goodput: null, stop, warn: () => undefined,
+        maxConcurrency: 8, warmupRequests: 0, noStreaming, unconstrained: false, recordItl: false, timeoutSec: 30, rttMs: 0, measureRtt: false, prewarmUs: 0, scrapeKv: null, goodput: null, stop, warn: () => undefined,
       });
       expect(res.tokensPerWord).toBe(1);
       expect(res.records.map((r) => r.status)).toEqual(Array(6).fill('ok'));
@@ -131,29 +131,64 @@ describe('observe against blis serve (in-process)', () => {
     }
   });
 
-  it('runs a closed loop of virtual users', async () => {
+  it('--no-streaming through the CLI sends plain JSON requests', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'blis-ns-'));
+    const args = ['observe', '--server-url', srv.url, '--model', TEST_MODEL, '--rate', '50', '--num-requests', '4', '--no-streaming', '--api-format', 'chat',
+      '--output-tokens', '6', '--output-tokens-stdev', '0', '--output-tokens-min', '6', '--output-tokens-max', '6', '--trace-header', join(dir, 't.yaml'), '--trace-data', join(dir, 't.csv')];
+    expect(await main(args, quietIo())).toBe(0);
+    const rows = parseTraceCsv(readFileSync(join(dir, 't.csv'), 'utf8'), 't.csv');
+    expect(rows.map((r) => [r.status, r.streaming, r.numChunks, r.outputTokens])).toEqual(Array(4).fill(['ok', false, 1, 6]));
+  });
+
+  it('runs --concurrency users as closed-loop sessions: each next round after the previous ends plus the think time', async () => {
     const wl = await buildObserveWorkload({
       workloadSpec: '', specText: '', preset: '', rate: null, numRequests: 12, seed: 3n, seedChanged: true, horizonUs: 0, concurrency: 3, thinkTimeMs: 5, prefixTokens: 0,
       prompt: { mean: 50, stdev: 0, min: 50, max: 50 }, output: { mean: 4, stdev: 0, min: 4, max: 4 },
     });
-    let maxInFlight = 0;
-    let inFlight = 0;
+    expect(wl.requests.length).toBe(3);
     const res = await observe({
       serverUrl: srv.url, model: TEST_MODEL, apiKey: '', apiFormat: 'completions', serverType: 'vllm', workload: wl, maxConcurrency: 3, warmupRequests: 0, noStreaming: false,
-      unconstrained: false, recordItl: false, timeoutSec: 30, horizonUs: 0, rttMs: 0, measureRtt: false, prewarmUs: 0, scrapeKv: null, goodput: null, stop: new AbortController().signal, warn: () => undefined,
-      onDone: () => {
-        maxInFlight = Math.max(maxInFlight, inFlight);
-      },
+      unconstrained: false, recordItl: false, timeoutSec: 30, rttMs: 0, measureRtt: false, prewarmUs: 0, scrapeKv: null, goodput: null, stop: new AbortController().signal, warn: () => undefined,
     });
-    void inFlight;
     expect(res.records.length).toBe(12);
     expect(res.records.every((r) => r.status === 'ok')).toBe(true);
-    // each user's next request starts after its previous one ended
-    const byStart = [...res.records].sort((a, b) => a.sendTimeUs - b.sendTimeUs);
-    for (let i = 3; i < byStart.length; i++) {
-      const ended = byStart.slice(0, i).filter((r) => r.lastChunkTimeUs <= (byStart[i] as (typeof byStart)[0]).sendTimeUs).length;
-      expect(ended).toBeGreaterThanOrEqual(i - 2);
+    const bySession = new Map<string, typeof res.records>();
+    for (const r of res.records) bySession.set(r.sessionId, [...(bySession.get(r.sessionId) ?? []), r]);
+    expect(bySession.size).toBe(3);
+    for (const rounds of bySession.values()) {
+      rounds.sort((a, b) => a.roundIndex - b.roundIndex);
+      expect(rounds.map((r) => r.roundIndex)).toEqual(rounds.map((_, i) => i));
+      for (let i = 1; i < rounds.length; i++) {
+        const prev = rounds[i - 1] as (typeof rounds)[0];
+        const cur = rounds[i] as (typeof rounds)[0];
+        expect(cur.arrivalTimeUs).toBeGreaterThanOrEqual(prev.lastChunkTimeUs + 5000);
+        expect(cur.sendTimeUs).toBeGreaterThanOrEqual(cur.arrivalTimeUs);
+      }
     }
+  });
+
+  it('continues multi-turn spec sessions, growing the conversation the server sees', async () => {
+    const spec = [
+      'version: "2"', 'seed: 8', 'aggregate_rate: 20', 'num_requests: 4', 'clients:', '  - id: chat', '    rate_fraction: 1', '    streaming: true',
+      '    arrival: {process: poisson}', '    input_distribution: {type: constant, params: {value: 64}}',
+      '    output_distribution: {type: constant, params: {value: 16}}',
+      '    reasoning: {multi_turn: {max_rounds: 3, think_time_us: 20000, context_growth: accumulate}}',
+    ].join('\n');
+    const wl = await buildObserveWorkload({
+      workloadSpec: 'w.yaml', specText: spec, preset: '', rate: null, numRequests: 0, seed: 8n, seedChanged: false, horizonUs: 0, concurrency: 0, thinkTimeMs: 0, prefixTokens: 0,
+      prompt: { mean: 1, stdev: 0, min: 1, max: 1 }, output: { mean: 1, stdev: 0, min: 1, max: 1 },
+    });
+    // num_requests caps the pre-generated rounds (all rounds of every session), so fewer sessions start.
+    expect(wl.sessions.length).toBeGreaterThan(0);
+    expect(wl.requests.every((r) => r.roundIndex === 0)).toBe(true);
+    const res = await observe({
+      serverUrl: srv.url, model: TEST_MODEL, apiKey: '', apiFormat: 'chat', serverType: 'vllm', workload: wl, maxConcurrency: 16, warmupRequests: 0, noStreaming: false,
+      unconstrained: false, recordItl: false, timeoutSec: 30, rttMs: 0, measureRtt: false, prewarmUs: 0, scrapeKv: null, goodput: null, stop: new AbortController().signal, warn: () => undefined,
+    });
+    expect(res.records.length).toBe(wl.sessions.length * 3);
+    expect(res.records.every((r) => r.status === 'ok')).toBe(true);
+    // Round r's prompt is the conversation so far: 64, then 64 + 16 + 64, then + 16 + 64.
+    expect(new Set(res.records.map((r) => `${r.roundIndex}:${r.serverInputTokens}`))).toEqual(new Set(['0:64', '1:144', '2:224']));
   });
 
   it('Ctrl-C stops dispatching, records the requests in flight as errors, and keeps the rest', async () => {
@@ -166,7 +201,7 @@ describe('observe against blis serve (in-process)', () => {
     const t = performance.now();
     const res = await observe({
       serverUrl: srv.url, model: TEST_MODEL, apiKey: '', apiFormat: 'completions', serverType: 'vllm', workload: wl, maxConcurrency: 256, warmupRequests: 0, noStreaming: false,
-      unconstrained: false, recordItl: false, timeoutSec: 30, horizonUs: 0, rttMs: 0, measureRtt: false, prewarmUs: 0, scrapeKv: null, goodput: null, stop: ctl.signal, warn: () => undefined,
+      unconstrained: false, recordItl: false, timeoutSec: 30, rttMs: 0, measureRtt: false, prewarmUs: 0, scrapeKv: null, goodput: null, stop: ctl.signal, warn: () => undefined,
     });
     expect(performance.now() - t).toBeLessThan(3000);
     expect(res.records.length).toBeGreaterThan(5);
@@ -208,5 +243,38 @@ describe('observe against a fault-injecting server', () => {
     } finally {
       await fs.close();
     }
+  });
+});
+
+describe('observe flags and KV metrics', () => {
+  it('rejects bad flag combinations with one error line and exit 2', async () => {
+    const base = ['observe', '--server-url', 'http://127.0.0.1:9', '--model', 'm', '--trace-header', '/tmp/x.yaml', '--trace-data', '/tmp/x.csv'];
+    const cases: [string[], RegExp][] = [
+      [['observe', '--model', 'm'], /--server-url is required/],
+      [[...base], /one of --workload, --workload-spec, --rate or --concurrency is required/],
+      [[...base, '--rate', '5', '--record-itl', '--no-streaming', '--num-requests', '3'], /mutually exclusive/],
+      [[...base, '--workload', 'chatbot'], /requires --rate/],
+      [[...base, '--rate', '5', '--concurrency', '2'], /mutually exclusive/],
+      [[...base, '--rate', '5', '--num-requests', '3', '--api-format', 'grpc'], /--api-format must be completions or chat/],
+      [[...base, '--rate', '5', '--num-requests', '3', '--timeout', '0'], /--timeout must be between 1 and 86400/],
+      [[...base, '--rate', '5'], /--num-requests or --horizon/],
+    ];
+    for (const [args, msg] of cases) {
+      const errs: string[] = [];
+      expect(await main(args, quietIo([], errs)), args.join(' ')).toBe(2);
+      expect(errs.length).toBe(1);
+      expect(errs[0]).toMatch(msg);
+    }
+  });
+
+  it('derives the observed hit rate from counter deltas (tiered first, then the GPU prefix cache)', async () => {
+    const { deriveObservedHitRate, parsePromSums } = await import('./prom.js');
+    const start = parsePromSums('# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total{engine="0"} 100.0\nvllm:prefix_cache_hits_total{engine="0"} 10.0\n');
+    const end = parsePromSums('vllm:prefix_cache_queries_total{engine="0"} 300.0\nvllm:prefix_cache_hits_total{engine="0"} 60.0\n');
+    expect(deriveObservedHitRate(start, end, 'abc')).toEqual({ source: 'gpu-prefix-cache-fallback', hitRate: 0.25, blockHits: 50, blockQueries: 200, readTimeTotal: 0, writeTimeTotal: 0, vllmCommit: 'abc' });
+    const tiered = parsePromSums('vllm:kv_offload_tiering_block_queries_total{tier="cpu"} 30\nvllm:kv_offload_tiering_block_queries_total{tier="disk"} 10\nvllm:kv_offload_tiering_block_hits_total{tier="cpu"} 20\n');
+    expect(deriveObservedHitRate(new Map(), tiered, '')).toMatchObject({ source: 'tiered', hitRate: 0.5 });
+    expect(deriveObservedHitRate(end, start, '')).toMatch(/went backwards/);
+    expect(deriveObservedHitRate(new Map(), new Map(), '')).toMatch(/no prefix-cache counters/);
   });
 });

@@ -4,6 +4,7 @@
  */
 import type { SloDimTargets, TraceHeader, TraceObservedKvMetrics, TraceRecord } from '../workload/tracev2-types.js';
 import type { ItlRecord } from '../calibrate/pairs.js';
+import { SessionManager } from '../workload/sessions/manager.js';
 import { sendRequest, type ApiFormat, type ClientConfig } from './client.js';
 import { runObservation, sleepUs, type ObservedRequest, type StatusCounts } from './orchestrator.js';
 import { calibrateTokensPerWord, pendingFactory } from './prompts.js';
@@ -24,8 +25,6 @@ export interface ObserveOptions {
   readonly unconstrained: boolean;
   readonly recordItl: boolean;
   readonly timeoutSec: number;
-  /** Closed loop: stop starting requests after this many µs (0 = none). */
-  readonly horizonUs: number;
   readonly rttMs: number;
   readonly measureRtt: boolean;
   readonly prewarmUs: number;
@@ -136,10 +135,15 @@ export async function observe(o: ObserveOptions): Promise<ObserveResult> {
     unconstrained: o.unconstrained,
     streaming: (req) => o.recordItl || ((wl.streamAll || req.streaming) && !o.noStreaming),
   });
+  let sessions: SessionManager | null = null;
+  if (wl.sessions.length > 0) {
+    sessions = new SessionManager(wl.sessions);
+    if (wl.followUpBudget >= 0) sessions.setFollowUpBudget(wl.followUpBudget);
+  }
   origin = performance.now();
   let dispatched = 0;
   const observed = await runObservation(
-    { requests: wl.requests, closedLoop: wl.closedLoop, maxConcurrency: o.maxConcurrency, horizonUs: o.horizonUs, toPending },
+    { requests: wl.requests, sessions, maxConcurrency: o.maxConcurrency, toPending },
     cfg,
     { onDone: (ob, counts) => o.onDone?.(ob, counts, ++dispatched) },
   );

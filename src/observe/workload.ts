@@ -1,10 +1,14 @@
 /**
- * The requests `blis observe` sends, from the same generators as `blis run`: a workload spec, a preset or the
- * distribution flags (constant arrivals at `--rate`), or a closed loop of `--concurrency` virtual users.
+ * The requests `blis observe` sends, from the same generators as `blis run`: a workload spec (closed-loop
+ * sessions included), a preset or the distribution flags (constant arrivals at `--rate`), or `--concurrency`
+ * virtual users (the reference's synthesized closed-loop client).
  */
 import type { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { generateDistributionWorkload, type GaussianLengthParams } from '../workload/distribution.js';
+import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
+import type { SessionBlueprint } from '../workload/sessions/types.js';
+import { generateWorkload } from '../workload/sessions/workload.js';
 import { isPresetName, resolvePreset, validateDistributionParams, PRESET_NAMES } from '../workload/presets.js';
 import type { SloDimTargets } from '../workload/tracev2-types.js';
 
@@ -33,7 +37,7 @@ export interface ObserveWorkloadFlags {
 }
 
 export interface ObserveWorkload {
-  /** Sorted by arrival; in closed loop only the order and lengths matter. */
+  /** Sorted by arrival (closed-loop sessions: round 0 only). */
   readonly requests: Request[];
   readonly seed: bigint;
   /** Header `workload_spec`: the spec path, `preset:<name>`, or ''. */
@@ -41,8 +45,10 @@ export interface ObserveWorkload {
   /** Prefix group → shared prefix length (tokens). */
   readonly prefixGroups: ReadonlyMap<string, number>;
   readonly specGoodput: ReadonlyMap<string, SloDimTargets> | null;
-  /** Closed loop: virtual users and think time; null = open loop at the arrival times. */
-  readonly closedLoop: { readonly users: number; readonly thinkTimeUs: number } | null;
+  /** Closed-loop sessions continued as their rounds end (empty for open-loop workloads). */
+  readonly sessions: SessionBlueprint[];
+  /** Follow-up cap for the session manager; -1 = none. */
+  readonly followUpBudget: number;
   /** Distribution and preset requests stream (see docs/reference-differences.md); spec clients say themselves. */
   readonly streamAll: boolean;
 }
@@ -66,12 +72,12 @@ export async function buildObserveWorkload(f: ObserveWorkloadFlags): Promise<Obs
   if (f.concurrency > 0 && rateGiven) throw new ObserveConfigError('--concurrency and --rate are mutually exclusive; use one or the other');
   if (f.concurrency < 0) throw new ObserveConfigError(`--concurrency must be >= 0, got ${f.concurrency}`);
   if (f.thinkTimeMs < 0) throw new ObserveConfigError(`--think-time-ms must be >= 0, got ${f.thinkTimeMs}`);
-  if (rateGiven && !((f.rate as number) > 0)) throw new ObserveConfigError(`--rate must be a finite value > 0, got ${f.rate}`);
+  if (f.rate !== null && !(f.rate > 0)) throw new ObserveConfigError(`--rate must be a finite value > 0, got ${f.rate}`);
   if (f.numRequests < 0) throw new ObserveConfigError(`--num-requests must be >= 0, got ${f.numRequests}`);
   const horizon = f.horizonUs > 0 ? f.horizonUs : MAX_INT64;
 
   if (f.workloadSpec !== '') {
-    if (f.concurrency > 0) throw new ObserveConfigError('--concurrency cannot be used with --workload-spec; closed-loop spec clients are not supported yet');
+    if (f.concurrency > 0) throw new ObserveConfigError('--concurrency cannot be used with --workload-spec; define the users in the spec (clients[].concurrency)');
     const { loadSpecWorkloadForRun } = await import('../workload/spec/index.js');
     const w = loadSpecWorkloadForRun(f.specText, f.workloadSpec, {
       ...(f.seedChanged ? { seed: f.seed } : {}),
@@ -84,9 +90,19 @@ export async function buildObserveWorkload(f: ObserveWorkloadFlags): Promise<Obs
       specLabel: f.workloadSpec,
       prefixGroups: groupsOf(w.requests),
       specGoodput: w.goodputSloTargets.size > 0 ? w.goodputSloTargets : null,
-      closedLoop: null,
+      sessions: w.sessions,
+      followUpBudget: w.followUpBudget,
       streamAll: false,
     };
+  }
+
+  if (f.concurrency > 0) {
+    const err = validateDistributionParams(f.prompt, f.output);
+    if (err !== null) throw new ObserveConfigError(err);
+    if (f.numRequests === 0 && horizon >= MAX_INT64) throw new ObserveConfigError('--concurrency needs --num-requests or --horizon to bound the run');
+    const spec = synthesizeConcurrencySpec({ seed: f.seed, concurrency: f.concurrency, thinkTimeMs: f.thinkTimeMs, numRequests: f.numRequests, prefixTokens: f.prefixTokens, prompt: f.prompt, output: f.output });
+    const w = generateWorkload(spec, { seed: f.seed, numRequests: f.numRequests, horizon });
+    return { requests: w.requests, seed: f.seed, specLabel: '', prefixGroups: groupsOf(w.requests), specGoodput: null, sessions: w.sessions, followUpBudget: w.followUpBudget, streamAll: true };
   }
 
   let shape = { prefixTokens: f.prefixTokens, prompt: f.prompt, output: f.output };
@@ -97,16 +113,14 @@ export async function buildObserveWorkload(f: ObserveWorkloadFlags): Promise<Obs
     const err = validateDistributionParams(f.prompt, f.output);
     if (err !== null) throw new ObserveConfigError(err);
   }
-  if (f.concurrency > 0 && f.numRequests === 0) throw new ObserveConfigError('--concurrency needs --num-requests (the closed loop sends that many requests)');
   if (f.numRequests === 0 && horizon >= MAX_INT64) {
     throw new ObserveConfigError('the workload needs --num-requests or --horizon to bound generation');
   }
-  // A closed loop ignores arrival times; any rate gives the same lengths and token ids.
   const requests = generateDistributionWorkload({
     seed: f.seed,
-    rate: f.concurrency > 0 ? 1 : (f.rate as number),
+    rate: f.rate as number,
     numRequests: f.numRequests,
-    horizon: f.concurrency > 0 ? MAX_INT64 : horizon,
+    horizon,
     prefixTokens: shape.prefixTokens,
     prompt: shape.prompt,
     output: shape.output,
@@ -118,7 +132,8 @@ export async function buildObserveWorkload(f: ObserveWorkloadFlags): Promise<Obs
     specLabel: f.preset !== '' ? `preset:${f.preset}` : '',
     prefixGroups: groupsOf(requests),
     specGoodput: null,
-    closedLoop: f.concurrency > 0 ? { users: f.concurrency, thinkTimeUs: f.thinkTimeMs * 1000 } : null,
+    sessions: [],
+    followUpBudget: -1,
     streamAll: true,
   };
 }

@@ -37,6 +37,8 @@ interface Live extends LiveHandle {
 const DELIVER_TOKEN = 0;
 const DELIVER_FINISH = 1;
 const DELIVER_FAIL = 2;
+/** Finished requests between two prunes of the engine's request lists. */
+const PRUNE_EVERY = 256;
 
 interface Delivery {
   readonly live: Live;
@@ -55,6 +57,10 @@ export interface LiveEngineOptions {
 }
 
 export interface LiveStats {
+  /** Deliveries so far and their total and worst lateness against the simulated time (µs). */
+  deliveries: number;
+  lagSumUs: number;
+  lagMaxUs: number;
   running: number;
   waiting: number;
   kvUsage: number;
@@ -78,6 +84,10 @@ export class LiveEngine {
   private timer: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
   private closed = false;
+  private delivered = 0;
+  private ended = 0;
+  private lagSum = 0;
+  private lagMax = 0;
 
   constructor(setup: Omit<EngineSetup, 'horizon' | 'numInstances'>, opts: LiveEngineOptions = {}) {
     this.cs = buildCluster({ ...setup, numInstances: 1, horizon: MAX_INT64 });
@@ -134,6 +144,9 @@ export class LiveEngine {
     const hits = typeof kv.cacheHits === 'number' ? kv.cacheHits : null;
     const misses = typeof kv.cacheMisses === 'number' ? kv.cacheMisses : null;
     return {
+      deliveries: this.delivered,
+      lagSumUs: this.lagSum,
+      lagMaxUs: this.lagMax,
       running: this.inst.batchSize,
       waiting: this.inst.queueDepth,
       kvUsage: this.inst.kv.totalBlocks > 0 ? this.inst.kv.usedBlocks() / this.inst.kv.totalBlocks : 0,
@@ -188,6 +201,11 @@ export class LiveEngine {
     if (this.cs.clock !== before) this.collectEnds();
     const q = this.deliveries;
     while (q.length > 0 && q.peekTime() <= now) {
+      // How far behind the simulation this process runs: the one distortion a simulated server adds.
+      const lag = now - q.peekTime();
+      this.delivered++;
+      this.lagSum += lag;
+      if (lag > this.lagMax) this.lagMax = lag;
       const kind = q.peekKind();
       const d = q.peekPayload() as Delivery;
       q.pop();
@@ -220,8 +238,24 @@ export class LiveEngine {
     }
     this.active.delete(live);
     this.byReq.delete(live.req);
+    if (++this.ended % PRUNE_EVERY === 0) this.prune();
     if (kind === DELIVER_FINISH) live.listener.finish(d.index, live.req.e2e);
     else live.listener.fail(live.req.outcome === 'timed_out' ? 'request timed out in the engine' : 'request dropped by the engine (it can never fit in the KV cache or the model length)');
+  }
+
+  /**
+   * The engine keeps every request it saw for end-of-run reports, which a server never builds; dropping the
+   * finished ones keeps a long-running server's memory flat (their prompt arrays dominate).
+   */
+  private prune(): void {
+    const keep = (r: Request): boolean => r.outcome === '' && r.state !== RequestState.TimedOut;
+    const compact = (a: Request[]): void => {
+      let j = 0;
+      for (let i = 0; i < a.length; i++) if (keep(a[i] as Request)) a[j++] = a[i] as Request;
+      a.length = j;
+    };
+    compact(this.cs.arrivals);
+    compact(this.inst.metrics.requests);
   }
 
   private arm(now: number): void {

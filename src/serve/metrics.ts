@@ -88,6 +88,9 @@ export class ServeMetrics {
       'Count of successfully processed requests.',
       [...this.success].map(([reason, v]) => `vllm:request_success_total{${labels},finished_reason="${escapeLabel(reason)}"} ${promNumber(v)}`),
     );
+    one('blis:deliveries_total', 'counter', 'Chunks and responses released to clients (blis serve).', s.deliveries);
+    one('blis:delivery_lag_seconds_total', 'counter', 'Total lateness of those releases against their simulated times.', s.lagSumUs / 1e6);
+    one('blis:delivery_lag_max_seconds', 'gauge', 'Worst lateness of a release against its simulated time so far.', s.lagMaxUs / 1e6);
     one('blis:request_failures_total', 'counter', 'Requests rejected by validation or dropped by the simulated engine.', this.failed);
     family('vllm:time_to_first_token_seconds', 'histogram', 'Histogram of time to first token in seconds.', this.ttft.lines('vllm:time_to_first_token_seconds', labels));
     family('vllm:inter_token_latency_seconds', 'histogram', 'Histogram of inter-token latency in seconds.', this.itl.lines('vllm:inter_token_latency_seconds', labels));

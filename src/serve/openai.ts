@@ -81,7 +81,7 @@ export function parseCompletionRequest(kind: ApiKind, body: unknown, lim: ServeL
   const o = body as Record<string, unknown>;
   const model = o['model'];
   if (model !== undefined && model !== null && (typeof model !== 'string' || !lim.modelNames.includes(model))) {
-    throw new ApiError(404, `The model \`${String(model)}\` does not exist.`);
+    throw new ApiError(404, `The model \`${typeof model === 'string' ? model : JSON.stringify(model)}\` does not exist.`);
   }
   const n = optInt(o, 'n', 1);
   if (n !== null && n !== 1) throw new ApiError(400, 'only n = 1 is supported');

@@ -176,3 +176,55 @@ describe('blis serve HTTP API', () => {
     expect(after.get('vllm:num_requests_running')?.samples[0]?.labels).toEqual({ engine: '0', model_name: TEST_MODEL });
   });
 });
+
+describe('blis serve flags', () => {
+  it('reports bad flags as one error line with exit 2', async () => {
+    const { main } = await import('../cli/main.js');
+    const cases: [string[], RegExp][] = [
+      [['serve'], /--model is required/],
+      [['serve', '--model', TEST_MODEL, '--num-instances', '2'], /one blis serve process is one instance/],
+      [['serve', '--model', TEST_MODEL, '--port', '70000'], /--port must be in 0..65535/],
+      [['serve', '--model', TEST_MODEL, '--routing-policy', 'weighted'], /unknown option/],
+    ];
+    for (const [args, msg] of cases) {
+      const errs: string[] = [];
+      expect(await main(args, { stdout: () => undefined, warn: () => undefined, error: (t) => void errs.push(t) })).toBe(2);
+      expect(errs[0]).toMatch(msg);
+    }
+    const help: string[] = [];
+    expect(await main(['serve', '--help'], { stdout: (t) => void help.push(t), warn: () => undefined, error: () => undefined })).toBe(0);
+    expect(help.join('')).toMatch(/--port <value>/);
+    expect(help.join('')).not.toMatch(/--num-instances/);
+  });
+});
+
+describe('LiveEngine', () => {
+  it('finishes every submitted request once and prunes finished ones from the engine lists', async () => {
+    const { LiveEngine } = await import('./live-engine.js');
+    const engine = new LiveEngine(setup);
+    const n = 300;
+    let finished = 0;
+    let tokens = 0;
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`only ${finished} of ${n} finished`)), 20_000);
+      for (let i = 0; i < n; i++) {
+        engine.submit(`r${i}`, Int32Array.from({ length: 30 + i }, (_, k) => k + i), 3, '', {
+          token: () => void tokens++,
+          finish: (count) => {
+            expect(count).toBe(3);
+            if (++finished === n) {
+              clearTimeout(t);
+              resolve();
+            }
+          },
+          fail: (why) => reject(new Error(why)),
+        });
+      }
+    });
+    engine.close();
+    expect(tokens).toBe(3 * n);
+    expect(engine.inFlight).toBe(0);
+    expect(engine.cs.arrivals.length).toBeLessThan(n - 200);
+    expect(engine.stats().deliveries).toBe(4 * n);
+  });
+});

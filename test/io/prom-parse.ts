@@ -127,7 +127,7 @@ export function parsePrometheusText(text: string): Map<string, PromFamily> {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)(?: (-?\d+))?$/.exec(raw);
     if (m === null) throw new Error(`line ${n}: malformed sample "${raw}"`);
     const [, name, labelText, value] = m as unknown as [string, string, string | undefined, string];
-    const fam = current as PromFamily | null;
+    const fam = current;
     if (fam === null || !belongs(name, fam)) throw new Error(`line ${n}: sample ${name} outside its family's TYPE block`);
     fam.samples.push({ name, labels: labelText === undefined ? {} : parseLabels(labelText, n), value: parseValue(value, n) });
   });
