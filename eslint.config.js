@@ -46,7 +46,7 @@ const layerRules = LAYERS.map((layer) => {
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/**', 'bin/**', '*.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/**', 'bin/**', 'scripts/**', '*.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
