@@ -8,7 +8,7 @@
 import type { Request } from '../domain/request.js';
 import { clampToInt64 } from '../domain/units.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite, validateCoefficients } from './errors.js';
-import { goPow } from './go-math.js';
+import { goPow } from '../engine/go-math.js';
 import { layerSplit } from './layers.js';
 import type { HardwareConfig, LatencyModel, ModelConfig } from './types.js';
 

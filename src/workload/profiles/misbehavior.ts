@@ -13,7 +13,7 @@
  * stream), never from the workload stream, so other clients are unaffected.
  */
 import type { GoRand } from '../../engine/go-rand.js';
-import { goPow, goRound } from '../spec/go-math.js';
+import { goPow, goRound } from '../../engine/go-math.js';
 import type { FactorPiece, FactorSource } from './warp.js';
 import type { MisbehaviorSpec } from './types.js';
 import { MISBEHAVIOR_DEFAULTS } from './types.js';

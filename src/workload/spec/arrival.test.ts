@@ -10,7 +10,7 @@ import {
   weibullShapeFromCv,
 } from './arrival.js';
 import type { ArrivalSampler } from './arrival.js';
-import { goGamma } from './go-math-special.js';
+import { goGamma } from '../../engine/go-math-special.js';
 import type { ArrivalSpec } from './types.js';
 
 const spec = (process: string, extra: Partial<ArrivalSpec> = {}): ArrivalSpec => ({ process, cv: null, shape: null, scale: null, ...extra });

@@ -7,8 +7,8 @@
  */
 import type { GoRand } from '../../engine/go-rand.js';
 import { goLog } from '../../engine/go-rand.js';
-import { goInt64, goPow } from './go-math.js';
-import { goGamma } from './go-math-special.js';
+import { goInt64, goPow } from '../../engine/go-math.js';
+import { goGamma } from '../../engine/go-math-special.js';
 import type { ArrivalSpec } from './types.js';
 
 export interface ArrivalSampler {

@@ -17,7 +17,7 @@
 import type { GoRand } from '../../engine/go-rand.js';
 import type { ArrivalSampler } from './arrival.js';
 import { PoissonSampler } from './arrival.js';
-import { goInt64 } from './go-math.js';
+import { goInt64 } from '../../engine/go-math.js';
 import type { SpecPath } from './errors.js';
 import type { ActiveWindow, ClientSpec, DistSpec, InferencePerfSpec, ReasoningSpec, SharedPrefixSpec, StageSpec } from './types.js';
 

@@ -7,7 +7,7 @@
  * of the stream's shape, not optimisations.
  */
 import type { GoRand } from '../../engine/go-rand.js';
-import { goExp, goInt64, goPow, goRound } from './go-math.js';
+import { goExp, goInt64, goPow, goRound } from '../../engine/go-math.js';
 import type { DistSpec } from './types.js';
 
 export interface LengthSampler {

@@ -16,7 +16,7 @@ import { randomTokenIds } from '../tokens.js';
 import { newArrivalSampler } from './arrival.js';
 import { computeDeadline, generatePrefixTokens } from './draft.js';
 import type { Draft } from './draft.js';
-import { goInt64 } from './go-math.js';
+import { goInt64 } from '../../engine/go-math.js';
 import { newLengthSampler } from './length.js';
 import type { LengthSampler } from './length.js';
 import { generateReasoningSession } from './reasoning.js';

@@ -13,7 +13,7 @@
  * - `Pow`, `Frexp`, `Ldexp`, `Modf` (and `Gamma`, `Cos` in go-math-special.ts) are Go's portable code (amd64 has
  *   no assembly for them, and the amd64 compiler never fuses multiply-adds at GOAMD64=v1).
  */
-import { goLog } from '../../engine/go-rand.js';
+import { goLog } from './go-rand.js';
 
 const f64 = new Float64Array(1);
 const u32 = new Uint32Array(f64.buffer);
