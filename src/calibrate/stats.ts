@@ -48,18 +48,9 @@ export interface MetricComparison {
   count: number;
 }
 
-/** Linear interpolation at rank p/100·(n−1) of an ascending array; 0 when empty. */
-export function percentileFromSorted(sorted: readonly number[], p: number): number {
-  const n = sorted.length;
-  if (n === 0) return 0;
-  if (n === 1) return sorted[0] as number;
-  const rank = (p / 100) * (n - 1);
-  const lo = Math.floor(rank);
-  const hi = Math.ceil(rank);
-  const a = sorted[lo] as number;
-  if (lo === hi) return a;
-  return a + (rank - lo) * ((sorted[hi] as number) - a);
-}
+import { percentileFromSorted } from '../metrics/stats.js';
+
+export { percentileFromSorted };
 
 /** Pearson correlation with the one-pass sums formula; 0 when either side has no variance. */
 export function pearsonCorrelation(x: readonly number[], y: readonly number[]): number {

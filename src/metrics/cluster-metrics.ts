@@ -6,6 +6,7 @@
 import type { Request } from '../domain/request.js';
 import type { InstanceMetrics } from '../instance/instance-metrics.js';
 import type { MetricsView, RawCounters } from './output.js';
+import { percentileFromSorted } from './stats.js';
 
 /** The per-request outcome fields the reductions read (a Request satisfies it; tests pass plain objects). */
 export type RequestOutcomeView = Pick<
@@ -39,19 +40,6 @@ export interface Distribution {
 
 export const EMPTY_DISTRIBUTION: Distribution = { mean: 0, p50: 0, p95: 0, p99: 0, min: 0, max: 0, count: 0 };
 
-/** Linear interpolation at rank p/100·(n−1) over sorted values, without the ms conversion of stats.ts. */
-function rawPercentile(sorted: Float64Array, p: number): number {
-  const n = sorted.length;
-  if (n === 0) return 0;
-  if (n === 1) return sorted[0] as number;
-  const rank = (p / 100) * (n - 1);
-  const lo = Math.floor(rank);
-  const hi = Math.ceil(rank);
-  const lv = sorted[lo] as number;
-  if (lo === hi) return lv;
-  return lv + (rank - lo) * ((sorted[hi] as number) - lv);
-}
-
 /**
  * The reference's NewDistribution. The mean sums the values in ascending order: for fractional inputs (mean
  * ITLs, ms conversions) the float sum depends on the order, so this order is part of the result.
@@ -64,9 +52,9 @@ export function newDistribution(values: ArrayLike<number>): Distribution {
   for (let i = 0; i < n; i++) sum += sorted[i] as number;
   return {
     mean: sum / n,
-    p50: rawPercentile(sorted, 50),
-    p95: rawPercentile(sorted, 95),
-    p99: rawPercentile(sorted, 99),
+    p50: percentileFromSorted(sorted, 50),
+    p95: percentileFromSorted(sorted, 95),
+    p99: percentileFromSorted(sorted, 99),
     min: sorted[0] as number,
     max: sorted[n - 1] as number,
     count: n,

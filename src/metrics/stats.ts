@@ -142,3 +142,20 @@ export function weightedMeanMs(values: Float64Array, counts: Float64Array): numb
   }
   return n === 0 ? 0 : s / n / 1000;
 }
+
+/**
+ * Linear interpolation at rank p/100·(n−1) over ascending values, in the values' own unit (the reference's
+ * Distribution and calibration percentiles, unlike {@link percentilesMs}). The float evaluation order is
+ * part of the result: `lo + (rank − lo) × (hi − lo)`.
+ */
+export function percentileFromSorted(sorted: ArrayLike<number>, p: number): number {
+  const n = sorted.length;
+  if (n === 0) return 0;
+  if (n === 1) return sorted[0] as number;
+  const rank = (p / 100) * (n - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.ceil(rank);
+  const lv = sorted[lo] as number;
+  if (lo === hi) return lv;
+  return lv + (rank - lo) * ((sorted[hi] as number) - lv);
+}
