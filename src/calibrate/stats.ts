@@ -2,6 +2,7 @@
  * Real-vs-simulated comparison statistics for `blis calibrate` (blis-cluster.md §11.4): interpolated
  * percentiles, MAPE, Pearson r, bias direction and the quality grade.
  */
+import { percentileFromSorted } from '../metrics/stats.js';
 
 /** Workload-level view: how the two latency distributions compare as a whole. */
 export interface WorkloadAggregates {
@@ -47,8 +48,6 @@ export interface MetricComparison {
   requestLevel: PredictionQuality;
   count: number;
 }
-
-import { percentileFromSorted } from '../metrics/stats.js';
 
 export { percentileFromSorted };
 
