@@ -104,7 +104,7 @@ function closedLoopBlueprints(
         outputSampler,
         rng: new GoRand(rng.int63Big()),
         thinkTimeSampler: null,
-        toolCall: null,
+        toolCall: mt.toolCall === null ? null : { latency: newLengthSampler(mt.toolCall.latencyDist) },
         prefix,
         tenantId: c.tenantId,
         sloClass: c.sloClass,

@@ -26,7 +26,7 @@ describe('expandInferencePerf', () => {
     const c = e.clients[2]!;
     expect([c.tenantId, c.prefixGroup, c.prefixLength, c.sloClass, c.rateFraction]).toEqual(['prompt-1', 'prompt-1', 10, 'standard', 1 / 6]);
     expect(e.clients.map((x) => x.reasoning!.multiTurn!.maxRounds)).toEqual([42, 42, 42, 42, 41, 41]);
-    expect(c.reasoning!.multiTurn).toEqual({ maxRounds: 42, thinkTimeUs: 2_400_000, contextGrowth: '', singleSession: true });
+    expect(c.reasoning!.multiTurn).toEqual({ maxRounds: 42, thinkTimeUs: 2_400_000, contextGrowth: '', singleSession: true, toolCall: null });
     expect(c.lifecycle).toBeNull();
   });
 

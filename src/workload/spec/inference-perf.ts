@@ -114,7 +114,7 @@ function constant(value: number): DistSpec {
 function sessionReasoning(rate: number, sessions: number, rounds: number): ReasoningSpec {
   return {
     reasonRatioDist: constant(0),
-    multiTurn: { maxRounds: rounds, thinkTimeUs: goInt64((sessions / rate) * 1e6), contextGrowth: '', singleSession: true },
+    multiTurn: { maxRounds: rounds, thinkTimeUs: goInt64((sessions / rate) * 1e6), contextGrowth: '', singleSession: true, toolCall: null },
   };
 }
 

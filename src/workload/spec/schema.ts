@@ -95,17 +95,21 @@ const multimodalSchema = multimodalObject.transform(
     }),
   );
 
+/** blis-ts extension (agentic sessions): each follow-up round also waits for a tool call of sampled latency (µs). */
+const toolCallObject = z.strictObject({ latency_distribution: dist() });
 const multiTurnObject = z.strictObject({
   max_rounds: opt(int, 0),
   think_time_us: opt(int, 0),
   context_growth: opt(str, ''),
   single_session: opt(bool, false),
+  tool_call: ptr(toolCallObject),
 });
 const multiTurnSchema = multiTurnObject.transform((m) => ({
   maxRounds: m.max_rounds,
   thinkTimeUs: m.think_time_us,
   contextGrowth: m.context_growth,
   singleSession: m.single_session,
+  toolCall: m.tool_call === null ? null : { latencyDist: m.tool_call.latency_distribution },
 }));
 
 const reasoningObject = z.strictObject({ reason_ratio_distribution: dist(), multi_turn: ptr(multiTurnSchema) });
@@ -294,6 +298,7 @@ const KEYS_BY_NAME: ReadonlyMap<string, readonly string[]> = new Map([
   ['multimodal', keysOf(multimodalObject)],
   ['reasoning', keysOf(reasoningObject)],
   ['multi_turn', keysOf(multiTurnObject)],
+  ['tool_call', keysOf(toolCallObject)],
   ['diurnal', keysOf(diurnalObject)],
   ['spike', keysOf(spikeObject)],
   ['drain', keysOf(drainObject)],

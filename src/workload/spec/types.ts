@@ -63,6 +63,8 @@ export interface MultiTurnSpec {
   thinkTimeUs: number;
   contextGrowth: string;
   singleSession: boolean;
+  /** Agentic sessions (blis-ts extension): a tool call of sampled latency (µs) before each follow-up round. */
+  toolCall: { latencyDist: DistSpec } | null;
 }
 
 export interface ReasoningSpec {
