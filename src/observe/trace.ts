@@ -6,34 +6,17 @@
  * clock; relative times replay from zero (docs/reference-differences.md, O1).
  */
 import type { ItlRecord } from '../calibrate/pairs.js';
-import { emptyTraceHeader, emptyTraceRecord, type SloDimTargets, type TraceHeader, type TraceObservedKvMetrics, type TraceRecord } from '../workload/tracev2-types.js';
+import { recordFromRequest } from '../workload/trace-export.js';
+import { emptyTraceHeader, type SloDimTargets, type TraceHeader, type TraceObservedKvMetrics, type TraceRecord } from '../workload/tracev2-types.js';
 import type { ObservedRequest } from './orchestrator.js';
 
 export function traceRecord(o: ObservedRequest): TraceRecord {
   const { req, pending, result } = o;
-  const r = emptyTraceRecord();
-  // input_tokens is the suffix length; inconsistent prefix metadata records the whole input instead.
-  let prefixLength = req.prefixLength;
-  let inputTokens = req.inputLen - prefixLength;
-  if (inputTokens < 0) {
-    inputTokens = req.inputLen;
-    prefixLength = 0;
-  }
-  r.requestId = o.index;
-  r.clientId = req.clientId;
-  r.tenantId = req.tenantId;
-  r.sloClass = req.sloClass;
+  const r = recordFromRequest(req, o.index);
+  // What the server actually did overrides the plan: streaming mode, the output it produced, the priority sent.
   r.vllmPriority = pending.sloClass === '' ? 0 : pending.vllmPriority;
-  r.sessionId = req.sessionId;
-  r.roundIndex = req.roundIndex;
-  r.prefixGroup = req.prefixGroup;
-  r.prefixLength = prefixLength;
   r.streaming = pending.streaming;
-  r.inputTokens = inputTokens;
   r.outputTokens = result.outputTokens;
-  r.model = req.model;
-  r.deadlineUs = req.deadline;
-  r.sloTargetUs = req.sloTargetUs;
   r.serverInputTokens = result.serverInputTokens;
   r.arrivalTimeUs = o.arrivalTimeUs;
   r.sendTimeUs = result.sendTimeUs;

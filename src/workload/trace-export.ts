@@ -48,36 +48,45 @@ function statusOf(state: RequestState): string {
   return 'incomplete';
 }
 
+/**
+ * The row fields a request itself determines: tags, lengths (input_tokens is the suffix after the prefix
+ * group's prefix) and deadline. Inconsistent prefix metadata records the whole input and a zero prefix length,
+ * as the reference does. Run export and observe both start from this.
+ */
+export function recordFromRequest(req: Request, requestId: number): TraceRecord {
+  const r = emptyTraceRecord();
+  let prefixLength = req.prefixLength;
+  let inputTokens = req.inputLen - prefixLength;
+  if (inputTokens < 0) {
+    inputTokens = req.inputLen;
+    prefixLength = 0;
+  }
+  r.requestId = requestId;
+  r.clientId = req.clientId;
+  r.tenantId = req.tenantId;
+  r.sloClass = req.sloClass;
+  r.sessionId = req.sessionId;
+  r.roundIndex = req.roundIndex;
+  r.prefixGroup = req.prefixGroup;
+  r.prefixLength = prefixLength;
+  r.streaming = req.streaming;
+  r.inputTokens = inputTokens;
+  r.outputTokens = req.outputLen;
+  r.textTokens = req.textTokens;
+  r.imageTokens = req.imageTokens;
+  r.audioTokens = req.audioTokens;
+  r.videoTokens = req.videoTokens;
+  r.reasonRatio = req.reasonRatio;
+  r.model = req.model;
+  r.deadlineUs = req.deadline;
+  r.sloTargetUs = req.sloTargetUs;
+  return r;
+}
+
 /** One row per arrival, `request_id` = position in `arrivals` (not the request's own id). */
 export function buildRunTraceRecords(arrivals: readonly TraceArrival[]): TraceRecord[] {
   return arrivals.map(({ request: req, outcome }, i) => {
-    const r = emptyTraceRecord();
-    let prefixLength = req.prefixLength;
-    let inputTokens = req.inputLen - prefixLength;
-    if (inputTokens < 0) {
-      // Inconsistent prefix metadata: the reference records the whole input and a zero prefix length.
-      inputTokens = req.inputLen;
-      prefixLength = 0;
-    }
-    r.requestId = i;
-    r.clientId = req.clientId;
-    r.tenantId = req.tenantId;
-    r.sloClass = req.sloClass;
-    r.sessionId = req.sessionId;
-    r.roundIndex = req.roundIndex;
-    r.prefixGroup = req.prefixGroup;
-    r.prefixLength = prefixLength;
-    r.streaming = req.streaming;
-    r.inputTokens = inputTokens;
-    r.outputTokens = req.outputLen;
-    r.textTokens = req.textTokens;
-    r.imageTokens = req.imageTokens;
-    r.audioTokens = req.audioTokens;
-    r.videoTokens = req.videoTokens;
-    r.reasonRatio = req.reasonRatio;
-    r.model = req.model;
-    r.deadlineUs = req.deadline;
-    r.sloTargetUs = req.sloTargetUs;
+    const r = recordFromRequest(req, i);
     r.arrivalTimeUs = req.arrivalTime;
     r.sendTimeUs = req.arrivalTime;
     if (outcome.ttftSet) {
