@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { PARITY_SKIP_NOTE, flagValue, parityCases, readCaseFile, type ParityCase } from '../../test/parity/workload-fixtures.js';
+import { PARITY_SKIP_NOTE, flagValue, parityCases, readCaseFile, type ParityCase, skipWhenNoFixtures } from '../../test/parity/workload-fixtures.js';
 import { parseTraceCsv, parseTraceHeaderYaml } from '../workload/tracev2.js';
 import { computePerModelMetrics, computePerSloDistributions, computePerTenantMetrics, computeSessionMetrics } from './breakdowns.js';
 import { collectRawMetrics, detectPriorityInversions, type RequestOutcomeView } from './cluster-metrics.js';
@@ -66,6 +66,7 @@ function schedulerOf(c: ParityCase): string {
 }
 
 describe(`breakdown sections rebuilt from each parity case's metrics.json${PARITY_SKIP_NOTE}`, () => {
+  skipWhenNoFixtures();
   for (const c of parityCases()) {
     it(c.name, () => {
       const d = load(c);
@@ -81,6 +82,7 @@ describe(`breakdown sections rebuilt from each parity case's metrics.json${PARIT
 });
 
 describe(`priority inversions per instance and class match the reference${PARITY_SKIP_NOTE}`, () => {
+  skipWhenNoFixtures();
   for (const c of parityCases()) {
     it(c.name, () => {
       const d = load(c);
@@ -98,6 +100,7 @@ describe(`priority inversions per instance and class match the reference${PARITY
 });
 
 describe(`fitness, goodput and trace summary rebuilt from parity data${PARITY_SKIP_NOTE}`, () => {
+  skipWhenNoFixtures();
   const cases = parityCases();
   const withFitness = cases.filter((c) => flagValue(c.argv, 'fitness-weights') !== undefined);
   for (const c of withFitness) {

@@ -13,7 +13,7 @@ import type { TraceHeader, TraceRecord } from './tracev2.js';
 import { formatFloatF, formatFloatG } from './go-float-format.js';
 import { sortYamlKeys, yamlString } from './go-yaml-emit.js';
 import { goCsvField, goTrimSpace } from './go-csv.js';
-import { PARITY_SKIP_NOTE, parityCases, readCaseFile } from '../../test/parity/workload-fixtures.js';
+import { PARITY_SKIP_NOTE, parityCases, readCaseFile, skipWhenNoFixtures } from '../../test/parity/workload-fixtures.js';
 
 const HEADER_ROW = TRACE_V2_BASE_COLUMNS.join(',');
 
@@ -28,6 +28,7 @@ function catchTraceError(fn: () => unknown): TraceFormatError {
 }
 
 describe(`TraceV2 round-trips every reference trace byte for byte${PARITY_SKIP_NOTE}`, () => {
+  skipWhenNoFixtures();
   for (const c of parityCases()) {
     it(c.name, () => {
       const yamlText = readCaseFile(c, 'trace.yaml');

@@ -4,6 +4,7 @@
  * The fixtures are data owned outside this repository: tests read them in place and skip, with a message
  * saying so, when the shared folder is absent.
  */
+import { it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,4 +49,12 @@ export function flagValue(argv: readonly string[], name: string): string | undef
     else if (a.startsWith(`--${name}=`)) v = a.slice(name.length + 3);
   }
   return v;
+}
+
+/**
+ * Call first inside a `describe` whose tests are generated from the fixtures: without them the suite would be
+ * empty, which vitest reports as a failure; this leaves one skipped test that says why.
+ */
+export function skipWhenNoFixtures(): void {
+  if (!HAS_PARITY) it.skip(`parity fixtures not found at ${PARITY_DIR}`, () => undefined);
 }
