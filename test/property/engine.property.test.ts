@@ -14,50 +14,30 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildCluster, runEngine } from '../../src/sim/engine-setup.js';
-import { assertInvariants } from '../invariants/checkers.js';
-import { renderAll } from '../invariants/harness.js';
-import { EventRecorder, LivelockError } from '../invariants/recorder.js';
+import { checkScenario } from './check.js';
 import { buildRequests, engineSpecArb, toSetup, type EngineSpec } from './scenarios.js';
 
 /** Legitimate runs of these sizes stay under ~6,000 events (measured); only a livelock gets here. */
 const MAX_EVENTS = 20_000;
 
-let tieredDeadlocks = 0;
+const tally = { tieredDeadlocks: 0 };
 
 function checkSpec(spec: EngineSpec): void {
-  const setup = toSetup(spec);
-  const requests = buildRequests(spec);
-  const cs = buildCluster(setup);
-  const log = new EventRecorder(cs, requests, setup.maxModelLen, { deep: true, maxEvents: MAX_EVENTS });
-  try {
-    cs.run(requests);
-  } catch (e) {
-    if (e instanceof LivelockError && spec.cpuBlocks > 0 && log.tieredQuirks.size > 0) {
-      expect(log.violations).toEqual([]);
-      tieredDeadlocks++;
-      fc.pre(false);
-    }
-    throw e;
-  }
-  log.finish();
-  assertInvariants({ cs, requests, setup, log });
-  const again = runEngine(setup, buildRequests(spec));
-  expect(renderAll(again)).toBe(renderAll(cs));
+  checkScenario(toSetup(spec), () => buildRequests(spec), spec.cpuBlocks > 0, MAX_EVENTS, tally);
 }
 
 describe('engine properties', () => {
   it('single instance: every invariant holds, output is deterministic', () => {
-    tieredDeadlocks = 0;
+    tally.tieredDeadlocks = 0;
     const numRuns = 1000;
     fc.assert(fc.property(engineSpecArb({ maxInstances: 1, maxRequests: 30 }), checkSpec), { seed: 20260501, numRuns });
-    expect(tieredDeadlocks).toBeLessThan(numRuns * 0.02);
+    expect(tally.tieredDeadlocks).toBeLessThan(numRuns * 0.02);
   });
 
   it('1-4 instances, round-robin: every invariant holds, output is deterministic', () => {
-    tieredDeadlocks = 0;
+    tally.tieredDeadlocks = 0;
     const numRuns = 600;
     fc.assert(fc.property(engineSpecArb({ maxInstances: 4, maxRequests: 50 }), checkSpec), { seed: 4242, numRuns });
-    expect(tieredDeadlocks).toBeLessThan(numRuns * 0.02);
+    expect(tally.tieredDeadlocks).toBeLessThan(numRuns * 0.02);
   });
 });
