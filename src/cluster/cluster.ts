@@ -105,7 +105,7 @@ export class ClusterSimulator {
       this.inFlight.push(0);
       this.indexById.set(inst.id, i);
     }
-    this.snapshots = new SnapshotProvider(this.instances, cfg.snapshotRefreshInterval, cfg.cacheSignalDelay);
+    this.snapshots = new SnapshotProvider(this.instances, cfg.snapshotRefreshInterval, cfg.cacheSignalDelay, cfg);
     this.flowController = cfg.flowControl === null ? null : new FlowController(cfg.flowControl, priorities, this.flowHost());
     this.policies = makePolicies(this);
   }
@@ -349,8 +349,7 @@ export class ClusterSimulator {
     const out: RoutingSnapshot[] = [];
     for (let i = 0; i < this.instances.length; i++) {
       if (req !== null && req.model !== '' && req.model !== cfg.model) continue;
-      const s = this.snapshots.snapshot(i, this.clock, this.inFlight[i] as number);
-      out.push({ ...s, model: cfg.model, gpuType: cfg.gpuType, tpDegree: cfg.tpDegree, maxBatchSize: cfg.maxBatchSize });
+      out.push(this.snapshots.snapshot(i, this.clock, this.inFlight[i] as number));
     }
     return { snapshots: out, clock: this.clock };
   }

@@ -28,6 +28,16 @@ interface Cached {
   tPreempt: number;
 }
 
+/** What every instance reports that never changes during a run (identical replicas). */
+export interface StaticFacts {
+  readonly model: string;
+  readonly gpuType: string;
+  readonly tpDegree: number;
+  readonly maxBatchSize: number;
+}
+
+const NO_FACTS: StaticFacts = { model: '', gpuType: '', tpDegree: 0, maxBatchSize: 0 };
+
 export class SnapshotProvider {
   private readonly cached: Cached[];
   private cacheLastRefresh = 0;
@@ -36,6 +46,7 @@ export class SnapshotProvider {
     private readonly instances: readonly Instance[],
     private readonly refreshInterval: number,
     private readonly cacheDelay: number,
+    private readonly facts: StaticFacts = NO_FACTS,
   ) {
     this.cached = instances.map(() => ({
       queueDepth: 0, batchSize: 0, kvUtilization: 0, freeKVBlocks: 0, cacheHitRate: 0, totalKvCapacityTokens: 0,
@@ -85,13 +96,13 @@ export class SnapshotProvider {
       cacheHitRate: c.cacheHitRate,
       inFlightRequests: inFlight,
       preemptionCount: c.preemptionCount,
-      model: '',
-      gpuType: '',
-      tpDegree: 0,
+      model: this.facts.model,
+      gpuType: this.facts.gpuType,
+      tpDegree: this.facts.tpDegree,
       costPerHour: 0,
       totalKvCapacityTokens: c.totalKvCapacityTokens,
       kvTokensInUse: c.kvTokensInUse,
-      maxBatchSize: 0,
+      maxBatchSize: this.facts.maxBatchSize,
       residentAdapters: null,
     };
   }
