@@ -6,6 +6,8 @@ import tseslint from 'typescript-eslint';
 /** Layers each source folder may import (besides itself). */
 const ALLOWED = {
   engine: [],
+  // Untrusted policy code: engines behind one contract; imports nothing of the simulator.
+  sandbox: [],
   domain: [],
   config: ['domain'],
   latency: ['engine', 'domain', 'config'],
@@ -13,17 +15,17 @@ const ALLOWED = {
   routing: ['engine', 'domain'],
   instance: ['kv', 'latency', 'engine', 'domain', 'config'],
   cluster: ['instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
-  policy: ['instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  policy: ['sandbox', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
   trace: ['routing', 'engine', 'domain', 'config'],
   workload: ['engine', 'domain', 'config'],
   metrics: ['instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
-  sim: ['cluster', 'policy', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  sim: ['cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
   // Pure comparison of real and simulated per-request records.
   calibrate: ['workload', 'metrics', 'engine', 'domain', 'config'],
   // Network edges (HTTP client and server): like cli, allowed the wall clock; they drive sim/workload.
   observe: ['calibrate', 'sim', 'workload', 'metrics', 'engine', 'domain', 'config'],
   serve: ['sim', 'cluster', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
-  cli: ['serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  cli: ['serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
 };
 const LAYERS = Object.keys(ALLOWED);
 

@@ -15,8 +15,10 @@ import type { EventSink, Instance } from '../instance/instance.js';
 import { computeCounterfactual } from '../routing/counterfactual.js';
 import type { TenantTracker } from '../routing/tenant.js';
 import type { SloPriorityMap } from '../domain/slo.js';
-import type { AdmissionPolicy, RouterState, RoutingPolicy, RoutingSnapshot } from '../routing/types.js';
+import type { AdmissionPolicy, PriorityPolicy, RouterState, RoutingDecision, RoutingPolicy, RoutingSnapshot } from '../routing/types.js';
+import { inputBlockHashes } from '../domain/block-hash.js';
 import { FlowController, type FlowControlConfig, type FlowControlHost } from './flow-control/controller.js';
+import { DEFAULT_SIGNALS_CONFIG, RouterSignalsTracker, type SignalsConfig } from './signals.js';
 import { SnapshotProvider } from './snapshot.js';
 
 export interface ClusterConfig {
@@ -38,11 +40,36 @@ export interface ClusterConfig {
   readonly maxBatchSize: number;
   /** Gateway queue / flow control (`--flow-control`); null = off. */
   readonly flowControl: FlowControlConfig | null;
+  /**
+   * Keep the router state of policy-search-design §3 (tenants, rates, history, ObservedKV, ShadowKV) and
+   * hand it to policies as `RouterState.signals`; also records expected/actual cache hits on routing
+   * records. Off by default (the built-in policies never read it).
+   */
+  readonly routerSignals?: SignalsConfig | boolean;
+  /** DELAYs one request may wait out before its next DELAY counts as a rejection (default 100). */
+  readonly maxAdmissionDelays?: number;
+}
+
+export const DEFAULT_MAX_ADMISSION_DELAYS = 100;
+
+/** A routing decision about to be applied, for observers (anomaly detectors, traces). */
+export interface RoutingObservation {
+  readonly req: Request;
+  readonly clock: number;
+  readonly decision: RoutingDecision;
+  /** Instance index of the target. */
+  readonly instanceIndex: number;
+  /** ShadowKV predicted a hit there (null when the router keeps no ShadowKV). */
+  readonly expectedCacheHit: boolean | null;
+  /** The target held at least one leading block of the request at routing time (null without ShadowKV). */
+  readonly cacheHit: boolean | null;
 }
 
 export interface ClusterPolicies {
   readonly admission: AdmissionPolicy;
   readonly routing: RoutingPolicy;
+  /** Priority policy (after admission, before routing); null = the SLO class decides. */
+  readonly priority?: PriorityPolicy | null;
   /** Tenant in-flight accounting for budgets; null when no budgets are configured. */
   readonly tenants: TenantTracker | null;
 }
@@ -74,6 +101,17 @@ export class ClusterSimulator {
   readonly injectedByClass = new Map<string, number>();
   readonly admissionRecords: AdmissionRecord[] = [];
   readonly routingRecords: RoutingRecord[] = [];
+  /** Requests waiting out an admission DELAY right now (INV-1's delayed bucket at the horizon). */
+  readonly delayedNow = new Set<Request>();
+  /** DELAY decisions issued, and requests rejected for waiting out too many. */
+  admissionDelays = 0;
+  delayLimitRejections = 0;
+  /** Routings where ShadowKV's expected hit differed from the target's actual cache state. */
+  shadowDivergences = 0;
+  /** The router state of policy-search-design §3, when kept (see ClusterConfig.routerSignals). */
+  readonly signals: RouterSignalsTracker | null;
+  /** Observer of every routing decision (after validation, before the request moves); unset costs nothing. */
+  onRouting: ((o: RoutingObservation) => void) | null = null;
   /**
    * Optional observer called just BEFORE each event executes (after the clock moves; lazily cancelled
    * timeouts are not reported). Used by invariant checkers; unset costs nothing.
@@ -107,6 +145,8 @@ export class ClusterSimulator {
     }
     this.snapshots = new SnapshotProvider(this.instances, cfg.snapshotRefreshInterval, cfg.cacheSignalDelay, cfg);
     this.flowController = cfg.flowControl === null ? null : new FlowController(cfg.flowControl, priorities, this.flowHost());
+    const sig = cfg.routerSignals ?? false;
+    this.signals = sig === false ? null : new RouterSignalsTracker(this.instances, (i, req) => this.snapshots.cachedBlocks(i, req), sig === true ? DEFAULT_SIGNALS_CONFIG : sig);
     this.policies = makePolicies(this);
   }
 
@@ -194,6 +234,7 @@ export class ClusterSimulator {
 
   private requestDone(i: number, req: Request, tick: number): void {
     this.inFlight[i] = Math.max(0, (this.inFlight[i] as number) - 1);
+    this.signals?.onDone(req, tick);
     this.policies.tenants?.onComplete(req.tenantId);
     this.flowController?.onRequestDone(req);
     if (this.followUps !== null) this.pushFollowUps(req, tick);
@@ -235,6 +276,7 @@ export class ClusterSimulator {
     const index = this.indexById.get(req.assignedInstance);
     if (index === undefined || !(this.instances[index] as Instance).evictRequest(req)) return;
     this.inFlight[index] = Math.max(0, (this.inFlight[index] as number) - 1);
+    this.signals?.onDone(req, this.clock);
     this.policies.tenants?.onComplete(req.tenantId);
     this.flowController?.onEvicted(req);
     req.outcome = 'gateway_evicted';
@@ -274,14 +316,44 @@ export class ClusterSimulator {
   }
 
   private admit(req: Request, t: number): void {
+    const sig = this.signals;
+    if (this.delayedNow.delete(req)) sig?.onDelayEnd();
+    else sig?.onArrival(req, t);
     const d = this.policies.admission.admit(req, this.routerState(req));
-    if (this.cfg.traceDecisions) this.admissionRecords.push({ requestId: req.id, clock: this.clock, admitted: d.admitted, reason: d.reason });
+    let delay = !d.admitted && d.delayUs !== undefined && d.delayUs > 0 ? Math.max(1, Math.ceil(d.delayUs)) : 0;
+    let reason = d.reason;
+    if (delay > 0 && req.admissionDelays >= (this.cfg.maxAdmissionDelays ?? DEFAULT_MAX_ADMISSION_DELAYS)) {
+      // A request cannot wait forever: past the limit a DELAY counts as a rejection.
+      delay = 0;
+      reason = `admission delay limit (${req.admissionDelays} delays) reached: ${d.reason}`;
+      this.delayLimitRejections++;
+    }
+    if (this.cfg.traceDecisions) {
+      this.admissionRecords.push(delay > 0 ? { requestId: req.id, clock: this.clock, admitted: false, reason, delayUs: delay } : { requestId: req.id, clock: this.clock, admitted: d.admitted, reason });
+    }
+    if (delay > 0) {
+      // DELAY: the request re-enters admission later; it is counted as delayed meanwhile.
+      req.admissionDelays++;
+      this.admissionDelays++;
+      this.delayedNow.add(req);
+      sig?.onDelayStart();
+      this.queue.push(t + delay, eventOrder(-1, EventKind.AdmissionDecision), EventKind.AdmissionDecision, req);
+      return;
+    }
     if (!d.admitted) {
+      sig?.onRejected(t);
       this.rejectedRequests++;
       req.outcome = 'rejected';
       this.shed(req);
       this.lost(req);
       return;
+    }
+    const prio = this.policies.priority;
+    if (prio) {
+      const p = prio.prioritize(req, this.routerState(req));
+      req.hasPolicyPriority = true;
+      req.policyPriority = p.score;
+      req.schedulingHints = p.hints;
     }
     const fc = this.flowController;
     if (fc !== null) {
@@ -313,24 +385,37 @@ export class ClusterSimulator {
     if (index === undefined) throw new Error(`routing policy ${this.policies.routing.name} chose unknown instance ${d.targetId}`);
     const inst = this.instances[index] as Instance;
     req.assignedInstance = inst.id;
-    if (this.cfg.traceDecisions) this.recordRouting(req, d.targetId, d.reason, d.scores, state.snapshots);
+    let expected: boolean | null = null;
+    let actual: boolean | null = null;
+    const sig = this.signals;
+    if (sig !== null && inputBlockHashes(req, inst.kv.blockSize).length > 0) {
+      expected = sig.shadow.matchLength(inputBlockHashes(req, inst.kv.blockSize), inst.id) > 0;
+      actual = inst.kv.cachedPrefixBlocks(req) > 0;
+      if (expected !== actual) this.shadowDivergences++;
+    }
+    this.onRouting?.({ req, clock: this.clock, decision: d, instanceIndex: index, expectedCacheHit: expected, cacheHit: actual });
+    if (this.cfg.traceDecisions) this.recordRouting(req, d, state.snapshots, expected, actual);
+    sig?.onRouted(req, index, inst.kv.blockSize);
     this.inFlight[index] = (this.inFlight[index] as number) + 1;
     this.policies.tenants?.onStart(req.tenantId);
     inst.injectArrivalAt(req, t);
     this.flowController?.onRouted(req, inst.id);
   }
 
-  private recordRouting(req: Request, chosen: string, reason: string, scores: ReadonlyMap<string, number> | null, snaps: readonly RoutingSnapshot[]): void {
-    const cf = computeCounterfactual(chosen, scores, snaps, this.cfg.counterfactualK);
-    this.routingRecords.push({
+  private recordRouting(req: Request, d: RoutingDecision, snaps: readonly RoutingSnapshot[], expected: boolean | null, actual: boolean | null): void {
+    const cf = computeCounterfactual(d.targetId, d.scores, snaps, this.cfg.counterfactualK);
+    const rec: RoutingRecord = {
       requestId: req.id,
       clock: this.clock,
-      chosenInstance: chosen,
-      reason,
-      scores: scores === null ? null : new Map(scores),
+      chosenInstance: d.targetId,
+      reason: d.reason,
+      scores: d.scores === null ? null : new Map(d.scores),
       candidates: cf.candidates,
       regret: cf.regret,
-    });
+      ...(expected === null ? {} : { expectedCacheHit: expected, cacheHit: actual as boolean }),
+      ...(d.filteredOut !== undefined && d.filteredOut.length > 0 ? { filteredOut: [...d.filteredOut] } : {}),
+    };
+    this.routingRecords.push(rec);
   }
 
   /** Gateway queue counters (all zero until flow control is enabled). */
@@ -347,10 +432,15 @@ export class ClusterSimulator {
     this.snapshots.refreshCacheIfNeeded(this.clock);
     const cfg = this.cfg;
     const out: RoutingSnapshot[] = [];
+    const sig = this.signals;
+    const positions: number[] | null = sig === null ? null : [];
     for (let i = 0; i < this.instances.length; i++) {
       if (req !== null && req.model !== '' && req.model !== cfg.model) continue;
       out.push(this.snapshots.snapshot(i, this.clock, this.inFlight[i] as number));
+      positions?.push(i);
     }
-    return { snapshots: out, clock: this.clock };
+    if (sig === null) return { snapshots: out, clock: this.clock };
+    sig.beginDecision(this.clock, out, positions as number[]);
+    return { snapshots: out, clock: this.clock, signals: sig };
   }
 }

@@ -21,6 +21,9 @@ interface Cached {
   totalKvCapacityTokens: number;
   kvTokensInUse: number;
   preemptionCount: number;
+  recentTtftMs: number;
+  recentTpotMs: number;
+  estimatedWaitMs: number;
   // lastRefresh per field group (ticks)
   tQueue: number;
   tBatch: number;
@@ -50,7 +53,7 @@ export class SnapshotProvider {
   ) {
     this.cached = instances.map(() => ({
       queueDepth: 0, batchSize: 0, kvUtilization: 0, freeKVBlocks: 0, cacheHitRate: 0, totalKvCapacityTokens: 0,
-      kvTokensInUse: 0, preemptionCount: 0, tQueue: 0, tBatch: 0, tKv: 0, tPreempt: 0,
+      kvTokensInUse: 0, preemptionCount: 0, recentTtftMs: 0, recentTpotMs: 0, estimatedWaitMs: 0, tQueue: 0, tBatch: 0, tKv: 0, tPreempt: 0,
     }));
     // The reference freezes each instance's cache view when it builds the provider (all empty at t=0).
     if (cacheDelay > 0) for (const inst of instances) inst.kv.takeSnapshot();
@@ -70,6 +73,10 @@ export class SnapshotProvider {
     }
     if (this.due(c.tQueue, clock)) {
       c.queueDepth = inst.queueDepth;
+      // The latency signals travel with the queue depth (same scrape, same staleness).
+      c.recentTtftMs = inst.recentTtftUs / 1000;
+      c.recentTpotMs = inst.recentTpotUs / 1000;
+      c.estimatedWaitMs = inst.estimatedWaitUs / 1000;
       c.tQueue = clock;
     }
     if (this.due(c.tBatch, clock)) {
@@ -104,6 +111,10 @@ export class SnapshotProvider {
       kvTokensInUse: c.kvTokensInUse,
       maxBatchSize: this.facts.maxBatchSize,
       residentAdapters: null,
+      recentTtftMs: c.recentTtftMs,
+      recentTpotMs: c.recentTpotMs,
+      availableCapacity: Math.max(0, this.facts.maxBatchSize - c.batchSize - c.queueDepth),
+      estimatedWaitMs: c.estimatedWaitMs,
     };
   }
 

@@ -9,6 +9,8 @@ export interface AdmissionRecord {
   readonly clock: number;
   readonly admitted: boolean;
   readonly reason: string;
+  /** A DELAY decision: the µs until the request re-enters admission (absent = not delayed). */
+  readonly delayUs?: number;
 }
 
 /** One counterfactual candidate with the state it was scored on. */
@@ -33,6 +35,12 @@ export interface RoutingRecord {
   readonly candidates: readonly CandidateScore[] | null;
   /** max(0, best score − chosen score). */
   readonly regret: number;
+  /** ShadowKV predicted a prefix hit on the chosen instance (present when the router keeps ShadowKV). */
+  readonly expectedCacheHit?: boolean;
+  /** The chosen instance held at least one leading block of the request when it was routed. */
+  readonly cacheHit?: boolean;
+  /** Instances the policy filtered out. */
+  readonly filteredOut?: readonly string[];
 }
 
 /** The records of one run, each list in execution order. */

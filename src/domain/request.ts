@@ -84,6 +84,13 @@ export class Request {
   finishedStepIdx = 0;
   /** Instance scheduling priority (vLLM convention: lower = more urgent). */
   priority = 0;
+  /** A priority policy's score (higher = more urgent); used instead of the SLO class when set. */
+  hasPolicyPriority = false;
+  policyPriority = 0;
+  /** A priority policy's hints for the instance scheduler; null = none. */
+  schedulingHints: Readonly<Record<string, string | number | boolean>> | null = null;
+  /** Admission DELAYs this request has waited out (0 = admitted or rejected at its first decision). */
+  admissionDelays = 0;
   lengthCapped = false;
   /** Instance id this request was routed to ('' until routed). */
   assignedInstance = '';

@@ -5,7 +5,7 @@
  */
 import { RequestState, type Request } from '../domain/request.js';
 import type { KVStore } from '../kv/types.js';
-import type { PreemptionPolicy } from './scheduler.js';
+import { SchedulerDecisionError, type InstanceScheduler, type PreemptionPolicy, type SchedulerContext } from './scheduler.js';
 import type { WaitQueue } from './wait-queue.js';
 
 export interface BatchLimits {
@@ -35,6 +35,10 @@ export class BatchFormer {
     private readonly limits: BatchLimits,
     private readonly kv: KVStore,
     private readonly waitQ: WaitQueue,
+    /** A policy scheduler with hooks; null for the built-in orderings (no hooks, nothing to call). */
+    private readonly scheduler: InstanceScheduler | null = null,
+    /** Builds the scheduler's context on demand (only called when a hook runs). */
+    private readonly context: ((batch: readonly Request[]) => SchedulerContext) | null = null,
   ) {}
 
   /** Forms the step's batch in place in `batch`; the returned outcome object is reused between calls. */
@@ -78,27 +82,79 @@ export class BatchFormer {
     }
 
     // Phase 2: admit from the wait queue head (no skip-ahead: head-of-line blocking on KV failure).
-    const bs = this.kv.blockSize;
+    if (this.scheduler?.makeBatch) {
+      this.admitChosen(batch, stepCount, this.scheduler.makeBatch);
+      return out;
+    }
     while (batch.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
       const next = this.waitQ.peekAt(0) as Request;
-      const cached = this.kv.getCachedBlocks(next);
-      const start = cached.length * bs;
-      let n = next.inputLen - start;
-      const th = lim.longPrefillTokenThreshold;
-      if (th > 0 && th < n) n = th;
-      if (this.budget < n) n = this.budget;
-      if (lim.maxModelLen > 0) n = Math.min(n, Math.max(lim.maxModelLen - 1 - start, 0));
-      if (!this.kv.allocate(next, start, start + n, cached)) break;
+      if (!this.admit(batch, next, stepCount, 0)) break;
       this.waitQ.dequeue();
-      batch.push(next);
-      next.scheduledStepIdx = stepCount;
-      out.newlyScheduled.push(next);
-      this.budget -= n;
-      next.state = RequestState.Running;
-      next.numNewTokens = n;
-      next.computedTokens = n + start;
     }
     return out;
+  }
+
+  /** Allocates and schedules `next` (chunk capped at `cap` when > 0); false when the KV cache cannot take it. */
+  private admit(batch: Request[], next: Request, stepCount: number, cap: number): boolean {
+    const lim = this.limits;
+    const cached = this.kv.getCachedBlocks(next);
+    const start = cached.length * this.kv.blockSize;
+    let n = next.inputLen - start;
+    const th = lim.longPrefillTokenThreshold;
+    if (th > 0 && th < n) n = th;
+    if (cap > 0 && cap < n) n = cap;
+    if (this.budget < n) n = this.budget;
+    if (lim.maxModelLen > 0) n = Math.min(n, Math.max(lim.maxModelLen - 1 - start, 0));
+    if (!this.kv.allocate(next, start, start + n, cached)) return false;
+    batch.push(next);
+    next.scheduledStepIdx = stepCount;
+    this.outcome.newlyScheduled.push(next);
+    this.budget -= n;
+    next.state = RequestState.Running;
+    next.numNewTokens = n;
+    next.computedTokens = n + start;
+    return true;
+  }
+
+  /** Phase 2 under a policy's {@link InstanceScheduler.makeBatch}: its choice, checked, in its order. */
+  private admitChosen(batch: Request[], stepCount: number, makeBatch: NonNullable<InstanceScheduler['makeBatch']>): void {
+    const lim = this.limits;
+    const name = (this.scheduler as InstanceScheduler).name;
+    if (this.waitQ.length === 0) return;
+    const choice = makeBatch((this.context as (b: readonly Request[]) => SchedulerContext)(batch));
+    const seats = lim.maxNumSeqs - batch.length;
+    if (choice.requests.length > Math.max(seats, 0)) {
+      throw new SchedulerDecisionError(name, 'makeBatch', `chose ${choice.requests.length} requests but only ${Math.max(seats, 0)} seats are free (max running requests ${lim.maxNumSeqs})`);
+    }
+    const waiting = new Set(this.waitQ.toArray());
+    const seen = new Set<Request>();
+    choice.requests.forEach((r, i) => {
+      if (!waiting.has(r)) throw new SchedulerDecisionError(name, 'makeBatch', `request ${r.id} is not waiting on this instance`);
+      if (seen.has(r)) throw new SchedulerDecisionError(name, 'makeBatch', `request ${r.id} chosen twice`);
+      seen.add(r);
+      const cap = choice.chunks?.[i] ?? 0;
+      if (!Number.isInteger(cap) || cap < 0 || cap > lim.maxNumBatchedTokens) {
+        throw new SchedulerDecisionError(name, 'makeBatch', `chunk ${String(cap)} for ${r.id} must be an integer in [0, ${lim.maxNumBatchedTokens}] (0 = as many as allowed)`);
+      }
+    });
+    for (let i = 0; i < choice.requests.length; i++) {
+      if (this.budget <= 0 || this.preempted) break;
+      const next = choice.requests[i] as Request;
+      if (!this.admit(batch, next, stepCount, choice.chunks?.[i] ?? 0)) break;
+      this.waitQ.remove(next);
+    }
+  }
+
+  /** The victim's index in `batch`: the policy's choice when it has a hook, else the preemption policy's. */
+  private victimIndex(batch: Request[]): number {
+    const hook = this.scheduler?.selectPreemptionVictim;
+    if (hook) {
+      const victim = hook((this.context as (b: readonly Request[]) => SchedulerContext)(batch));
+      const i = batch.indexOf(victim);
+      if (i < 0) throw new SchedulerDecisionError((this.scheduler as InstanceScheduler).name, 'selectPreemptionVictim', `chose ${victim?.id ?? String(victim)}, which is not running on this instance`);
+      return i;
+    }
+    return this.limits.preemptionPolicy === 'priority' ? selectPriorityVictim(batch) : batch.length - 1;
   }
 
   private readonly result = { ok: false, adj: 0 };
@@ -117,7 +173,7 @@ export class BatchFormer {
         return res;
       }
       this.preempted = true;
-      const victimIdx = this.limits.preemptionPolicy === 'priority' ? selectPriorityVictim(batch) : batch.length - 1;
+      const victimIdx = this.victimIndex(batch);
       const victim = batch[victimIdx] as Request;
       batch.splice(victimIdx, 1);
       if (victimIdx < reqIndex - res.adj) res.adj++;

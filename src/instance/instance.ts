@@ -10,7 +10,7 @@ import type { LatencyModel } from '../latency/types.js';
 import { BatchFormer, type BatchLimits } from './batch-formation.js';
 import { EventKind } from './events.js';
 import { InstanceMetrics } from './instance-metrics.js';
-import { SCHEDULERS, type SchedulerName } from './scheduler.js';
+import { SCHEDULERS, type InstanceScheduler, type SchedulerContext, type SchedulerName } from './scheduler.js';
 import { WaitQueue } from './wait-queue.js';
 
 export interface EventSink {
@@ -21,6 +21,29 @@ export interface InstanceConfig extends BatchLimits {
   readonly id: string;
   readonly horizon: number;
   readonly scheduler: SchedulerName;
+  /** A policy scheduler (orders, chooses, picks victims); absent/null = the built-in `scheduler`. */
+  readonly schedulerPolicy?: InstanceScheduler | null;
+}
+
+/** How many recent requests the TTFT / TPOT signals average over. */
+export const RECENT_LATENCY_WINDOW = 32;
+
+/** A fixed-size mean over the last values pushed (deterministic, O(1) per push). */
+class RecentMean {
+  private readonly values = new Float64Array(RECENT_LATENCY_WINDOW);
+  private next = 0;
+  private count = 0;
+  private sum = 0;
+  push(v: number): void {
+    if (this.count === RECENT_LATENCY_WINDOW) this.sum -= this.values[this.next] as number;
+    else this.count++;
+    this.values[this.next] = v;
+    this.sum += v;
+    this.next = (this.next + 1) % RECENT_LATENCY_WINDOW;
+  }
+  get mean(): number {
+    return this.count === 0 ? 0 : this.sum / this.count;
+  }
 }
 
 /** Called when a request leaves the instance for good (completed, dropped, timed out). */
@@ -41,7 +64,12 @@ export class Instance {
   private stepCount = 0;
   private readonly former: BatchFormer;
   private readonly order: ((a: Request, b: Request) => number) | null;
+  private readonly policy: InstanceScheduler | null;
   private readonly scheduled: Request[] = [];
+  /** Exponentially weighted mean step duration (µs), 0 before the first step. */
+  private stepEwma = 0;
+  private readonly recentTtft = new RecentMean();
+  private readonly recentTpot = new RecentMean();
   onRequestDone: RequestDoneHook | null = null;
   /**
    * Optional observer of token production (a live server streams tokens at these times). Called once per
@@ -60,8 +88,47 @@ export class Instance {
     private readonly sink: EventSink,
   ) {
     this.id = cfg.id;
-    this.former = new BatchFormer(cfg, kv, this.waitQ);
-    this.order = SCHEDULERS[cfg.scheduler];
+    this.policy = cfg.schedulerPolicy ?? null;
+    const hooks = this.policy !== null && (this.policy.makeBatch !== null || this.policy.selectPreemptionVictim !== null);
+    this.former = new BatchFormer(cfg, kv, this.waitQ, hooks ? this.policy : null, hooks ? (b) => this.schedulerContext(b) : null);
+    this.order = this.policy !== null ? this.policy.order : SCHEDULERS[cfg.scheduler];
+  }
+
+  /** What a policy scheduler sees (built on demand). */
+  private schedulerContext(running: readonly Request[]): SchedulerContext {
+    return {
+      instanceId: this.id,
+      clock: this.clock,
+      waiting: this.waitQ.toArray(),
+      running,
+      maxBatchSize: this.cfg.maxNumSeqs,
+      maxTokenBudget: this.cfg.maxNumBatchedTokens,
+      kvFreeBlocks: this.kv.totalBlocks - this.kv.usedBlocks(),
+      kvTotalBlocks: this.kv.totalBlocks,
+      blockSize: this.kv.blockSize,
+    };
+  }
+
+  /** Mean TTFT (µs) of the last requests that got their first token here; 0 before any. */
+  get recentTtftUs(): number {
+    return this.recentTtft.mean;
+  }
+
+  /** Mean ITL (µs) of the last requests completed here; 0 before any. */
+  get recentTpotUs(): number {
+    return this.recentTpot.mean;
+  }
+
+  /**
+   * Estimated queueing delay of a new arrival (µs): the prefill tokens queued ahead, in steps of the token
+   * budget, times the recent mean step duration.
+   */
+  get estimatedWaitUs(): number {
+    return (this.waitQ.inputTokens / Math.max(this.cfg.maxNumBatchedTokens, 1)) * this.stepEwma;
+  }
+
+  get maxBatchSize(): number {
+    return this.cfg.maxNumSeqs;
   }
 
   get queueDepth(): number {
@@ -173,8 +240,9 @@ export class Instance {
       this.onRequestDone?.(r, this.clock);
       return;
     }
-    r.priority = this.slo.invertForVllm(r.sloClass);
+    r.priority = r.hasPolicyPriority ? -r.policyPriority : this.slo.invertForVllm(r.sloClass);
     this.waitQ.enqueue(r);
+    if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext(this.batch));
     if (r.deadline > 0 && r.deadline <= this.cfg.horizon) this.sink.schedule(r.deadline, EventKind.Timeout, r);
   }
 
@@ -241,6 +309,7 @@ export class Instance {
     const otp = this.latency.outputTokenProcessingTime();
     const step = this.stepCount;
     const itl = adv + otp;
+    this.stepEwma = this.stepEwma === 0 ? adv : 0.8 * this.stepEwma + 0.2 * adv;
     this.metrics.stepItl.push(itl);
     for (let i = 0; i < batch.length; i++) {
       const r = batch[i] as Request;
@@ -255,6 +324,7 @@ export class Instance {
         r.firstTokenTime = now + adv + otp - r.arrivalTime;
         r.hasTTFT = true;
         r.ttft = r.firstTokenTime;
+        this.recentTtft.push(r.firstTokenTime);
       }
     }
     const used = this.kv.usedBlocks();
@@ -337,6 +407,7 @@ export class Instance {
     r.e2e = r.firstTokenTime + sum + post;
     r.hasE2E = true;
     r.outcome = 'completed';
+    if (r.itlCount > 0) this.recentTpot.push(sum / r.itlCount);
     if (r.outputLen > 0) {
       r.itlMean = r.lengthCapped ? sum / Math.max(r.itlCount - 1, 1) : sum / Math.max(r.outputLen - 1, 1);
     } else {

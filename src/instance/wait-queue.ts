@@ -7,12 +7,15 @@ import type { Request } from '../domain/request.js';
 export class WaitQueue {
   private items: Request[] = [];
   private head = 0;
+  /** Sum of the input lengths of the queued requests. */
+  inputTokens = 0;
 
   get length(): number {
     return this.items.length - this.head;
   }
 
   enqueue(r: Request): void {
+    this.inputTokens += r.inputLen;
     this.items.push(r);
   }
 
@@ -22,7 +25,8 @@ export class WaitQueue {
 
   dequeue(): Request | undefined {
     if (this.head >= this.items.length) return undefined;
-    const r = this.items[this.head];
+    const r = this.items[this.head] as Request;
+    this.inputTokens -= r.inputLen;
     this.items[this.head] = undefined as unknown as Request;
     this.head++;
     if (this.head > 1024 && this.head * 2 > this.items.length) this.compact();
@@ -30,6 +34,7 @@ export class WaitQueue {
   }
 
   prependFront(r: Request): void {
+    this.inputTokens += r.inputLen;
     if (this.head > 0) {
       this.head--;
       this.items[this.head] = r;
@@ -41,6 +46,7 @@ export class WaitQueue {
   remove(r: Request): boolean {
     const i = this.items.indexOf(r, this.head);
     if (i < 0) return false;
+    this.inputTokens -= (this.items[i] as Request).inputLen;
     this.items.splice(i, 1);
     return true;
   }

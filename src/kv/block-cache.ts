@@ -15,9 +15,11 @@ import { NO_HASH, hashBlock, inputBlockHashes } from '../domain/block-hash.js';
 import type { Request } from '../domain/request.js';
 import { BlockList } from './block-list.js';
 import { HashIndex } from '../engine/hash-index.js';
-import type { KVStore } from './types.js';
+import type { KVStore, KVTierStats } from './types.js';
 
 const NIL = -1;
+
+const NO_TIER: KVTierStats = { cpuTotalBlocks: 0, cpuUsedBlocks: 0, offloads: 0, reloads: 0 };
 
 export class BlockKVCache implements KVStore {
   readonly totalBlocks: number;
@@ -363,6 +365,10 @@ export class BlockKVCache implements KVStore {
   mirrorToCPU(_batch: readonly Request[]): void {}
 
   blocksOf(req: Request): number { return this.lookup(req)?.len ?? 0; }
+
+  tierStats(): KVTierStats {
+    return NO_TIER;
+  }
 
   checkConservation(): string | null {
     let freeLen = 0;

@@ -10,7 +10,7 @@ import { NO_HASH, hashBlock, inputBlockHashes } from '../domain/block-hash.js';
 import type { Request } from '../domain/request.js';
 import { BlockKVCache } from './block-cache.js';
 import { CpuTier } from './cpu-tier.js';
-import type { KVStore } from './types.js';
+import type { KVStore, KVTierStats } from './types.js';
 
 export class TieredKVCache implements KVStore {
   readonly gpu: BlockKVCache;
@@ -184,6 +184,10 @@ export class TieredKVCache implements KVStore {
 
   blocksOf(req: Request): number {
     return this.gpu.blocksOf(req);
+  }
+
+  tierStats(): KVTierStats {
+    return { cpuTotalBlocks: this.cpu.capacity, cpuUsedBlocks: this.cpu.used, offloads: this.mirrors, reloads: this.cpuHits };
   }
 
   checkConservation(): string | null {

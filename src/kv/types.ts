@@ -41,6 +41,15 @@ export interface KVStore {
   takeSnapshot(): void;
   /** {@link cachedPrefixBlocks} against the contents at the last {@link takeSnapshot}. */
   snapshotPrefixBlocks(req: Request): number;
+  /** CPU tier size and use, and the cumulative GPU->CPU offloads (mirrors) and CPU->GPU reloads; zeros for one tier. */
+  tierStats(): KVTierStats;
   /** INV-4 check: free-list length + in-use count == total, and the free counter matches. Returns an error text or null. */
   checkConservation(): string | null;
+}
+
+export interface KVTierStats {
+  readonly cpuTotalBlocks: number;
+  readonly cpuUsedBlocks: number;
+  readonly offloads: number;
+  readonly reloads: number;
 }

@@ -11,6 +11,7 @@ import type { PolicyPath, PolicyPosition } from './errors.js';
 import { nameSets } from './names.js';
 import type { PolicyNameSets, ScorerSetting } from './names.js';
 import { validatePolicyBundle } from './validate.js';
+import { extractEvolvable, type EvolvablePolicies, type SpecReadOptions } from './spec.js';
 
 export interface AdmissionBundle {
   /** "" = not set. */
@@ -81,9 +82,11 @@ export interface PolicyBundle {
   readonly instanceLifecycle: InstanceLifecycleBundle;
   /** Things accepted but worth telling the user, each `file:line:col: field: text`; never printed here. */
   readonly warnings: readonly string[];
+  /** Evolvable control points (`type: parameterized | decision_tree | code`) and the candidate's metadata. */
+  readonly evolvable: EvolvablePolicies;
 }
 
-export interface ParsePolicyBundleOptions {
+export interface ParsePolicyBundleOptions extends SpecReadOptions {
   /** Valid names; defaults to {@link DEFAULT_POLICY_NAMES} for any list not given. */
   readonly names?: Partial<PolicyNameSets>;
 }
@@ -120,6 +123,8 @@ export function parsePolicyBundle(yamlText: string, fileLabel: string, options: 
     const msg = err.message.split('\n')[0] ?? err.message;
     throw new PolicyConfigError('POLICY_YAML', { file: fileLabel, pos }, '', `invalid YAML: ${msg}`, 'fix the YAML syntax');
   }
+  // Evolvable sections come out first (typed, validated); the reference decoder reads what is left.
+  const evolvable = extractEvolvable(yamlText, fileLabel, doc, options);
   const d = new PolicyDecoder(doc, lines, fileLabel);
   const bundle = decodeBundle(d, doc.contents);
   validatePolicyBundle(bundle, d, nameSets(options.names));
@@ -128,7 +133,7 @@ export function parsePolicyBundle(yamlText: string, fileLabel: string, options: 
     d.warn(['priority', 'policy'], `priority policy "${prio}" has no effect: request priority is fixed by each request's SLO class ` +
       '(set slo_class in the workload spec, or override class priorities with admission.slo_priorities)');
   }
-  const result: PolicyBundle = { ...bundle, warnings: d.warnings.slice() };
+  const result: PolicyBundle = { ...bundle, warnings: d.warnings.slice(), evolvable };
   locators.set(result, { file: fileLabel, position: (path) => d.position(path) });
   return result;
 }
@@ -140,7 +145,7 @@ function zeroDelay(): Mutable<DelayBundle> {
   return { mean: 0, stddev: 0 };
 }
 
-function decodeBundle(d: PolicyDecoder, root: YamlNode | null): Omit<PolicyBundle, 'warnings'> {
+function decodeBundle(d: PolicyDecoder, root: YamlNode | null): Omit<PolicyBundle, 'warnings' | 'evolvable'> {
   const a: Mutable<AdmissionBundle> = {
     policy: '', tokenBucketCapacity: null, tokenBucketRefillRate: null, tierShedThreshold: null, tierShedMinPriority: null,
     gaieQdThreshold: null, gaieKvThreshold: null, sloPriorities: null, sloTargets: null,
@@ -153,7 +158,7 @@ function decodeBundle(d: PolicyDecoder, root: YamlNode | null): Omit<PolicyBundl
   const loadingDelay = zeroDelay();
   const lifecycle: Mutable<InstanceLifecycleBundle> = { loadingDelay, warmStartInitialInstances: false };
   const routing: Mutable<PolicyBundle['routing']> = { policy: '', scorers: null };
-  const b: Mutable<Omit<PolicyBundle, 'warnings'>> = {
+  const b: Mutable<Omit<PolicyBundle, 'warnings' | 'evolvable'>> = {
     admission: a, routing, priority: { policy: '' }, scheduler: '', preemption: { policy: '' }, tenantBudgets: null,
     nodePools: null, autoscaler: as, instanceLifecycle: lifecycle,
   };

@@ -20,7 +20,15 @@ export type PolicyConfigErrorCode =
   /** A scorer listed twice. */
   | 'POLICY_DUPLICATE_SCORER'
   /** A flag value (or a bundle value only checked once flags are merged) that cannot be used. */
-  | 'POLICY_FLAG';
+  | 'POLICY_FLAG'
+  /** A control-point section (`type: parameterized | decision_tree | code`) that is malformed. */
+  | 'POLICY_SPEC'
+  /** An unknown template, or a template parameter that is unknown or out of range. */
+  | 'POLICY_TEMPLATE'
+  /** A decision tree that is malformed: bad node, unknown feature, wrong operator or leaf for the control point. */
+  | 'POLICY_TREE'
+  /** A code policy that does not compile, lacks its entry point, or fails at load. */
+  | 'POLICY_CODE';
 
 /** A YAML path: mapping keys and sequence indices from the document root. */
 export type PolicyPath = readonly (string | number)[];
@@ -81,4 +89,26 @@ export function goFloatText(v: number): string {
     return `${mant}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
   }
   return String(v);
+}
+
+/**
+ * A policy failed while the simulation ran: its sandbox ran out of budget or memory, it threw, or it returned
+ * a decision the simulator cannot carry out. Names the control point, the policy, the call and the reason; the
+ * simulation stops (a search scores the candidate as failed, the CLI exits 2).
+ */
+export class PolicyRuntimeError extends Error {
+  readonly code = 'POLICY_RUNTIME';
+  constructor(
+    readonly controlPoint: string,
+    /** `code (fast) at bundle.yaml:3:3`, `tree at ...`, `template weighted_scorers at ...`. */
+    readonly policy: string,
+    /** `budget`, `memory`, `stack`, `threw`, `return` (sandbox kinds) or `decision` (an unusable decision). */
+    readonly reason: string,
+    /** 1-based call number of this control point's policy. */
+    readonly callNumber: number,
+    detail: string,
+  ) {
+    super(`${controlPoint} policy ${policy}: call #${callNumber}: ${detail}`);
+    this.name = 'PolicyRuntimeError';
+  }
 }

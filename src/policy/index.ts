@@ -14,3 +14,10 @@ export type {
 export { composeLoraScorer, parseScorerFlag } from './scorer-flag.js';
 export { parseSloTargetsFlag } from './slo-targets-flag.js';
 export { SLO_PRIORITY_MAX, SLO_PRIORITY_MIN } from './validate.js';
+export { preparePolicies, type BuiltPolicies, type PolicyFactory, type PreparedPolicies } from './build.js';
+export { PolicyRuntimeError } from './errors.js';
+export { DEFAULT_ENTRYPOINTS, NO_EVOLVABLE, type EvolvablePolicies, type PolicyMetadata, type PolicySpec } from './spec.js';
+export { FEATURES, type FeatureSpec } from './features.js';
+export { TEMPLATES, type ParamSpec, type TemplateSpec } from './templates/index.js';
+export { CONTROL_POINTS, type ControlPoint } from './view.js';
+export { printTree, treeToPlain } from './tree/index.js';

@@ -17,7 +17,7 @@ export const SLO_PRIORITY_MAX = 100;
 const DEFAULT_SCALE_UP_THRESHOLD = 0.8;
 const DEFAULT_SCALE_DOWN_BOUNDARY = 0.4;
 
-export function validatePolicyBundle(b: Omit<PolicyBundle, 'warnings'>, d: PolicyDecoder, names: PolicyNameSets): void {
+export function validatePolicyBundle(b: Omit<PolicyBundle, 'warnings' | 'evolvable'>, d: PolicyDecoder, names: PolicyNameSets): void {
   const name = (path: PolicyPath, value: string, list: readonly string[], what: string): void => {
     if (!isKnownName(list, value)) {
       d.fail('POLICY_UNKNOWN_NAME', path, `unknown ${what} "${value}"`, `use one of: ${list.join(', ')}`);
@@ -83,7 +83,7 @@ export function validatePolicyBundle(b: Omit<PolicyBundle, 'warnings'>, d: Polic
 
 type RangeFail = (path: PolicyPath, problem: string, fix: string) => never;
 
-function validateAutoscaler(b: Omit<PolicyBundle, 'warnings'>, range: RangeFail): void {
+function validateAutoscaler(b: Omit<PolicyBundle, 'warnings' | 'evolvable'>, range: RangeFail): void {
   const as = b.autoscaler;
   if (!Number.isFinite(as.intervalUs)) range(['autoscaler', 'interval_us'], 'must be a finite number', 'give microseconds, or 0 to disable');
   if (as.intervalUs < 0) range(['autoscaler', 'interval_us'], `must be >= 0 (0 = disabled), got ${goFloatText(as.intervalUs)}`, 'give microseconds, or 0 to disable');
@@ -113,7 +113,7 @@ function validateAutoscaler(b: Omit<PolicyBundle, 'warnings'>, range: RangeFail)
   }
 }
 
-function validateNodePools(b: Omit<PolicyBundle, 'warnings'>, range: RangeFail): void {
+function validateNodePools(b: Omit<PolicyBundle, 'warnings' | 'evolvable'>, range: RangeFail): void {
   (b.nodePools ?? []).forEach((np, i) => {
     const at = (k: string, sub?: string): PolicyPath => (sub === undefined ? ['node_pools', i, k] : ['node_pools', i, k, sub]);
     const who = `pool "${np.name}"`;

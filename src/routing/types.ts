@@ -43,6 +43,14 @@ export interface RoutingSnapshot {
   readonly maxBatchSize: number;
   /** LoRA adapters resident on the instance; null = none (the lora-affinity scorer is then neutral). */
   readonly residentAdapters: ReadonlySet<string> | null;
+  /** Mean TTFT (ms) of the last requests that got their first token here (0 before any). */
+  readonly recentTtftMs: number;
+  /** Mean inter-token latency (ms) of the last requests that completed here (0 before any). */
+  readonly recentTpotMs: number;
+  /** Free seats: max(0, max batch size − batch size − queue depth). */
+  readonly availableCapacity: number;
+  /** Estimated wait of a new arrival (ms): queued prefill tokens / token budget × recent step time. */
+  readonly estimatedWaitMs: number;
 }
 
 const ZERO_SNAPSHOT: Omit<RoutingSnapshot, 'id'> = {
@@ -61,6 +69,10 @@ const ZERO_SNAPSHOT: Omit<RoutingSnapshot, 'id'> = {
   kvTokensInUse: 0,
   maxBatchSize: 0,
   residentAdapters: null,
+  recentTtftMs: 0,
+  recentTpotMs: 0,
+  availableCapacity: 0,
+  estimatedWaitMs: 0,
 };
 
 /**
@@ -87,12 +99,93 @@ export interface RouterState {
    * meaningful). No admission or routing policy reads it; it exists for the autoscaler's collector.
    */
   readonly loadingSnapshots?: readonly RoutingSnapshot[];
+  /**
+   * The richer router state of policy-search-design §3 (tenants, global rates, history, ObservedKV,
+   * ShadowKV), read lazily; present when the cluster maintains it (an external policy is configured or
+   * decisions are traced). Built-in policies never read it.
+   */
+  readonly signals?: RouterSignals | null;
+}
+
+/** Per-tenant router state (policy-search-design §3 TenantState). */
+export interface TenantSignal {
+  /** Requests of the tenant seen by admission so far. */
+  readonly requestCount: number;
+  /** Routed and not yet finished. */
+  readonly activeRequests: number;
+  /** Arrivals per second over the recent window. */
+  readonly recentRate: number;
+  /** SLO class of the tenant's latest request. */
+  readonly sloClass: string;
+  /** recentRate above the burst factor × the tenant's long-run rate (see RouterSignalsConfig). */
+  readonly burstDetected: boolean;
+}
+
+export interface GlobalSignal {
+  /** Routed and not yet finished, all instances. */
+  readonly inFlight: number;
+  /** Arrivals per second over the recent window. */
+  readonly requestRate: number;
+  /** Output tokens per second completed over the recent window. */
+  readonly throughput: number;
+  readonly completedRequests: number;
+  readonly rejectedRequests: number;
+  /** Requests waiting out an admission DELAY now. */
+  readonly delayedRequests: number;
+}
+
+/** One closed window of the router's history (oldest first). */
+export interface HistoryWindow {
+  readonly startUs: number;
+  readonly arrivals: number;
+  readonly completions: number;
+  readonly rejections: number;
+}
+
+/** ObservedKV (authoritative, subject to snapshot staleness): per-tier utilization and rates. */
+export interface ObservedKvSignal {
+  readonly gpuUtilization: number;
+  readonly cpuUtilization: number;
+  readonly gpuFreeBlocks: number;
+  readonly cpuFreeBlocks: number;
+  readonly hitRate: number;
+  /** Blocks offloaded GPU->CPU per second over the recent window. */
+  readonly offloadRate: number;
+  /** Blocks reloaded CPU->GPU per second over the recent window. */
+  readonly reloadRate: number;
+}
+
+/** ShadowKV: the router's own prediction of prefix placement on one instance, for one request. */
+export interface ShadowKvSignal {
+  /** Leading full blocks of the request predicted cached there. */
+  readonly matchedBlocks: number;
+  /** Blocks the shadow model tracks there / the instance's GPU blocks. */
+  readonly estimatedUtilization: number;
+  readonly trackedBlocks: number;
+}
+
+/** Lazily computed router state; `index` is a position in `RouterState.snapshots`. */
+export interface RouterSignals {
+  tenant(id: string): TenantSignal;
+  /** Tenants seen so far, sorted. */
+  tenantIds(): readonly string[];
+  global(): GlobalSignal;
+  history(): readonly HistoryWindow[];
+  observedKv(index: number): ObservedKvSignal;
+  shadowKv(index: number, req: Request): ShadowKvSignal;
+  /** Leading input blocks of `req` cached on the instance as the router sees it (cache-signal staleness). */
+  cachedPrefixBlocks(index: number, req: Request): number;
 }
 
 export interface AdmissionDecision {
   readonly admitted: boolean;
   /** Goes into decision traces verbatim; '' on a plain admission. */
   readonly reason: string;
+  /**
+   * DELAY(µs): with `admitted` false and a positive delay the request is not rejected but re-enters
+   * admission after the delay (counted as delayed meanwhile). Absent or 0 = no delay.
+   */
+  readonly delayUs?: number;
 }
 
 export interface AdmissionPolicy {
@@ -120,6 +213,21 @@ export interface RoutingDecision {
   readonly scores: ReadonlyMap<string, number> | null;
   /** Per-scorer breakdown behind `scores` (weighted only); null otherwise. */
   readonly breakdown: readonly ScorerContribution[] | null;
+  /** Instance ids the policy eliminated before scoring (absent = none). */
+  readonly filteredOut?: readonly string[];
+}
+
+/** What a priority policy returns (policy-search-design §3 PriorityPolicy). */
+export interface PriorityDecision {
+  /** Higher = more urgent. Becomes the request's instance scheduling priority. */
+  readonly score: number;
+  /** Free-form hints passed to the instance scheduler (plain data). */
+  readonly hints: Readonly<Record<string, string | number | boolean>> | null;
+}
+
+export interface PriorityPolicy {
+  readonly name: string;
+  prioritize(req: Request, state: RouterState): PriorityDecision;
 }
 
 export interface RoutingPolicy {

@@ -15,6 +15,9 @@ import { tenantBudget } from '../routing/admission.js';
 import { makeAdmissionPolicy, makeRoutingPolicy } from '../routing/registry.js';
 import { defaultScorerConfigs, type ScorerConfig } from '../routing/scorer-config.js';
 import { TenantTracker } from '../routing/tenant.js';
+import type { BuiltPolicies, PreparedPolicies } from '../policy/build.js';
+import type { PolicyBuildContext } from '../policy/templates/build.js';
+import type { ControlPoint } from '../policy/view.js';
 
 export interface KVSetup {
   readonly totalBlocks: number;
@@ -44,6 +47,10 @@ export interface PolicySetup {
   readonly counterfactualK: number;
   /** Gateway queue / flow control; null = off. */
   readonly flowControl: FlowControlConfig | null;
+  /** Evolvable policies from the bundle (templates, trees, code); null/absent = the built-ins only. */
+  readonly evolvable?: PreparedPolicies | null;
+  /** Keep the router state of policy-search-design §3 even without evolvable policies (traces, anomalies). */
+  readonly routerSignals?: boolean;
 }
 
 export const DEFAULT_POLICY_SETUP: PolicySetup = {
@@ -87,10 +94,9 @@ export interface EngineSetup {
   readonly policy?: PolicySetup;
 }
 
-function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator): ClusterPolicies {
-  const rng = new PartitionedRng(setup.seed ?? 42n);
+function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator, rng: PartitionedRng, built: BuiltPolicies | null): ClusterPolicies {
   // Flow control replaces the configured admission policy (tenant budgets still wrap it).
-  let admission = cs.flowController?.admission ?? makeAdmissionPolicy(p.admissionPolicy, {
+  let admission = cs.flowController?.admission ?? built?.admission ?? makeAdmissionPolicy(p.admissionPolicy, {
     tokenBucketCapacity: p.tokenBucketCapacity,
     tokenBucketRefillRate: p.tokenBucketRefillRate,
     tierShedThreshold: p.tierShedThreshold,
@@ -104,19 +110,21 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
     tenants = new TenantTracker(p.tenantBudgets, setup.numInstances * setup.maxNumSeqs);
     admission = tenantBudget(admission, tenants, slo);
   }
-  const routing = makeRoutingPolicy(p.routingPolicy, {
+  const routing = built?.routing ?? makeRoutingPolicy(p.routingPolicy, {
     scorers: p.routingScorers,
     blockSize: setup.kv.blockSize,
     rng: rng.forSubsystem('router'),
     cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req),
   });
-  return { admission, routing, tenants };
+  return { admission, routing, priority: built?.priority ?? null, tenants };
 }
 
 /** Scorers that read the instances' actual prefix caches (and so need the stale cache view). */
 const CACHE_AWARE_SCORERS = new Set(['precise-prefix-cache', 'no-hit-lru']);
 
 function readsInstanceCaches(p: PolicySetup): boolean {
+  // Evolvable policies may read cachedPrefixBlocks (observed, with the configured staleness).
+  if (p.evolvable?.active === true) return true;
   if (p.routingPolicy !== 'weighted') return false;
   const profile = p.routingScorers === null || p.routingScorers.length === 0 ? defaultScorerConfigs() : p.routingScorers;
   return profile.some((c) => CACHE_AWARE_SCORERS.has(c.name));
@@ -125,7 +133,23 @@ function readsInstanceCaches(p: PolicySetup): boolean {
 export function buildCluster(setup: EngineSetup): ClusterSimulator {
   const slo = new SloPriorityMap(setup.sloPriorities ?? {});
   const p = setup.policy ?? DEFAULT_POLICY_SETUP;
-  return new ClusterSimulator(
+  const rng = new PartitionedRng(setup.seed ?? 42n);
+  // Evolvable policies are built before the cluster (schedulers go into the instances); their cache
+  // query reaches the cluster once it exists.
+  let cluster: ClusterSimulator | null = null;
+  let built: BuiltPolicies | null = null;
+  if (p.evolvable?.active === true) {
+    const ctx: PolicyBuildContext = {
+      blockSize: setup.kv.blockSize,
+      routerRng: rng.forSubsystem('router'),
+      rngFor: (point: ControlPoint) => rng.forSubsystem(`policy-${point}`),
+      cachedBlocks: (id, req) => (cluster === null ? 0 : cluster.cachedBlocksFor(id, req)),
+      priorities: slo,
+    };
+    built = p.evolvable.build(ctx);
+  }
+  const schedulerOf = built?.scheduler ?? null;
+  cluster = new ClusterSimulator(
     {
       horizon: setup.horizon,
       admissionLatency: setup.admissionLatency,
@@ -140,6 +164,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       tpDegree: setup.tp ?? 0,
       maxBatchSize: setup.maxNumSeqs,
       flowControl: p.flowControl,
+      routerSignals: p.evolvable?.active === true || p.routerSignals === true,
     },
     setup.numInstances,
     (i, sink) =>
@@ -148,6 +173,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           id: `instance_${i}`,
           horizon: setup.horizon,
           scheduler: setup.scheduler,
+          schedulerPolicy: schedulerOf === null ? null : schedulerOf(i),
           maxNumSeqs: setup.maxNumSeqs,
           maxNumBatchedTokens: setup.maxNumBatchedTokens,
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
@@ -159,9 +185,10 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
         slo,
         sink,
       ),
-    (cs) => buildPolicies(setup, p, slo, cs),
+    (cs) => buildPolicies(setup, p, slo, cs, rng, built),
     slo,
   );
+  return cluster;
 }
 
 /**

@@ -56,7 +56,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'admission-latency', kind: 'int', def: 0, help: 'admission decision latency (µs)', scope: 'shared' },
   { name: 'routing-latency', kind: 'int', def: 0, help: 'routing decision latency (µs)', scope: 'shared' },
   // cluster policies
-  { name: 'policy-config', kind: 'string', def: '', help: 'policy bundle YAML (admission, routing, scheduler, tenant budgets, SLO priorities); explicit flags override it', scope: 'shared' },
+  { name: 'policy-config', kind: 'string', def: '', help: 'policy bundle YAML or JSON: the reference\'s keys (admission, routing, scheduler, tenant budgets, SLO priorities) and evolvable control points (type: parameterized | decision_tree | code, see docs/policies.md); explicit flags override the reference keys', scope: 'shared' },
+  { name: 'policy-engine', kind: 'string', def: '', help: 'sandbox engine for code policies in --policy-config: fast (in-process, gas-metered) or strict (QuickJS in WebAssembly); default: each policy\'s engine: field, else fast', scope: 'shared' },
   { name: 'admission-policy', kind: 'string', def: 'always-admit', help: 'admission policy: always-admit, token-bucket, reject-all, tier-shed, gaie-legacy', scope: 'shared' },
   { name: 'token-bucket-capacity', kind: 'float', def: 10000, help: 'token bucket capacity (input tokens)', scope: 'shared' },
   { name: 'token-bucket-refill-rate', kind: 'float', def: 1000, help: 'token bucket refill rate (tokens/second)', scope: 'shared' },
@@ -64,7 +65,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'routing-scorers', kind: 'string', def: '', help: 'weighted routing profile name:weight,... (default precise-prefix-cache:2,queue-depth:1,kv-utilization:1); scorers: prefix-affinity, precise-prefix-cache, no-hit-lru, queue-depth, kv-utilization, load-balance, running-requests, active-requests, load-aware', scope: 'shared' },
   { name: 'snapshot-refresh-interval', kind: 'int', def: 50000, help: 'refresh interval of the router\'s queue/batch/KV signals in µs (0 = live)', scope: 'shared' },
   { name: 'cache-signal-delay', kind: 'int', def: 50000, help: 'staleness of the prefix-cache signal in µs for precise-prefix-cache and no-hit-lru (0 = live)', scope: 'shared' },
-  { name: 'trace-level', kind: 'string', def: 'none', help: 'decision tracing: none or decisions', scope: 'shared' },
+  { name: 'trace-level', kind: 'string', def: 'none', help: 'tracing: none or minimal (summary metrics only), decisions (policy decisions and anomaly events), full (also batch formations and preemptions)', scope: 'shared' },
   { name: 'counterfactual-k', kind: 'int', def: 0, help: 'counterfactual candidates per routing decision (needs --trace-level decisions)', scope: 'shared' },
   { name: 'summarize-trace', kind: 'bool', def: false, help: 'print a summary of the decision trace', scope: 'shared' },
   // gateway queue / flow control

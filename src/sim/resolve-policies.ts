@@ -10,9 +10,17 @@ import { ConfigError } from './config-error.js';
 import type { PolicySetup } from './engine-setup.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
+import type { PolicyMetadata } from '../policy/spec.js';
+
+/** `--trace-level`: minimal = summary metrics only (as none); decisions adds policy decisions and anomalies; full adds batch formations and preemptions. */
+export const TRACE_LEVELS: readonly string[] = ['none', 'minimal', 'decisions', 'full'];
+export type TraceLevel = 'none' | 'minimal' | 'decisions' | 'full';
 
 export interface ResolvedPolicies {
   readonly policy: PolicySetup;
+  /** The candidate's metadata from the bundle (outputs and traces carry it). */
+  readonly metadata: PolicyMetadata | null;
+  readonly traceLevel: TraceLevel;
   readonly scheduler: SchedulerName;
   readonly preemptionPolicy: PreemptionPolicy;
   readonly sloPriorities: Readonly<Record<string, number>>;
@@ -21,9 +29,15 @@ export interface ResolvedPolicies {
 export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<ResolvedPolicies> {
   const io = env;
   // The bundle reader pulls in the YAML library; load it only when it is needed.
-  const { parsePolicyBundle, resolvePolicySettings } = await import('../policy/index.js');
+  const { parsePolicyBundle, resolvePolicySettings, preparePolicies } = await import('../policy/index.js');
   const path = f.str('policy-config');
-  const bundle = path === '' ? null : parsePolicyBundle(env.readText(path, '--policy-config'), path);
+  const engineFlag = f.str('policy-engine');
+  if (engineFlag !== '' && engineFlag !== 'fast' && engineFlag !== 'strict') throw new ConfigError('bad-flag', `--policy-engine must be fast or strict, got "${engineFlag}"`);
+  const bundleDir = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
+  const bundle = path === '' ? null : parsePolicyBundle(env.readText(path, '--policy-config'), path, {
+    // Code files are relative to the bundle's folder (absolute paths stay as they are).
+    readFile: (p) => env.readText(p.startsWith('/') ? p : `${bundleDir}${p}`, `--policy-config ${path}: code file`),
+  });
   const flag = <T>(name: string, value: T): { value: T; explicit: boolean } => ({ value, explicit: f.changed(name) });
   const r = resolvePolicySettings(bundle, {
     'admission-policy': flag('admission-policy', f.str('admission-policy')),
@@ -42,11 +56,12 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
   if (!Object.hasOwn(PREEMPTION_POLICIES, r.preemptionPolicy)) throw new ConfigError('bad-flag', `unknown --preemption-policy "${r.preemptionPolicy}"; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
 
   const traceLevel = f.str('trace-level');
-  if (traceLevel !== 'none' && traceLevel !== 'decisions') throw new ConfigError('bad-flag', `unknown --trace-level "${traceLevel}"; valid: none, decisions`);
+  if (!TRACE_LEVELS.includes(traceLevel)) throw new ConfigError('bad-flag', `unknown --trace-level "${traceLevel}"; valid: ${TRACE_LEVELS.join(', ')}`);
+  const traced = traceLevel === 'decisions' || traceLevel === 'full';
   const k = f.int('counterfactual-k');
   if (k < 0) throw new ConfigError('bad-flag', `--counterfactual-k must be >= 0, got ${k}`);
-  if (traceLevel === 'none' && k > 0) io.warn(`--counterfactual-k=${k} has no effect without --trace-level decisions`);
-  if (traceLevel === 'none' && f.bool('summarize-trace')) io.warn('--summarize-trace has no effect without --trace-level decisions');
+  if (!traced && k > 0) io.warn(`--counterfactual-k=${k} has no effect without --trace-level decisions`);
+  if (!traced && f.bool('summarize-trace')) io.warn('--summarize-trace has no effect without --trace-level decisions');
   const nonNeg = (name: string): number => {
     const v = f.int(name);
     if (v < 0) throw new ConfigError('bad-flag', `--${name} must be >= 0, got ${v}`);
@@ -73,8 +88,23 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
   for (const w of fc.warnings) io.warn(w);
   if (!fc.ok) throw new ConfigError('bad-flag', fc.error);
 
+  const ev = bundle?.evolvable ?? null;
+  if (ev !== null && ev.specs.admission !== undefined && fc.config !== null) {
+    throw new ConfigError('bad-flag', `--flow-control replaces the admission policy, but ${path} defines an evolvable admission policy; use one or the other`);
+  }
+  // An explicit flag beats the bundle (the reference's precedence), evolvable sections included.
+  let specs = ev?.specs ?? {};
+  for (const [point, flagName] of [['admission', 'admission-policy'], ['routing', 'routing-policy'], ['scheduler', 'scheduler']] as const) {
+    if (specs[point] !== undefined && f.changed(flagName)) {
+      io.warn(`--${flagName} overrides the ${point} policy of ${path}`);
+      const { [point]: _dropped, ...rest } = specs;
+      specs = rest;
+    }
+  }
+  const prepared = ev !== null && Object.keys(specs).length > 0 ? await preparePolicies({ metadata: ev.metadata, specs }, engineFlag === '' ? null : engineFlag) : null;
   const a = r.admission;
   return {
+    metadata: ev?.metadata ?? null,
     scheduler: r.scheduler as SchedulerName,
     preemptionPolicy: r.preemptionPolicy as PreemptionPolicy,
     sloPriorities: Object.fromEntries(r.sloPriorityOverrides ?? []),
@@ -91,9 +121,12 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
       routingScorers: r.routing.scorers.length === 0 ? null : validateScorerConfigs(r.routing.scorers),
       snapshotRefreshInterval: nonNeg('snapshot-refresh-interval'),
       cacheSignalDelay: nonNeg('cache-signal-delay'),
-      traceDecisions: traceLevel === 'decisions',
+      traceDecisions: traced,
       counterfactualK: k,
       flowControl: fc.config,
+      evolvable: prepared,
+      routerSignals: traced,
     },
+    traceLevel: traceLevel as TraceLevel,
   };
 }

@@ -1,0 +1,99 @@
+/**
+ * From a bundle's evolvable sections to control-point implementations. `preparePolicies` runs once per
+ * configuration (it loads the sandbox engines and compiles every code policy to report errors early, at the
+ * bundle's file:line); the factory it returns builds fresh policies for each simulation, so no state — a code
+ * policy's top-level variables included — leaks from one run into the next.
+ */
+import type { InstanceScheduler } from '../instance/scheduler.js';
+import type { AutoScalePolicy } from '../routing/autoscale.js';
+import type { AdmissionPolicy, PriorityPolicy, RoutingPolicy } from '../routing/types.js';
+import { loadSandboxEngine } from '../sandbox/index.js';
+import { SandboxError, type SandboxEngine, type SandboxEngineName } from '../sandbox/types.js';
+import { codeAdmission, codeAutoscale, codePriority, codeRouting, codeScheduler, compileCode } from './code/adapters.js';
+import { PolicyConfigError, PolicyRuntimeError } from './errors.js';
+import type { EvolvablePolicies, PolicySpec } from './spec.js';
+import {
+  buildTemplateAdmission,
+  buildTemplateAutoscale,
+  buildTemplatePriority,
+  buildTemplateRouting,
+  buildTemplateScheduler,
+  type PolicyBuildContext,
+} from './templates/build.js';
+import { treeAdmission, treeAutoscale, treePriority, treeRouting, treeScheduler } from './tree/adapters.js';
+
+export interface BuiltPolicies {
+  readonly admission: AdmissionPolicy | null;
+  readonly priority: PriorityPolicy | null;
+  readonly routing: RoutingPolicy | null;
+  /** One scheduler per instance (code schedulers each get their own program). */
+  readonly scheduler: ((instanceIndex: number) => InstanceScheduler) | null;
+  readonly autoscale: AutoScalePolicy | null;
+}
+
+/** Builds the policies of one simulation. */
+export type PolicyFactory = (ctx: PolicyBuildContext) => BuiltPolicies;
+
+export interface PreparedPolicies {
+  readonly evolvable: EvolvablePolicies;
+  readonly build: PolicyFactory;
+  /** Whether any control point is an evolvable policy (the cluster then keeps the richer router state). */
+  readonly active: boolean;
+}
+
+type CodeSpec = Extract<PolicySpec, { type: 'code' }>;
+
+/** Compiles every code section once (errors at the bundle's line), loading only the engines in use. */
+export async function preparePolicies(ev: EvolvablePolicies, engineOverride: SandboxEngineName | null = null): Promise<PreparedPolicies> {
+  const engines = new Map<SandboxEngineName, SandboxEngine>();
+  const specs: Partial<Record<string, PolicySpec>> = {};
+  for (const [point, spec0] of Object.entries(ev.specs)) {
+    let spec = spec0 as PolicySpec;
+    if (spec.type === 'code' && engineOverride !== null) spec = { ...spec, engine: engineOverride };
+    specs[point] = spec;
+    if (spec.type !== 'code') continue;
+    if (!engines.has(spec.engine)) engines.set(spec.engine, await loadSandboxEngine(spec.engine));
+    checkCompiles(spec, engines.get(spec.engine) as SandboxEngine);
+  }
+  const engineOf = (s: CodeSpec): SandboxEngine => engines.get(s.engine) as SandboxEngine;
+  const build: PolicyFactory = (ctx) => {
+    const a = specs['admission'];
+    const p = specs['priority'];
+    const r = specs['routing'];
+    const s = specs['scheduler'];
+    const x = specs['autoscale'];
+    return {
+      admission: a === undefined ? null : a.type === 'code' ? codeAdmission(a, engineOf(a), ctx) : a.type === 'decision_tree' ? treeAdmission(a.tree, ctx) : buildTemplateAdmission(a.template, a.parameters, ctx),
+      priority: p === undefined ? null : p.type === 'code' ? codePriority(p, engineOf(p), ctx) : p.type === 'decision_tree' ? treePriority(p.tree, ctx) : buildTemplatePriority(p.template, p.parameters, ctx),
+      routing: r === undefined ? null : r.type === 'code' ? codeRouting(r, engineOf(r), ctx) : r.type === 'decision_tree' ? treeRouting(r.tree, ctx) : buildTemplateRouting(r.template, r.parameters, ctx),
+      scheduler: s === undefined ? null : s.type === 'code' ? () => codeScheduler(s, engineOf(s), ctx) : s.type === 'decision_tree' ? ((t) => () => t)(treeScheduler(s.tree)) : ((t) => () => t)(buildTemplateScheduler(s.template, s.parameters)),
+      autoscale: x === undefined ? null : x.type === 'code' ? codeAutoscale(x, engineOf(x), ctx) : x.type === 'decision_tree' ? treeAutoscale(x.tree) : buildTemplateAutoscale(x.template, x.parameters),
+    };
+  };
+  return { evolvable: ev, build, active: Object.keys(specs).length > 0 };
+}
+
+/** A trial compile: syntax errors, missing entry points and failing top-level code, at the bundle's line. */
+function checkCompiles(spec: CodeSpec, engine: SandboxEngine): void {
+  try {
+    const prog = compileCode(spec, engine, null);
+    if (spec.point === 'scheduler') {
+      const hooks = prog.call('$blisHooks', []) as boolean[];
+      if (!hooks.some(Boolean)) {
+        throw new SandboxError('entrypoint', spec.engine, null, 0, `a code scheduler defines ${spec.entrypoint}, selectPreemptionVictim or onRequestArrival; none found`);
+      }
+    }
+    prog.dispose();
+  } catch (e) {
+    if (!(e instanceof SandboxError) && !(e instanceof PolicyRuntimeError)) throw e;
+    const detail = e instanceof SandboxError ? e.detail : e.message;
+    const kind = e instanceof SandboxError ? e.kind : 'decision';
+    const [file, line, col] = spec.where.split(':');
+    const fix = kind === 'syntax' ? 'fix the JavaScript syntax'
+      : kind === 'entrypoint' ? `define function ${spec.entrypoint}(...) at top level, or set entrypoint: to the name you used`
+      : kind === 'forbidden' ? 'policies cannot import modules or use async code, generators or regular expressions (docs/policies.md lists what the sandbox provides)'
+      : 'top-level code must finish within the budget';
+    throw new PolicyConfigError('POLICY_CODE', { file: file ?? spec.sourceLabel, pos: { line: Number(line), col: Number(col) } }, `${spec.point}.${spec.sourceLine > 0 ? 'source' : 'file'}`,
+      `${spec.engine} engine: ${kind === 'entrypoint' ? 'missing entry point' : kind}: ${detail.replace(/\$blis\w+/g, spec.entrypoint)}${spec.sourceLine > 0 ? ` (the source starts at ${spec.sourceLabel})` : ` (in ${spec.sourceLabel})`}`, fix);
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * Parameterized policy templates (policy-search-design §8 Type 1): a fixed structure per template with named,
+ * documented, range-checked parameters, every one with a default (so `parameters: {}` is valid). A search
+ * evolves the numbers; `blis policies` lists the catalog as JSON.
+ */
+import { SCORER_NAMES } from '../../routing/scorer-registry.js';
+import type { ControlPoint } from '../view.js';
+
+export type ParamValue = number | boolean | string;
+export type TemplateParameters = Readonly<Record<string, ParamValue>>;
+
+export interface ParamSpec {
+  readonly name: string;
+  readonly type: 'number' | 'integer' | 'boolean' | 'enum';
+  readonly min?: number;
+  readonly max?: number;
+  readonly values?: readonly string[];
+  readonly default: ParamValue;
+  readonly description: string;
+}
+
+export interface TemplateSpec {
+  readonly name: string;
+  readonly point: ControlPoint;
+  readonly description: string;
+  readonly parameters: readonly ParamSpec[];
+}
+
+const num = (name: string, def: number, min: number, max: number, description: string): ParamSpec => ({ name, type: 'number', min, max, default: def, description });
+const int = (name: string, def: number, min: number, max: number, description: string): ParamSpec => ({ name, type: 'integer', min, max, default: def, description });
+const bool = (name: string, def: boolean, description: string): ParamSpec => ({ name, type: 'boolean', default: def, description });
+const oneOf = (name: string, def: string, values: readonly string[], description: string): ParamSpec => ({ name, type: 'enum', values, default: def, description });
+
+const WEIGHT_MAX = 1000;
+const SCORER_DEFAULTS: Readonly<Record<string, number>> = { 'precise-prefix-cache': 2, 'queue-depth': 1, 'kv-utilization': 1 };
+
+export const TEMPLATES: readonly TemplateSpec[] = [
+  // ---- routing ----
+  {
+    name: 'weighted_affinity_routing',
+    point: 'routing',
+    description: 'Weighted scoring of cache affinity against load (the llm-d scorer pipeline). With the defaults it is the built-in weighted policy with its default profile, byte for byte. Instances above utilization_threshold are filtered out first (all are kept when none pass).',
+    parameters: [
+      num('cache_affinity_weight', 2, 0, WEIGHT_MAX, 'weight of precise-prefix-cache (share of the prompt\'s prefix cached on the instance, min-max normalised)'),
+      num('queue_depth_weight', 1, 0, WEIGHT_MAX, 'weight of queue-depth (shorter wait queue scores higher)'),
+      num('kv_utilization_weight', 1, 0, WEIGHT_MAX, 'weight of kv-utilization (1 - KV utilization)'),
+      num('load_balance_weight', 0, 0, WEIGHT_MAX, 'weight of load-balance (fewer queued + running + in-flight requests scores higher)'),
+      num('utilization_threshold', 1, 0, 1, 'filter out instances whose KV utilization exceeds this (1 = no filter)'),
+    ],
+  },
+  {
+    name: 'weighted_scorers',
+    point: 'routing',
+    description: 'The weighted policy with one weight per scorer (0 = scorer off); the defaults are the built-in default profile. Scorers run in the order listed here.',
+    parameters: SCORER_NAMES.map((s) => num(s.replace(/-/g, '_'), SCORER_DEFAULTS[s] ?? 0, 0, WEIGHT_MAX, `weight of the ${s} scorer`)),
+  },
+  {
+    name: 'least_loaded_routing',
+    point: 'routing',
+    description: 'Lowest weighted load; ties broken with the router\'s random stream. With the defaults it is the built-in least-loaded policy.',
+    parameters: [
+      num('queue_weight', 1, 0, WEIGHT_MAX, 'weight of the wait-queue length'),
+      num('batch_weight', 1, 0, WEIGHT_MAX, 'weight of the running batch size'),
+      num('in_flight_weight', 1, 0, WEIGHT_MAX, 'weight of the router-side in-flight count'),
+      num('kv_weight', 0, 0, WEIGHT_MAX, 'weight of KV utilization (0..1)'),
+    ],
+  },
+  {
+    name: 'power_of_d_choices',
+    point: 'routing',
+    description: 'Samples d distinct instances with the router\'s random stream and routes to the least loaded of them (first sampled on ties).',
+    parameters: [int('d', 2, 1, 1024, 'instances sampled per decision (capped at the number of instances)')],
+  },
+  {
+    name: 'prefix_affinity_threshold',
+    point: 'routing',
+    description: 'Routes to the instance holding the longest cached prefix of the prompt when it covers at least min_match_ratio of the prompt\'s blocks and its load is within max_load_gap of the least loaded instance; otherwise to the least loaded instance.',
+    parameters: [
+      num('min_match_ratio', 0.25, 0, 1, 'share of the prompt\'s full blocks that must be cached to prefer affinity'),
+      int('max_load_gap', 8, 0, 1_000_000, 'how much busier (queue + batch + in-flight) the affine instance may be than the least loaded one'),
+    ],
+  },
+  // ---- admission ----
+  {
+    name: 'load_shedding_admission',
+    point: 'admission',
+    description: 'Admits while the cluster is below its thresholds; above any of them, requests whose SLO class priority is below protected_priority are rejected or delayed.',
+    parameters: [
+      num('max_queue_depth_per_instance', 0, 0, 1e6, 'mean wait-queue length per instance above which the cluster is overloaded (0 = off)'),
+      num('max_kv_utilization', 1, 0, 1, 'mean KV utilization above which the cluster is overloaded (1 = off)'),
+      num('max_in_flight_per_instance', 0, 0, 1e6, 'mean in-flight requests per instance above which the cluster is overloaded (0 = off)'),
+      int('protected_priority', 3, -100, 100, 'SLO class priority at or above which requests are always admitted (critical 4, standard 3, batch -1, sheddable -2, background -3)'),
+      oneOf('overload_action', 'reject', ['reject', 'delay'], 'what happens to unprotected requests under overload'),
+      int('delay_us', 50_000, 1, 3_600_000_000, 'DELAY length when overload_action is delay'),
+    ],
+  },
+  {
+    name: 'tenant_rate_limit',
+    point: 'admission',
+    description: 'Limits each tenant\'s recent request rate; a tenant over its rate (or bursting, when reject_bursting) is rejected or delayed.',
+    parameters: [
+      num('max_rate_per_tenant', 0, 0, 1e9, 'requests per second per tenant over the recent window (0 = no limit)'),
+      bool('reject_bursting', false, 'also act on tenants whose burst detector fires'),
+      oneOf('action', 'reject', ['reject', 'delay'], 'what happens to a request over the limit'),
+      int('delay_us', 100_000, 1, 3_600_000_000, 'DELAY length when action is delay'),
+    ],
+  },
+  {
+    name: 'prompt_size_admission',
+    point: 'admission',
+    description: 'Rejects requests whose prompt is longer than max_input_tokens.',
+    parameters: [int('max_input_tokens', 8192, 1, 100_000_000, 'longest prompt admitted (tokens)')],
+  },
+  // ---- priority ----
+  {
+    name: 'slo_class_priority',
+    point: 'priority',
+    description: 'A score per SLO class (higher = more urgent), plus a bonus for short prompts.',
+    parameters: [
+      num('critical', 4, -1000, 1000, 'score of critical requests'),
+      num('standard', 3, -1000, 1000, 'score of standard requests and of requests without a class'),
+      num('batch', -1, -1000, 1000, 'score of batch requests'),
+      num('sheddable', -2, -1000, 1000, 'score of sheddable requests'),
+      num('background', -3, -1000, 1000, 'score of background requests'),
+      num('short_prompt_bonus', 0, -1000, 1000, 'added when the prompt has at most short_prompt_tokens tokens'),
+      int('short_prompt_tokens', 256, 0, 100_000_000, 'prompt length that counts as short'),
+    ],
+  },
+  {
+    name: 'size_aware_priority',
+    point: 'priority',
+    description: 'score = class_weight x SLO class priority - size_weight x prompt tokens / 1000.',
+    parameters: [
+      num('class_weight', 1, 0, 1000, 'weight of the SLO class priority (critical 4 ... background -3)'),
+      num('size_weight', 1, 0, 1000, 'penalty per thousand prompt tokens'),
+    ],
+  },
+  // ---- scheduler ----
+  {
+    name: 'priority_aging',
+    point: 'scheduler',
+    description: 'Orders the wait queue by class_weight x urgency + age_weight_per_s x seconds waited (urgency = -instance priority); ties by arrival, then id.',
+    parameters: [
+      num('class_weight', 1, 0, 1e6, 'weight of the request\'s urgency (from its SLO class or priority policy)'),
+      num('age_weight_per_s', 0, 0, 1e6, 'score gained per second of waiting (prevents starvation)'),
+    ],
+  },
+  {
+    name: 'shortest_prompt_first',
+    point: 'scheduler',
+    description: 'Orders the wait queue by -size_weight x prompt tokens / 1000 + age_weight_per_s x seconds waited; ties by arrival, then id.',
+    parameters: [
+      num('size_weight', 1, 0, 1e6, 'penalty per thousand prompt tokens'),
+      num('age_weight_per_s', 0, 0, 1e6, 'score gained per second of waiting'),
+    ],
+  },
+  {
+    name: 'chunked_admission',
+    point: 'scheduler',
+    description: 'FCFS admission that caps each new request\'s first prefill chunk and how many requests join per step (through makeBatch).',
+    parameters: [
+      int('chunk_tokens', 0, 0, 1_000_000, 'first-chunk cap for newly admitted prompts (0 = no cap)'),
+      int('max_admissions_per_step', 0, 0, 1_000_000, 'new requests per step (0 = as many as fit)'),
+    ],
+  },
+  // ---- autoscale ----
+  {
+    name: 'threshold_autoscaler',
+    point: 'autoscale',
+    description: 'Scales up by step when queue depth or utilization is above its high mark, down when both are below their low marks, at most once per cooldown.',
+    parameters: [
+      num('scale_up_queue_depth', 8, 0, 1e6, 'mean queue depth that triggers a scale-up'),
+      num('scale_down_queue_depth', 1, 0, 1e6, 'mean queue depth below which a scale-down is allowed'),
+      num('scale_up_utilization', 0.8, 0, 1, 'mean KV utilization that triggers a scale-up'),
+      num('scale_down_utilization', 0.3, 0, 1, 'mean KV utilization below which a scale-down is allowed'),
+      int('cooldown_us', 60_000_000, 0, 86_400_000_000, 'minimum time between scale actions'),
+      int('step', 1, 1, 1000, 'replicas added or removed per action'),
+    ],
+  },
+  {
+    name: 'target_tracking_autoscaler',
+    point: 'autoscale',
+    description: 'Keeps the mean queue depth per replica near a target: replicas = ceil(current x avgQueueDepth / target), clamped to the bounds, at most once per cooldown.',
+    parameters: [
+      num('target_queue_per_replica', 4, 0.01, 1e6, 'wanted mean queue depth'),
+      int('cooldown_us', 60_000_000, 0, 86_400_000_000, 'minimum time between scale actions'),
+    ],
+  },
+];
+
+export function findTemplate(name: string): TemplateSpec | undefined {
+  return TEMPLATES.find((t) => t.name === name);
+}
+
+/** Defaults of a template as a parameter map. */
+export function templateDefaults(t: TemplateSpec): Record<string, ParamValue> {
+  return Object.fromEntries(t.parameters.map((p) => [p.name, p.default]));
+}
