@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { runCommand, replayCommand, type SimulationObserver } from './commands.js';
 import { registerConvertCommand } from './convert-command.js';
+import { registerPoliciesCommand } from './policies-command.js';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, isCodedError } from './errors.js';
 import { readFlags, registerFlags } from './flags.js';
 import type { CommandName } from './flags-io.js';
@@ -36,6 +37,7 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
     c.action(async () => onAction(name, c));
   }
   registerConvertCommand(root, io);
+  registerPoliciesCommand(root, io);
   return root;
 }
 

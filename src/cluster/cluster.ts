@@ -7,7 +7,7 @@
  * Pipeline: ClusterArrival(t) -> AdmissionDecision(t + admissionLatency) -> RoutingDecision(+ routingLatency)
  * -> instance ArrivalEvent at the routing time (metrics still measure from the original arrival).
  */
-import type { AdmissionRecord, RoutingRecord } from '../domain/decision-records.js';
+import type { AdmissionRecord, PriorityRecord, RoutingRecord } from '../domain/decision-records.js';
 import { RequestState, type Request } from '../domain/request.js';
 import { EventQueue } from '../engine/event-queue.js';
 import { EventKind, eventOrder, orderInstance } from '../instance/events.js';
@@ -101,6 +101,7 @@ export class ClusterSimulator {
   readonly injectedByClass = new Map<string, number>();
   readonly admissionRecords: AdmissionRecord[] = [];
   readonly routingRecords: RoutingRecord[] = [];
+  readonly priorityRecords: PriorityRecord[] = [];
   /** Requests waiting out an admission DELAY right now (INV-1's delayed bucket at the horizon). */
   readonly delayedNow = new Set<Request>();
   /** DELAY decisions issued, and requests rejected for waiting out too many. */
@@ -354,6 +355,7 @@ export class ClusterSimulator {
       req.hasPolicyPriority = true;
       req.policyPriority = p.score;
       req.schedulingHints = p.hints;
+      if (this.cfg.traceDecisions) this.priorityRecords.push({ requestId: req.id, clock: this.clock, score: p.score, hints: p.hints });
     }
     const fc = this.flowController;
     if (fc !== null) {

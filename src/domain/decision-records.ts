@@ -13,6 +13,14 @@ export interface AdmissionRecord {
   readonly delayUs?: number;
 }
 
+/** A priority policy's decision (`--trace-level decisions`, only when a priority policy is configured). */
+export interface PriorityRecord {
+  readonly requestId: string;
+  readonly clock: number;
+  readonly score: number;
+  readonly hints: Readonly<Record<string, string | number | boolean>> | null;
+}
+
 /** One counterfactual candidate with the state it was scored on. */
 export interface CandidateScore {
   readonly instanceId: string;

@@ -22,6 +22,8 @@ export interface BatchOutcome {
   /** Requests admitted from the wait queue this step, in admission order. */
   readonly newlyScheduled: Request[];
   preemptions: number;
+  /** The preempted requests of this step, in preemption order. */
+  readonly victims: Request[];
 }
 
 const EMPTY: readonly number[] = [];
@@ -29,7 +31,7 @@ const EMPTY: readonly number[] = [];
 export class BatchFormer {
   private budget = 0;
   private preempted = false;
-  private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0 };
+  private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0, victims: [] };
 
   constructor(
     private readonly limits: BatchLimits,
@@ -47,6 +49,7 @@ export class BatchFormer {
     const out = this.outcome;
     out.newlyScheduled.length = 0;
     out.preemptions = 0;
+    out.victims.length = 0;
     this.budget = lim.maxNumBatchedTokens;
     this.preempted = false;
     for (let i = 0; i < batch.length; i++) (batch[i] as Request).numNewTokens = 0;
@@ -151,7 +154,7 @@ export class BatchFormer {
     if (hook) {
       const victim = hook((this.context as (b: readonly Request[]) => SchedulerContext)(batch));
       const i = batch.indexOf(victim);
-      if (i < 0) throw new SchedulerDecisionError((this.scheduler as InstanceScheduler).name, 'selectPreemptionVictim', `chose ${victim?.id ?? String(victim)}, which is not running on this instance`);
+      if (i < 0) throw new SchedulerDecisionError((this.scheduler).name, 'selectPreemptionVictim', `chose ${(victim as Request | undefined)?.id ?? 'nothing'}, which is not running on this instance`);
       return i;
     }
     return this.limits.preemptionPolicy === 'priority' ? selectPriorityVictim(batch) : batch.length - 1;
@@ -178,6 +181,7 @@ export class BatchFormer {
       batch.splice(victimIdx, 1);
       if (victimIdx < reqIndex - res.adj) res.adj++;
       this.outcome.preemptions++;
+      this.outcome.victims.push(victim);
       if (victim.numNewTokens > 0) {
         this.budget += victim.numNewTokens;
         victim.numNewTokens = 0;

@@ -52,6 +52,20 @@ export type RequestDoneHook = (req: Request, tick: number) => void;
 /** Called for each produced token with the absolute tick at which it is available. */
 export type TokenHook = (req: Request, tick: number) => void;
 
+/** What one step did (read during the call only: the arrays are reused). */
+export interface StepInfo {
+  readonly clock: number;
+  readonly step: number;
+  /** The batch as executed: each request's `numNewTokens` is what it computed this step. */
+  readonly batch: readonly Request[];
+  readonly newlyScheduled: readonly Request[];
+  readonly preempted: readonly Request[];
+  /** Duration of the step (µs). */
+  readonly duration: number;
+}
+
+export type StepHook = (inst: Instance, info: StepInfo) => void;
+
 export class Instance {
   readonly id: string;
   clock = 0;
@@ -79,6 +93,8 @@ export class Instance {
    * (consumers deduplicate by `1 + req.itlCount`). Unset, it costs one null check per step.
    */
   onToken: TokenHook | null = null;
+  /** Optional observer of every executed step (traces, anomaly detectors); unset, one null check per step. */
+  onStep: StepHook | null = null;
 
   constructor(
     private readonly cfg: InstanceConfig,
@@ -288,6 +304,7 @@ export class Instance {
 
     // Phase 2: execute.
     const adv = this.execute(now);
+    if (this.onStep !== null) this.onStep(this, { clock: now, step: this.stepCount, batch: this.batch, newlyScheduled: ns, preempted: outcome.victims, duration: adv });
     if (this.onToken !== null) this.reportTokens(this.onToken, now, adv);
     this.kv.mirrorToCPU(this.batch);
     // Phases 3 and 4: completions, next step.

@@ -48,7 +48,7 @@ export async function preparePolicies(ev: EvolvablePolicies, engineOverride: San
   const engines = new Map<SandboxEngineName, SandboxEngine>();
   const specs: Partial<Record<string, PolicySpec>> = {};
   for (const [point, spec0] of Object.entries(ev.specs)) {
-    let spec = spec0 as PolicySpec;
+    let spec = spec0;
     if (spec.type === 'code' && engineOverride !== null) spec = { ...spec, engine: engineOverride };
     specs[point] = spec;
     if (spec.type !== 'code') continue;
@@ -88,12 +88,20 @@ function checkCompiles(spec: CodeSpec, engine: SandboxEngine): void {
     if (!(e instanceof SandboxError) && !(e instanceof PolicyRuntimeError)) throw e;
     const detail = e instanceof SandboxError ? e.detail : e.message;
     const kind = e instanceof SandboxError ? e.kind : 'decision';
-    const [file, line, col] = spec.where.split(':');
+    // Point at the offending line in the bundle (inline source) or the code file, when the engine says which.
+    let [file, line, col] = spec.where.split(':') as [string, string, string];
+    const at = /\((\d+):(\d+)\)|line (\d+)/.exec(detail);
+    if (at !== null) {
+      const userLines = spec.source.replace(/\n+$/, '').split('\n').length;
+      const l = Math.min(Number(at[1] ?? at[3]), userLines);
+      if (spec.sourceLine > 0) [line, col] = [String(spec.sourceLine + l - 1), '1'];
+      else [file, line, col] = [spec.sourceLabel, String(l), String(Number(at[2] ?? 0) + 1)];
+    }
     const fix = kind === 'syntax' ? 'fix the JavaScript syntax'
       : kind === 'entrypoint' ? `define function ${spec.entrypoint}(...) at top level, or set entrypoint: to the name you used`
       : kind === 'forbidden' ? 'policies cannot import modules or use async code, generators or regular expressions (docs/policies.md lists what the sandbox provides)'
       : 'top-level code must finish within the budget';
-    throw new PolicyConfigError('POLICY_CODE', { file: file ?? spec.sourceLabel, pos: { line: Number(line), col: Number(col) } }, `${spec.point}.${spec.sourceLine > 0 ? 'source' : 'file'}`,
+    throw new PolicyConfigError('POLICY_CODE', { file, pos: { line: Number(line), col: Number(col) } }, `${spec.point}.${spec.sourceLine > 0 ? 'source' : 'file'}`,
       `${spec.engine} engine: ${kind === 'entrypoint' ? 'missing entry point' : kind}: ${detail.replace(/\$blis\w+/g, spec.entrypoint)}${spec.sourceLine > 0 ? ` (the source starts at ${spec.sourceLabel})` : ` (in ${spec.sourceLabel})`}`, fix);
   }
 }

@@ -11,13 +11,15 @@
  * edge; code is compiled when the policies are built (it needs the sandbox engine).
  */
 import { isMap, isPair, isScalar, LineCounter, parseDocument } from 'yaml';
-import type { Document, Node as YamlNode, Pair, YAMLMap } from 'yaml';
+import type { Document, Node as YamlNode, Pair } from 'yaml';
 import { DEFAULT_SANDBOX_LIMITS, SANDBOX_ENGINE_NAMES, type SandboxEngineName, type SandboxLimits } from '../sandbox/types.js';
 import { PolicyConfigError, formatPolicyPath, type PolicyPath, type PolicyPosition } from './errors.js';
 import { parseDecisionTree, type DecisionTree } from './tree/index.js';
 import { validateTemplate, type TemplateParameters } from './templates/index.js';
 import type { ControlPoint } from './view.js';
-import { CONTROL_POINTS } from './view.js';
+import { CONTROL_POINTS, DEFAULT_ENTRYPOINTS } from './view.js';
+
+export { DEFAULT_ENTRYPOINTS } from './view.js';
 
 export interface PolicyMetadata {
   readonly id: string;
@@ -53,15 +55,6 @@ export interface EvolvablePolicies {
 }
 
 export const NO_EVOLVABLE: EvolvablePolicies = { metadata: null, specs: {} };
-
-/** Default entry point per control point (docs/policies.md). */
-export const DEFAULT_ENTRYPOINTS: Readonly<Record<ControlPoint, string>> = {
-  admission: 'admit',
-  priority: 'prioritize',
-  routing: 'route',
-  scheduler: 'makeBatch',
-  autoscale: 'evaluate',
-};
 
 const SPEC_KEYS = new Set(['type', 'template', 'parameters', 'tree', 'language', 'engine', 'entrypoint', 'source', 'file', 'limits', 'description']);
 
@@ -108,12 +101,12 @@ export function extractEvolvable(text: string, file: string, doc: Document, opts
   let metadata: PolicyMetadata | null = null;
   const specs: Partial<Record<ControlPoint, PolicySpec>> = {};
   const remove: Pair[] = [];
-  for (const pair of (root as YAMLMap).items) {
+  for (const pair of (root).items) {
     if (!isPair(pair) || !isScalar(pair.key)) continue;
     const key = String(pair.key.value);
     if (key === 'metadata') {
       metadata = readMetadata(js['metadata'], fail);
-      remove.push(pair as Pair);
+      remove.push(pair);
       continue;
     }
     if (!(CONTROL_POINTS as readonly string[]).includes(key)) continue;
@@ -122,7 +115,7 @@ export function extractEvolvable(text: string, file: string, doc: Document, opts
     const section = pair.value as YamlNode | null;
     if (point === 'autoscale') {
       if (raw === null || raw === undefined) {
-        remove.push(pair as Pair);
+        remove.push(pair);
         continue;
       }
       if (!isPlainObject(raw) || !('type' in raw)) fail([key], 'the autoscale control point needs `type: parameterized | decision_tree | code`', 'add a type (see docs/policies.md), or use the reference\'s `autoscaler:` section for the built-in autoscaler settings');
@@ -136,10 +129,10 @@ export function extractEvolvable(text: string, file: string, doc: Document, opts
     specs[point] = readSpec(point, raw, [key], where, isBlock, fail, file, opts);
     // The reference decoder sees the rest of the section (or nothing, when only spec keys were given).
     const keep = section.items.filter((p) => !(isScalar(p.key) && SPEC_KEYS.has(String(p.key.value))));
-    if (keep.length === 0) remove.push(pair as Pair);
+    if (keep.length === 0) remove.push(pair);
     else section.items = keep;
   }
-  if (remove.length > 0) (root as YAMLMap).items = (root as YAMLMap).items.filter((p) => !remove.includes(p as Pair));
+  if (remove.length > 0) (root).items = (root).items.filter((p) => !remove.includes(p));
   return { metadata, specs };
 }
 
@@ -150,7 +143,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 function readMetadata(raw: unknown, fail: (path: PolicyPath, problem: string, fix: string, code?: 'POLICY_SPEC' | 'POLICY_TYPE' | 'POLICY_UNKNOWN_KEY') => never): PolicyMetadata | null {
   if (raw === null || raw === undefined) return null;
   if (!isPlainObject(raw)) fail(['metadata'], 'metadata must be a mapping', 'write metadata: {id: ..., generation: ..., parent_id: ..., mutations: [...]}', 'POLICY_TYPE');
-  const m = raw as Record<string, unknown>;
+  const m = raw;
   for (const k of Object.keys(m)) {
     if (!['id', 'generation', 'parent_id', 'mutations'].includes(k)) fail(['metadata', k], `unknown key "${k}"`, 'valid keys: id, generation, parent_id, mutations', 'POLICY_UNKNOWN_KEY');
   }
@@ -164,7 +157,7 @@ function readMetadata(raw: unknown, fail: (path: PolicyPath, problem: string, fi
   if (typeof gen !== 'number' || !Number.isInteger(gen) || gen < 0) fail(['metadata', 'generation'], `generation must be a non-negative integer, got ${JSON.stringify(gen)}`, 'write e.g. generation: 3', 'POLICY_TYPE');
   const muts = m['mutations'] ?? [];
   if (!Array.isArray(muts) || muts.some((x) => typeof x !== 'string')) fail(['metadata', 'mutations'], 'mutations must be a list of text', 'write e.g. mutations: ["raised cache weight"]', 'POLICY_TYPE');
-  return { id: str('id'), generation: gen as number, parentId: str('parent_id'), mutations: muts as string[] };
+  return { id: str('id'), generation: gen, parentId: str('parent_id'), mutations: muts as string[] };
 }
 
 const TYPE_KEYS: Readonly<Record<string, readonly string[]>> = {
@@ -178,9 +171,9 @@ function readSpec(point: ControlPoint, raw: Record<string, unknown>, base: Polic
   if (typeof type !== 'string' || !(type in TYPE_KEYS)) {
     fail([...base, 'type'], `unknown policy type ${JSON.stringify(type)}`, 'use parameterized, decision_tree or code');
   }
-  const allowed = TYPE_KEYS[type as string] as readonly string[];
+  const allowed = TYPE_KEYS[type] as readonly string[];
   for (const k of Object.keys(raw)) {
-    if (!allowed.includes(k) && SPEC_KEYS.has(k)) fail([...base, k], `"${k}" does not belong to a ${type as string} policy`, `keys of a ${type as string} policy: ${allowed.join(', ')}`, 'POLICY_UNKNOWN_KEY');
+    if (!allowed.includes(k) && SPEC_KEYS.has(k)) fail([...base, k], `"${k}" does not belong to a ${type} policy`, `keys of a ${type} policy: ${allowed.join(', ')}`, 'POLICY_UNKNOWN_KEY');
   }
   const w = where(base);
   const at = `${w.file}:${w.pos.line}:${w.pos.col}`;
@@ -189,8 +182,8 @@ function readSpec(point: ControlPoint, raw: Record<string, unknown>, base: Polic
     if (typeof template !== 'string' || template === '') fail([...base, 'template'], 'a parameterized policy needs `template: NAME`', 'name a template (blis policies lists them)');
     const params = raw['parameters'] ?? {};
     if (!isPlainObject(params)) fail([...base, 'parameters'], 'parameters must be a mapping of name: value', 'write e.g. parameters: {cache_affinity_weight: 0.7} (or {} for the defaults)', 'POLICY_TYPE');
-    const parameters = validateTemplate(point, template as string, params as Record<string, unknown>, [...base], where);
-    return { point, where: at, type: 'parameterized', template: template as string, parameters };
+    const parameters = validateTemplate(point, template, params, [...base], where);
+    return { point, where: at, type: 'parameterized', template: template, parameters };
   }
   if (type === 'decision_tree') {
     if (!('tree' in raw)) fail([...base, 'tree'], 'a decision_tree policy needs `tree:`', 'add the root node: {if: ..., then: ..., else: ...} or a leaf');
@@ -211,7 +204,7 @@ function readSpec(point: ControlPoint, raw: Record<string, unknown>, base: Polic
   let sourceLine = 0;
   if (hasSource) {
     if (typeof raw['source'] !== 'string') fail([...base, 'source'], 'source must be text', 'use a YAML block scalar: source: |', 'POLICY_TYPE');
-    source = raw['source'] as string;
+    source = raw['source'];
     const s = where([...base, 'source']);
     // A block scalar's content starts on the line after its indicator.
     sourceLine = s.pos.line + (isBlock([...base, 'source']) ? 1 : 0);
@@ -221,26 +214,26 @@ function readSpec(point: ControlPoint, raw: Record<string, unknown>, base: Polic
     if (typeof p !== 'string' || p === '') fail([...base, 'file'], 'file must be a path', 'write file: policies/route.js (relative to the bundle)', 'POLICY_TYPE');
     if (opts.readFile === undefined) fail([...base, 'file'], 'code files cannot be read here', 'inline the code with source: |');
     try {
-      source = (opts.readFile as (path: string) => string)(p as string);
+      source = (opts.readFile)(p);
     } catch (e) {
-      return fail([...base, 'file'], `cannot read ${p as string}: ${(e as Error).message}`, 'check the path (relative to the bundle file)');
+      return fail([...base, 'file'], `cannot read ${p}: ${(e as Error).message}`, 'check the path (relative to the bundle file)');
     }
-    sourceLabel = p as string;
+    sourceLabel = p;
   }
   const limits = readLimits(raw['limits'], [...base, 'limits'], fail);
-  return { point, where: at, type: 'code', engine: engine as SandboxEngineName, entrypoint: entry as string, source, sourceLabel, sourceLine, limits };
+  return { point, where: at, type: 'code', engine: engine as SandboxEngineName, entrypoint: entry, source, sourceLabel, sourceLine, limits };
 }
 
 function readLimits(raw: unknown, path: PolicyPath, fail: (path: PolicyPath, problem: string, fix: string, code?: 'POLICY_SPEC' | 'POLICY_TYPE' | 'POLICY_UNKNOWN_KEY') => never): SandboxLimits {
   if (raw === undefined || raw === null) return DEFAULT_SANDBOX_LIMITS;
   if (!isPlainObject(raw)) fail(path, 'limits must be a mapping', 'write limits: {instructions: 1000000, memory_bytes: 67108864}', 'POLICY_TYPE');
-  const m = raw as Record<string, unknown>;
+  const m = raw;
   for (const k of Object.keys(m)) if (k !== 'instructions' && k !== 'memory_bytes') fail([...path, k], `unknown key "${k}"`, 'valid keys: instructions, memory_bytes', 'POLICY_UNKNOWN_KEY');
   const num = (k: string, def: number, min: number, max: number): number => {
     const v = m[k];
     if (v === undefined || v === null) return def;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) fail([...path, k], `${k} must be an integer in [${min}, ${max}], got ${JSON.stringify(v)}`, `the default is ${def}`, 'POLICY_SPEC');
-    return v as number;
+    return v;
   };
   return {
     instructions: num('instructions', DEFAULT_SANDBOX_LIMITS.instructions, 1000, 1_000_000_000),

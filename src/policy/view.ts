@@ -14,6 +14,15 @@ import type { GlobalSignal, HistoryWindow, RouterSignals, RouterState, RoutingSn
 export type ControlPoint = 'admission' | 'priority' | 'routing' | 'scheduler' | 'autoscale';
 export const CONTROL_POINTS: readonly ControlPoint[] = ['admission', 'priority', 'routing', 'scheduler', 'autoscale'];
 
+/** Default code entry point per control point (docs/policies.md). */
+export const DEFAULT_ENTRYPOINTS: Readonly<Record<ControlPoint, string>> = {
+  admission: 'admit',
+  priority: 'prioritize',
+  routing: 'route',
+  scheduler: 'makeBatch',
+  autoscale: 'evaluate',
+};
+
 /** A request as the router knows it. */
 export interface RequestView {
   id: string;

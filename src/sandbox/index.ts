@@ -5,6 +5,7 @@ export {
   MAX_RESULT_DEPTH,
   SANDBOX_ENGINE_NAMES,
   SandboxError,
+  kindText,
   type HostFunction,
   type SandboxCompiler,
   type SandboxEngine,

@@ -72,7 +72,8 @@ export class SandboxError extends Error {
   }
 }
 
-function kindText(kind: SandboxErrorKind): string {
+/** A short human label of an error kind ("instruction budget exceeded", ...). */
+export function kindText(kind: SandboxErrorKind): string {
   switch (kind) {
     case 'syntax': return 'syntax error';
     case 'entrypoint': return 'missing entry point';

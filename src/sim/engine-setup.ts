@@ -195,9 +195,10 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
  * Runs `requests` (sorted by arrival) through a fresh cluster built from `setup`. `followUps` (closed-loop
  * sessions: a SessionManager's hook) turns finished requests into new arrivals.
  */
-export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null): ClusterSimulator {
+export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null, prepare: ((cs: ClusterSimulator) => void) | null = null): ClusterSimulator {
   const cs = buildCluster(setup);
   if (followUps !== null) cs.setFollowUpHook(followUps);
+  prepare?.(cs);
   cs.run(requests);
   return cs;
 }

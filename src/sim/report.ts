@@ -19,6 +19,8 @@ export type Section =
 
 export interface Report {
   readonly sections: readonly Section[];
+  /** JSON-only sections (see ReportOptions.jsonExtras). */
+  readonly jsonExtras: Readonly<Record<string, unknown>>;
   readonly aggregate: MetricsView;
   readonly clusterOutput: MetricsOutputJson;
 }
@@ -33,6 +35,8 @@ export interface ReportOptions {
   /** Decision records, when `--trace-level decisions`; printed as a summary with `summarizeTrace`. */
   readonly trace: DecisionTrace | null;
   readonly summarizeTrace: boolean;
+  /** Extra top-level keys of the JSON output only (policy, policy_anomalies, trace); never in the reference text. */
+  readonly jsonExtras?: Readonly<Record<string, unknown>>;
 }
 
 export const DEFAULT_REPORT_OPTIONS: ReportOptions = {
@@ -70,7 +74,7 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
   text('KV Cache Metrics', 'kv_cache_metrics', kvCacheLines(raw), sections);
   for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null)) text(s.header, s.key, s.lines, sections);
   if (opts.trace && opts.summarizeTrace) text('Trace Summary', 'trace_summary', traceSummaryLines(summarizeTrace(opts.trace)), sections);
-  return { sections, aggregate: agg, clusterOutput };
+  return { sections, aggregate: agg, clusterOutput, jsonExtras: opts.jsonExtras ?? {} };
 }
 
 /** The reference's stdout, byte for byte. */
@@ -121,6 +125,7 @@ export function renderJson(r: Report): string {
   doc['simulation_metrics'] = r.clusterOutput;
   if (perInstance.length > 0) doc['instances'] = perInstance.map((s) => (s.kind === 'metrics' ? s.json : null));
   for (const sec of r.sections) if (sec.kind === 'text') doc[sec.key] = linesToObject(sec.lines);
+  for (const [k, v] of Object.entries(r.jsonExtras)) doc[k] = v;
   return `${JSON.stringify(doc, null, 2)}\n`;
 }
 

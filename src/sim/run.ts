@@ -26,7 +26,9 @@ import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
 import { horizonFlag, resolveEngineFlags } from './resolve-engine.js';
-import { resolvePolicyFlags } from './resolve-policies.js';
+import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
+import { RunRecorder } from '../cluster/recorder.js';
+import { anomalyReport, policyReportSections } from './policy-report.js';
 
 /** Receives each finished simulation (tests run invariant checkers on it). */
 export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[], setup: EngineSetup, sessions: SessionLog | null) => void;
@@ -60,14 +62,35 @@ function fitnessWeights(f: FlagValues): Map<string, number> | null {
   }
 }
 
-function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, goodputTargets: ReadonlyMap<string, SloDimTargets> | null, fitness: boolean): ReportOptions {
+function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, goodputTargets: ReadonlyMap<string, SloDimTargets> | null, fitness: boolean, jsonExtras: Record<string, unknown>): ReportOptions {
+  const level = f.str('trace-level');
   return {
     scheduler,
     fitnessWeights: fitness ? fitnessWeights(f) : null,
     goodputTargets,
-    trace: f.str('trace-level') === 'decisions' ? { admissions: cs.admissionRecords, routings: cs.routingRecords } : null,
+    trace: level === 'decisions' || level === 'full' ? { admissions: cs.admissionRecords, routings: cs.routingRecords } : null,
     summarizeTrace: f.bool('summarize-trace'),
+    jsonExtras,
   };
+}
+
+function recorderFor(pol: ResolvedPolicies): RunRecorder {
+  return new RunRecorder({ batches: pol.traceLevel === 'full', kvSampleIntervalUs: 10_000 });
+}
+
+/** The JSON-only policy, anomaly and trace sections of a finished run. */
+function extras(cs: ClusterSimulator, recorder: RunRecorder, requests: readonly Request[], pol: ResolvedPolicies, goodput: ReadonlyMap<string, SloDimTargets> | null): Record<string, unknown> {
+  const input = {
+    cs,
+    recorder,
+    requests,
+    metadata: pol.metadata,
+    evolvable: pol.policy.evolvable ?? null,
+    traceLevel: pol.traceLevel,
+    goodputTargets: goodput,
+    priorityScheduling: pol.scheduler === 'priority-fcfs' || pol.policy.evolvable?.evolvable.specs.priority !== undefined || pol.policy.evolvable?.evolvable.specs.scheduler !== undefined,
+  };
+  return policyReportSections(input, anomalyReport(input));
 }
 
 function cliGoodput(f: FlagValues): ReturnType<typeof resolveGoodputCliFlags> {
@@ -201,9 +224,11 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     sessions = new SessionManager(wl.sessions);
     if (wl.followUpBudget >= 0) sessions.setFollowUpBudget(wl.followUpBudget);
   }
-  const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook);
-  observe?.(cs, sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps], full, sessions === null ? null : sessions.log());
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true));
+  const recorder = recorderFor(pol);
+  const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook, (c) => recorder.attach(c));
+  const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
+  observe?.(cs, all, full, sessions === null ? null : sessions.log());
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, outputFormat(f) === 'json' ? extras(cs, recorder, all, pol, goodputTargets) : {}));
   let trace: SimulationOutputs['trace'] = null;
   if (f.str('trace-output') !== '') {
     const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
@@ -233,9 +258,10 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const requests = buildReplayRequests(records, seed);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
-  const cs = runEngine(full, requests);
+  const recorder = recorderFor(pol);
+  const cs = runEngine(full, requests, null, (c) => recorder.attach(c));
   observe?.(cs, requests, full, null);
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false));
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, outputFormat(f) === 'json' ? extras(cs, recorder, requests, pol, goodputTargets) : {}));
   return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)) };
 }
 

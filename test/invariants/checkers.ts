@@ -64,7 +64,8 @@ export function checkConservation(ctx: InvariantContext, cls: Classification = c
   // A request dispatched from the gateway whose routing event lies past the horizon is in neither place.
   if (setup.routingLatency === 0) gw('queue_depth', g.queueDepth, all.gateway_queued);
   else if (g.queueDepth > all.gateway_queued) gw('queue_depth', g.queueDepth, all.gateway_queued);
-  const unrouted = rejections + all.gateway_rejected + all.gateway_shed + all.gateway_expired + all.gateway_queued + all.cluster_pipeline;
+  if (cs.delayedNow.size !== all.admission_delayed) v.push(`INV-1 cluster: ${cs.delayedNow.size} requests counted as delayed but ${all.admission_delayed} are`);
+  const unrouted = rejections + all.gateway_rejected + all.gateway_shed + all.gateway_expired + all.gateway_queued + all.cluster_pipeline + all.admission_delayed;
   if (requests.length !== routed + unrouted) {
     v.push(`INV-1 cluster: num_requests=${requests.length} != routed ${routed} + never routed ${unrouted} (${JSON.stringify(all)})`);
   }

@@ -30,11 +30,14 @@ export type Bucket =
   /** Never routed: its ClusterArrival/Admission/Routing event lies past the horizon. */
   | 'cluster_pipeline'
   /** Admitted into the gateway queue (flow control) and not yet routed at the horizon. */
-  | 'gateway_queued';
+  | 'gateway_queued'
+  /** Waiting out an admission DELAY at the horizon (INV-1's delayed term). */
+  | 'admission_delayed';
 
 export const BUCKETS: readonly Bucket[] = [
   'completed', 'timed_out', 'dropped_unservable', 'rejected', 'gateway_rejected', 'gateway_shed', 'gateway_expired',
   'gateway_evicted', 'still_queued', 'still_running', 'instance_pipeline', 'cluster_pipeline', 'gateway_queued',
+  'admission_delayed',
 ];
 
 export interface Classification {
@@ -103,7 +106,13 @@ export function classify(ctx: InvariantContext): Classification {
       continue;
     }
     let b: Bucket;
-    if (r.outcome !== '') b = r.outcome;
+    if (cs.delayedNow.has(r)) {
+      if (held.length > 0) {
+        violations.push(`INV-1: ${r.id} is waiting out an admission DELAY and is also counted as ${held.join(', ')}`);
+        continue;
+      }
+      b = 'admission_delayed';
+    } else if (r.outcome !== '') b = r.outcome;
     else if (p.length === 1) b = (p[0] as string).endsWith('.waitQ') ? 'still_queued' : 'still_running';
     else if (r.assignedInstance !== '') {
       if (queuedTime(setup, r) <= setup.horizon) {
@@ -111,7 +120,8 @@ export function classify(ctx: InvariantContext): Classification {
         continue;
       }
       b = 'instance_pipeline';
-    } else if (r.arrivalTime + setup.admissionLatency + setup.routingLatency > setup.horizon) {
+    } else if (r.arrivalTime + setup.admissionLatency + setup.routingLatency > setup.horizon || r.admissionDelays > 0) {
+      // A request admitted after DELAYs has its routing event later than arrival + latencies.
       b = 'cluster_pipeline';
     } else if (cs.flowController !== null && r.arrivalTime + setup.admissionLatency <= setup.horizon) {
       b = 'gateway_queued';

@@ -12,7 +12,7 @@ import type { Request } from '../../domain/request.js';
 import type { BatchChoice, InstanceScheduler, SchedulerContext } from '../../instance/scheduler.js';
 import { clampScaleDecision, type AutoScaleContext, type AutoScalePolicy } from '../../routing/autoscale.js';
 import type { AdmissionDecision, AdmissionPolicy, PriorityPolicy, RouterState, RoutingDecision, RoutingPolicy } from '../../routing/types.js';
-import { SandboxError, type SandboxEngine, type SandboxProgram } from '../../sandbox/types.js';
+import { SandboxError, kindText, type SandboxEngine, type SandboxProgram } from '../../sandbox/types.js';
 import { PolicyRuntimeError } from '../errors.js';
 import type { PolicyBuildContext } from '../templates/build.js';
 import type { PolicySpec } from '../spec.js';
@@ -74,7 +74,7 @@ class Caller {
       return this.program.call(entry, args);
     } catch (e) {
       if (e instanceof SandboxError) {
-        throw new PolicyRuntimeError(this.spec.point, label(this.spec), e.kind, this.calls, `${what}: ${e.detail.replace(/\$blis\w+/g, this.spec.entrypoint)} (${e.code}; fix the policy or raise limits.instructions / limits.memory_bytes)`);
+        throw new PolicyRuntimeError(this.spec.point, label(this.spec), e.kind, this.calls, `${what}: ${kindText(e.kind)}: ${e.detail.replace(/\$blis\w+/g, this.spec.entrypoint)} (${e.code}${e.kind === 'budget' || e.kind === 'memory' ? '; fix the policy or raise limits.instructions / limits.memory_bytes' : ''})`);
       }
       throw e;
     }
@@ -92,7 +92,7 @@ function isObj(v: unknown): v is Record<string, unknown> {
 function reasonOf(c: Caller, v: unknown, what: string): string {
   if (v === undefined || v === null) return '';
   if (typeof v !== 'string') c.bad(what, `reason must be text, got ${JSON.stringify(v)}`);
-  return (v as string).slice(0, 200);
+  return (v).slice(0, 200);
 }
 
 export function codeAdmission(spec: CodeSpec, engine: SandboxEngine, ctx: PolicyBuildContext): AdmissionPolicy {
@@ -167,7 +167,7 @@ export function codeRouting(spec: CodeSpec, engine: SandboxEngine, ctx: PolicyBu
           if (typeof v !== 'number' || !Number.isFinite(v)) c.bad(what, `score of ${s.id} must be a finite number`);
           scores.set(s.id, v as number);
         }
-        for (const k of Object.keys(sc as object)) if (!snaps.some((s) => s.id === k)) c.bad(what, `scores names ${k}, which is not a routable instance`);
+        for (const k of Object.keys(sc)) if (!snaps.some((s) => s.id === k)) c.bad(what, `scores names ${k}, which is not a routable instance`);
       }
       const reason = isObj(r) ? reasonOf(c, r['reason'], what) : '';
       const id = (snaps[target] as { id: string }).id;

@@ -1,0 +1,14 @@
+/** `blis policies`: the control points, templates and decision-tree features as one JSON document. */
+import type { Command } from 'commander';
+import { policyCatalog } from '../policy/catalog.js';
+import type { Io } from './io.js';
+
+export function registerPoliciesCommand(root: Command, io: Io): void {
+  const c = root
+    .command('policies')
+    .description('list the policy control points, parameterized templates (parameters, ranges, defaults) and decision-tree features as JSON');
+  c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
+  c.action(() => {
+    io.stdout(`${JSON.stringify(policyCatalog(), null, 2)}\n`);
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * The JSON-only report sections of evolvable policies and traces: `policy` (the candidate's metadata and
+ * what runs at each control point), `policy_anomalies` (policy-search-design §10: counts always, events with
+ * `--trace-level decisions|full`) and `trace` (the decision records; batch formations with `full`). The
+ * reference text format (`--output-format reference`) never changes.
+ */
+import type { ClusterSimulator } from '../cluster/cluster.js';
+import type { RunRecorder } from '../cluster/recorder.js';
+import type { Request } from '../domain/request.js';
+import { detectAnomalies, type AnomalyInputs, type AnomalyReport } from '../metrics/anomalies.js';
+import type { SloDimTargets } from '../metrics/goodput.js';
+import type { PreparedPolicies } from '../policy/build.js';
+import type { PolicyMetadata } from '../policy/spec.js';
+import { printTree } from '../policy/tree/index.js';
+import type { TraceLevel } from './resolve-policies.js';
+
+export interface PolicyReportInput {
+  readonly cs: ClusterSimulator;
+  readonly recorder: RunRecorder;
+  /** Every request of the run (follow-ups included). */
+  readonly requests: readonly Request[];
+  readonly metadata: PolicyMetadata | null;
+  readonly evolvable: PreparedPolicies | null;
+  readonly traceLevel: TraceLevel;
+  readonly goodputTargets: ReadonlyMap<string, SloDimTargets> | null;
+  /** Priority-aware scheduling in effect (priority-fcfs, or a priority / scheduler policy). */
+  readonly priorityScheduling: boolean;
+}
+
+export function anomalyReport(x: PolicyReportInput): AnomalyReport {
+  const first = x.recorder.firstScheduled;
+  const inputs: AnomalyInputs = {
+    requests: x.requests.filter((r) => r.assignedInstance !== '').map((r) => ({
+      id: r.id,
+      instance: r.assignedInstance,
+      sloClass: r.sloClass,
+      arrivalUs: r.arrivalTime,
+      scheduledUs: first.get(r) ?? null,
+      ttftUs: r.hasTTFT ? r.ttft : null,
+      itlMeanUs: r.hasE2E && r.outputLen > 1 ? r.itlMean : null,
+      e2eUs: r.hasE2E ? r.e2e : null,
+      priority: r.priority,
+      sloTargetUs: r.sloTargetUs,
+    })),
+    sloTargets: x.goodputTargets,
+    priorityScheduling: x.priorityScheduling,
+    preemptions: x.recorder.preemptions,
+    routings: x.recorder.routings,
+    kvSamples: x.recorder.kvSamples,
+    scaleEvents: [],
+    pdQueueSamples: [],
+  };
+  return detectAnomalies(inputs);
+}
+
+/** The extra top-level keys of the JSON report. */
+export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyReport): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const traced = x.traceLevel === 'decisions' || x.traceLevel === 'full';
+  if (x.evolvable !== null || x.metadata !== null) {
+    const points: Record<string, unknown> = {};
+    for (const [point, spec] of Object.entries(x.evolvable?.evolvable.specs ?? {})) {
+      if (spec.type === 'parameterized') points[point] = { type: spec.type, template: spec.template, parameters: spec.parameters };
+      else if (spec.type === 'decision_tree') points[point] = { type: spec.type, nodes: spec.tree.nodeCount, text: printTree(spec.tree) };
+      else points[point] = { type: spec.type, engine: spec.engine, entrypoint: spec.entrypoint, source: spec.sourceLabel, limits: { instructions: spec.limits.instructions, memory_bytes: spec.limits.memoryBytes } };
+    }
+    const m = x.metadata;
+    out['policy'] = {
+      ...(m === null ? {} : { id: m.id, generation: m.generation, parent_id: m.parentId, mutations: m.mutations }),
+      control_points: points,
+      admission_delays: x.cs.admissionDelays,
+      admission_delay_limit_rejections: x.cs.delayLimitRejections,
+      still_delayed: x.cs.delayedNow.size,
+    };
+  }
+  out['policy_anomalies'] = {
+    counts: anomalies.counts,
+    shadow_divergences: x.cs.shadowDivergences,
+    ...(traced ? { events: anomalies.events.map((e) => ({ type: e.type, timestamp_us: e.timestampUs, description: e.description, requests: e.requests, severity: e.severity })) } : {}),
+  };
+  if (traced) {
+    out['trace'] = {
+      level: x.traceLevel,
+      ...(x.metadata === null ? {} : { policy_id: x.metadata.id }),
+      admissions: x.cs.admissionRecords.map((a) => ({ request_id: a.requestId, clock_us: a.clock, admitted: a.admitted, reason: a.reason, ...(a.delayUs === undefined ? {} : { delay_us: a.delayUs }) })),
+      ...(x.cs.priorityRecords.length > 0 ? { priorities: x.cs.priorityRecords.map((p) => ({ request_id: p.requestId, clock_us: p.clock, score: p.score, ...(p.hints === null ? {} : { hints: p.hints }) })) } : {}),
+      routings: x.cs.routingRecords.map((r) => ({
+        request_id: r.requestId,
+        clock_us: r.clock,
+        chosen_instance: r.chosenInstance,
+        reason: r.reason,
+        ...(r.scores === null ? {} : { scores: Object.fromEntries(r.scores) }),
+        ...(r.candidates === null ? {} : { top_k: r.candidates.map((c) => ({ instance_id: c.instanceId, score: c.score, queue_depth: c.queueDepth, batch_size: c.batchSize, in_flight: c.inFlightRequests, kv_utilization: c.kvUtilization })) }),
+        regret: r.regret,
+        ...(r.expectedCacheHit === undefined ? {} : { expected_cache_hit: r.expectedCacheHit, cache_hit: r.cacheHit }),
+        ...(r.filteredOut === undefined ? {} : { filtered_out: r.filteredOut }),
+      })),
+      ...(x.traceLevel === 'full'
+        ? {
+            batches: x.recorder.batches.map((b) => ({ time_us: b.timeUs, instance: b.instance, step: b.step, scheduled: b.scheduled, newly_scheduled: b.newlyScheduled, preempted: b.preempted, duration_us: b.durationUs, kv_offloads: b.offloads, kv_reloads: b.reloads })),
+            preemptions: x.recorder.preemptions.map((p) => ({ time_us: p.timeUs, instance: p.instance, request_id: p.requestId })),
+          }
+        : {}),
+    };
+  }
+  return out;
+}

@@ -1,0 +1,39 @@
+/**
+ * The bundles shown in docs/policies.md and the README run as documented (a code example that refers to a
+ * file of its own is skipped): docs that drift from the code fail here.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const dir = mkdtempSync(path.join(tmpdir(), 'blis-policy-docs-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function yamlBlocks(file: string): string[] {
+  const text = readFileSync(path.join(root, file), 'utf8');
+  return [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] as string).filter((b) => /\btype: /.test(b) && !/\bfile: /.test(b));
+}
+
+describe('documented bundles run', () => {
+  for (const file of ['docs/policies.md', 'README.md']) {
+    yamlBlocks(file).forEach((block, i) => {
+      it(`${file} example ${i + 1}`, async () => {
+        const p = path.join(dir, `${path.basename(file)}-${i}.yaml`);
+        writeFileSync(p, block);
+        let err = '';
+        let out = '';
+        const code = await main(['run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--num-instances', '4', '--num-requests', '80', '--rate', '40', '--prefix-tokens', '256', '--policy-config', p, '--log', 'error'], {
+          stdout: (t) => (out += t), warn: () => undefined, error: (t) => (err += t),
+        });
+        expect(code, err).toBe(0);
+        expect((JSON.parse(out) as { simulation_metrics: { injected_requests: number } }).simulation_metrics.injected_requests).toBeGreaterThan(0);
+      });
+    });
+  }
+  it('finds the examples', () => {
+    expect(yamlBlocks('docs/policies.md').length).toBeGreaterThanOrEqual(3);
+  });
+});
