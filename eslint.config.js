@@ -22,10 +22,12 @@ const ALLOWED = {
   sim: ['cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
   // Pure comparison of real and simulated per-request records.
   calibrate: ['workload', 'metrics', 'engine', 'domain', 'config'],
+  // Policy search: candidates x suites -> scores, features and reflection text, through sim.
+  evaluate: ['sim', 'cluster', 'policy', 'sandbox', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
   // Network edges (HTTP client and server): like cli, allowed the wall clock; they drive sim/workload.
   observe: ['calibrate', 'sim', 'workload', 'metrics', 'engine', 'domain', 'config'],
   serve: ['sim', 'cluster', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
-  cli: ['serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  cli: ['evaluate', 'serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
 };
 const LAYERS = Object.keys(ALLOWED);
 
@@ -48,7 +50,7 @@ const layerRules = LAYERS.map((layer) => {
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/**', 'bin/**', 'scripts/**', '*.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/**', 'bin/**', 'scripts/**', 'integrations/**', '*.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

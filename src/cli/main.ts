@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { runCommand, replayCommand, type SimulationObserver } from './commands.js';
 import { registerConvertCommand } from './convert-command.js';
 import { registerPoliciesCommand } from './policies-command.js';
+import { registerEvaluateCommands } from './evaluate-command.js';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, isCodedError } from './errors.js';
 import { readFlags, registerFlags } from './flags.js';
 import type { CommandName } from './flags-io.js';
@@ -38,6 +39,7 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
   }
   registerConvertCommand(root, io);
   registerPoliciesCommand(root, io);
+  registerEvaluateCommands(root, io);
   return root;
 }
 

@@ -22,6 +22,24 @@ export interface RoutingOutcomeRecord {
   readonly actualHit: boolean;
 }
 
+/**
+ * Where the request's prefix was when it was routed (`prefixAudit`): the chosen instance's cached leading
+ * blocks against the best instance's, live at the routing instant.
+ */
+export interface PrefixAuditRecord {
+  readonly timeUs: number;
+  readonly requestId: string;
+  readonly chosen: string;
+  readonly chosenBlocks: number;
+  readonly best: string;
+  readonly bestBlocks: number;
+  /** Full prompt blocks of the request. */
+  readonly promptBlocks: number;
+  /** Load (queue + batch + in-flight) of the chosen and of the best-prefix instance, router view. */
+  readonly chosenLoad: number;
+  readonly bestLoad: number;
+}
+
 export interface KvSampleRecord {
   readonly timeUs: number;
   readonly instance: string;
@@ -49,6 +67,8 @@ export interface RecorderOptions {
   readonly batches: boolean;
   /** Minimum spacing of KV counter samples per instance (µs). */
   readonly kvSampleIntervalUs: number;
+  /** Record where each routed request's prefix was (reflection summaries); one cache lookup per instance per routing. */
+  readonly prefixAudit?: boolean;
 }
 
 export class RunRecorder {
@@ -56,6 +76,7 @@ export class RunRecorder {
   readonly routings: RoutingOutcomeRecord[] = [];
   readonly kvSamples: KvSampleRecord[] = [];
   readonly batches: BatchRecord[] = [];
+  readonly prefixAudits: PrefixAuditRecord[] = [];
   /** First time each request was scheduled into a batch (µs). */
   readonly firstScheduled = new Map<Request, number>();
   private readonly lastSample: number[] = [];
@@ -70,11 +91,36 @@ export class RunRecorder {
       if (o.expectedCacheHit !== null && o.cacheHit !== null) {
         this.routings.push({ timeUs: o.clock, requestId: o.req.id, instance: (cs.instances[o.instanceIndex] as Instance).id, expectedHit: o.expectedCacheHit, actualHit: o.cacheHit });
       }
+      if (this.opts.prefixAudit === true) this.audit(cs, o);
     };
     cs.instances.forEach((inst, i) => {
       this.lastSample.push(-Infinity);
       this.lastCounters.push({ offloads: 0, reloads: 0 });
       inst.onStep = (_, info) => this.step(inst, i, info);
+    });
+  }
+
+  private audit(cs: ClusterSimulator, o: RoutingObservation): void {
+    const chosen = cs.instances[o.instanceIndex] as Instance;
+    const promptBlocks = Math.floor(o.req.inputLen / chosen.kv.blockSize);
+    if (promptBlocks === 0) return;
+    let best = o.instanceIndex;
+    let bestBlocks = chosen.kv.cachedPrefixBlocks(o.req);
+    const chosenBlocks = bestBlocks;
+    cs.instances.forEach((inst, i) => {
+      const b = inst.kv.cachedPrefixBlocks(o.req);
+      if (b > bestBlocks) {
+        best = i;
+        bestBlocks = b;
+      }
+    });
+    const load = (i: number): number => {
+      const inst = cs.instances[i] as Instance;
+      return inst.queueDepth + inst.batchSize + (cs.inFlight[i] ?? 0);
+    };
+    this.prefixAudits.push({
+      timeUs: o.clock, requestId: o.req.id, chosen: chosen.id, chosenBlocks, best: (cs.instances[best] as Instance).id, bestBlocks, promptBlocks,
+      chosenLoad: load(o.instanceIndex), bestLoad: load(best),
     });
   }
 

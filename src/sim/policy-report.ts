@@ -57,7 +57,9 @@ export function anomalyReport(x: PolicyReportInput): AnomalyReport {
 export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyReport): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const traced = x.traceLevel === 'decisions' || x.traceLevel === 'full';
-  if (x.evolvable !== null || x.metadata !== null) {
+  // A bundle's policies are described when it names the candidate or decisions are traced: otherwise a
+  // policy written as a bundle prints exactly what the equivalent built-in prints.
+  if (x.metadata !== null || (traced && x.evolvable !== null)) {
     const points: Record<string, unknown> = {};
     for (const [point, spec] of Object.entries(x.evolvable?.evolvable.specs ?? {})) {
       if (spec.type === 'parameterized') points[point] = { type: spec.type, template: spec.template, parameters: spec.parameters };
@@ -68,10 +70,11 @@ export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyRep
     out['policy'] = {
       ...(m === null ? {} : { id: m.id, generation: m.generation, parent_id: m.parentId, mutations: m.mutations }),
       control_points: points,
-      admission_delays: x.cs.admissionDelays,
-      admission_delay_limit_rejections: x.cs.delayLimitRejections,
-      still_delayed: x.cs.delayedNow.size,
     };
+  }
+  // DELAY is an evolvable-policy decision (the built-ins never delay): reported only when one happened.
+  if (x.cs.admissionDelays > 0) {
+    out['admission_delays'] = { delays: x.cs.admissionDelays, delay_limit_rejections: x.cs.delayLimitRejections, still_delayed: x.cs.delayedNow.size };
   }
   out['policy_anomalies'] = {
     counts: anomalies.counts,

@@ -125,7 +125,9 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
       counterfactualK: k,
       flowControl: fc.config,
       evolvable: prepared,
-      routerSignals: traced,
+      // The JSON report counts shadow divergences, so the router keeps its ShadowKV whenever it is printed;
+      // the reference text format has no use for it.
+      routerSignals: traced || f.str('output-format') !== 'reference',
     },
     traceLevel: traceLevel as TraceLevel,
   };

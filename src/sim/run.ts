@@ -44,6 +44,10 @@ export interface SimulationOutputs {
   readonly trace: { readonly yaml: string; readonly csv: string } | null;
   /** replay `--results-path` contents. */
   readonly results: string | null;
+  /** What the run recorded (preemptions, routings with cache outcomes, KV samples, batches with `full`). */
+  readonly recorder: RunRecorder;
+  /** Every request of the run, follow-ups included. */
+  readonly requests: readonly Request[];
 }
 
 function outputFormat(f: FlagValues): 'json' | 'reference' {
@@ -74,8 +78,14 @@ function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, g
   };
 }
 
-function recorderFor(pol: ResolvedPolicies): RunRecorder {
-  return new RunRecorder({ batches: pol.traceLevel === 'full', kvSampleIntervalUs: 10_000 });
+/** Options of a run beyond the CLI's (the evaluator's). */
+export interface RunOptions {
+  /** Record where each routed request's prefix was (reflection summaries). */
+  readonly prefixAudit?: boolean;
+}
+
+function recorderFor(pol: ResolvedPolicies, opts: RunOptions): RunRecorder {
+  return new RunRecorder({ batches: pol.traceLevel === 'full', kvSampleIntervalUs: 10_000, prefixAudit: opts.prefixAudit === true });
 }
 
 /** The JSON-only policy, anomaly and trace sections of a finished run. */
@@ -207,7 +217,7 @@ function render(f: FlagValues, report: Report): string {
   return outputFormat(f) === 'reference' ? renderReferenceText(report) : renderJson(report);
 }
 
-export async function simulateRun(f: FlagValues, env: SimEnv, observe?: SimulationObserver): Promise<SimulationOutputs> {
+export async function simulateRun(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
   outputFormat(f);
   const { setup, latency, seed } = await resolveEngineFlags(f, env);
   for (const w of latency.warnings) env.warn(w);
@@ -224,7 +234,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     sessions = new SessionManager(wl.sessions);
     if (wl.followUpBudget >= 0) sessions.setFollowUpBudget(wl.followUpBudget);
   }
-  const recorder = recorderFor(pol);
+  const recorder = recorderFor(pol, opts);
   const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook, (c) => recorder.attach(c));
   const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
@@ -238,7 +248,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
     trace = { yaml: formatTraceHeaderYaml(header), csv: formatTraceCsv(records, header.mode) };
   }
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace, results: null };
+  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace, results: null, recorder, requests: all };
 }
 
 export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver): Promise<SimulationOutputs> {
@@ -258,11 +268,11 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const requests = buildReplayRequests(records, seed);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
-  const recorder = recorderFor(pol);
+  const recorder = recorderFor(pol, {});
   const cs = runEngine(full, requests, null, (c) => recorder.attach(c));
   observe?.(cs, requests, full, null);
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, outputFormat(f) === 'json' ? extras(cs, recorder, requests, pol, goodputTargets) : {}));
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)) };
+  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)), recorder, requests };
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

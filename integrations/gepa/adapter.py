@@ -1,0 +1,500 @@
+"""GEPA adapter for blis-ts policies (written against GEPA 0.1.4's ``GEPAAdapter`` protocol, gepa.core.adapter).
+
+GEPA optimises a *candidate*: a dict of text components. Here a candidate is what
+``candidateFromComponents`` (src/evaluate/candidate.ts) accepts: ``{"bundle": TEXT}`` (a whole policy bundle,
+YAML or JSON, docs/policies.md) or control-point keys ``admission | priority | routing | scheduler | autoscale``
+each holding JavaScript (``function route(request, state) {...}`` etc.). A data instance is an example id
+``"scenario@seed"`` of the evaluation suite (or a dict with ``example_id``/``id``, or ``scenario`` and ``seed``);
+``examples()`` lists the suite's.
+
+``BlisGEPAAdapter.evaluate`` evaluates the candidate on each example separately (one simulation run each, so
+one example's failure or feedback never leaks into another's) through
+
+- the blis CLI: ``<BLIS_CMD> evaluate --components FILE.json --suite SUITE --only scenario@seed``, or
+- a running ``blis evaluate --serve`` server when ``BLIS_EVAL_URL`` (or ``eval_url=``) is set:
+  ``POST /evaluate {"candidate": {...}, "example_id": "scenario@seed"}`` (GEPA's evaluation-server protocol).
+
+and returns GEPA's ``EvaluationBatch`` (imported from gepa when installed, else a compatible dataclass):
+``outputs`` and ``scores`` (``combined_score`` of each run, in [0, 1]) of the batch's length, ``trajectories``
+when ``capture_traces``, ``objective_scores`` (the normalised per-objective scores, all higher-is-better, the
+same keys for every example) and ``num_metric_calls`` (the batch's length). A failing example (a candidate that
+does not compile, a policy error, a timeout, a crashed process, an unknown example id) scores 0.0 with the
+reason in its output and trajectory; ``evaluate`` never raises for it.
+
+``make_reflective_dataset`` gives every requested component one record per evaluated example:
+``{"Inputs": {...}, "Generated Outputs": "...", "Feedback": "..."}`` (plus ``score``); the feedback is blis's
+reflection summary (what went wrong, worst decisions, counterfactuals) or the error.
+
+Environment: ``BLIS_CMD`` (command prefix, default ``node <repo>/bin/blis.js``), ``BLIS_SUITE`` (default
+``routing-prefix-heavy``), ``BLIS_TIMEOUT_S`` (default 120, enforced here), ``BLIS_EVAL_URL``.
+Standard library only; Python 3.8+.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shlex
+import signal
+import subprocess
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_SUITE = "routing-prefix-heavy"
+DEFAULT_TIMEOUT_S = 120.0
+CONTROL_POINTS = ("admission", "priority", "routing", "scheduler", "autoscale")
+ENTRY_POINTS = {
+    "admission": "admit(request, state) -> 'admit' | 'reject' | {delayUs, reason?}",
+    "priority": "prioritize(request, state) -> a score (higher = more urgent)",
+    "routing": "route(request, state) -> an instance id, its index, or {target, reason?}",
+    "scheduler": "makeBatch(ctx) / selectPreemptionVictim(ctx) / onRequestArrival(request, ctx)",
+    "autoscale": "evaluate(ctx) -> {action: up|down|none, by?} | {targetReplicas}",
+    "bundle": "a whole policy bundle (YAML or JSON, docs/policies.md)",
+}
+FEEDBACK_CHARS = 8000
+WORST_DECISIONS_CHARS = 3000
+STDERR_TAIL_CHARS = 3000
+_EXAMPLE_RE = re.compile(r"^(.+)@(\d+)$")
+
+try:  # GEPA 0.1.x
+    from gepa.core.adapter import EvaluationBatch  # type: ignore
+except Exception:  # noqa: BLE001 -- GEPA not installed: a compatible container
+
+    @dataclass
+    class EvaluationBatch:  # type: ignore[no-redef]
+        """GEPA's EvaluationBatch fields (gepa.core.adapter, 0.1.4)."""
+
+        outputs: List[Any]
+        scores: List[float]
+        trajectories: Optional[List[Any]] = None
+        objective_scores: Optional[List[Dict[str, float]]] = None
+        num_metric_calls: Optional[int] = None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Running blis
+
+
+def blis_command(cmd: Optional[Sequence[str]] = None) -> List[str]:
+    """The command prefix running blis: ``cmd``, else ``BLIS_CMD`` (shell-split), else ``node <repo>/bin/blis.js``."""
+    if cmd:
+        return list(cmd)
+    override = os.environ.get("BLIS_CMD", "").strip()
+    if override:
+        return shlex.split(override)
+    return ["node", str(REPO_ROOT / "bin" / "blis.js")]
+
+
+def env_timeout_s() -> float:
+    """``BLIS_TIMEOUT_S`` (seconds), default 120."""
+    try:
+        value = float(os.environ.get("BLIS_TIMEOUT_S", DEFAULT_TIMEOUT_S))
+        return value if value > 0 and math.isfinite(value) else DEFAULT_TIMEOUT_S
+    except ValueError:
+        return DEFAULT_TIMEOUT_S
+
+
+def tail(text: str, n: int = STDERR_TAIL_CHARS) -> str:
+    """The last ``n`` characters of ``text`` (stripped)."""
+    text = (text or "").strip()
+    return text if len(text) <= n else "[...]\n" + text[-n:]
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n] + "\n[... %d more characters]" % (len(text) - n)
+
+
+def run_blis(args: List[str], timeout_s: float, cmd: Optional[Sequence[str]] = None) -> Tuple[Optional[int], str, str, bool]:
+    """Runs ``blis ARGS`` (cwd: the repository) within ``timeout_s``; returns (exit code or None, stdout, stderr, timed_out).
+
+    On timeout the whole process group is killed (a wrapper such as ``npx`` starts node as a child).
+    """
+    full = blis_command(cmd) + args
+    try:
+        proc = subprocess.Popen(
+            full,
+            cwd=str(REPO_ROOT),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            start_new_session=(os.name == "posix"),
+        )
+    except (OSError, ValueError) as e:
+        return None, "", "cannot start %s: %s" % (" ".join(full), e), False
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+        return proc.returncode, out, err, False
+    except subprocess.TimeoutExpired:
+        try:
+            if os.name == "posix":
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
+        except OSError:
+            try:
+                proc.kill()
+            except OSError:
+                pass
+        try:
+            out, err = proc.communicate(timeout=10)
+        except (subprocess.TimeoutExpired, ValueError):
+            out, err = "", ""
+        return None, out or "", err or "", True
+
+
+def http_json(url: str, body: Optional[Dict[str, Any]], timeout_s: float) -> Tuple[int, Any]:
+    """GET (``body`` None) or POST JSON to ``url``; returns (HTTP status, decoded JSON or None). 0 = no answer."""
+    data = None if body is None else json.dumps(body).encode("utf-8")
+    req = urllib.request.Request(url, data=data, method="GET" if body is None else "POST")
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as res:  # noqa: S310 -- a URL the user configured
+            status, raw = res.status, res.read()
+    except urllib.error.HTTPError as e:
+        status, raw = e.code, e.read()
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        return 0, {"error": "no answer from %s: %s" % (url, e)}
+    try:
+        return status, json.loads(raw.decode("utf-8")) if raw else None
+    except ValueError:
+        return status, {"error": "not JSON: %r" % (raw[:200],)}
+
+
+def normalize_candidate(candidate: Any) -> Dict[str, str]:
+    """A component dict from a candidate: a dict of texts as is; a string as ``{"bundle": text}``."""
+    if isinstance(candidate, str):
+        return {"bundle": candidate}
+    if isinstance(candidate, Mapping):
+        return {str(k): v if isinstance(v, str) else str(v) for k, v in candidate.items()}
+    raise TypeError("a candidate is a dict of component texts or a bundle text, got %s" % type(candidate).__name__)
+
+
+def example_id_of(item: Any) -> Optional[str]:
+    """``"scenario@seed"`` of a data instance (a string, or a dict with example_id / id / scenario and seed)."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, Mapping):
+        for key in ("example_id", "id"):
+            if isinstance(item.get(key), str):
+                return item[key]
+        if isinstance(item.get("scenario"), str) and isinstance(item.get("seed"), int) and not isinstance(item.get("seed"), bool):
+            return "%s@%d" % (item["scenario"], item["seed"])
+    return None
+
+
+def _floats(d: Any) -> Dict[str, float]:
+    out: Dict[str, float] = {}
+    if isinstance(d, Mapping):
+        for k, v in d.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v)):
+                out[str(k)] = float(v)
+    return out
+
+
+def _error_text(error: Any) -> Optional[str]:
+    if isinstance(error, Mapping):
+        return "%s: %s" % (error.get("code", "ERROR"), error.get("message", ""))
+    if isinstance(error, str) and error:
+        return error
+    return None
+
+
+def record_from_result(example_id: Optional[str], doc: Mapping[str, Any]) -> Dict[str, Any]:
+    """A per-example record (the trajectory) from an ``EvaluationResult`` document (or a server ``info``)."""
+    error = _error_text(doc.get("error"))
+    score = doc.get("combined_score")
+    score_f = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(float(score)) else 0.0
+    artifacts = doc.get("artifacts") if isinstance(doc.get("artifacts"), Mapping) else {}
+    summary = artifacts.get("summary") if isinstance(artifacts.get("summary"), str) else ""
+    scenarios = doc.get("scenarios") if isinstance(doc.get("scenarios"), list) else []
+    first = scenarios[0] if scenarios and isinstance(scenarios[0], Mapping) else {}
+    scenario, seed = None, None
+    m = _EXAMPLE_RE.match(example_id or "")
+    if m:
+        scenario, seed = m.group(1), int(m.group(2))
+    feedback = summary
+    raw_error = doc.get("error")
+    message = raw_error.get("message") if isinstance(raw_error, Mapping) else error
+    if error and not (summary and isinstance(message, str) and message and message in summary):
+        feedback = "The candidate failed: %s\n\n%s" % (error, summary) if summary else "The candidate failed: " + error
+    return {
+        "example_id": example_id,
+        "scenario": scenario,
+        "seed": seed,
+        "score": 0.0 if error else max(0.0, min(1.0, score_f)),
+        "objectives": _floats(doc.get("objectives")),
+        "scores": _floats(doc.get("scores")),
+        "features": _floats(doc.get("features")),
+        "metrics": _floats(first.get("metrics")) if len(scenarios) == 1 else {},
+        "anomalies": _floats(first.get("anomalies")) if len(scenarios) == 1 else {},
+        "feedback": feedback,
+        "worst_decisions": artifacts.get("worst_decisions") if isinstance(artifacts.get("worst_decisions"), str) else "",
+        "error": error,
+        "candidate_id": (doc.get("candidate") or {}).get("id") if isinstance(doc.get("candidate"), Mapping) else None,
+    }
+
+
+def failure_record(example_id: Optional[str], reason: str, stderr: str = "") -> Dict[str, Any]:
+    """A per-example record of an evaluation that produced no result."""
+    rec = record_from_result(example_id, {})
+    rec.update({"score": 0.0, "error": reason, "feedback": "The evaluation failed: " + reason})
+    if stderr.strip():
+        rec["stderr"] = tail(stderr)
+    return rec
+
+
+class BlisClient:
+    """Evaluates candidates with blis: the CLI, or a ``blis evaluate --serve`` server when ``eval_url`` is given."""
+
+    def __init__(
+        self,
+        suite: Optional[str] = None,
+        blis_cmd: Optional[Sequence[str]] = None,
+        timeout_s: Optional[float] = None,
+        eval_url: Optional[str] = None,
+        engine: Optional[str] = None,
+    ) -> None:
+        self.suite = suite or os.environ.get("BLIS_SUITE", "").strip() or DEFAULT_SUITE
+        self.blis_cmd = list(blis_cmd) if blis_cmd else None
+        self.timeout_s = timeout_s if timeout_s is not None else env_timeout_s()
+        url = eval_url if eval_url is not None else os.environ.get("BLIS_EVAL_URL", "").strip()
+        self.eval_url = url.rstrip("/") or None
+        self.engine = engine
+        self._examples: Optional[List[str]] = None
+
+    def examples(self) -> List[str]:
+        """The suite's example ids ``scenario@seed`` (stage 2, the full suite); [] when they cannot be listed."""
+        if self._examples is not None:
+            return list(self._examples)
+        ids: List[str] = []
+        if self.eval_url:
+            status, doc = http_json(self.eval_url + "/task", None, self.timeout_s)
+            if status == 200 and isinstance(doc, Mapping) and isinstance(doc.get("examples"), list):
+                ids = [str(x) for x in doc["examples"]]
+        else:
+            code, out, _err, _t = run_blis(["suites"], self.timeout_s, self.blis_cmd)
+            try:
+                suites = json.loads(out) if code == 0 else []
+            except ValueError:
+                suites = []
+            for s in suites if isinstance(suites, list) else []:
+                if isinstance(s, Mapping) and s.get("name") == self.suite:
+                    for sc in s.get("stage2") or []:
+                        for seed in sc.get("seeds") or []:
+                            ids.append("%s@%s" % (sc.get("name"), seed))
+        self._examples = ids
+        return list(ids)
+
+    def evaluate(self, candidate: Any, example_id: Optional[str] = None, stage: Optional[int] = None) -> Dict[str, Any]:
+        """One evaluation (one example, or the whole suite when ``example_id`` is None) → a per-example record.
+
+        Never raises: every failure is a record with score 0.0 and ``error``.
+        """
+        try:
+            components = normalize_candidate(candidate)
+        except TypeError as e:
+            return failure_record(example_id, str(e))
+        if example_id is not None and not _EXAMPLE_RE.match(example_id):
+            return failure_record(example_id, 'bad example id "%s": write scenario@seed (known: %s)' % (example_id, ", ".join(self.examples())))
+        try:
+            if self.eval_url:
+                return self._evaluate_http(components, example_id)
+            return self._evaluate_cli(components, example_id, stage)
+        except Exception as e:  # noqa: BLE001 -- one example's failure never raises
+            return failure_record(example_id, "adapter error: %s: %s" % (type(e).__name__, e))
+
+    def _evaluate_cli(self, components: Dict[str, str], example_id: Optional[str], stage: Optional[int]) -> Dict[str, Any]:
+        fd, path = tempfile.mkstemp(prefix="blis-candidate-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(components, f)
+            args = ["evaluate", "--components", path, "--suite", self.suite]
+            if example_id is not None:
+                args += ["--only", example_id]
+            if stage is not None:
+                args += ["--stage", str(stage)]
+            if self.engine:
+                args += ["--engine", self.engine]
+            code, out, err, timed_out = run_blis(args, self.timeout_s, self.blis_cmd)
+        finally:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        if timed_out:
+            return failure_record(example_id, "timeout: the evaluation took longer than %gs (BLIS_TIMEOUT_S)" % self.timeout_s, err)
+        if code is None:
+            return failure_record(example_id, err.strip() or "blis could not be started")
+        try:
+            doc = json.loads(out) if out.strip() else None
+        except ValueError:
+            doc = None
+        if code != 0 or not isinstance(doc, Mapping):
+            first = next((line for line in err.strip().splitlines() if line.strip()), "")
+            reason = ("blis exited with code %s" % code) if code != 0 else "blis printed no JSON result"
+            return failure_record(example_id, reason + (": " + first if first else ""), err or out)
+        rec = record_from_result(example_id, doc)
+        if err.strip():
+            rec["stderr"] = tail(err)
+        return rec
+
+    def _evaluate_http(self, components: Dict[str, str], example_id: Optional[str]) -> Dict[str, Any]:
+        body: Dict[str, Any] = {"candidate": components}
+        if example_id is not None:
+            body["example_id"] = example_id
+        status, doc = http_json(str(self.eval_url) + "/evaluate", body, self.timeout_s)
+        if status == 200 and isinstance(doc, Mapping) and isinstance(doc.get("info"), Mapping):
+            rec = record_from_result(example_id, doc["info"])
+            score = doc.get("score")
+            if isinstance(score, (int, float)) and not isinstance(score, bool) and not rec["error"]:
+                rec["score"] = float(score)
+            if isinstance(doc.get("budget"), Mapping):
+                rec["budget"] = dict(doc["budget"])
+            return rec
+        message = doc.get("error") if isinstance(doc, Mapping) and isinstance(doc.get("error"), str) else "unexpected answer"
+        if status == 429:
+            return failure_record(example_id, "the evaluation server's budget is spent: " + message)
+        return failure_record(example_id, "evaluation server answered %s: %s" % (status or "nothing", message))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The adapter
+
+
+def _outputs_text(rec: Mapping[str, Any]) -> str:
+    """A compact text of what the candidate produced on one example."""
+    if rec.get("error") and not rec.get("scores"):
+        return "No result: %s" % rec["error"]
+    lines = ["combined score %.4f" % float(rec.get("score", 0.0))]
+    objectives = rec.get("objectives") or {}
+    scores = rec.get("scores") or {}
+    if objectives:
+        lines.append("objectives: " + ", ".join("%s = %.4g (score %.3f)" % (k, objectives[k], scores.get(k, 0.0)) for k in sorted(objectives)))
+    if rec.get("features"):
+        lines.append("behaviour: " + ", ".join("%s = %.4g" % (k, v) for k, v in sorted(rec["features"].items())))
+    anomalies = {k: v for k, v in (rec.get("anomalies") or {}).items() if v}
+    if anomalies:
+        lines.append("anomalies: " + ", ".join("%s x%d" % (k, int(v)) for k, v in sorted(anomalies.items())))
+    if rec.get("error"):
+        lines.append("error: %s" % rec["error"])
+    return "\n".join(lines)
+
+
+class BlisGEPAAdapter:
+    """GEPA 0.1.4 ``GEPAAdapter`` over the blis-ts evaluator (see the module docstring).
+
+    Args:
+        suite: a built-in suite name or a suite file (default ``BLIS_SUITE`` or ``routing-prefix-heavy``).
+        blis_cmd: the command running blis (default ``BLIS_CMD`` or ``node <repo>/bin/blis.js``).
+        timeout_s: wall-clock limit per evaluation (default ``BLIS_TIMEOUT_S`` or 120).
+        eval_url: a ``blis evaluate --serve`` server (default ``BLIS_EVAL_URL``); the CLI when unset.
+        engine: the sandbox engine for code components (``fast`` or ``strict``; the CLI's default when None).
+    """
+
+    #: GEPA's default reflective proposer is used.
+    propose_new_texts = None
+
+    def __init__(
+        self,
+        suite: Optional[str] = None,
+        blis_cmd: Optional[Sequence[str]] = None,
+        timeout_s: Optional[float] = None,
+        eval_url: Optional[str] = None,
+        engine: Optional[str] = None,
+    ) -> None:
+        self.client = BlisClient(suite=suite, blis_cmd=blis_cmd, timeout_s=timeout_s, eval_url=eval_url, engine=engine)
+
+    @property
+    def suite(self) -> str:
+        """The suite evaluated."""
+        return self.client.suite
+
+    def examples(self) -> List[str]:
+        """The suite's example ids (``scenario@seed``): a trainset / valset for ``gepa.optimize``."""
+        return self.client.examples()
+
+    def evaluate(self, batch: List[Any], candidate: Dict[str, str], capture_traces: bool = False) -> Any:
+        """Evaluates ``candidate`` on each example of ``batch``; see the module docstring for the result."""
+        records: List[Dict[str, Any]] = []
+        for item in batch:
+            eid = example_id_of(item)
+            if eid is None:
+                records.append(failure_record(None, "not an example: %r (give \"scenario@seed\" or {\"example_id\": ...})" % (item,)))
+            else:
+                records.append(self.client.evaluate(candidate, eid))
+        names = sorted({k for r in records for k in (r.get("scores") or {})})
+        objective_scores = [{k: float((r.get("scores") or {}).get(k, 0.0)) for k in names} for r in records]
+        outputs = [
+            {k: r.get(k) for k in ("example_id", "score", "objectives", "scores", "features", "error")}
+            for r in records
+        ]
+        scores = [float(r["score"]) for r in records]
+        fields = dict(outputs=outputs, scores=scores, trajectories=records if capture_traces else None, objective_scores=objective_scores if names else None)
+        try:
+            return EvaluationBatch(num_metric_calls=len(batch), **fields)
+        except TypeError:  # a GEPA without num_metric_calls (0.1.0)
+            result = EvaluationBatch(**fields)
+            try:
+                setattr(result, "num_metric_calls", len(batch))
+            except AttributeError:
+                pass
+            return result
+
+    def make_reflective_dataset(
+        self, candidate: Dict[str, str], eval_batch: Any, components_to_update: List[str]
+    ) -> Dict[str, List[Dict[str, Any]]]:
+        """For each component to update, one record per evaluated example: Inputs, Generated Outputs, Feedback."""
+        trajectories = getattr(eval_batch, "trajectories", None)
+        if not trajectories:
+            trajectories = [o for o in (getattr(eval_batch, "outputs", None) or []) if isinstance(o, Mapping)]
+        scores = list(getattr(eval_batch, "scores", None) or [])
+        dataset: Dict[str, List[Dict[str, Any]]] = {}
+        for component in components_to_update:
+            records: List[Dict[str, Any]] = []
+            for i, t in enumerate(trajectories):
+                rec = t if isinstance(t, Mapping) else {}
+                score = float(rec.get("score", scores[i] if i < len(scores) else 0.0) or 0.0)
+                feedback = rec.get("feedback") or (("The evaluation failed: %s" % rec["error"]) if rec.get("error") else "No analysis was produced.")
+                worst = rec.get("worst_decisions") or ""
+                text = _clip(str(feedback), FEEDBACK_CHARS)
+                if worst:
+                    text += "\n\n## Worst decisions\n" + _clip(str(worst), WORST_DECISIONS_CHARS)
+                if rec.get("stderr"):
+                    text += "\n\n## blis stderr\n" + str(rec["stderr"])
+                records.append(
+                    {
+                        "Inputs": {
+                            "component": component,
+                            "contract": ENTRY_POINTS.get(component, "a text component of the candidate"),
+                            "suite": self.suite,
+                            "example": rec.get("example_id"),
+                            "scenario": rec.get("scenario"),
+                            "seed": rec.get("seed"),
+                        },
+                        "Generated Outputs": _outputs_text(rec),
+                        "Feedback": text,
+                        "score": score,
+                    }
+                )
+            if not records:
+                records.append(
+                    {
+                        "Inputs": {"component": component, "contract": ENTRY_POINTS.get(component, "a text component"), "suite": self.suite},
+                        "Generated Outputs": "nothing: no example was evaluated",
+                        "Feedback": "No example of the batch was evaluated, so there is no feedback on %s yet." % component,
+                        "score": 0.0,
+                    }
+                )
+            dataset[component] = records
+        return dataset

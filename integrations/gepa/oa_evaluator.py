@@ -1,0 +1,146 @@
+"""An ``optimize_anything`` evaluator for blis-ts policies (GEPA 0.1.4's ``gepa.optimize_anything.Evaluator``).
+
+Usage::
+
+    import gepa.optimize_anything as oa
+    from oa_evaluator import evaluate, dataset, seed_candidate
+
+    result = oa.optimize_anything(
+        seed_candidate=seed_candidate(),          # {"routing": "function route(request, state) {...}"}
+        evaluator=evaluate,
+        dataset=dataset(),                        # ["steady@1", "steady@2", ...] (scenario@seed)
+        objective="Maximize combined_score of the blis routing-prefix-heavy suite",
+        ...
+    )
+
+``evaluate(candidate, example=None)`` returns ``(score, side_info)``:
+
+- ``candidate``: a dict of component texts (``{"bundle": TEXT}`` or control-point keys ``admission | priority |
+  routing | scheduler | autoscale`` holding JavaScript), or a string: a JSON object of components, JavaScript
+  code for ``BLIS_CONTROL_POINT`` (default routing) when it defines the entry point (``function route(`` ...), or
+  else a bundle text (YAML/JSON);
+- ``example``: ``"scenario@seed"`` (or a dict with ``example_id``/``id``, or ``scenario`` and ``seed``) for one
+  run of the suite; ``None`` (single-task mode) for the whole suite (stage 1, then stage 2);
+- ``score``: blis's ``combined_score`` in [0, 1] (0.0 when the candidate or the evaluation failed);
+- ``side_info``: ``scores`` (dict[str, float], the normalised per-objective scores, all higher-is-better: GEPA's
+  multi-objective Pareto tracking), ``Input`` (the example), ``Output`` (objectives and behaviour as text),
+  ``Feedback`` (blis's reflection summary), ``Error`` (when failed), ``objectives`` (raw values),
+  ``features``, ``worst_decisions``, ``example_id``. The keys GEPA reserves -- ``log``, ``stdout``, ``stderr``,
+  ``_budget`` -- are never used (blis's stderr tail goes to ``blis_stderr``).
+
+It never raises. Environment: ``BLIS_CMD``, ``BLIS_SUITE``, ``BLIS_TIMEOUT_S``, ``BLIS_EVAL_URL`` as for
+adapter.py, and ``BLIS_CONTROL_POINT`` for plain-code string candidates. Standard library only; Python 3.8+.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+try:
+    from .adapter import BlisClient, CONTROL_POINTS, _outputs_text, example_id_of, failure_record  # type: ignore
+except ImportError:  # loaded as a top-level module or by path
+    _path = Path(__file__).resolve().parent / "adapter.py"
+    _name = "blis_gepa_adapter"
+    _mod = sys.modules.get(_name)
+    if _mod is None:
+        _spec = importlib.util.spec_from_file_location(_name, str(_path))
+        assert _spec is not None and _spec.loader is not None
+        _mod = importlib.util.module_from_spec(_spec)
+        sys.modules[_name] = _mod
+        _spec.loader.exec_module(_mod)
+    BlisClient = _mod.BlisClient
+    CONTROL_POINTS = _mod.CONTROL_POINTS
+    _outputs_text = _mod._outputs_text
+    example_id_of = _mod.example_id_of
+    failure_record = _mod.failure_record
+
+_ENTRY = {
+    "admission": r"admit",
+    "priority": r"prioritize",
+    "routing": r"route",
+    "scheduler": r"(?:makeBatch|selectPreemptionVictim|onRequestArrival)",
+    "autoscale": r"evaluate",
+}
+_INITIAL_PROGRAM = Path(__file__).resolve().parents[1] / "openevolve" / "example" / "initial_program.js"
+_client: Optional[BlisClient] = None
+
+
+def _get_client() -> BlisClient:
+    global _client
+    if _client is None:
+        _client = BlisClient()
+    return _client
+
+
+def components_of(candidate: Any) -> Dict[str, str]:
+    """The component dict of a candidate (see the module docstring for strings)."""
+    if isinstance(candidate, dict):
+        return {str(k): v if isinstance(v, str) else str(v) for k, v in candidate.items()}
+    if not isinstance(candidate, str):
+        raise TypeError("a candidate is a dict of component texts or a string, got %s" % type(candidate).__name__)
+    text = candidate.strip()
+    if text.startswith("{"):
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict) and doc and all(isinstance(v, str) for v in doc.values()) and set(doc) <= set(CONTROL_POINTS) | {"bundle"}:
+            return dict(doc)
+    point = os.environ.get("BLIS_CONTROL_POINT", "").strip() or "routing"
+    entry = _ENTRY.get(point, r"route")
+    if re.search(r"\bfunction\s+%s\s*\(" % entry, candidate) or re.search(r"\b(?:const|let|var)\s+%s\s*=" % entry, candidate):
+        return {point: candidate}
+    return {"bundle": candidate}
+
+
+def dataset(suite: Optional[str] = None) -> List[str]:
+    """The suite's example ids ``scenario@seed`` (its full-suite runs), for ``optimize_anything(dataset=...)``."""
+    client = _get_client() if suite is None else BlisClient(suite=suite)
+    return client.examples()
+
+
+def seed_candidate() -> Dict[str, str]:
+    """A valid, deliberately mediocre starting candidate: least-loaded routing that ignores prefix caching."""
+    try:
+        return {"routing": _INITIAL_PROGRAM.read_text(encoding="utf-8")}
+    except OSError:
+        return {"routing": "function route(request, state) {\n  let best = state.instances[0];\n  for (const x of state.instances) if (x.load < best.load) best = x;\n  return best.id;\n}\n"}
+
+
+def evaluate(candidate: Any, example: Any = None) -> Tuple[float, Dict[str, Any]]:
+    """Scores ``candidate`` on ``example`` (or the whole suite); returns ``(score, side_info)``; never raises."""
+    eid: Optional[str] = None
+    try:
+        if example is not None:
+            eid = example_id_of(example)
+            if eid is None:
+                rec = failure_record(None, "not an example: %r (give \"scenario@seed\")" % (example,))
+                return 0.0, _side_info(rec, example)
+        rec = _get_client().evaluate(components_of(candidate), eid)
+    except Exception as e:  # noqa: BLE001 -- an evaluator never raises
+        rec = failure_record(eid, "evaluator error: %s: %s" % (type(e).__name__, e))
+    return float(rec.get("score", 0.0)), _side_info(rec, example)
+
+
+def _side_info(rec: Dict[str, Any], example: Any) -> Dict[str, Any]:
+    info: Dict[str, Any] = {
+        "scores": {k: float(v) for k, v in (rec.get("scores") or {}).items()},
+        "Input": rec.get("example_id") or ("the whole suite (%s)" % _get_client().suite if example is None else repr(example)),
+        "Output": _outputs_text(rec),
+        "Feedback": rec.get("feedback") or "",
+        "objectives": dict(rec.get("objectives") or {}),
+        "features": dict(rec.get("features") or {}),
+        "worst_decisions": rec.get("worst_decisions") or "",
+        "example_id": rec.get("example_id"),
+    }
+    if rec.get("error"):
+        info["Error"] = rec["error"]
+    if rec.get("stderr"):
+        info["blis_stderr"] = rec["stderr"]
+    return info

@@ -1,0 +1,90 @@
+/**
+ * Evaluations across cores: a piscina worker pool, one evaluation per task. Each worker has a heap limit (a
+ * memory bomb the sandbox accounting misses kills that worker, not the process) and each task a wall-clock
+ * budget (the deterministic instruction budget is the real limit; the wall clock is the backstop). A task
+ * that dies or times out yields a scored failure, like any other broken candidate. Workers are recycled after
+ * a number of tasks, which also bounds any slowdown a sandboxed program could leave in its V8 isolate.
+ */
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { BLIS_VERSION, candidateHash, type EvaluateOptions } from './evaluate.js';
+import type { Candidate, EvaluationResult, Suite } from './types.js';
+import type { EvaluationTask } from './worker.js';
+
+export interface PoolOptions {
+  readonly workers: number;
+  /** Wall-clock budget per evaluation (ms); 0 = none. */
+  readonly timeoutMs: number;
+  /** Heap limit per worker (MiB). */
+  readonly maxOldGenerationSizeMb?: number;
+  /** Tasks a worker runs before it is replaced. */
+  readonly recycleAfter?: number;
+}
+
+/** The compiled worker module (tests run from sources: use the build beside them). */
+function workerFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  return here.endsWith('.ts') ? here.replace(/\/src\/evaluate\/pool\.ts$/, '/dist/evaluate/worker.js') : here.replace(/pool\.js$/, 'worker.js');
+}
+
+export class EvaluationPool {
+  private pool: Piscina;
+  private readonly recycleAfter: number;
+  private started = 0;
+  private readonly retiring: Promise<void>[] = [];
+
+  constructor(private readonly opts: PoolOptions) {
+    this.recycleAfter = opts.recycleAfter ?? 200;
+    this.pool = this.create();
+  }
+
+  private create(): Piscina {
+    return new Piscina({
+      filename: workerFile(),
+      minThreads: this.opts.workers,
+      maxThreads: this.opts.workers,
+      idleTimeout: 60_000,
+      resourceLimits: { maxOldGenerationSizeMb: this.opts.maxOldGenerationSizeMb ?? 2048 },
+    });
+  }
+
+  async run(candidate: Candidate, suite: Suite, evalOpts: EvaluateOptions): Promise<EvaluationResult> {
+    const task: EvaluationTask = { candidate, suite, opts: evalOpts };
+    const ac = new AbortController();
+    const timer = this.opts.timeoutMs > 0 ? setTimeout(() => ac.abort(), this.opts.timeoutMs) : null;
+    // Every recycleAfter tasks new work goes to fresh workers; the old pool finishes what it has, then closes.
+    if (++this.started % this.recycleAfter === 0) {
+      const old = this.pool;
+      this.pool = this.create();
+      this.retiring.push(old.close());
+    }
+    const pool = this.pool;
+    try {
+      return (await pool.run(task, { signal: ac.signal })) as EvaluationResult;
+    } catch (e) {
+      const timedOut = ac.signal.aborted;
+      const message = timedOut
+        ? `the evaluation exceeded its wall-clock budget of ${this.opts.timeoutMs} ms and was stopped`
+        : `the evaluation worker died: ${(e as Error).message.split('\n')[0] ?? ''} (a memory limit, usually)`;
+      return {
+        combined_score: 0,
+        objectives: Object.fromEntries(suite.objectives.map((o) => [o.name, 0])),
+        scores: Object.fromEntries(suite.objectives.map((o) => [o.name, 0])),
+        features: {},
+        scenarios: [],
+        artifacts: { summary: `## Outcome\n- The candidate failed; it was scored 0.\n\n## Error\n${message}\n`, worst_decisions: '' },
+        candidate: { id: candidate.id, hash: candidateHash(candidate) },
+        suite: { name: suite.name, stage: evalOpts.stage ?? 2, stages_run: [] },
+        blis_version: BLIS_VERSION,
+        error: { code: timedOut ? 'EVAL_TIMEOUT' : 'EVAL_WORKER_DIED', message },
+      };
+    } finally {
+      if (timer !== null) clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.retiring);
+    await this.pool.destroy();
+  }
+}
