@@ -128,7 +128,7 @@ class EvalServerProtocolTest(unittest.TestCase):
         status, task = request(self.url("/task"))
         self.assertEqual(status, 200)
         self.assertEqual(task["suite"], "routing-prefix-heavy")
-        self.assertEqual(task["examples"], ["steady@1", "steady@2", "tight-cache@3", "tight-cache@4"])
+        self.assertEqual(task["examples"], ["steady@1", "steady@2", "hot@3", "hot@4"])
         self.assertTrue(task["objectives"])
         self.assertIn("route(request, state)", task["candidate_format"])
 
@@ -196,8 +196,8 @@ class EvalServerAdapterTest(unittest.TestCase):
     def test_adapter_over_http(self) -> None:
         adapter_mod = _load("blis_gepa_adapter_http_test", REPO / "integrations" / "gepa" / "adapter.py")
         adapter = adapter_mod.BlisGEPAAdapter(eval_url=self.server.url)
-        self.assertEqual(adapter.examples(), ["steady@1", "steady@2", "tight-cache@3", "tight-cache@4"])
-        result = adapter.evaluate(["steady@1", "tight-cache@3", "steady@2"], {"routing": ROUTE}, capture_traces=True)
+        self.assertEqual(adapter.examples(), ["steady@1", "steady@2", "hot@3", "hot@4"])
+        result = adapter.evaluate(["steady@1", "hot@3", "steady@2"], {"routing": ROUTE}, capture_traces=True)
         self.assertEqual(len(result.scores), 3)
         self.assertGreater(result.scores[0], 0.0)
         self.assertGreater(result.scores[1], 0.0)

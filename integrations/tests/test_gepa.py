@@ -71,10 +71,10 @@ class GEPAAdapterTest(unittest.TestCase):
         self.assertIsNone(adapter_mod.BlisGEPAAdapter.propose_new_texts)
         self.assertIsNone(self.adapter.propose_new_texts)
         self.assertEqual(self.adapter.suite, "routing-prefix-heavy")
-        self.assertEqual(self.adapter.examples(), ["steady@1", "steady@2", "tight-cache@3", "tight-cache@4"])
+        self.assertEqual(self.adapter.examples(), ["steady@1", "steady@2", "hot@3", "hot@4"])
 
     def test_evaluate_with_traces(self) -> None:
-        batch = ["steady@1", {"example_id": "tight-cache@3"}]
+        batch = ["steady@1", {"example_id": "hot@3"}]
         result = self.adapter.evaluate(batch, {"routing": ROUTE}, capture_traces=True)
         self.assertEqual(len(result.outputs), 2)
         self.assertEqual(len(result.scores), 2)
@@ -85,7 +85,7 @@ class GEPAAdapterTest(unittest.TestCase):
             self.assertLessEqual(s, 1.0)
         self.assertIsNotNone(result.trajectories)
         self.assertEqual(len(result.trajectories), 2)
-        self.assertEqual([t["example_id"] for t in result.trajectories], ["steady@1", "tight-cache@3"])
+        self.assertEqual([t["example_id"] for t in result.trajectories], ["steady@1", "hot@3"])
         self.assertTrue(result.trajectories[0]["feedback"].strip())
         self.assertIsNotNone(result.objective_scores)
         self.assertEqual(len(result.objective_scores), 2)
@@ -196,7 +196,7 @@ class OptimizeAnythingEvaluatorTest(unittest.TestCase):
         self.assertEqual(score, 0.0)
 
     def test_whole_suite_and_dataset(self) -> None:
-        self.assertEqual(oa.dataset(), ["steady@1", "steady@2", "tight-cache@3", "tight-cache@4"])
+        self.assertEqual(oa.dataset(), ["steady@1", "steady@2", "hot@3", "hot@4"])
         score, info = oa.evaluate({"routing": ROUTE})
         self.check(score, info)
         self.assertGreater(score, 0.0)
