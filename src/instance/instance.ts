@@ -95,6 +95,8 @@ export class Instance {
   onToken: TokenHook | null = null;
   /** Optional observer of every executed step (traces, anomaly detectors); unset, one null check per step. */
   onStep: StepHook | null = null;
+  /** Reused for every onStep call (read during the call only). */
+  private readonly stepInfo: { -readonly [K in keyof StepInfo]: StepInfo[K] } = { clock: 0, step: 0, batch: [], newlyScheduled: [], preempted: [], duration: 0 };
 
   constructor(
     private readonly cfg: InstanceConfig,
@@ -304,7 +306,16 @@ export class Instance {
 
     // Phase 2: execute.
     const adv = this.execute(now);
-    if (this.onStep !== null) this.onStep(this, { clock: now, step: this.stepCount, batch: this.batch, newlyScheduled: ns, preempted: outcome.victims, duration: adv });
+    if (this.onStep !== null) {
+      const info = this.stepInfo;
+      info.clock = now;
+      info.step = this.stepCount;
+      info.batch = this.batch;
+      info.newlyScheduled = ns;
+      info.preempted = outcome.victims;
+      info.duration = adv;
+      this.onStep(this, info);
+    }
     if (this.onToken !== null) this.reportTokens(this.onToken, now, adv);
     this.kv.mirrorToCPU(this.batch);
     // Phases 3 and 4: completions, next step.

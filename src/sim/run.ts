@@ -235,7 +235,9 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     if (wl.followUpBudget >= 0) sessions.setFollowUpBudget(wl.followUpBudget);
   }
   const recorder = recorderFor(pol, opts);
-  const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook, (c) => recorder.attach(c));
+  // The recorder feeds only the JSON-only sections and the evaluator: the reference text never pays for it.
+  const record = outputFormat(f) === 'json' || opts.prefixAudit === true;
+  const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook, record ? (c) => recorder.attach(c) : null);
   const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, outputFormat(f) === 'json' ? extras(cs, recorder, all, pol, goodputTargets) : {}));
@@ -269,7 +271,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
-  const cs = runEngine(full, requests, null, (c) => recorder.attach(c));
+  const cs = runEngine(full, requests, null, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null);
   observe?.(cs, requests, full, null);
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, outputFormat(f) === 'json' ? extras(cs, recorder, requests, pol, goodputTargets) : {}));
   return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)), recorder, requests };
