@@ -1,6 +1,5 @@
 /** `blis policies`: the control points, templates and decision-tree features as one JSON document. */
 import type { Command } from 'commander';
-import { policyCatalog } from '../policy/catalog.js';
 import type { Io } from './io.js';
 
 export function registerPoliciesCommand(root: Command, io: Io): void {
@@ -8,7 +7,9 @@ export function registerPoliciesCommand(root: Command, io: Io): void {
     .command('policies')
     .description('list the policy control points, parameterized templates (parameters, ranges, defaults) and decision-tree features as JSON');
   c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
-  c.action(() => {
+  c.action(async () => {
+    // Loaded on demand: the catalog pulls in the template and feature tables.
+    const { policyCatalog } = await import('../policy/catalog.js');
     io.stdout(`${JSON.stringify(policyCatalog(), null, 2)}\n`);
   });
 }
