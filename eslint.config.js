@@ -9,25 +9,27 @@ const ALLOWED = {
   // Untrusted policy code: engines behind one contract; imports nothing of the simulator.
   sandbox: [],
   domain: [],
-  config: ['domain'],
-  latency: ['engine', 'domain', 'config'],
-  kv: ['engine', 'domain', 'config'],
-  routing: ['engine', 'domain'],
-  instance: ['kv', 'latency', 'engine', 'domain', 'config'],
-  cluster: ['instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
-  policy: ['sandbox', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
-  trace: ['routing', 'engine', 'domain', 'config'],
-  workload: ['engine', 'domain', 'config'],
-  metrics: ['instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
-  sim: ['cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  // Bounded parsing of text formats (YAML, JSON): the one loader every input file goes through.
+  format: ['domain'],
+  config: ['format', 'domain'],
+  latency: ['engine', 'format', 'domain', 'config'],
+  kv: ['engine', 'format', 'domain', 'config'],
+  routing: ['engine', 'format', 'domain'],
+  instance: ['kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  cluster: ['instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  policy: ['sandbox', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  trace: ['routing', 'engine', 'format', 'domain', 'config'],
+  workload: ['engine', 'format', 'domain', 'config'],
+  metrics: ['instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  sim: ['cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
   // Pure comparison of real and simulated per-request records.
-  calibrate: ['workload', 'metrics', 'engine', 'domain', 'config'],
+  calibrate: ['workload', 'metrics', 'engine', 'format', 'domain', 'config'],
   // Policy search: candidates x suites -> scores, features and reflection text, through sim.
-  evaluate: ['sim', 'cluster', 'policy', 'sandbox', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  evaluate: ['sim', 'cluster', 'policy', 'sandbox', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
   // Network edges (HTTP client and server): like cli, allowed the wall clock; they drive sim/workload.
-  observe: ['calibrate', 'sim', 'workload', 'metrics', 'engine', 'domain', 'config'],
-  serve: ['sim', 'cluster', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
-  cli: ['evaluate', 'serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'domain', 'config'],
+  observe: ['calibrate', 'sim', 'workload', 'metrics', 'engine', 'format', 'domain', 'config'],
+  serve: ['sim', 'cluster', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  cli: ['evaluate', 'serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
 };
 const LAYERS = Object.keys(ALLOWED);
 

@@ -3,10 +3,13 @@
  * the per-chunk ITL CSV of `blis observe --record-itl`. Errors name the file, the row and the field.
  */
 import type { ItlRecord, SimResult } from './pairs.js';
+import { BlisError } from '../domain/errors.js';
 
-export class CalibrateInputError extends Error {
-  readonly code = 'calibrate-input';
-  override readonly name = 'CalibrateInputError';
+export class CalibrateInputError extends BlisError {
+  constructor(message: string) {
+    super('calibrate-input', message);
+    this.name = 'CalibrateInputError';
+  }
 }
 
 function num(o: Record<string, unknown>, key: string, where: string, integer: boolean, required: boolean): number {

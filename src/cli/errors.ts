@@ -2,19 +2,23 @@
  * User-facing errors. Every bad input ends as one line on stderr naming the flag, field or row and the fix,
  * with exit code 2 ({@link EXIT_USAGE}); only the CLI exits.
  */
+import { BlisError, isBlisError } from '../domain/errors.js';
 export const EXIT_USAGE = 2;
 export const EXIT_FAILURE = 1;
+/** An unexpected exception (a bug): EX_SOFTWARE from sysexits.h. */
+export const EXIT_INTERNAL = 70;
 
-export class UsageError extends Error {
-  readonly code: string;
+export class UsageError extends BlisError {
   constructor(code: string, message: string) {
-    super(message);
+    super(code, message);
     this.name = 'UsageError';
-    this.code = code;
   }
 }
 
-/** Errors from the library layers that carry a stable code and a user-facing message. */
+/**
+ * Errors raised on purpose: every {@link BlisError}, and the sandbox's own coded errors (the sandbox layer
+ * imports nothing of the simulator, so its error class cannot extend BlisError).
+ */
 export function isCodedError(e: unknown): e is Error & { code: string } {
-  return e instanceof Error && typeof (e as { code?: unknown }).code === 'string';
+  return isBlisError(e) || (e instanceof Error && e.name === 'SandboxError' && typeof (e as { code?: unknown }).code === 'string');
 }

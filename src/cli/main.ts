@@ -6,7 +6,7 @@ import { runCommand, replayCommand, type SimulationObserver } from './commands.j
 import { registerConvertCommand } from './convert-command.js';
 import { registerPoliciesCommand } from './policies-command.js';
 import { registerEvaluateCommands } from './evaluate-command.js';
-import { EXIT_FAILURE, EXIT_USAGE, UsageError, isCodedError } from './errors.js';
+import { EXIT_INTERNAL, EXIT_USAGE, UsageError, isCodedError } from './errors.js';
 import { readFlags, registerFlags } from './flags.js';
 import type { CommandName } from './flags-io.js';
 import { processIo, type Io } from './io.js';
@@ -69,7 +69,18 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
       io.error(e.message);
       return EXIT_USAGE;
     }
-    io.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
-    return EXIT_FAILURE;
+    return reportInternal(e, argv, io);
   }
+}
+
+/**
+ * An exception that is not a {@link BlisError}: a bug. One line (the stack only with `--log debug`), exit 70
+ * (EX_SOFTWARE), so a caller can tell "bad input" (2) from "blis-ts failed" (70).
+ */
+function reportInternal(e: unknown, argv: readonly string[], io: Io): number {
+  const debug = argv.some((a, i) => a === '--log=debug' || (a === '--log' && argv[i + 1] === 'debug'));
+  const first = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
+  io.error(`internal: ${first} (a bug in blis-ts; rerun with --log debug for the stack and report it)`);
+  if (debug && e instanceof Error && e.stack !== undefined) io.info?.(e.stack);
+  return EXIT_INTERNAL;
 }

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { GpuSpec } from './catalog/hardware.js';
 import type { HFConfigFields } from './catalog/models.js';
+import { BlisError } from '../domain/errors.js';
 
 export const UserCatalogErrorCode = {
   InvalidJson: 'USER_CATALOG_INVALID_JSON',
@@ -19,19 +20,15 @@ export const UserCatalogErrorCode = {
 } as const;
 export type UserCatalogErrorCode = (typeof UserCatalogErrorCode)[keyof typeof UserCatalogErrorCode];
 
-export class UserCatalogError extends Error {
-  readonly code: UserCatalogErrorCode;
-  /** The label the caller gave for the file (usually its path). */
-  readonly file: string;
+export class UserCatalogError extends BlisError {
+  declare readonly code: UserCatalogErrorCode;
   /** Dotted path of the offending field inside the file ('' for the whole file). */
   readonly path: string;
 
   /** `detail` is the message after the file label; it names `path` itself where that helps. */
   constructor(code: UserCatalogErrorCode, file: string, path: string, detail: string) {
-    super(`${file}: ${detail}`);
+    super(code, `${file}: ${detail}`, { file, field: path === '' ? undefined : path });
     this.name = 'UserCatalogError';
-    this.code = code;
-    this.file = file;
     this.path = path;
   }
 }

@@ -10,6 +10,7 @@
  * strings like Go's `<`; their hooks are null so the step loop pays nothing for them.
  */
 import type { Request } from '../domain/request.js';
+import { BlisError } from '../domain/errors.js';
 
 type Compare = ((a: Request, b: Request) => number) | null;
 
@@ -74,10 +75,9 @@ export function builtinScheduler(name: SchedulerName): InstanceScheduler {
 }
 
 /** A policy decision the engine cannot carry out (the control point and the reason). */
-export class SchedulerDecisionError extends Error {
-  readonly code = 'POLICY_DECISION';
+export class SchedulerDecisionError extends BlisError {
   constructor(readonly scheduler: string, readonly hook: string, detail: string) {
-    super(`scheduler policy ${scheduler}: ${hook}: ${detail}`);
+    super('POLICY_DECISION', `scheduler policy ${scheduler}: ${hook}: ${detail}`);
     this.name = 'SchedulerDecisionError';
   }
 }

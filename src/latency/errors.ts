@@ -5,6 +5,7 @@
  * message text; `field` names the offending input (a ModelConfig/HardwareConfig field, a config.json key, or
  * an option such as `tp`) so the message can point at it.
  */
+import { BlisError } from '../domain/errors.js';
 export const LatencyErrorCode = {
   /** Alpha/beta coefficient list too short, or an entry that is NaN, infinite or negative. */
   InvalidCoefficients: 'INVALID_COEFFICIENTS',
@@ -27,16 +28,14 @@ export const LatencyErrorCode = {
 } as const;
 export type LatencyErrorCode = (typeof LatencyErrorCode)[keyof typeof LatencyErrorCode];
 
-export class LatencyConfigError extends Error {
-  readonly code: LatencyErrorCode;
+export class LatencyConfigError extends BlisError {
+  declare readonly code: LatencyErrorCode;
   /** The offending field or option, e.g. `num_attention_heads`, `TFlopsPeak`, `beta[3]`, `tp`. */
-  readonly field: string;
+  declare readonly field: string;
 
   constructor(code: LatencyErrorCode, field: string, message: string) {
-    super(message);
+    super(code, message, { field });
     this.name = 'LatencyConfigError';
-    this.code = code;
-    this.field = field;
   }
 }
 

@@ -5,11 +5,13 @@
 import type { RawMetrics } from './cluster-metrics.js';
 import { goCompareStrings, goFixed } from './go-format.js';
 import { GoParseError, goParseFloat } from './go-parse.js';
+import { BlisError } from '../domain/errors.js';
 
-export class FitnessError extends Error {
-  override readonly name = 'FitnessError';
-  /** Stable code: a user-input error (the CLI reports it and exits 2). */
-  readonly code = 'fitness-weights';
+export class FitnessError extends BlisError {
+  constructor(message: string) {
+    super('fitness-weights', message);
+    this.name = 'FitnessError';
+  }
 }
 
 /** Go's %v for a float64 as the validation message shows it (only special values and plain numbers occur). */

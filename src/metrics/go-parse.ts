@@ -1,13 +1,15 @@
+import { BlisError } from '../domain/errors.js';
 /**
  * Go's `strconv.ParseFloat(s, 64)` and `time.ParseDuration` for the flags whose grammar the reference takes
  * from them (`--fitness-weights` values, `--slo-ttft/--slo-itl/--slo-e2e` durations), with the reference's
  * error texts, so a value accepted or rejected there is accepted or rejected here.
  */
 
-export class GoParseError extends Error {
-  override readonly name = 'GoParseError';
-  /** Stable code: a user-input error (the CLI reports it and exits 2). */
-  readonly code = 'go-parse';
+export class GoParseError extends BlisError {
+  constructor(message: string) {
+    super('go-parse', message);
+    this.name = 'GoParseError';
+  }
 }
 
 /** strconv.Quote for the strings these errors echo (JSON escaping agrees on ASCII input). */

@@ -9,6 +9,7 @@ import { goCompareStrings } from './go-format.js';
 import { GoParseError, goParseDuration } from './go-parse.js';
 import type { MetricsOutputJson } from './output.js';
 import { percentilesMs } from './stats.js';
+import { BlisError } from '../domain/errors.js';
 
 /**
  * Per-class thresholds in ms; 0 = dimension not gated. Structurally the workload layer's SloDimTargets (the
@@ -20,10 +21,11 @@ export interface SloDimTargets {
   e2eMs: number;
 }
 
-export class GoodputFlagError extends Error {
-  override readonly name = 'GoodputFlagError';
-  /** Stable code: a user-input error (the CLI reports it and exits 2). */
-  readonly code = 'goodput-flags';
+export class GoodputFlagError extends BlisError {
+  constructor(message: string) {
+    super('goodput-flags', message);
+    this.name = 'GoodputFlagError';
+  }
 }
 
 /** Class → duration in nanoseconds. */

@@ -11,10 +11,13 @@ import type { SessionBlueprint } from '../workload/sessions/types.js';
 import { generateWorkload } from '../workload/sessions/workload.js';
 import { isPresetName, resolvePreset, validateDistributionParams, PRESET_NAMES } from '../workload/presets.js';
 import type { SloDimTargets } from '../workload/tracev2-types.js';
+import { BlisError } from '../domain/errors.js';
 
-export class ObserveConfigError extends Error {
-  readonly code = 'observe-config';
-  override readonly name = 'ObserveConfigError';
+export class ObserveConfigError extends BlisError {
+  constructor(message: string) {
+    super('observe-config', message);
+    this.name = 'ObserveConfigError';
+  }
 }
 
 export interface ObserveWorkloadFlags {

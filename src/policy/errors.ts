@@ -3,6 +3,7 @@
  * line naming where the bad value came from (`file:line:col` plus the field path, or the flag), what is wrong
  * and how to fix it.
  */
+import { BlisError } from '../domain/errors.js';
 
 export type PolicyConfigErrorCode =
   /** The file is not valid YAML, or holds no document at all. */
@@ -38,14 +39,10 @@ export interface PolicyPosition {
   readonly col: number;
 }
 
-export class PolicyConfigError extends Error {
-  readonly code: PolicyConfigErrorCode;
-  /** The file label given to the parser; null for an error about a flag alone. */
-  readonly file: string | null;
-  readonly line: number | null;
-  readonly col: number | null;
+export class PolicyConfigError extends BlisError {
+  declare readonly code: PolicyConfigErrorCode;
   /** `admission.slo_priorities.batch`, `routing.scorers[1].weight`, or a flag such as `--scheduler`. */
-  readonly field: string;
+  declare readonly field: string;
 
   constructor(
     code: PolicyConfigErrorCode,
@@ -56,13 +53,8 @@ export class PolicyConfigError extends Error {
   ) {
     const loc = where === null ? '' : `${where.file}:${where.pos.line}:${where.pos.col}: `;
     const name = field === '' ? '' : `${field}: `;
-    super(`${loc}${name}${problem}; ${fix}`);
+    super(code, `${loc}${name}${problem}; ${fix}`, { file: where?.file, line: where?.pos.line, col: where?.pos.col, field });
     this.name = 'PolicyConfigError';
-    this.code = code;
-    this.file = where?.file ?? null;
-    this.line = where?.pos.line ?? null;
-    this.col = where?.pos.col ?? null;
-    this.field = field;
   }
 }
 
@@ -96,8 +88,7 @@ export function goFloatText(v: number): string {
  * a decision the simulator cannot carry out. Names the control point, the policy, the call and the reason; the
  * simulation stops (a search scores the candidate as failed, the CLI exits 2).
  */
-export class PolicyRuntimeError extends Error {
-  readonly code = 'POLICY_RUNTIME';
+export class PolicyRuntimeError extends BlisError {
   constructor(
     readonly controlPoint: string,
     /** `code (fast) at bundle.yaml:3:3`, `tree at ...`, `template weighted_scorers at ...`. */
@@ -108,7 +99,7 @@ export class PolicyRuntimeError extends Error {
     readonly callNumber: number,
     detail: string,
   ) {
-    super(`${controlPoint} policy ${policy}: call #${callNumber}: ${detail}`);
+    super('POLICY_RUNTIME', `${controlPoint} policy ${policy}: call #${callNumber}: ${detail}`);
     this.name = 'PolicyRuntimeError';
   }
 }

@@ -2,6 +2,7 @@
  * Typed configuration errors of the routing layer. The messages keep the reference's wording (the CLI prefixes
  * them with the flag, e.g. "Invalid --routing-scorers: ") and say how to fix the input; `field` names it.
  */
+import { BlisError } from '../domain/errors.js';
 export const RoutingErrorCode = {
   UnknownRoutingPolicy: 'UNKNOWN_ROUTING_POLICY',
   UnknownAdmissionPolicy: 'UNKNOWN_ADMISSION_POLICY',
@@ -16,15 +17,13 @@ export const RoutingErrorCode = {
 } as const;
 export type RoutingErrorCode = (typeof RoutingErrorCode)[keyof typeof RoutingErrorCode];
 
-export class RoutingConfigError extends Error {
-  readonly code: RoutingErrorCode;
+export class RoutingConfigError extends BlisError {
+  declare readonly code: RoutingErrorCode;
   /** The offending input, e.g. `routing-scorers`, `token-bucket-capacity`, `tenant_budgets.alice`. */
-  readonly field: string;
+  declare readonly field: string;
 
   constructor(code: RoutingErrorCode, field: string, message: string) {
-    super(message);
+    super(code, message, { field });
     this.name = 'RoutingConfigError';
-    this.code = code;
-    this.field = field;
   }
 }

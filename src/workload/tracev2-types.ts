@@ -4,6 +4,7 @@
  * Field names are camelCase versions of the on-disk keys/columns. Go `nil` pointers are `null` here, and the
  * Go zero value ("" / 0 / false) keeps its "not set" meaning wherever the reference uses `omitempty`.
  */
+import { BlisError } from '../domain/errors.js';
 
 /** Per-SLO-class goodput thresholds in ms; 0 = dimension not set (omitted from YAML). */
 export interface SloDimTargets {
@@ -147,21 +148,17 @@ export type TraceErrorCode =
   | 'TRACE_CSV_VALUE';
 
 /** A malformed trace file. The message names the file, the 1-based line, the key or column, and a fix. */
-export class TraceFormatError extends Error {
-  readonly code: TraceErrorCode;
-  readonly file: string;
+export class TraceFormatError extends BlisError {
+  declare readonly code: TraceErrorCode;
+  declare readonly file: string;
   /** 1-based line of the offending record or key; 0 when not tied to a line. */
-  readonly line: number;
+  declare readonly line: number;
   /** Offending YAML key path or CSV column name; '' when not tied to one. */
-  readonly field: string;
+  declare readonly field: string;
 
   constructor(code: TraceErrorCode, file: string, line: number, field: string, message: string) {
-    super(message);
+    super(code, message, { file, line, field });
     this.name = 'TraceFormatError';
-    this.code = code;
-    this.file = file;
-    this.line = line;
-    this.field = field;
   }
 }
 

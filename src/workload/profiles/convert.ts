@@ -24,12 +24,12 @@ import { parseWorkloadSpec } from '../spec/parse.js';
 import type { ClientSpec, DistSpec, StageSpec, WorkloadSpec } from '../spec/types.js';
 import { specToYaml } from './emit.js';
 import type { LoadSegment } from './types.js';
+import { BlisError } from '../../domain/errors.js';
 
 /** A bad conversion input; the message names the flag or file and the fix. */
-export class ConvertError extends Error {
-  readonly code = 'CONVERT_INPUT';
+export class ConvertError extends BlisError {
   constructor(message: string) {
-    super(message);
+    super('CONVERT_INPUT', message);
     this.name = 'ConvertError';
   }
 }

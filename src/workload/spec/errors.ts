@@ -1,6 +1,7 @@
 /**
  * Errors for workload spec files: one line each, naming `file:line:col`, the field path and the fix.
  */
+import { BlisError } from '../../domain/errors.js';
 
 export type WorkloadSpecErrorCode =
   /** The file is not valid YAML (or is empty, or holds several documents). */
@@ -32,25 +33,20 @@ export interface SpecPosition {
   readonly col: number;
 }
 
-export class WorkloadSpecError extends Error {
-  readonly code: WorkloadSpecErrorCode;
-  readonly file: string;
-  readonly line: number;
-  readonly col: number;
+export class WorkloadSpecError extends BlisError {
+  declare readonly code: WorkloadSpecErrorCode;
+  declare readonly file: string;
+  declare readonly line: number;
+  declare readonly col: number;
   /** Dotted field path such as `clients[1].rate_fraction` ('' for the whole document). */
-  readonly field: string;
+  declare readonly field: string;
 
   /** `pos` is null for specs built in code rather than read from a file (line and col are then 0). */
   constructor(code: WorkloadSpecErrorCode, file: string, pos: SpecPosition | null, field: string, problem: string, fix: string) {
     const where = field === '' ? '' : `${field}: `;
     const at = pos === null ? file : `${file}:${pos.line}:${pos.col}`;
-    super(`${at}: ${where}${problem}; ${fix}`);
+    super(code, `${at}: ${where}${problem}; ${fix}`, { file, line: pos?.line ?? 0, col: pos?.col ?? 0, field });
     this.name = 'WorkloadSpecError';
-    this.code = code;
-    this.file = file;
-    this.line = pos?.line ?? 0;
-    this.col = pos?.col ?? 0;
-    this.field = field;
   }
 }
 

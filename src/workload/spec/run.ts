@@ -11,12 +11,12 @@ import type { SessionBlueprint } from '../sessions/types.js';
 import { parseWorkloadSpec } from './parse.js';
 import type { ParseWorkloadSpecOptions } from './parse.js';
 import type { SloDimTargets, WorkloadSpec } from './types.js';
+import { BlisError } from '../../domain/errors.js';
 
 /** A bad command-line value in combination with a spec (e.g. `--timeout 0`, or no bound on generation). */
-export class WorkloadFlagError extends Error {
-  readonly code = 'WORKLOAD_FLAG';
+export class WorkloadFlagError extends BlisError {
   constructor(message: string) {
-    super(message);
+    super('WORKLOAD_FLAG', message);
     this.name = 'WorkloadFlagError';
   }
 }

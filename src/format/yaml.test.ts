@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { BlisError } from '../domain/errors.js';
+import { parseJson, parseYaml } from './yaml.js';
+
+function fails(f: () => unknown): BlisError {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(BlisError);
+    return e as BlisError;
+  }
+  throw new Error('expected a BlisError');
+}
+
+describe('parseYaml limits', () => {
+  it('refuses an alias bomb quickly, at the alias that crosses the limit', () => {
+    let s = 'a0: &a0 [1,2,3,4,5,6,7,8,9,10]\n';
+    for (let i = 1; i < 9; i++) s += `a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(',')}]\n`;
+    const t = performance.now();
+    const e = fails(() => parseYaml(s, 'bomb.yaml'));
+    expect(performance.now() - t).toBeLessThan(2000);
+    expect(e.message).toMatch(/^bomb\.yaml:\d+:\d+: the document expands to more than 2,000,000 values/);
+    expect(e.file).toBe('bomb.yaml');
+  });
+
+  it('refuses exponential merge keys', () => {
+    let m = 'm0: &m0 {x: 1}\n';
+    for (let i = 1; i < 40; i++) m += `m${i}: &m${i}\n  <<: [*m${i - 1}, *m${i - 1}]\n  y${i}: 1\n`;
+    const e = fails(() => parseYaml(m, 'merge.yaml', { yaml: { merge: true } }));
+    expect(e.message).toContain('expands to more than');
+  });
+
+  it('accepts ordinary aliases and resolves them through deref', () => {
+    const p = parseYaml('a: &x {b: 1}\nc: *x\n', 'ok.yaml');
+    expect(p.doc.toJS()).toEqual({ a: { b: 1 }, c: { b: 1 } });
+  });
+
+  it('names the line and column of syntax errors, unknown anchors and over-deep nesting', () => {
+    expect(fails(() => parseYaml('a: [1, 2\n', 'bad.yaml')).message).toMatch(/^bad\.yaml:\d+:\d+: invalid YAML/);
+    expect(fails(() => parseYaml('a: 1\nb: *x\n', 'x.yaml')).message).toMatch(/^x\.yaml:2:4: alias \*x names no anchor/);
+    const deep = `${'['.repeat(200)}${']'.repeat(200)}`;
+    expect(fails(() => parseYaml(deep, 'deep.yaml')).message).toContain('nests deeper than 128 levels');
+  });
+
+  it('refuses oversized text before parsing', () => {
+    const e = fails(() => parseYaml('a: 1\n'.repeat(100), 'big.yaml', { limits: { maxBytes: 64 } }));
+    expect(e.code).toBe('INPUT_TOO_LARGE');
+    expect(e.message).toContain('larger than 64 bytes');
+  });
+});
+
+describe('parseJson', () => {
+  it('locates syntax errors', () => {
+    expect(fails(() => parseJson('{"a": 1,\n "b": }', 'bad.json')).message).toMatch(/^bad\.json:2:7: invalid JSON/);
+  });
+});

@@ -1,0 +1,318 @@
+/**
+ * The one way blis-ts parses YAML (and JSON, which is YAML) input: bounded before anything is expanded.
+ *
+ * A small file can describe an enormous tree through anchors and aliases (`b: &b [*a, *a, ...]` nested a few
+ * levels, or `<<: [*m, *m]` merge keys); decoders that resolve aliases as they walk would do exponential work.
+ * {@link parseYaml} parses to a syntax tree (aliases unexpanded), then measures the tree *as it would be
+ * expanded* — node count and depth, memoised per node so the measurement itself is linear — and refuses it
+ * with a located error before any decoder sees it. Every alias is resolved once here, so decoders can use
+ * {@link ParsedYaml.deref}, which is a map lookup instead of yaml's document-wide anchor search.
+ */
+import { LineCounter, isAlias, isCollection, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
+import type { Alias, Document, DocumentOptions, Node as YamlNode, ParseOptions, SchemaOptions } from 'yaml';
+import { BlisError } from '../domain/errors.js';
+
+export interface TextLimits {
+  /** Largest input accepted, in bytes of UTF-8 (checked on the string's length, a lower bound). */
+  readonly maxBytes: number;
+  /** Largest tree accepted, counted as if every alias and merge key were expanded. */
+  readonly maxNodes: number;
+  /** Deepest nesting accepted, with aliases expanded. */
+  readonly maxDepth: number;
+}
+
+/** Generous for any real configuration; small enough that a hostile file fails in milliseconds. */
+export const DEFAULT_TEXT_LIMITS: TextLimits = { maxBytes: 64 * 1024 * 1024, maxNodes: 2_000_000, maxDepth: 128 };
+
+export type YamlOptions = ParseOptions & DocumentOptions & SchemaOptions;
+
+export interface ParsedYaml {
+  readonly file: string;
+  readonly text: string;
+  readonly doc: Document;
+  readonly lines: LineCounter;
+  /** The node an alias stands for (the node itself otherwise); null for null/undefined. */
+  deref(node: unknown): YamlNode | null;
+  /** 1-based line and column of a character offset. */
+  pos(offset: number): { line: number; col: number };
+}
+
+/** Code of every error raised here; decoders raise their own codes for what the text means. */
+export const INPUT_TOO_LARGE = 'INPUT_TOO_LARGE';
+export const INPUT_SYNTAX = 'INPUT_SYNTAX';
+
+/** Refuses text longer than `maxBytes` with a message naming the file and the limit. */
+export function checkTextSize(text: string, file: string, maxBytes: number = DEFAULT_TEXT_LIMITS.maxBytes): void {
+  if (text.length > maxBytes) {
+    throw new BlisError(
+      INPUT_TOO_LARGE,
+      `${file}: the file is larger than ${formatBytes(maxBytes)} (${formatBytes(text.length)}); blis-ts refuses inputs this large — split it or pass a smaller file`,
+      { file },
+    );
+  }
+}
+
+export function formatBytes(n: number): string {
+  if (n >= 1024 * 1024) return `${(n / 1024 / 1024).toFixed(n % (1024 * 1024) === 0 ? 0 : 1)} MiB`;
+  if (n >= 1024) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KiB`;
+  return `${n} bytes`;
+}
+
+/**
+ * Parses one YAML document with limits. `what` names the kind of file in messages ("policy bundle",
+ * "workload spec"). Syntax errors and limit violations are {@link BlisError}s at `file:line:col`.
+ */
+export function parseYaml(
+  text: string,
+  file: string,
+  options: { readonly yaml?: YamlOptions; readonly limits?: Partial<TextLimits>; readonly code?: string } = {},
+): ParsedYaml {
+  const limits: TextLimits = { ...DEFAULT_TEXT_LIMITS, ...options.limits };
+  checkTextSize(text, file, limits.maxBytes);
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: true, ...options.yaml, lineCounter: lines });
+  const pos = (offset: number): { line: number; col: number } => lines.linePos(offset);
+  const err = doc.errors[0];
+  if (err !== undefined) {
+    const p = err.linePos?.[0] ?? { line: 1, col: 1 };
+    const msg = err.message.split(' at line ')[0]?.split('\n')[0] ?? err.message;
+    throw new BlisError(options.code ?? INPUT_SYNTAX, `${file}:${p.line}:${p.col}: invalid YAML: ${msg}; fix the YAML syntax`, {
+      file,
+      line: p.line,
+      col: p.col,
+    });
+  }
+  const targets = resolveAliases(doc, file, pos, options.code ?? INPUT_SYNTAX);
+  measure(doc.contents, targets, limits, file, pos, options.code ?? INPUT_TOO_LARGE);
+  const deref = (node: unknown): YamlNode | null => {
+    if (node === null || node === undefined) return null;
+    if (isAlias(node)) return targets.get(node) ?? null;
+    return node as YamlNode;
+  };
+  return { file, text, doc, lines, deref, pos };
+}
+
+/**
+ * Resolves every alias once, in document order (an anchor may be redefined: an alias names the latest
+ * definition before it). An alias to an unknown anchor or to a node that contains it is an error.
+ */
+function resolveAliases(
+  doc: Document,
+  file: string,
+  pos: (o: number) => { line: number; col: number },
+  code: string,
+): Map<Alias, YamlNode> {
+  const anchors = new Map<string, YamlNode>();
+  const out = new Map<Alias, YamlNode>();
+  const open = new Set<YamlNode>();
+  const fail = (node: YamlNode, problem: string, fix: string): never => {
+    const p = pos(node.range?.[0] ?? 0);
+    throw new BlisError(code, `${file}:${p.line}:${p.col}: ${problem}; ${fix}`, { file, line: p.line, col: p.col });
+  };
+  const visit = (node: unknown): void => {
+    if (node === null || node === undefined) return;
+    if (isPair(node)) {
+      visit(node.key);
+      visit(node.value);
+      return;
+    }
+    if (isAlias(node)) {
+      const target = anchors.get(node.source);
+      if (target === undefined) fail(node, `alias *${node.source} names no anchor defined before it`, `define &${node.source} first`);
+      if (open.has(target!)) fail(node, `alias *${node.source} refers to a node that contains it`, 'remove the recursive alias');
+      out.set(node, target!);
+      return;
+    }
+    const n = node as YamlNode;
+    if (isCollection(n)) {
+      open.add(n);
+      for (const item of n.items) visit(item);
+      open.delete(n);
+    }
+    // The anchor becomes visible once its node is complete (as in YAML: an alias cannot be inside its anchor).
+    if (typeof (n as { anchor?: unknown }).anchor === 'string') anchors.set((n as { anchor: string }).anchor, n);
+  };
+  visit(doc.contents);
+  return out;
+}
+
+/** Node count and depth of the tree with aliases expanded, memoised per node; throws past the limits. */
+function measure(
+  root: YamlNode | null,
+  targets: Map<Alias, YamlNode>,
+  limits: TextLimits,
+  file: string,
+  pos: (o: number) => { line: number; col: number },
+  code: string,
+): void {
+  const memo = new Map<YamlNode, { size: number; depth: number }>();
+  const tooBig = (at: YamlNode, what: string): never => {
+    const p = pos(at.range?.[0] ?? 0);
+    throw new BlisError(
+      code,
+      `${file}:${p.line}:${p.col}: ${what}; blis-ts refuses documents this large (aliases and merge keys count as expanded) — write the values out or use fewer nested aliases`,
+      { file, line: p.line, col: p.col },
+    );
+  };
+  const walk = (node: unknown, depth: number): { size: number; depth: number } => {
+    if (node === null || node === undefined) return { size: 0, depth: 0 };
+    if (depth > limits.maxDepth) tooBig(node as YamlNode, `the document nests deeper than ${limits.maxDepth} levels`);
+    if (isPair(node)) {
+      const k = walk(node.key, depth);
+      const v = walk(node.value, depth);
+      return { size: k.size + v.size, depth: Math.max(k.depth, v.depth) };
+    }
+    const n = isAlias(node) ? (targets.get(node) ?? null) : (node as YamlNode);
+    if (n === null) return { size: 1, depth: 1 };
+    if (isScalar(n)) return { size: 1, depth: 1 };
+    const known = memo.get(n);
+    if (known !== undefined) {
+      if (depth + known.depth > limits.maxDepth) tooBig(node as YamlNode, `the document nests deeper than ${limits.maxDepth} levels`);
+      return known;
+    }
+    let size = 1;
+    let inner = 0;
+    if (isMap(n) || isSeq(n)) {
+      for (const item of n.items) {
+        const m = walk(item, depth + 1);
+        size += m.size;
+        if (m.depth > inner) inner = m.depth;
+        if (size > limits.maxNodes) tooBig(node as YamlNode, `the document expands to more than ${limits.maxNodes.toLocaleString('en-US')} values`);
+      }
+    }
+    const r = { size, depth: inner + 1 };
+    memo.set(n, r);
+    return r;
+  };
+  const total = walk(root, 0);
+  if (total.size > limits.maxNodes && root !== null) tooBig(root, `the document expands to more than ${limits.maxNodes.toLocaleString('en-US')} values`);
+}
+
+/**
+ * Parses JSON with a size limit; a syntax error names `file:line:col`. (JSON has no aliases, so the tree is
+ * never larger than the text.)
+ */
+export function parseJson(text: string, file: string, options: { readonly maxBytes?: number; readonly code?: string } = {}): unknown {
+  checkTextSize(text, file, options.maxBytes ?? DEFAULT_TEXT_LIMITS.maxBytes);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    const msg = (e as Error).message;
+    const m = /position (\d+)/.exec(msg);
+    const offset = m === null ? jsonErrorOffset(text) : Number(m[1]);
+    let line = 1;
+    let col = 1;
+    for (let i = 0; i < offset && i < text.length; i++) {
+      if (text.charCodeAt(i) === 10) {
+        line++;
+        col = 1;
+      } else col++;
+    }
+    const what = msg.replace(/ in JSON at position \d+.*$/, '').replace(/, ".*" is not valid JSON$/s, '');
+    throw new BlisError(options.code ?? INPUT_SYNTAX, `${file}:${line}:${col}: invalid JSON: ${what}; fix the JSON syntax`, { file, line, col });
+  }
+}
+
+/**
+ * Offset of the first syntax error in `text` (Node 20's JSON.parse does not always say). Only run after
+ * JSON.parse failed, so it is written for clarity, not speed.
+ */
+export function jsonErrorOffset(text: string): number {
+  let i = 0;
+  const ws = (): void => {
+    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++;
+  };
+  class At extends Error {
+    constructor(readonly offset: number) {
+      super('json syntax');
+    }
+  }
+  const fail = (): never => {
+    throw new At(i);
+  };
+  const lit = (w: string): void => {
+    if (text.startsWith(w, i)) i += w.length;
+    else fail();
+  };
+  const str = (): void => {
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      const c = text.charCodeAt(i);
+      if (c < 0x20) fail();
+      if (text[i] === '\\') {
+        i++;
+        if (text[i] === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) fail();
+          i += 4;
+        } else if (!'"\\/bfnrt'.includes(text[i] ?? 'x')) fail();
+      }
+      i++;
+    }
+    if (i >= text.length) fail();
+    i++;
+  };
+  const num = (): void => {
+    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (m === null || m[0] === '' || m[0] === '-') fail();
+    i += m![0].length;
+  };
+  const value = (depth: number): void => {
+    if (depth > 10_000) fail();
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      ws();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail();
+        str();
+        ws();
+        if (text[i] !== ':') fail();
+        i++;
+        value(depth + 1);
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === '}') {
+          i++;
+          return;
+        } else fail();
+      }
+    }
+    if (c === '[') {
+      i++;
+      ws();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
+      for (;;) {
+        value(depth + 1);
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === ']') {
+          i++;
+          return;
+        } else fail();
+      }
+    }
+    if (c === '"') return str();
+    if (c === 't') return lit('true');
+    if (c === 'f') return lit('false');
+    if (c === 'n') return lit('null');
+    return num();
+  };
+  try {
+    value(0);
+    ws();
+    if (i < text.length) fail();
+    return text.length;
+  } catch (at) {
+    if (at instanceof At) return at.offset;
+    throw at;
+  }
+}
