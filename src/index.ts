@@ -8,6 +8,9 @@ export { FLAGS as SIMULATION_OPTIONS, type FlagSpec as SimulationOption } from '
 export { buildCluster, runEngine, type EngineSetup, type PolicySetup, DEFAULT_POLICY_SETUP } from './sim/engine-setup.js';
 export { buildReport, renderJson, renderReferenceText, type Report, type ReportOptions } from './sim/report.js';
 export { ClusterSimulator, type FollowUpHook } from './cluster/cluster.js';
+export { TimeSeriesSampler, SERIES_NAMES, type TimeSeriesData, type InstanceSeries, type SeriesProbe, type SeriesColumn, type SeriesKind } from './cluster/timeseries.js';
+export { formatTimeSeries, type TimeSeriesFormat } from './sim/timeseries.js';
+export type { SimProgress, ProgressCallback } from './sim/engine-setup.js';
 export {
   SessionManager,
   generateWorkload,

@@ -36,6 +36,8 @@ function emit(io: Io, f: FlagValues, out: SimulationOutputs): void {
   io.stdout(out.stdout);
   const mp = f.str('metrics-path');
   if (mp !== '') write(mp, out.metricsFile, '--metrics-path');
+  const tp = f.str('timeseries-path');
+  if (tp !== '' && out.timeseriesFile !== null) write(tp, out.timeseriesFile, '--timeseries-path');
 }
 
 export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
