@@ -25,6 +25,7 @@ import { runEngine, type EngineSetup, type ProgressCallback } from './engine-set
 import type { TimeSeriesData } from '../cluster/timeseries.js';
 import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
 import type { TimeSeriesSampler } from '../cluster/timeseries.js';
+import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
@@ -93,6 +94,11 @@ export interface RunOptions {
   readonly timeseries?: boolean;
   /** Called every 100 ms of simulated time during the run (progress displays); absent = one uninterrupted run. */
   readonly onProgress?: ProgressCallback;
+}
+
+/** `report_data` (with `--report-data`): what blis report and blis compare draw. */
+function reportDataSection(f: FlagValues, cluster: ClusterSimulator, requests: readonly Request[], timeseries: TimeSeriesData | null, source: 'run' | 'replay'): Record<string, unknown> {
+  return f.bool('report-data') ? { report_data: buildReportData({ cluster, requests, timeseries }, f, source) } : {};
 }
 
 /** Attaches the sampler the options ask for, after `prepare` (the recorder). */
@@ -267,13 +273,15 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const recorder = recorderFor(pol, opts);
   // The recorder feeds only the JSON-only sections and the evaluator: the reference text never pays for it.
   const record = outputFormat(f) === 'json' || opts.prefixAudit === true;
-  const ts = resolveTimeSeries(f, opts.timeseries === true);
+  const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, record ? (c) => recorder.attach(c) : null, holder);
   const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook, prepare, opts.onProgress ?? null);
   const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, outputFormat(f) === 'json' ? extras(cs, recorder, all, pol, goodputTargets) : {}));
+  const series = seriesOutputs(ts, holder.sampler, env);
+  const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'run') } : {};
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, json));
   let trace: SimulationOutputs['trace'] = null;
   if (f.str('trace-output') !== '') {
     const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
@@ -283,7 +291,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
     trace = { yaml: formatTraceHeaderYaml(header), csv: formatTraceCsv(records, header.mode) };
   }
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace, results: null, recorder, requests: all, ...seriesOutputs(ts, holder.sampler, env) };
+  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace, results: null, recorder, requests: all, ...series };
 }
 
 export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
@@ -304,13 +312,15 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
-  const ts = resolveTimeSeries(f, opts.timeseries === true);
+  const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
   const cs = runEngine(full, requests, null, prepare, opts.onProgress ?? null);
   observe?.(cs, requests, full, null);
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, outputFormat(f) === 'json' ? extras(cs, recorder, requests, pol, goodputTargets) : {}));
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)), recorder, requests, ...seriesOutputs(ts, holder.sampler, env) };
+  const series = seriesOutputs(ts, holder.sampler, env);
+  const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, requests, pol, goodputTargets), ...reportDataSection(f, cs, requests, series.timeseries, 'replay') } : {};
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
+  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)), recorder, requests, ...series };
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */
