@@ -48,7 +48,7 @@ export function compareResults(views: readonly ResultView[]): Comparison {
   if (views.length < 2) throw new ReportInputError('blis compare needs at least two results, e.g. blis compare a.json b.json');
   const kind = (views[0] as ResultView).kind;
   const other = views.find((v) => v.kind !== kind);
-  if (other !== undefined) throw new ReportInputError(`cannot compare a ${kind} result with a ${other.kind} result (${other.label}); compare runs with runs and evaluations with evaluations`);
+  if (other !== undefined) throw new ReportInputError(`cannot compare ${kind === 'run' ? 'a run' : 'an evaluation'} result with ${other.kind === 'run' ? 'a run' : 'an evaluation'} result (${other.label}); compare runs with runs and evaluations with evaluations`);
   const maps = views.map((v) => new Map(numericEntries(v)));
   const names: string[] = [];
   for (const v of views) for (const [k] of numericEntries(v)) if (!names.includes(k)) names.push(k);

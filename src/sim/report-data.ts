@@ -40,6 +40,9 @@ export interface ReportData {
   readonly timeseries: TimeSeriesData | null;
 }
 
+/** Options that only say where or how outputs go: not part of the run's configuration. */
+const OUTPUT_ONLY = new Set(['report-data', 'output-format', 'metrics-path', 'timeseries-path', 'timeseries-format', 'trace-output', 'results-path', 'log', 'summarize-trace']);
+
 const classOf = (r: Request): string => (r.sloClass === '' ? 'default' : r.sloClass);
 
 /** Token-level ITLs of completed requests (the reference's AllITLs) per class, as step values × use counts. */
@@ -167,7 +170,7 @@ export function buildReportData(out: ReportDataInput, f: FlagValues, source: 'ru
   return {
     version: REPORT_DATA_VERSION,
     source,
-    options: Object.fromEntries(f.explicitOptions()),
+    options: Object.fromEntries(f.explicitOptions().filter(([name]) => !OUTPUT_ONLY.has(name))),
     cdf_probabilities: CDF_PROBABILITIES,
     latency: {
       ttft_ms: perClass(out.requests, classes, (r) => (r.hasTTFT && r.registered ? r.ttft : null)),
