@@ -34,7 +34,7 @@ export function progressDisplay(label: string, quiet: boolean, stream: ProgressS
   const start = now();
   let bar: cliProgress.SingleBar | null = null;
   let known = true;
-  const ensure = (total: number | null, unit: string): cliProgress.SingleBar | null => {
+  const ensure = (total: number | null, unit: string, done: number, payload: Record<string, string>): cliProgress.SingleBar | null => {
     if (bar !== null) return bar;
     if (now() - start < PROGRESS_DELAY_MS) return null;
     known = total !== null && total > 0;
@@ -45,7 +45,7 @@ export function progressDisplay(label: string, quiet: boolean, stream: ProgressS
       { format, stream: stream as NodeJS.WritableStream, hideCursor: false, clearOnComplete: false, barsize: 24, etaBuffer: 20, fps: 10, noTTYOutput: false },
       cliProgress.Presets.shades_classic,
     );
-    bar.start(known ? (total as number) : 0, 0, { extra: '', rate: '0' });
+    bar.start(known ? (total as number) : 0, done, payload);
     return bar;
   };
   const rate = (done: number): string => {
@@ -54,12 +54,12 @@ export function progressDisplay(label: string, quiet: boolean, stream: ProgressS
   };
   return {
     sim(p) {
-      const b = ensure(p.requestsTotal, 'requests');
-      b?.update(p.requestsDone, { extra: `sim ${fmtSim(p.simTimeUs)} s`, rate: rate(p.requestsDone) });
+      const payload = { extra: `sim ${fmtSim(p.simTimeUs)} s`, rate: rate(p.requestsDone) };
+      ensure(p.requestsTotal, 'requests', p.requestsDone, payload)?.update(p.requestsDone, payload);
     },
     units(done, total) {
-      const b = ensure(total, 'runs');
-      b?.update(done, { extra: `${done} of ${total} done`, rate: rate(done) });
+      const payload = { extra: `${done} of ${total} done`, rate: rate(done) };
+      ensure(total, 'runs', done, payload)?.update(done, payload);
     },
     stop() {
       bar?.stop();
