@@ -33,7 +33,7 @@ function rank(p: number, n: number): number {
 export function binnedCdf(values: ArrayLike<number>, scale = 1): BinnedCdf | null {
   const n = values.length;
   if (n === 0) return null;
-  const sorted = Float64Array.from(values as ArrayLike<number>).sort();
+  const sorted = Float64Array.from(values).sort();
   let sum = 0;
   for (let i = 0; i < n; i++) sum += sorted[i] as number;
   return {

@@ -93,8 +93,9 @@ const INSTANCE_PANELS: readonly [string, string, string, string][] = [
 ];
 
 function instanceCharts(ts: TimeSeriesData): Chart[] {
-  const out: (Chart | null)[] = INSTANCE_PANELS.map(([col, title, y, how]) =>
-    lineChart(`instance-${col.replace(/_/g, '-')}`, title, how, ts.instances.flatMap((s) => seriesRows(ts, s.values, col, s.firstRow, s.id, 'instance')), y, 'instance', 'instance'));
+  // Step time is undefined in an interval without steps: those rows are left out rather than drawn as 0.
+  const rowsOf = (col: string): Row[] => ts.instances.flatMap((s) => seriesRows(ts, s.values, col, s.firstRow, s.id, 'instance').filter((r, j) => col !== 'step_time_us' || (s.values['steps']?.[j] ?? 0) > 0));
+  const out: (Chart | null)[] = INSTANCE_PANELS.map(([col, title, y, how]) => lineChart(`instance-${col.replace(/_/g, '-')}`, title, how, rowsOf(col), y, 'instance', 'instance'));
   if ((ts.cluster['kv_cpu_utilization'] ?? []).some((v) => v > 0)) {
     out.push(lineChart('instance-kv-cpu-utilization', 'CPU KV-tier utilisation per instance', 'Share of CPU-tier KV blocks in use (tiered offload).', ts.instances.flatMap((s) => seriesRows(ts, s.values, 'kv_cpu_utilization', s.firstRow, s.id, 'instance')), 'fraction of blocks used', 'instance', 'instance'));
   }

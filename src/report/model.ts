@@ -33,6 +33,8 @@ export interface RunView {
   /** The text sections as objects (anomaly counters, KV cache metrics, per-SLO metrics...). */
   readonly sections: Readonly<Record<string, unknown>>;
   readonly anomalies: readonly AnomalyEvent[];
+  /** Detected anomalies by type (`policy_anomalies.counts`). */
+  readonly anomalyCounts: Readonly<Record<string, number>>;
   readonly data: ReportData | null;
 }
 
@@ -84,11 +86,12 @@ function reportData(raw: unknown, where: string): ReportData | null {
   if (raw === undefined || raw === null) return null;
   const r = reportDataSchema.safeParse(raw);
   if (!r.success) throw new ReportInputError(`${where}: report_data is not what this blis-ts writes (version ${REPORT_DATA_VERSION}): ${z.prettifyError(r.error).split('\n').slice(0, 3).join('; ')}; regenerate it with --report-data`);
-  return r.data as ReportData;
+  return r.data;
 }
 
 const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
 const nums = (v: unknown): Record<string, number> => Object.fromEntries(Object.entries(obj(v)).filter(([, x]) => typeof x === 'number')) as Record<string, number>;
 
 const RUN_KEYS = new Set(['simulation_metrics', 'instances', 'policy_anomalies', 'report_data', 'trace', 'policy']);
@@ -103,7 +106,8 @@ export function runView(doc: Record<string, unknown>, label: string): RunView {
     metrics: obj(doc['simulation_metrics']),
     instances: Array.isArray(doc['instances']) ? (doc['instances'] as unknown[]).map(obj) : [],
     sections: Object.fromEntries(Object.entries(doc).filter(([k]) => !RUN_KEYS.has(k))),
-    anomalies: events.map(obj).map((e) => ({ type: String(e['type'] ?? ''), timestamp_us: num(e['timestamp_us']), severity: num(e['severity']), description: String(e['description'] ?? '') })),
+    anomalies: events.map(obj).map((e) => ({ type: str(e['type']), timestamp_us: num(e['timestamp_us']), severity: num(e['severity']), description: str(e['description']) })),
+    anomalyCounts: nums(pa['counts']),
     data: reportData(doc['report_data'], label),
   };
 }
@@ -118,16 +122,16 @@ export function evaluationView(doc: Record<string, unknown>, label: string): Eva
     objectives: nums(doc['objectives']),
     scores: nums(doc['scores']),
     features: nums(doc['features']),
-    candidate: String(obj(doc['candidate'])['id'] ?? ''),
-    suite: String(obj(doc['suite'])['name'] ?? ''),
-    error: doc['error'] === undefined ? null : `${String(err['code'] ?? '')}: ${String(err['message'] ?? '')}`,
+    candidate: str(obj(doc['candidate'])['id']),
+    suite: str(obj(doc['suite'])['name']),
+    error: doc['error'] === undefined ? null : `${str(err['code'])}: ${str(err['message'])}`,
     scenarios: scen.map((s) => ({
-      scenario: String(s['scenario'] ?? ''),
+      scenario: str(s['scenario']),
       seed: num(s['seed']),
       score: num(s['score']),
       metrics: nums(s['metrics']),
       objectives: nums(s['objectives']),
-      data: reportData(s['report_data'], `${label} ${String(s['scenario'] ?? '')}@${num(s['seed'])}`),
+      data: reportData(s['report_data'], `${label} ${str(s['scenario'])}@${num(s['seed'])}`),
     })),
   };
 }

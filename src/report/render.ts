@@ -32,7 +32,7 @@ export const CHART_CONFIG = {
 
 export async function renderSvg(spec: TopLevelSpec, chartId: string): Promise<string> {
   const { vega, vl } = await load();
-  const compiled = vl.compile({ ...spec, config: { ...CHART_CONFIG, ...(spec.config ?? {}) } } as TopLevelSpec).spec;
+  const compiled = vl.compile({ ...spec, config: { ...CHART_CONFIG, ...(spec.config ?? {}) } }).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
   try {
     return inlineSafe(await view.toSVG(), chartId);

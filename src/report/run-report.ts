@@ -21,6 +21,7 @@ export const HEADLINE_KEYS: readonly string[] = [
 const NO_DATA = 'This result has no report data: rerun with --report FILE.html, or save it with --report-data, to get latency distributions and timelines.';
 
 function flatten(prefix: string, v: unknown, out: [string, unknown][]): void {
+  if (v === undefined) return;
   if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
     for (const [k, x] of Object.entries(v as Record<string, unknown>)) flatten(prefix === '' ? k : `${prefix}.${k}`, x, out);
   } else if (!Array.isArray(v)) {
@@ -77,7 +78,7 @@ async function chartSections(d: ReportData | null, anomalies: RunView['anomalies
 
 export async function renderRunReport(v: RunView): Promise<string> {
   const sections: PageSection[] = [{ id: 'summary', title: 'Run', body: summaryBody(v) }];
-  sections.push(...(await chartSections(v.data, v.anomalies, v.sections['anomaly_counters'])));
+  sections.push(...(await chartSections(v.data, v.anomalies, { ...(v.sections['anomaly_counters'] as object | undefined), ...v.anomalyCounts })));
   const other: [string, unknown][] = [];
   for (const [k, x] of Object.entries(v.sections)) if (k !== 'anomaly_counters') flatten(k, x, other);
   if (other.length > 0) sections.push({ id: 'other', title: 'Other metrics', body: table(['metric', 'value'], other) });

@@ -151,7 +151,7 @@ export function coarsenSeries(ts: TimeSeriesData, maxRows: number): TimeSeriesDa
       out['step_time_us'] = tot.map((t, g) => ((out['steps']?.[g] ?? 0) > 0 ? Math.round((t / (out['steps']?.[g] as number)) * 1000) / 1000 : 0));
     }
     if (out['output_tokens'] !== undefined && out['throughput_tokens_per_s'] !== undefined) {
-      out['throughput_tokens_per_s'] = (out['output_tokens'] as number[]).map((v, g) => {
+      out['throughput_tokens_per_s'] = (out['output_tokens']).map((v, g) => {
         const k = firstGroup + g;
         const span = (times[k] as number) - (k > 0 ? (times[k - 1] as number) : 0);
         return span > 0 ? Math.round(((v * 1e6) / span) * 1000) / 1000 : 0;
