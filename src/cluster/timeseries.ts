@@ -125,7 +125,10 @@ class Column {
     this.length = o;
   }
   values(): number[] {
-    return Array.from(this.data.subarray(0, this.length));
+    // A plain loop: Array.from over a typed array goes through the iterator protocol, many times slower.
+    const out = new Array<number>(this.length);
+    for (let i = 0; i < this.length; i++) out[i] = this.data[i] as number;
+    return out;
   }
 }
 
