@@ -128,6 +128,18 @@ describe('blis run --report', () => {
     expect(scaling).toEqual(['replicas-timeline', 'pd-timeline']);
   }, 120_000);
 
+  it('library: simulate({reportData: true}) carries report_data that renderRunReport draws', async () => {
+    const { simulate, runView, renderRunReport } = await import('../../src/index.js');
+    const r = await simulate({ mode: 'run', model: MODEL, numInstances: 2, rate: 30, numRequests: 80, reportData: true });
+    const d = r.report['report_data'] as ReportData;
+    expect(d.version).toBe(1);
+    expect(d.options).toEqual({ model: MODEL, 'num-instances': '2', rate: '30', 'num-requests': '80' });
+    expect((d.timeseries?.times.length ?? 0)).toBeGreaterThan(0);
+    const html = await renderRunReport(runView(r.report, 'lib'));
+    expect(charts(html).get('cdf-ttft')).toBeGreaterThan(0);
+    expect(html).toContain('<title>blis report: lib</title>');
+  }, 60_000);
+
   it('coarsening keeps counter totals and the last gauge of each group', () => {
     const ts: TimeSeriesData = {
       intervalUs: 10,
