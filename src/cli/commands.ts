@@ -37,8 +37,19 @@ function emit(io: Io, f: FlagValues, out: SimulationOutputs): void {
   io.stdout(out.stdout);
   const mp = f.str('metrics-path');
   if (mp !== '') write(mp, out.metricsFile, '--metrics-path');
+}
+
+/**
+ * The time series and the HTML report, written BEFORE stdout: a file that cannot be written is an error with
+ * nothing printed yet.
+ */
+async function writeSeriesAndReport(f: FlagValues, out: SimulationOutputs, source: 'run' | 'replay'): Promise<void> {
   const tp = f.str('timeseries-path');
   if (tp !== '' && out.timeseriesFile !== null) write(tp, out.timeseriesFile, '--timeseries-path');
+  const path = f.str('report');
+  if (path === '') return;
+  const { simulationReportHtml } = await import('../report/index.js');
+  write(path, await simulationReportHtml(out, f, source), '--report');
 }
 
 /** Runs `simulate` with a progress display (when one shows) and the time series a `--report` needs. */
@@ -51,18 +62,10 @@ async function withProgress(f: FlagValues, label: string, simulate: (opts: RunOp
   }
 }
 
-/** `--report FILE.html`: written after stdout, from the same outputs. */
-async function writeReport(f: FlagValues, out: SimulationOutputs, source: 'run' | 'replay'): Promise<void> {
-  const path = f.str('report');
-  if (path === '') return;
-  const { simulationReportHtml } = await import('../report/index.js');
-  write(path, await simulationReportHtml(out, f, source), '--report');
-}
-
 export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
   const out = await withProgress(f, 'run', (opts) => simulateRun(f, processEnv(io), observe, opts));
+  await writeSeriesAndReport(f, out, 'run');
   emit(io, f, out);
-  await writeReport(f, out, 'run');
   const tp = f.str('trace-output');
   if (tp !== '' && out.trace) {
     write(`${tp}.yaml`, out.trace.yaml, '--trace-output');
@@ -72,8 +75,8 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
 
 export async function replayCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
   const out = await withProgress(f, 'replay', (opts) => simulateReplay(f, processEnv(io), observe, opts));
+  await writeSeriesAndReport(f, out, 'replay');
   emit(io, f, out);
-  await writeReport(f, out, 'replay');
   const rp = f.str('results-path');
   if (rp !== '' && out.results !== null) write(rp, out.results, '--results-path');
 }

@@ -212,8 +212,8 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
     const { evaluationView, renderEvaluationReport } = await import('../report/index.js');
     const html = await renderEvaluationReport(evaluationView(JSON.parse(JSON.stringify(result)) as Record<string, unknown>, path.basename(o.candidate ?? o.components ?? 'candidate')));
     const plain = { ...result, scenarios: result.scenarios.map(({ report_data: _, ...rest }) => rest) };
-    io.stdout(`${JSON.stringify(plain, null, 2)}\n`);
     writeReport(o.report, html);
+    io.stdout(`${JSON.stringify(plain, null, 2)}\n`);
   } finally {
     display?.stop();
     await pool?.close();

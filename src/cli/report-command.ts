@@ -77,9 +77,8 @@ export function registerReportCommands(root: Command, io: Io): void {
     const views = await loadAll(results);
     const rep = await import('../report/index.js');
     const cmp = rep.compareResults(views);
-    // The report is rendered before anything is printed: a failure leaves stdout empty.
-    const html = o.report === undefined ? null : await rep.renderComparisonReport(cmp, views);
+    // The report is written before anything is printed: a failure leaves stdout empty.
+    if (o.report !== undefined) write(o.report, await rep.renderComparisonReport(cmp, views), '--report');
     io.stdout(o.format === 'json' ? rep.formatComparisonJson(cmp) : rep.formatComparisonText(cmp));
-    if (html !== null) write(o.report as string, html, '--report');
   });
 }

@@ -182,5 +182,26 @@ describe('blis report: bad input', () => {
       expect(r.err.trim().split('\n')).toHaveLength(1);
     }
     expect(statSync(dir).isDirectory()).toBe(true);
+    // An unwritable report or series file: the error comes before anything is printed.
+    const run = ['run', '--model', MODEL, '--num-requests', '10'];
+    for (const extra of [['--report', path.join(dir, 'no/such/dir/r.html')], ['--timeseries-path', path.join(dir, 'no/such/dir/t.csv')]]) {
+      const r = await cli([...run, ...extra]);
+      expect(r.code).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err).toMatch(/^(--report|--timeseries-path): cannot write /);
+    }
   });
+
+  it('blis replay --report draws the replayed trace', async () => {
+    const dir = tempDir();
+    const prefix = path.join(dir, 't');
+    expect((await cli(['run', '--model', MODEL, '--num-instances', '2', '--rate', '20', '--num-requests', '80', '--trace-output', prefix])).code).toBe(0);
+    const out = path.join(dir, 'replay.html');
+    const r = await cli(['replay', '--model', MODEL, '--num-instances', '2', '--trace-header', `${prefix}.yaml`, '--trace-data', `${prefix}.csv`, '--report', out]);
+    expect(r.code, r.err).toBe(0);
+    const html = readFileSync(out, 'utf8');
+    expect(html).toMatch(/replay · \d+ of 80 requests completed/);
+    expect(charts(html).get('instance-queue-depth')).toBeGreaterThan(0);
+    expect(html).not.toMatch(EXTERNAL);
+  }, 60_000);
 });
