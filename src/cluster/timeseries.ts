@@ -228,8 +228,8 @@ export class TimeSeriesSampler implements ClusterSampler {
     }
     for (const s of this.order) s.present = false;
     cs.instances.forEach((inst, i) => this.recordInstance(inst, cs.inFlight[i] ?? 0, row));
-    // An instance gone from the set keeps its totals and shows no load.
-    for (const s of this.order) if (!s.present) pushInstance(s.cols, 0, 0, 0, 0, 0, lastValues(s.cols));
+    // An instance gone from the set shows no load; its totals are still read (work it did before leaving counts).
+    for (const s of this.order) if (!s.present) pushInstance(s.cols, 0, 0, 0, 0, 0, counters(s.inst));
   }
 
   private recordInstance(inst: Instance, inFlight: number, row: number): void {
@@ -240,7 +240,6 @@ export class TimeSeriesSampler implements ClusterSampler {
       this.order.push(s);
     }
     s.present = true;
-    const m = inst.metrics;
     const kv = inst.kv;
     const tiers = kv.tierStats();
     pushInstance(
@@ -250,7 +249,7 @@ export class TimeSeriesSampler implements ClusterSampler {
       inFlight,
       kv.totalBlocks > 0 ? round6(kv.usedBlocks() / kv.totalBlocks) : 0,
       tiers.cpuTotalBlocks > 0 ? round6(tiers.cpuUsedBlocks / tiers.cpuTotalBlocks) : 0,
-      [m.completedRequests, m.timedOutRequests, m.droppedUnservable, m.preemptionCount, m.totalOutputTokens, m.stepItl.length],
+      counters(inst),
     );
   }
 
@@ -317,13 +316,10 @@ function pushInstance(cols: Column[], queue: number, batch: number, inFlight: nu
   for (let i = 0; i < counters.length; i++) (cols[5 + i] as Column).push(counters[i] as number);
 }
 
-function lastValues(cols: Column[]): number[] {
-  const out: number[] = [];
-  for (let i = 5; i < cols.length; i++) {
-    const c = cols[i] as Column;
-    out.push(c.length > 0 ? (c.data[c.length - 1] as number) : 0);
-  }
-  return out;
+/** The instance's cumulative counters, in INSTANCE_COLUMNS order (after the five gauges). */
+function counters(inst: Instance): number[] {
+  const m = inst.metrics;
+  return [m.completedRequests, m.timedOutRequests, m.droppedUnservable, m.preemptionCount, m.totalOutputTokens, m.stepItl.length];
 }
 
 function deltas(cum: readonly number[]): number[] {
