@@ -108,7 +108,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'output-tokens-min', kind: 'int', def: 2, help: 'output length min', scope: 'run' },
   { name: 'output-tokens-max', kind: 'int', def: 7000, help: 'output length max', scope: 'run' },
   { name: 'concurrency', kind: 'int', def: 0, help: 'closed-loop virtual users: each sends its next request --think-time-ms after its previous one finishes (mutually exclusive with --rate and --workload-spec; set --num-requests or --horizon)', scope: 'run' },
-  { name: 'think-time-ms', kind: 'int', def: 0, help: 'think time between a response and the same user\'s next request, in ms (--concurrency)', scope: 'run' },
+  { name: 'think-time-ms', kind: 'int', def: 0, help: 'think time in ms: between a response and the same user\'s next request (run --concurrency); replay closed-loop: between a round\'s end and the next round (0 = from the trace; excludes --think-time-dist)', scope: 'shared' },
   { name: 'timeout', kind: 'int', def: 300, help: 'client timeout per request in seconds (negative disables; 0 is rejected)', scope: 'run' },
   { name: 'trace-output', kind: 'string', def: '', help: 'export the arrivals as TraceV2: writes <prefix>.yaml and <prefix>.csv', scope: 'run' },
   { name: 'fitness-weights', kind: 'string', def: '', help: 'fitness score weights key:value,... (throughput, tokens_per_sec, p99_ttft, p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)', scope: 'run' },
@@ -116,6 +116,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML (required)', scope: 'replay' },
   { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV (required)', scope: 'replay' },
   { name: 'results-path', kind: 'string', def: '', help: 'write per-request results (SimResult[] JSON) to this file', scope: 'replay' },
+  { name: 'session-mode', kind: 'string', def: 'fixed', help: 'fixed (every row injected at its recorded time) or closed-loop (round 0 of each session injected; later rounds follow each round\'s end after a think time, with the recorded lengths)', scope: 'replay' },
+  { name: 'think-time-dist', kind: 'string', def: '', help: 'closed-loop think time distribution: lognormal:mu=<log-s>,sigma=<s>[,min=<t>,max=<t>] or constant:value=<t> (t: us, ms or s; bare = ms); excludes --think-time-ms', scope: 'replay' },
 ];
 
 /** Option values plus which ones were set explicitly (the reference's `Changed`); flags or config keys. */

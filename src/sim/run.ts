@@ -11,7 +11,8 @@ import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from 
 import { generateDistributionWorkload } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
-import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
+import { defaultReplayHorizon } from '../workload/replay.js';
+import { buildReplayWorkload } from './replay-workload.js';
 import { SessionManager } from '../workload/sessions/manager.js';
 import type { SessionLog } from '../workload/sessions/manager.js';
 import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
@@ -308,19 +309,20 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
-  const requests = buildReplayRequests(records, seed);
+  const { requests, sessions } = buildReplayWorkload(f, env, { header, records }, seed, dataPath);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
-  const cs = runEngine(full, requests, null, prepare, opts.onProgress ?? null);
-  observe?.(cs, requests, full, null);
+  const cs = runEngine(full, requests, sessions === null ? null : sessions.hook, prepare, opts.onProgress ?? null);
+  const all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
+  observe?.(cs, all, full, sessions === null ? null : sessions.log());
   const series = seriesOutputs(ts, holder.sampler, env);
-  const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, requests, pol, goodputTargets), ...reportDataSection(f, cs, requests, series.timeseries, 'replay') } : {};
+  const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'replay') } : {};
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)), recorder, requests, ...series };
+  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)), recorder, requests: all, ...series };
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

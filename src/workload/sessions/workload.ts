@@ -110,6 +110,7 @@ function closedLoopBlueprints(
         sloClass: c.sloClass,
         model: c.model,
         sloTargetUs: c.sloTargetUs ?? 0,
+        adapter: c.adapter,
       });
     }
   }
@@ -178,6 +179,7 @@ function concurrencySeeds(clients: readonly ClientSpec[], seed: bigint, horizon:
         sloClass: c.sloClass,
         model: c.model,
         sloTargetUs: c.sloTargetUs ?? 0,
+        adapter: c.adapter,
       });
     }
     users += c.concurrency;
