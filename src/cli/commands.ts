@@ -7,6 +7,7 @@ import type { SimEnv } from '../sim/env.js';
 import type { FlagValues } from '../sim/options.js';
 import { simulateReplay, simulateRun, type RunOptions, type SimulationObserver, type SimulationOutputs } from '../sim/run.js';
 import { progressDisplay } from './progress.js';
+import { readServeGenDir } from './servegen-files.js';
 import type { Io } from './io.js';
 
 export type { SimulationObserver } from '../sim/run.js';
@@ -21,6 +22,7 @@ export function processEnv(io: Io): SimEnv {
         throw new ConfigError('io', `${option}: cannot read ${path}: ${(e as Error).message}`);
       }
     },
+    readServeGen: (dir, option) => readServeGenDir(dir, option),
     warn: (m) => io.warn(m),
   };
 }

@@ -239,7 +239,7 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
     ...(f.changed('num-requests') ? { numRequests: f.int('num-requests') } : {}),
     ...(f.changed('horizon') ? { horizon: horizonFlag(f) } : {}),
     ...(f.changed('timeout') ? { timeoutSecs: f.int('timeout') } : {}),
-  });
+  }, { onWarning: (m) => env.warn(m), ...(env.readServeGen ? { readServeGen: (dir: string) => env.readServeGen!(dir, 'servegen_data.path') } : {}) });
   return {
     requests: r.requests,
     horizon: r.horizon,

@@ -14,6 +14,7 @@ import { camel, FLAGS, FlagValues, type FlagSpec } from './options.js';
 import { renderJson, renderReferenceText } from './report.js';
 import { simulateReplay, simulateRun, type SimulationOutputs } from './run.js';
 import type { TimeSeriesData } from '../cluster/timeseries.js';
+import { byteOrder, datasetFileName, type ServeGenChunkFiles } from '../workload/servegen/index.js';
 
 const int64 = z.union([z.bigint(), z.number().int(), z.string().regex(/^[+-]?\d+$/, 'an integer')]);
 
@@ -61,6 +62,20 @@ export interface SimulationResult {
   readonly warnings: readonly string[];
 }
 
+const CHUNK_TRACE = /^chunk-([^/]*)-trace\.csv$/;
+
+function serveGenFromFiles(files: Readonly<Record<string, string>>, dir: string): ServeGenChunkFiles[] {
+  const base = dir.endsWith('/') ? dir : `${dir}/`;
+  return Object.keys(files)
+    .filter((k) => k.startsWith(base) && CHUNK_TRACE.test(k.slice(base.length)))
+    .map((k) => k.slice(base.length))
+    .sort(byteOrder)
+    .map((name) => {
+      const id = CHUNK_TRACE.exec(name)![1]!;
+      return { id, trace: files[`${base}${name}`]!, dataset: files[`${base}${datasetFileName(id)}`] ?? null };
+    });
+}
+
 /** Validates `config` (throws a ConfigError naming the offending keys) and returns the option values. */
 export function parseSimulationConfig(config: unknown): { mode: 'run' | 'replay'; values: FlagValues; files: Readonly<Record<string, string>> } {
   const parsed = simulationConfigSchema.safeParse(config);
@@ -95,6 +110,8 @@ export async function simulate(config: SimulationConfig): Promise<SimulationResu
       if (text === undefined) throw new ConfigError('missing-file', `${option}: "${path}" is not in config.files; pass its contents as files["${path}"]`);
       return text;
     },
+    // A ServeGen directory is given as files["<dir>/chunk-<id>-trace.csv"] and files["<dir>/chunk-<id>-dataset.json"].
+    readServeGen: (dir) => serveGenFromFiles(files, dir),
     warn: (m) => warnings.push(m),
   };
   const out: SimulationOutputs = mode === 'run' ? await simulateRun(values, env) : await simulateReplay(values, env);

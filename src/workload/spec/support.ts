@@ -23,9 +23,6 @@ function sourceFeature(s: TrafficSource, path: SpecPath): UnsupportedFeature | n
 
 /** The first feature of `spec` that generation does not support, or null. */
 export function findUnsupported(spec: WorkloadSpec): UnsupportedFeature | null {
-  if (spec.servegenData !== null) {
-    return { path: ['servegen_data'], problem: 'ServeGen data loading is not supported yet', fix: 'convert the data to cohorts or clients' };
-  }
   for (const [i, c] of spec.clients.entries()) {
     const f = sourceFeature(c, ['clients', i]);
     if (f !== null) return f;

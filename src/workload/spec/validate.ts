@@ -30,9 +30,6 @@ const MAX_COHORT_POPULATION = 100_000;
 export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void {
   checkSources(spec, src);
   const unsupported = findUnsupported(spec);
-  if (unsupported !== null && unsupported.path[0] === 'servegen_data') {
-    src.fail('WORKLOAD_SPEC_UNSUPPORTED', unsupported.path, unsupported.problem, unsupported.fix, true);
-  }
   if (spec.inferencePerf !== null) {
     // The expanded clients are valid by construction once the block itself is.
     const bad = findInferencePerfProblem(spec.inferencePerf);
@@ -47,7 +44,7 @@ export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void 
     );
   }
   checkAggregateRate(spec, src);
-  if (spec.clients.length === 0 && spec.cohorts.length === 0 && spec.inferencePerf === null) {
+  if (spec.clients.length === 0 && spec.cohorts.length === 0 && spec.inferencePerf === null && spec.servegenData === null) {
     src.fail(
       'WORKLOAD_SPEC_EMPTY',
       ['clients'],
