@@ -32,6 +32,11 @@ export class BatchFormer {
   private budget = 0;
   private preempted = false;
   private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0, victims: [] };
+  /**
+   * The LoRA cold-load gate: true for a waiting request that may not be admitted yet (its adapter is not
+   * resident). Admission stops there (head-of-line, as the reference). null = no gate.
+   */
+  gate: ((r: Request) => boolean) | null = null;
 
   constructor(
     private readonly limits: BatchLimits,
@@ -91,6 +96,7 @@ export class BatchFormer {
     }
     while (batch.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
       const next = this.waitQ.peekAt(0) as Request;
+      if (this.gate !== null && this.gate(next)) break;
       if (!this.admit(batch, next, stepCount, 0)) break;
       this.waitQ.dequeue();
     }
@@ -143,6 +149,7 @@ export class BatchFormer {
     for (let i = 0; i < choice.requests.length; i++) {
       if (this.budget <= 0 || this.preempted) break;
       const next = choice.requests[i] as Request;
+      if (this.gate !== null && this.gate(next)) break;
       if (!this.admit(batch, next, stepCount, choice.chunks?.[i] ?? 0)) break;
       this.waitQ.remove(next);
     }

@@ -10,6 +10,7 @@ import type { LatencyModel } from '../latency/types.js';
 import { BatchFormer, type BatchLimits } from './batch-formation.js';
 import { EventKind } from './events.js';
 import { InstanceMetrics } from './instance-metrics.js';
+import { InstanceAdapters, type AdapterCost } from './lora.js';
 import { SCHEDULERS, type InstanceScheduler, type SchedulerContext, type SchedulerName } from './scheduler.js';
 import { WaitQueue } from './wait-queue.js';
 
@@ -23,6 +24,8 @@ export interface InstanceConfig extends BatchLimits {
   readonly scheduler: SchedulerName;
   /** A policy scheduler (orders, chooses, picks victims); absent/null = the built-in `scheduler`. */
   readonly schedulerPolicy?: InstanceScheduler | null;
+  /** LoRA adapters (cost model and slot count); absent/null = off. */
+  readonly lora?: AdapterCost | null;
 }
 
 /** How many recent requests the TTFT / TPOT signals average over. */
@@ -80,6 +83,8 @@ export class Instance {
   private readonly order: ((a: Request, b: Request) => number) | null;
   private readonly policy: InstanceScheduler | null;
   private readonly scheduled: Request[] = [];
+  /** LoRA adapters on this instance (resident slots, load in flight); null when LoRA is off. */
+  readonly lora: InstanceAdapters | null;
   /** Exponentially weighted mean step duration (µs), 0 before the first step. */
   private stepEwma = 0;
   private readonly recentTtft = new RecentMean();
@@ -110,6 +115,9 @@ export class Instance {
     const hooks = this.policy !== null && (this.policy.makeBatch !== null || this.policy.selectPreemptionVictim !== null);
     this.former = new BatchFormer(cfg, kv, this.waitQ, hooks ? this.policy : null, hooks ? (b) => this.schedulerContext(b) : null);
     this.order = this.policy !== null ? this.policy.order : SCHEDULERS[cfg.scheduler];
+    const lora = cfg.lora ? new InstanceAdapters(cfg.lora, this.metrics.adapterLoads, this.metrics.adapterEvictions) : null;
+    this.lora = lora;
+    if (lora !== null) this.former.gate = (r) => lora.held(r);
   }
 
   /** What a policy scheduler sees (built on demand). */
@@ -167,6 +175,11 @@ export class Instance {
     return this.stepPending;
   }
 
+  /** The LoRA adapter being loaded ('' = none): its completion event is this instance's pending work. */
+  get adapterLoading(): string {
+    return this.lora?.loading ?? '';
+  }
+
   /** Registers `req` here and schedules its instance ArrivalEvent at `time` (the routing time). */
   injectArrivalAt(req: Request, time: number): void {
     req.registered = true;
@@ -192,6 +205,9 @@ export class Instance {
       case EventKind.Timeout:
         this.timeout(req as Request, time);
         return;
+      case EventKind.AdapterLoad:
+        this.completeAdapterLoad(time);
+        return;
       default:
         throw new Error(`instance ${this.id}: unexpected event kind ${kind}`);
     }
@@ -203,6 +219,7 @@ export class Instance {
    * counts it as evicted. False when `r` is in neither (already finished).
    */
   evictRequest(r: Request): boolean {
+    this.lora?.release(r);
     if (this.waitQ.remove(r)) {
       this.kv.release(r);
       r.state = RequestState.Completed;
@@ -270,6 +287,7 @@ export class Instance {
     r.state = RequestState.TimedOut;
     r.outcome = 'timed_out';
     this.metrics.timedOutRequests++;
+    this.lora?.release(r);
     this.kv.release(r);
     r.computedTokens = 0;
     if (wasRunning) {
@@ -292,6 +310,10 @@ export class Instance {
     this.stepCount++;
     this.kv.setClock(now);
     if (this.order !== null) this.waitQ.sort(this.order);
+    if (this.lora !== null) {
+      const ticks = this.lora.startLoad(this.waitQ.peekAt(0));
+      if (ticks > 0) this.sink.schedule(now + ticks, EventKind.AdapterLoad, null);
+    }
     const outcome = this.former.form(this.batch, this.stepCount);
     const m = this.metrics;
     m.preemptionCount += outcome.preemptions;
@@ -300,6 +322,7 @@ export class Instance {
       const r = ns[i] as Request;
       r.hasSchedulingDelay = true;
       r.schedulingDelay = now - r.arrivalTime;
+      this.lora?.pin(r);
     }
     m.waitQSamples.push(this.waitQ.length);
     m.runningSamples.push(this.batch.length);
@@ -331,6 +354,7 @@ export class Instance {
       if (r.numNewTokens > 0) sched[count++] = r;
     }
     let adv = this.latency.stepTime(sched, count);
+    if (this.lora !== null) adv = this.lora.cost.applyOverhead(adv, sched, count);
     sched.length = 0;
     adv += this.kv.consumePendingTransferLatency();
     if (adv < 1) adv = 1;
@@ -411,11 +435,18 @@ export class Instance {
       this.stepPending = true;
     } else {
       this.stepPending = false;
-      if (this.waitQ.length > 0) this.scheduleStep(now + adv);
+      // While an adapter load is in flight the head is held: its completion event re-forms a step.
+      if (this.waitQ.length > 0 && (this.lora === null || this.lora.loading === '')) this.scheduleStep(now + adv);
     }
   }
 
+  private completeAdapterLoad(now: number): void {
+    (this.lora as InstanceAdapters).finishLoad();
+    if (!this.stepPending && this.waitQ.length > 0) this.scheduleStep(now);
+  }
+
   private complete(r: Request, now: number, adv: number): void {
+    this.lora?.release(r);
     this.kv.release(r);
     r.finishedStepIdx = this.stepCount;
     this.sink.schedule(now + adv, EventKind.RequestLeft, r);

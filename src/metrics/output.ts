@@ -5,6 +5,7 @@
 import { goSortSlice } from '../engine/go-sort.js';
 import type { Request } from '../domain/request.js';
 import type { CountStore, InstanceMetrics, SampleStore } from '../instance/instance-metrics.js';
+import { adapterMetrics, sumCounts, type AdapterCounts } from './adapters.js';
 import { goFixed } from './go-format.js';
 import { meanMs, percentilesMs, weightedMeanMs, weightedPercentilesMs } from './stats.js';
 
@@ -28,6 +29,8 @@ export interface MetricsView {
   requests: readonly Request[];
   /** The ITL multiset of completed requests, per instance: per-step values and their use counts. */
   itls: readonly ItlMultiset[];
+  /** LoRA adapter loads and evictions (summed for the cluster). */
+  adapterCounts: AdapterCounts;
 }
 
 export interface ItlMultiset {
@@ -52,6 +55,7 @@ export function instanceView(m: InstanceMetrics): MetricsView {
     kvThrashingRate: m.kvThrashingRate,
     requests: m.requests,
     itls: [{ values: m.stepItl, uses: m.stepItlUses }],
+    adapterCounts: { loads: m.adapterLoads, evictions: m.adapterEvictions },
   };
 }
 
@@ -61,6 +65,7 @@ export function aggregateViews(views: readonly MetricsView[]): MetricsView {
     completedRequests: 0, stillQueued: 0, stillRunning: 0, droppedUnservable: 0, timedOutRequests: 0,
     lengthCappedRequests: 0, totalInputTokens: 0, totalOutputTokens: 0, simEndedTime: 0, preemptionCount: 0,
     kvAllocationFailures: 0, cacheHitRate: 0, kvThrashingRate: 0, requests: [], itls: [],
+    adapterCounts: sumCounts(views.map((v) => v.adapterCounts)),
   };
   const reqs: Request[] = [];
   const itls: ItlMultiset[] = [];
@@ -170,6 +175,16 @@ export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsO
   return o;
 }
 
+/**
+ * Appends the per-adapter block (`adapters`), which the reference prints last (after the goodput fields), when
+ * any adapter appears.
+ */
+export function withAdapters(output: MetricsOutputJson, v: MetricsView): MetricsOutputJson {
+  const adapters = adapterMetrics(v.requests, v.adapterCounts, v.simEndedTime);
+  if (adapters !== null) output['adapters'] = adapters;
+  return output;
+}
+
 /** The `--metrics-path` document: the output plus cache_hit_rate and per-request details (arrival order). */
 export function buildMetricsFile(v: MetricsView, output: MetricsOutputJson): MetricsOutputJson {
   let rows: Record<string, unknown>[] | null = null;
@@ -205,6 +220,7 @@ function requestDetail(r: Request): Record<string, unknown> {
   if (r.tenantId !== '') d['tenant_id'] = r.tenantId;
   if (r.assignedInstance !== '') d['handled_by'] = r.assignedInstance;
   if (r.model !== '') d['model'] = r.model;
+  if (r.adapter !== '') d['adapter'] = r.adapter;
   if (r.lengthCapped) d['length_capped'] = true;
   if (r.gatewayDispatchTime > 0 && r.gatewayEnqueueTime > 0) {
     const delay = (r.gatewayDispatchTime - r.gatewayEnqueueTime) / 1000;

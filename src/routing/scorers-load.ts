@@ -93,13 +93,9 @@ export function vllmDpScorer(): Scorer {
   return stateless('vllm-dp', (_req, snaps) => invertedMinMax(snaps, (s) => s.queueDepth * 4 + s.batchSize));
 }
 
-/**
- * The request's LoRA adapter id ('' for base-model requests). The domain Request has no adapter field yet;
- * when the workload layer adds one (`adapter: string`) this picks it up unchanged.
- */
+/** The request's LoRA adapter id ('' for base-model requests). */
 export function requestAdapter(req: Request): string {
-  const adapter = (req as Request & { readonly adapter?: unknown }).adapter;
-  return typeof adapter === 'string' ? adapter : '';
+  return req.adapter;
 }
 
 /**

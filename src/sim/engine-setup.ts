@@ -9,6 +9,7 @@ import type { FlowControlConfig } from '../cluster/flow-control/controller.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Instance } from '../instance/instance.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
+import type { AdapterCost } from '../instance/lora.js';
 import { createKVStore } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
@@ -92,6 +93,8 @@ export interface EngineSetup {
   readonly tp?: number;
   readonly sloPriorities?: Readonly<Record<string, number>>;
   readonly policy?: PolicySetup;
+  /** LoRA adapters (cost model and slots per instance); absent/null = off. */
+  readonly lora?: AdapterCost | null;
 }
 
 function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator, rng: PartitionedRng, built: BuiltPolicies | null): ClusterPolicies {
@@ -179,6 +182,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
           maxModelLen: setup.maxModelLen,
           preemptionPolicy: setup.preemptionPolicy,
+          lora: setup.lora ?? null,
         },
         createKVStore(setup.kv),
         setup.latency,

@@ -63,11 +63,18 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'token-bucket-refill-rate', kind: 'float', def: 1000, help: 'token bucket refill rate (tokens/second)', scope: 'shared' },
   { name: 'routing-policy', kind: 'string', def: 'round-robin', help: 'routing policy: round-robin, least-loaded, weighted, always-busiest', scope: 'shared' },
   { name: 'routing-scorers', kind: 'string', def: '', help: 'weighted routing profile name:weight,... (default precise-prefix-cache:2,queue-depth:1,kv-utilization:1); scorers: prefix-affinity, precise-prefix-cache, no-hit-lru, queue-depth, kv-utilization, load-balance, running-requests, active-requests, load-aware', scope: 'shared' },
+  { name: 'lora-scorer-weight', kind: 'float', def: 0, help: 'weight of the lora-affinity scorer appended to the weighted profile (prefers instances holding the request\'s LoRA adapter); must be > 0 when given; weighted routing only', scope: 'shared' },
   { name: 'snapshot-refresh-interval', kind: 'int', def: 50000, help: 'refresh interval of the router\'s queue/batch/KV signals in µs (0 = live)', scope: 'shared' },
   { name: 'cache-signal-delay', kind: 'int', def: 50000, help: 'staleness of the prefix-cache signal in µs for precise-prefix-cache and no-hit-lru (0 = live)', scope: 'shared' },
   { name: 'trace-level', kind: 'string', def: 'none', help: 'tracing: none or minimal (summary metrics only), decisions (policy decisions and anomaly events), full (also batch formations and preemptions)', scope: 'shared' },
   { name: 'counterfactual-k', kind: 'int', def: 0, help: 'counterfactual candidates per routing decision (needs --trace-level decisions)', scope: 'shared' },
   { name: 'summarize-trace', kind: 'bool', def: false, help: 'print a summary of the decision trace', scope: 'shared' },
+  // LoRA adapters
+  { name: 'lora-config', kind: 'string', def: '', help: 'LoRA YAML with a top-level lora: block: adapters [{id, rank, base_model}], adapter_capacity (resident slots per instance), load and step-overhead coefficients (defaults from the reference\'s defaults.yaml)', scope: 'shared' },
+  { name: 'lora-adapter-capacity', kind: 'int', def: 0, help: 'resident LoRA adapter slots per instance (overrides adapter_capacity; must be > 0 with adapters)', scope: 'shared' },
+  { name: 'lora-load-base-latency-us', kind: 'float', def: 0, help: 'fixed cold-load latency of an adapter in µs (overrides --lora-config; default 1500)', scope: 'shared' },
+  { name: 'lora-load-bandwidth-bytes-us', kind: 'float', def: 0, help: 'adapter load bandwidth in bytes/µs (overrides --lora-config; default 2e6)', scope: 'shared' },
+  { name: 'lora-footprint-bytes-per-rank', kind: 'float', def: 0, help: 'adapter HBM bytes per rank unit: load size and KV reservation (overrides --lora-config; default 2e6)', scope: 'shared' },
   // gateway queue / flow control
   { name: 'flow-control', kind: 'bool', def: false, help: 'enable the gateway queue (flow control); it replaces --admission-policy', scope: 'shared' },
   { name: 'saturation-detector', kind: 'string', def: 'never', help: 'saturation detector gating dispatch: never, utilization, concurrency', scope: 'shared' },

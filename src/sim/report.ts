@@ -8,7 +8,7 @@ import { breakdownSections } from '../metrics/sections.js';
 import { collectRawMetrics, instanceRawView } from '../metrics/cluster-metrics.js';
 import { computeFitness, fitnessLines } from '../metrics/fitness.js';
 import { applyGoodput, computeGoodput, type SloDimTargets } from '../metrics/goodput.js';
-import { aggregateViews, anomalyLines, buildMetricsFile, buildMetricsOutput, instanceView, kvCacheLines, type MetricsOutputJson, type MetricsView } from '../metrics/output.js';
+import { aggregateViews, anomalyLines, buildMetricsFile, buildMetricsOutput, instanceView, kvCacheLines, withAdapters, type MetricsOutputJson, type MetricsView } from '../metrics/output.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import type { DecisionTrace } from '../domain/decision-records.js';
 import { summarizeTrace, traceSummaryLines } from '../metrics/trace-summary.js';
@@ -53,11 +53,11 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
   const sections: Section[] = [];
   if (cs.instances.length > 1) {
     cs.instances.forEach((inst, k) => {
-      sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: buildMetricsOutput(views[k] as MetricsView, inst.id) });
+      sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: withAdapters(buildMetricsOutput(views[k] as MetricsView, inst.id), views[k] as MetricsView) });
     });
   }
   const goodput = computeGoodput(agg.requests, cs.injectedByClass, agg.simEndedTime, opts.goodputTargets);
-  const clusterOutput = applyGoodput(buildMetricsOutput(agg, 'cluster'), goodput);
+  const clusterOutput = withAdapters(applyGoodput(buildMetricsOutput(agg, 'cluster'), goodput), agg);
   sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: clusterOutput });
   const raw = collectRawMetrics({
     aggregate: agg,

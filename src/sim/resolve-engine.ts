@@ -9,6 +9,7 @@ import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerN
 import { MAX_INT64 } from '../domain/units.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
+import { resolveLoraFlags, type LoraSetup } from './resolve-lora.js';
 
 function readJson(env: SimEnv, path: string, option: string): unknown {
   const text = env.readText(path, option);
@@ -23,6 +24,7 @@ export interface EngineResolution {
   readonly setup: Omit<EngineSetup, 'horizon'>;
   readonly latency: ResolvedLatency;
   readonly seed: bigint;
+  readonly lora: LoraSetup;
 }
 
 export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<EngineResolution> {
@@ -35,6 +37,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   const hwPath = f.str('hardware-config');
   // The schema library is loaded only when a user catalog file is given (it costs startup time).
   const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(env.readText(hwPath, '--hardware-config'), hwPath);
+  const lora = resolveLoraFlags(f, env);
   const latency = resolveLatency({
     model: f.str('model'),
     hardware: f.str('hardware'),
@@ -56,6 +59,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
     enableExpertParallel: f.bool('enable-expert-parallel'),
     ...(userModelConfig ? { userModelConfig } : {}),
     ...(userHardware ? { userHardware } : {}),
+    adapterReservedBytes: lora.reservedBytes,
   });
   const positive = (name: string): number => {
     const v = f.int(name);
@@ -84,6 +88,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   return {
     seed: f.bigint('seed'),
     latency,
+    lora,
     setup: {
       seed: f.bigint('seed'),
       model: latency.model,
@@ -106,6 +111,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
         transferBaseLatency: nonNegative('kv-transfer-base-latency'),
       },
       latency: latency.latency,
+      lora: lora.cost,
     },
   };
 }

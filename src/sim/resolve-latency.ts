@@ -40,6 +40,8 @@ export interface LatencyInput {
   readonly userModelConfig?: { readonly raw: unknown; readonly label: string };
   /** User GPU entries (hardware_config.json format) overriding the catalog. */
   readonly userHardware?: ReadonlyMap<string, HardwareConfig>;
+  /** HBM reserved for resident LoRA adapters (bytes): less room for auto-sized KV. Default 0. */
+  readonly adapterReservedBytes?: number;
 }
 
 export interface ResolvedLatency {
@@ -149,6 +151,9 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   }
 
   let totalKvBlocks = inp.totalKvBlocks;
+  if (inp.totalKvBlocksExplicit && (inp.adapterReservedBytes ?? 0) > 0) {
+    warnings.push(`--total-kv-blocks set explicitly (${totalKvBlocks} blocks); the LoRA adapter HBM reservation (${((inp.adapterReservedBytes ?? 0) / 2 ** 30).toFixed(2)} GiB) is not subtracted from it — omit --total-kv-blocks to let auto-sizing subtract it`);
+  }
   if (!inp.totalKvBlocksExplicit) {
     let params;
     try {
@@ -158,7 +163,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     }
     if (params) {
       if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
-      else totalKvBlocks = calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u });
+      else totalKvBlocks = calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: Math.trunc(inp.adapterReservedBytes ?? 0) });
     }
   }
   const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);

@@ -45,6 +45,7 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
     'token-bucket-refill-rate': flag('token-bucket-refill-rate', f.float('token-bucket-refill-rate')),
     'routing-policy': flag('routing-policy', f.str('routing-policy')),
     'routing-scorers': flag('routing-scorers', f.str('routing-scorers')),
+    'lora-scorer-weight': flag('lora-scorer-weight', f.float('lora-scorer-weight')),
     scheduler: flag('scheduler', f.str('scheduler')),
     'preemption-policy': flag('preemption-policy', f.str('preemption-policy')),
     'flow-control': flag('flow-control', f.bool('flow-control')),

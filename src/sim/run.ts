@@ -34,6 +34,7 @@ import { horizonFlag, resolveEngineFlags } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
+import { checkAdapterReferences, type AdapterReference, type LoraSetup } from './resolve-lora.js';
 
 /** Receives each finished simulation (tests run invariant checkers on it). */
 export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[], setup: EngineSetup, sessions: SessionLog | null) => void;
@@ -154,6 +155,8 @@ interface RunWorkload {
   readonly sessions: SessionBlueprint[];
   /** Follow-up cap; -1 = none. */
   readonly followUpBudget: number;
+  /** The spec's LoRA adapter references (checked against --lora-config). */
+  readonly adapterRefs?: readonly AdapterReference[];
 }
 
 /** `--concurrency` / `--think-time-ms`, checked as the reference does before any workload is built. */
@@ -247,6 +250,10 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
     specGoodput: r.goodputSloTargets.size > 0 ? r.goodputSloTargets : null,
     sessions: r.sessions,
     followUpBudget: r.followUpBudget,
+    adapterRefs: [
+      ...r.spec.clients.map((c) => ({ kind: 'client', id: c.id, adapter: c.adapter, model: c.model })),
+      ...r.spec.cohorts.map((c) => ({ kind: 'cohort', id: c.id, adapter: c.adapter, model: c.model })),
+    ],
   };
 }
 
@@ -256,12 +263,13 @@ function render(f: FlagValues, report: Report): string {
 
 export async function simulateRun(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
   outputFormat(f);
-  const { setup, latency, seed } = await resolveEngineFlags(f, env);
+  const { setup, latency, seed, lora } = await resolveEngineFlags(f, env);
   for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
   const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
+  checkAdapterReferences(wl.adapterRefs ?? [], lora);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
   const full: EngineSetup = { ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
@@ -305,10 +313,11 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   if (dataPath === '') throw new ConfigError('missing-flag', '--trace-data is required');
   const header = parseTraceHeaderYaml(env.readText(headerPath, '--trace-header'), headerPath);
   const records = parseTraceCsv(env.readText(dataPath, '--trace-data'), dataPath);
-  const { setup, latency, seed } = await resolveEngineFlags(f, env);
+  const { setup, latency, seed, lora } = await resolveEngineFlags(f, env);
   for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
+  warnUndeclaredAdapters(records, lora, env);
   const { requests, sessions } = buildReplayWorkload(f, env, { header, records }, seed, dataPath);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
@@ -323,6 +332,16 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'replay') } : {};
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
   return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)), recorder, requests: all, ...series };
+}
+
+/** Trace rows naming adapters --lora-config does not declare replay as the reference does, but say so. */
+function warnUndeclaredAdapters(records: readonly { adapter: string }[], lora: LoraSetup, env: SimEnv): void {
+  const used = new Set(records.map((r) => r.adapter).filter((a) => a !== ''));
+  if (used.size === 0) return;
+  const declared = new Set(lora.registry.map((a) => a.id));
+  const missing = [...used].filter((a) => !declared.has(a)).sort();
+  if (lora.cost === null) env.warn(`the trace names LoRA adapters (${[...used].sort().join(', ')}) but LoRA is off (no --lora-config with adapter_capacity): no adapter loads or slots are simulated`);
+  else if (missing.length > 0) env.warn(`the trace names LoRA adapters --lora-config does not declare (${missing.join(', ')}): they load in 1 µs and never add step overhead, as in the reference`);
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

@@ -20,7 +20,6 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Cases whose feature is not built yet, with what is missing (the test is skipped and says so). */
 const NOT_YET: Readonly<Record<string, string>> = {
-  'm04-lora-adapters-4inst-scorer-weight': '--lora-config (LoRA adapters)',
   'm05-encode-pool-multimodal-pd-round-robin': '--encode-instances (the encode pool on P/D pools)',
 };
 

@@ -90,6 +90,7 @@ function toRequest(d: Draft, id: string): Request {
   r.tenantId = c.tenantId;
   r.sloClass = c.sloClass;
   r.model = c.model;
+  r.adapter = c.adapter;
   r.clientId = c.id;
   r.prefixGroup = d.prefixGroup;
   r.prefixLength = d.prefixLength;

@@ -29,7 +29,6 @@ import { newLengthSampler } from './length.js';
 import type { LengthSampler } from './length.js';
 import { hasPerWindowParameters, isInActiveWindow, lastWindowEndUs, normalizeRateFractions } from './rates.js';
 import { generateReasoningSession } from './reasoning.js';
-import { assertGeneratable } from './support.js';
 import { generateTimeVaryingDrafts } from './time-varying.js';
 import { shapeClient } from '../profiles/shaping.js';
 import type { ClientShaping } from '../profiles/shaping.js';
@@ -79,7 +78,6 @@ export function resolveClients(spec: WorkloadSpec, opts: SpecGenerateOptions): R
 /**
  * The spec's requests, sorted by arrival with ids `request_<i>` — every round of every session included.
  *
- * @throws WorkloadSpecError (WORKLOAD_SPEC_UNSUPPORTED) for features not generated yet (ServeGen, LoRA adapters).
  * @throws RangeError for a negative request cap, or when nothing bounds generation (no cap, no horizon, and a
  *   client without lifecycle windows).
  */
@@ -106,7 +104,6 @@ export function generateSpecDrafts(spec: WorkloadSpec, opts: SpecGenerateOptions
   if (!Number.isSafeInteger(numRequests) || numRequests < 0) {
     throw new RangeError(`maxRequests must be a non-negative integer, got ${numRequests}`);
   }
-  assertGeneratable(spec);
   const { clients, aggregateRate } = resolved;
   const wg = new PartitionedRng(resolved.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
   let drafts: Draft[];

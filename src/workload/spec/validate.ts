@@ -1,7 +1,7 @@
 /**
  * Semantic validation of a parsed spec: the reference's `WorkloadSpec.Validate` rules (in its order, so the same
  * spec fails on the same problem), plus the sampler-construction checks the reference only hits at generation
- * time, plus the rejection of features not generated yet. Every failure names `file:line:col` and the field.
+ * time. Every failure names `file:line:col` and the field.
  *
  * Deliberately stricter than the reference in a few places, all of which the reference would accept and then
  * mis-generate silently: unknown per-window arrival processes (it falls back to Poisson), negative window trace
@@ -9,7 +9,6 @@
  */
 import type { SpecPath } from './errors.js';
 import { findInferencePerfProblem } from './inference-perf.js';
-import { findUnsupported } from './support.js';
 import type { ClientSpec, CohortSpec, LifecycleSpec, TrafficSource, WorkloadSpec } from './types.js';
 import {
   CATEGORIES,
@@ -29,7 +28,6 @@ const MAX_COHORT_POPULATION = 100_000;
 /** Throws WorkloadSpecError for the first problem found. */
 export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void {
   checkSources(spec, src);
-  const unsupported = findUnsupported(spec);
   if (spec.inferencePerf !== null) {
     // The expanded clients are valid by construction once the block itself is.
     const bad = findInferencePerfProblem(spec.inferencePerf);
@@ -71,7 +69,6 @@ export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void 
       checkNonNegative(src, ['goodput_slo_targets', cls, key], v, 'threshold in ms (0 = not gated)');
     }
   }
-  if (unsupported !== null) src.fail('WORKLOAD_SPEC_UNSUPPORTED', unsupported.path, unsupported.problem, unsupported.fix, true);
   checkTrafficShaping(spec, src);
 }
 
