@@ -24,7 +24,8 @@ const SERVE_ENGINE = new Set([
   'defaults-filepath', 'moe-comm-backend', 'enable-expert-parallel', 'total-kv-blocks', 'block-size-in-tokens',
   'gpu-memory-utilization', 'kv-cpu-blocks', 'kv-offload-threshold', 'kv-transfer-bandwidth', 'kv-transfer-base-latency',
   'max-num-seqs', 'max-num-batched-tokens', 'long-prefill-token-threshold', 'max-model-len', 'scheduler',
-  'preemption-policy', 'seed', 'log',
+  'preemption-policy', 'seed', 'log', 'lora-config', 'lora-adapter-capacity', 'lora-load-base-latency-us',
+  'lora-load-bandwidth-bytes-us', 'lora-footprint-bytes-per-rank',
 ]);
 /** Read by the engine resolution but fixed for a single served instance. */
 const SERVE_FIXED = new Set(['num-instances', 'admission-latency', 'routing-latency']);

@@ -25,6 +25,8 @@ export class ApiError extends Error {
 export interface ServeLimits {
   /** Names a request's `model` may use. */
   readonly modelNames: readonly string[];
+  /** LoRA adapter ids a request's `model` may name instead (vLLM's convention for LoRA modules). */
+  readonly adapterNames?: readonly string[];
   /** 0 = unknown. */
   readonly maxModelLen: number;
   readonly totalKvBlocks: number;
@@ -39,6 +41,8 @@ export interface CompletionRequest {
   readonly outputLen: number;
   readonly stream: boolean;
   readonly includeUsage: boolean;
+  /** The LoRA adapter the request's `model` named ('' = the base model). */
+  readonly adapter: string;
 }
 
 /** Without a model length, the largest output a request may ask for (keeps the oracle arrays bounded). */
@@ -80,7 +84,8 @@ export function parseCompletionRequest(kind: ApiKind, body: unknown, lim: ServeL
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError(400, 'request body must be a JSON object');
   const o = body as Record<string, unknown>;
   const model = o['model'];
-  if (model !== undefined && model !== null && (typeof model !== 'string' || !lim.modelNames.includes(model))) {
+  const adapter = typeof model === 'string' && !lim.modelNames.includes(model) && (lim.adapterNames ?? []).includes(model) ? model : '';
+  if (model !== undefined && model !== null && adapter === '' && (typeof model !== 'string' || !lim.modelNames.includes(model))) {
     throw new ApiError(404, `The model \`${typeof model === 'string' ? model : JSON.stringify(model)}\` does not exist.`);
   }
   const n = optInt(o, 'n', 1);
@@ -102,7 +107,7 @@ export function parseCompletionRequest(kind: ApiKind, body: unknown, lim: ServeL
   if (outputLen > room) outputLen = room;
   const so = o['stream_options'];
   const includeUsage = typeof so === 'object' && so !== null && (so as Record<string, unknown>)['include_usage'] === true;
-  return { kind, input, outputLen, stream: o['stream'] === true, includeUsage };
+  return { kind, input, outputLen, stream: o['stream'] === true, includeUsage, adapter };
 }
 
 /** Text of token `index` (1-based). */

@@ -67,7 +67,7 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
 
   const complete = (kind: ApiKind, c: CompletionRequest, req: IncomingMessage, res: ServerResponse, arrivedUs: number): void => {
     counter++;
-    const ids: ResponseIds = { id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${counter}`, created: Math.floor(Date.now() / 1000), model: modelName };
+    const ids: ResponseIds = { id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${counter}`, created: Math.floor(Date.now() / 1000), model: c.adapter !== '' ? c.adapter : modelName };
     const prompt = c.input.length;
     metrics.promptTokens += prompt;
     // The llm-d objective header names the request's SLO class; the engine derives its priority from it.
@@ -116,7 +116,7 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
         write('[DONE]');
         res.end();
       },
-    }, arrivedUs);
+    }, arrivedUs, c.adapter);
     res.on('close', () => {
       if (!done && handle !== null) {
         metrics.finished('abort');
@@ -142,7 +142,11 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
       case 'GET /v1/models':
         sendJson(res, 200, JSON.stringify({
           object: 'list',
-          data: [{ id: modelName, object: 'model', created: started, owned_by: 'blis', root: modelName, parent: null, max_model_len: limits.maxModelLen }],
+          data: [
+            { id: modelName, object: 'model', created: started, owned_by: 'blis', root: modelName, parent: null, max_model_len: limits.maxModelLen },
+            // LoRA modules, listed as vLLM lists them: their own id, the base model as parent.
+            ...(limits.adapterNames ?? []).map((a) => ({ id: a, object: 'model', created: started, owned_by: 'blis', root: a, parent: modelName, max_model_len: limits.maxModelLen })),
+          ],
         }));
         return;
       case 'POST /v1/completions':
