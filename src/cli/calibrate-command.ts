@@ -1,6 +1,7 @@
 /**
  * `blis calibrate`: reads the observed trace, the replay's SimResult JSON (and optionally ITL data and the
- * replay's metrics file), writes the report JSON, and prints the summary on stderr.
+ * replay's metrics file), writes the report JSON, and prints the summary on stderr. With `--adapter-reference`
+ * it compares BLIS metrics files with a Digital Twin LoRA reference instead.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
@@ -8,7 +9,10 @@ import type { FlagValues } from '../sim/options.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import { parseTraceCsv } from '../workload/tracev2-csv.js';
-import { CalibrateInputError, parseItlCsv, parseSimResults, reportToJson, runCalibration } from '../calibrate/index.js';
+import {
+  adapterReportLines, adapterReportToJson, CalibrateInputError, compareAdapterReference, parseBlisAggregate, parseDtReference, parseItlCsv, parseSimResults,
+  reportToJson, runCalibration,
+} from '../calibrate/index.js';
 import type { Io } from './io.js';
 
 function required(f: FlagValues, name: string): string {
@@ -38,7 +42,32 @@ function simCacheHitRate(path: string): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }
 
+/** `--adapter-reference`: BLIS aggregates against a Digital Twin LoRA reference (no trace involved). */
+function adapterReferenceMode(f: FlagValues, io: Io, refPath: string): void {
+  const aware = f.str('sim-metrics');
+  if (aware === '') throw new ConfigError('missing-flag', '--sim-metrics is required with --adapter-reference (the metrics file of an adapter-aware blis run/replay --metrics-path)');
+  const reportPath = required(f, 'report');
+  const threshold = f.float('adapter-mape-threshold');
+  if (!(threshold > 0)) throw new ConfigError('bad-flag', `--adapter-mape-threshold must be a finite number > 0, got ${threshold}`);
+  const ref = parseDtReference(read(refPath, '--adapter-reference'), refPath);
+  const blindPath = f.str('sim-metrics-blind');
+  const blind = blindPath === '' ? null : parseBlisAggregate(read(blindPath, '--sim-metrics-blind'), blindPath, '--sim-metrics-blind');
+  const report = compareAdapterReference(ref, parseBlisAggregate(read(aware, '--sim-metrics'), aware, '--sim-metrics'), blind, threshold);
+  const json = goJsonIndent(adapterReportToJson(report));
+  try {
+    writeFileSync(reportPath, json);
+  } catch (e) {
+    throw new ConfigError('io', `--report: cannot write ${reportPath}: ${(e as Error).message}`);
+  }
+  const lines = adapterReportLines(report, blind !== null);
+  io.info?.(`Adapter-reference comparison (${report.model}) written to ${reportPath} (MAPE threshold ${(report.threshold * 100).toFixed(0)}%)`);
+  for (const l of lines.info) io.info?.(l);
+  for (const w of lines.warnings) io.warn(w);
+}
+
 export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
+  const refPath = f.str('adapter-reference');
+  if (refPath !== '') return adapterReferenceMode(f, io, refPath);
   const headerPath = required(f, 'trace-header');
   const dataPath = required(f, 'trace-data');
   const simPath = required(f, 'sim-results');

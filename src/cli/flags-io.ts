@@ -77,9 +77,9 @@ const OBSERVE_BORROWED = new Set([
 ]);
 
 const CALIBRATE: readonly CliFlag[] = [
-  { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML from blis observe (required)' },
-  { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV from blis observe (required)' },
-  { name: 'sim-results', kind: 'string', def: '', help: 'SimResult JSON from blis replay --results-path (required)' },
+  { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML from blis observe (required unless --adapter-reference)' },
+  { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV from blis observe (required unless --adapter-reference)' },
+  { name: 'sim-results', kind: 'string', def: '', help: 'SimResult JSON from blis replay --results-path (required unless --adapter-reference)' },
   { name: 'report', kind: 'string', def: '', help: 'output path of the calibration report JSON (required)' },
   { name: 'warmup-requests', kind: 'int', def: -1, help: 'leave out rows with request_id below this (-1 = the header\'s warm_up_requests)' },
   { name: 'network-rtt-us', kind: 'int', def: -1, help: 'round trip added to simulated latencies in µs (-1 = the header\'s network.measured_rtt_ms)' },
@@ -88,6 +88,9 @@ const CALIBRATE: readonly CliFlag[] = [
   { name: 'sim-metrics', kind: 'string', def: '', help: 'metrics JSON from blis replay --metrics-path (its cache_hit_rate is compared with the observed one)' },
   { name: 'hit-rate-tolerance-pp', kind: 'float', def: 5, help: 'KV hit-rate tolerance in percentage points' },
   { name: 'ttft-mape-threshold', kind: 'float', def: 0.15, help: 'TTFT MAPE threshold of the ttft_tolerance verdict (fraction)' },
+  { name: 'adapter-reference', kind: 'string', def: '', help: 'LoRA fidelity mode: a Digital Twin reference JSON (adapter_aware / adapter_blind mean TTFT and output throughput) compared with --sim-metrics (and --sim-metrics-blind); the trace flags are not used' },
+  { name: 'sim-metrics-blind', kind: 'string', def: '', help: 'with --adapter-reference: metrics JSON of the same run without adapters (adds the aware/blind ratio error)' },
+  { name: 'adapter-mape-threshold', kind: 'float', def: 0.2, help: 'with --adapter-reference: MAPE bound of each metric (fraction)' },
 ];
 const CALIBRATE_BORROWED = new Set(['slo-ttft', 'slo-itl', 'slo-e2e', 'log']);
 
