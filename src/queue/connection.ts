@@ -71,8 +71,8 @@ export function parseQueueUrl(url: string, flag = '--queue', password?: string):
 /** A warning for a queue reachable by others with neither TLS nor a password (null when fine). */
 export function exposureWarning(t: QueueTarget): string | null {
   if (t.loopback || (t.tls && t.password !== undefined)) return null;
-  const missing = [t.tls ? null : 'TLS (rediss://)', t.password !== undefined ? null : 'a password (BLIS_REDIS_PASSWORD)'].filter((x) => x !== null);
-  return `${t.display} is not on this machine and has no ${missing.join(' and no ')}: anyone who can reach it can read results and queue work (docs/distributed.md, "Security")`;
+  const missing = [t.tls ? null : 'no TLS (use rediss://)', t.password !== undefined ? null : 'no password (set BLIS_REDIS_PASSWORD)'].filter((x) => x !== null);
+  return `${t.display} is not on this machine and has ${missing.join(' and ')}: anyone who can reach it can read results and queue work (docs/distributed.md, "Security")`;
 }
 
 /** Delay before reconnection attempt `times` (1, 2, ...): 100 ms doubling up to 5 s. */

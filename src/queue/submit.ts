@@ -169,14 +169,16 @@ export class QueueRunner implements JobRunner {
     while (pending.size > 0) {
       if (aborted()) stop();
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.woken.size > 0 ? 0 : Math.min(pollMs, 500));
-        this.wake = () => {
+        const wake = (): void => {
           clearTimeout(t);
+          signal?.removeEventListener('abort', wake);
+          this.wake = null;
           resolve();
         };
-        signal?.addEventListener('abort', this.wake, { once: true });
+        const t = setTimeout(wake, this.woken.size > 0 ? 0 : Math.min(pollMs, 500));
+        this.wake = wake;
+        signal?.addEventListener('abort', wake, { once: true });
       });
-      this.wake = null;
       if (aborted()) stop();
       const now = performance.now();
       const full = now - lastFull >= pollMs;

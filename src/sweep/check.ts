@@ -65,7 +65,13 @@ export async function checkPoints(
       readText: (path, option) => {
         let t = texts.get(path);
         if (t === undefined) {
-          t = env.readText(path, option);
+          try {
+            t = env.readText(path, option);
+          } catch (e) {
+            // Name the option whose file it is, so the error points at that key.
+            const flag = /^--([a-z][a-z0-9-]*)/.exec(option)?.[1];
+            throw new BlisError(isCoded(e) ? e.code : 'io', (e as Error).message, { field: flag === undefined ? undefined : camel(flag), cause: e });
+          }
           texts.set(path, t);
         }
         files[path] = t;

@@ -124,7 +124,7 @@ export async function loadSweep(text: string, file: string, env: SweepFileEnv): 
   const mode = modeValue;
   const options = optionsFor(mode);
   for (const k of Object.keys(f.base)) if (k !== 'mode') checkKey(parsed, ['base', k], k, options, mode);
-  if (f.axes !== undefined && f.sample !== undefined) throw sweepError(parsed, ['sample'], 'both axes: and sample: are given', 'give axes: for a grid or sample: for random points, not both');
+  if (f.axes !== undefined && f.sample !== undefined) throw sweepError(parsed, ['sample'], 'both axes: and sample: are given', 'give axes: for a grid or sample: for random points, not both', { key: true });
   const varied = [...Object.keys(f.axes ?? {}).map((k) => ['axes', k] as const), ...Object.keys(f.sample?.ranges ?? {}).map((k) => ['sample', 'ranges', k] as const)];
   for (const path of varied) {
     const k = path[path.length - 1] as string;
