@@ -175,10 +175,17 @@ export async function closeWithin(close: () => Promise<unknown>, ms: number): Pr
   return Promise.race([close().then(() => true, () => true), pause(ms).then(() => false)]);
 }
 
-/** Resolves with `p`, or rejects with a timeout error after `ms` (the promise itself is left to settle). */
+export class DeadlineError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DeadlineError';
+  }
+}
+
+/** Resolves with `p`, or rejects with a {@link DeadlineError} after `ms` (the promise itself is left to settle). */
 export function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`${what}: no answer from Redis within ${ms} ms`)), ms);
+    const t = setTimeout(() => reject(new DeadlineError(`${what}: no answer from Redis within ${ms} ms`)), ms);
     p.then((v) => {
       clearTimeout(t);
       resolve(v);

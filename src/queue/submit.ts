@@ -14,7 +14,7 @@ import { Job, Queue, QueueEvents } from 'bullmq';
 import { BlisError } from '../domain/errors.js';
 import { jobId } from '../sweep/jobs.js';
 import type { JobError, JobOutcome, JobRunner, JobSpec } from '../sweep/types.js';
-import { backoffMs, closeWithin, connectionOptions, RedisHealth, withDeadline, type QueueTarget, type TlsFiles } from './connection.js';
+import { backoffMs, closeWithin, connectionOptions, DeadlineError, RedisHealth, withDeadline, type QueueTarget, type TlsFiles } from './connection.js';
 
 export const QUEUE_NO_WORKERS = 'QUEUE_NO_WORKERS';
 
@@ -92,7 +92,8 @@ export class QueueRunner implements JobRunner {
         const msg = (e as Error).message;
         // A command Redis answered with an error is not an outage.
         if (/^(ERR|WRONGTYPE|NOSCRIPT|Missing|Job )/.test(msg) || e instanceof BlisError) throw e;
-        this.health.down(msg);
+        // A deadline says less than the connection's own error (ECONNREFUSED ...): keep that one.
+        this.health.down(e instanceof DeadlineError && this.health.error !== '' ? '' : msg);
         this.health.check(this.opts.redisTimeoutMs, 'rerun the same command once Redis is back: finished jobs are kept and not run again');
         if (signal?.aborted === true) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
         await sleep(backoffMs(attempt));
@@ -220,7 +221,8 @@ export class QueueRunner implements JobRunner {
   /** Closes the connections within a bounded time, even when Redis is gone (reconnection stops). */
   async close(): Promise<void> {
     this.control.stopped = true;
-    if (!(await closeWithin(() => Promise.allSettled([this.events.close(), this.queue.close()]), 3000))) {
+    // With Redis away a graceful close waits for a reconnection that will not come: drop the connections.
+    if (this.health.downForMs() > 0 || !(await closeWithin(() => Promise.allSettled([this.events.close(), this.queue.close()]), 3000))) {
       await closeWithin(() => Promise.allSettled([this.events.disconnect(), this.queue.disconnect()]), 2000);
     }
   }

@@ -12,7 +12,7 @@ import { BLIS_VERSION } from '../evaluate/index.js';
 import { jobId } from '../sweep/jobs.js';
 import { LocalRunner } from '../sweep/local.js';
 import type { JobSpec } from '../sweep/types.js';
-import { closeWithin, connectionOptions, RedisHealth, withDeadline, type QueueTarget, type TlsFiles } from './connection.js';
+import { closeWithin, connectionOptions, DeadlineError, RedisHealth, withDeadline, type QueueTarget, type TlsFiles } from './connection.js';
 
 export interface QueueWorkerOptions {
   readonly target: QueueTarget;
@@ -83,23 +83,36 @@ export async function runQueueWorker(opts: QueueWorkerOptions, signal: AbortSign
     if (signal.aborted) resolve();
     signal.addEventListener('abort', () => resolve(), { once: true });
   });
+  let giveUp = (): void => undefined;
+  const gaveUp = new Promise<void>((resolve) => (giveUp = resolve));
+  let probing = false;
   const watch = setInterval(() => {
-    withDeadline(probe.getJobCounts('active'), 5000, 'health check').then(() => health.up(), (e: Error) => health.down(e.message));
+    if (!probing) {
+      probing = true;
+      withDeadline(probe.getJobCounts('active'), 5000, 'health check').then(() => health.up(), (e: Error) => health.down(e instanceof DeadlineError && health.error !== '' ? '' : e.message)).finally(() => (probing = false));
+    }
     if (opts.redisTimeoutMs > 0 && health.downForMs() >= opts.redisTimeoutMs && state.failure === null) {
       state.failure = health.unavailable(opts.redisTimeoutMs, 'this worker stops; its jobs in hand are retried by other workers');
-      void worker.close(true);
+      giveUp();
     }
   }, 1000);
   const running = worker.run().catch((e: unknown) => health.down(e instanceof Error ? e.message : String(e)));
   opts.warn(`worker ${hostname()}:${process.pid} on queue "${opts.queueName}" at ${opts.target.display}: ${opts.concurrency} job(s) at a time`);
-  await Promise.race([stopped, running]);
+  await Promise.race([stopped, running, gaveUp]);
   clearInterval(watch);
   const failure = state.failure;
-  if (failure === null && signal.aborted) opts.warn('stopping: finishing the jobs in hand (Ctrl-C again to stop at once; they are then retried elsewhere)');
-  control.stopped = failure !== null;
-  await worker.close(failure !== null).catch(() => undefined);
+  if (failure === null) {
+    if (signal.aborted) opts.warn('stopping: finishing the jobs in hand (Ctrl-C again to stop at once; they are then retried elsewhere)');
+    // Graceful: the jobs in hand finish and are reported (a second Ctrl-C exits at once).
+    await worker.close().catch(() => undefined);
+  } else {
+    // Redis is gone: stop reconnecting and drop the connections; the jobs in hand become stalled and are
+    // retried by other workers once Redis is back.
+    control.stopped = true;
+    if (!(await closeWithin(() => worker.close(true), 2000))) await closeWithin(() => worker.disconnect(), 2000);
+  }
   control.stopped = true;
-  await closeWithin(() => probe.close(), 3000);
+  if (!(await closeWithin(() => probe.close(), 2000))) await closeWithin(() => probe.disconnect(), 2000);
   await runner.close();
   if (failure !== null) throw failure;
   return tally;
