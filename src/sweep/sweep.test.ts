@@ -2,9 +2,11 @@
  * The sweep layer without a queue: sweep files (points, order, located errors), job content addresses, rows,
  * the summary (hand-computed), and local execution in this thread and on the pool giving the same outcomes.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BlisError } from '../domain/errors.js';
-import { ensureBuilt } from '../../test/io/processes.js';
+import { ensureBuilt, ROOT } from '../../test/io/processes.js';
 import { loadSweep, MAX_POINTS } from './file.js';
 import { canonicalJson, jobId, simulationJob } from './jobs.js';
 import { LocalRunner } from './local.js';
@@ -105,6 +107,18 @@ objectives: {ttft_p99_ms: minimize, responses_per_sec: maximize}
     expect(await sweepError(`base: {model: ${MODEL}, mode: replay}\n`)).toMatch(/base: point 1 of 1 .*--trace-header is required/);
     expect(await sweepError(`base: {model: ${MODEL}}\naxes: {mode: [run, replay]}\n`)).toMatch(/axes\.mode: mode cannot vary/);
     expect(await sweepError(`base: {model: ${MODEL}, traceHeader: h.yaml}\n`)).toMatch(/base\.traceHeader: unknown configuration key for mode run/);
+  });
+});
+
+describe('docs/sweep.md', () => {
+  it('every sweep file shown loads as documented', async () => {
+    const text = readFileSync(path.join(ROOT, 'docs', 'sweep.md'), 'utf8');
+    const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    const env = { readText: (p: string): string => (p === 'spec.yaml' ? SPEC : noFiles.readText(p)) };
+    const plans = await Promise.all(blocks.map((b) => loadSweep(b, 'doc.yaml', env)));
+    expect(plans.map((p) => p.points.length)).toEqual([8, 36]);
+    expect(plans[1]?.params).toEqual(['numInstances', 'maxNumSeqs', 'routingPolicy', 'seed']);
   });
 });
 
