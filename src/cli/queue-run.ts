@@ -47,10 +47,13 @@ export function queueConnection(o: QueueFlags, io: Io, env: NodeJS.ProcessEnv = 
   };
 }
 
-/** A queue error (Redis gone, no workers) ends the command with exit 1, not 2: the input was fine. */
+/**
+ * A queue error (Redis gone, no workers) ends the command with exit 1, not 2: the input was fine. A bad URL or
+ * refused credentials stay exit 2.
+ */
 export function asRunFailure(e: unknown): unknown {
   const code = (e as { code?: unknown }).code;
-  if (e instanceof Error && typeof code === 'string' && code.startsWith('QUEUE_') && code !== 'QUEUE_URL') return new RunFailure(code, e.message, EXIT_FAILURE);
+  if (e instanceof Error && typeof code === 'string' && code.startsWith('QUEUE_') && code !== 'QUEUE_URL' && code !== 'QUEUE_AUTH') return new RunFailure(code, e.message, EXIT_FAILURE);
   return e;
 }
 

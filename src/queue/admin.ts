@@ -1,7 +1,7 @@
 /** `blis queue status|clean`: what the queue holds, and clearing it. Bounded like every queue operation. */
 import { Queue } from 'bullmq';
 import { BlisError } from '../domain/errors.js';
-import { closeWithin, connectionOptions, QUEUE_UNAVAILABLE, withDeadline, type QueueTarget, type TlsFiles } from './connection.js';
+import { closeWithin, connectionOptions, DeadlineError, QUEUE_UNAVAILABLE, RedisHealth, tlsHint, withDeadline, type QueueTarget, type TlsFiles } from './connection.js';
 
 export const CLEANABLE = ['waiting', 'delayed', 'completed', 'failed'] as const;
 export type CleanableState = (typeof CLEANABLE)[number];
@@ -17,13 +17,14 @@ export interface QueueStatus {
 async function withQueue<T>(target: QueueTarget, tls: TlsFiles, name: string, timeoutMs: number, fn: (q: Queue) => Promise<T>): Promise<T> {
   const control = { stopped: false };
   const q = new Queue(name, { connection: connectionOptions(target, tls, control) });
-  let lastError = '';
-  q.on('error', (e: Error) => void (lastError = e.message));
+  const health = new RedisHealth(target);
+  q.on('error', (e: Error) => health.down(e.message));
   try {
     return await withDeadline(fn(q), timeoutMs, 'queue');
   } catch (e) {
     if (e instanceof BlisError) throw e;
-    throw new BlisError(QUEUE_UNAVAILABLE, `cannot reach Redis at ${target.display} within ${Math.round(timeoutMs / 1000)} s (${lastError || (e as Error).message}); start it or check --queue`);
+    health.down(e instanceof DeadlineError ? '' : (e as Error).message);
+    throw health.refused() ?? new BlisError(QUEUE_UNAVAILABLE, `cannot reach Redis at ${target.display} within ${Math.round(timeoutMs / 1000)} s (${health.error || (e as Error).message})${tlsHint(health.error)}; start it or check --queue`);
   } finally {
     control.stopped = true;
     await closeWithin(() => q.close(), 3000);

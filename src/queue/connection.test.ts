@@ -30,6 +30,7 @@ describe('queue URLs', () => {
     expect(plain['tls']).toBeUndefined();
     const tls = connectionOptions(parseQueueUrl('rediss://h:1'), { ca: 'CA', cert: 'C', key: 'K' });
     expect(tls['tls']).toEqual({ servername: 'h', rejectUnauthorized: true, ca: 'CA', cert: 'C', key: 'K' });
+    expect(connectionOptions(parseQueueUrl('rediss://10.0.0.1:1'))['tls']).toEqual({ rejectUnauthorized: true });
     expect(isLoopback('127.0.0.5')).toBe(true);
     expect(isLoopback('192.168.1.2')).toBe(false);
     expect(exposureWarning(parseQueueUrl('redis://127.0.0.1:1'))).toBeNull();

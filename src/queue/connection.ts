@@ -5,10 +5,15 @@
  * {@link RedisHealth} tells how long Redis has been unreachable, so every caller can give up with a clear
  * message instead of waiting forever.
  */
+import { isIP } from 'node:net';
 import { BlisError } from '../domain/errors.js';
 
 export const QUEUE_URL_ERROR = 'QUEUE_URL';
 export const QUEUE_UNAVAILABLE = 'QUEUE_UNAVAILABLE';
+export const QUEUE_AUTH = 'QUEUE_AUTH';
+
+/** Redis's answers to missing or wrong credentials. */
+const AUTH_ERROR = /\b(NOAUTH|WRONGPASS|NOPERM)\b|invalid password/;
 
 export interface QueueTarget {
   readonly host: string;
@@ -75,6 +80,11 @@ export function exposureWarning(t: QueueTarget): string | null {
   return `${t.display} is not on this machine and has ${missing.join(' and ')}: anyone who can reach it can read results and queue work (docs/distributed.md, "Security")`;
 }
 
+/** A hint for a failed TLS handshake (empty otherwise). */
+export function tlsHint(error: string): string {
+  return /certificate|CERT_|SSL|TLS|handshake/i.test(error) ? '; the TLS handshake failed: give --tls-ca FILE with the CA that signed the server\'s certificate' : '';
+}
+
 /** Delay before reconnection attempt `times` (1, 2, ...): 100 ms doubling up to 5 s. */
 export function backoffMs(times: number): number {
   return Math.min(100 * 2 ** Math.min(times, 16), 5000);
@@ -94,7 +104,7 @@ export function connectionOptions(t: QueueTarget, tls: TlsFiles = {}, control: R
     ...(t.username !== undefined ? { username: t.username } : {}),
     ...(t.password !== undefined ? { password: t.password } : {}),
     ...(t.tls
-      ? { tls: { servername: t.host, rejectUnauthorized: tls.insecure !== true, ...(tls.ca !== undefined ? { ca: tls.ca } : {}), ...(tls.cert !== undefined ? { cert: tls.cert } : {}), ...(tls.key !== undefined ? { key: tls.key } : {}) } }
+      ? { tls: { ...(isIP(t.host) === 0 ? { servername: t.host } : {}), rejectUnauthorized: tls.insecure !== true, ...(tls.ca !== undefined ? { ca: tls.ca } : {}), ...(tls.cert !== undefined ? { cert: tls.cert } : {}), ...(tls.key !== undefined ? { key: tls.key } : {}) } }
       : {}),
     connectTimeout: 5000,
     // BullMQ's workers need commands to wait through a reconnection; the callers' own deadlines bound the wait.
@@ -116,6 +126,9 @@ interface EventSource {
 export class RedisHealth {
   private downSince: number | null = null;
   private lastError = '';
+  private authError: string | null = null;
+  private refusal: Promise<never> | null = null;
+  private reject: ((e: BlisError) => void) | null = null;
   private readonly listeners: ((up: boolean, error: string) => void)[] = [];
 
   constructor(readonly target: QueueTarget) {}
@@ -129,6 +142,10 @@ export class RedisHealth {
   /** Called when an operation failed for want of Redis. */
   down(error: string): void {
     if (error !== '') this.lastError = error.split('\n')[0] ?? error;
+    if (AUTH_ERROR.test(error) && this.authError === null) {
+      this.authError = error;
+      this.reject?.(this.refused()!);
+    }
     if (this.downSince === null) {
       this.downSince = performance.now();
       for (const l of this.listeners) l(false, this.lastError);
@@ -155,13 +172,36 @@ export class RedisHealth {
     return this.lastError;
   }
 
-  /** Throws a QUEUE_UNAVAILABLE error once Redis has been unreachable for `limitMs` (0 = never). */
+  /**
+   * Throws QUEUE_AUTH at once when Redis refused the credentials (retrying cannot help), and
+   * QUEUE_UNAVAILABLE once Redis has been unreachable for `limitMs` (0 = never).
+   */
   check(limitMs: number, what: string): void {
+    const auth = this.refused();
+    if (auth !== null) throw auth;
     if (limitMs > 0 && this.downForMs() >= limitMs) throw this.unavailable(limitMs, what);
   }
 
+  /** Rejects as soon as Redis refuses the credentials (to race an operation against; never resolves). */
+  whenRefused(): Promise<never> {
+    if (this.refusal === null) {
+      this.refusal = new Promise<never>((_, reject) => (this.reject = reject));
+      this.refusal.catch(() => undefined);
+      const r = this.refused();
+      if (r !== null) this.reject?.(r);
+    }
+    return this.refusal;
+  }
+
+  /** The credentials error, when Redis refused them. */
+  refused(): BlisError | null {
+    if (this.authError === null) return null;
+    const why = /WRONGPASS|invalid password/.test(this.authError) ? 'a wrong user or password' : /NOPERM/.test(this.authError) ? 'a user without the permissions BullMQ needs' : 'no password';
+    return new BlisError(QUEUE_AUTH, `Redis at ${this.target.display} refused the connection: ${why} (${this.authError.split(/[,.]/)[0] ?? ''}); set BLIS_REDIS_PASSWORD to its password, or give redis://user:password@host:port`);
+  }
+
   unavailable(limitMs: number, what: string): BlisError {
-    return new BlisError(QUEUE_UNAVAILABLE, `cannot reach Redis at ${this.target.display} for ${Math.round(limitMs / 1000)} s (${this.lastError || 'no answer'}): ${what}`);
+    return new BlisError(QUEUE_UNAVAILABLE, `cannot reach Redis at ${this.target.display} for ${Math.round(limitMs / 1000)} s (${this.lastError || 'no answer'})${tlsHint(this.lastError)}: ${what}`);
   }
 }
 

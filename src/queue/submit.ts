@@ -84,8 +84,9 @@ export class QueueRunner implements JobRunner {
   /** One Redis operation with a deadline, retried with backoff while Redis is away (up to the timeout). */
   private async call<T>(what: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      this.health.check(0, '');
       try {
-        const v = await withDeadline(fn(), Math.min(OP_TIMEOUT_MS, Math.max(1000, this.opts.redisTimeoutMs)), what);
+        const v = await Promise.race([withDeadline(fn(), Math.min(OP_TIMEOUT_MS, Math.max(1000, this.opts.redisTimeoutMs)), what), this.health.whenRefused()]);
         this.health.up();
         return v;
       } catch (e) {

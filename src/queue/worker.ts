@@ -91,9 +91,9 @@ export async function runQueueWorker(opts: QueueWorkerOptions, signal: AbortSign
       probing = true;
       withDeadline(probe.getJobCounts('active'), 5000, 'health check').then(() => health.up(), (e: Error) => health.down(e instanceof DeadlineError && health.error !== '' ? '' : e.message)).finally(() => (probing = false));
     }
-    if (opts.redisTimeoutMs > 0 && health.downForMs() >= opts.redisTimeoutMs && state.failure === null) {
-      state.failure = health.unavailable(opts.redisTimeoutMs, 'this worker stops; its jobs in hand are retried by other workers');
-      giveUp();
+    if (state.failure === null) {
+      state.failure = health.refused() ?? (opts.redisTimeoutMs > 0 && health.downForMs() >= opts.redisTimeoutMs ? health.unavailable(opts.redisTimeoutMs, 'this worker stops; its jobs in hand are retried by other workers') : null);
+      if (state.failure !== null) giveUp();
     }
   }, 1000);
   const running = worker.run().catch((e: unknown) => health.down(e instanceof Error ? e.message : String(e)));

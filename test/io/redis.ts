@@ -45,14 +45,20 @@ export interface RedisChild {
   start(): Promise<void>;
 }
 
-/** Starts redis-server on a free loopback port; `persist` keeps an append-only file across restarts. */
-export async function startRedis(opts: { persist?: boolean } = {}): Promise<RedisChild> {
+/**
+ * Starts redis-server on a free loopback port; `persist` keeps an append-only file across restarts, `args`
+ * adds options (e.g. `--requirepass`), `tls` serves TLS only (rediss://) with the given PEM files.
+ */
+export async function startRedis(opts: { persist?: boolean; args?: readonly string[]; tls?: { cert: string; key: string; ca: string } } = {}): Promise<RedisChild> {
   if (REDIS_SERVER === null) throw new Error('redis-server is not installed');
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'blis-redis-'));
   let child: ChildProcess | null = null;
   const start = (): Promise<void> => new Promise((resolve, reject) => {
-    const c = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', opts.persist === true ? 'yes' : 'no', '--appendfsync', 'always', '--protected-mode', 'yes'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const listen = opts.tls === undefined
+      ? ['--port', String(port)]
+      : ['--port', '0', '--tls-port', String(port), '--tls-cert-file', opts.tls.cert, '--tls-key-file', opts.tls.key, '--tls-ca-cert-file', opts.tls.ca, '--tls-auth-clients', 'no'];
+    const c = spawn(REDIS_SERVER, [...listen, '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', opts.persist === true ? 'yes' : 'no', '--appendfsync', 'always', '--protected-mode', 'yes', ...(opts.args ?? [])], { stdio: ['ignore', 'pipe', 'pipe'] });
     child = c;
     let out = '';
     const t = setTimeout(() => reject(new Error(`redis-server did not start in 10 s: ${out}`)), 10_000);
@@ -78,7 +84,7 @@ export async function startRedis(opts: { persist?: boolean } = {}): Promise<Redi
     clearTimeout(t);
   };
   await start();
-  return { port, url: `redis://127.0.0.1:${port}`, stop, start };
+  return { port, url: `${opts.tls === undefined ? 'redis' : 'rediss'}://127.0.0.1:${port}`, stop, start };
 }
 
 export interface BlisChild {
@@ -92,9 +98,9 @@ export interface BlisChild {
   kill(signal?: NodeJS.Signals): void;
 }
 
-/** Starts `blis ARGS` (the built CLI) and records its output. */
-export function startBlis(args: readonly string[], cwd: string = ROOT): BlisChild {
-  const child = spawn(process.execPath, [BLIS, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `blis ARGS` (the built CLI; `env` added to this process's environment) and records its output. */
+export function startBlis(args: readonly string[], cwd: string = ROOT, env: Readonly<Record<string, string>> = {}): BlisChild {
+  const child = spawn(process.execPath, [BLIS, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
