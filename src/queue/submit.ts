@@ -104,7 +104,7 @@ export class QueueRunner implements JobRunner {
 
   private async add(entries: readonly [string, JobSpec][], signal?: AbortSignal): Promise<void> {
     for (let i = 0; i < entries.length; i += 200) {
-      // Each addBulk is one transaction: an interruption between chunks leaves whole jobs only.
+      // Each job is added by one atomic script (a chunk is one pipeline): an interruption leaves whole jobs.
       const chunk = entries.slice(i, i + 200);
       await this.call('add jobs', () => this.queue.addBulk(chunk.map(([id, job]) => ({ name: job.kind, data: job, opts: { ...JOB_OPTIONS, jobId: id } }))), signal);
       if (signal?.aborted === true) return;
