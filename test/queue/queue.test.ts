@@ -61,11 +61,25 @@ describe.skipIf(REDIS_SERVER === null)(`the Redis job queue${REDIS_SKIP_NOTE}`, 
     expect(workers.flatMap(starts)).toHaveLength(8);
   }, 180_000);
 
+  it('a job queued by another blis-ts version fails with VERSION_MISMATCH instead of giving a result', async () => {
+    const { QueueRunner, parseQueueUrl } = await import('../../src/queue/index.js');
+    const { simulationJob } = await import('../../src/sweep/index.js');
+    const runner = new QueueRunner({ target: parseQueueUrl(redis.url), queueName: 'blis', redisTimeoutMs: 10_000, noWorkerTimeoutMs: 30_000, warn: () => undefined });
+    try {
+      const job = { ...simulationJob({ mode: 'run', model: 'meta-llama/llama-3.1-8b-instruct', numRequests: 10 }), version: '0.0.0-other' };
+      const [out] = await runner.runAll([job]);
+      expect(out).toMatchObject({ ok: false, error: { code: 'VERSION_MISMATCH' } });
+      expect(out?.ok === false && out.error.message).toMatch(/job was queued by 0\.0\.0-other; run workers of the submitter's version/);
+    } finally {
+      await runner.close();
+    }
+  }, 60_000);
+
   it('blis queue status and clean: counts by state, connected workers, removal', async () => {
     const s = await blis(['queue', 'status', '--queue', redis.url], dir);
     expect(s.code, s.err).toBe(0);
     const status = JSON.parse(s.out) as { counts: Record<string, number>; workers: string[] };
-    expect(status.counts).toMatchObject({ completed: 8, waiting: 0, active: 0, failed: 0 });
+    expect(status.counts).toMatchObject({ completed: 8, waiting: 0, active: 0, failed: 1 });
     expect(status.workers).toHaveLength(3);
     const c = await blis(['queue', 'clean', '--queue', redis.url, '--state', 'completed'], dir);
     expect(c.code, c.err).toBe(0);
