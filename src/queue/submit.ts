@@ -116,10 +116,24 @@ export class QueueRunner implements JobRunner {
     const state = await this.call('job state', () => this.queue.getJobState(id));
     if (state === 'unknown') return 'missing';
     if (state !== 'completed' && state !== 'failed') return null;
-    const job = await this.call('job result', () => Job.fromId(this.queue, id));
-    if (job === undefined) return 'missing';
-    if (state === 'completed') return { ok: true, value: job.returnvalue as unknown };
-    return { ok: false, error: parseFailure(job.failedReason ?? 'failed') };
+    const [returnvalue, failedReason] = await this.call('job result', () => this.resultFields(id));
+    if (state === 'completed') return returnvalue === null ? 'missing' : { ok: true, value: JSON.parse(returnvalue) as unknown };
+    return { ok: false, error: parseFailure(failedReason ?? 'failed') };
+  }
+
+  /**
+   * A finished job's result and failure reason, without its data (a job carries its configuration's files,
+   * which may be large): two fields of the job's hash, where BullMQ keeps them.
+   */
+  private async resultFields(id: string): Promise<[string | null, string | null]> {
+    const backend = this.queue.getBackend() as unknown as { client?: Promise<{ hmget?(key: string, ...fields: string[]): Promise<(string | null)[]> }> };
+    const client = await backend.client;
+    if (client?.hmget !== undefined) {
+      const [r, f] = await client.hmget(this.queue.toKey(id), 'returnvalue', 'failedReason');
+      return [r ?? null, f ?? null];
+    }
+    const job = await Job.fromId(this.queue, id);
+    return [job === undefined ? null : JSON.stringify(job.returnvalue), job?.failedReason ?? null];
   }
 
   async runAll(jobs: readonly JobSpec[], onDone?: (index: number, outcome: JobOutcome, cached: boolean) => void, signal?: AbortSignal): Promise<JobOutcome[]> {

@@ -199,4 +199,14 @@ describe('local execution', () => {
       await pool.close();
     }
   });
+  it('a point over its wall-clock budget is a failure (EVAL_TIMEOUT), not a result', async () => {
+    ensureBuilt();
+    const runner = new LocalRunner({ workers: 1, timeoutMs: 50 });
+    try {
+      const [out] = await runner.runAll([simulationJob({ mode: 'run', model: MODEL, numRequests: 20_000, rate: 100, numInstances: 4 })]);
+      expect(out).toMatchObject({ ok: false, error: { code: 'EVAL_TIMEOUT' } });
+    } finally {
+      await runner.close();
+    }
+  });
 });
