@@ -38,7 +38,7 @@ describe('queue URLs', () => {
     expect(exposureWarning(parseQueueUrl('rediss://10.0.0.1:1'))).toMatch(/has no password/);
     expect(exposureWarning(parseQueueUrl('rediss://:pw@10.0.0.1:1'))).toBeNull();
   });
-  it('reconnection backs off from 100 ms to 5 s, and stops once closed', () => {
+  it('reconnection backs off from 200 ms to 5 s, and stops once closed', () => {
     expect([1, 2, 3, 5, 6, 100].map(backoffMs)).toEqual([200, 400, 800, 3200, 5000, 5000]);
     const control = { stopped: false };
     const retry = connectionOptions(parseQueueUrl('redis://127.0.0.1:1'), {}, control)['retryStrategy'] as (n: number) => number | null;

@@ -85,7 +85,7 @@ export function tlsHint(error: string): string {
   return /certificate|CERT_|SSL|TLS|handshake/i.test(error) ? '; the TLS handshake failed: give --tls-ca FILE with the CA that signed the server\'s certificate' : '';
 }
 
-/** Delay before reconnection attempt `times` (1, 2, ...): 100 ms doubling up to 5 s. */
+/** Delay before reconnection attempt `times` (1, 2, ...): 200 ms, doubling up to 5 s. */
 export function backoffMs(times: number): number {
   return Math.min(100 * 2 ** Math.min(times, 16), 5000);
 }
