@@ -63,7 +63,7 @@ export function interruptSignal(): { signal: AbortSignal; dispose(): void } {
 }
 
 export async function sweepCommand(file: string, o: SweepFlags, io: Io): Promise<void> {
-  const format = o.output === undefined ? 'jsonl' : /\.csv$/i.test(o.output) ? 'csv' : /\.jsonl?$/i.test(o.output) ? 'jsonl' : null;
+  const format = o.output === undefined ? 'jsonl' : /\.csv$/i.test(o.output) ? 'csv' : /\.jsonl$/i.test(o.output) ? 'jsonl' : null;
   if (format === null) throw new UsageError('bad-flag', `--output ${o.output}: name a .jsonl or .csv file`);
   if (o.output !== undefined) checkOutput(o.output, '--output');
   if (o.summary !== undefined) checkOutput(o.summary, '--summary');
