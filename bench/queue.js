@@ -4,6 +4,7 @@
 //   1. per-job overhead for short jobs: N tiny simulations in this thread, on one pool thread, and through
 //      the queue to one worker process (concurrency 1): (queue - local) / N;
 //   2. throughput of moderate jobs with 1 vs 2 local worker processes (and --workers 1 vs 2 without a queue).
+// Every runner is warmed up (threads started, modules loaded) before it is timed.
 // Every measurement uses a fresh queue name, so no result is reused; each is taken `--rounds` times and the
 // fastest kept (other processes on a shared machine only ever slow a round down). Best effort, the bench and
 // its children run at a raised priority. Build first (npm run build).
@@ -92,7 +93,9 @@ async function stopWorkers(ws) {
 
 const jobsOf = (n, base) => Array.from({ length: n }, (_, i) => simulationJob({ mode: 'run', model: MODEL, ...base, seed: i + 1 }));
 
-async function timeRunner(runner, jobs) {
+/** Times `jobs` on `runner` after a warm-up (thread start, module load, JIT), then closes it. */
+async function timeRunner(runner, jobs, warmup = jobsOf(4, { numRequests: 5, rate: 1, numInstances: 1, horizon: 2_000_000 })) {
+  await runner.runAll(warmup);
   const t0 = performance.now();
   const out = await runner.runAll(jobs);
   const ms = performance.now() - t0;
@@ -103,11 +106,9 @@ async function timeRunner(runner, jobs) {
 
 async function timeQueue(url, queueName, jobs, nWorkers) {
   const ws = await Promise.all(Array.from({ length: nWorkers }, () => startWorker(url, queueName)));
-  // Warm the workers' threads (module load, JIT) on a job of the same kind first.
-  const warm = new QueueRunner({ target: parseQueueUrl(url), queueName, redisTimeoutMs: 30_000, noWorkerTimeoutMs: 0, warn: () => undefined });
-  await timeRunner(warm, jobsOf(nWorkers * 2, { numRequests: 5, rate: 1, numInstances: 1, horizon: 1_000_000 + nWorkers }));
+  // The warm-up jobs reach every worker's thread (module load, JIT) before the timed ones.
   const runner = new QueueRunner({ target: parseQueueUrl(url), queueName, redisTimeoutMs: 30_000, noWorkerTimeoutMs: 0, warn: () => undefined });
-  const ms = await timeRunner(runner, jobs);
+  const ms = await timeRunner(runner, jobs, jobsOf(nWorkers * 4, { numRequests: 5, rate: 1, numInstances: 1, horizon: 2_000_000 }));
   await stopWorkers(ws);
   return ms;
 }
@@ -123,7 +124,6 @@ async function best(measure) {
 const redis = await startRedis();
 try {
   const short = jobsOf(SHORT, { numRequests: 5, rate: 10, numInstances: 1 });
-  await timeRunner(new LocalRunner({ workers: 1, timeoutMs: 0 }), short.slice(0, 20));
   const inThread = await best(() => timeRunner(new LocalRunner({ workers: 1, timeoutMs: 0 }), short));
   const onePool = await best(() => timeRunner(new LocalRunner({ workers: 1, timeoutMs: 0, threads: true }), short));
   const queued = await best(() => timeQueue(redis.url, fresh('bench-short'), short, 1));
@@ -133,13 +133,13 @@ try {
   console.log(`  queue, 1 worker      ${(queued / SHORT).toFixed(2)}`);
   console.log(`  queue overhead per job: ${((queued - inThread) / SHORT).toFixed(2)} ms vs this thread, ${((queued - onePool) / SHORT).toFixed(2)} ms vs a pool thread`);
 
-  const long = jobsOf(LONG, { numRequests: 400, rate: 20, numInstances: 2 });
+  const long = jobsOf(LONG, { numRequests: 1500, rate: 40, numInstances: 2 });
   const local1 = await best(() => timeRunner(new LocalRunner({ workers: 1, timeoutMs: 0, threads: true }), long));
   const local2 = await best(() => timeRunner(new LocalRunner({ workers: 2, timeoutMs: 0 }), long));
   const q1 = await best(() => timeQueue(redis.url, fresh('bench-long'), long, 1));
   const q2 = await best(() => timeQueue(redis.url, fresh('bench-long'), long, 2));
   const rate = (ms) => (LONG / (ms / 1000)).toFixed(2);
-  console.log(`queue bench: ${LONG} moderate jobs (400-request simulations on 2 instances), jobs/s, best of ${ROUNDS}:`);
+  console.log(`queue bench: ${LONG} moderate jobs (1500-request simulations on 2 instances), jobs/s, best of ${ROUNDS}:`);
   console.log(`  local --workers 1    ${rate(local1)}`);
   console.log(`  local --workers 2    ${rate(local2)}`);
   console.log(`  queue, 1 worker      ${rate(q1)}`);
