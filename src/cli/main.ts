@@ -7,6 +7,7 @@ import { registerComposeCommand, registerConvertCommand } from './convert-comman
 import { registerPoliciesCommand } from './policies-command.js';
 import { registerEvaluateCommands } from './evaluate-command.js';
 import { registerSweepCommands } from './sweep-command.js';
+import { registerReportCommands } from './report-command.js';
 import { EXIT_INTERNAL, EXIT_USAGE, RunFailure, UsageError, isCodedError } from './errors.js';
 import { readFlags, registerFlags } from './flags.js';
 import type { CommandName } from './flags-io.js';
@@ -42,6 +43,7 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
   registerComposeCommand(root, io);
   registerPoliciesCommand(root, io);
   registerEvaluateCommands(root, io);
+  registerReportCommands(root, io);
   registerSweepCommands(root, io);
   return root;
 }

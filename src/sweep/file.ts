@@ -21,7 +21,7 @@ export type { SweepFileEnv } from './check.js';
 export const MAX_POINTS = 100_000;
 
 /** Options that name output files: a sweep's output is its rows. */
-const OUTPUT_KEYS = ['metricsPath', 'traceOutput', 'resultsPath'];
+const OUTPUT_KEYS = ['metricsPath', 'traceOutput', 'resultsPath', 'timeseriesPath'];
 
 export const DEFAULT_OBJECTIVES: readonly SweepObjective[] = [
   { metric: 'ttft_p99_ms', direction: 'minimize' },
