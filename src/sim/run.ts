@@ -191,8 +191,8 @@ function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs
   return { requests: wl.requests, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
 }
 
-/** The distribution workload or a preset, from the run options. */
-function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
+/** The distribution workload's (or preset's) options, validated (also by {@link checkSimulation}). */
+function distributionOptions(f: FlagValues): Omit<Parameters<typeof generateDistributionWorkload>[0], 'seed'> {
   const horizon = horizonFlag(f);
   const timeoutSecs = f.int('timeout');
   const workloadFlags = { rate: f.float('rate'), numRequests: f.int('num-requests'), prefixTokens: f.int('prefix-tokens'), timeoutSecs };
@@ -215,8 +215,8 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     const derr = validateDistributionParams(prompt, output);
     if (derr) throw new ConfigError('bad-flag', derr);
   }
-  const requests = generateDistributionWorkload({
-    seed,
+  if (workloadFlags.numRequests === 0 && horizon >= MAX_INT64) throw new ConfigError('bad-flag', 'Workload requires either num_requests or --horizon to bound generation');
+  return {
     rate: workloadFlags.rate,
     numRequests: workloadFlags.numRequests,
     horizon,
@@ -224,8 +224,14 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     prompt,
     output,
     timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
-  });
-  return { requests, horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
+  };
+}
+
+/** The distribution workload or a preset, from the run options. */
+function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
+  const opts = distributionOptions(f);
+  const requests = generateDistributionWorkload({ seed, ...opts });
+  return { requests, horizon: opts.horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
 }
 
 /**
@@ -301,6 +307,38 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     trace = { yaml: formatTraceHeaderYaml(header), csv: formatTraceCsv(records, header.mode) };
   }
   return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace, results: null, recorder, requests: all, ...series };
+}
+
+/**
+ * Every check `simulateRun` / `simulateReplay` makes before it simulates — option values, the files named by
+ * options (read through `env`), policies compiled, workload options — without generating an open-loop
+ * workload or simulating. Throws what the run would throw; a sweep checks each point with it before queueing.
+ */
+export async function checkSimulation(mode: 'run' | 'replay', f: FlagValues, env: SimEnv): Promise<void> {
+  outputFormat(f);
+  if (mode === 'replay') {
+    const { parseTraceHeaderYaml } = await import('../workload/tracev2-yaml-parse.js');
+    const headerPath = f.str('trace-header');
+    const dataPath = f.str('trace-data');
+    if (headerPath === '') throw new ConfigError('missing-flag', '--trace-header is required');
+    if (dataPath === '') throw new ConfigError('missing-flag', '--trace-data is required');
+    parseTraceHeaderYaml(env.readText(headerPath, '--trace-header'), headerPath);
+    parseTraceCsv(env.readText(dataPath, '--trace-data'), dataPath);
+  }
+  const { seed, latency } = await resolveEngineFlags(f, env);
+  for (const w of latency.warnings) env.warn(w);
+  await resolvePolicyFlags(f, env);
+  cliGoodput(f);
+  if (mode === 'replay') {
+    if (f.changed('horizon')) horizonFlag(f);
+    return;
+  }
+  const spec = f.str('workload-spec');
+  const { users, thinkMs } = concurrencyFlags(f);
+  if (spec !== '') await specWorkload(f, env, spec);
+  else if (users > 0) concurrencyWorkload(f, seed, users, thinkMs);
+  else distributionOptions(f);
+  fitnessWeights(f);
 }
 
 export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
