@@ -99,7 +99,7 @@ class Reader {
 
   number(node: YamlNode | null, path: string): number {
     if (!isScalar(node) || typeof node.value !== 'number' || !Number.isFinite(node.value)) this.fail(node, path, 'must be a finite number', `set ${path} to a number`);
-    return node.value as number;
+    return node.value;
   }
 
   int(node: YamlNode | null, path: string): number {
