@@ -8,7 +8,7 @@ import type { Request } from '../domain/request.js';
 import { parseFitnessWeights } from '../metrics/fitness.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
-import { generateDistributionWorkload } from '../workload/distribution.js';
+import { distributionRequests } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
 import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
@@ -21,7 +21,7 @@ import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-exp
 import { formatTraceCsv, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { runEngine, type EngineSetup } from './engine-setup.js';
+import { driveEngine, type EngineSetup } from './engine-setup.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
@@ -38,11 +38,11 @@ export interface SimulationOutputs {
   readonly cluster: ClusterSimulator;
   /** stdout in the requested `--output-format`. */
   readonly stdout: string;
-  /** `--metrics-path` contents (always rendered; written only when the option names a file). */
-  readonly metricsFile: string;
+  /** `--metrics-path` contents (rendered only when the option names a file: it holds every request). */
+  readonly metricsFile: string | null;
   /** run `--trace-output`: `<prefix>.yaml` and `<prefix>.csv` contents. */
   readonly trace: { readonly yaml: string; readonly csv: string } | null;
-  /** replay `--results-path` contents. */
+  /** replay `--results-path` contents (rendered only when the option names a file). */
   readonly results: string | null;
   /** What the run recorded (preemptions, routings with cache outcomes, KV samples, batches with `full`). */
   readonly recorder: RunRecorder;
@@ -152,7 +152,7 @@ function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs
 }
 
 /** The distribution workload or a preset, from the run options. */
-function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
+async function generatedWorkload(f: FlagValues, env: SimEnv, seed: bigint): Promise<RunWorkload> {
   const horizon = horizonFlag(f);
   const timeoutSecs = f.int('timeout');
   const workloadFlags = { rate: f.float('rate'), numRequests: f.int('num-requests'), prefixTokens: f.int('prefix-tokens'), timeoutSecs };
@@ -175,7 +175,7 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     const derr = validateDistributionParams(prompt, output);
     if (derr) throw new ConfigError('bad-flag', derr);
   }
-  const requests = generateDistributionWorkload({
+  const source = distributionRequests({
     seed,
     rate: workloadFlags.rate,
     numRequests: workloadFlags.numRequests,
@@ -185,6 +185,7 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     output,
     timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
   });
+  const requests = env.collect !== undefined ? await env.collect(source) : [...source];
   return { requests, horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
 }
 
@@ -213,6 +214,10 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
   };
 }
 
+function metricsFile(f: FlagValues, report: Report): string | null {
+  return f.str('metrics-path') !== '' ? renderMetricsFile(report) : null;
+}
+
 function render(f: FlagValues, report: Report): string {
   return outputFormat(f) === 'reference' ? renderReferenceText(report) : renderJson(report);
 }
@@ -224,9 +229,10 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const pol = await resolvePolicyFlags(f, env);
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
-  const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
+  const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : await generatedWorkload(f, env, seed);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
+  await env.pause?.();
   const full: EngineSetup = { ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   // Closed-loop sessions: follow-up rounds enter the cluster as arrivals when their previous round ends.
   let sessions: SessionManager | null = null;
@@ -237,10 +243,14 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const recorder = recorderFor(pol, opts);
   // The recorder feeds only the JSON-only sections and the evaluator: the reference text never pays for it.
   const record = outputFormat(f) === 'json' || opts.prefixAudit === true;
-  const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook, record ? (c) => recorder.attach(c) : null);
+  const cs = await driveEngine(full, wl.requests, sessions === null ? null : sessions.hook, record ? (c) => recorder.attach(c) : null, env.drive ?? null);
   const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, outputFormat(f) === 'json' ? extras(cs, recorder, all, pol, goodputTargets) : {}));
+  await env.pause?.();
+  const jsonExtras = outputFormat(f) === 'json' ? extras(cs, recorder, all, pol, goodputTargets) : {};
+  await env.pause?.();
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, jsonExtras));
+  await env.pause?.();
   let trace: SimulationOutputs['trace'] = null;
   if (f.str('trace-output') !== '') {
     const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
@@ -250,7 +260,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
     trace = { yaml: formatTraceHeaderYaml(header), csv: formatTraceCsv(records, header.mode) };
   }
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace, results: null, recorder, requests: all };
+  return { report, cluster: cs, stdout: render(f, report), metricsFile: metricsFile(f, report), trace, results: null, recorder, requests: all };
 }
 
 export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver): Promise<SimulationOutputs> {
@@ -271,10 +281,15 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
-  const cs = runEngine(full, requests, null, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null);
+  const cs = await driveEngine(full, requests, null, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, env.drive ?? null);
   observe?.(cs, requests, full, null);
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, outputFormat(f) === 'json' ? extras(cs, recorder, requests, pol, goodputTargets) : {}));
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)), recorder, requests };
+  await env.pause?.();
+  const jsonExtras = outputFormat(f) === 'json' ? extras(cs, recorder, requests, pol, goodputTargets) : {};
+  await env.pause?.();
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, jsonExtras));
+  await env.pause?.();
+  const results = f.str('results-path') !== '' ? goJsonIndent(simResults(report)) : null;
+  return { report, cluster: cs, stdout: render(f, report), metricsFile: metricsFile(f, report), trace: null, results, recorder, requests };
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

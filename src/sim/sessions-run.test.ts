@@ -28,7 +28,7 @@ describe('blis run --concurrency', () => {
 
   it('is bounded by --horizon when --num-requests is not given', async () => {
     const r = await simulate({ mode: 'run', model: MODEL, concurrency: 2, thinkTimeMs: 0, horizon: 5_000_000, outputTokens: 16, outputTokensStdev: 4 });
-    expect(r.metrics['completed_requests'] as number).toBeGreaterThan(20);
+    expect(r.metrics['completed_requests']).toBeGreaterThan(20);
   });
 
   it('rejects bad combinations the way the reference does', async () => {
@@ -49,8 +49,8 @@ describe('blis run --workload-spec with sessions', () => {
       '    output_distribution: {type: constant, params: {value: 16}}',
       '    reasoning: {multi_turn: {max_rounds: 3, think_time_us: 100000, context_growth: accumulate}}',
     ].join('\n');
-    const r = await simulate({ mode: 'run', model: MODEL, workloadSpec: 'w.yaml', files: { 'w.yaml': spec }, traceOutput: 'trace' });
-    const done = r.metrics['completed_requests'] as number;
+    const r = await simulate({ mode: 'run', model: MODEL, workloadSpec: 'w.yaml', files: { 'w.yaml': spec }, outputs: { trace: true } });
+    const done = r.metrics['completed_requests'];
     expect(done % 3).toBe(0);
     expect(done).toBeGreaterThan(10);
     const csv = r.files.traceCsv ?? '';
