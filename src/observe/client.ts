@@ -70,6 +70,9 @@ export function requestBody(p: PendingRequest, cfg: Pick<ClientConfig, 'model' |
 
 function headersFor(p: PendingRequest, cfg: ClientConfig, xRequestId: string): Record<string, string> {
   const h: Record<string, string> = { 'content-type': 'application/json', 'x-request-id': xRequestId };
+  // When the request left, as proxies stamp it: blis serve starts the simulated request then, so neither the
+  // loopback path nor a busy client shifts it (other servers ignore the header).
+  h['x-request-start'] = `t=${Math.round((performance.timeOrigin + performance.now()) * 1000)}`;
   if (cfg.apiKey !== '') h['authorization'] = `Bearer ${cfg.apiKey}`;
   if (p.tenantId !== '') h['x-gateway-inference-fairness-id'] = p.tenantId;
   if (p.sloClass !== '') h['x-gateway-inference-objective'] = p.sloClass;

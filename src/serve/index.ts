@@ -24,6 +24,8 @@ export interface ServeConfig {
   readonly port?: number;
   readonly defaultMaxTokens?: number;
   readonly spinUs?: number;
+  /** Largest request body accepted (bytes, default 64 MiB); larger ones get a 413. */
+  readonly maxBodyBytes?: number;
 }
 
 export interface RunningServer {
@@ -38,9 +40,10 @@ export interface RunningServer {
 
 export async function startServe(cfg: ServeConfig): Promise<RunningServer> {
   const engine = new LiveEngine(cfg.setup, cfg.spinUs === undefined ? {} : { spinUs: cfg.spinUs });
-  const { server, metrics } = createServeServer({
+  const handle = createServeServer({
     engine,
     modelName: cfg.modelName,
+    ...(cfg.maxBodyBytes === undefined ? {} : { maxBodyBytes: cfg.maxBodyBytes }),
     limits: {
       modelNames: [cfg.modelName, ...(cfg.aliases ?? [])],
       maxModelLen: cfg.setup.maxModelLen,
@@ -49,6 +52,7 @@ export async function startServe(cfg: ServeConfig): Promise<RunningServer> {
       defaultMaxTokens: cfg.defaultMaxTokens ?? 16,
     },
   });
+  const { server, metrics } = handle;
   const host = cfg.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -69,6 +73,6 @@ export async function startServe(cfg: ServeConfig): Promise<RunningServer> {
         engine.close();
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      }).then(() => handle.close()),
   };
 }

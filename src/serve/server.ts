@@ -3,12 +3,12 @@
  * request becomes one simulated request; streamed chunks leave when the simulation produces their tokens.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { BodyParser, readBody } from './body.js';
 import type { LiveEngine, LiveHandle } from './live-engine.js';
 import { ServeMetrics } from './metrics.js';
 import {
   ApiError,
   fullResponse,
-  parseCompletionRequest,
   roleChunk,
   tokenChunk,
   usageChunk,
@@ -30,38 +30,49 @@ export interface ServeOptions {
 export interface ServeHandle {
   readonly server: Server;
   readonly metrics: ServeMetrics;
+  /** Stops the body worker (the HTTP server is closed by its owner). */
+  close(): Promise<void>;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
-function sendJson(res: ServerResponse, status: number, body: string): void {
+function sendJson(res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
-  res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body) });
+  res.writeHead(status, { ...JSON_HEADERS, ...extra, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        reject(new ApiError(413, `request body larger than ${limit} bytes`));
-        req.destroy();
-        return;
-      }
-      parts.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
+function sendError(res: ServerResponse, err: ApiError): void {
+  // After a 413 the rest of the body is discarded, then the connection closes: nothing else can follow on it.
+  sendJson(res, err.status, err.body(), err.status === 413 ? { connection: 'close' } : {});
+}
+
+/** FastAPI's answer for routing errors: the reason phrase as message and type. */
+function httpError(status: 404 | 405): ApiError {
+  const phrase = status === 404 ? 'Not Found' : 'Method Not Allowed';
+  return new ApiError(status, phrase, phrase);
+}
+
+/**
+ * The client's send time from `x-request-start` (the de-facto proxy header: `t=<epoch>` or a bare number, in
+ * s, ms or µs told apart by magnitude, as monitoring agents read it), as epoch µs; null when absent or unreadable.
+ */
+export function requestStartEpochUs(header: string | string[] | undefined): number | null {
+  if (typeof header !== 'string') return null;
+  const m = /^\s*(?:t=)?(\d+(?:\.\d+)?)\s*$/.exec(header);
+  if (m === null) return null;
+  const v = Number(m[1]);
+  if (v > 1e15) return v;
+  if (v > 1e12) return v * 1e3;
+  if (v > 1e9) return v * 1e6;
+  return null;
 }
 
 export function createServeServer(opts: ServeOptions): ServeHandle {
   const { engine, limits, modelName } = opts;
   const metrics = new ServeMetrics(modelName);
   const maxBody = opts.maxBodyBytes ?? 64 * 1024 * 1024;
+  const parser = new BodyParser(limits);
   let counter = 0;
   const started = Math.floor(Date.now() / 1000);
 
@@ -108,11 +119,11 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
         metrics.failed++;
         const err = new ApiError(500, reason, 'InternalServerError');
         if (!c.stream) {
-          sendJson(res, 500, err.body());
+          sendError(res, err);
           return;
         }
         // Headers are out already: report in-band, as vLLM does for errors after the stream started.
-        write(JSON.stringify({ error: { object: 'error', message: reason, type: err.type, param: null, code: 500 } }));
+        write(err.body());
         write('[DONE]');
         res.end();
       },
@@ -142,36 +153,39 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
       case 'GET /v1/models':
         sendJson(res, 200, JSON.stringify({
           object: 'list',
-          data: [{ id: modelName, object: 'model', created: started, owned_by: 'blis', root: modelName, parent: null, max_model_len: limits.maxModelLen }],
+          // vLLM's ModelCard, field for field (an emulator of vLLM reports itself as vLLM does).
+          data: [{
+            id: modelName, object: 'model', created: started, owned_by: 'vllm', root: modelName, parent: null, max_model_len: limits.maxModelLen,
+            permission: [{
+              id: `modelperm-${modelName}`, object: 'model_permission', created: started, allow_create_engine: false, allow_sampling: true, allow_logprobs: true,
+              allow_search_indices: false, allow_view: true, allow_fine_tuning: false, organization: '*', group: null, is_blocking: false,
+            }],
+          }],
         }));
         return;
       case 'POST /v1/completions':
       case 'POST /v1/chat/completions': {
         const kind: ApiKind = url === '/v1/completions' ? 'completions' : 'chat';
-        const arrivedUs = engine.nowUs();
+        // Arrival: when the client sent it, if it says so and the simulation has not moved past that yet;
+        // else when it reached the server. Reading and parsing the body never count against it.
+        const sent = requestStartEpochUs(req.headers['x-request-start']);
+        const arrivedUs = sent === null ? engine.nowUs() : engine.arrivalFromEpochUs(sent);
         readBody(req, maxBody)
-          .then((text) => {
-            let body: unknown;
-            try {
-              body = JSON.parse(text) as unknown;
-            } catch (e) {
-              throw new ApiError(400, `request body is not valid JSON: ${(e as Error).message}`);
-            }
-            complete(kind, parseCompletionRequest(kind, body, limits), req, res, arrivedUs);
+          .then((bytes) => parser.parse(kind, bytes))
+          .then((c) => {
+            if (!res.destroyed) complete(kind, c, req, res, arrivedUs);
           })
           .catch((e: unknown) => {
             metrics.failed++;
-            const err = e instanceof ApiError ? e : new ApiError(500, e instanceof Error ? e.message : String(e), 'InternalServerError');
-            sendJson(res, err.status, err.body());
+            sendError(res, e instanceof ApiError ? e : new ApiError(500, e instanceof Error ? e.message : String(e), 'InternalServerError'));
           });
         return;
       }
       default: {
         const known = ['/health', '/metrics', '/v1/models', '/v1/completions', '/v1/chat/completions'].includes(url);
-        const err = known ? new ApiError(405, `method ${req.method ?? ''} not allowed on ${url}`, 'MethodNotAllowed') : new ApiError(404, `no route ${url}`);
-        sendJson(res, err.status, err.body());
+        sendError(res, httpError(known ? 405 : 404));
       }
     }
   });
-  return { server, metrics };
+  return { server, metrics, close: () => parser.close() };
 }
