@@ -80,7 +80,8 @@ export class BodyParser {
 
 /** Why a body was not read. */
 export class BodyTooLarge extends ApiError {
-  constructor(limit: number) {
+  /** `closeConnection`: the body is too large even to be drained; the connection ends after the answer. */
+  constructor(limit: number, readonly closeConnection: boolean) {
     super(413, `The request body is larger than the server's limit of ${limit} bytes.`, 'Request Entity Too Large');
   }
 }
@@ -103,7 +104,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Uint8Arra
     const tooLarge = (): void => {
       rejected = true;
       buf = new Uint8Array(0);
-      reject(new BodyTooLarge(limit));
+      reject(new BodyTooLarge(limit, Number.isSafeInteger(declared) && declared > 2 * limit));
     };
     if (Number.isSafeInteger(declared) && declared > limit) tooLarge();
     req.on('data', (c: Buffer) => {

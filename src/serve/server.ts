@@ -3,7 +3,7 @@
  * request becomes one simulated request; streamed chunks leave when the simulation produces their tokens.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { BodyParser, readBody } from './body.js';
+import { BodyParser, BodyTooLarge, readBody } from './body.js';
 import type { LiveEngine, LiveHandle } from './live-engine.js';
 import { ServeMetrics } from './metrics.js';
 import {
@@ -43,8 +43,10 @@ function sendJson(res: ServerResponse, status: number, body: string, extra: Reco
 }
 
 function sendError(res: ServerResponse, err: ApiError): void {
-  // After a 413 the rest of the body is discarded, then the connection closes: nothing else can follow on it.
-  sendJson(res, err.status, err.body(), err.status === 413 ? { connection: 'close' } : {});
+  // After a 413 the rest of the body is read and discarded (see readBody), so the client reads the answer
+  // rather than a broken pipe; a body too large even for that gets the connection closed after the answer.
+  const close = err instanceof BodyTooLarge && err.closeConnection;
+  sendJson(res, err.status, err.body(), close ? { connection: 'close' } : {});
 }
 
 /** FastAPI's answer for routing errors: the reason phrase as message and type. */
