@@ -40,6 +40,8 @@ const DELIVER_FINISH = 1;
 const DELIVER_FAIL = 2;
 /** How far back a client's stated send time may place an arrival (clock skew between hosts beyond it is ignored). */
 const MAX_BACKDATE_US = 1_000_000;
+/** How far ahead a stated start may be (beyond it the stamp is ignored as clock skew). */
+const MAX_LEAD_US = 50_000;
 /** With the precise timer, deadlines nearer than this are polled: a thread wake-up costs about as much. */
 const PRECISE_SPIN_US = 150;
 /** Finished requests between two prunes of the engine's request lists. */
@@ -118,15 +120,17 @@ export class LiveEngine {
   }
 
   /**
-   * The simulated time of an epoch instant (µs), for a request that says when its client sent it: between
-   * the simulated clock (events already executed cannot be revisited) and now. Without the default clock
-   * (a test's fake one) epoch times cannot be mapped, and now is used.
+   * The simulated time of an epoch instant (µs), for a request that says when it starts (`x-request-start`):
+   * not before the simulated clock (events already executed cannot be revisited) nor more than a second back,
+   * and at most {@link MAX_LEAD_US} ahead (a client may send early so that the request is there in time).
+   * Without the default clock (a test's fake one) epoch times cannot be mapped, and now is used.
    */
   arrivalFromEpochUs(epochUs: number): number {
     const now = this.nowUs();
     if (this.epochOriginUs === null) return now;
     const t = Math.floor(epochUs - this.epochOriginUs);
-    return Math.min(now, Math.max(t, this.cs.clock, now - MAX_BACKDATE_US));
+    if (t > now + MAX_LEAD_US) return now;
+    return Math.max(t, this.cs.clock, now - MAX_BACKDATE_US);
   }
 
   /**
