@@ -25,9 +25,13 @@ export interface ClientConfig {
    * arrival, stamped with the send time).
    */
   readonly leadUs?: number;
-  /** Epoch µs of an instant of {@link clock} (for `x-request-start`). */
+  /** Epoch µs of an instant of {@link clock} (for `x-request-start`), and back. */
   readonly epochUs?: (clockUs: number) => number;
+  readonly clockOfEpochUs?: (epochUs: number) => number;
 }
+
+/** blis serve's response header: when (epoch µs) the simulated request started. */
+const ARRIVAL_HEADER = 'x-blis-arrival';
 
 /** The header blis serve puts on /health: it starts a request at its `x-request-start` when that is ahead. */
 export const REQUEST_START_HEADER = 'x-blis-request-start';
@@ -135,6 +139,13 @@ export async function sendRequest(p: PendingRequest, cfg: ClientConfig, arrivalU
     res = await fetch(url, { method: 'POST', headers: headersFor(p, cfg, r.xRequestId, r.sendTimeUs), body: JSON.stringify(requestBody(p, cfg)), signal });
   } catch (e) {
     return fail('HTTP error', e);
+  }
+  // With a lead, the server says when it started the request: the trace records that, so a replay starts it
+  // at the same instant even when this request reached the server late (a stalled client or machine).
+  const started = res.headers.get(ARRIVAL_HEADER);
+  if ((cfg.leadUs ?? 0) > 0 && started !== null && cfg.clockOfEpochUs !== undefined) {
+    const m = /^t=(\d+)$/.exec(started);
+    if (m !== null) r.sendTimeUs = Math.round(cfg.clockOfEpochUs(Number(m[1])));
   }
   if (res.status !== 200) {
     try {

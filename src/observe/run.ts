@@ -163,7 +163,7 @@ export async function observe(o: ObserveOptions): Promise<ObserveResult> {
   let dispatched = 0;
   const observed = await runObservation(
     { requests: wl.requests, sessions, maxConcurrency: o.maxConcurrency, toPending },
-    lead > 0 ? { ...cfg, leadUs: lead, epochUs: (t) => (performance.timeOrigin + origin) * 1000 + t } : cfg,
+    lead > 0 ? { ...cfg, leadUs: lead, epochUs: (t) => (performance.timeOrigin + origin) * 1000 + t, clockOfEpochUs: (e) => e - (performance.timeOrigin + origin) * 1000 } : cfg,
     { onDone: (ob, counts) => o.onDone?.(ob, counts, ++dispatched) },
   );
   const wallSec = (performance.now() - origin) / 1000;

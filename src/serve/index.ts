@@ -7,6 +7,7 @@ import { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { runEngine, type EngineSetup } from '../sim/engine-setup.js';
 import { textTokenIds } from '../workload/word-prompt.js';
+import { fullResponse, roleChunk, tokenChunk, usageChunk } from './openai.js';
 import { LiveEngine } from './live-engine.js';
 import { createServeServer } from './server.js';
 import type { ServeMetrics } from './metrics.js';
@@ -55,6 +56,14 @@ function warmUp(setup: ServeConfig['setup']): void {
   }
   runEngine({ ...setup, numInstances: 1, horizon: MAX_INT64 }, requests);
   textTokenIds('warm up the word splitter and the hashing of words');
+  const ids = { id: 'warmup', created: 0, model: 'warmup' };
+  for (let i = 1; i <= 200; i++) {
+    tokenChunk('completions', ids, i, false);
+    tokenChunk('chat', ids, i, i === 200);
+  }
+  roleChunk(ids);
+  usageChunk('chat', ids, 1, 1);
+  fullResponse('completions', ids, 1, 8);
 }
 
 export async function startServe(cfg: ServeConfig): Promise<RunningServer> {

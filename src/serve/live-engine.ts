@@ -125,6 +125,11 @@ export class LiveEngine {
    * and at most {@link MAX_LEAD_US} ahead (a client may send early so that the request is there in time).
    * Without the default clock (a test's fake one) epoch times cannot be mapped, and now is used.
    */
+  /** The epoch µs of a simulated instant (null with an injected clock). */
+  epochOfSimUs(simUs: number): number | null {
+    return this.epochOriginUs === null ? null : this.epochOriginUs + simUs;
+  }
+
   arrivalFromEpochUs(epochUs: number): number {
     const now = this.nowUs();
     if (this.epochOriginUs === null) return now;

@@ -35,6 +35,8 @@ export interface ServeHandle {
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
+/** Response header: the epoch µs at which the simulated request started (blis observe records it). */
+export const ARRIVAL_HEADER = 'x-blis-arrival';
 
 function sendJson(res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
@@ -88,10 +90,8 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
     const sloClass = typeof objective === 'string' ? objective : '';
     let handle: LiveHandle | null = null;
     let done = false;
-    if (c.stream) {
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-      res.flushHeaders();
-    }
+    // Set once the request is in the engine (before any token: the engine reports from the next turn on).
+    let arrival: Record<string, string> = {};
     const write = (data: string): void => {
       if (!res.destroyed) res.write(`data: ${data}\n\n`);
     };
@@ -109,7 +109,7 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
         metrics.e2e.observe(e2eUs / 1e6);
         metrics.finished('length');
         if (!c.stream) {
-          sendJson(res, 200, fullResponse(kind, ids, prompt, tokens));
+          sendJson(res, 200, fullResponse(kind, ids, prompt, tokens), arrival);
           return;
         }
         if (c.includeUsage) write(usageChunk(kind, ids, prompt, tokens));
@@ -130,6 +130,13 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
         res.end();
       },
     }, arrivedUs);
+    // When the simulated request started (the arrival observe records, so a replay starts it then too).
+    const epoch = engine.epochOfSimUs(handle.req.arrivalTime);
+    if (epoch !== null) arrival = { [ARRIVAL_HEADER]: `t=${Math.round(epoch)}` };
+    if (c.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', ...arrival });
+      res.flushHeaders();
+    }
     res.on('close', () => {
       if (!done && handle !== null) {
         metrics.finished('abort');
