@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { setPriority, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, startServeChild, type ServeChild } from '../../test/io/processes.js';
@@ -99,6 +99,10 @@ describe('blis serve with a 5M-word prompt arriving', () => {
     process.stderr.write(`big prompt: answered in ${(answeredAt - sentAt).toFixed(0)} ms; largest inter-token gap of the other streams ${worst.toFixed(1)} ms, ${worstAt.toFixed(0)} ms after the send\n`);
     // The streams were flowing while the prompt was read and parsed.
     expect(during).toBeGreaterThan(10);
-    expect(worst).toBeLessThan(100);
+    // On a machine so overloaded that processes wait tens of ms for a core (a 1-minute load average over
+    // three per core), 100 ms gaps happen without any prompt; the bound is then looser, still far below the
+    // seconds an inline tokeniser stalls for.
+    const overloaded = (loadavg()[0] ?? 0) > 3 * availableParallelism();
+    expect(worst).toBeLessThan(overloaded ? 250 : 100);
   });
 });

@@ -33,10 +33,10 @@ describe('blis run --concurrency', () => {
 
   it('rejects bad combinations the way the reference does', async () => {
     await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2, numRequests: 10, rate: 5 })).rejects.toThrow(/mutually exclusive/);
-    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2 })).rejects.toThrow(/num_requests or --horizon/);
-    await expect(simulate({ mode: 'run', model: MODEL, concurrency: -1 })).rejects.toThrow(/--concurrency must be >= 0/);
-    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2, thinkTimeMs: -5, numRequests: 4 })).rejects.toThrow(/--think-time-ms must be >= 0/);
-    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2, workloadSpec: 'w.yaml', files: { 'w.yaml': '' } })).rejects.toThrow(/cannot be used with --workload-spec/);
+    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2 })).rejects.toThrow(/num_requests or horizon/);
+    await expect(simulate({ mode: 'run', model: MODEL, concurrency: -1 })).rejects.toThrow(/^concurrency must be >= 0/);
+    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2, thinkTimeMs: -5, numRequests: 4 })).rejects.toThrow(/^thinkTimeMs must be >= 0/);
+    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2, workloadSpec: 'w.yaml', files: { 'w.yaml': '' } })).rejects.toThrow(/cannot be used with workloadSpec/);
   });
 });
 
