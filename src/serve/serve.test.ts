@@ -2,6 +2,7 @@
  * `blis serve` over real loopback sockets (in-process): routes, the vLLM stream format, validation, timing
  * against the offline simulation, client aborts, and /metrics through a strict exposition parser.
  */
+import { availableParallelism, loadavg } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
@@ -87,14 +88,17 @@ describe('blis serve HTTP API', () => {
     expect(choices[39]?.[0]?.finish_reason).toBe('length');
     expect(choices[38]?.[0]?.finish_reason).toBeNull();
     expect(events[40]).toMatchObject({ choices: [], usage: { prompt_tokens: 900, completion_tokens: 40, total_tokens: 940 } });
-    // Tokens never arrive before the simulation produces them; loopback and timers add only a little.
+    // Tokens never arrive before the simulation produces them; loopback and timers add only a little (on a
+    // machine so overloaded that this process waits tens of ms for a core, a load average over three per
+    // core, more: the margin then only rules out gross lateness).
     const sim = offline(900, 40);
     const ttftMs = times[0] as number;
     const e2eMs = times[40] as number;
+    const margin = (loadavg()[0] ?? 0) > 3 * availableParallelism() ? 250 : 40;
     expect(ttftMs).toBeGreaterThanOrEqual(sim.ttft / 1000 - 1);
-    expect(ttftMs).toBeLessThan(sim.ttft / 1000 + 40);
+    expect(ttftMs).toBeLessThan(sim.ttft / 1000 + margin);
     expect(e2eMs).toBeGreaterThanOrEqual(sim.e2e / 1000 - 1);
-    expect(e2eMs).toBeLessThan(sim.e2e / 1000 + 40);
+    expect(e2eMs).toBeLessThan(sim.e2e / 1000 + margin);
   });
 
   it('answers non-streaming completions and streaming chat (role chunk first)', async () => {
