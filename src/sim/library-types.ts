@@ -4,6 +4,7 @@
  * strings as unions of their choices. A misspelled key or an unknown enum value fails `tsc`; the runtime
  * schema (./simulate.ts) is generated from the same table, so the two cannot drift apart.
  */
+import type { TimeSeriesData } from '../cluster/timeseries.js';
 import type { Flag } from './options.js';
 
 /** `num-requests` -> `numRequests` (the type-level twin of `camel()`). */
@@ -126,7 +127,14 @@ export interface SimulationResult {
     readonly traceYaml?: string;
     readonly traceCsv?: string;
     readonly results?: string;
+    /** The time series as `timeseriesPath` names its format (.csv / .jsonl, or `timeseriesFormat`). */
+    readonly timeseries?: string;
   };
+  /**
+   * The sampled time series (per instance and cluster-wide; counters as per-row deltas) when
+   * `timeseriesIntervalUs` > 0 or `timeseriesPath` is set; null otherwise.
+   */
+  readonly timeseries: TimeSeriesData | null;
   /** Warnings the CLI would print on stderr (none with `log: 'error'`). */
   readonly warnings: readonly string[];
 }

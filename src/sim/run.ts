@@ -21,7 +21,11 @@ import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-exp
 import { formatTraceCsv, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { driveEngine, type EngineSetup } from './engine-setup.js';
+import { driveEngine, type EngineSetup, type ProgressCallback } from './engine-setup.js';
+import type { TimeSeriesData } from '../cluster/timeseries.js';
+import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
+import type { TimeSeriesSampler } from '../cluster/timeseries.js';
+import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
@@ -48,6 +52,10 @@ export interface SimulationOutputs {
   readonly recorder: RunRecorder;
   /** Every request of the run, follow-ups included. */
   readonly requests: readonly Request[];
+  /** The sampled time series (when `--timeseries-*` or RunOptions.timeseries asked for them). */
+  readonly timeseries: TimeSeriesData | null;
+  /** `--timeseries-path` contents (null when no path was given). */
+  readonly timeseriesFile: string | null;
 }
 
 function outputFormat(f: FlagValues): 'json' | 'reference' {
@@ -82,6 +90,34 @@ function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, g
 export interface RunOptions {
   /** Record where each routed request's prefix was (reflection summaries). */
   readonly prefixAudit?: boolean;
+  /** Sample time series even without the `--timeseries-*` options (a report will draw them). */
+  readonly timeseries?: boolean;
+  /** Called every 100 ms of simulated time during the run (progress displays); absent = one uninterrupted run. */
+  readonly onProgress?: ProgressCallback;
+}
+
+/** `report_data` (with `--report-data`): what blis report and blis compare draw. */
+function reportDataSection(f: FlagValues, cluster: ClusterSimulator, requests: readonly Request[], timeseries: TimeSeriesData | null, source: 'run' | 'replay'): Record<string, unknown> {
+  return f.bool('report-data') ? { report_data: buildReportData({ cluster, requests, timeseries }, f, source) } : {};
+}
+
+/** Attaches the sampler the options ask for, after `prepare` (the recorder). */
+function withSampler(ts: TimeSeriesRequest | null, setup: EngineSetup, prepare: ((cs: ClusterSimulator) => void) | null, holder: { sampler: TimeSeriesSampler | null }): ((cs: ClusterSimulator) => void) | null {
+  if (ts === null) return prepare;
+  return (cs) => {
+    prepare?.(cs);
+    holder.sampler = attachSampler(cs, ts, setup.latency.outputTokenProcessingTime());
+  };
+}
+
+/** The finished series and their file text; warns when a fixed interval had to be coarsened. */
+function seriesOutputs(ts: TimeSeriesRequest | null, sampler: TimeSeriesSampler | null, env: SimEnv): { timeseries: TimeSeriesData | null; timeseriesFile: string | null } {
+  if (ts === null || sampler === null) return { timeseries: null, timeseriesFile: null };
+  const data = sampler.data();
+  if (ts.fixed && data.intervalUs !== ts.intervalUs) {
+    env.warn(`--timeseries-interval-us ${ts.intervalUs} would give more than ${ts.maxRows} rows; sampled every ${data.intervalUs} µs instead`);
+  }
+  return { timeseries: data, timeseriesFile: ts.path === '' ? null : formatTimeSeries(data, ts.format) };
 }
 
 function recorderFor(pol: ResolvedPolicies, opts: RunOptions): RunRecorder {
@@ -243,13 +279,17 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const recorder = recorderFor(pol, opts);
   // The recorder feeds only the JSON-only sections and the evaluator: the reference text never pays for it.
   const record = outputFormat(f) === 'json' || opts.prefixAudit === true;
-  const cs = await driveEngine(full, wl.requests, sessions === null ? null : sessions.hook, record ? (c) => recorder.attach(c) : null, env.drive ?? null);
+  const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
+  const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
+  const prepare = withSampler(ts, full, record ? (c) => recorder.attach(c) : null, holder);
+  const cs = await driveEngine(full, wl.requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null);
   const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   await env.pause?.();
-  const jsonExtras = outputFormat(f) === 'json' ? extras(cs, recorder, all, pol, goodputTargets) : {};
+  const series = seriesOutputs(ts, holder.sampler, env);
+  const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'run') } : {};
   await env.pause?.();
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, jsonExtras));
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, json));
   await env.pause?.();
   let trace: SimulationOutputs['trace'] = null;
   if (f.str('trace-output') !== '') {
@@ -260,10 +300,10 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
     trace = { yaml: formatTraceHeaderYaml(header), csv: formatTraceCsv(records, header.mode) };
   }
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: metricsFile(f, report), trace, results: null, recorder, requests: all };
+  return { report, cluster: cs, stdout: render(f, report), metricsFile: metricsFile(f, report), trace, results: null, recorder, requests: all, ...series };
 }
 
-export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver): Promise<SimulationOutputs> {
+export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
   outputFormat(f);
   // Loaded on demand: the YAML library is only needed to read trace headers.
   const { parseTraceHeaderYaml } = await import('../workload/tracev2-yaml-parse.js');
@@ -281,15 +321,19 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
-  const cs = await driveEngine(full, requests, null, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, env.drive ?? null);
+  const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
+  const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
+  const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
+  const cs = await driveEngine(full, requests, null, prepare, env.drive ?? null, opts.onProgress ?? null);
   observe?.(cs, requests, full, null);
   await env.pause?.();
-  const jsonExtras = outputFormat(f) === 'json' ? extras(cs, recorder, requests, pol, goodputTargets) : {};
+  const series = seriesOutputs(ts, holder.sampler, env);
+  const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, requests, pol, goodputTargets), ...reportDataSection(f, cs, requests, series.timeseries, 'replay') } : {};
   await env.pause?.();
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, jsonExtras));
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
   await env.pause?.();
   const results = f.str('results-path') !== '' ? goJsonIndent(simResults(report)) : null;
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: metricsFile(f, report), trace: null, results, recorder, requests };
+  return { report, cluster: cs, stdout: render(f, report), metricsFile: metricsFile(f, report), trace: null, results, recorder, requests, ...series };
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

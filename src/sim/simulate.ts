@@ -290,7 +290,9 @@ export async function simulate(config: SimulationConfig, options: SimulateOption
         ...(out.metricsFile !== null ? { metrics: out.metricsFile } : {}),
         ...(out.trace ? { traceYaml: out.trace.yaml, traceCsv: out.trace.csv } : {}),
         ...(out.results !== null ? { results: out.results } : {}),
+        ...(out.timeseriesFile !== null ? { timeseries: out.timeseriesFile } : {}),
       },
+      timeseries: out.timeseries,
       warnings,
     };
   } catch (e) {
