@@ -106,7 +106,14 @@ describe.skipIf(process.env['BLIS_SKIP_E2E'] === '1')('serve ← observe → rep
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => void (stderr += d.toString()));
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    await new Promise((r) => setTimeout(r, 2000));
+    // Interrupt once a dozen requests are in the server (a fixed delay is too short on a loaded machine, where
+    // observe's start alone can take seconds).
+    for (let waited = 0; waited < 20_000; waited += 100) {
+      const text = await (await fetch(`${serve.url}/metrics`)).text();
+      const running = /^vllm:num_requests_running\{[^}]*\} (\d+)/m.exec(text);
+      if (running !== null && Number(running[1]) >= 12) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     child.kill('SIGINT');
     const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     const code = await exited;
