@@ -87,8 +87,23 @@ function keyPath(path: readonly PropertyKey[]): string {
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
 }
 
+function valueAt(config: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = config;
+  for (const p of path) v = typeof v === 'object' && v !== null ? (v as Record<PropertyKey, unknown>)[p] : undefined;
+  return v;
+}
+
+/** `unknown routing policy "fancy"; valid: round-robin, …` for a value outside an option's choices. */
+function choiceMessage(config: unknown, path: readonly PropertyKey[], values: readonly unknown[]): string {
+  const key = String(path[path.length - 1] ?? '');
+  const flag = FLAGS.find((f: FlagSpec) => camel(f.name) === key);
+  const what = flag !== undefined ? flag.name.replace(/-/g, ' ') : 'value';
+  const got = valueAt(config, path);
+  return `unknown ${what} ${JSON.stringify(typeof got === 'string' ? got : String(got))}; valid: ${values.map(String).join(', ')}`;
+}
+
 /** One line per problem, each naming its key (the schema's own wording for the rest). */
-function schemaError(error: z.ZodError, mode: 'run' | 'replay'): ConfigError {
+function schemaError(error: z.ZodError, mode: 'run' | 'replay', config: unknown): ConfigError {
   const parts: string[] = [];
   let field: string | undefined;
   for (const issue of error.issues) {
@@ -102,7 +117,10 @@ function schemaError(error: z.ZodError, mode: 'run' | 'replay'): ConfigError {
     }
     const at = keyPath(issue.path);
     field ??= at;
-    parts.push(`${at === '' ? 'config' : at}: ${issue.message}`);
+    const message = issue.code === 'invalid_value' && issue.path.length > 0 && issue.values.every((v) => typeof v === 'string')
+      ? choiceMessage(config, issue.path, issue.values)
+      : issue.message;
+    parts.push(`${at === '' ? 'config' : at}: ${message}`);
   }
   return new ConfigError('bad-config', `invalid simulation config: ${parts.join('; ')}`, { field });
 }
@@ -121,7 +139,7 @@ export function parseSimulationConfig(config: unknown): { mode: 'run' | 'replay'
   }
   const mode = typeof config === 'object' && config !== null && (config as { mode?: unknown }).mode === 'replay' ? 'replay' : 'run';
   const parsed = simulationConfigSchema.safeParse(config);
-  if (!parsed.success) throw schemaError(parsed.error, mode);
+  if (!parsed.success) throw schemaError(parsed.error, mode, config);
   const data = parsed.data as Record<string, unknown> & { mode: 'run' | 'replay'; files?: Record<string, string>; outputs?: { metrics?: boolean; trace?: boolean; results?: boolean } };
   const raw: Record<string, unknown> = {};
   const explicit = new Set<string>();
