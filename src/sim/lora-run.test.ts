@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
-import { simulate } from './simulate.js';
+import { simulate, type SimulationMetrics } from './simulate.js';
 
 const MODEL = 'meta-llama/llama-3.1-8b-instruct';
 const LORA = 'lora:\n  adapter_capacity: 1\n  adapters:\n    - {id: sql, rank: 8}\n    - {id: legal, rank: 32}\n    - {id: med, rank: 16, base_model: other-model}\n';
@@ -14,19 +14,18 @@ const SPEC = (adapters: readonly string[]): string => [
 const files = { 'l.yaml': LORA, 'w.yaml': SPEC(['sql', 'legal', '']) };
 const base = { mode: 'run' as const, model: MODEL, workloadSpec: 'w.yaml', loraConfig: 'l.yaml', files };
 
-type Adapters = Record<string, { load_count: number; eviction_count: number; ttft_p50_us: number; throughput_tok_per_s: number }>;
 
 describe('LoRA adapters in blis run', () => {
   it('loads adapters on demand, evicts with one slot, reports per-adapter metrics; base-model requests stay unattributed', async () => {
-    const r = await simulate({ ...base, traceOutput: 'trace', metricsPath: 'm.json' });
-    const a = r.metrics['adapters'] as Adapters;
+    const r = await simulate({ ...base, outputs: { trace: true, metrics: true } });
+    const a = r.metrics.adapters!;
     expect(Object.keys(a)).toEqual(['legal', 'sql']);
     expect(a['sql']!.load_count).toBeGreaterThan(1);
     expect(a['sql']!.eviction_count).toBeGreaterThan(0);
     expect(a['legal']!.throughput_tok_per_s).toBeGreaterThan(0);
     // A cold load (>= 1.5 ms) lands in the TTFTs of requests that waited for it.
     expect(a['legal']!.ttft_p50_us).toBeGreaterThan(0);
-    const rows = (JSON.parse(r.files.metrics) as { requests: { adapter?: string }[] }).requests;
+    const rows = (JSON.parse(r.files.metrics!) as { requests: { adapter?: string }[] }).requests;
     expect(new Set(rows.map((x) => x.adapter ?? ''))).toEqual(new Set(['sql', 'legal', '']));
     expect(r.files.traceCsv!.split('\n')[0]!.endsWith(',adapter')).toBe(true);
   });
@@ -34,9 +33,9 @@ describe('LoRA adapters in blis run', () => {
   it('costs time: the same workload without LoRA is faster, and more slots mean fewer loads', async () => {
     const off = await simulate({ mode: 'run', model: MODEL, workloadSpec: 'w.yaml', files: { 'w.yaml': SPEC(['', '', '']) } });
     const on = await simulate(base);
-    expect(on.metrics['ttft_mean_ms'] as number).toBeGreaterThan(off.metrics['ttft_mean_ms'] as number);
+    expect(on.metrics.ttft_mean_ms).toBeGreaterThan(off.metrics.ttft_mean_ms);
     const wide = await simulate({ ...base, loraAdapterCapacity: 2 });
-    const loads = (m: Record<string, unknown>): number => Object.values(m['adapters'] as Adapters).reduce((s, x) => s + x.load_count, 0);
+    const loads = (m: SimulationMetrics): number => Object.values(m.adapters ?? {}).reduce((s, x) => s + x.load_count, 0);
     expect(loads(wide.metrics)).toBe(2);
     expect(loads(on.metrics)).toBeGreaterThan(2);
   });
@@ -46,12 +45,12 @@ describe('LoRA adapters in blis run', () => {
     const multi = { ...base, numInstances: 3, files: { ...files, 'p.yaml': tree } };
     const rr = await simulate(multi);
     const pol = await simulate({ ...multi, policyConfig: 'p.yaml' });
-    const loads = (m: Record<string, unknown>): number => Object.values(m['adapters'] as Adapters).reduce((s, x) => s + x.load_count, 0);
+    const loads = (m: SimulationMetrics): number => Object.values(m.adapters ?? {}).reduce((s, x) => s + x.load_count, 0);
     expect(loads(pol.metrics)).toBeLessThan(loads(rr.metrics));
   });
 
   it('replaying the run\'s trace with the same --lora-config reproduces it (INV-13)', async () => {
-    const run = await simulate({ ...base, numInstances: 2, routingPolicy: 'weighted', loraScorerWeight: 1, traceOutput: 'trace' });
+    const run = await simulate({ ...base, numInstances: 2, routingPolicy: 'weighted', loraScorerWeight: 1, outputs: { trace: true } });
     const replay = await simulate({ mode: 'replay', model: MODEL, numInstances: 2, routingPolicy: 'weighted', loraScorerWeight: 1, loraConfig: 'l.yaml', traceHeader: 't.yaml', traceData: 't.csv', horizon: '9223372036854775807', files: { 'l.yaml': LORA, 't.yaml': run.files.traceYaml!, 't.csv': run.files.traceCsv! } });
     expect(replay.referenceText).toBe(run.referenceText);
   });

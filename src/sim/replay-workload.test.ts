@@ -10,17 +10,17 @@ const SPEC = [
 ].join('\n');
 
 async function traceFiles(): Promise<Record<string, string>> {
-  const run = await simulate({ mode: 'run', model: MODEL, workloadSpec: 'w.yaml', files: { 'w.yaml': SPEC }, traceOutput: 'trace' });
+  const run = await simulate({ mode: 'run', model: MODEL, workloadSpec: 'w.yaml', files: { 'w.yaml': SPEC }, outputs: { trace: true } });
   return { 't.yaml': run.files.traceYaml!, 't.csv': run.files.traceCsv! };
 }
 
 describe('blis replay --session-mode', () => {
   it('closed loop regenerates follow-ups after each round: same count as the run, ids session_<s>_round_<r>_<n>', async () => {
     const files = await traceFiles();
-    const closed = await simulate({ mode: 'replay', model: MODEL, traceHeader: 't.yaml', traceData: 't.csv', files, sessionMode: 'closed-loop', thinkTimeMs: 200, horizon: '9223372036854775807', metricsPath: 'm.json' });
+    const closed = await simulate({ mode: 'replay', model: MODEL, traceHeader: 't.yaml', traceData: 't.csv', files, sessionMode: 'closed-loop' as const, thinkTimeMs: 200, horizon: '9223372036854775807', outputs: { metrics: true } });
     const fixed = await simulate({ mode: 'replay', model: MODEL, traceHeader: 't.yaml', traceData: 't.csv', files, horizon: '9223372036854775807' });
     expect(closed.metrics['injected_requests']).toBe(fixed.metrics['injected_requests']);
-    const ids = (JSON.parse(closed.files.metrics) as { requests: { requestID: string }[] }).requests.map((r) => r.requestID);
+    const ids = (JSON.parse(closed.files.metrics!) as { requests: { requestID: string }[] }).requests.map((r) => r.requestID);
     const followUps = ids.filter((id) => !id.startsWith('request_'));
     expect(followUps.length).toBeGreaterThan(6);
     expect(followUps.every((id) => /^session_sess_\d+_round_[12]_\d+$/.test(id))).toBe(true);
@@ -29,10 +29,10 @@ describe('blis replay --session-mode', () => {
 
   it('a longer think time stretches the sessions', async () => {
     const files = await traceFiles();
-    const base = { mode: 'replay' as const, model: MODEL, traceHeader: 't.yaml', traceData: 't.csv', files, sessionMode: 'closed-loop', horizon: '9223372036854775807' };
+    const base = { mode: 'replay' as const, model: MODEL, traceHeader: 't.yaml', traceData: 't.csv', files, sessionMode: 'closed-loop' as const, horizon: '9223372036854775807' };
     const short = await simulate({ ...base, thinkTimeDist: 'constant:value=1ms' });
     const long = await simulate({ ...base, thinkTimeDist: 'constant:value=2s' });
-    expect(long.metrics['vllm_estimated_duration_s'] as number).toBeGreaterThan((short.metrics['vllm_estimated_duration_s'] as number) + 3);
+    expect(long.metrics['vllm_estimated_duration_s']).toBeGreaterThan((short.metrics['vllm_estimated_duration_s']) + 3);
   });
 
   it('refuses bad mode and think-time flags with one error line, exit 2, empty stdout', async () => {
