@@ -101,6 +101,24 @@ inference_perf:
   });
 });
 
+describe('blis compose', () => {
+  const spec = (category: string, id: string): string => `version: "2"\nseed: 1\n${category === '' ? '' : `category: ${category}\n`}aggregate_rate: 4\nclients:\n  - {id: ${id}, rate_fraction: 1, arrival: {process: poisson}, input_distribution: {type: constant, params: {value: 5}}, output_distribution: {type: constant, params: {value: 5}}}\n`;
+  it('merges specs of one category (an unset category is compatible with any)', async () => {
+    const r = await cli('compose', '--from', tempFile('a.yaml', spec('reasoning', 'a')), '--from', tempFile('b.yaml', spec('', 'b')));
+    expect(r.code, r.err.join()).toBe(0);
+    expect(parseWorkloadSpec(r.out, 'out.yaml').category).toBe('reasoning');
+  });
+  it('refuses specs with conflicting categories: one error line naming both files, exit 2, empty stdout', async () => {
+    const a = tempFile('a.yaml', spec('language', 'a'));
+    const b = tempFile('b.yaml', spec('multimodal', 'b'));
+    const r = await cli('compose', '--from', a, '--from', tempFile('c.yaml', spec('', 'c')), '--from', b);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toHaveLength(1);
+    expect(r.err[0]).toBe(`compose: ${a} has category "language" but ${b} has "multimodal"; compose specs of one category (or set the same category: in each)`);
+  });
+});
+
 describe('blis convert without a known subcommand', () => {
   it('is a usage error', async () => {
     for (const argv of [[], ['presets']]) {

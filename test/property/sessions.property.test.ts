@@ -91,7 +91,7 @@ async function check(s: Scenario): Promise<void> {
   const runConfig = s.users === null
     ? { ...engine, workloadSpec: 'w.yaml' }
     : { ...engine, concurrency: s.users, numRequests: s.numRequests, thinkTimeMs: Math.max(1, Math.round(s.thinkUs / 1000)), promptTokens: s.clients[0]!.input + 2, outputTokens: s.clients[0]!.output + 2 };
-  const run = await simulateObserved('run', { ...runConfig, traceOutput: 'trace' }, { 'w.yaml': specYaml(s) });
+  const run = await simulateObserved('run', { ...runConfig, outputs: { trace: true } }, { 'w.yaml': specYaml(s) });
   expect(run.seen.sessions).not.toBeNull();
   const files = { 't.yaml': run.trace!.yaml, 't.csv': run.trace!.csv };
   const replay = { ...engine, traceHeader: 't.yaml', traceData: 't.csv', horizon: MAX_INT64 };

@@ -208,11 +208,18 @@ export interface ComposeSource {
  * within its spec), so every client keeps its absolute rate. Like the reference, the result keeps only
  * `clients` and the first spec's `category`: seed (printed as 0), num_requests, horizon, goodput targets,
  * cohorts and load profiles are dropped (docs/reference-differences.md, W6), and the merged spec must itself
- * be valid (specs with and without `slo_class` cannot be mixed).
+ * be valid (specs with and without `slo_class` cannot be mixed). Specs of different categories are refused.
  */
 export function composeSpecs(sources: readonly ComposeSource[]): WorkloadSpec {
   if (sources.length === 0) throw new ConvertError('blis compose needs at least one --from FILE');
   const specs = sources.map((s) => parseWorkloadSpec(s.text, s.file));
+  // The reference keeps the first spec's category and drops the others silently (W9); a merge of two
+  // categories is refused instead (an empty category is compatible with any).
+  const first = specs.findIndex((s) => s.category !== '');
+  const other = first < 0 ? -1 : specs.findIndex((s) => s.category !== '' && s.category !== specs[first]!.category);
+  if (other >= 0) {
+    throw new ConvertError(`compose: ${sources[first]!.file} has category "${specs[first]!.category}" but ${sources[other]!.file} has "${specs[other]!.category}"; compose specs of one category (or set the same category: in each)`);
+  }
   const total = specs.reduce((sum, s) => sum + s.aggregateRate, 0);
   if (!Number.isFinite(total)) throw new ConvertError(`compose: the total aggregate rate is not finite (${total}); check aggregate_rate in each --from spec`);
   const clients: ClientSpec[] = [];
