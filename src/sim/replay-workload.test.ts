@@ -49,6 +49,8 @@ describe('blis replay --session-mode', () => {
       [['--think-time-dist', 'constant:value=1s'], /--think-time-dist requires --session-mode closed-loop/],
       [['--session-mode', 'closed-loop', '--think-time-dist', 'lognormal:mu=2,sigma=-1'], /--think-time-dist "lognormal:mu=2,sigma=-1": sigma must be a finite positive number/],
       [['--session-mode', 'closed-loop', '--think-time-dist', 'weibull:k=2'], /unsupported type "weibull"/],
+      [['--session-mode', 'closed-loop', '--think-time-dist', 'abc'], /^--think-time-dist "abc": missing "type:" prefix; expected lognormal:mu=/],
+      [['--session-mode', 'closed-loop', '--think-time-dist', 'constant:value=5parsecs'], /invalid value "5parsecs": not a number with a us, ms or s suffix/],
       [['--session-mode', 'closed-loop', '--think-time-dist', 'constant:value=1s', '--think-time-ms', '3'], /mutually exclusive/],
       [['--session-mode', 'closed-loop', '--think-time-ms', '-1'], /--think-time-ms must be non-negative/],
     ];

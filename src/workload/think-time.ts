@@ -61,7 +61,7 @@ export function parseTimeToMicros(text: string, what: string, fail: (m: string) 
     body = text.slice(0, -1);
     scale = 1_000_000;
   }
-  const v = float(body, what, fail);
+  const v = float(body, what, (m) => fail(body === text ? m : `invalid ${what} "${text}": not a number with a us, ms or s suffix`));
   if (!(v >= 0) || !Number.isFinite(v)) fail(`${what} must be a non-negative finite time, got "${text}"`);
   const us = goInt64(v * scale);
   // Go would wrap such values silently; nothing sensible is that long.
