@@ -6,9 +6,9 @@
  * Before any record is split: the size is capped, a leading byte-order mark is accepted and stripped (spreadsheets
  * write one; Go would keep it glued to the first column name), and text holding NUL bytes is refused as binary
  * with its position — binary data is never echoed back, because every message quotes input through
- * {@link showValue}.
+ * `showValue` (domain/errors.ts).
  */
-import { BlisError, showValue } from '../domain/errors.js';
+import { BlisError } from '../domain/errors.js';
 import { INPUT_SYNTAX, INPUT_TOO_LARGE, formatBytes } from './yaml.js';
 
 /** Largest CSV accepted: JavaScript strings stop at 2^29 characters; 256 MiB is about 1.7M trace rows. */
