@@ -78,7 +78,7 @@ export function checkArrival(src: SpecSource, path: SpecPath, a: ArrivalSpec, ch
  * A distribution the generator can build: known type, finite parameters (guaranteed by the schema), the type's
  * required parameters and, for bounded types, min <= max.
  */
-export function checkDist(src: SpecSource, path: SpecPath, d: DistSpec): void {
+export function checkDist(src: SpecSource, path: SpecPath, d: DistSpec, percent = false): void {
   if (!(DIST_TYPES as readonly string[]).includes(d.type)) {
     const what = d.type === '' ? 'distribution type is missing' : `unknown distribution type "${d.type}"`;
     src.fail('WORKLOAD_SPEC_DISTRIBUTION', [...path, 'type'], what, `set type to one of ${DIST_TYPES.join(', ')}`);
@@ -89,6 +89,49 @@ export function checkDist(src: SpecSource, path: SpecPath, d: DistSpec): void {
     if (!(e instanceof DistributionError)) throw e;
     const at = e.param !== null && d.params.has(e.param) ? [...path, 'params', e.param] : [...path, 'params'];
     src.fail('WORKLOAD_SPEC_DISTRIBUTION', at, e.message, e.fix, e.param !== null && d.params.has(e.param));
+  }
+  checkDistValues(src, path, d, percent);
+}
+
+/**
+ * Parameter values the reference's samplers accept and then misuse silently (docs/reference-differences.md,
+ * "Inputs blis-ts refuses"): a constant length below 1 (drawn as 1), gaussian bounds the wrong way round (every draw
+ * clamped to one bound), a negative spread, a non-positive exponential mean, a mixture weight outside [0, 1].
+ */
+function checkDistValues(src: SpecSource, path: SpecPath, d: DistSpec, percent: boolean): void {
+  const p = d.params;
+  const bad = (key: string, problem: string, fix: string): never => src.fail('WORKLOAD_SPEC_DISTRIBUTION', [...path, 'params', key], problem, fix);
+  const v = (key: string): number | undefined => p.get(key);
+  switch (d.type) {
+    case 'constant': {
+      const value = v('value')!;
+      // A reason-ratio percentage of 0 is what the inference-perf expansion writes (the reference's own quirk).
+      if (value < 1 && !percent) bad('value', `a constant length must be at least 1, got ${goF(value)} (it would be drawn as 1)`, 'set value to a whole number >= 1');
+      break;
+    }
+    case 'gaussian': {
+      const [min, max, sd] = [v('min')!, v('max')!, v('std_dev')!];
+      if (sd < 0) bad('std_dev', `must be non-negative, got ${goF(sd)}`, 'set std_dev >= 0 (0 = always the mean)');
+      if (min > max) bad('min', `gaussian: min (${goF(min)}) must be <= max (${goF(max)})`, 'make params.min at most params.max');
+      break;
+    }
+    case 'exponential': {
+      const mean = v('mean')!;
+      if (mean <= 0) bad('mean', `must be positive, got ${goF(mean)}`, 'set the mean length in tokens (> 0)');
+      break;
+    }
+    case 'lognormal': {
+      const sigma = v('sigma')!;
+      if (sigma < 0) bad('sigma', `must be non-negative, got ${goF(sigma)}`, 'set sigma >= 0');
+      break;
+    }
+    case 'pareto_lognormal': {
+      for (const key of ['alpha', 'xm'] as const) if (v(key)! <= 0) bad(key, `must be positive, got ${goF(v(key)!)}`, `set ${key} > 0`);
+      if (v('sigma')! < 0) bad('sigma', `must be non-negative, got ${goF(v('sigma')!)}`, 'set sigma >= 0');
+      const w = v('mix_weight')!;
+      if (w < 0 || w > 1) bad('mix_weight', `must be in [0, 1], got ${goF(w)}`, 'set the Pareto share of the mixture between 0 and 1');
+      break;
+    }
   }
 }
 
