@@ -10,8 +10,10 @@
  * document before the reference decoder reads it. Validation of templates and trees happens here, at the
  * edge; code is compiled when the policies are built (it needs the sandbox engine).
  */
-import { isMap, isPair, isScalar, LineCounter, parseDocument } from 'yaml';
-import type { Document, Node as YamlNode, Pair } from 'yaml';
+import { isMap, isPair, isScalar } from 'yaml';
+import type { Node as YamlNode, Pair } from 'yaml';
+import type { ParsedYaml } from '../format/yaml.js';
+import { readBundleYaml } from './bundle-yaml.js';
 import { DEFAULT_SANDBOX_LIMITS, SANDBOX_ENGINE_NAMES, type SandboxEngineName, type SandboxLimits } from '../sandbox/types.js';
 import { PolicyConfigError, formatPolicyPath, type PolicyPath, type PolicyPosition } from './errors.js';
 import { parseDecisionTree, type DecisionTree } from './tree/index.js';
@@ -69,26 +71,34 @@ type Where = (path: PolicyPath) => { file: string; pos: PolicyPosition };
 
 /**
  * Pulls the evolvable sections out of `doc` (the failsafe-schema document the reference decoder will read),
- * returning them parsed and validated. `text` is the bundle text (re-read with the core schema for types).
+ * returning them parsed and validated. `text` is the bundle text (re-read with the core schema for types);
+ * only the sections that are evolvable are converted to plain values, through the bounded loader.
  */
-export function extractEvolvable(text: string, file: string, doc: Document, opts: SpecReadOptions = {}): EvolvablePolicies {
-  const root = doc.contents;
+export function extractEvolvable(text: string, file: string, doc: ParsedYaml, opts: SpecReadOptions = {}): EvolvablePolicies {
+  const root = doc.doc.contents;
   if (!isMap(root)) return NO_EVOLVABLE;
-  const lines = new LineCounter();
-  const typed = parseDocument(text, { lineCounter: lines, uniqueKeys: false, prettyErrors: false });
-  const js = (typed.toJS({ maxAliasCount: 1000 }) ?? {}) as Record<string, unknown>;
+  const parsed = readBundleYaml(text, file, { uniqueKeys: false });
+  const typed = parsed.doc;
+  const typedRoot = typed.contents;
+  // The last occurrence of a top-level key, as a plain value (duplicates are reported by the decoder later).
+  const js = (key: string): unknown => {
+    if (!isMap(typedRoot)) return undefined;
+    let value: unknown;
+    for (const p of typedRoot.items) if (isScalar(p.key) && String(p.key.value) === key) value = p.value;
+    return value === undefined ? undefined : parsed.toJs(value);
+  };
   const where: Where = (path) => {
     for (let n = path.length; n >= 0; n--) {
       const node = typed.getIn(path.slice(0, n), true) as YamlNode | undefined;
       const start = node?.range?.[0];
-      if (start !== undefined) return { file, pos: lines.linePos(start) };
+      if (start !== undefined) return { file, pos: parsed.pos(start) };
       // A key whose value is empty: point at the key.
       if (n > 0) {
         const parent = typed.getIn(path.slice(0, n - 1), true);
         if (isMap(parent)) {
           const pair = parent.items.find((p) => isScalar(p.key) && String(p.key.value) === String(path[n - 1]));
           const ks = (pair?.key as YamlNode | undefined)?.range?.[0];
-          if (ks !== undefined) return { file, pos: lines.linePos(ks) };
+          if (ks !== undefined) return { file, pos: parsed.pos(ks) };
         }
       }
     }
@@ -105,13 +115,13 @@ export function extractEvolvable(text: string, file: string, doc: Document, opts
     if (!isPair(pair) || !isScalar(pair.key)) continue;
     const key = String(pair.key.value);
     if (key === 'metadata') {
-      metadata = readMetadata(js['metadata'], fail);
+      metadata = readMetadata(js('metadata'), fail);
       remove.push(pair);
       continue;
     }
     if (!(CONTROL_POINTS as readonly string[]).includes(key)) continue;
     const point = key as ControlPoint;
-    const raw = js[key];
+    const raw = js(key);
     const section = pair.value as YamlNode | null;
     if (point === 'autoscale') {
       if (raw === null || raw === undefined) {
