@@ -2,7 +2,7 @@
  * `blis calibrate`: reads the observed trace, the replay's SimResult JSON (and optionally ITL data and the
  * replay's metrics file), writes the report JSON, and prints the summary on stderr.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
 import type { FlagValues } from '../sim/options.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
@@ -10,6 +10,7 @@ import { goJsonIndent } from '../metrics/go-format.js';
 import { parseTraceCsv } from '../workload/tracev2-csv.js';
 import { CalibrateInputError, parseItlCsv, parseSimResults, reportToJson, runCalibration } from '../calibrate/index.js';
 import type { Io } from './io.js';
+import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 
 function required(f: FlagValues, name: string): string {
   const v = f.str(name);
@@ -18,11 +19,7 @@ function required(f: FlagValues, name: string): string {
 }
 
 function read(path: string, flag: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ConfigError('io', `${flag}: cannot read ${path}: ${(e as Error).message}`);
-  }
+  return readInputFile(path, flag, flag === '--trace-data' || flag === '--itl-data' ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES);
 }
 
 /** The replay metrics file's aggregate cache_hit_rate, or null when it has none. */

@@ -1,25 +1,20 @@
 /**
  * `blis run` and `blis replay`: the simulation layer renders everything; this writes stdout and the files.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
 import type { SimEnv } from '../sim/env.js';
 import type { FlagValues } from '../sim/options.js';
 import { simulateReplay, simulateRun, type SimulationObserver, type SimulationOutputs } from '../sim/run.js';
 import type { Io } from './io.js';
+import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 
 export type { SimulationObserver } from '../sim/run.js';
 
 /** File access and warnings for the simulation layer, from the process. */
 export function processEnv(io: Io): SimEnv {
   return {
-    readText: (path, option) => {
-      try {
-        return readFileSync(path, 'utf8');
-      } catch (e) {
-        throw new ConfigError('io', `${option}: cannot read ${path}: ${(e as Error).message}`);
-      }
-    },
+    readText: (path, option) => readInputFile(path, option, option === '--trace-data' ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES),
     warn: (m) => io.warn(m),
   };
 }

@@ -3,10 +3,10 @@
  * pure functions in src/workload/profiles/convert.ts). Bad input ends as one `error:` line and exit 2, through
  * the coded errors main.ts reports.
  */
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
+import { readInputFile } from './read-input.js';
 
 function number(flag: string, text: string): number {
   const v = Number(text);
@@ -28,11 +28,7 @@ function seed(text: string): bigint {
 }
 
 function readSpec(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new UsageError('io', `--spec: cannot read ${path}: ${(e as Error).message}`);
-  }
+  return readInputFile(path, '--spec');
 }
 
 function leaf(parent: Command, name: string, description: string, io: Io): Command {

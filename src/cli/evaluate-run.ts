@@ -3,7 +3,7 @@
  * evaluate-command.ts).
  * A broken candidate is a scored result (exit 0); only a broken suite, flags or files exit 2.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   candidateFromBundle,
@@ -27,13 +27,10 @@ import { EvaluationPool } from '../evaluate/pool.js';
 import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
+import { readInputFile } from './read-input.js';
 
 function read(file: string, flag: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UsageError('io', `${flag}: cannot read ${file}: ${(e as Error).message}`);
-  }
+  return readInputFile(file, flag);
 }
 
 function loadSuite(name: string): Suite {
@@ -101,7 +98,7 @@ function dirCache(dir: string): ResultCache {
   return new ResultCache({
     get: (k) => {
       const f = path.join(dir, `${k}.json`);
-      return existsSync(f) ? readFileSync(f, 'utf8') : null;
+      return existsSync(f) ? readInputFile(f, '--cache-dir') : null;
     },
     set: (k, v) => writeFileSync(path.join(dir, `${k}.json`), v),
   });

@@ -2,7 +2,7 @@
  * `blis observe`: flags → workload and options, Ctrl-C handling, progress on stderr, and the trace / ITL /
  * summary outputs.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
 import type { FlagValues } from '../sim/options.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
@@ -15,6 +15,7 @@ import { buildObserveWorkload } from '../observe/workload.js';
 import { observe } from '../observe/run.js';
 import { progressBar } from '../observe/progress.js';
 import type { Io } from './io.js';
+import { readInputFile } from './read-input.js';
 
 export interface ObserveCommandHooks {
   /** Replaces SIGINT as the stop signal (tests). */
@@ -72,11 +73,7 @@ export async function observeCommand(f: FlagValues, io: Io, hooks: ObserveComman
   const specPath = f.str('workload-spec');
   let specText = '';
   if (specPath !== '') {
-    try {
-      specText = readFileSync(specPath, 'utf8');
-    } catch (e) {
-      throw new ConfigError('io', `--workload-spec: cannot read ${specPath}: ${(e as Error).message}`);
-    }
+    specText = readInputFile(specPath, '--workload-spec');
   }
   const workload = await buildObserveWorkload({
     workloadSpec: specPath,

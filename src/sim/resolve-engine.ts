@@ -9,14 +9,32 @@ import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerN
 import { MAX_INT64 } from '../domain/units.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
+import { BlisError } from '../domain/errors.js';
+import { locateJson } from '../format/json-locate.js';
+import { parseJson } from '../format/yaml.js';
+import { LatencyConfigError } from '../latency/errors.js';
 
-function readJson(env: SimEnv, path: string, option: string): unknown {
+/** A user model config.json: bounded, with syntax errors at `file:line:col`. */
+function readJson(env: SimEnv, path: string, option: string): { raw: unknown; text: string } {
   const text = env.readText(path, option);
   try {
-    return JSON.parse(text) as unknown;
+    return { raw: parseJson(text, path), text };
   } catch (e) {
-    throw new ConfigError('bad-json', `${option}: ${path} is not valid JSON: ${(e as Error).message}`);
+    if (e instanceof BlisError) throw new ConfigError('bad-json', `${option}: ${e.message}`);
+    throw e;
   }
+}
+
+/**
+ * A config.json problem found while building the model (latency/hf-config.ts names the key) becomes an error at
+ * the key's `line:col` in the user's file.
+ */
+function locateModelConfigError(e: unknown, user: { raw: unknown; text: string; label: string } | undefined): unknown {
+  if (user === undefined || !(e instanceof LatencyConfigError) || e.field === '' || !e.message.startsWith(`${user.label}: `)) return e;
+  const tc = (user.raw as { text_config?: Record<string, unknown> } | null)?.text_config;
+  const path = tc !== null && typeof tc === 'object' && tc[e.field] !== undefined ? ['text_config', e.field] : [e.field];
+  const pos = locateJson(user.text, path);
+  return new LatencyConfigError(e.code, e.field, `${user.label}:${pos.line}:${pos.col}: ${e.message.slice(user.label.length + 2)}`);
 }
 
 export interface EngineResolution {
@@ -27,36 +45,41 @@ export interface EngineResolution {
 
 export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<EngineResolution> {
   const folder = f.str('model-config-folder');
-  let userModelConfig: { raw: unknown; label: string } | undefined;
+  let userModelConfig: { raw: unknown; text: string; label: string } | undefined;
   if (folder !== '') {
     const p = `${folder.replace(/\/+$/, '')}/config.json`;
-    userModelConfig = { raw: readJson(env, p, '--model-config-folder'), label: p };
+    userModelConfig = { ...readJson(env, p, '--model-config-folder'), label: p };
   }
   const hwPath = f.str('hardware-config');
   // The schema library is loaded only when a user catalog file is given (it costs startup time).
   const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(env.readText(hwPath, '--hardware-config'), hwPath);
-  const latency = resolveLatency({
-    model: f.str('model'),
-    hardware: f.str('hardware'),
-    tp: f.int('tp'),
-    dp: f.int('dp'),
-    backend: f.str('latency-model'),
-    backendExplicit: f.changed('latency-model'),
-    alpha: f.floats('alpha-coeffs'),
-    alphaExplicit: f.changed('alpha-coeffs'),
-    beta: f.floats('beta-coeffs'),
-    betaExplicit: f.changed('beta-coeffs'),
-    totalKvBlocks: f.int('total-kv-blocks'),
-    totalKvBlocksExplicit: f.changed('total-kv-blocks'),
-    blockSize: f.int('block-size-in-tokens'),
-    gpuMemoryUtilization: f.float('gpu-memory-utilization'),
-    maxModelLen: f.int('max-model-len'),
-    maxModelLenExplicit: f.changed('max-model-len'),
-    moeCommBackend: f.str('moe-comm-backend'),
-    enableExpertParallel: f.bool('enable-expert-parallel'),
-    ...(userModelConfig ? { userModelConfig } : {}),
-    ...(userHardware ? { userHardware } : {}),
-  });
+  let latency: ResolvedLatency;
+  try {
+    latency = resolveLatency({
+      model: f.str('model'),
+      hardware: f.str('hardware'),
+      tp: f.int('tp'),
+      dp: f.int('dp'),
+      backend: f.str('latency-model'),
+      backendExplicit: f.changed('latency-model'),
+      alpha: f.floats('alpha-coeffs'),
+      alphaExplicit: f.changed('alpha-coeffs'),
+      beta: f.floats('beta-coeffs'),
+      betaExplicit: f.changed('beta-coeffs'),
+      totalKvBlocks: f.int('total-kv-blocks'),
+      totalKvBlocksExplicit: f.changed('total-kv-blocks'),
+      blockSize: f.int('block-size-in-tokens'),
+      gpuMemoryUtilization: f.float('gpu-memory-utilization'),
+      maxModelLen: f.int('max-model-len'),
+      maxModelLenExplicit: f.changed('max-model-len'),
+      moeCommBackend: f.str('moe-comm-backend'),
+      enableExpertParallel: f.bool('enable-expert-parallel'),
+      ...(userModelConfig ? { userModelConfig: { raw: userModelConfig.raw, label: userModelConfig.label } } : {}),
+      ...(userHardware ? { userHardware } : {}),
+    });
+  } catch (e) {
+    throw locateModelConfigError(e, userModelConfig);
+  }
   const positive = (name: string): number => {
     const v = f.int(name);
     if (v <= 0) throw new ConfigError('bad-flag', `--${name} must be > 0, got ${v}`);

@@ -3,9 +3,11 @@
  * TP, backend choice, coefficients, KV auto-capacity and max-model-len with its KV cap. Pure: the caller
  * passes any user-supplied config.json / hardware JSON already parsed.
  */
-import { findCatalogModel } from '../config/catalog/models.js';
+import { CATALOG_HF_IDS, findCatalogModel } from '../config/catalog/models.js';
 import { findGpu, GPU_NAMES } from '../config/catalog/hardware.js';
-import { findModelDefaults, TRAINED_PHYSICS_COEFFICIENTS } from '../config/defaults.js';
+import { MODEL_DEFAULTS, findModelDefaults, TRAINED_PHYSICS_COEFFICIENTS } from '../config/defaults.js';
+import { showValue } from '../domain/errors.js';
+import { closestNames, didYouMean } from '../domain/suggest.js';
 import { createBlackboxModel } from '../latency/blackbox.js';
 import { applyWeightPrecisionFallback, extractKVCapacityParams, parseHFConfig } from '../latency/hf-config.js';
 import { calculateKVBlocks, resolveMaxModelLen } from '../latency/kv-capacity.js';
@@ -84,6 +86,9 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   if (!(u > 0 && u <= 1)) throw new ConfigError('bad-flag', `--gpu-memory-utilization must be a finite value in (0, 1.0], got ${u}`);
   if (inp.blockSize <= 0) throw new ConfigError('bad-flag', `--block-size-in-tokens must be > 0, got ${inp.blockSize}`);
   if (inp.maxModelLen < 0) throw new ConfigError('bad-flag', `--max-model-len must be >= 0, got ${inp.maxModelLen}`);
+  if (inp.totalKvBlocksExplicit && inp.totalKvBlocks <= 0) {
+    throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${inp.totalKvBlocks}; give the number of KV blocks per instance, or leave it out to size the cache from GPU memory`);
+  }
   if (inp.dp < 1) throw new ConfigError('bad-flag', `--dp must be >= 1, got ${inp.dp}`);
 
   if (backend === 'blackbox') {
@@ -98,6 +103,13 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   let gpu = inp.hardware;
   let tp = inp.tp;
   const defs = findModelDefaults(model);
+  if (!defs && !inp.userModelConfig && !findCatalogModel(model)) {
+    // Before the hardware/TP defaults are missed: a typo would otherwise read as "requires --hardware and --tp".
+    const known = new Set([...Object.keys(MODEL_DEFAULTS), ...CATALOG_HF_IDS.keys()]);
+    const near = closestNames(model, known, Math.max(3, Math.floor(model.length / 5)));
+    throw new ConfigError('unknown-model', `--model: unknown model ${showValue(model)}; ${didYouMean(near)}` +
+      'use a model of the embedded catalog, or pass --model-config-folder <dir> holding its config.json (HuggingFace format) with --hardware and --tp');
+  }
   if (defs) {
     if (tp === 0 && defs.tensorParallelism > 0) {
       tp = defs.tensorParallelism;

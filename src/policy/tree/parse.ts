@@ -3,6 +3,7 @@
  * {@link DecisionTree} out, or a `POLICY_TREE` {@link PolicyConfigError} naming the field path, its
  * `file:line:col`, what is wrong and how to fix it. The syntax is documented in index.ts.
  */
+import { didYouMean, editDistance } from '../../domain/suggest.js';
 import { FEATURES, featureNames, findFeature } from '../features.js';
 import type { FeatureSpec, FeatureType } from '../features.js';
 import { PolicyConfigError, formatPolicyPath } from '../errors.js';
@@ -80,15 +81,7 @@ export function parseDecisionTree(point: ControlPoint, raw: unknown, base: Polic
   return Object.freeze({ point, root: node, nodeCount: p.count, depth, features: Object.freeze([...p.features].sort()) });
 }
 
-export function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur.push(Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
+export { editDistance } from '../../domain/suggest.js';
 
 /** Up to `max` names within edit distance `limit` of `name` (closest first), plus names sharing its last segment. */
 export function closestNames(name: string, known: readonly string[], limit = 3, max = 3): string[] {
@@ -106,11 +99,6 @@ export function closestNames(name: string, known: readonly string[], limit = 3, 
   return scored.slice(0, max).map((x) => x.n);
 }
 
-function didYouMean(names: readonly string[]): string {
-  if (names.length === 0) return '';
-  const q = names.map((n) => `"${n}"`);
-  return `did you mean ${q.length === 1 ? q[0]! : `${q.slice(0, -1).join(', ')} or ${q[q.length - 1]!}`}? `;
-}
 
 function describe(v: unknown): string {
   if (v === undefined || v === null) return 'nothing';

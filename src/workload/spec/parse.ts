@@ -8,6 +8,7 @@
  */
 import type { core } from 'zod';
 import { showValue } from '../../domain/errors.js';
+import { editDistance } from '../../domain/suggest.js';
 import { SCHEMA_KEYS, workloadSpecSchema } from './schema.js';
 import type { SpecPath, SpecPosition } from './errors.js';
 import type { WorkloadSpec } from './types.js';
@@ -159,16 +160,4 @@ function closest(key: string, known: readonly string[]): string | null {
     }
   }
   return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur.push(Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
 }
