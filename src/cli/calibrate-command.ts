@@ -4,6 +4,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
+import { BlisError } from '../domain/errors.js';
+import { parseJson } from '../format/yaml.js';
 import type { FlagValues } from '../sim/options.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
 import { goJsonIndent } from '../metrics/go-format.js';
@@ -24,12 +26,13 @@ function read(path: string, flag: string): string {
 
 /** The replay metrics file's aggregate cache_hit_rate, or null when it has none. */
 function simCacheHitRate(path: string): number | null {
+  const text = read(path, '--sim-metrics');
   let doc: unknown;
   try {
-    doc = JSON.parse(read(path, '--sim-metrics')) as unknown;
+    doc = parseJson(text, path);
   } catch (e) {
-    if (e instanceof ConfigError) throw e;
-    throw new CalibrateInputError(`--sim-metrics: ${path} is not valid JSON: ${(e as Error).message}`);
+    if (e instanceof BlisError) throw new CalibrateInputError(`--sim-metrics: ${e.message}`);
+    throw e;
   }
   const v = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>)['cache_hit_rate'] : undefined;
   return typeof v === 'number' && Number.isFinite(v) ? v : null;

@@ -26,6 +26,9 @@ import { findTemplate, type ParamValue } from '../policy/templates/catalog.js';
 import { EvaluationPool } from '../evaluate/pool.js';
 import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
 import { UsageError } from './errors.js';
+import { BlisError, showValue } from '../domain/errors.js';
+import { parseJson } from '../format/yaml.js';
+import { DECIMAL_FLOAT, parseFloatFlag, parseIntFlag } from '../sim/options.js';
 import type { Io } from './io.js';
 import { readInputFile } from './read-input.js';
 
@@ -88,8 +91,8 @@ export interface EvaluateFlags {
 }
 
 function int(flag: string, v: string, min: number): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new UsageError('bad-flag', `${flag} must be an integer >= ${min}, got "${v}"`);
+  const n = parseIntFlag(flag, v);
+  if (n < min) throw new UsageError('bad-flag', `${flag} must be an integer >= ${min}, got ${n}`);
   return n;
 }
 
@@ -106,9 +109,9 @@ function dirCache(dir: string): ResultCache {
 
 export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   const suite = loadSuite(o.suite);
-  if (o.stage !== '1' && o.stage !== '2') throw new UsageError('bad-flag', `--stage must be 1 or 2, got "${o.stage}"`);
-  if (!(CONTROL_POINTS as readonly string[]).includes(o.controlPoint)) throw new UsageError('bad-flag', `--control-point must be one of ${CONTROL_POINTS.join(', ')}, got "${o.controlPoint}"`);
-  if (o.engine !== 'fast' && o.engine !== 'strict') throw new UsageError('bad-flag', `--engine must be fast or strict, got "${o.engine}"`);
+  if (o.stage !== '1' && o.stage !== '2') throw new UsageError('bad-flag', `--stage must be 1 or 2, got ${showValue(o.stage)}`);
+  if (!(CONTROL_POINTS as readonly string[]).includes(o.controlPoint)) throw new UsageError('bad-flag', `--control-point must be one of ${CONTROL_POINTS.join(', ')}, got ${showValue(o.controlPoint)}`);
+  if (o.engine !== 'fast' && o.engine !== 'strict') throw new UsageError('bad-flag', `--engine must be fast or strict, got ${showValue(o.engine)}`);
   const engine = o.engine;
   const opts: EvaluateOptions = { stage: Number(o.stage) as 1 | 2, only: parseOnly(o.only) };
   const workers = int('--workers', o.workers, 1);
@@ -164,11 +167,12 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
     let candidate: Candidate;
     if (o.components !== undefined) {
       let comps: unknown;
+      const text = read(o.components, '--components');
       try {
-        comps = JSON.parse(read(o.components, '--components'));
+        comps = parseJson(text, o.components);
       } catch (e) {
-        if (e instanceof UsageError) throw e;
-        throw new UsageError('bad-flag', `--components: ${o.components} is not JSON: ${(e as Error).message}`);
+        if (e instanceof BlisError) throw new UsageError('bad-flag', `--components: ${e.message}`);
+        throw e;
       }
       if (comps === null || typeof comps !== 'object' || Array.isArray(comps)) throw new UsageError('bad-flag', '--components must hold a JSON object of name: text');
       try {
@@ -202,7 +206,7 @@ function parseStart(text: string): Record<string, ParamValue> {
   for (const part of text.split(',')) {
     const [k, v] = part.split('=').map((x) => x.trim()) as [string, string | undefined];
     if (k === '' || v === undefined) throw new UsageError('bad-flag', `--start "${part}": write name=value,... (blis policies lists the parameters)`);
-    out[k] = v === 'true' ? true : v === 'false' ? false : Number.isFinite(Number(v)) && v !== '' ? Number(v) : v;
+    out[k] = v === 'true' ? true : v === 'false' ? false : DECIMAL_FLOAT.test(v) && Number.isFinite(Number(v)) ? Number(v) : v;
   }
   return out;
 }
@@ -210,11 +214,11 @@ function parseStart(text: string): Record<string, ParamValue> {
 export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
   const suite = loadSuite(o.suite);
   const t = findTemplate(o.template);
-  if (t === undefined) throw new UsageError('bad-flag', `--template: unknown template "${o.template}"; blis policies lists them`);
+  if (t === undefined) throw new UsageError('bad-flag', `--template: unknown template ${showValue(o.template)}; blis policies lists them`);
   const budget = int('--budget', o.budget, 1);
   const seed = int('--seed', o.seed, 0);
-  const share = Number(o.randomShare);
-  if (!(share >= 0 && share <= 1)) throw new UsageError('bad-flag', `--random-share must be in [0, 1], got "${o.randomShare}"`);
+  const share = parseFloatFlag('--random-share', o.randomShare);
+  if (!(share >= 0 && share <= 1)) throw new UsageError('bad-flag', `--random-share must be in [0, 1], got ${showValue(o.randomShare)}`);
   const start = parseStart(o.start);
   for (const k of Object.keys(start)) if (!t.parameters.some((p) => p.name === k)) throw new UsageError('bad-flag', `--start: ${t.name} has no parameter "${k}"; parameters: ${t.parameters.map((p) => p.name).join(', ')}`);
   const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache);

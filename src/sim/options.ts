@@ -5,6 +5,7 @@
  */
 import { GPU_NAMES } from '../config/catalog/hardware.js';
 import { ConfigError } from './config-error.js';
+import { showValue } from '../domain/errors.js';
 
 export type OptionKind = 'string' | 'int' | 'float' | 'bool' | 'floats';
 
@@ -136,18 +137,11 @@ export class FlagValues {
   }
 
   int(name: string): number {
-    const t = this.text(name).trim();
-    if (!/^[+-]?\d+$/.test(t)) throw new ConfigError('bad-flag', `--${name}: "${t}" is not an integer; pass a whole number, e.g. --${name} 16`);
-    const v = Number(t);
-    if (!Number.isSafeInteger(v)) throw new ConfigError('bad-flag', `--${name}: ${t} is out of range`);
-    return v;
+    return parseIntFlag(`--${name}`, this.text(name));
   }
 
   float(name: string): number {
-    const t = this.text(name).trim();
-    const v = Number(t);
-    if (t === '' || !Number.isFinite(v)) throw new ConfigError('bad-flag', `--${name}: "${t}" is not a finite number; pass e.g. --${name} 1.5`);
-    return v;
+    return parseFloatFlag(`--${name}`, this.text(name));
   }
 
   bool(name: string): boolean {
@@ -158,20 +152,59 @@ export class FlagValues {
     const t = this.text(name).trim();
     if (t === '') return [];
     return t.split(',').map((p, i) => {
-      const v = Number(p.trim());
-      if (p.trim() === '' || !Number.isFinite(v)) throw new ConfigError('bad-flag', `--${name}: element ${i + 1} ("${p}") is not a finite number; pass comma-separated numbers, e.g. --${name} 1,2,3`);
-      return v;
+      const v = p.trim();
+      if (!DECIMAL_FLOAT.test(v) || !Number.isFinite(Number(v))) throw new ConfigError('bad-flag', `--${name}: element ${i + 1} (${showValue(p)}) is not a finite decimal number; pass comma-separated numbers, e.g. --${name} 1,2,3`);
+      return Number(v);
     });
   }
 
   /** int64 text as bigint (seeds, horizons). */
   bigint(name: string): bigint {
     const t = this.text(name).trim();
-    if (!/^[+-]?\d+$/.test(t)) throw new ConfigError('bad-flag', `--${name}: "${t}" is not an integer`);
+    checkIntText(`--${name}`, t);
     const v = BigInt(t);
     if (v > 9223372036854775807n || v < -9223372036854775808n) throw new ConfigError('bad-flag', `--${name}: ${t} does not fit in int64`);
     return v;
   }
+}
+
+/**
+ * Numbers on the command line are decimal only. The reference's flag parser (Go's strconv) reads integers with
+ * base prefixes (`0x10` = 16, and `010` = 8, octal) and refuses hexadecimal floats without a `p` exponent;
+ * JavaScript's Number() would read `0x10`, `0b11` and `0o7` as numbers and `010` as ten. Rather than guess,
+ * blis-ts accepts plain decimals and refuses the rest with the fix (docs/reference-differences.md).
+ */
+export const DECIMAL_FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const DECIMAL_INT = /^[+-]?\d+$/;
+
+/** Refuses integer text that is not plain decimal (see {@link DECIMAL_FLOAT}). */
+export function checkIntText(flag: string, t: string): void {
+  if (!DECIMAL_INT.test(t)) {
+    const hint = /^[+-]?0[xXbBoO]/.test(t) ? ' (write it in decimal: hexadecimal, binary and octal forms are not accepted)' : '';
+    throw new ConfigError('bad-flag', `${flag}: ${showValue(t)} is not an integer${hint}; pass a whole number, e.g. ${flag} 16`);
+  }
+  if (/^[+-]?0\d/.test(t)) {
+    throw new ConfigError('bad-flag', `${flag}: ${showValue(t)} has a leading zero, which the reference reads as octal; write it without the leading zeros`);
+  }
+}
+
+/** A decimal integer flag value within ±2^53. */
+export function parseIntFlag(flag: string, text: string): number {
+  const t = text.trim();
+  checkIntText(flag, t);
+  const v = Number(t);
+  if (!Number.isSafeInteger(v)) throw new ConfigError('bad-flag', `${flag}: ${t} is out of range (at most 2^53 in magnitude)`);
+  return v;
+}
+
+/** A finite decimal number flag value. */
+export function parseFloatFlag(flag: string, text: string): number {
+  const t = text.trim();
+  if (!DECIMAL_FLOAT.test(t) || !Number.isFinite(Number(t))) {
+    const hint = /^[+-]?0[xXbBoO]/.test(t) ? ' (write it in decimal: hexadecimal, binary and octal forms are not accepted)' : '';
+    throw new ConfigError('bad-flag', `${flag}: ${showValue(t)} is not a finite decimal number${hint}; pass e.g. ${flag} 1.5`);
+  }
+  return Number(t);
 }
 
 export function camel(name: string): string {
