@@ -14,8 +14,14 @@ export type { SimulationObserver } from '../sim/run.js';
 /** File access and warnings for the simulation layer, from the process. */
 export function processEnv(io: Io): SimEnv {
   return {
-    readText: (path, option) => readInputFile(path, option, option === '--trace-data' ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES),
+    readText: (path, option) => {
+      const text = readInputFile(path, option, option === '--trace-data' ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES);
+      io.logDebug?.(`read ${path} (${option}): ${text.length} characters`);
+      return text;
+    },
     warn: (m) => io.warn(m),
+    info: (m) => io.logInfo?.(m),
+    debug: (m) => io.logDebug?.(m),
   };
 }
 

@@ -106,7 +106,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   if (!defs && !inp.userModelConfig && !findCatalogModel(model)) {
     // Before the hardware/TP defaults are missed: a typo would otherwise read as "requires --hardware and --tp".
     const known = new Set([...Object.keys(MODEL_DEFAULTS), ...CATALOG_HF_IDS.keys()]);
-    const near = closestNames(model, known, Math.max(3, Math.floor(model.length / 5)));
+    const near = closestNames(model, known, Math.max(2, Math.floor(model.length / 12)));
     throw new ConfigError('unknown-model', `--model: unknown model ${showValue(model)}; ${didYouMean(near)}` +
       'use a model of the embedded catalog, or pass --model-config-folder <dir> holding its config.json (HuggingFace format) with --hardware and --tp');
   }

@@ -225,6 +225,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
   const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
+  env.info?.(`workload: ${wl.requests.length} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
   const full: EngineSetup = { ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
@@ -263,6 +264,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   if (dataPath === '') throw new ConfigError('missing-flag', '--trace-data is required');
   const header = parseTraceHeaderYaml(env.readText(headerPath, '--trace-header'), headerPath);
   const records = parseTraceCsv(env.readText(dataPath, '--trace-data'), dataPath);
+  env.info?.(`trace: ${records.length} records from ${dataPath} (trace_version ${header.traceVersion}, mode ${header.mode === '' ? 'unset' : header.mode})`);
   const { setup, latency, seed } = await resolveEngineFlags(f, env);
   for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
