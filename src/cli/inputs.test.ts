@@ -58,7 +58,9 @@ async function fails(argv: string[], pattern: RegExp): Promise<Run> {
 const CLIENT = (id: string, extra = ''): string =>
   `  - id: ${id}\n    rate_fraction: 1\n    arrival: {process: poisson}\n    input_distribution: {type: constant, params: {value: 20}}\n    output_distribution: {type: constant, params: {value: 10}}\n${extra}`;
 const SPEC_HEAD = 'version: "2"\naggregate_rate: 5\nnum_requests: 10\n';
-const spec = (body: string): string => file(`spec-${Math.random().toString(36).slice(2)}.yaml`, body);
+let fileCount = 0;
+const unique = (): string => (fileCount++).toString(36).padStart(4, '0');
+const spec = (body: string): string => file(`spec-${unique()}.yaml`, body);
 const runSpec = (body: string): Promise<Run> => cli(['run', ...M, '--workload-spec', spec(body)]);
 const failsSpec = (body: string, pattern: RegExp): Promise<Run> => fails(['run', ...M, '--workload-spec', spec(body)], pattern);
 
@@ -146,7 +148,7 @@ const HEADER = 'trace_version: 3\ntime_unit: microseconds\nmode: generated\nwarm
 const COLUMNS = 'request_id,client_id,tenant_id,slo_class,session_id,round_index,prefix_group,prefix_length,streaming,input_tokens,output_tokens,text_tokens,image_tokens,audio_tokens,video_tokens,reason_ratio,model,deadline_us,server_input_tokens,arrival_time_us,send_time_us,first_chunk_time_us,last_chunk_time_us,num_chunks,status,error_message,finish_reason';
 const row = (id: number, at: number, status = 'ok'): string => `${id},c,,,,0,,0,false,50,20,0,0,0,0,0,,0,0,${at},${at},0,0,0,${status},,`;
 const replay = (header: string, csv: string | Uint8Array): Promise<Run> =>
-  cli(['replay', ...M, '--trace-header', file(`h-${Math.random().toString(36).slice(2)}.yaml`, header), '--trace-data', file(`d-${Math.random().toString(36).slice(2)}.csv`, csv)]);
+  cli(['replay', ...M, '--trace-header', file(`h-${unique()}.yaml`, header), '--trace-data', file(`d-${unique()}.csv`, csv)]);
 
 describe('traces: nonsense refused at file:line, a BOM accepted, binary never echoed', () => {
   const good = `${COLUMNS}\n${row(0, 100)}\n${row(1, 5000)}\n`;

@@ -36,9 +36,9 @@ export function ioAtLevel(io: Io, level: LogLevel): Io {
   const rank = LOG_LEVELS.indexOf(level);
   const drop = (): void => undefined;
   return {
-    stdout: io.stdout,
-    error: io.error,
-    warn: rank <= 2 ? io.warn : drop,
+    stdout: (t) => io.stdout(t),
+    error: (t) => io.error(t),
+    warn: rank <= 2 ? (t) => io.warn(t) : drop,
     info: rank <= 2 ? (t) => io.info?.(t) : drop,
     logInfo: rank <= 1 ? (t) => io.logInfo?.(t) : drop,
     logDebug: rank === 0 ? (t) => io.logDebug?.(t) : drop,
