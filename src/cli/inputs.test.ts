@@ -174,6 +174,15 @@ describe('traces: nonsense refused at file:line, a BOM accepted, binary never ec
     expect(r.out).toBe('');
   });
 
+  it('refuses a header-only trace and an impossible token count as input errors, not internal ones', async () => {
+    let r = await replay(HEADER, `${COLUMNS}\n`);
+    expect(r.errors[0]).toMatch(/^--trace-data: .*d-\w+\.csv has a header row but no records/);
+    expect(r.code).toBe(2);
+    r = await replay(HEADER, `${COLUMNS}\n${row(0, 100).replace(',50,20,', ',99999999999,20,')}\n`);
+    expect(r.errors[0]).toMatch(/d-\w+\.csv:2: column "input_tokens": 99999999999 tokens exceed the largest request blis-ts simulates/);
+    expect(r.code).toBe(2);
+  });
+
   it('accepts a byte-order mark before the header row: same output as without', async () => {
     const plain = await replay(HEADER, good);
     const bom = await replay(HEADER, `\ufeff${good}`);

@@ -92,6 +92,13 @@ export const TRACE_STATUSES: readonly string[] = ['ok', 'error', 'timeout', 'inc
 /** Optional columns found by name anywhere after the positional ones. */
 const NAMED_COLUMNS: readonly string[] = ['x_request_id', 'adapter', 'think_time_us'];
 
+/**
+ * Largest token count of one request a trace may give (input, output, per modality). Every token becomes an
+ * element of the request's token array, so a typo such as 99999999999 would exhaust memory long before it could
+ * be simulated; no served model has a context this long.
+ */
+export const MAX_TRACE_TOKENS = 10_000_000;
+
 const INT_RE = /^[+-]?[0-9]+$/;
 const FLOAT_RE = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$/;
 const INT64_MIN = -(2n ** 63n);
@@ -118,6 +125,13 @@ class RowReader {
 
   str(col: number): string {
     return this.row.fields[col] ?? '';
+  }
+
+  /** A token count: non-negative and at most {@link MAX_TRACE_TOKENS}. */
+  tokens(col: number): number {
+    const v = this.int(col, true);
+    if (v > MAX_TRACE_TOKENS) this.fail(col, `${v} tokens exceed the largest request blis-ts simulates (${MAX_TRACE_TOKENS.toLocaleString('en-US')} tokens)`, 'check the value');
+    return v;
   }
 
   int(col: number, nonNegative: boolean): number {
@@ -227,20 +241,20 @@ export function parseTraceCsv(text: string, fileLabel: string): TraceRecord[] {
     r.sessionId = rd.str(4 + p);
     r.roundIndex = rd.int(5 + p, false);
     r.prefixGroup = rd.str(6 + p);
-    r.prefixLength = rd.int(7 + p, true);
+    r.prefixLength = rd.tokens(7 + p);
     r.streaming = rd.bool(8 + p);
-    r.inputTokens = rd.int(9 + p, true);
-    r.outputTokens = rd.int(10 + p, true);
-    r.textTokens = rd.int(11 + p, true);
-    r.imageTokens = rd.int(12 + p, true);
-    r.audioTokens = rd.int(13 + p, true);
-    r.videoTokens = rd.int(14 + p, true);
+    r.inputTokens = rd.tokens(9 + p);
+    r.outputTokens = rd.tokens(10 + p);
+    r.textTokens = rd.tokens(11 + p);
+    r.imageTokens = rd.tokens(12 + p);
+    r.audioTokens = rd.tokens(13 + p);
+    r.videoTokens = rd.tokens(14 + p);
     r.reasonRatio = rd.ratio(15 + p);
     r.model = rd.str(16 + p);
     r.deadlineUs = rd.int(17 + p, true);
     const q = p + (layout.sloTarget ? 1 : 0);
     if (layout.sloTarget) r.sloTargetUs = rd.int(18 + p, true);
-    r.serverInputTokens = rd.int(18 + q, true);
+    r.serverInputTokens = rd.tokens(18 + q);
     r.arrivalTimeUs = rd.int(19 + q, true);
     r.sendTimeUs = rd.int(20 + q, true);
     r.firstChunkTimeUs = rd.int(21 + q, true);

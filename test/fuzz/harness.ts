@@ -98,6 +98,19 @@ export function assertContract(o: Outcome, allowed: readonly (0 | 2)[] = [0, 2])
   }
 }
 
+/** {@link assertContract}, with the case's input files appended to a failure message (so it can be repeated). */
+export function checkOutcome(o: Outcome, inputs: Readonly<Record<string, string | Uint8Array>> = {}, allowed: readonly (0 | 2)[] = [0, 2]): void {
+  try {
+    assertContract(o, allowed);
+  } catch (e) {
+    const shown = Object.entries(inputs)
+      .map(([name, body]) => `--- ${name}\n${typeof body === 'string' ? JSON.stringify(body.slice(0, 3000)) : `base64:${Buffer.from(body).toString('base64').slice(0, 3000)}`}`)
+      .join('\n');
+    if (e instanceof Error && shown !== '') e.message += `\ninputs:\n${shown}`;
+    throw e;
+  }
+}
+
 let sandboxRoot: string | null = null;
 let caseCounter = 0;
 
@@ -125,9 +138,10 @@ export function writeFiles(dir: string, files: Readonly<Record<string, string | 
   return out;
 }
 
-function listing(dir: string): Set<string> {
+/** Names under `dir` (recursively for a case directory; the working directory only at its top level). */
+function listing(dir: string, recursive = true): Set<string> {
   try {
-    return new Set(readdirSync(dir, { recursive: true }).map(String));
+    return new Set(readdirSync(dir, { recursive }).map(String));
   } catch {
     return new Set();
   }
@@ -166,6 +180,8 @@ interface Reply {
 export class CliWorker {
   private worker: Worker | null = null;
   private nextId = 0;
+  /** Cases by exit code, for the closing line of each suite. */
+  private readonly codes = new Map<number, number>();
 
   constructor(
     private readonly timeoutMs = CASE_TIMEOUT_MS,
@@ -192,7 +208,7 @@ export class CliWorker {
   async run(argv: readonly string[], dir?: string): Promise<Outcome> {
     const w = this.worker ?? this.start();
     const before = dir === undefined ? new Set<string>() : listing(dir);
-    const cwdBefore = listing(process.cwd());
+    const cwdBefore = listing(process.cwd(), false);
     const id = this.nextId++;
     const t0 = performance.now();
     const reply = await new Promise<Reply | { fault: string }>((resolve) => {
@@ -222,16 +238,25 @@ export class CliWorker {
       w.postMessage({ id, argv: [...argv] });
     });
     const newFiles = dir === undefined ? [] : [...listing(dir)].filter((f) => !before.has(f)).sort();
-    const strayInCwd = [...listing(process.cwd())].filter((f) => !cwdBefore.has(f));
+    const strayInCwd = [...listing(process.cwd(), false)].filter((f) => !cwdBefore.has(f));
     if ('fault' in reply) {
       await this.close();
       return { argv, code: -1, stdout: '', errors: [], warnings: [], ms: performance.now() - t0, newFiles, fault: reply.fault };
     }
+    this.codes.set(reply.code, (this.codes.get(reply.code) ?? 0) + 1);
     const fault = strayInCwd.length > 0 ? `wrote into the working directory: ${strayInCwd.join(', ')}` : undefined;
     return { argv, code: reply.code, stdout: reply.stdout, errors: reply.errors, warnings: reply.warnings, ms: reply.ms, newFiles, ...(fault === undefined ? {} : { fault }) };
   }
 
-  async close(): Promise<void> {
+  /** `N cases: A ran (exit 0), B refused (exit 2)` — printed when a suite ends, to show what was exercised. */
+  summary(): string {
+    const n = [...this.codes.values()].reduce((a, b) => a + b, 0);
+    const parts = [...this.codes.entries()].sort((a, b) => a[0] - b[0]).map(([code, k]) => `${k} exit ${code}`);
+    return `${n} cases: ${parts.join(', ')}`;
+  }
+
+  async close(label?: string): Promise<void> {
+    if (label !== undefined) console.info(`fuzz ${label}: ${this.summary()}`);
     const w = this.worker;
     this.worker = null;
     if (w !== null) await w.terminate();
