@@ -74,7 +74,7 @@ const csvText = (hostile: boolean): fc.Arbitrary<string> => fc
 /** A header and data pair, both clean or both possibly hostile (or binary data). */
 const trace: fc.Arbitrary<[string, string | Uint8Array]> = fc.oneof(
   fc.tuple(header(false), csvText(false)),
-  fc.tuple(header(true), fc.oneof({ weight: 6, arbitrary: csvText(true) as fc.Arbitrary<string | Uint8Array> }, { weight: 1, arbitrary: fc.uint8Array({ minLength: 0, maxLength: 64 }) })),
+  fc.tuple(header(true), fc.oneof({ weight: 6, arbitrary: csvText(true) }, { weight: 1, arbitrary: fc.uint8Array({ minLength: 0, maxLength: 64 }) })),
 );
 
 const simResults: fc.Arbitrary<string> = fc.oneof(
