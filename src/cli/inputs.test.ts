@@ -250,6 +250,15 @@ describe('model and hardware files: nonsense refused at file:line:col', () => {
     await fails(['run', '--model', 'weird-model', '--model-config-folder', folder, '--hardware', 'H100', '--tp', '1'], /weird-model\/config\.json:5:26: "num_key_value_heads" \(16\) exceeds num_attention_heads \(8\)/);
   });
 
+  it('points a capacity problem of a config.json at its key', async () => {
+    const folder = path.join(dir, 'zero-ffn');
+    rmSync(folder, { recursive: true, force: true });
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(folder);
+    writeFileSync(path.join(folder, 'config.json'), '{\n  "num_hidden_layers": 4,\n  "hidden_size": 512,\n  "num_attention_heads": 8,\n  "intermediate_size": 0,\n  "vocab_size": 1000,\n  "torch_dtype": "bfloat16"\n}\n');
+    await fails(['run', '--model', 'zero-ffn', '--model-config-folder', folder, '--hardware', 'H100', '--tp', '1'], /zero-ffn\/config\.json:5:24: KV capacity: intermediate_size must be > 0, got 0/);
+  });
+
   it('refuses a hardware entry with MFU 5', async () => {
     const hw = file('hw.json', '{\n  "H100": {\n    "TFlopsPeak": 989.5,\n    "BwPeakTBs": 3.35,\n    "mfuPrefill": 5,\n    "mfuDecode": 0.3,\n    "MemoryGiB": 80\n  }\n}\n');
     await fails(['run', ...M, '--hardware-config', hw], /hw\.json:5:19: H100\.mfuPrefill: must be a fraction in \[0, 1\]/);

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import type { GpuSpec } from './catalog/hardware.js';
 import type { HFConfigFields } from './catalog/models.js';
-import { BlisError } from '../domain/errors.js';
+import { BlisError, showValue } from '../domain/errors.js';
 import { locateJson } from '../format/json-locate.js';
 import { parseJson as parseBoundedJson } from '../format/yaml.js';
 
@@ -130,13 +130,21 @@ function parseJson(text: string, file: string): unknown {
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
+  return path
+    .map((p, i) => {
+      if (typeof p === 'number') return `[${p}]`;
+      // A key with unusual characters (or none) is quoted so the message stays readable.
+      const key = /^[\x21-\x7e]+$/.test(String(p)) ? String(p) : showValue(String(p));
+      return i === 0 ? key : `.${key}`;
+    })
+    .join('');
 }
 
 /** All issues in the message, after the first one's `line:col` in the text; its location in `path`. */
 function fromZod(code: UserCatalogErrorCode, file: string, text: string, error: z.ZodError): UserCatalogError {
   const first = error.issues[0];
-  const details = error.issues.map((i) => (i.path.length > 0 ? `${formatPath(i.path)}: ${i.message}` : i.message));
+  const message = (i: z.core.$ZodIssue): string => (i.code === 'invalid_key' ? 'a GPU name must be non-empty text' : i.message);
+  const details = error.issues.map((i) => (i.path.length > 0 ? `${formatPath(i.path)}: ${message(i)}` : message(i)));
   if (first === undefined) return new UserCatalogError(code, file, '', 'invalid');
   const path = first.path.filter((p): p is string | number => typeof p !== 'symbol');
   const at = first.code === 'unrecognized_keys' && first.keys[0] !== undefined ? [...path, first.keys[0]] : path;

@@ -12,7 +12,7 @@ import type { SimEnv } from './env.js';
 import { BlisError } from '../domain/errors.js';
 import { locateJson } from '../format/json-locate.js';
 import { parseJson } from '../format/yaml.js';
-import { LatencyConfigError } from '../latency/errors.js';
+import { LatencyConfigError, LatencyErrorCode } from '../latency/errors.js';
 
 /** A user model config.json: bounded, with syntax errors at `file:line:col`. */
 function readJson(env: SimEnv, path: string, option: string): { raw: unknown; text: string } {
@@ -25,16 +25,36 @@ function readJson(env: SimEnv, path: string, option: string): { raw: unknown; te
   }
 }
 
+/** Problems that come from a field of the model's config.json (as opposed to a flag such as --tp). */
+const MODEL_FIELD_CODES: ReadonlySet<string> = new Set([
+  LatencyErrorCode.InvalidHFConfig, LatencyErrorCode.InvalidKVCapacityInput, LatencyErrorCode.InvalidModelConfig, LatencyErrorCode.MoEExpertCountMissing,
+]);
+const FLAG_FIELDS: ReadonlySet<string> = new Set(['tp', 'dp', 'blockSize', 'gpuMemoryUtilization', 'adapterReservedBytes', 'MemoryGiB']);
+
+interface UserFile {
+  readonly raw: unknown;
+  readonly text: string;
+  readonly label: string;
+}
+
 /**
- * A config.json problem found while building the model (latency/hf-config.ts names the key) becomes an error at
- * the key's `line:col` in the user's file.
+ * A problem found while building the model from a user's file (latency/ names the config.json key, or the GPU
+ * field) becomes an error at that key's `line:col` in the file, so every error points into the file it came from.
  */
-function locateModelConfigError(e: unknown, user: { raw: unknown; text: string; label: string } | undefined): unknown {
-  if (user === undefined || !(e instanceof LatencyConfigError) || e.field === '' || !e.message.startsWith(`${user.label}: `)) return e;
-  const tc = (user.raw as { text_config?: Record<string, unknown> } | null)?.text_config;
-  const path = tc !== null && typeof tc === 'object' && tc[e.field] !== undefined ? ['text_config', e.field] : [e.field];
-  const pos = locateJson(user.text, path);
-  return new LatencyConfigError(e.code, e.field, `${user.label}:${pos.line}:${pos.col}: ${e.message.slice(user.label.length + 2)}`);
+function locateUserFileError(e: unknown, model: UserFile | undefined, hardware: (UserFile & { gpu: string }) | undefined): unknown {
+  if (!(e instanceof LatencyConfigError) || e.field === '') return e;
+  const strip = (label: string): string => (e.message.startsWith(`${label}: `) ? e.message.slice(label.length + 2) : e.message);
+  if (model !== undefined && MODEL_FIELD_CODES.has(e.code) && !FLAG_FIELDS.has(e.field)) {
+    const tc = (model.raw as { text_config?: Record<string, unknown> } | null)?.text_config;
+    const path = tc !== null && typeof tc === 'object' && tc[e.field] !== undefined ? ['text_config', e.field] : [e.field];
+    const pos = locateJson(model.text, path);
+    return new LatencyConfigError(e.code, e.field, `${model.label}:${pos.line}:${pos.col}: ${strip(model.label)}`);
+  }
+  if (hardware !== undefined && e.field === 'MemoryGiB' && e.code === LatencyErrorCode.InvalidKVCapacityInput) {
+    const pos = locateJson(hardware.text, [hardware.gpu, e.field]);
+    return new LatencyConfigError(e.code, e.field, `${hardware.label}:${pos.line}:${pos.col}: ${hardware.gpu}: ${e.message}`);
+  }
+  return e;
 }
 
 export interface EngineResolution {
@@ -52,7 +72,8 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   }
   const hwPath = f.str('hardware-config');
   // The schema library is loaded only when a user catalog file is given (it costs startup time).
-  const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(env.readText(hwPath, '--hardware-config'), hwPath);
+  const hwText = hwPath === '' ? '' : env.readText(hwPath, '--hardware-config');
+  const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(hwText, hwPath);
   let latency: ResolvedLatency;
   try {
     latency = resolveLatency({
@@ -78,7 +99,9 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
       ...(userHardware ? { userHardware } : {}),
     });
   } catch (e) {
-    throw locateModelConfigError(e, userModelConfig);
+    const gpu = f.str('hardware');
+    const hwFile = userHardware?.has(gpu) === true ? { raw: null, text: hwText, label: hwPath, gpu } : undefined;
+    throw locateUserFileError(e, userModelConfig, hwFile);
   }
   const positive = (name: string): number => {
     const v = f.int(name);

@@ -156,8 +156,8 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label), model);
   const hw = inp.userHardware?.get(gpu) ?? findGpu(gpu);
   if (!hw) {
-    const known = [...GPU_NAMES, ...(inp.userHardware?.keys() ?? [])].join(', ');
-    throw new ConfigError('unknown-hardware', `--hardware "${gpu}" is not a known GPU (known: ${known}); add it with --hardware-config <file.json>`);
+    const known = [...new Set([...GPU_NAMES, ...(inp.userHardware?.keys() ?? [])])].map((n) => (/^[\x21-\x7e]+$/.test(n) ? n : showValue(n))).join(', ');
+    throw new ConfigError('unknown-hardware', `--hardware ${showValue(gpu)} is not a known GPU (known: ${known}); add it with --hardware-config <file.json>`);
   }
 
   let totalKvBlocks = inp.totalKvBlocks;
