@@ -75,7 +75,7 @@ function hardware(hostile: boolean): fc.Arbitrary<string> {
       const entry: Record<string, unknown> = { _comment: 'fuzz', TFlopsPeak: h.peak, BwPeakTBs: h.bw, mfuPrefill: h.mfuP, mfuDecode: h.mfuD, MemoryGiB: h.mem };
       if (h.fp8 !== undefined) entry['TFlopsFP8'] = h.fp8;
       let text = JSON.stringify({ [h.name]: entry }, null, 2);
-      if (h.extra !== undefined) text = text.replace(/\n  }\n}$/, `,\n    ${h.extra}\n  }\n}`);
+      if (h.extra !== undefined) text = text.replace(/\n {2}}\n}$/, `,\n    ${h.extra}\n  }\n}`);
       return applyMutations(text, h.damage);
     });
 }
