@@ -210,6 +210,12 @@ describe('flags: decimal numbers, fractions in range, real log levels, clear nam
     await fails(['run', ...M, '--num-requests', '010'], /^--num-requests: "010" has a leading zero, which the reference reads as octal/);
   });
 
+  it('refuses request lengths no machine could hold, before generating anything', async () => {
+    const r = await fails(['run', ...M, '--prefix-tokens', '2147483648'], /^--prefix-tokens: 2147483648 exceeds the largest value blis-ts accepts \(10,000,000\)/);
+    expect(r.ms).toBeLessThan(2000);
+    await failsSpec(`${SPEC_HEAD}clients:\n${CLIENT('a').replace('value: 20', 'value: 1000000000')}`, /:8:\d+: clients\[0\]\.input_distribution\.params\.value: 1000000000\.000000 tokens exceed the largest request blis-ts simulates/);
+  });
+
   it('refuses a KV utilisation threshold above 1', async () => {
     await fails(['run', ...M, '--flow-control', '--saturation-detector', 'utilization', '--kv-cache-util-threshold', '5'], /^--kv-cache-util-threshold must be in \(0, 1\]/);
   });

@@ -6,6 +6,7 @@
 import { GPU_NAMES } from '../config/catalog/hardware.js';
 import { ConfigError } from './config-error.js';
 import { showValue } from '../domain/errors.js';
+import { MAX_REQUEST_TOKENS } from '../domain/units.js';
 
 export type OptionKind = 'string' | 'int' | 'float' | 'bool' | 'floats';
 
@@ -16,7 +17,10 @@ export interface FlagSpec {
   readonly help: string;
   readonly aliases?: readonly string[];
   readonly scope: 'shared' | 'run' | 'replay';
+  /** Largest value accepted (a value no machine could simulate is refused before any work starts). */
+  readonly max?: number;
 }
+
 
 const MAX_INT64_TEXT = '9223372036854775807';
 
@@ -95,15 +99,15 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'workload', kind: 'string', def: 'distribution', help: 'workload: distribution or a preset (chatbot, contentgen, summarization, multidoc)', scope: 'run' },
   { name: 'rate', kind: 'float', def: 1.0, help: 'arrival rate (requests/s)', scope: 'run' },
   { name: 'num-requests', kind: 'int', def: 100, help: 'number of requests', scope: 'run' },
-  { name: 'prefix-tokens', kind: 'int', def: 0, help: 'shared prefix length (tokens)', scope: 'run' },
-  { name: 'prompt-tokens', kind: 'int', def: 512, help: 'prompt length mean', scope: 'run' },
-  { name: 'prompt-tokens-stdev', kind: 'int', def: 256, help: 'prompt length stdev', scope: 'run' },
-  { name: 'prompt-tokens-min', kind: 'int', def: 2, help: 'prompt length min', scope: 'run' },
-  { name: 'prompt-tokens-max', kind: 'int', def: 7000, help: 'prompt length max', scope: 'run' },
-  { name: 'output-tokens', kind: 'int', def: 512, help: 'output length mean', scope: 'run' },
-  { name: 'output-tokens-stdev', kind: 'int', def: 256, help: 'output length stdev', scope: 'run' },
-  { name: 'output-tokens-min', kind: 'int', def: 2, help: 'output length min', scope: 'run' },
-  { name: 'output-tokens-max', kind: 'int', def: 7000, help: 'output length max', scope: 'run' },
+  { name: 'prefix-tokens', kind: 'int', def: 0, help: 'shared prefix length (tokens)', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'prompt-tokens', kind: 'int', def: 512, help: 'prompt length mean', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'prompt-tokens-stdev', kind: 'int', def: 256, help: 'prompt length stdev', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'prompt-tokens-min', kind: 'int', def: 2, help: 'prompt length min', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'prompt-tokens-max', kind: 'int', def: 7000, help: 'prompt length max', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'output-tokens', kind: 'int', def: 512, help: 'output length mean', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'output-tokens-stdev', kind: 'int', def: 256, help: 'output length stdev', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'output-tokens-min', kind: 'int', def: 2, help: 'output length min', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'output-tokens-max', kind: 'int', def: 7000, help: 'output length max', scope: 'run', max: MAX_REQUEST_TOKENS },
   { name: 'concurrency', kind: 'int', def: 0, help: 'closed-loop virtual users: each sends its next request --think-time-ms after its previous one finishes (mutually exclusive with --rate and --workload-spec; set --num-requests or --horizon)', scope: 'run' },
   { name: 'think-time-ms', kind: 'int', def: 0, help: 'think time between a response and the same user\'s next request, in ms (--concurrency)', scope: 'run' },
   { name: 'timeout', kind: 'int', def: 300, help: 'client timeout per request in seconds (negative disables; 0 is rejected)', scope: 'run' },
@@ -114,6 +118,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV (required)', scope: 'replay' },
   { name: 'results-path', kind: 'string', def: '', help: 'write per-request results (SimResult[] JSON) to this file', scope: 'replay' },
 ];
+
+const FLAG_MAX: ReadonlyMap<string, number> = new Map(FLAGS.filter((f) => f.max !== undefined).map((f) => [f.name, f.max!]));
 
 /** Option values plus which ones were set explicitly (the reference's `Changed`); flags or config keys. */
 export class FlagValues {
@@ -137,7 +143,10 @@ export class FlagValues {
   }
 
   int(name: string): number {
-    return parseIntFlag(`--${name}`, this.text(name));
+    const v = parseIntFlag(`--${name}`, this.text(name));
+    const max = FLAG_MAX.get(name);
+    if (max !== undefined && v > max) throw new ConfigError('bad-flag', `--${name}: ${v} exceeds the largest value blis-ts accepts (${max.toLocaleString('en-US')}); use a smaller value`);
+    return v;
   }
 
   float(name: string): number {

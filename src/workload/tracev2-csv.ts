@@ -13,6 +13,7 @@ import { formatFloatF } from './go-float-format.js';
 import { parseGoCsv, goCsvField, goTrimSpace } from './go-csv.js';
 import type { GoCsvRow } from './go-csv.js';
 import { showValue } from '../domain/errors.js';
+import { MAX_REQUEST_TOKENS } from '../domain/units.js';
 import { TraceFormatError, emptyTraceRecord } from './tracev2-types.js';
 import type { TraceRecord } from './tracev2-types.js';
 
@@ -92,12 +93,8 @@ export const TRACE_STATUSES: readonly string[] = ['ok', 'error', 'timeout', 'inc
 /** Optional columns found by name anywhere after the positional ones. */
 const NAMED_COLUMNS: readonly string[] = ['x_request_id', 'adapter', 'think_time_us'];
 
-/**
- * Largest token count of one request a trace may give (input, output, per modality). Every token becomes an
- * element of the request's token array, so a typo such as 99999999999 would exhaust memory long before it could
- * be simulated; no served model has a context this long.
- */
-export const MAX_TRACE_TOKENS = 10_000_000;
+/** Largest token count of one request a trace may give (input, output, per modality). */
+export const MAX_TRACE_TOKENS = MAX_REQUEST_TOKENS;
 
 const INT_RE = /^[+-]?[0-9]+$/;
 const FLOAT_RE = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$/;

@@ -288,7 +288,7 @@ export function runChild(argv: readonly string[], dir?: string, timeoutMs = CASE
       const errors = lines.filter((l) => l.startsWith('error: ')).map((l) => l.slice('error: '.length));
       const warnings = lines.filter((l) => l.startsWith('warning: ')).map((l) => l.slice('warning: '.length));
       // Every stderr line of a failure must be the error line (no stack trace after it).
-      const stray = lines.filter((l) => !l.startsWith('error: ') && !l.startsWith('warning: '));
+      const stray = lines.filter((l) => !/^(error|warning|info|debug): /.test(l));
       if (fault === undefined && signal !== null) fault = `killed by ${signal}`;
       if (fault === undefined && code === 2 && stray.length > 0) fault = `stray stderr lines: ${JSON.stringify(stray.slice(0, 3))}`;
       const newFiles = dir === undefined ? [] : [...listing(dir)].filter((f) => !before.has(f)).sort();

@@ -3,6 +3,7 @@
  * the small numeric rules. Each failure is reported through the spec source so it carries `file:line:col`.
  */
 import { ARRIVAL_PROCESSES } from './arrival.js';
+import { MAX_REQUEST_TOKENS } from '../../domain/units.js';
 import type { SpecPath } from './errors.js';
 import { DIST_TYPES, DistributionError, newLengthSampler } from './length.js';
 import type { ArrivalSpec, DistSpec, MultimodalSpec } from './types.js';
@@ -102,6 +103,20 @@ function checkDistValues(src: SpecSource, path: SpecPath, d: DistSpec, percent: 
   const p = d.params;
   const bad = (key: string, problem: string, fix: string): never => src.fail('WORKLOAD_SPEC_DISTRIBUTION', [...path, 'params', key], problem, fix);
   const v = (key: string): number | undefined => p.get(key);
+  // Lengths whose typical draw no request could hold (MAX_REQUEST_TOKENS); a percentage is clamped to 100 anyway.
+  const tooLong = (key: string, value: number | undefined): void => {
+    if (!percent && value !== undefined && value > MAX_REQUEST_TOKENS) {
+      bad(key, `${goF(value)} tokens exceed the largest request blis-ts simulates (${MAX_REQUEST_TOKENS.toLocaleString('en-US')} tokens)`, 'use a smaller length');
+    }
+  };
+  if (d.type === 'constant') tooLong('value', v('value'));
+  if (d.type === 'gaussian' || d.type === 'exponential') tooLong('mean', v('mean'));
+  if (d.type === 'gaussian' || d.type === 'exponential' || d.type === 'lognormal') tooLong('max', v('max'));
+  if (d.type === 'lognormal' && !percent && Math.exp(v('mu') ?? 0) > MAX_REQUEST_TOKENS) {
+    bad('mu', `the median length e^mu (${goF(Math.exp(v('mu')!))} tokens) exceeds the largest request blis-ts simulates (${MAX_REQUEST_TOKENS.toLocaleString('en-US')} tokens)`, 'use a smaller mu');
+  }
+  if (d.type === 'pareto_lognormal') tooLong('xm', v('xm'));
+  if (d.type === 'empirical') for (const [k] of p) tooLong(k, Number.parseInt(k, 10));
   switch (d.type) {
     case 'constant': {
       const value = v('value')!;
