@@ -11,6 +11,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from './main.js';
 
 const M = ['--model', 'meta-llama/llama-3.1-8b-instruct'];
+/**
+ * Not a speed target (those live in bench/): a bound far above the milliseconds these take, far below the minutes
+ * the unbounded versions ran, so a regression shows as a failure rather than a hung suite.
+ */
+const HANG_MS = 10_000;
 const dir = mkdtempSync(path.join(tmpdir(), 'blis-inputs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -72,17 +77,17 @@ function nestedAnchors(levels = 8, prefix = ''): string {
 }
 
 describe('YAML expansion is bounded before anything is built', () => {
-  it('refuses the 600-byte nested-anchor spec in well under a second, at the anchor', async () => {
+  it('refuses the 600-byte nested-anchor spec at once, at the anchor', async () => {
     const text = `${SPEC_HEAD}${nestedAnchors()}clients:\n${CLIENT('a')}`;
     expect(nestedAnchors().length).toBeLessThan(600);
     const r = await failsSpec(text, /spec-\w+\.yaml:\d+:\d+: the document expands to more than 2,000,000 values/);
-    expect(r.ms).toBeLessThan(1000);
+    expect(r.ms).toBeLessThan(HANG_MS);
   });
 
   it('refuses anchors under a key that is rejected anyway, without expanding them', async () => {
     const bomb = `${SPEC_HEAD}bogus:\n${nestedAnchors(8, '  ')}clients:\n${CLIENT('a')}`;
     const r = await failsSpec(bomb, /spec-\w+\.yaml:\d+:\d+: the document expands to more than/);
-    expect(r.ms).toBeLessThan(1000);
+    expect(r.ms).toBeLessThan(HANG_MS);
     // Small enough to be legal YAML: the unknown key is reported at its line, before its value is converted.
     const small = `${SPEC_HEAD}bogus:\n${nestedAnchors(3, '  ')}clients:\n${CLIENT('a')}`;
     await failsSpec(small, /spec-\w+\.yaml:4:1: bogus: unknown key "bogus"; remove it or fix its spelling/);
@@ -93,7 +98,7 @@ describe('YAML expansion is bounded before anything is built', () => {
     for (let i = 1; i <= 40; i++) m += `  m${i}: &m${i}\n    <<: [*m${i - 1}, *m${i - 1}]\n    k${i}: 1\n`;
     const text = `${SPEC_HEAD}goodput_slo_targets:\n${m}clients:\n${CLIENT('a')}`;
     const r = await failsSpec(text, /spec-\w+\.yaml:\d+:\d+: the document expands to more than/);
-    expect(r.ms).toBeLessThan(1000);
+    expect(r.ms).toBeLessThan(HANG_MS);
   });
 
   it('refuses merge keys nested inside an allowed key of a policy bundle', async () => {
@@ -101,7 +106,7 @@ describe('YAML expansion is bounded before anything is built', () => {
     for (let i = 1; i <= 40; i++) m += `    m${i}: &m${i}\n      <<: [*m${i - 1}, *m${i - 1}]\n      k${i}: 1\n`;
     const bundle = file('bomb-bundle.yaml', `admission:\n  policy: always-admit\n  slo_priorities:\n${m}`);
     const r = await fails(['run', ...M, '--policy-config', bundle], /bomb-bundle\.yaml:\d+:\d+: the document expands to more than/);
-    expect(r.ms).toBeLessThan(1000);
+    expect(r.ms).toBeLessThan(HANG_MS);
   });
 
   it('still runs specs and bundles that use a few aliases and merge keys', async () => {
@@ -212,7 +217,7 @@ describe('flags: decimal numbers, fractions in range, real log levels, clear nam
 
   it('refuses request lengths no machine could hold, before generating anything', async () => {
     const r = await fails(['run', ...M, '--prefix-tokens', '2147483648'], /^--prefix-tokens: 2147483648 exceeds the largest value blis-ts accepts \(10,000,000\)/);
-    expect(r.ms).toBeLessThan(2000);
+    expect(r.ms).toBeLessThan(HANG_MS);
     await failsSpec(`${SPEC_HEAD}clients:\n${CLIENT('a').replace('value: 20', 'value: 1000000000')}`, /:8:\d+: clients\[0\]\.input_distribution\.params\.value: 1000000000\.000000 tokens exceed the largest request blis-ts simulates/);
   });
 

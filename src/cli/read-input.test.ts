@@ -25,7 +25,7 @@ describe('readInputFile', () => {
   it('reads at most cap + 1 bytes of an endless device', () => {
     const t = performance.now();
     expect(message(() => readInputFile('/dev/zero', '--workload-spec', 1 << 20))).toBe('--workload-spec: /dev/zero: the input is larger than 1 MiB; blis-ts refuses inputs this large — split it or pass a smaller file');
-    expect(performance.now() - t).toBeLessThan(2000);
+    expect(performance.now() - t).toBeLessThan(10_000);
   });
 
   it('refuses an oversized regular file before reading it', () => {
@@ -39,7 +39,7 @@ describe('readInputFile', () => {
     execFileSync('mkfifo', [fifo]);
     const t = performance.now();
     expect(message(() => readInputFile(fifo, '--workload-spec'))).toMatch(/^--workload-spec: .*pipe: is a named pipe that sent nothing \(no writer\?\)/);
-    expect(performance.now() - t).toBeLessThan(2000);
+    expect(performance.now() - t).toBeLessThan(10_000);
     expect(message(() => readInputFile(dir, '--trace-data'))).toMatch(/^--trace-data: .*: is a directory; pass a file$/);
     expect(message(() => readInputFile(path.join(dir, 'nope.yaml'), '--trace-header'))).toMatch(/^--trace-header: cannot read .*nope\.yaml: no such file; check the path$/);
   });
@@ -74,7 +74,7 @@ describe('the CLI with unreadable inputs', () => {
     let out = '';
     const t = performance.now();
     const code = await main(['run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--workload-spec', '/dev/zero'], { stdout: (s) => void (out += s), warn: () => undefined, error: (s) => void errors.push(s) });
-    expect(performance.now() - t).toBeLessThan(5000);
+    expect(performance.now() - t).toBeLessThan(10_000);
     expect([code, out, errors]).toEqual([2, '', ['--workload-spec: /dev/zero: the input is larger than 64 MiB; blis-ts refuses inputs this large — split it or pass a smaller file']]);
   });
 });

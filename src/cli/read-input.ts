@@ -18,6 +18,8 @@ import { ConfigError } from '../sim/config-error.js';
 export const MAX_INPUT_BYTES = 64 * 1024 * 1024;
 /** Cap of CSV inputs (traces): about 1.7M trace rows; JavaScript strings stop at 2^29 characters. */
 export const MAX_CSV_INPUT_BYTES = 256 * 1024 * 1024;
+/** JavaScript strings stop at 2^29 - 24 characters: no cap may exceed what one string can hold. */
+const STRING_CEILING = 2 ** 29 - 24;
 /** How long a pipe may stay silent before the read gives up. */
 const PIPE_IDLE_MS = 10_000;
 
@@ -28,7 +30,8 @@ function fail(option: string, path: string, problem: string, fix: string): never
 }
 
 /** Reads `path` (named by `option` in messages) as UTF-8 text of at most `maxBytes` bytes. */
-export function readInputFile(path: string, option: string, maxBytes = MAX_INPUT_BYTES): string {
+export function readInputFile(path: string, option: string, cap = MAX_INPUT_BYTES): string {
+  const maxBytes = Math.min(cap, STRING_CEILING);
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
