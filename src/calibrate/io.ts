@@ -17,11 +17,11 @@ export class CalibrateInputError extends BlisError {
 function num(o: Record<string, unknown>, key: string, where: string, integer: boolean, required: boolean): number {
   const v = o[key];
   if (v === undefined || v === null) {
-    if (required) throw new CalibrateInputError(`${where}: missing "${key}"`);
+    if (required) throw new CalibrateInputError(`${where}: missing ${showValue(key)}`);
     return 0;
   }
   if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v))) {
-    throw new CalibrateInputError(`${where}: "${key}" must be ${integer ? 'an integer' : 'a number'}, got ${JSON.stringify(v)}`);
+    throw new CalibrateInputError(`${where}: ${showValue(key)} must be ${integer ? 'an integer' : 'a number'}, got ${JSON.stringify(v)}`);
   }
   return v;
 }
@@ -29,7 +29,7 @@ function num(o: Record<string, unknown>, key: string, where: string, integer: bo
 function str(o: Record<string, unknown>, key: string, where: string): string {
   const v = o[key];
   if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') throw new CalibrateInputError(`${where}: "${key}" must be a string, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'string') throw new CalibrateInputError(`${where}: ${showValue(key)} must be a string, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -79,9 +79,9 @@ export function parseItlCsv(text: string, label: string): ItlRecord[] {
     },
   });
   const head = rows[0];
-  if (head === undefined) throw new CalibrateInputError(`${label}: empty ITL file; expected the header "${ITL_CSV_HEADER}"`);
+  if (head === undefined) throw new CalibrateInputError(`${label}: empty ITL file; expected the header ${showValue(ITL_CSV_HEADER)}`);
   if (head.fields.join(',') !== ITL_CSV_HEADER) {
-    throw new CalibrateInputError(`${label}:${head.line}: the header is ${showValue(head.fields.join(','))}; an ITL file (blis observe --record-itl) starts with "${ITL_CSV_HEADER}"`);
+    throw new CalibrateInputError(`${label}:${head.line}: the header is ${showValue(head.fields.join(','))}; an ITL file (blis observe --record-itl) starts with ${showValue(ITL_CSV_HEADER)}`);
   }
   const out: ItlRecord[] = [];
   for (const row of rows.slice(1)) {

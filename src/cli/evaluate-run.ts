@@ -41,7 +41,7 @@ function loadSuite(name: string): Suite {
   const builtin = findSuite(name);
   if (builtin !== undefined) return builtin;
   if (!existsSync(name)) {
-    throw new UsageError('bad-flag', `--suite: "${name}" is neither a built-in suite (${BUILTIN_SUITES.map((s) => s.name).join(', ')}) nor a file; blis suites lists the built-in ones`);
+    throw new UsageError('bad-flag', `--suite: ${showValue(name)} is neither a built-in suite (${BUILTIN_SUITES.map((s) => s.name).join(', ')}) nor a file; blis suites lists the built-in ones`);
   }
   return parseSuite(read(name, '--suite'), name);
 }
@@ -68,7 +68,7 @@ function parseOnly(values: readonly string[]): NonNullable<EvaluateOptions['only
   if (values.length === 0) return null;
   return values.map((v) => {
     const m = /^(.+)@(\d+)$/.exec(v);
-    if (m === null) throw new UsageError('bad-flag', `--only "${v}": write scenario@seed, e.g. steady@1 (blis suites lists them)`);
+    if (m === null) throw new UsageError('bad-flag', `--only ${showValue(v)}: write scenario@seed, e.g. steady@1 (blis suites lists them)`);
     return { scenario: m[1] as string, seed: Number(m[2]) };
   });
 }
@@ -249,7 +249,7 @@ function parseStart(text: string): Record<string, ParamValue> {
   if (text.trim() === '') return out;
   for (const part of text.split(',')) {
     const [k, v] = part.split('=').map((x) => x.trim()) as [string, string | undefined];
-    if (k === '' || v === undefined) throw new UsageError('bad-flag', `--start "${part}": write name=value,... (blis policies lists the parameters)`);
+    if (k === '' || v === undefined) throw new UsageError('bad-flag', `--start ${showValue(part)}: write name=value,... (blis policies lists the parameters)`);
     out[k] = v === 'true' ? true : v === 'false' ? false : DECIMAL_FLOAT.test(v) && Number.isFinite(Number(v)) ? Number(v) : v;
   }
   return out;
@@ -264,7 +264,7 @@ export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
   const share = parseFloatFlag('--random-share', o.randomShare);
   if (!(share >= 0 && share <= 1)) throw new UsageError('bad-flag', `--random-share must be in [0, 1], got ${showValue(o.randomShare)}`);
   const start = parseStart(o.start);
-  for (const k of Object.keys(start)) if (!t.parameters.some((p) => p.name === k)) throw new UsageError('bad-flag', `--start: ${t.name} has no parameter "${k}"; parameters: ${t.parameters.map((p) => p.name).join(', ')}`);
+  for (const k of Object.keys(start)) if (!t.parameters.some((p) => p.name === k)) throw new UsageError('bad-flag', `--start: ${t.name} has no parameter ${showValue(k)}; parameters: ${t.parameters.map((p) => p.name).join(', ')}`);
   const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache);
   const evaluate = async (c: Candidate, evalOpts: EvaluateOptions, s: Suite = suite): Promise<EvaluationResult> => {
     const key = ResultCache.key(c, s, evalOpts);

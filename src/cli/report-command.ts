@@ -8,6 +8,7 @@ import { Option, type Command } from 'commander';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { readInputFile } from './read-input.js';
+import { showValue } from '../domain/errors.js';
 
 /** Saved results can carry full decision traces: allow more than the default input cap. */
 const MAX_RESULT_BYTES = 1024 * 1024 * 1024;
@@ -67,7 +68,7 @@ export function registerReportCommands(root: Command, io: Io): void {
     .option('--report <file>', 'also write an HTML report (overlaid latency CDFs and cluster timelines need results saved with --report-data)');
   c.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
   c.action(async (results: string[], o: { format: string; report?: string }) => {
-    if (o.format !== 'table' && o.format !== 'json') throw new UsageError('bad-flag', `--format must be table or json, got "${o.format}"`);
+    if (o.format !== 'table' && o.format !== 'json') throw new UsageError('bad-flag', `--format must be table or json, got ${showValue(o.format)}`);
     if (results.length < 2) throw new UsageError('bad-flag', 'blis compare needs at least two results, e.g. blis compare a.json b.json');
     const views = await loadAll(results);
     const rep = await import('../report/index.js');

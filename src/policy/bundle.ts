@@ -12,6 +12,7 @@ import { nameSets } from './names.js';
 import type { PolicyNameSets, ScorerSetting } from './names.js';
 import { validatePolicyBundle } from './validate.js';
 import { extractEvolvable, type EvolvablePolicies, type SpecReadOptions } from './spec.js';
+import { showValue } from '../domain/errors.js';
 
 export interface AdmissionBundle {
   /** "" = not set. */
@@ -122,7 +123,7 @@ export function parsePolicyBundle(yamlText: string, fileLabel: string, options: 
   validatePolicyBundle(bundle, d, nameSets(options.names));
   const prio = bundle.priority.policy;
   if (prio !== '' && prio !== 'constant') {
-    d.warn(['priority', 'policy'], `priority policy "${prio}" has no effect: request priority is fixed by each request's SLO class ` +
+    d.warn(['priority', 'policy'], `priority policy ${showValue(prio)} has no effect: request priority is fixed by each request's SLO class ` +
       '(set slo_class in the workload spec, or override class priorities with admission.slo_priorities)');
   }
   const result: PolicyBundle = { ...bundle, warnings: d.warnings.slice(), evolvable };

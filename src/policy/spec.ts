@@ -20,6 +20,7 @@ import { parseDecisionTree, type DecisionTree } from './tree/index.js';
 import { validateTemplate, type TemplateParameters } from './templates/index.js';
 import type { ControlPoint } from './view.js';
 import { CONTROL_POINTS, DEFAULT_ENTRYPOINTS } from './view.js';
+import { showValue } from '../domain/errors.js';
 
 export { DEFAULT_ENTRYPOINTS } from './view.js';
 
@@ -155,7 +156,7 @@ function readMetadata(raw: unknown, fail: (path: PolicyPath, problem: string, fi
   if (!isPlainObject(raw)) fail(['metadata'], 'metadata must be a mapping', 'write metadata: {id: ..., generation: ..., parent_id: ..., mutations: [...]}', 'POLICY_TYPE');
   const m = raw;
   for (const k of Object.keys(m)) {
-    if (!['id', 'generation', 'parent_id', 'mutations'].includes(k)) fail(['metadata', k], `unknown key "${k}"`, 'valid keys: id, generation, parent_id, mutations', 'POLICY_UNKNOWN_KEY');
+    if (!['id', 'generation', 'parent_id', 'mutations'].includes(k)) fail(['metadata', k], `unknown key ${showValue(k)}`, 'valid keys: id, generation, parent_id, mutations', 'POLICY_UNKNOWN_KEY');
   }
   const str = (k: string): string => {
     const v = m[k];
@@ -183,7 +184,7 @@ function readSpec(point: ControlPoint, raw: Record<string, unknown>, base: Polic
   }
   const allowed = TYPE_KEYS[type] as readonly string[];
   for (const k of Object.keys(raw)) {
-    if (!allowed.includes(k) && SPEC_KEYS.has(k)) fail([...base, k], `"${k}" does not belong to a ${type} policy`, `keys of a ${type} policy: ${allowed.join(', ')}`, 'POLICY_UNKNOWN_KEY');
+    if (!allowed.includes(k) && SPEC_KEYS.has(k)) fail([...base, k], `${showValue(k)} does not belong to a ${type} policy`, `keys of a ${type} policy: ${allowed.join(', ')}`, 'POLICY_UNKNOWN_KEY');
   }
   const w = where(base);
   const at = `${w.file}:${w.pos.line}:${w.pos.col}`;
@@ -238,7 +239,7 @@ function readLimits(raw: unknown, path: PolicyPath, fail: (path: PolicyPath, pro
   if (raw === undefined || raw === null) return DEFAULT_SANDBOX_LIMITS;
   if (!isPlainObject(raw)) fail(path, 'limits must be a mapping', 'write limits: {instructions: 1000000, memory_bytes: 67108864}', 'POLICY_TYPE');
   const m = raw;
-  for (const k of Object.keys(m)) if (k !== 'instructions' && k !== 'memory_bytes') fail([...path, k], `unknown key "${k}"`, 'valid keys: instructions, memory_bytes', 'POLICY_UNKNOWN_KEY');
+  for (const k of Object.keys(m)) if (k !== 'instructions' && k !== 'memory_bytes') fail([...path, k], `unknown key ${showValue(k)}`, 'valid keys: instructions, memory_bytes', 'POLICY_UNKNOWN_KEY');
   const num = (k: string, def: number, min: number, max: number): number => {
     const v = m[k];
     if (v === undefined || v === null) return def;

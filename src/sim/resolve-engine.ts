@@ -9,7 +9,7 @@ import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerN
 import { MAX_INT64 } from '../domain/units.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
-import { BlisError } from '../domain/errors.js';
+import { BlisError, showValue } from '../domain/errors.js';
 import { locateJson } from '../format/json-locate.js';
 import { parseJson } from '../format/yaml.js';
 import { LatencyConfigError, LatencyErrorCode } from '../latency/errors.js';
@@ -116,9 +116,9 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   const numInstances = positive('num-instances');
   if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
   const scheduler = f.str('scheduler');
-  if (!Object.hasOwn(SCHEDULERS, scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler "${scheduler}"; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
+  if (!Object.hasOwn(SCHEDULERS, scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler ${showValue(scheduler)}; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
   const preemption = f.str('preemption-policy');
-  if (!Object.hasOwn(PREEMPTION_POLICIES, preemption)) throw new ConfigError('bad-flag', `unknown --preemption-policy "${preemption}"; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
+  if (!Object.hasOwn(PREEMPTION_POLICIES, preemption)) throw new ConfigError('bad-flag', `unknown --preemption-policy ${showValue(preemption)}; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
   const bw = f.float('kv-transfer-bandwidth');
   const cpuBlocks = nonNegative('kv-cpu-blocks');
   if (cpuBlocks > 0 && !(bw > 0)) throw new ConfigError('bad-flag', `--kv-transfer-bandwidth must be > 0 with --kv-cpu-blocks, got ${bw}`);

@@ -66,7 +66,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   const model = inp.model.toLowerCase();
   if (model === '') throw new ConfigError('missing-model', '--model is required; e.g. --model meta-llama/llama-3.1-8b-instruct');
   if (!Object.hasOwn(LATENCY_BACKENDS, inp.backend)) {
-    throw new ConfigError('bad-flag', `unknown --latency-model "${inp.backend}"; valid options: ${Object.keys(LATENCY_BACKENDS).join(', ')}`);
+    throw new ConfigError('bad-flag', `unknown --latency-model ${showValue(inp.backend)}; valid options: ${Object.keys(LATENCY_BACKENDS).join(', ')}`);
   }
   let backend = inp.backend as LatencyBackend;
   if (inp.alphaExplicit !== inp.betaExplicit) {
@@ -148,7 +148,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   } else {
     const entry = findCatalogModel(model);
     if (!entry) {
-      throw new ConfigError('unknown-model', `no model config for "${model}": it is not in the embedded catalog; pass --model-config-folder <dir> holding config.json (HuggingFace format)`);
+      throw new ConfigError('unknown-model', `no model config for ${showValue(model)}: it is not in the embedded catalog; pass --model-config-folder <dir> holding config.json (HuggingFace format)`);
     }
     raw = entry.config;
     label = `catalog:${model}`;
@@ -180,7 +180,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     throw new ConfigError('bad-flag', `--dp > 1 and --enable-expert-parallel require --latency-model trained-physics (got --dp=${inp.dp}, --latency-model ${backend})`);
   }
   if (inp.dp > 1 && !isMoE) throw new ConfigError('bad-flag', `--dp > 1 is only supported for MoE models (got --dp=${inp.dp} for a dense model); use --num-instances for replicas`);
-  if (inp.enableExpertParallel && !isMoE) throw new ConfigError('bad-flag', `--enable-expert-parallel requires a MoE model (got dense model "${model}")`);
+  if (inp.enableExpertParallel && !isMoE) throw new ConfigError('bad-flag', `--enable-expert-parallel requires a MoE model (got dense model ${showValue(model)})`);
   if (inp.moeCommBackend !== '' && backend !== 'trained-physics') {
     throw new ConfigError('bad-flag', `--moe-comm-backend requires --latency-model trained-physics (got ${backend})`);
   }

@@ -33,6 +33,7 @@ import { horizonFlag, resolveEngineFlags } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
+import { showValue } from '../domain/errors.js';
 
 /** Receives each finished simulation (tests run invariant checkers on it). */
 export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[], setup: EngineSetup, sessions: SessionLog | null) => void;
@@ -60,7 +61,7 @@ export interface SimulationOutputs {
 
 function outputFormat(f: FlagValues): 'json' | 'reference' {
   const v = f.str('output-format');
-  if (v !== 'json' && v !== 'reference') throw new ConfigError('bad-flag', `--output-format must be json or reference, got "${v}"`);
+  if (v !== 'json' && v !== 'reference') throw new ConfigError('bad-flag', `--output-format must be json or reference, got ${showValue(v)}`);
   return v;
 }
 
@@ -197,7 +198,7 @@ function distributionOptions(f: FlagValues): Omit<Parameters<typeof generateDist
   const wl = f.str('workload');
   let shape = DEFAULT_DISTRIBUTION;
   if (wl !== 'distribution') {
-    if (!isPresetName(wl)) throw new ConfigError('bad-flag', `unknown --workload "${wl}"; valid: distribution, chatbot, contentgen, summarization, multidoc`);
+    if (!isPresetName(wl)) throw new ConfigError('bad-flag', `unknown --workload ${showValue(wl)}; valid: distribution, chatbot, contentgen, summarization, multidoc`);
     shape = resolvePreset(wl);
   }
   const custom = wl === 'distribution';

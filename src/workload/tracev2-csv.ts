@@ -116,7 +116,7 @@ class RowReader {
       this.file,
       this.row.line,
       name,
-      `${this.file}:${this.row.line}: column "${name}": ${problem}; ${fix}`,
+      `${this.file}:${this.row.line}: column ${showValue(name)}: ${problem}; ${fix}`,
     );
   }
 

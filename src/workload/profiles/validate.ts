@@ -11,6 +11,7 @@ import type { ClientSpec, WorkloadSpec } from '../spec/types.js';
 import type { SpecSource } from '../spec/yaml-source.js';
 import type { LoadProfileSpec, LoadSegment, MisbehaviorSpec } from './types.js';
 import { MISBEHAVIOR_KINDS, SEGMENT_KINDS, SPIKE_DEFAULT_BASE } from './types.js';
+import { showValue } from '../../domain/errors.js';
 
 /** Parameter keys each segment kind takes (besides start_s, end_s, kind). */
 const SEGMENT_PARAMS: Readonly<Record<string, readonly string[]>> = {
@@ -65,15 +66,15 @@ function checkKindParams(
 ): void {
   if (kind === '') src.fail('WORKLOAD_SPEC_VALUE', p, `${what} has no kind`, `add kind: one of ${kinds.join(', ')}`);
   const own = params[kind];
-  if (own === undefined) src.fail('WORKLOAD_SPEC_VALUE', [...p, 'kind'], `unknown ${what} kind "${kind}"`, `use one of ${kinds.join(', ')}`);
+  if (own === undefined) src.fail('WORKLOAD_SPEC_VALUE', [...p, 'kind'], `unknown ${what} kind ${showValue(kind)}`, `use one of ${kinds.join(', ')}`);
   for (const key of all) {
     if (!own.includes(key) && src.has([...p, key])) {
       const takes = own.length === 0 ? 'no parameters' : own.join(', ');
-      src.fail('WORKLOAD_SPEC_VALUE', [...p, key], `"${key}" is not a parameter of a ${kind} ${what}`, `remove it (${kind} takes ${takes})`, true);
+      src.fail('WORKLOAD_SPEC_VALUE', [...p, key], `${showValue(key)} is not a parameter of a ${kind} ${what}`, `remove it (${kind} takes ${takes})`, true);
     }
   }
   for (const key of required[kind] ?? []) {
-    if (!src.has([...p, key])) src.fail('WORKLOAD_SPEC_VALUE', p, `a ${kind} ${what} requires "${key}"`, `add ${key} (${kind} takes ${own.join(', ')})`);
+    if (!src.has([...p, key])) src.fail('WORKLOAD_SPEC_VALUE', p, `a ${kind} ${what} requires ${showValue(key)}`, `add ${key} (${kind} takes ${own.join(', ')})`);
   }
 }
 

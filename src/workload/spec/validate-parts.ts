@@ -8,6 +8,7 @@ import type { SpecPath } from './errors.js';
 import { DIST_TYPES, DistributionError, newLengthSampler } from './length.js';
 import type { ArrivalSpec, DistSpec, MultimodalSpec } from './types.js';
 import type { SpecSource } from './yaml-source.js';
+import { showValue } from '../../domain/errors.js';
 
 export const SLO_CLASSES = ['critical', 'standard', 'sheddable', 'batch', 'background'] as const;
 export const CATEGORIES = ['language', 'multimodal', 'reasoning'] as const;
@@ -19,7 +20,7 @@ export function goF(v: number): string {
 
 export function checkSloClass(src: SpecSource, path: SpecPath, cls: string): void {
   if (cls === '' || (SLO_CLASSES as readonly string[]).includes(cls)) return;
-  src.fail('WORKLOAD_SPEC_VALUE', path, `unknown slo_class "${cls}"`, `use one of ${SLO_CLASSES.join(', ')}, or leave it empty`);
+  src.fail('WORKLOAD_SPEC_VALUE', path, `unknown slo_class ${showValue(cls)}`, `use one of ${SLO_CLASSES.join(', ')}, or leave it empty`);
 }
 
 /** A positive rate (finiteness is already guaranteed by the schema); `present` = written in the file. */
