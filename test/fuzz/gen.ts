@@ -99,13 +99,20 @@ export function applyMutations(text: string, ms: readonly Mutation[]): string {
   return t;
 }
 
-/** Nested anchors or merge keys: small text that would expand enormously if anything expanded it. */
+/**
+ * Nested anchors or merge keys: small text that would expand enormously if anything expanded it. Half are huge
+ * (10^7 values or more when expanded: far past any limit), half small enough to be legal.
+ */
 export const expansionBomb: fc.Arbitrary<string> = fc
-  .record({ levels: fc.integer({ min: 2, max: 12 }), fan: fc.integer({ min: 2, max: 10 }), merge: fc.boolean(), indent: fc.constantFrom('', '  ') })
+  .oneof(
+    fc.record({ levels: fc.integer({ min: 7, max: 12 }), fan: fc.integer({ min: 8, max: 10 }), merge: fc.boolean(), indent: fc.constantFrom('', '  ') }),
+    fc.record({ levels: fc.integer({ min: 1, max: 4 }), fan: fc.integer({ min: 2, max: 5 }), merge: fc.boolean(), indent: fc.constantFrom('', '  ') }),
+  )
   .map(({ levels, fan, merge, indent }) => {
     if (merge) {
+      // Each level merges the previous one twice: 2^(3 * levels) keys once expanded.
       let s = `${indent}m0: &m0 {x: 1}\n`;
-      for (let i = 1; i <= levels * 3; i++) s += `${indent}m${i}: &m${i}\n${indent}  <<: [${Array(2).fill(`*m${i - 1}`).join(', ')}]\n${indent}  k${i}: 1\n`;
+      for (let i = 1; i <= levels * 3; i++) s += `${indent}m${i}: &m${i}\n${indent}  <<: [*m${i - 1}, *m${i - 1}]\n${indent}  k${i}: 1\n`;
       return s;
     }
     let s = `${indent}a0: &a0 [1, 2, 3]\n`;
