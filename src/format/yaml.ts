@@ -273,10 +273,12 @@ function measure(
 
 /**
  * Parses JSON with a size limit; a syntax error names `file:line:col`. (JSON has no aliases, so the tree is
- * never larger than the text.)
+ * never larger than the text.) A leading byte-order mark is accepted.
  */
-export function parseJson(text: string, file: string, options: { readonly maxBytes?: number; readonly code?: string } = {}): unknown {
-  checkTextSize(text, file, options.maxBytes ?? DEFAULT_TEXT_LIMITS.maxBytes);
+export function parseJson(input: string, file: string, options: { readonly maxBytes?: number; readonly code?: string } = {}): unknown {
+  checkTextSize(input, file, options.maxBytes ?? DEFAULT_TEXT_LIMITS.maxBytes);
+  // A leading byte-order mark (editors on Windows write one) is not part of the document.
+  const text = input.charCodeAt(0) === 0xfeff ? ` ${input.slice(1)}` : input;
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {
