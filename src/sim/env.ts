@@ -1,3 +1,5 @@
+import type { EngineDriver } from './engine-setup.js';
+
 /**
  * What the simulation layer needs from its host: file contents named by options (model config folders,
  * hardware catalogs, workload specs, policy bundles, traces) and a place for warnings. The CLI reads the
@@ -12,4 +14,10 @@ export interface SimEnv {
   info?(message: string): void;
   /** Detail for diagnosing blis-ts itself (files read, timings): shown with `--log debug` only. */
   debug?(message: string): void;
+  /** Runs the built cluster to its end (the library's yields to the event loop); absent = in one go. */
+  readonly drive?: EngineDriver;
+  /** Collects generated requests (the library's yields to the event loop between slices); absent = in one go. */
+  readonly collect?: <T>(items: Iterable<T>) => Promise<T[]>;
+  /** Called between the phases of a run (workload, simulation, report): the library yields there. */
+  readonly pause?: () => Promise<void>;
 }
