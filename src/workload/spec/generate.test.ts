@@ -4,7 +4,6 @@ import { GoRand } from '../../engine/go-rand.js';
 import { PartitionedRng } from '../../engine/partitioned-rng.js';
 import { randomTokenIds } from '../tokens.js';
 import { GOLDEN_WORKLOADS } from '../../../test/fixtures/workload-spec-golden.js';
-import { WorkloadSpecError } from './errors.js';
 import { WORKLOAD_GEN_SUBSYSTEM, generateSpecWorkload } from './generate.js';
 import { parseWorkloadSpec } from './parse.js';
 import { WorkloadFlagError, loadSpecWorkloadForRun } from './run.js';
