@@ -1,6 +1,7 @@
 /**
  * The `blis` command line. The only module that exits or touches process streams (through {@link Io}).
  */
+import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { runCommand, replayCommand, type SimulationObserver } from './commands.js';
 import { registerConvertCommand } from './convert-command.js';
@@ -18,9 +19,16 @@ const IO_COMMANDS: readonly [CommandName, string][] = [
   ['calibrate', 'compare an observed trace with its replay (blis replay --results-path): MAPE, Pearson r, quality per metric'],
 ];
 
+/** The package version (package.json sits two folders above both src/cli and dist/cli). */
+export function packageVersion(): string {
+  const pkg = createRequire(import.meta.url)('../../package.json') as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+}
+
 function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<void>): Command {
   const root = new Command('blis')
     .description('blis-ts: deterministic discrete-event simulator of LLM inference serving clusters')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   const run = root.command('run').description('simulate a generated workload (default: the distribution workload) on one or more instances');
@@ -57,11 +65,18 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
       else if (name === 'observe') await (await import('./observe-command.js')).observeCommand(flags, out);
       else await (await import('./calibrate-command.js')).calibrateCommand(flags, out);
     });
+    if (argv.length === 0) {
+      // A bare `blis` is a usage error: the help goes to stderr so nothing lands in a redirected stdout.
+      io.info?.(root.helpInformation().trimEnd());
+      io.error('a command is required (see the list above, or blis <command> --help)');
+      return EXIT_USAGE;
+    }
     await root.parseAsync([...argv], { from: 'user' });
+    await io.flush?.();
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return flushed(io);
       io.error(`${e.message.replace(/^error: /, '')} (see blis --help)`);
       return EXIT_USAGE;
     }
@@ -69,7 +84,32 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
       io.error(e.message);
       return EXIT_USAGE;
     }
+    if (isStdoutError(e)) {
+      io.error(stdoutFailure(e));
+      return EXIT_USAGE;
+    }
     return reportInternal(e, argv, io);
+  }
+}
+
+/** A write to stdout failed (reported by {@link Io.flush}): the output could not be delivered. */
+function isStdoutError(e: unknown): e is Error & { code?: unknown } {
+  return e instanceof Error && 'syscall' in e && (e as { syscall?: unknown }).syscall === 'write';
+}
+
+function stdoutFailure(e: Error & { code?: unknown }): string {
+  if (e.code === 'EPIPE') return 'stdout was closed before the output was written (EPIPE)';
+  return `cannot write to stdout: ${e.message}`;
+}
+
+async function flushed(io: Io): Promise<number> {
+  try {
+    await io.flush?.();
+    return 0;
+  } catch (e) {
+    if (!isStdoutError(e)) throw e;
+    io.error(stdoutFailure(e));
+    return EXIT_USAGE;
   }
 }
 
@@ -77,7 +117,7 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
  * An exception that is not a {@link BlisError}: a bug. One line (the stack only with `--log debug`), exit 70
  * (EX_SOFTWARE), so a caller can tell "bad input" (2) from "blis-ts failed" (70).
  */
-function reportInternal(e: unknown, argv: readonly string[], io: Io): number {
+export function reportInternal(e: unknown, argv: readonly string[], io: Io): number {
   const debug = argv.some((a, i) => a === '--log=debug' || (a === '--log' && argv[i + 1] === 'debug'));
   const first = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
   io.error(`internal: ${first} (a bug in blis-ts; rerun with --log debug for the stack and report it)`);

@@ -16,6 +16,8 @@ import { GoRand } from '../engine/go-rand.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
+import { BlisError } from '../domain/errors.js';
+import { LIMITS, checkLimit } from '../domain/limits.js';
 import { concatTokens, randomTokenIds } from './tokens.js';
 
 /** Parameters of a clamped gaussian length distribution (all integers, as the CLI flags are). */
@@ -78,20 +80,41 @@ export function constantInterArrivalUs(rate: number): number {
   return iat < 1 ? 1 : iat;
 }
 
+/** Thrown when nothing bounds a generated workload (no request cap and no horizon). */
+export const UNBOUNDED_WORKLOAD = 'WORKLOAD_UNBOUNDED';
+
+/**
+ * How many requests the distribution workload will hold, checked against {@link LIMITS} before anything is
+ * generated: the cap, or the arrivals that fit before the horizon.
+ * @throws BlisError when nothing bounds the workload; LimitError when it would exceed the limits.
+ */
+export function checkDistributionWorkload(opts: Pick<DistributionWorkloadOptions, 'rate' | 'numRequests' | 'horizon' | 'prefixTokens' | 'prompt' | 'output'>): number {
+  const { horizon, numRequests } = opts;
+  if (!(horizon > 0)) return 0;
+  if (numRequests < 0 || !Number.isSafeInteger(numRequests)) {
+    throw new BlisError('bad-flag', `--num-requests must be a non-negative integer, got ${numRequests}`, { field: '--num-requests' });
+  }
+  if (numRequests === 0 && horizon >= MAX_INT64) {
+    throw new BlisError(UNBOUNDED_WORKLOAD, 'nothing bounds the workload: --num-requests 0 means "as many as arrive before --horizon", but no --horizon is set; give --num-requests N > 0 or a --horizon in µs', { field: '--num-requests' });
+  }
+  const byHorizon = Math.ceil(horizon / constantInterArrivalUs(opts.rate));
+  const n = numRequests > 0 ? Math.min(numRequests, byHorizon) : byHorizon;
+  const what = numRequests > 0 && numRequests <= byHorizon ? '--num-requests' : `the requests arriving before --horizon at --rate ${opts.rate}`;
+  checkLimit(n, LIMITS.requests, what, 'simulate fewer requests (a shorter --horizon or a smaller --num-requests)', { field: '--num-requests' });
+  checkLimit(Math.max(opts.prefixTokens + opts.prompt.max, opts.output.max), LIMITS.tokensPerRequest, 'the longest prompt (prefix included) or output, in tokens', 'lower --prompt-tokens-max, --output-tokens-max or --prefix-tokens');
+  const mean = (p: GaussianLengthParams): number => Math.min(p.max, Math.max(p.min, p.mean));
+  checkLimit(n * (opts.prefixTokens + mean(opts.prompt) + mean(opts.output)), LIMITS.workloadTokens, 'the token ids of the workload (requests x mean tokens)', 'simulate fewer or shorter requests');
+  return n;
+}
+
 /**
  * Generates the distribution workload. Requests come back sorted by arrival with ids `request_<i>`.
  *
- * @throws RangeError when neither a request cap nor a finite horizon bounds the generation.
+ * @throws as {@link checkDistributionWorkload}.
  */
 export function generateDistributionWorkload(opts: DistributionWorkloadOptions): Request[] {
   const { horizon, numRequests } = opts;
-  if (!(horizon > 0)) return [];
-  if (numRequests < 0 || !Number.isInteger(numRequests)) {
-    throw new RangeError(`numRequests must be a non-negative integer, got ${numRequests}`);
-  }
-  if (numRequests === 0 && horizon >= MAX_INT64) {
-    throw new RangeError('Workload requires either num_requests or --horizon to bound generation');
-  }
+  if (checkDistributionWorkload(opts) === 0) return [];
 
   const wg = new PartitionedRng(opts.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
   const prefix = opts.prefixTokens > 0 ? randomTokenIds(wg, opts.prefixTokens) : new Int32Array(0);
