@@ -1,12 +1,13 @@
 /**
- * `blis run` and `blis replay`: the simulation layer renders everything; this writes stdout and the files.
+ * `blis run` and `blis replay`: the simulation layer renders everything; this writes the files and stdout.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
 import type { SimEnv } from '../sim/env.js';
 import type { FlagValues } from '../sim/options.js';
 import { simulateReplay, simulateRun, type SimulationObserver, type SimulationOutputs } from '../sim/run.js';
 import type { Io } from './io.js';
+import { checkOutputPath, checkTracePrefix, commitOutputs, type Content, type OutputFile } from './outputs.js';
 
 export type { SimulationObserver } from '../sim/run.js';
 
@@ -24,33 +25,34 @@ export function processEnv(io: Io): SimEnv {
   };
 }
 
-function write(path: string, text: string, option: string): void {
-  try {
-    writeFileSync(path, text);
-  } catch (e) {
-    throw new ConfigError('io', `${option}: cannot write ${path}: ${(e as Error).message}`);
-  }
-}
-
-function emit(io: Io, f: FlagValues, out: SimulationOutputs): void {
-  io.stdout(out.stdout);
-  const mp = f.str('metrics-path');
-  if (mp !== '') write(mp, out.metricsFile, '--metrics-path');
-}
-
+/**
+ * `run`: every output path is checked before the simulation; the files are written all or nothing after it, and
+ * stdout last.
+ */
 export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
-  const out = await simulateRun(f, processEnv(io), observe);
-  emit(io, f, out);
+  const mp = f.str('metrics-path');
   const tp = f.str('trace-output');
-  if (tp !== '' && out.trace) {
-    write(`${tp}.yaml`, out.trace.yaml, '--trace-output');
-    write(`${tp}.csv`, out.trace.csv, '--trace-output');
-  }
+  const metrics = mp === '' ? null : checkOutputPath('--metrics-path', mp);
+  const trace = tp === '' ? null : checkTracePrefix('--trace-output', tp);
+  const out = await simulateRun(f, processEnv(io), observe);
+  const files: [OutputFile, Content][] = [];
+  if (metrics !== null) files.push([metrics, out.metricsFileChunks()]);
+  if (trace !== null && out.trace !== null) files.push([trace[0], out.trace.yaml], [trace[1], out.trace.csvChunks()]);
+  commitOutputs(files);
+  io.stdout(out.stdout);
 }
 
+/** `replay`: as {@link runCommand}, with `--results-path`. */
 export async function replayCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
-  const out = await simulateReplay(f, processEnv(io), observe);
-  emit(io, f, out);
+  const mp = f.str('metrics-path');
   const rp = f.str('results-path');
-  if (rp !== '' && out.results !== null) write(rp, out.results, '--results-path');
+  const metrics = mp === '' ? null : checkOutputPath('--metrics-path', mp);
+  const results = rp === '' ? null : checkOutputPath('--results-path', rp);
+  const out = await simulateReplay(f, processEnv(io), observe);
+  const files: [OutputFile, Content][] = [];
+  if (metrics !== null) files.push([metrics, out.metricsFileChunks()]);
+  const rows = results === null ? null : out.resultsChunks();
+  if (results !== null && rows !== null) files.push([results, rows]);
+  commitOutputs(files);
+  io.stdout(out.stdout);
 }

@@ -3,7 +3,7 @@
  * evaluate-command.ts).
  * A broken candidate is a scored result (exit 0); only a broken suite, flags or files exit 2.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   candidateFromBundle,
@@ -27,6 +27,7 @@ import { EvaluationPool } from '../evaluate/pool.js';
 import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
+import { checkOutputPath, commitOutputs } from './outputs.js';
 
 function read(file: string, flag: string): string {
   try {
@@ -96,14 +97,33 @@ function int(flag: string, v: string, min: number): number {
   return n;
 }
 
-function dirCache(dir: string): ResultCache {
-  mkdirSync(dir, { recursive: true });
+/**
+ * The `--cache` directory, checked (created when missing) before any evaluation. Entries are written to a
+ * temporary name and renamed, so a reader never sees half an entry; an entry that cannot be written costs a
+ * warning, not the evaluations already done.
+ */
+function dirCache(dir: string, io: Io): ResultCache {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    throw new UsageError('io', `--cache: cannot create the directory ${dir}: ${(e as Error).message}`);
+  }
+  checkOutputPath('--cache', path.join(dir, 'entry.json'));
+  let warned = false;
   return new ResultCache({
     get: (k) => {
       const f = path.join(dir, `${k}.json`);
       return existsSync(f) ? readFileSync(f, 'utf8') : null;
     },
-    set: (k, v) => writeFileSync(path.join(dir, `${k}.json`), v),
+    set: (k, v) => {
+      try {
+        commitOutputs([[checkOutputPath('--cache', path.join(dir, `${k}.json`)), v]]);
+      } catch (e) {
+        if (!(e instanceof UsageError)) throw e;
+        if (!warned) io.warn(`${e.message}; results are not cached`);
+        warned = true;
+      }
+    },
   });
 }
 
@@ -116,7 +136,7 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   const opts: EvaluateOptions = { stage: Number(o.stage) as 1 | 2, only: parseOnly(o.only) };
   const workers = int('--workers', o.workers, 1);
   const timeoutMs = int('--timeout-s', o.timeoutS, 0) * 1000;
-  const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache);
+  const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache, io);
   const pool = workers > 1 || timeoutMs > 0 ? new EvaluationPool({ workers, timeoutMs }) : null;
   const run = async (c: Candidate, evalOpts: EvaluateOptions = opts): Promise<EvaluationResult> => {
     const key = ResultCache.key(c, suite, evalOpts);
@@ -220,7 +240,7 @@ export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
   if (!(share >= 0 && share <= 1)) throw new UsageError('bad-flag', `--random-share must be in [0, 1], got "${o.randomShare}"`);
   const start = parseStart(o.start);
   for (const k of Object.keys(start)) if (!t.parameters.some((p) => p.name === k)) throw new UsageError('bad-flag', `--start: ${t.name} has no parameter "${k}"; parameters: ${t.parameters.map((p) => p.name).join(', ')}`);
-  const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache);
+  const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache, io);
   const evaluate = async (c: Candidate, evalOpts: EvaluateOptions, s: Suite = suite): Promise<EvaluationResult> => {
     const key = ResultCache.key(c, s, evalOpts);
     const hit = cache.get(key);

@@ -6,29 +6,36 @@
 import type { ClusterSimulator } from '../cluster/cluster.js';
 import type { Request } from '../domain/request.js';
 import { parseFitnessWeights } from '../metrics/fitness.js';
-import { goJsonIndent } from '../metrics/go-format.js';
+import { goJsonArrayChunks, goJsonIndent } from '../metrics/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
 import { generateDistributionWorkload } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
-import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
+import { buildReplayRequests, checkReplayRecords, defaultReplayHorizon } from '../workload/replay.js';
 import { SessionManager } from '../workload/sessions/manager.js';
 import type { SessionLog } from '../workload/sessions/manager.js';
 import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
 import type { SessionBlueprint } from '../workload/sessions/types.js';
 import { generateWorkload } from '../workload/sessions/workload.js';
 import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-export.js';
-import { formatTraceCsv, parseTraceCsv } from '../workload/tracev2-csv.js';
+import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
 import { runEngine, type EngineSetup } from './engine-setup.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
-import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
+import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
 import { horizonFlag, resolveEngineFlags } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
+
+/** The TraceV2 export of a run. */
+export interface TraceOutput {
+  readonly yaml: string;
+  readonly csv: string;
+  csvChunks(): Iterable<string>;
+}
 
 /** Receives each finished simulation (tests run invariant checkers on it). */
 export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[], setup: EngineSetup, sessions: SessionLog | null) => void;
@@ -38,12 +45,19 @@ export interface SimulationOutputs {
   readonly cluster: ClusterSimulator;
   /** stdout in the requested `--output-format`. */
   readonly stdout: string;
-  /** `--metrics-path` contents (always rendered; written only when the option names a file). */
+  /**
+   * `--metrics-path` contents, rendered when read: its per-request rows are large for large runs, and past a
+   * couple of million requests longer than a string can be — write {@link metricsFileChunks} instead.
+   */
   readonly metricsFile: string;
-  /** run `--trace-output`: `<prefix>.yaml` and `<prefix>.csv` contents. */
-  readonly trace: { readonly yaml: string; readonly csv: string } | null;
-  /** replay `--results-path` contents. */
+  /** The same bytes as {@link metricsFile}, one request row at a time. */
+  metricsFileChunks(): Iterable<string>;
+  /** run `--trace-output`: `<prefix>.yaml` and `<prefix>.csv` contents (the CSV rendered when read). */
+  readonly trace: TraceOutput | null;
+  /** replay `--results-path` contents, rendered when read. */
   readonly results: string | null;
+  /** The same bytes as {@link results}, one row at a time (null when there are none). */
+  resultsChunks(): Iterable<string> | null;
   /** What the run recorded (preemptions, routings with cache outcomes, KV samples, batches with `full`). */
   readonly recorder: RunRecorder;
   /** Every request of the run, follow-ups included. */
@@ -241,16 +255,41 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, outputFormat(f) === 'json' ? extras(cs, recorder, all, pol, goodputTargets) : {}));
-  let trace: SimulationOutputs['trace'] = null;
+  let trace: TraceOutput | null = null;
   if (f.str('trace-output') !== '') {
     const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
       request,
       outcome: { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: request.itlSum },
     })));
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
-    trace = { yaml: formatTraceHeaderYaml(header), csv: formatTraceCsv(records, header.mode) };
+    trace = {
+      yaml: formatTraceHeaderYaml(header),
+      get csv() {
+        return formatTraceCsv(records, header.mode);
+      },
+      csvChunks: () => formatTraceCsvChunks(records, header.mode),
+    };
   }
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace, results: null, recorder, requests: all };
+  return outputs({ report, cluster: cs, stdout: render(f, report), trace, recorder, requests: all }, null);
+}
+
+/** Outputs whose per-request files are rendered only when read. */
+function outputs(o: Pick<SimulationOutputs, 'report' | 'cluster' | 'stdout' | 'trace' | 'recorder' | 'requests'>, results: (() => Record<string, unknown>[]) | null): SimulationOutputs {
+  return {
+    ...o,
+    get metricsFile() {
+      return renderMetricsFile(o.report);
+    },
+    metricsFileChunks: () => metricsFileText(o.report),
+    get results() {
+      return results === null ? null : goJsonIndent(results());
+    },
+    resultsChunks: () => {
+      if (results === null) return null;
+      const rows = results();
+      return goJsonArrayChunks(rows, rows.length, 0);
+    },
+  };
 }
 
 export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver): Promise<SimulationOutputs> {
@@ -263,18 +302,19 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   if (dataPath === '') throw new ConfigError('missing-flag', '--trace-data is required');
   const header = parseTraceHeaderYaml(env.readText(headerPath, '--trace-header'), headerPath);
   const records = parseTraceCsv(env.readText(dataPath, '--trace-data'), dataPath);
+  checkReplayRecords(records, dataPath);
   const { setup, latency, seed } = await resolveEngineFlags(f, env);
   for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
-  const requests = buildReplayRequests(records, seed);
+  const requests = buildReplayRequests(records, seed, dataPath);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
   const cs = runEngine(full, requests, null, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null);
   observe?.(cs, requests, full, null);
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, outputFormat(f) === 'json' ? extras(cs, recorder, requests, pol, goodputTargets) : {}));
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)), recorder, requests };
+  return outputs({ report, cluster: cs, stdout: render(f, report), trace: null, recorder, requests }, () => simResults(report));
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */
