@@ -2,6 +2,7 @@
  * Reduction of raw instance metrics into the reference's `MetricsOutput` (blis-core.md §7, blis-cluster.md
  * §5.1) and the text sections of its stdout. Pure: takes recorded data, returns values and strings.
  */
+import { goSortSlice } from '../engine/go-sort.js';
 import type { Request } from '../domain/request.js';
 import type { CountStore, InstanceMetrics, SampleStore } from '../instance/instance-metrics.js';
 import { goFixed, goJsonIndent, goJsonIndentChunks } from './go-format.js';
@@ -169,12 +170,12 @@ export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsO
   return o;
 }
 
-/** Registered requests in the metrics file's row order: by arrival, ties by id (bytewise). */
+/** Registered requests in the metrics file's row order: by id, then by the rendered arrived_at (seconds). */
 function detailOrder(v: MetricsView): Request[] {
   const regs = v.requests.filter((r) => r.registered);
   regs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  // Stable, on the rendered arrived_at (seconds): equal values keep the id order, as the reference's rows do.
-  regs.sort((a, b) => a.arrivalTime / 1e6 - b.arrivalTime / 1e6);
+  // The reference sorts with Go's unstable sort.Slice; equal arrival times keep its order, not ours.
+  goSortSlice(regs, (a, b) => a.arrivalTime / 1e6 < b.arrivalTime / 1e6);
   return regs;
 }
 
