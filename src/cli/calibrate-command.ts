@@ -2,7 +2,6 @@
  * `blis calibrate`: reads the observed trace, the replay's SimResult JSON (and optionally ITL data and the
  * replay's metrics file), writes the report JSON, and prints the summary on stderr.
  */
-import { readFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
 import type { FlagValues } from '../sim/options.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
@@ -11,6 +10,7 @@ import { parseTraceCsv } from '../workload/tracev2-csv.js';
 import { CalibrateInputError, parseItlCsv, parseSimResults, reportToJson, runCalibration } from '../calibrate/index.js';
 import type { Io } from './io.js';
 import { checkOutputPath, commitOutputs } from './outputs.js';
+import { readInputText } from './read-input.js';
 
 function required(f: FlagValues, name: string): string {
   const v = f.str(name);
@@ -19,11 +19,7 @@ function required(f: FlagValues, name: string): string {
 }
 
 function read(path: string, flag: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ConfigError('io', `${flag}: cannot read ${path}: ${(e as Error).message}`);
-  }
+  return readInputText(path, flag);
 }
 
 /** The replay metrics file's aggregate cache_hit_rate, or null when it has none. */

@@ -1,12 +1,11 @@
 /**
  * `blis run` and `blis replay`: the simulation layer renders everything; this writes the files and stdout.
  */
-import { readFileSync } from 'node:fs';
-import { ConfigError } from '../sim/config-error.js';
 import type { SimEnv } from '../sim/env.js';
 import type { FlagValues } from '../sim/options.js';
-import { simulateReplay, simulateRun, type SimulationObserver, type SimulationOutputs } from '../sim/run.js';
+import { simulateReplay, simulateRun, type SimulationObserver } from '../sim/run.js';
 import type { Io } from './io.js';
+import { readInputText } from './read-input.js';
 import { checkOutputPath, checkTracePrefix, commitOutputs, type Content, type OutputFile } from './outputs.js';
 
 export type { SimulationObserver } from '../sim/run.js';
@@ -14,13 +13,7 @@ export type { SimulationObserver } from '../sim/run.js';
 /** File access and warnings for the simulation layer, from the process. */
 export function processEnv(io: Io): SimEnv {
   return {
-    readText: (path, option) => {
-      try {
-        return readFileSync(path, 'utf8');
-      } catch (e) {
-        throw new ConfigError('io', `${option}: cannot read ${path}: ${(e as Error).message}`);
-      }
-    },
+    readText: (path, option) => readInputText(path, option),
     warn: (m) => io.warn(m),
   };
 }

@@ -3,10 +3,10 @@
  * pure functions in src/workload/profiles/convert.ts). Bad input ends as one `error:` line and exit 2, through
  * the coded errors main.ts reports.
  */
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
+import { readInputText } from './read-input.js';
 
 function number(flag: string, text: string): number {
   const v = Number(text);
@@ -28,11 +28,7 @@ function seed(text: string): bigint {
 }
 
 function readFileText(path: string, flag: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new UsageError('io', `${flag}: cannot read ${path}: ${(e as Error).message}`);
-  }
+  return readInputText(path, flag);
 }
 
 function leaf(parent: Command, name: string, description: string, io: Io): Command {

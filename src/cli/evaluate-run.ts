@@ -28,13 +28,10 @@ import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { checkOutputPath, commitOutputs } from './outputs.js';
+import { readInputText } from './read-input.js';
 
 function read(file: string, flag: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UsageError('io', `${flag}: cannot read ${file}: ${(e as Error).message}`);
-  }
+  return readInputText(file, flag);
 }
 
 function loadSuite(name: string): Suite {

@@ -2,7 +2,6 @@
  * `blis observe`: flags → workload and options, Ctrl-C handling, progress on stderr, and the trace / ITL /
  * summary outputs.
  */
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../sim/config-error.js';
@@ -18,6 +17,7 @@ import { observe } from '../observe/run.js';
 import { progressBar } from '../observe/progress.js';
 import type { Io } from './io.js';
 import { UsageError } from './errors.js';
+import { readInputText } from './read-input.js';
 import { checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
 
 export interface ObserveCommandHooks {
@@ -106,11 +106,7 @@ export async function observeCommand(f: FlagValues, io: Io, hooks: ObserveComman
   const specPath = f.str('workload-spec');
   let specText = '';
   if (specPath !== '') {
-    try {
-      specText = readFileSync(specPath, 'utf8');
-    } catch (e) {
-      throw new ConfigError('io', `--workload-spec: cannot read ${specPath}: ${(e as Error).message}`);
-    }
+    specText = readInputText(specPath, '--workload-spec');
   }
   const workload = await buildObserveWorkload({
     workloadSpec: specPath,

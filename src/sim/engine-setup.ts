@@ -193,12 +193,65 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
 
 /**
  * Runs `requests` (sorted by arrival) through a fresh cluster built from `setup`. `followUps` (closed-loop
- * sessions: a SessionManager's hook) turns finished requests into new arrivals.
+ * sessions: a SessionManager's hook) turns finished requests into new arrivals. With `releaseTokens`, every
+ * request drops its token ids once it has left the system (after its follow-ups were made from them).
  */
-export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null, prepare: ((cs: ClusterSimulator) => void) | null = null): ClusterSimulator {
+export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null, prepare: ((cs: ClusterSimulator) => void) | null = null, releaseTokens = false): ClusterSimulator {
   const cs = buildCluster(setup);
-  if (followUps !== null) cs.setFollowUpHook(followUps);
+  const hook = releaseTokens ? releasing(followUps) : followUps;
+  if (hook !== null) cs.setFollowUpHook(hook);
   prepare?.(cs);
   cs.run(requests);
   return cs;
+}
+
+function releasing(followUps: FollowUpHook | null): FollowUpHook {
+  return (req, tick) => {
+    const next = followUps === null ? NO_FOLLOW_UPS : followUps(req, tick);
+    req.releaseTokens();
+    return next;
+  };
+}
+
+const NO_FOLLOW_UPS: readonly Request[] = [];
+
+/** How many generated arrivals wait in the event queue at most while a streamed workload runs. */
+const STREAM_CHUNK = 4096;
+
+/**
+ * Runs a workload produced while the simulation runs (sorted by arrival), holding only the arrivals of the next
+ * few thousand requests instead of every request's tokens from the start. Returns the cluster and every request
+ * the source produced.
+ *
+ * Only for workloads without follow-ups: then every ClusterArrival comes from the source, so injecting them in
+ * chunks, each before any event at or after its first arrival time runs, executes exactly the events, in exactly
+ * the order, that injecting them all at the start does (ties between arrivals keep source order; an arrival and
+ * another kind of event never share an order key).
+ */
+export function runEngineStreaming(setup: EngineSetup, source: Iterable<Request>, prepare: ((cs: ClusterSimulator) => void) | null = null): { cluster: ClusterSimulator; requests: Request[] } {
+  const cs = buildCluster(setup);
+  cs.setFollowUpHook(releasing(null));
+  prepare?.(cs);
+  const all: Request[] = [];
+  const it = source[Symbol.iterator]();
+  let next = it.next();
+  while (!next.done) {
+    const first = next.value.arrivalTime;
+    // A chunk: STREAM_CHUNK arrivals, extended to every arrival at the time of its last one.
+    let last = first;
+    // (Arrivals past the horizon are injected too, and never run: the run stops at the horizon as before.)
+    let n = 0;
+    while (!next.done && (n < STREAM_CHUNK || next.value.arrivalTime === last)) {
+      last = next.value.arrivalTime;
+      cs.inject(next.value);
+      all.push(next.value);
+      n++;
+      next = it.next();
+    }
+    // Everything strictly before the next chunk's first arrival; that chunk is injected before it can run.
+    if (!next.done) cs.advanceTo(next.value.arrivalTime - 1);
+  }
+  cs.advanceTo(Infinity);
+  cs.finish();
+  return { cluster: cs, requests: all };
 }

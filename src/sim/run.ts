@@ -8,7 +8,7 @@ import type { Request } from '../domain/request.js';
 import { parseFitnessWeights } from '../metrics/fitness.js';
 import { goJsonArrayChunks, goJsonIndent } from '../metrics/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
-import { generateDistributionWorkload } from '../workload/distribution.js';
+import { distributionWorkloadStream } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
 import { buildReplayRequests, checkReplayRecords, defaultReplayHorizon } from '../workload/replay.js';
@@ -21,7 +21,7 @@ import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-exp
 import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { runEngine, type EngineSetup } from './engine-setup.js';
+import { runEngine, runEngineStreaming, type EngineSetup } from './engine-setup.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
@@ -122,7 +122,9 @@ function cliGoodput(f: FlagValues): ReturnType<typeof resolveGoodputCliFlags> {
 }
 
 interface RunWorkload {
-  readonly requests: Request[];
+  /** The requests, sorted by arrival; a lazy source (generated as the simulation reaches them) when `streamed`. */
+  readonly requests: Iterable<Request>;
+  readonly streamed: boolean;
   readonly horizon: number;
   /** The workload seed in effect (trace header). */
   readonly seed: bigint;
@@ -162,7 +164,7 @@ function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs
   if (cap === 0 && horizon >= MAX_INT64) throw new ConfigError('bad-flag', 'Workload requires either num_requests or --horizon to bound generation');
   const spec = synthesizeConcurrencySpec({ seed, concurrency: users, thinkTimeMs: thinkMs, numRequests: cap, prefixTokens, prompt, output });
   const wl = generateWorkload(spec, { seed, numRequests: cap, horizon, timeoutSecs });
-  return { requests: wl.requests, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
+  return { requests: wl.requests, streamed: false, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
 }
 
 /** The distribution workload or a preset, from the run options. */
@@ -189,7 +191,7 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     const derr = validateDistributionParams(prompt, output);
     if (derr) throw new ConfigError('bad-flag', derr);
   }
-  const requests = generateDistributionWorkload({
+  const requests = distributionWorkloadStream({
     seed,
     rate: workloadFlags.rate,
     numRequests: workloadFlags.numRequests,
@@ -199,7 +201,7 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     output,
     timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
   });
-  return { requests, horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
+  return { requests, streamed: true, horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
 }
 
 /**
@@ -219,6 +221,7 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
   });
   return {
     requests: r.requests,
+    streamed: false,
     horizon: r.horizon,
     seed: r.seed,
     specGoodput: r.goodputSloTargets.size > 0 ? r.goodputSloTargets : null,
@@ -251,8 +254,16 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const recorder = recorderFor(pol, opts);
   // The recorder feeds only the JSON-only sections and the evaluator: the reference text never pays for it.
   const record = outputFormat(f) === 'json' || opts.prefixAudit === true;
-  const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook, record ? (c) => recorder.attach(c) : null);
-  const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
+  const prepare = record ? (c: ClusterSimulator): void => recorder.attach(c) : null;
+  let cs: ClusterSimulator;
+  let all: Request[];
+  if (wl.streamed && sessions === null) {
+    ({ cluster: cs, requests: all } = runEngineStreaming(full, wl.requests, prepare));
+  } else {
+    const requests = Array.from(wl.requests);
+    cs = runEngine(full, requests, sessions === null ? null : sessions.hook, prepare, true);
+    all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
+  }
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, outputFormat(f) === 'json' ? extras(cs, recorder, all, pol, goodputTargets) : {}));
   let trace: TraceOutput | null = null;
@@ -311,7 +322,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
-  const cs = runEngine(full, requests, null, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null);
+  const cs = runEngine(full, requests, null, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, true);
   observe?.(cs, requests, full, null);
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, outputFormat(f) === 'json' ? extras(cs, recorder, requests, pol, goodputTargets) : {}));
   return outputs({ report, cluster: cs, stdout: render(f, report), trace: null, recorder, requests }, () => simResults(report));

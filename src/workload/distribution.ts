@@ -88,7 +88,7 @@ export const UNBOUNDED_WORKLOAD = 'WORKLOAD_UNBOUNDED';
  * generated: the cap, or the arrivals that fit before the horizon.
  * @throws BlisError when nothing bounds the workload; LimitError when it would exceed the limits.
  */
-export function checkDistributionWorkload(opts: Pick<DistributionWorkloadOptions, 'rate' | 'numRequests' | 'horizon' | 'prefixTokens' | 'prompt' | 'output'>): number {
+export function checkDistributionWorkload(opts: Pick<DistributionWorkloadOptions, 'rate' | 'numRequests' | 'horizon' | 'prefixTokens' | 'prompt' | 'output'>, holdsAll = true): number {
   const { horizon, numRequests } = opts;
   if (!(horizon > 0)) return 0;
   if (numRequests < 0 || !Number.isSafeInteger(numRequests)) {
@@ -103,7 +103,8 @@ export function checkDistributionWorkload(opts: Pick<DistributionWorkloadOptions
   checkLimit(n, LIMITS.requests, what, 'simulate fewer requests (a shorter --horizon or a smaller --num-requests)', { field: '--num-requests' });
   checkLimit(Math.max(opts.prefixTokens + opts.prompt.max, opts.output.max), LIMITS.tokensPerRequest, 'the longest prompt (prefix included) or output, in tokens', 'lower --prompt-tokens-max, --output-tokens-max or --prefix-tokens');
   const mean = (p: GaussianLengthParams): number => Math.min(p.max, Math.max(p.min, p.mean));
-  checkLimit(n * (opts.prefixTokens + mean(opts.prompt) + mean(opts.output)), LIMITS.workloadTokens, 'the token ids of the workload (requests x mean tokens)', 'simulate fewer or shorter requests');
+  // Streamed into the simulation, only the requests in flight hold token ids.
+  if (holdsAll) checkLimit(n * (opts.prefixTokens + mean(opts.prompt) + mean(opts.output)), LIMITS.workloadTokens, 'the token ids of the workload (requests x mean tokens)', 'simulate fewer or shorter requests');
   return n;
 }
 
@@ -113,9 +114,23 @@ export function checkDistributionWorkload(opts: Pick<DistributionWorkloadOptions
  * @throws as {@link checkDistributionWorkload}.
  */
 export function generateDistributionWorkload(opts: DistributionWorkloadOptions): Request[] {
-  const { horizon, numRequests } = opts;
   if (checkDistributionWorkload(opts) === 0) return [];
+  return Array.from(generate(opts));
+}
 
+/**
+ * The distribution workload as it is needed: each request (and its token ids) generated when the consumer asks
+ * for it, with the same draws in the same order. Checked before the first one is generated.
+ *
+ * @throws as {@link checkDistributionWorkload}.
+ */
+export function distributionWorkloadStream(opts: DistributionWorkloadOptions): Iterable<Request> {
+  if (checkDistributionWorkload(opts, false) === 0) return [];
+  return generate(opts);
+}
+
+function* generate(opts: DistributionWorkloadOptions): Generator<Request> {
+  const { horizon, numRequests } = opts;
   const wg = new PartitionedRng(opts.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
   const prefix = opts.prefixTokens > 0 ? randomTokenIds(wg, opts.prefixTokens) : new Int32Array(0);
   const clientRng = new GoRand(wg.int63Big());
@@ -126,9 +141,9 @@ export function generateDistributionWorkload(opts: DistributionWorkloadOptions):
   // never influence earlier ones (each request's draws come after all earlier requests' draws), so stopping at
   // N yields the same list without generating tokens that would be thrown away.
   const limit = numRequests > 0 ? numRequests : Number.POSITIVE_INFINITY;
-  const requests: Request[] = [];
+  let n = 0;
   let t = 0;
-  while (t < horizon && requests.length < limit) {
+  while (t < horizon && n < limit) {
     t += iat;
     if (t >= horizon) break;
     const inLen = sampleGaussianLength(clientRng, opts.prompt);
@@ -136,13 +151,12 @@ export function generateDistributionWorkload(opts: DistributionWorkloadOptions):
     const input = concatTokens(prefix, randomTokenIds(clientRng, inLen));
     const output = randomTokenIds(clientRng, outLen);
     const deadline = opts.timeoutUs > 0 ? t + opts.timeoutUs : 0;
-    const req = new Request(`request_${requests.length}`, input, output, t, output.length, deadline);
+    const req = new Request(`request_${n++}`, input, output, t, output.length, deadline);
     req.clientId = DISTRIBUTION_CLIENT_ID;
     if (prefix.length > 0) {
       req.prefixGroup = SHARED_PREFIX_GROUP;
       req.prefixLength = prefix.length;
     }
-    requests.push(req);
+    yield req;
   }
-  return requests;
 }
