@@ -101,7 +101,7 @@ export function checkDistributionWorkload(opts: Pick<DistributionWorkloadOptions
   const n = numRequests > 0 ? Math.min(numRequests, byHorizon) : byHorizon;
   const what = numRequests > 0 && numRequests <= byHorizon ? '--num-requests' : `the requests arriving before --horizon at --rate ${opts.rate}`;
   checkLimit(n, LIMITS.requests, what, 'simulate fewer requests (a shorter --horizon or a smaller --num-requests)', { field: '--num-requests' });
-  checkLimit(Math.max(opts.prefixTokens + opts.prompt.max, opts.output.max), LIMITS.tokensPerRequest, 'the longest prompt (prefix included) or output, in tokens', 'lower --prompt-tokens-max, --output-tokens-max or --prefix-tokens');
+  checkLimit(Math.max(opts.prefixTokens + opts.prompt.max, opts.output.max), LIMITS.tokensPerRequest, 'the longest prompt (prefix included) or output (tokens)', 'lower --prompt-tokens-max, --output-tokens-max or --prefix-tokens');
   const mean = (p: GaussianLengthParams): number => Math.min(p.max, Math.max(p.min, p.mean));
   // Streamed into the simulation, only the requests in flight hold token ids.
   if (holdsAll) checkLimit(n * (opts.prefixTokens + mean(opts.prompt) + mean(opts.output)), LIMITS.workloadTokens, 'the token ids of the workload (requests x mean tokens)', 'simulate fewer or shorter requests');

@@ -61,6 +61,10 @@ describe('values past a documented limit are refused before any work', () => {
     expect(await refused(['run', ...M, '--num-requests', '0', '--horizon', '900000000000', '--rate', '100'])).toMatch(/requests arriving before --horizon/);
   });
 
+  it('a billion closed-loop users without a cap (each one a request and a session)', async () => {
+    expect(await refused(['run', ...M, '--concurrency', '1000000000', '--horizon', '1000000'])).toMatch(/number of closed-loop users \(concurrency\) is 1,000,000,000, above the limit of 20,000,000/);
+  });
+
   it('a prompt longer than a request can hold', async () => {
     expect(await refused(['run', ...M, '--prompt-tokens', '20000000', '--prompt-tokens-max', '30000000'])).toMatch(/longest prompt .* above the limit of 10,000,000/);
   });
