@@ -56,6 +56,7 @@ const CASES: readonly [string, string, string, readonly string[]][] = [
   ['run', 'dist/sim/run.js', 'simulateRun', ['run', ...M, '--log', 'error']],
   ['replay', 'dist/sim/run.js', 'simulateReplay', ['replay', ...M, '--trace-header', 't.yaml', '--trace-data', 't.csv', '--log', 'error']],
   ['convert', 'dist/workload/profiles/convert.js', 'convertPreset', ['convert', 'preset', '--name', 'chatbot']],
+  ['compose', 'dist/workload/profiles/convert.js', 'composeSpecsYaml', ['compose', '--from', 'bundle.yaml']],
   ['evaluate', 'dist/evaluate/index.js', 'evaluateCandidate', ['evaluate', '--candidate', 'bundle.yaml', '--suite', 'routing-prefix-heavy', '--stage', '1']],
   ['evaluate --serve', 'dist/cli/evaluate-server.js', 'startEvaluationServer', ['evaluate', '--serve', '--suite', 'routing-prefix-heavy']],
   ['policies', 'dist/policy/catalog.js', 'policyCatalog', ['policies']],
