@@ -2,7 +2,7 @@
  * The `blis` command line. The only module that exits or touches process streams (through {@link Io}).
  */
 import { createRequire } from 'node:module';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { runCommand, replayCommand, type SimulationObserver } from './commands.js';
 import { registerComposeCommand, registerConvertCommand } from './convert-command.js';
 import { registerPoliciesCommand } from './policies-command.js';
@@ -49,7 +49,21 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
   registerComposeCommand(root, io);
   registerPoliciesCommand(root, io);
   registerEvaluateCommands(root, io);
+  addLogFlag(root);
   return root;
+}
+
+/**
+ * Every command takes `--log` (the simulation and I/O commands through their flag tables): an internal error's
+ * message says "rerun with --log debug", so each command must accept it.
+ */
+function addLogFlag(cmd: Command): void {
+  for (const sub of cmd.commands) {
+    if (!sub.options.some((o) => o.long === '--log')) {
+      sub.addOption(new Option('--log <level>', 'stderr diagnostics: debug adds the stack of an internal error').choices(['debug', 'info', 'warn', 'error']).default('warn'));
+    }
+    addLogFlag(sub);
+  }
 }
 
 /** Runs the CLI on `argv` (without node and script); returns the exit code. */

@@ -51,7 +51,7 @@ export const FLAGS: readonly FlagSpec[] = [
   // simulation
   { name: 'seed', kind: 'string', def: '42', help: 'random seed (int64)', scope: 'shared' },
   { name: 'horizon', kind: 'string', def: MAX_INT64_TEXT, help: 'simulation horizon in µs ticks (replay default: 2 x the last injection time)', scope: 'shared' },
-  { name: 'log', kind: 'string', def: 'warn', help: 'stderr diagnostics: warn (default) prints warnings, error prints errors only', scope: 'shared' },
+  { name: 'log', kind: 'string', def: 'warn', help: 'stderr diagnostics: warn (default) prints warnings, error prints errors only, debug adds the stack of an internal error', scope: 'shared' },
   { name: 'num-instances', kind: 'int', def: 1, help: 'number of instances', scope: 'shared' },
   { name: 'admission-latency', kind: 'int', def: 0, help: 'admission decision latency (µs)', scope: 'shared' },
   { name: 'routing-latency', kind: 'int', def: 0, help: 'routing decision latency (µs)', scope: 'shared' },

@@ -74,11 +74,15 @@ describe('an internal fault in any command: one internal line, exit 70', () => {
     expect(o.stdout).toBe('');
   }, 60_000);
 
-  it('prints the stack only with --log debug', () => {
-    const o = blis('dist/sim/run.js#simulateRun', ['run', ...M, '--log', 'debug']);
+  it.each([
+    ['dist/sim/run.js', 'simulateRun', ['run', ...M]],
+    ['dist/policy/catalog.js', 'policyCatalog', ['policies']],
+    ['dist/evaluate/index.js', 'evaluateCandidate', ['evaluate', '--candidate', 'bundle.yaml', '--suite', 'routing-prefix-heavy']],
+  ])('prints the stack with --log debug (%s#%s)', (module, name, argv) => {
+    const o = blis(`${module}#${name}`, [...argv, '--log', 'debug']);
     expect(o.code).toBe(70);
-    expect(o.stderr).toMatch(/error: internal: injected fault in simulateRun/);
-    expect(o.stderr).toMatch(/TypeError: injected fault in simulateRun\n\s+at /);
+    expect(o.stderr).toMatch(new RegExp(`error: internal: injected fault in ${name}`));
+    expect(o.stderr).toMatch(new RegExp(`TypeError: injected fault in ${name}\\n\\s+at `));
   }, 60_000);
 
   it('serve: a fault while answering a request stops the server the same way', async () => {
