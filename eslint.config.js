@@ -26,10 +26,12 @@ const ALLOWED = {
   calibrate: ['workload', 'metrics', 'engine', 'format', 'domain', 'config'],
   // Policy search: candidates x suites -> scores, features and reflection text, through sim.
   evaluate: ['sim', 'cluster', 'policy', 'sandbox', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  // HTML reports of runs, evaluations and comparisons (charts rendered to SVG at build time), above sim.
+  report: ['evaluate', 'sim', 'cluster', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
   // Network edges (HTTP client and server): like cli, allowed the wall clock; they drive sim/workload.
   observe: ['calibrate', 'sim', 'workload', 'metrics', 'engine', 'format', 'domain', 'config'],
   serve: ['sim', 'cluster', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
-  cli: ['evaluate', 'serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  cli: ['report', 'evaluate', 'serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
 };
 const LAYERS = Object.keys(ALLOWED);
 

@@ -8,6 +8,27 @@ export { FLAGS as SIMULATION_OPTIONS, type FlagSpec as SimulationOption } from '
 export { buildCluster, runEngine, type EngineSetup, type PolicySetup, DEFAULT_POLICY_SETUP } from './sim/engine-setup.js';
 export { buildReport, renderJson, renderReferenceText, type Report, type ReportOptions } from './sim/report.js';
 export { ClusterSimulator, type FollowUpHook } from './cluster/cluster.js';
+export { TimeSeriesSampler, SERIES_NAMES, type TimeSeriesData, type InstanceSeries, type SeriesProbe, type SeriesColumn, type SeriesKind } from './cluster/timeseries.js';
+export { formatTimeSeries, type TimeSeriesFormat } from './sim/timeseries.js';
+export type { SimProgress, ProgressCallback } from './sim/engine-setup.js';
+export type { ReportData } from './sim/report-data.js';
+// Reports: `renderRunReport(runView(result.report, 'label'))` draws a `simulate({..., reportData: true})` result.
+export {
+  runView,
+  evaluationView,
+  loadResult,
+  renderRunReport,
+  renderEvaluationReport,
+  renderResultReport,
+  compareResults,
+  formatComparisonText,
+  formatComparisonJson,
+  renderComparisonReport,
+  type ResultView,
+  type RunView,
+  type EvaluationView,
+  type Comparison,
+} from './report/index.js';
 export {
   SessionManager,
   generateWorkload,

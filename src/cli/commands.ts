@@ -3,7 +3,8 @@
  */
 import type { SimEnv } from '../sim/env.js';
 import type { FlagValues } from '../sim/options.js';
-import { simulateReplay, simulateRun, type SimulationObserver } from '../sim/run.js';
+import { simulateReplay, simulateRun, type RunOptions, type SimulationObserver, type SimulationOutputs } from '../sim/run.js';
+import { progressDisplay } from './progress.js';
 import type { Io } from './io.js';
 import { readInputText } from './read-input.js';
 import { checkOutputPath, checkTracePrefix, commitOutputs, type Content, type OutputFile } from './outputs.js';
@@ -18,6 +19,38 @@ export function processEnv(io: Io): SimEnv {
   };
 }
 
+/** The output files both commands may write besides their own: the time series and the HTML report. */
+interface SeriesAndReport {
+  readonly timeseries: OutputFile | null;
+  readonly report: OutputFile | null;
+}
+
+function checkSeriesAndReport(f: FlagValues): SeriesAndReport {
+  const tp = f.str('timeseries-path');
+  const rp = f.str('report');
+  return { timeseries: tp === '' ? null : checkOutputPath('--timeseries-path', tp), report: rp === '' ? null : checkOutputPath('--report', rp) };
+}
+
+async function seriesAndReportFiles(o: SeriesAndReport, f: FlagValues, out: SimulationOutputs, source: 'run' | 'replay'): Promise<[OutputFile, Content][]> {
+  const files: [OutputFile, Content][] = [];
+  if (o.timeseries !== null && out.timeseriesFile !== null) files.push([o.timeseries, out.timeseriesFile]);
+  if (o.report !== null) {
+    const { simulationReportHtml } = await import('../report/index.js');
+    files.push([o.report, await simulationReportHtml(out, f, source)]);
+  }
+  return files;
+}
+
+/** Runs `simulate` with a progress display (when one shows) and the time series a `--report` needs. */
+async function withProgress(f: FlagValues, label: string, simulate: (opts: RunOptions) => Promise<SimulationOutputs>): Promise<SimulationOutputs> {
+  const display = progressDisplay(label, f.bool('quiet'));
+  try {
+    return await simulate({ timeseries: f.str('report') !== '', ...(display === null ? {} : { onProgress: (p) => display.sim(p) }) });
+  } finally {
+    display?.stop();
+  }
+}
+
 /**
  * `run`: every output path is checked before the simulation; the files are written all or nothing after it, and
  * stdout last.
@@ -27,8 +60,9 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
   const tp = f.str('trace-output');
   const metrics = mp === '' ? null : checkOutputPath('--metrics-path', mp);
   const trace = tp === '' ? null : checkTracePrefix('--trace-output', tp);
-  const out = await simulateRun(f, processEnv(io), observe);
-  const files: [OutputFile, Content][] = [];
+  const extra = checkSeriesAndReport(f);
+  const out = await withProgress(f, 'run', (opts) => simulateRun(f, processEnv(io), observe, opts));
+  const files = await seriesAndReportFiles(extra, f, out, 'run');
   if (metrics !== null) files.push([metrics, out.metricsFileChunks()]);
   if (trace !== null && out.trace !== null) files.push([trace[0], out.trace.yaml], [trace[1], out.trace.csvChunks()]);
   commitOutputs(files);
@@ -41,8 +75,9 @@ export async function replayCommand(f: FlagValues, io: Io, observe?: SimulationO
   const rp = f.str('results-path');
   const metrics = mp === '' ? null : checkOutputPath('--metrics-path', mp);
   const results = rp === '' ? null : checkOutputPath('--results-path', rp);
-  const out = await simulateReplay(f, processEnv(io), observe);
-  const files: [OutputFile, Content][] = [];
+  const extra = checkSeriesAndReport(f);
+  const out = await withProgress(f, 'replay', (opts) => simulateReplay(f, processEnv(io), observe, opts));
+  const files = await seriesAndReportFiles(extra, f, out, 'replay');
   if (metrics !== null) files.push([metrics, out.metricsFileChunks()]);
   const rows = results === null ? null : out.resultsChunks();
   if (results !== null && rows !== null) files.push([results, rows]);

@@ -39,7 +39,9 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .option('--serve', 'serve GEPA\'s HTTP evaluation protocol (POST /evaluate, /evaluate_examples, /validate; GET /status, /task)')
     .addOption(new Option('--host <host>', 'address to bind with --serve').default('127.0.0.1'))
     .addOption(new Option('--port <port>', 'port with --serve (0 = any free port)').default('0'))
-    .addOption(new Option('--budget <n>', 'evaluations the server grants before answering 429').default('1000'));
+    .addOption(new Option('--budget <n>', 'evaluations the server grants before answering 429').default('1000'))
+    .option('--report <file>', 'also write an HTML report of the evaluation (scores, objectives, and each scenario run\'s latency CDFs and timelines); stdout is unchanged')
+    .option('--quiet', 'no progress display on stderr (it shows only on a terminal, for evaluations longer than about a second)');
   c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   c.action(async (o: EvaluateFlags) => (await import('./evaluate-run.js')).evaluateCommand(o, io));
   const s = root.command('suites').description('list the built-in evaluation suites (scenarios, seeds, objectives) as JSON');

@@ -7,6 +7,7 @@ import { runCommand, replayCommand, type SimulationObserver } from './commands.j
 import { registerComposeCommand, registerConvertCommand } from './convert-command.js';
 import { registerPoliciesCommand } from './policies-command.js';
 import { registerEvaluateCommands } from './evaluate-command.js';
+import { registerReportCommands } from './report-command.js';
 import { EXIT_INTERNAL, EXIT_USAGE, UsageError, isCodedError } from './errors.js';
 import { readFlags, registerFlags } from './flags.js';
 import type { CommandName } from './flags-io.js';
@@ -49,6 +50,7 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
   registerComposeCommand(root, io);
   registerPoliciesCommand(root, io);
   registerEvaluateCommands(root, io);
+  registerReportCommands(root, io);
   addLogFlag(root);
   return root;
 }

@@ -196,12 +196,13 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
  * sessions: a SessionManager's hook) turns finished requests into new arrivals. With `releaseTokens`, every
  * request drops its token ids once it has left the system (after its follow-ups were made from them).
  */
-export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null, prepare: ((cs: ClusterSimulator) => void) | null = null, releaseTokens = false): ClusterSimulator {
+export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null, prepare: ((cs: ClusterSimulator) => void) | null = null, progress: ProgressCallback | null = null, releaseTokens = false): ClusterSimulator {
   const cs = buildCluster(setup);
   const hook = releaseTokens ? releasing(followUps) : followUps;
   if (hook !== null) cs.setFollowUpHook(hook);
   prepare?.(cs);
-  cs.run(requests);
+  if (progress === null) cs.run(requests);
+  else runWithProgress(cs, requests, followUps === null ? requests.length : null, progress);
   return cs;
 }
 
@@ -228,11 +229,12 @@ const STREAM_CHUNK = 4096;
  * the order, that injecting them all at the start does (ties between arrivals keep source order; an arrival and
  * another kind of event never share an order key).
  */
-export function runEngineStreaming(setup: EngineSetup, source: Iterable<Request>, prepare: ((cs: ClusterSimulator) => void) | null = null): { cluster: ClusterSimulator; requests: Request[] } {
+export function runEngineStreaming(setup: EngineSetup, source: Iterable<Request>, prepare: ((cs: ClusterSimulator) => void) | null = null, progress: ProgressCallback | null = null): { cluster: ClusterSimulator; requests: Request[] } {
   const cs = buildCluster(setup);
   cs.setFollowUpHook(releasing(null));
   prepare?.(cs);
   const all: Request[] = [];
+  const advance = progress === null ? (until: number): void => void cs.advanceTo(until) : reportingAdvance(cs, progress);
   const it = source[Symbol.iterator]();
   let next = it.next();
   while (!next.done) {
@@ -249,9 +251,67 @@ export function runEngineStreaming(setup: EngineSetup, source: Iterable<Request>
       next = it.next();
     }
     // Everything strictly before the next chunk's first arrival; that chunk is injected before it can run.
-    if (!next.done) cs.advanceTo(next.value.arrivalTime - 1);
+    if (!next.done) advance(next.value.arrivalTime - 1);
   }
-  cs.advanceTo(Infinity);
+  advance(Infinity);
   cs.finish();
   return { cluster: cs, requests: all };
+}
+
+/**
+ * advanceTo in steps of {@link PROGRESS_STEP_US} of simulated time, reporting after each (the total is unknown:
+ * the workload is still being generated). Pausing between events changes nothing.
+ */
+function reportingAdvance(cs: ClusterSimulator, progress: ProgressCallback): (until: number) => void {
+  let reached = 0;
+  return (until) => {
+    for (;;) {
+      const step = Math.min(until, Math.max(reached + PROGRESS_STEP_US, cs.nextEventTime()));
+      const more = cs.advanceTo(step);
+      progress({ simTimeUs: cs.clock, requestsDone: finishedRequests(cs), requestsTotal: null });
+      if (!more || step >= until) return;
+      reached = step;
+    }
+  };
+}
+
+/** How far a run has got, for progress displays (simulated time, requests that reached a terminal state). */
+export interface SimProgress {
+  readonly simTimeUs: number;
+  readonly requestsDone: number;
+  /** Requests the run will see in all; null when follow-ups (closed-loop sessions) make it unknown. */
+  readonly requestsTotal: number | null;
+}
+
+export type ProgressCallback = (p: SimProgress) => void;
+
+/** Simulated time between progress reports (µs). */
+export const PROGRESS_STEP_US = 100_000;
+
+/**
+ * The same run as `cs.run(requests)`, paused every {@link PROGRESS_STEP_US} of simulated time to report
+ * progress: pausing between events changes nothing (advanceTo runs exactly the events up to its bound).
+ */
+function runWithProgress(cs: ClusterSimulator, requests: readonly Request[], total: number | null, progress: ProgressCallback): void {
+  for (const r of requests) cs.inject(r);
+  let until = 0;
+  for (;;) {
+    until = Math.max(until + PROGRESS_STEP_US, cs.nextEventTime());
+    const more = cs.advanceTo(until);
+    progress({ simTimeUs: cs.clock, requestsDone: finishedRequests(cs), requestsTotal: total });
+    if (!more) break;
+  }
+  cs.finish();
+}
+
+/** Requests that reached a terminal state so far (completed, timed out, dropped, rejected, lost at the gateway). */
+export function finishedRequests(cs: ClusterSimulator): number {
+  let n = cs.rejectedRequests + cs.routingRejections;
+  const g = cs.gatewayCounters();
+  n += g.queueRejected + g.queueShed + g.expired + g.evicted;
+  for (const inst of cs.instances) {
+    const m = inst.metrics;
+    n += m.completedRequests + m.timedOutRequests + m.droppedUnservable;
+  }
+  return n;
 }

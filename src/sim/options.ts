@@ -88,6 +88,10 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'slo-itl', kind: 'string', def: '', help: 'per-class mean-ITL goodput targets, e.g. critical=20ms', scope: 'shared' },
   { name: 'slo-e2e', kind: 'string', def: '', help: 'per-class E2E goodput targets, e.g. batch=30s', scope: 'shared' },
   { name: 'metrics-path', kind: 'string', def: '', help: 'write the metrics JSON with per-request details to this file', scope: 'shared' },
+  { name: 'timeseries-path', kind: 'string', def: '', help: 'write per-instance and cluster-wide time series (queue depth, batch size, KV use, in-flight, step time, throughput, arrivals, completions, admission outcomes, gateway queue) to this file: CSV (.csv) or JSON lines (.jsonl)', scope: 'shared' },
+  { name: 'timeseries-interval-us', kind: 'int', def: 0, help: 'time-series sampling interval in simulated µs (0 = automatic: 1 ms, doubled as needed to keep at most 1024 rows); sampling never changes the results', scope: 'shared' },
+  { name: 'timeseries-format', kind: 'string', def: 'auto', help: 'time-series file format: auto (from the --timeseries-path extension), csv or jsonl', scope: 'shared' },
+  { name: 'report-data', kind: 'bool', def: false, help: 'add a report_data section to the JSON output (latency CDFs per SLO class, sampled time series, routing counts, regret over time) for blis report and blis compare', scope: 'shared' },
   { name: 'output-format', kind: 'string', def: 'json', help: 'stdout format: json (one JSON document) or reference (the reference text, byte for byte)', scope: 'shared' },
   // run: workload
   { name: 'workload-spec', kind: 'string', def: '', help: 'workload spec v2 YAML (clients, arrival processes, length distributions, tenants, SLO classes); replaces the distribution flags', scope: 'run' },
@@ -123,6 +127,11 @@ export class FlagValues {
 
   changed(name: string): boolean {
     return this.explicit.has(name);
+  }
+
+  /** The options set explicitly, as [name, value text], in option-table order (reports show them). */
+  explicitOptions(): [string, string][] {
+    return FLAGS.filter((f) => this.explicit.has(f.name)).map((f) => [f.name, f.kind === 'bool' ? String(this.bool(f.name)) : this.text(f.name)]);
   }
 
   private text(name: string): string {

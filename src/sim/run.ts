@@ -21,7 +21,11 @@ import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-exp
 import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { runEngine, runEngineStreaming, type EngineSetup } from './engine-setup.js';
+import { runEngine, runEngineStreaming, type EngineSetup, type ProgressCallback } from './engine-setup.js';
+import type { TimeSeriesData } from '../cluster/timeseries.js';
+import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
+import type { TimeSeriesSampler } from '../cluster/timeseries.js';
+import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
@@ -62,6 +66,10 @@ export interface SimulationOutputs {
   readonly recorder: RunRecorder;
   /** Every request of the run, follow-ups included. */
   readonly requests: readonly Request[];
+  /** The sampled time series (when `--timeseries-*` or RunOptions.timeseries asked for them). */
+  readonly timeseries: TimeSeriesData | null;
+  /** `--timeseries-path` contents (null when no path was given). */
+  readonly timeseriesFile: string | null;
 }
 
 function outputFormat(f: FlagValues): 'json' | 'reference' {
@@ -96,6 +104,34 @@ function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, g
 export interface RunOptions {
   /** Record where each routed request's prefix was (reflection summaries). */
   readonly prefixAudit?: boolean;
+  /** Sample time series even without the `--timeseries-*` options (a report will draw them). */
+  readonly timeseries?: boolean;
+  /** Called every 100 ms of simulated time during the run (progress displays); absent = one uninterrupted run. */
+  readonly onProgress?: ProgressCallback;
+}
+
+/** `report_data` (with `--report-data`): what blis report and blis compare draw. */
+function reportDataSection(f: FlagValues, cluster: ClusterSimulator, requests: readonly Request[], timeseries: TimeSeriesData | null, source: 'run' | 'replay'): Record<string, unknown> {
+  return f.bool('report-data') ? { report_data: buildReportData({ cluster, requests, timeseries }, f, source) } : {};
+}
+
+/** Attaches the sampler the options ask for, after `prepare` (the recorder). */
+function withSampler(ts: TimeSeriesRequest | null, setup: EngineSetup, prepare: ((cs: ClusterSimulator) => void) | null, holder: { sampler: TimeSeriesSampler | null }): ((cs: ClusterSimulator) => void) | null {
+  if (ts === null) return prepare;
+  return (cs) => {
+    prepare?.(cs);
+    holder.sampler = attachSampler(cs, ts, setup.latency.outputTokenProcessingTime());
+  };
+}
+
+/** The finished series and their file text; warns when a fixed interval had to be coarsened. */
+function seriesOutputs(ts: TimeSeriesRequest | null, sampler: TimeSeriesSampler | null, env: SimEnv): { timeseries: TimeSeriesData | null; timeseriesFile: string | null } {
+  if (ts === null || sampler === null) return { timeseries: null, timeseriesFile: null };
+  const data = sampler.data();
+  if (ts.fixed && data.intervalUs !== ts.intervalUs) {
+    env.warn(`--timeseries-interval-us ${ts.intervalUs} would give more than ${ts.maxRows} rows; sampled every ${data.intervalUs} µs instead`);
+  }
+  return { timeseries: data, timeseriesFile: ts.path === '' ? null : formatTimeSeries(data, ts.format) };
 }
 
 function recorderFor(pol: ResolvedPolicies, opts: RunOptions): RunRecorder {
@@ -254,18 +290,22 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const recorder = recorderFor(pol, opts);
   // The recorder feeds only the JSON-only sections and the evaluator: the reference text never pays for it.
   const record = outputFormat(f) === 'json' || opts.prefixAudit === true;
-  const prepare = record ? (c: ClusterSimulator): void => recorder.attach(c) : null;
+  const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
+  const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
+  const prepare = withSampler(ts, full, record ? (c) => recorder.attach(c) : null, holder);
   let cs: ClusterSimulator;
   let all: Request[];
   if (wl.streamed && sessions === null) {
-    ({ cluster: cs, requests: all } = runEngineStreaming(full, wl.requests, prepare));
+    ({ cluster: cs, requests: all } = runEngineStreaming(full, wl.requests, prepare, opts.onProgress ?? null));
   } else {
     const requests = Array.from(wl.requests);
-    cs = runEngine(full, requests, sessions === null ? null : sessions.hook, prepare, true);
+    cs = runEngine(full, requests, sessions === null ? null : sessions.hook, prepare, opts.onProgress ?? null, true);
     all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
   }
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, outputFormat(f) === 'json' ? extras(cs, recorder, all, pol, goodputTargets) : {}));
+  const series = seriesOutputs(ts, holder.sampler, env);
+  const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'run') } : {};
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, json));
   let trace: TraceOutput | null = null;
   if (f.str('trace-output') !== '') {
     const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
@@ -281,11 +321,11 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
       csvChunks: () => formatTraceCsvChunks(records, header.mode),
     };
   }
-  return outputs({ report, cluster: cs, stdout: render(f, report), trace, recorder, requests: all }, null);
+  return outputs({ report, cluster: cs, stdout: render(f, report), trace, recorder, requests: all, ...series }, null);
 }
 
 /** Outputs whose per-request files are rendered only when read. */
-function outputs(o: Pick<SimulationOutputs, 'report' | 'cluster' | 'stdout' | 'trace' | 'recorder' | 'requests'>, results: (() => Record<string, unknown>[]) | null): SimulationOutputs {
+function outputs(o: Omit<SimulationOutputs, 'metricsFile' | 'metricsFileChunks' | 'results' | 'resultsChunks'>, results: (() => Record<string, unknown>[]) | null): SimulationOutputs {
   return {
     ...o,
     get metricsFile() {
@@ -303,7 +343,7 @@ function outputs(o: Pick<SimulationOutputs, 'report' | 'cluster' | 'stdout' | 't
   };
 }
 
-export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver): Promise<SimulationOutputs> {
+export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
   outputFormat(f);
   // Loaded on demand: the YAML library is only needed to read trace headers.
   const { parseTraceHeaderYaml } = await import('../workload/tracev2-yaml-parse.js');
@@ -322,10 +362,15 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
-  const cs = runEngine(full, requests, null, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, true);
+  const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
+  const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
+  const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
+  const cs = runEngine(full, requests, null, prepare, opts.onProgress ?? null, true);
   observe?.(cs, requests, full, null);
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, outputFormat(f) === 'json' ? extras(cs, recorder, requests, pol, goodputTargets) : {}));
-  return outputs({ report, cluster: cs, stdout: render(f, report), trace: null, recorder, requests }, () => simResults(report));
+  const series = seriesOutputs(ts, holder.sampler, env);
+  const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, requests, pol, goodputTargets), ...reportDataSection(f, cs, requests, series.timeseries, 'replay') } : {};
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
+  return outputs({ report, cluster: cs, stdout: render(f, report), trace: null, recorder, requests, ...series }, () => simResults(report));
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

@@ -13,6 +13,7 @@ import type { SimEnv } from './env.js';
 import { camel, FLAGS, FlagValues, type FlagSpec } from './options.js';
 import { renderJson, renderReferenceText } from './report.js';
 import { simulateReplay, simulateRun, type SimulationOutputs } from './run.js';
+import type { TimeSeriesData } from '../cluster/timeseries.js';
 
 const int64 = z.union([z.bigint(), z.number().int(), z.string().regex(/^[+-]?\d+$/, 'an integer')]);
 
@@ -51,7 +52,12 @@ export interface SimulationResult {
   /** What the reference CLI prints, byte for byte. */
   readonly referenceText: string;
   /** File outputs: the metrics file, the trace export (run) and the per-request results (replay). */
-  readonly files: { readonly metrics: string; readonly traceYaml?: string; readonly traceCsv?: string; readonly results?: string };
+  readonly files: { readonly metrics: string; readonly traceYaml?: string; readonly traceCsv?: string; readonly results?: string; readonly timeseries?: string };
+  /**
+   * The sampled time series (per instance and cluster-wide; counters as per-row deltas) when
+   * `timeseriesIntervalUs` > 0 or `timeseriesPath` is set; null otherwise.
+   */
+  readonly timeseries: TimeSeriesData | null;
   readonly warnings: readonly string[];
 }
 
@@ -100,7 +106,9 @@ export async function simulate(config: SimulationConfig): Promise<SimulationResu
       metrics: out.metricsFile,
       ...(out.trace ? { traceYaml: out.trace.yaml, traceCsv: out.trace.csv } : {}),
       ...(out.results !== null ? { results: out.results } : {}),
+      ...(out.timeseriesFile !== null ? { timeseries: out.timeseriesFile } : {}),
     },
+    timeseries: out.timeseries,
     warnings,
   };
 }

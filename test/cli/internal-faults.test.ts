@@ -24,6 +24,9 @@ beforeAll(async () => {
   expect(await main(['run', ...M, '--num-requests', '5', '--trace-output', p('t'), '--log', 'error'], quiet)).toBe(0);
   expect(await main(['replay', ...M, '--trace-header', p('t.yaml'), '--trace-data', p('t.csv'), '--results-path', p('results.json'), '--log', 'error'], quiet)).toBe(0);
   writeFileSync(p('bundle.yaml'), 'routing:\n  policy: round-robin\n');
+  let result = '';
+  expect(await main(['run', ...M, '--num-requests', '5', '--log', 'error'], { ...quiet, stdout: (t: string) => void (result += t) })).toBe(0);
+  writeFileSync(p('result.json'), result);
 }, 120_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -60,6 +63,8 @@ const CASES: readonly [string, string, string, readonly string[]][] = [
   ['evaluate', 'dist/evaluate/index.js', 'evaluateCandidate', ['evaluate', '--candidate', 'bundle.yaml', '--suite', 'routing-prefix-heavy', '--stage', '1']],
   ['evaluate --serve', 'dist/cli/evaluate-server.js', 'startEvaluationServer', ['evaluate', '--serve', '--suite', 'routing-prefix-heavy']],
   ['policies', 'dist/policy/catalog.js', 'policyCatalog', ['policies']],
+  ['report', 'dist/report/index.js', 'renderResultReport', ['report', 'result.json', '-o', 'result.html']],
+  ['compare', 'dist/report/index.js', 'compareResults', ['compare', 'result.json', 'result.json']],
   ['suites', 'dist/evaluate/index.js', 'describeSuites', ['suites']],
   ['search', 'dist/evaluate/search.js', 'searchTemplate', ['search', '--template', 'weighted_affinity_routing', '--suite', 'routing-prefix-heavy', '--budget', '1']],
   ['serve', 'dist/serve/index.js', 'startServe', ['serve', ...M, '--port', '0', '--log', 'error']],
