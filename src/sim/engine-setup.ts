@@ -229,12 +229,12 @@ const STREAM_CHUNK = 4096;
  * the order, that injecting them all at the start does (ties between arrivals keep source order; an arrival and
  * another kind of event never share an order key).
  */
-export function runEngineStreaming(setup: EngineSetup, source: Iterable<Request>, prepare: ((cs: ClusterSimulator) => void) | null = null, progress: ProgressCallback | null = null): { cluster: ClusterSimulator; requests: Request[] } {
+export function runEngineStreaming(setup: EngineSetup, source: Iterable<Request>, prepare: ((cs: ClusterSimulator) => void) | null = null, progress: ProgressCallback | null = null, total: number | null = null): { cluster: ClusterSimulator; requests: Request[] } {
   const cs = buildCluster(setup);
   cs.setFollowUpHook(releasing(null));
   prepare?.(cs);
   const all: Request[] = [];
-  const advance = progress === null ? (until: number): void => void cs.advanceTo(until) : reportingAdvance(cs, progress);
+  const advance = progress === null ? (until: number): void => void cs.advanceTo(until) : reportingAdvance(cs, progress, total);
   const it = source[Symbol.iterator]();
   let next = it.next();
   while (!next.done) {
@@ -259,16 +259,16 @@ export function runEngineStreaming(setup: EngineSetup, source: Iterable<Request>
 }
 
 /**
- * advanceTo in steps of {@link PROGRESS_STEP_US} of simulated time, reporting after each (the total is unknown:
- * the workload is still being generated). Pausing between events changes nothing.
+ * advanceTo in steps of {@link PROGRESS_STEP_US} of simulated time, reporting after each. Pausing between events
+ * changes nothing.
  */
-function reportingAdvance(cs: ClusterSimulator, progress: ProgressCallback): (until: number) => void {
+function reportingAdvance(cs: ClusterSimulator, progress: ProgressCallback, total: number | null): (until: number) => void {
   let reached = 0;
   return (until) => {
     for (;;) {
       const step = Math.min(until, Math.max(reached + PROGRESS_STEP_US, cs.nextEventTime()));
       const more = cs.advanceTo(step);
-      progress({ simTimeUs: cs.clock, requestsDone: finishedRequests(cs), requestsTotal: null });
+      progress({ simTimeUs: cs.clock, requestsDone: finishedRequests(cs), requestsTotal: total });
       if (!more || step >= until) return;
       reached = step;
     }

@@ -8,7 +8,7 @@ import type { Request } from '../domain/request.js';
 import { parseFitnessWeights } from '../metrics/fitness.js';
 import { goJsonArrayChunks, goJsonIndent } from '../metrics/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
-import { distributionWorkloadStream } from '../workload/distribution.js';
+import { checkDistributionWorkload, distributionWorkloadStream } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
 import { buildReplayRequests, checkReplayRecords, defaultReplayHorizon } from '../workload/replay.js';
@@ -161,6 +161,8 @@ interface RunWorkload {
   /** The requests, sorted by arrival; a lazy source (generated as the simulation reaches them) when `streamed`. */
   readonly requests: Iterable<Request>;
   readonly streamed: boolean;
+  /** How many requests a streamed workload holds (progress displays). */
+  readonly total?: number;
   readonly horizon: number;
   /** The workload seed in effect (trace header). */
   readonly seed: bigint;
@@ -227,7 +229,7 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     const derr = validateDistributionParams(prompt, output);
     if (derr) throw new ConfigError('bad-flag', derr);
   }
-  const requests = distributionWorkloadStream({
+  const options = {
     seed,
     rate: workloadFlags.rate,
     numRequests: workloadFlags.numRequests,
@@ -236,8 +238,9 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     prompt,
     output,
     timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
-  });
-  return { requests, streamed: true, horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
+  };
+  const total = checkDistributionWorkload(options, false);
+  return { requests: distributionWorkloadStream(options), streamed: true, total, horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
 }
 
 /**
@@ -296,7 +299,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   let cs: ClusterSimulator;
   let all: Request[];
   if (wl.streamed && sessions === null) {
-    ({ cluster: cs, requests: all } = runEngineStreaming(full, wl.requests, prepare, opts.onProgress ?? null));
+    ({ cluster: cs, requests: all } = runEngineStreaming(full, wl.requests, prepare, opts.onProgress ?? null, wl.total ?? null));
   } else {
     const requests = Array.from(wl.requests);
     cs = runEngine(full, requests, sessions === null ? null : sessions.hook, prepare, opts.onProgress ?? null, true);

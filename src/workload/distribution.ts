@@ -97,7 +97,8 @@ export function checkDistributionWorkload(opts: Pick<DistributionWorkloadOptions
   if (numRequests === 0 && horizon >= MAX_INT64) {
     throw new BlisError(UNBOUNDED_WORKLOAD, 'nothing bounds the workload: --num-requests 0 means "as many as arrive before --horizon", but no --horizon is set; give --num-requests N > 0 or a --horizon in µs', { field: '--num-requests' });
   }
-  const byHorizon = Math.ceil(horizon / constantInterArrivalUs(opts.rate));
+  // Arrivals are at k·iat for k >= 1, before the horizon.
+  const byHorizon = Math.ceil(horizon / constantInterArrivalUs(opts.rate)) - 1;
   const n = numRequests > 0 ? Math.min(numRequests, byHorizon) : byHorizon;
   const what = numRequests > 0 && numRequests <= byHorizon ? '--num-requests' : `the requests arriving before --horizon at --rate ${opts.rate}`;
   checkLimit(n, LIMITS.requests, what, 'simulate fewer requests (a shorter --horizon or a smaller --num-requests)', { field: '--num-requests' });
