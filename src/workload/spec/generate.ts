@@ -14,8 +14,8 @@
  *
  * The first arrival of a client is at its first IAT (time starts at 0). Specs with per-window overrides take the
  * time-varying path (time-varying.ts) instead of step 3. An `inference_perf:` source is expanded into clients
- * first (inference-perf.ts). This generates every round of every session; sessions/workload.ts turns that into
- * round-0 requests plus session blueprints for closed-loop clients.
+ * first (inference-perf.ts). Sessions yield every round that can survive the cap and the horizon;
+ * sessions/workload.ts turns them into round-0 requests plus session blueprints for closed-loop clients.
  */
 import type { Request } from '../../domain/request.js';
 import { BlisError } from '../../domain/errors.js';
