@@ -87,6 +87,14 @@ export interface EvaluateFlags {
   host: string;
   port: string;
   budget: string;
+  queue?: string;
+  queueName: string;
+  redisTimeoutS: string;
+  workerWaitS: string;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsInsecure?: boolean;
   report?: string;
   quiet?: boolean;
 }
@@ -140,6 +148,8 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   let candidatesDone = 0;
   const workers = int('--workers', o.workers, 1);
   const timeoutMs = int('--timeout-s', o.timeoutS, 0) * 1000;
+  if (o.queue !== undefined && (o.population === undefined || o.serve === true)) throw new UsageError('bad-flag', '--queue evaluates a --population on the job queue; give --population DIR (a single candidate runs here)');
+  if (o.queue !== undefined && (workers !== 1 || timeoutMs !== 0)) throw new UsageError('bad-flag', '--workers and --timeout-s are for local runs; with --queue, give each blis worker --concurrency and --timeout-s');
   const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache, io);
   const pool = workers > 1 || timeoutMs > 0 ? new EvaluationPool({ workers, timeoutMs }) : null;
   const run = async (c: Candidate, evalOpts: EvaluateOptions = opts): Promise<EvaluationResult> => {
@@ -186,11 +196,13 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
       }
       if (names.length === 0) throw new UsageError('bad-flag', `--population: ${dir} holds no candidate (.yaml, .yml, .json or .js files)`);
       const cands = names.map((n) => loadCandidate(path.join(dir, n), o.controlPoint as ControlPoint, engine));
-      const results = await Promise.all(cands.map(async (c) => {
-        const r = await run(c);
-        display?.units(++candidatesDone, cands.length);
-        return r;
-      }));
+      const results = o.queue !== undefined
+        ? await (await import('./evaluate-queue.js')).evaluateOnQueue(cands, suite, opts, cache, o, io)
+        : await Promise.all(cands.map(async (c) => {
+          const r = await run(c);
+          display?.units(++candidatesDone, cands.length);
+          return r;
+        }));
       io.stdout(`${JSON.stringify(rankPopulation(results, suite), null, 2)}\n`);
       return;
     }

@@ -8,7 +8,7 @@ import type { Request } from '../domain/request.js';
 import { parseFitnessWeights } from '../metrics/fitness.js';
 import { goJsonArrayChunks, goJsonIndent } from '../metrics/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
-import { checkDistributionWorkload, distributionWorkloadStream } from '../workload/distribution.js';
+import { checkDistributionWorkload, distributionWorkloadStream, type DistributionWorkloadOptions } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
 import { buildReplayRequests, checkReplayRecords, defaultReplayHorizon } from '../workload/replay.js';
@@ -205,8 +205,8 @@ function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs
   return { requests: wl.requests, streamed: false, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
 }
 
-/** The distribution workload or a preset, from the run options. */
-function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
+/** The distribution workload's (or preset's) options, validated (also by {@link checkSimulation}). */
+function distributionOptions(f: FlagValues): Omit<DistributionWorkloadOptions, 'seed'> & { total: number } {
   const horizon = horizonFlag(f);
   const timeoutSecs = f.int('timeout');
   const workloadFlags = { rate: f.float('rate'), numRequests: f.int('num-requests'), prefixTokens: f.int('prefix-tokens'), timeoutSecs };
@@ -230,7 +230,6 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     if (derr) throw new ConfigError('bad-flag', derr);
   }
   const options = {
-    seed,
     rate: workloadFlags.rate,
     numRequests: workloadFlags.numRequests,
     horizon,
@@ -239,8 +238,14 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     output,
     timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
   };
-  const total = checkDistributionWorkload(options, false);
-  return { requests: distributionWorkloadStream(options), streamed: true, total, horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
+  // Nothing bounding the workload, or more than one run can hold: refused here, before any work.
+  return { ...options, total: checkDistributionWorkload(options, false) };
+}
+
+/** The distribution workload or a preset, from the run options: generated while the simulation reaches it. */
+function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
+  const { total, ...opts } = distributionOptions(f);
+  return { requests: distributionWorkloadStream({ seed, ...opts }), streamed: true, total, horizon: opts.horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
 }
 
 /**
@@ -344,6 +349,38 @@ function outputs(o: Omit<SimulationOutputs, 'metricsFile' | 'metricsFileChunks' 
       return goJsonArrayChunks(rows, rows.length, 0);
     },
   };
+}
+
+/**
+ * Every check `simulateRun` / `simulateReplay` makes before it simulates — option values, the files named by
+ * options (read through `env`), policies compiled, workload options — without generating an open-loop
+ * workload or simulating. Throws what the run would throw; a sweep checks each point with it before queueing.
+ */
+export async function checkSimulation(mode: 'run' | 'replay', f: FlagValues, env: SimEnv): Promise<void> {
+  outputFormat(f);
+  if (mode === 'replay') {
+    const { parseTraceHeaderYaml } = await import('../workload/tracev2-yaml-parse.js');
+    const headerPath = f.str('trace-header');
+    const dataPath = f.str('trace-data');
+    if (headerPath === '') throw new ConfigError('missing-flag', '--trace-header is required');
+    if (dataPath === '') throw new ConfigError('missing-flag', '--trace-data is required');
+    parseTraceHeaderYaml(env.readText(headerPath, '--trace-header'), headerPath);
+    parseTraceCsv(env.readText(dataPath, '--trace-data'), dataPath);
+  }
+  const { seed, latency } = await resolveEngineFlags(f, env);
+  for (const w of latency.warnings) env.warn(w);
+  await resolvePolicyFlags(f, env);
+  cliGoodput(f);
+  if (mode === 'replay') {
+    if (f.changed('horizon')) horizonFlag(f);
+    return;
+  }
+  const spec = f.str('workload-spec');
+  const { users, thinkMs } = concurrencyFlags(f);
+  if (spec !== '') await specWorkload(f, env, spec);
+  else if (users > 0) concurrencyWorkload(f, seed, users, thinkMs);
+  else distributionOptions(f);
+  fitnessWeights(f);
 }
 
 export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
