@@ -7,7 +7,7 @@ import { simulateReplay, simulateRun, type RunOptions, type SimulationObserver, 
 import { progressDisplay } from './progress.js';
 import type { Io } from './io.js';
 import { readInputText } from './read-input.js';
-import { checkOutputPath, checkTracePrefix, commitOutputs, type Content, type OutputFile } from './outputs.js';
+import { checkDistinct, checkOutputPath, checkTracePrefix, commitOutputs, type Content, type OutputFile } from './outputs.js';
 
 export type { SimulationObserver } from '../sim/run.js';
 
@@ -61,6 +61,7 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
   const metrics = mp === '' ? null : checkOutputPath('--metrics-path', mp);
   const trace = tp === '' ? null : checkTracePrefix('--trace-output', tp);
   const extra = checkSeriesAndReport(f);
+  checkDistinct([metrics, ...(trace ?? []), extra.timeseries, extra.report]);
   const out = await withProgress(f, 'run', (opts) => simulateRun(f, processEnv(io), observe, opts));
   const files = await seriesAndReportFiles(extra, f, out, 'run');
   if (metrics !== null) files.push([metrics, out.metricsFileChunks()]);
@@ -76,6 +77,7 @@ export async function replayCommand(f: FlagValues, io: Io, observe?: SimulationO
   const metrics = mp === '' ? null : checkOutputPath('--metrics-path', mp);
   const results = rp === '' ? null : checkOutputPath('--results-path', rp);
   const extra = checkSeriesAndReport(f);
+  checkDistinct([metrics, results, extra.timeseries, extra.report]);
   const out = await withProgress(f, 'replay', (opts) => simulateReplay(f, processEnv(io), observe, opts));
   const files = await seriesAndReportFiles(extra, f, out, 'replay');
   if (metrics !== null) files.push([metrics, out.metricsFileChunks()]);

@@ -18,7 +18,7 @@ import { progressBar } from '../observe/progress.js';
 import type { Io } from './io.js';
 import { UsageError } from './errors.js';
 import { readInputText } from './read-input.js';
-import { checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
+import { checkDistinct, checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
 
 export interface ObserveCommandHooks {
   /** Replaces SIGINT as the stop signal (tests). */
@@ -103,6 +103,7 @@ export async function observeCommand(f: FlagValues, io: Io, hooks: ObserveComman
   const dataOut = checkOutputPath('--trace-data', dataPath);
   const itlPath = recordItl ? (f.str('itl-output') !== '' ? f.str('itl-output') : `${dataPath.replace(/\.csv$/, '')}.itl.csv`) : '';
   const itlOut = recordItl ? checkOutputPath('--itl-output', itlPath) : null;
+  checkDistinct([headerOut, dataOut, itlOut]);
   const specPath = f.str('workload-spec');
   let specText = '';
   if (specPath !== '') {

@@ -90,6 +90,17 @@ export function checkTracePrefix(flag: string, prefix: string): [OutputFile, Out
   return [checkOutputPath(flag, `${prefix}.yaml`), checkOutputPath(flag, `${prefix}.csv`)];
 }
 
+/** Refuses two outputs naming the same file (one would silently replace the other), before any work. */
+export function checkDistinct(files: readonly (OutputFile | null)[]): void {
+  const seen = new Map<string, OutputFile>();
+  for (const f of files) {
+    if (f === null || f.special) continue;
+    const other = seen.get(f.target);
+    if (other !== undefined) throw new UsageError('io', `${other.flag} and ${f.flag} both name ${f.path}; give each output its own file`);
+    seen.set(f.target, f);
+  }
+}
+
 /** Writes `content` to the open file `fd` in blocks of about 1 MiB. */
 function writeAll(fd: number, content: Content): void {
   if (typeof content === 'string') {

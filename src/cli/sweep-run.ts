@@ -9,7 +9,7 @@ import { RunFailure, UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { readInputText } from './read-input.js';
 import { jobProgress } from './job-progress.js';
-import { checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
+import { checkDistinct, checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
 import { asRunFailure, int, queueConnection } from './queue-run.js';
 import type { QueueFlags } from './sweep-command.js';
 
@@ -50,6 +50,7 @@ export async function sweepCommand(file: string, o: SweepFlags, io: Io): Promise
   if (format === null) throw new UsageError('bad-flag', `--output ${o.output}: name a .jsonl or .csv file`);
   const outputFile = o.output === undefined ? null : checkOutputPath('--output', o.output);
   const summaryFile = o.summary === undefined ? null : checkOutputPath('--summary', o.summary);
+  checkDistinct([outputFile, summaryFile]);
   const workers = int('--workers', o.workers, 1);
   const timeoutMs = int('--timeout-s', o.timeoutS, 0) * 1000;
   const workerWaitMs = int('--worker-wait-s', o.workerWaitS, 0) * 1000;

@@ -81,6 +81,15 @@ describe('run and replay: output paths checked before the simulation', () => {
     expect(parseTraceCsv(readFileSync(path.join(d, 'tr.csv'), 'utf8'), 'tr.csv')).toHaveLength(8);
   });
 
+  it('two outputs naming the same file are refused before the work', async () => {
+    const d = fresh();
+    const same = path.join(d, 'same.json');
+    const r = await cli(['replay', ...M, '--trace-header', 'x.yaml', '--trace-data', 'x.csv', '--metrics-path', same, '--results-path', same]);
+    expect(r.code).toBe(2);
+    expect(r.errs).toEqual([expect.stringMatching(/^--metrics-path and --results-path both name .*same\.json; give each output its own file$/)]);
+    expect(readdirSync(d)).toEqual([]);
+  });
+
   it('special files are written in place, not replaced', async () => {
     const r = await cli(['run', ...M, '--num-requests', '3', '--metrics-path', '/dev/null']);
     expect(r.code).toBe(0);
