@@ -222,28 +222,38 @@ const STREAM_CHUNK = 4096;
 /**
  * Runs a workload produced while the simulation runs (sorted by arrival), holding only the arrivals of the next
  * few thousand requests instead of every request's tokens from the start. Returns the cluster and every request
- * the source produced.
+ * the source produced. Through `drive` (the library's yields to the event loop) when given, else in one go.
  *
  * Only for workloads without follow-ups: then every ClusterArrival comes from the source, so injecting them in
  * chunks, each before any event at or after its first arrival time runs, executes exactly the events, in exactly
  * the order, that injecting them all at the start does (ties between arrivals keep source order; an arrival and
  * another kind of event never share an order key).
  */
-export function runEngineStreaming(setup: EngineSetup, source: Iterable<Request>, prepare: ((cs: ClusterSimulator) => void) | null = null, progress: ProgressCallback | null = null, total: number | null = null): { cluster: ClusterSimulator; requests: Request[] } {
+export async function driveEngineStreaming(
+  setup: EngineSetup,
+  source: Iterable<Request>,
+  prepare: ((cs: ClusterSimulator) => void) | null,
+  drive: EngineDriver | null,
+  progress: ProgressCallback | null = null,
+  total: number | null = null,
+): Promise<{ cluster: ClusterSimulator; requests: Request[] }> {
   const cs = buildCluster(setup);
   cs.setFollowUpHook(releasing(null));
   prepare?.(cs);
   const all: Request[] = [];
-  const advance = progress === null ? (until: number): void => void cs.advanceTo(until) : reportingAdvance(cs, progress, total);
+  const step = progress === null ? (until: number): void => void cs.advanceTo(until) : reportingAdvance(cs, progress, total);
+  const advance = drive === null ? (until: number): Promise<void> => Promise.resolve(step(until)) : (until: number): Promise<void> => drive(cs, until);
+  // Driven runs inject smaller chunks: generating a chunk is work between the driver's yields.
+  const chunk = drive === null ? STREAM_CHUNK : STREAM_CHUNK / 16;
   const it = source[Symbol.iterator]();
   let next = it.next();
   while (!next.done) {
     const first = next.value.arrivalTime;
-    // A chunk: STREAM_CHUNK arrivals, extended to every arrival at the time of its last one.
+    // A chunk: `chunk` arrivals, extended to every arrival at the time of its last one.
     let last = first;
     // (Arrivals past the horizon are injected too, and never run: the run stops at the horizon as before.)
     let n = 0;
-    while (!next.done && (n < STREAM_CHUNK || next.value.arrivalTime === last)) {
+    while (!next.done && (n < chunk || next.value.arrivalTime === last)) {
       last = next.value.arrivalTime;
       cs.inject(next.value);
       all.push(next.value);
@@ -251,9 +261,9 @@ export function runEngineStreaming(setup: EngineSetup, source: Iterable<Request>
       next = it.next();
     }
     // Everything strictly before the next chunk's first arrival; that chunk is injected before it can run.
-    if (!next.done) advance(next.value.arrivalTime - 1);
+    if (!next.done) await advance(next.value.arrivalTime - 1);
   }
-  advance(Infinity);
+  await advance(Infinity);
   cs.finish();
   return { cluster: cs, requests: all };
 }
@@ -314,4 +324,32 @@ export function finishedRequests(cs: ClusterSimulator): number {
     n += m.completedRequests + m.timedOutRequests + m.droppedUnservable;
   }
   return n;
+}
+
+/**
+ * Runs a built cluster's events up to `until` (Infinity: to its end). The default runs them in one go; the library
+ * API passes one that executes the events in slices and yields to the host between them. Either way the events
+ * and their order are the same.
+ */
+export type EngineDriver = (cs: ClusterSimulator, until?: number) => Promise<void>;
+
+/** {@link runEngine} through `drive` (null = run to the end in one go). */
+export async function driveEngine(
+  setup: EngineSetup,
+  requests: readonly Request[],
+  followUps: FollowUpHook | null,
+  prepare: ((cs: ClusterSimulator) => void) | null,
+  drive: EngineDriver | null,
+  progress: ProgressCallback | null = null,
+  releaseTokens = false,
+): Promise<ClusterSimulator> {
+  if (drive === null) return runEngine(setup, requests, followUps, prepare, progress, releaseTokens);
+  const cs = buildCluster(setup);
+  const hook = releaseTokens ? releasing(followUps) : followUps;
+  if (hook !== null) cs.setFollowUpHook(hook);
+  prepare?.(cs);
+  for (const r of requests) cs.inject(r);
+  await drive(cs);
+  cs.finish();
+  return cs;
 }

@@ -21,7 +21,7 @@ import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-exp
 import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { runEngine, runEngineStreaming, type EngineSetup, type ProgressCallback } from './engine-setup.js';
+import { driveEngine, driveEngineStreaming, type EngineSetup, type ProgressCallback } from './engine-setup.js';
 import type { TimeSeriesData } from '../cluster/timeseries.js';
 import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
 import type { TimeSeriesSampler } from '../cluster/timeseries.js';
@@ -50,15 +50,16 @@ export interface SimulationOutputs {
   /** stdout in the requested `--output-format`. */
   readonly stdout: string;
   /**
-   * `--metrics-path` contents, rendered when read: its per-request rows are large for large runs, and past a
-   * couple of million requests longer than a string can be — write {@link metricsFileChunks} instead.
+   * `--metrics-path` contents, rendered when read and only when the option names a file (null otherwise): its
+   * per-request rows are large for large runs, and past a couple of million requests longer than a string can
+   * be — write {@link metricsFileChunks} instead.
    */
-  readonly metricsFile: string;
+  readonly metricsFile: string | null;
   /** The same bytes as {@link metricsFile}, one request row at a time. */
   metricsFileChunks(): Iterable<string>;
   /** run `--trace-output`: `<prefix>.yaml` and `<prefix>.csv` contents (the CSV rendered when read). */
   readonly trace: TraceOutput | null;
-  /** replay `--results-path` contents, rendered when read. */
+  /** replay `--results-path` contents, rendered when read and only when the option names a file (else null). */
   readonly results: string | null;
   /** The same bytes as {@link results}, one row at a time (null when there are none). */
   resultsChunks(): Iterable<string> | null;
@@ -288,6 +289,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
+  await env.pause?.();
   const full: EngineSetup = { ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   // Closed-loop sessions: follow-up rounds enter the cluster as arrivals when their previous round ends.
   let sessions: SessionManager | null = null;
@@ -304,16 +306,19 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   let cs: ClusterSimulator;
   let all: Request[];
   if (wl.streamed && sessions === null) {
-    ({ cluster: cs, requests: all } = runEngineStreaming(full, wl.requests, prepare, opts.onProgress ?? null, wl.total ?? null));
+    ({ cluster: cs, requests: all } = await driveEngineStreaming(full, wl.requests, prepare, env.drive ?? null, opts.onProgress ?? null, wl.total ?? null));
   } else {
     const requests = Array.from(wl.requests);
-    cs = runEngine(full, requests, sessions === null ? null : sessions.hook, prepare, opts.onProgress ?? null, true);
+    cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
     all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
   }
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
+  await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
   const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'run') } : {};
+  await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, json));
+  await env.pause?.();
   let trace: TraceOutput | null = null;
   if (f.str('trace-output') !== '') {
     const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
@@ -329,19 +334,19 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
       csvChunks: () => formatTraceCsvChunks(records, header.mode),
     };
   }
-  return outputs({ report, cluster: cs, stdout: render(f, report), trace, recorder, requests: all, ...series }, null);
+  return outputs(f, { report, cluster: cs, stdout: render(f, report), trace, recorder, requests: all, ...series }, null);
 }
 
 /** Outputs whose per-request files are rendered only when read. */
-function outputs(o: Omit<SimulationOutputs, 'metricsFile' | 'metricsFileChunks' | 'results' | 'resultsChunks'>, results: (() => Record<string, unknown>[]) | null): SimulationOutputs {
+function outputs(f: FlagValues, o: Omit<SimulationOutputs, 'metricsFile' | 'metricsFileChunks' | 'results' | 'resultsChunks'>, results: (() => Record<string, unknown>[]) | null): SimulationOutputs {
   return {
     ...o,
     get metricsFile() {
-      return renderMetricsFile(o.report);
+      return f.str('metrics-path') === '' ? null : renderMetricsFile(o.report);
     },
     metricsFileChunks: () => metricsFileText(o.report),
     get results() {
-      return results === null ? null : goJsonIndent(results());
+      return results === null || f.str('results-path') === '' ? null : goJsonIndent(results());
     },
     resultsChunks: () => {
       if (results === null) return null;
@@ -405,12 +410,15 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
-  const cs = runEngine(full, requests, null, prepare, opts.onProgress ?? null, true);
+  const cs = await driveEngine(full, requests, null, prepare, env.drive ?? null, opts.onProgress ?? null, true);
   observe?.(cs, requests, full, null);
+  await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
   const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, requests, pol, goodputTargets), ...reportDataSection(f, cs, requests, series.timeseries, 'replay') } : {};
+  await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
-  return outputs({ report, cluster: cs, stdout: render(f, report), trace: null, recorder, requests, ...series }, () => simResults(report));
+  await env.pause?.();
+  return outputs(f, { report, cluster: cs, stdout: render(f, report), trace: null, recorder, requests, ...series }, () => simResults(report));
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

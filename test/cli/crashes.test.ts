@@ -96,14 +96,14 @@ describe('stdout that cannot be written', () => {
 
 describe('per-request files: built only when asked, streamed, same bytes', () => {
   it('the metrics file and replay results, as chunks, equal the whole-string renderings', async () => {
-    const run = parseSimulationConfig({ mode: 'run', model: 'meta-llama/llama-3.1-8b-instruct', numRequests: 40, numInstances: 2, rate: 30, routingPolicy: 'round-robin' });
+    const run = parseSimulationConfig({ mode: 'run', model: 'meta-llama/llama-3.1-8b-instruct', numRequests: 40, numInstances: 2, rate: 30, routingPolicy: 'round-robin', outputs: { metrics: true } });
     const env = { readText: (f: string) => readFileSync(f, 'utf8'), warn: () => undefined };
     const out = await simulateRun(run.values, env);
     const chunks = [...out.metricsFileChunks()];
     expect(chunks.join('')).toBe(out.metricsFile);
     // One chunk per request row (plus head and tail): no chunk holds the whole array.
     expect(chunks.length).toBeGreaterThanOrEqual(40);
-    const replay = parseSimulationConfig({ mode: 'replay', model: 'meta-llama/llama-3.1-8b-instruct', traceHeader: p('t.yaml'), traceData: p('t.csv') });
+    const replay = parseSimulationConfig({ mode: 'replay', model: 'meta-llama/llama-3.1-8b-instruct', traceHeader: p('t.yaml'), traceData: p('t.csv'), outputs: { results: true } });
     const rep = await simulateReplay(replay.values, env);
     expect([...rep.resultsChunks()!].join('')).toBe(rep.results);
   });
@@ -122,5 +122,7 @@ describe('per-request files: built only when asked, streamed, same bytes', () =>
     // Rendered on read only: a getter, not a string computed with the run.
     expect(typeof Object.getOwnPropertyDescriptor(out, 'metricsFile')?.get).toBe('function');
     expect(typeof Object.getOwnPropertyDescriptor(out, 'results')?.get).toBe('function');
+    expect(out.metricsFile).toBeNull();
+    expect(out.results).toBeNull();
   });
 });
