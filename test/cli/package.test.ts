@@ -46,7 +46,7 @@ describe('the packed package', () => {
 
   it('ships no source maps and no references to them (the sources are not shipped)', () => {
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
-    const withMaps = files.filter((f) => f.endsWith('.js') && readFileSync(path.join(ROOT, f), 'utf8').includes('sourceMappingURL'));
+    const withMaps = files.filter((f) => /\.(js|d\.ts)$/.test(f) && readFileSync(path.join(ROOT, f), 'utf8').includes('sourceMappingURL'));
     expect(withMaps).toEqual([]);
   });
 });
