@@ -3,6 +3,8 @@
  * replay's metrics file), writes the report JSON, and prints the summary on stderr.
  */
 import { ConfigError } from '../sim/config-error.js';
+import { BlisError } from '../domain/errors.js';
+import { parseJson } from '../format/yaml.js';
 import type { FlagValues } from '../sim/options.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
 import { goJsonIndent } from '../metrics/go-format.js';
@@ -10,7 +12,7 @@ import { parseTraceCsv } from '../workload/tracev2-csv.js';
 import { CalibrateInputError, parseItlCsv, parseSimResults, reportToJson, runCalibration } from '../calibrate/index.js';
 import type { Io } from './io.js';
 import { checkOutputPath, commitOutputs } from './outputs.js';
-import { readInputText } from './read-input.js';
+import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 
 function required(f: FlagValues, name: string): string {
   const v = f.str(name);
@@ -19,17 +21,18 @@ function required(f: FlagValues, name: string): string {
 }
 
 function read(path: string, flag: string): string {
-  return readInputText(path, flag);
+  return readInputFile(path, flag, flag === '--trace-data' || flag === '--itl-data' ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES);
 }
 
 /** The replay metrics file's aggregate cache_hit_rate, or null when it has none. */
 function simCacheHitRate(path: string): number | null {
+  const text = read(path, '--sim-metrics');
   let doc: unknown;
   try {
-    doc = JSON.parse(read(path, '--sim-metrics')) as unknown;
+    doc = parseJson(text, path);
   } catch (e) {
-    if (e instanceof ConfigError) throw e;
-    throw new CalibrateInputError(`--sim-metrics: ${path} is not valid JSON: ${(e as Error).message}`);
+    if (e instanceof BlisError) throw new CalibrateInputError(`--sim-metrics: ${e.message}`);
+    throw e;
   }
   const v = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>)['cache_hit_rate'] : undefined;
   return typeof v === 'number' && Number.isFinite(v) ? v : null;

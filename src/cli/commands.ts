@@ -6,7 +6,7 @@ import type { FlagValues } from '../sim/options.js';
 import { simulateReplay, simulateRun, type RunOptions, type SimulationObserver, type SimulationOutputs } from '../sim/run.js';
 import { progressDisplay } from './progress.js';
 import type { Io } from './io.js';
-import { readInputText } from './read-input.js';
+import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 import { checkDistinct, checkOutputPath, checkTracePrefix, commitOutputs, type Content, type OutputFile } from './outputs.js';
 
 export type { SimulationObserver } from '../sim/run.js';
@@ -14,8 +14,14 @@ export type { SimulationObserver } from '../sim/run.js';
 /** File access and warnings for the simulation layer, from the process. */
 export function processEnv(io: Io): SimEnv {
   return {
-    readText: (path, option) => readInputText(path, option),
+    readText: (path, option) => {
+      const text = readInputFile(path, option, option === '--trace-data' ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES);
+      io.logDebug?.(`read ${path} (${option}): ${text.length} characters`);
+      return text;
+    },
     warn: (m) => io.warn(m),
+    info: (m) => io.logInfo?.(m),
+    debug: (m) => io.logDebug?.(m),
   };
 }
 

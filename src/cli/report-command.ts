@@ -7,11 +7,15 @@ import { Option, type Command } from 'commander';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { checkOutputPath, commitOutputs } from './outputs.js';
-import { readInputText } from './read-input.js';
+import { readInputFile } from './read-input.js';
+import { showValue } from '../domain/errors.js';
 
 /** Saved results can carry full decision traces: allow more than the default input cap. */
 const MAX_RESULT_BYTES = 1024 * 1024 * 1024;
 
+function read(file: string): string {
+  return readInputFile(file, 'result', MAX_RESULT_BYTES);
+}
 
 /** Labels for the results: file names without .json, made unique by a #n suffix. */
 export function labels(files: readonly string[]): string[] {
@@ -22,7 +26,10 @@ export function labels(files: readonly string[]): string[] {
 async function loadAll(files: readonly string[]): Promise<import('../report/index.js').ResultView[]> {
   const { loadResult } = await import('../report/index.js');
   const names = labels(files);
-  return files.map((f, i) => loadResult(readInputText(f, 'result', MAX_RESULT_BYTES), f, names[i] as string));
+  return files.map((f, i) => {
+    const text = read(f);
+    return loadResult(text, f, names[i] as string);
+  });
 }
 
 export function registerReportCommands(root: Command, io: Io): void {
@@ -54,7 +61,7 @@ export function registerReportCommands(root: Command, io: Io): void {
     .option('--report <file>', 'also write an HTML report (overlaid latency CDFs and cluster timelines need results saved with --report-data)');
   c.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
   c.action(async (results: string[], o: { format: string; report?: string }) => {
-    if (o.format !== 'table' && o.format !== 'json') throw new UsageError('bad-flag', `--format must be table or json, got "${o.format}"`);
+    if (o.format !== 'table' && o.format !== 'json') throw new UsageError('bad-flag', `--format must be table or json, got ${showValue(o.format)}`);
     if (results.length < 2) throw new UsageError('bad-flag', 'blis compare needs at least two results, e.g. blis compare a.json b.json');
     const report = o.report === undefined ? null : checkOutputPath('--report', o.report);
     const views = await loadAll(results);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { buildRows, loadSweep, LocalRunner, rowsCsv, rowsJsonl, simulationJob, summarize, summaryText, type JobRunner } from '../sweep/index.js';
 import { RunFailure, UsageError } from './errors.js';
 import type { Io } from './io.js';
-import { readInputText } from './read-input.js';
+import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 import { jobProgress } from './job-progress.js';
 import { checkDistinct, checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
 import { asRunFailure, int, queueConnection } from './queue-run.js';
@@ -22,7 +22,7 @@ export interface SweepFlags extends QueueFlags {
 }
 
 function read(file: string, what: string): string {
-  return readInputText(file, what);
+  return readInputFile(file, what, what.endsWith('--trace-data') ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES);
 }
 
 
