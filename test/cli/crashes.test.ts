@@ -59,7 +59,7 @@ describe('no crash after the work, no internal error for bad input', () => {
     const row = (lines[1] as string).split(',');
     row[cols.indexOf('input_tokens')] = '99999999999';
     writeFileSync(p('huge.csv'), `${lines[0]}\n${row.join(',')}\n`);
-    expect(await refused(['replay', ...M, '--trace-header', p('t.yaml'), '--trace-data', p('huge.csv')])).toMatch(/huge\.csv:2: column \"input_tokens\": 99999999999 tokens exceed the largest request blis-ts simulates \(10,000,000 tokens\)/);
+    expect(await refused(['replay', ...M, '--trace-header', p('t.yaml'), '--trace-data', p('huge.csv')])).toMatch(/huge\.csv:2: column "input_tokens": 99999999999 tokens exceed the largest request blis-ts simulates \(10,000,000 tokens\)/);
   });
 
   it('a spec whose lengths cannot be held', async () => {
