@@ -8,7 +8,7 @@
  * -> instance ArrivalEvent at the routing time (metrics still measure from the original arrival).
  */
 import type { AdmissionRecord, PriorityRecord, RoutingRecord } from '../domain/decision-records.js';
-import { RequestState, type Request } from '../domain/request.js';
+import { PdPart, RequestState, type Request } from '../domain/request.js';
 import { EventQueue } from '../engine/event-queue.js';
 import { EventKind, eventOrder, orderInstance } from '../instance/events.js';
 import type { EventSink, Instance } from '../instance/instance.js';
@@ -20,6 +20,9 @@ import { inputBlockHashes } from '../domain/block-hash.js';
 import { FlowController, type FlowControlConfig, type FlowControlHost } from './flow-control/controller.js';
 import { DEFAULT_SIGNALS_CONFIG, RouterSignalsTracker, type SignalsConfig } from './signals.js';
 import { SnapshotProvider } from './snapshot.js';
+import { PdCoordinator, type PdHost, type PdPolicies, type PdSetup } from './pd/coordinator.js';
+import { hasRole } from './pd/pools.js';
+import { projectParents } from './pd/project.js';
 
 export interface ClusterConfig {
   readonly horizon: number;
@@ -48,6 +51,8 @@ export interface ClusterConfig {
   readonly routerSignals?: SignalsConfig | boolean;
   /** DELAYs one request may wait out before its next DELAY counts as a rejection (default 100). */
   readonly maxAdmissionDelays?: number;
+  /** Prefill/decode pools; null/absent = every request routes to one instance (no disaggregation). */
+  readonly pd?: PdSetup | null;
 }
 
 export const DEFAULT_MAX_ADMISSION_DELAYS = 100;
@@ -72,6 +77,8 @@ export interface ClusterPolicies {
   readonly priority?: PriorityPolicy | null;
   /** Tenant in-flight accounting for budgets; null when no budgets are configured. */
   readonly tenants: TenantTracker | null;
+  /** The P/D decider and pool routing policies (required when ClusterConfig.pd is set). */
+  readonly pd?: PdPolicies | null;
 }
 
 export type InstanceFactory = (index: number, sink: EventSink) => Instance;
@@ -90,7 +97,8 @@ export type PolicyFactory = (cluster: ClusterSimulator) => ClusterPolicies;
 
 export class ClusterSimulator {
   readonly instances: Instance[] = [];
-  private readonly queue = new EventQueue<Request>(4096);
+  /** Payloads: the request an event is about (most events), an instance (lifecycle), or scaling data. */
+  private readonly queue = new EventQueue<object>(4096);
   clock = 0;
   /** Fresh arrivals in the order their ClusterArrival events executed (the trace export order). */
   readonly arrivals: Request[] = [];
@@ -127,6 +135,8 @@ export class ClusterSimulator {
   readonly flowController: FlowController | null;
   private readonly policies: ClusterPolicies;
   private followUps: FollowUpHook | null = null;
+  /** Prefill/decode disaggregation; null when no pools are configured (the standard path pays one null check). */
+  readonly pd: PdCoordinator | null;
 
   constructor(
     private readonly cfg: ClusterConfig,
@@ -149,6 +159,12 @@ export class ClusterSimulator {
     const sig = cfg.routerSignals ?? false;
     this.signals = sig === false ? null : new RouterSignalsTracker(this.instances, (i, req) => this.snapshots.cachedBlocks(i, req), sig === true ? DEFAULT_SIGNALS_CONFIG : sig);
     this.policies = makePolicies(this);
+    if (cfg.pd) {
+      if (!this.policies.pd) throw new Error('ClusterSimulator: P/D pools need PD policies (decider, pool routing)');
+      this.pd = new PdCoordinator(this.pdHost(), cfg.pd, this.policies.pd, () => this.policies.routing);
+    } else {
+      this.pd = null;
+    }
   }
 
   /** Consecutive cached prefix blocks of `req` on the instance `id` as the router sees it (0 if unknown). */
@@ -212,7 +228,7 @@ export class ClusterSimulator {
       if (idx < 0) {
         this.clock = t;
         this.onEvent?.(t, kind, -1);
-        this.executeCluster(kind, req as Request, t);
+        this.executeCluster(kind, req, t);
         continue;
       }
       // A timeout for a request that already completed is cancelled lazily without moving any clock.
@@ -221,7 +237,8 @@ export class ClusterSimulator {
       const inst = this.instances[idx] as Instance;
       inst.clock = t;
       this.onEvent?.(t, kind, idx);
-      inst.handle(kind, req, t);
+      inst.handle(kind, req as Request | null, t);
+      if (this.pd !== null && this.pd.hasPending) this.pd.afterInstanceEvent(idx);
     }
     return false;
   }
@@ -231,6 +248,7 @@ export class ClusterSimulator {
     if (this.finished) return;
     this.finished = true;
     for (const inst of this.instances) inst.finalize();
+    if (this.pd !== null) projectParents(this.pd, this.instances);
   }
 
   private requestDone(i: number, req: Request, tick: number): void {
@@ -239,6 +257,7 @@ export class ClusterSimulator {
     this.policies.tenants?.onComplete(req.tenantId);
     this.flowController?.onRequestDone(req);
     if (this.followUps !== null) this.pushFollowUps(req, tick);
+    if (this.pd !== null && req.pdPart !== PdPart.None) this.pd.subDone(req);
   }
 
   /**
@@ -285,7 +304,8 @@ export class ClusterSimulator {
     this.lost(req);
   }
 
-  private executeCluster(kind: EventKind, req: Request, t: number): void {
+  private executeCluster(kind: EventKind, payload: object | null, t: number): void {
+    const req = payload as Request;
     switch (kind) {
       case EventKind.ClusterArrival:
         this.injectedByClass.set(req.sloClass, (this.injectedByClass.get(req.sloClass) ?? 0) + 1);
@@ -310,6 +330,15 @@ export class ClusterSimulator {
         return;
       case EventKind.GatewayEviction:
         this.evict(req);
+        return;
+      case EventKind.PrefillRouting:
+        (this.pd as PdCoordinator).routePrefill(req, t);
+        return;
+      case EventKind.KVTransferStarted:
+        (this.pd as PdCoordinator).startTransfer(req, t);
+        return;
+      case EventKind.KVTransferCompleted:
+        (this.pd as PdCoordinator).completeTransfer(req, t);
         return;
       default:
         throw new Error(`cluster: unexpected event kind ${kind}`);
@@ -375,16 +404,29 @@ export class ClusterSimulator {
   }
 
   private route(req: Request, t: number): void {
+    if (this.pd !== null) {
+      this.pd.route(req, t);
+      return;
+    }
     const state = this.routerState(req);
     if (state.snapshots.length === 0) {
-      this.routingRejections++;
-      req.outcome = 'rejected';
-      this.lost(req);
+      this.rejectAtRouting(req);
       return;
     }
     const d = this.policies.routing.route(req, state);
     const index = this.indexById.get(d.targetId);
     if (index === undefined) throw new Error(`routing policy ${this.policies.routing.name} chose unknown instance ${d.targetId}`);
+    this.deliver(req, t, state, d, index);
+  }
+
+  private rejectAtRouting(req: Request): void {
+    this.routingRejections++;
+    req.outcome = 'rejected';
+    this.lost(req);
+  }
+
+  /** Injects `req` into instance `index` as routing decision `d` over `state` chose (records, counters, tenants). */
+  private deliver(req: Request, t: number, state: RouterState, d: RoutingDecision, index: number): void {
     const inst = this.instances[index] as Instance;
     req.assignedInstance = inst.id;
     let expected: boolean | null = null;
@@ -418,6 +460,66 @@ export class ClusterSimulator {
       ...(d.filteredOut !== undefined && d.filteredOut.length > 0 ? { filteredOut: [...d.filteredOut] } : {}),
     };
     this.routingRecords.push(rec);
+  }
+
+  private pdHost(): PdHost {
+    const clockOf = (): number => this.clock;
+    return {
+      instances: this.instances,
+      inFlight: this.inFlight,
+      get clock() {
+        return clockOf();
+      },
+      scheduleCluster: (time, kind, payload) => this.queue.push(time, eventOrder(-1, kind), kind, payload),
+      poolState: (role) => this.poolState(role),
+      instanceIndex: (id) => this.indexById.get(id) ?? -1,
+      routable: () => true,
+      deliver: (req, time, state, d, index) => this.deliver(req, time, state, d, index),
+      rejectAtRouting: (req) => this.rejectAtRouting(req),
+      startSub: (req, index) => {
+        this.inFlight[index] = (this.inFlight[index] as number) + 1;
+        this.policies.tenants?.onStart(req.tenantId);
+        this.signals?.onRouted(req, index, (this.instances[index] as Instance).kv.blockSize);
+      },
+      parentDone: (parent, state, progressIndex, tick) => this.parentDone(parent, state, progressIndex, tick),
+      cachedBlocks: (index, req) => (index < 0 ? 0 : this.snapshots.cachedBlocks(index, req)),
+      traceDecisions: this.cfg.traceDecisions,
+      counterfactualK: this.cfg.counterfactualK,
+    };
+  }
+
+  /**
+   * The end of a split request, for session follow-ups: the reference hands its session manager a copy of the
+   * parent with the decode half's state and progress. The parent object itself is lent for the call and
+   * restored, so its recorded lifecycle (an incomplete row in the trace export) does not change.
+   */
+  private parentDone(parent: Request, state: RequestState, progressIndex: number, tick: number): void {
+    if (this.followUps === null) return;
+    const s = parent.state;
+    const pi = parent.progressIndex;
+    parent.state = state;
+    parent.progressIndex = progressIndex;
+    const next = this.followUps(parent, tick);
+    parent.state = s;
+    parent.progressIndex = pi;
+    for (const r of next) this.inject(r);
+  }
+
+  /** The decode- or prefill-pool view of one P/D decision: routable members of the pool, in instance order. */
+  private poolState(role: number): RouterState {
+    this.snapshots.refreshCacheIfNeeded(this.clock);
+    const pd = this.pd as PdCoordinator;
+    const out: RoutingSnapshot[] = [];
+    const sig = this.signals;
+    const positions: number[] | null = sig === null ? null : [];
+    for (let i = 0; i < this.instances.length; i++) {
+      if (!hasRole(pd.role(i), role)) continue;
+      out.push(this.snapshots.snapshot(i, this.clock, this.inFlight[i] as number));
+      positions?.push(i);
+    }
+    if (sig === null) return { snapshots: out, clock: this.clock };
+    sig.beginDecision(this.clock, out, positions as number[]);
+    return { snapshots: out, clock: this.clock, signals: sig };
   }
 
   /** Gateway queue counters (all zero until flow control is enabled). */

@@ -145,6 +145,11 @@ export class Instance {
     return (this.waitQ.inputTokens / Math.max(this.cfg.maxNumBatchedTokens, 1)) * this.stepEwma;
   }
 
+  /** The latency model's fixed per-request post-decode overhead (µs): P/D stamps it on parent completions. */
+  postDecodeFixedOverhead(): number {
+    return this.latency.postDecodeFixedOverhead();
+  }
+
   get maxBatchSize(): number {
     return this.cfg.maxNumSeqs;
   }
@@ -172,6 +177,42 @@ export class Instance {
     req.registered = true;
     this.metrics.requests.push(req);
     this.sink.schedule(time, EventKind.Arrival, req);
+  }
+
+  /**
+   * P/D: reserves KV for the whole input of a decode half whose KV is being transferred here (reference
+   * ReserveTransferredKV): the blocks count against this cache for the whole transfer window, and the request
+   * is then decode-ready. False, with nothing allocated, when the cache cannot hold it.
+   */
+  reserveTransferredKV(r: Request): boolean {
+    if (r.inputLen === 0) {
+      r.progressIndex = 0;
+      return true;
+    }
+    if (!this.kv.allocate(r, 0, r.inputLen, EMPTY)) return false;
+    r.progressIndex = r.inputLen;
+    return true;
+  }
+
+  /** P/D: frees a reservation made by {@link reserveTransferredKV} (the transfer was abandoned). */
+  releaseReservedKV(r: Request): void {
+    this.kv.release(r);
+  }
+
+  /**
+   * P/D: enqueues a decode half whose KV arrived (reference EnqueueDecodeSubRequest): registered here, straight
+   * into the wait queue — no arrival event, no enqueue guards, its input tokens not counted again — and a step
+   * at max(instance clock, `clusterTime`) if the instance is idle.
+   */
+  injectDecodeOnline(r: Request, clusterTime: number): void {
+    r.registered = true;
+    this.metrics.requests.push(r);
+    r.priority = r.hasPolicyPriority ? -r.policyPriority : this.slo.invertForVllm(r.sloClass);
+    this.waitQ.enqueue(r);
+    if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext(this.batch));
+    // A deadline already past fires now: the reference would schedule it in the past (its clock would step back).
+    if (r.deadline > 0 && r.deadline <= this.cfg.horizon) this.sink.schedule(Math.max(r.deadline, clusterTime), EventKind.Timeout, r);
+    if (this.batch.length === 0 && !this.stepPending) this.scheduleStep(Math.max(this.clock, clusterTime));
   }
 
   /** Executes one instance event at `time` (the cluster has already advanced this instance's clock). */

@@ -15,6 +15,11 @@ import { tenantBudget } from '../routing/admission.js';
 import { makeAdmissionPolicy, makeRoutingPolicy } from '../routing/registry.js';
 import { defaultScorerConfigs, type ScorerConfig } from '../routing/scorer-config.js';
 import { TenantTracker } from '../routing/tenant.js';
+import { makeDisaggregationDecider } from '../routing/disaggregation.js';
+import type { RoutingPolicy } from '../routing/types.js';
+import type { PdPolicies } from '../cluster/pd/coordinator.js';
+import { PoolRole } from '../cluster/pd/pools.js';
+import type { TransferConfig } from '../cluster/pd/transfer.js';
 import type { BuiltPolicies, PreparedPolicies } from '../policy/build.js';
 import type { PolicyBuildContext } from '../policy/templates/build.js';
 import type { ControlPoint } from '../policy/view.js';
@@ -71,6 +76,31 @@ export const DEFAULT_POLICY_SETUP: PolicySetup = {
   flowControl: null,
 };
 
+/** What one pool's instances run with instead of the cluster-wide setup (P/D per-pool overrides). */
+export interface InstanceOverrides {
+  readonly latency: LatencyModel;
+  readonly kvTotalBlocks: number;
+  readonly maxModelLen: number;
+  readonly tp: number;
+  readonly gpuType: string;
+}
+
+/** Prefill/decode disaggregation, resolved (reference flags --prefill-instances ... --decode-max-model-len). */
+export interface PdEngineSetup {
+  /** Role of each startup instance (see cluster/pd/pools.ts). */
+  readonly roles: readonly number[];
+  readonly decider: string;
+  readonly prefixThreshold: number;
+  readonly transfer: TransferConfig;
+  /** Pool-specific weighted profiles; null = the main routing policy serves that pool too. */
+  readonly prefillScorers: readonly ScorerConfig[] | null;
+  readonly decodeScorers: readonly ScorerConfig[] | null;
+  /** Overrides of prefill-only instances; null = the cluster-wide setup. */
+  readonly prefill: InstanceOverrides | null;
+  /** Overrides of decode and shared-role instances (decode wins for shared pods). */
+  readonly decode: InstanceOverrides | null;
+}
+
 export interface EngineSetup {
   /** Simulation seed (router tie-break stream); default 42. */
   readonly seed?: bigint;
@@ -92,6 +122,8 @@ export interface EngineSetup {
   readonly tp?: number;
   readonly sloPriorities?: Readonly<Record<string, number>>;
   readonly policy?: PolicySetup;
+  /** Prefill/decode pools; null/absent = monolithic instances. */
+  readonly pd?: PdEngineSetup | null;
 }
 
 function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator, rng: PartitionedRng, built: BuiltPolicies | null): ClusterPolicies {
@@ -116,18 +148,42 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
     rng: rng.forSubsystem('router'),
     cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req),
   });
-  return { admission, routing, priority: built?.priority ?? null, tenants };
+  const pd = setup.pd;
+  const poolPolicy = (scorers: readonly ScorerConfig[] | null, subsystem: string): RoutingPolicy | null =>
+    scorers === null ? null : makeRoutingPolicy('weighted', { scorers, blockSize: setup.kv.blockSize, rng: rng.forSubsystem(subsystem), cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req) });
+  const pdPolicies: PdPolicies | null = pd
+    ? {
+      decider: makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
+      prefillRouting: poolPolicy(pd.prefillScorers, 'prefill-router'),
+      decodeRouting: poolPolicy(pd.decodeScorers, 'decode-router'),
+    }
+    : null;
+  return { admission, routing, priority: built?.priority ?? null, tenants, pd: pdPolicies };
 }
 
 /** Scorers that read the instances' actual prefix caches (and so need the stale cache view). */
 const CACHE_AWARE_SCORERS = new Set(['precise-prefix-cache', 'no-hit-lru']);
 
-function readsInstanceCaches(p: PolicySetup): boolean {
+function readsInstanceCaches(p: PolicySetup, pd: PdEngineSetup | null): boolean {
   // Evolvable policies may read cachedPrefixBlocks (observed, with the configured staleness).
   if (p.evolvable?.active === true) return true;
-  if (p.routingPolicy !== 'weighted') return false;
-  const profile = p.routingScorers === null || p.routingScorers.length === 0 ? defaultScorerConfigs() : p.routingScorers;
-  return profile.some((c) => CACHE_AWARE_SCORERS.has(c.name));
+  const cacheAware = (scorers: readonly ScorerConfig[] | null): boolean =>
+    (scorers === null || scorers.length === 0 ? defaultScorerConfigs() : scorers).some((c) => CACHE_AWARE_SCORERS.has(c.name));
+  if (pd) {
+    if (pd.decider === 'prefix-threshold') return true;
+    if (pd.prefillScorers !== null && cacheAware(pd.prefillScorers)) return true;
+    if (pd.decodeScorers !== null && cacheAware(pd.decodeScorers)) return true;
+  }
+  return p.routingPolicy === 'weighted' && cacheAware(p.routingScorers);
+}
+
+/** The overrides instance `i` runs with (P/D pools), or null for the cluster-wide setup. */
+function overridesFor(pd: PdEngineSetup | null | undefined, i: number): InstanceOverrides | null {
+  if (!pd) return null;
+  const role = pd.roles[i] ?? PoolRole.None;
+  if (role === PoolRole.Prefill) return pd.prefill;
+  if (role === PoolRole.Decode || role === PoolRole.PrefillDecode) return pd.decode;
+  return null;
 }
 
 export function buildCluster(setup: EngineSetup): ClusterSimulator {
@@ -156,7 +212,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       routingLatency: setup.routingLatency,
       snapshotRefreshInterval: p.snapshotRefreshInterval,
       // Freezing cache views costs work on every KV change; skip it when no policy reads them.
-      cacheSignalDelay: readsInstanceCaches(p) ? p.cacheSignalDelay : 0,
+      cacheSignalDelay: readsInstanceCaches(p, setup.pd ?? null) ? p.cacheSignalDelay : 0,
       traceDecisions: p.traceDecisions,
       counterfactualK: p.counterfactualK,
       model: setup.model ?? '',
@@ -165,10 +221,12 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       maxBatchSize: setup.maxNumSeqs,
       flowControl: p.flowControl,
       routerSignals: p.evolvable?.active === true || p.routerSignals === true,
+      pd: setup.pd ? { roles: setup.pd.roles, transfer: setup.pd.transfer, blockSize: setup.kv.blockSize } : null,
     },
     setup.numInstances,
-    (i, sink) =>
-      new Instance(
+    (i, sink) => {
+      const o = overridesFor(setup.pd, i);
+      return new Instance(
         {
           id: `instance_${i}`,
           horizon: setup.horizon,
@@ -177,14 +235,15 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           maxNumSeqs: setup.maxNumSeqs,
           maxNumBatchedTokens: setup.maxNumBatchedTokens,
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
-          maxModelLen: setup.maxModelLen,
+          maxModelLen: o === null ? setup.maxModelLen : o.maxModelLen,
           preemptionPolicy: setup.preemptionPolicy,
         },
-        createKVStore(setup.kv),
-        setup.latency,
+        createKVStore(o === null ? setup.kv : { ...setup.kv, totalBlocks: o.kvTotalBlocks }),
+        o === null ? setup.latency : o.latency,
         slo,
         sink,
-      ),
+      );
+    },
     (cs) => buildPolicies(setup, p, slo, cs, rng, built),
     slo,
   );

@@ -68,6 +68,25 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'trace-level', kind: 'string', def: 'none', help: 'tracing: none or minimal (summary metrics only), decisions (policy decisions and anomaly events), full (also batch formations and preemptions)', scope: 'shared' },
   { name: 'counterfactual-k', kind: 'int', def: 0, help: 'counterfactual candidates per routing decision (needs --trace-level decisions)', scope: 'shared' },
   { name: 'summarize-trace', kind: 'bool', def: false, help: 'print a summary of the decision trace', scope: 'shared' },
+  // prefill/decode disaggregation
+  { name: 'prefill-instances', kind: 'int', def: 0, help: 'instances dedicated to prefill: instance_0 .. instance_{P-1} (0 = no P/D disaggregation)', scope: 'shared' },
+  { name: 'decode-instances', kind: 'int', def: 0, help: 'instances dedicated to decode: the next D instances', scope: 'shared' },
+  { name: 'prefill-decode-instances', kind: 'int', def: 0, help: 'shared-role instances serving both pools: the next S instances (they take the decode overrides)', scope: 'shared' },
+  { name: 'pd-decider', kind: 'string', def: 'never', help: 'P/D disaggregation decider: never, always, prefix-threshold', scope: 'shared' },
+  { name: 'pd-prefix-threshold', kind: 'int', def: 16, help: 'prefix-threshold decider: disaggregate when more prompt tokens than this are not cached on the chosen decode pod', scope: 'shared' },
+  { name: 'pd-transfer-bandwidth', kind: 'float', def: 25, help: 'prefill->decode KV transfer bandwidth (GB/s)', scope: 'shared' },
+  { name: 'pd-transfer-base-latency', kind: 'float', def: 0.05, help: 'fixed latency per KV transfer (ms)', scope: 'shared' },
+  { name: 'pd-transfer-contention', kind: 'bool', def: false, help: 'share the transfer bandwidth equally among the transfers in flight when one starts', scope: 'shared' },
+  { name: 'prefill-routing-scorers', kind: 'string', def: '', help: 'weighted scorer profile name:weight,... for the prefill pool (default: the main routing policy)', scope: 'shared' },
+  { name: 'decode-routing-scorers', kind: 'string', def: '', help: 'weighted scorer profile name:weight,... for the decode pool (default: the main routing policy)', scope: 'shared' },
+  { name: 'prefill-tp', kind: 'int', def: 0, help: 'tensor parallelism of prefill-pool instances (0 = --tp)', scope: 'shared' },
+  { name: 'decode-tp', kind: 'int', def: 0, help: 'tensor parallelism of decode-pool and shared instances (0 = --tp)', scope: 'shared' },
+  { name: 'prefill-hardware', kind: 'string', def: '', help: 'GPU of prefill-pool instances ("" = --hardware)', scope: 'shared' },
+  { name: 'decode-hardware', kind: 'string', def: '', help: 'GPU of decode-pool and shared instances ("" = --hardware)', scope: 'shared' },
+  { name: 'prefill-latency-model', kind: 'string', def: '', help: 'latency backend of prefill-pool instances ("" = --latency-model)', scope: 'shared' },
+  { name: 'decode-latency-model', kind: 'string', def: '', help: 'latency backend of decode-pool and shared instances ("" = --latency-model)', scope: 'shared' },
+  { name: 'prefill-max-model-len', kind: 'int', def: 0, help: 'max model length of prefill-pool instances (0 = --max-model-len, capped at the pool\'s KV capacity)', scope: 'shared' },
+  { name: 'decode-max-model-len', kind: 'int', def: 0, help: 'max model length of decode-pool and shared instances (0 = --max-model-len, capped at the pool\'s KV capacity)', scope: 'shared' },
   // gateway queue / flow control
   { name: 'flow-control', kind: 'bool', def: false, help: 'enable the gateway queue (flow control); it replaces --admission-policy', scope: 'shared' },
   { name: 'saturation-detector', kind: 'string', def: 'never', help: 'saturation detector gating dispatch: never, utilization, concurrency', scope: 'shared' },
@@ -123,6 +142,11 @@ export class FlagValues {
 
   changed(name: string): boolean {
     return this.explicit.has(name);
+  }
+
+  /** Whether the option exists here at all (commands borrow subsets of the table). */
+  has(name: string): boolean {
+    return this.raw[camel(name)] !== undefined;
   }
 
   private text(name: string): string {

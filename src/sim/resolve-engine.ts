@@ -5,6 +5,7 @@
 import type { EngineSetup } from './engine-setup.js';
 import { ConfigError } from './config-error.js';
 import { resolveLatency, type ResolvedLatency } from './resolve-latency.js';
+import { resolvePdFlags } from './resolve-pd.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { MAX_INT64 } from '../domain/units.js';
 import type { FlagValues } from './options.js';
@@ -78,6 +79,10 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   if (cpuBlocks > 0 && !(bw > 0)) throw new ConfigError('bad-flag', `--kv-transfer-bandwidth must be > 0 with --kv-cpu-blocks, got ${bw}`);
   const maxModelLen = latency.maxModelLen;
   const blockSize = f.int('block-size-in-tokens');
+  // `blis serve` shares this resolution but has no pools.
+  const pd = f.has('prefill-instances')
+    ? resolvePdFlags(f, latency, { numInstances, blockSize, dp: f.int('dp'), gpuMemoryUtilization: f.float('gpu-memory-utilization'), moeCommBackend: f.str('moe-comm-backend') }, (m) => env.warn(m))
+    : null;
   if (maxModelLen > 0 && Math.ceil(maxModelLen / blockSize) > latency.totalKvBlocks) {
     throw new ConfigError('bad-flag', `KV cache too small for --max-model-len ${maxModelLen}: needs ${Math.ceil(maxModelLen / blockSize)} blocks but --total-kv-blocks is ${latency.totalKvBlocks}`);
   }
@@ -106,6 +111,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
         transferBaseLatency: nonNegative('kv-transfer-base-latency'),
       },
       latency: latency.latency,
+      pd,
     },
   };
 }

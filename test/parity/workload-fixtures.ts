@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const SHARED_DIR = path.resolve(PROJECT_ROOT, '../shared');
 export const PARITY_DIR = path.join(SHARED_DIR, 'parity');
+/** P/D and autoscaler cases; their argv name the model configs of PARITY_DIR. */
+export const PARITY_PD_DIR = path.join(SHARED_DIR, 'parity-pd');
 export const HAS_PARITY = existsSync(PARITY_DIR);
 export const PARITY_SKIP_NOTE = HAS_PARITY ? '' : ` (skipped: parity fixtures not found at ${PARITY_DIR})`;
 
@@ -22,12 +24,21 @@ export interface ParityCase {
   readonly replayArgv: readonly string[];
 }
 
+/** The cases of ../shared/parity. */
 export function parityCases(): ParityCase[] {
-  if (!HAS_PARITY) return [];
-  return readdirSync(PARITY_DIR, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && existsSync(path.join(PARITY_DIR, d.name, 'args.json')))
+  return HAS_PARITY ? casesIn(PARITY_DIR) : [];
+}
+
+/** The P/D and autoscaler cases of ../shared/parity-pd (none when absent). */
+export function pdParityCases(): ParityCase[] {
+  return HAS_PARITY && existsSync(PARITY_PD_DIR) ? casesIn(PARITY_PD_DIR) : [];
+}
+
+function casesIn(root: string): ParityCase[] {
+  return readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(path.join(root, d.name, 'args.json')))
     .map((d) => {
-      const dir = path.join(PARITY_DIR, d.name);
+      const dir = path.join(root, d.name);
       const args = JSON.parse(readFileSync(path.join(dir, 'args.json'), 'utf8')) as { argv: string[] };
       const replayPath = path.join(dir, 'replay_args.json');
       const replay = existsSync(replayPath) ? (JSON.parse(readFileSync(replayPath, 'utf8')) as { argv: string[] }) : { argv: [] };
