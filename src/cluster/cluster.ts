@@ -15,7 +15,7 @@ import type { EventSink, Instance } from '../instance/instance.js';
 import { computeCounterfactual } from '../routing/counterfactual.js';
 import type { TenantTracker } from '../routing/tenant.js';
 import type { SloPriorityMap } from '../domain/slo.js';
-import type { AdmissionPolicy, PriorityPolicy, RouterState, RoutingDecision, RoutingPolicy, RoutingSnapshot } from '../routing/types.js';
+import { routingSnapshot, type AdmissionPolicy, type PriorityPolicy, type RouterState, type RoutingDecision, type RoutingPolicy, type RoutingSnapshot } from '../routing/types.js';
 import { inputBlockHashes } from '../domain/block-hash.js';
 import { FlowController, type FlowControlConfig, type FlowControlHost } from './flow-control/controller.js';
 import { DEFAULT_SIGNALS_CONFIG, RouterSignalsTracker, type SignalsConfig } from './signals.js';
@@ -23,6 +23,11 @@ import { SnapshotProvider } from './snapshot.js';
 import { PdCoordinator, type PdHost, type PdPolicies, type PdSetup } from './pd/coordinator.js';
 import { hasRole } from './pd/pools.js';
 import { projectParents } from './pd/project.js';
+import type { StaticFacts } from './snapshot.js';
+import { Autoscaler, type AutoscalerSetup, type ReplicaBuild, type ScalingHost } from './autoscaler/autoscaler.js';
+import { sampleDelayUs, type DelaySpec, type PlacementManager } from './autoscaler/infra.js';
+import { InstanceState, Lifecycle } from './autoscaler/lifecycle.js';
+import type { GoRand } from '../engine/go-rand.js';
 
 export interface ClusterConfig {
   readonly horizon: number;
@@ -53,6 +58,26 @@ export interface ClusterConfig {
   readonly maxAdmissionDelays?: number;
   /** Prefill/decode pools; null/absent = every request routes to one instance (no disaggregation). */
   readonly pd?: PdSetup | null;
+  /** Per startup instance: what it reports to the router (default: the fields above, for all). */
+  readonly facts?: readonly StaticFacts[];
+  /** Instance lifecycle, node pools and the autoscaler; null/absent = a fixed set of Active instances. */
+  readonly infra?: InfraSetup | null;
+}
+
+/** Lifecycle and scaling (node pools, loading delays, the autoscaler). */
+export interface InfraSetup {
+  /** State of each startup instance: Active (or warm start), else Loading until its loading delay passes. */
+  readonly initialStates: readonly InstanceState[];
+  readonly placement: PlacementManager | null;
+  readonly loadingDelay: DelaySpec;
+  /** The "instance-loading" random stream. */
+  readonly loadingRng: GoRand;
+  /** The autoscaler; null = instances never added or drained. */
+  readonly autoscaler: AutoscalerSetup | null;
+  /** The "autoscaler" random stream (HPA scrape delay). */
+  readonly autoscalerRng: GoRand;
+  /** KV capacity / max-model-len of a replica placed on a GPU with this much memory. */
+  readonly buildFor: (gpuMemoryGiB: number) => ReplicaBuild;
 }
 
 export const DEFAULT_MAX_ADMISSION_DELAYS = 100;
@@ -81,7 +106,8 @@ export interface ClusterPolicies {
   readonly pd?: PdPolicies | null;
 }
 
-export type InstanceFactory = (index: number, sink: EventSink) => Instance;
+/** Builds instance `index`: a startup instance, or (with `replica`) one the autoscaler adds during the run. */
+export type InstanceFactory = (index: number, sink: EventSink, replica?: { readonly id: string; readonly build: ReplicaBuild }) => Instance;
 
 /**
  * Called once for every request that reaches a terminal state — completed, timed out or dropped on an instance
@@ -137,6 +163,22 @@ export class ClusterSimulator {
   private followUps: FollowUpHook | null = null;
   /** Prefill/decode disaggregation; null when no pools are configured (the standard path pays one null check). */
   readonly pd: PdCoordinator | null;
+  /** Instance lifecycle states; null when every instance is Active for the whole run (no node pools, no autoscaler). */
+  readonly lifecycle: Lifecycle | null;
+  readonly autoscaler: Autoscaler | null;
+  readonly placement: PlacementManager | null;
+  /** What each instance reports to the router, by index. */
+  readonly facts: StaticFacts[] = [];
+  /** Instances the configuration asked for (the per-instance report prints only when > 1, as the reference). */
+  readonly configuredInstances: number;
+  /** ClusterArrival events pushed and not executed yet (the autoscaler stops ticking at 0 with nothing in flight). */
+  pendingArrivals = 0;
+  /** Called for each instance added during the run (recorders hook its steps). */
+  onInstanceAdded: ((inst: Instance, index: number) => void) | null = null;
+  /** After each instance event: lifecycle (drain completion), then P/D completion detection; null when neither exists. */
+  private readonly afterInstanceEvent: ((index: number) => void) | null;
+  private readonly makeInstance: InstanceFactory;
+  private readonly infra: InfraSetup | null;
 
   constructor(
     private readonly cfg: ClusterConfig,
@@ -145,16 +187,17 @@ export class ClusterSimulator {
     makePolicies: PolicyFactory,
     priorities: SloPriorityMap,
   ) {
-    if (numInstances < 1) throw new RangeError('numInstances must be >= 1');
-    for (let i = 0; i < numInstances; i++) {
-      const sink: EventSink = { schedule: (time, kind, req) => this.queue.push(time, eventOrder(i, kind), kind, req) };
-      const inst = makeInstance(i, sink);
-      inst.onRequestDone = (req, tick) => this.requestDone(i, req, tick);
-      this.instances.push(inst);
-      this.inFlight.push(0);
-      this.indexById.set(inst.id, i);
+    if (numInstances < 0) throw new RangeError('numInstances must be >= 0');
+    this.configuredInstances = numInstances;
+    this.makeInstance = makeInstance;
+    this.infra = cfg.infra ?? null;
+    const infra = this.infra;
+    const startup = infra === null ? numInstances : infra.initialStates.length;
+    for (let i = 0; i < startup; i++) {
+      this.facts.push(cfg.facts?.[i] ?? cfg);
+      this.register(makeInstance(i, this.sinkFor(i)));
     }
-    this.snapshots = new SnapshotProvider(this.instances, cfg.snapshotRefreshInterval, cfg.cacheSignalDelay, cfg);
+    this.snapshots = new SnapshotProvider(this.instances, cfg.snapshotRefreshInterval, cfg.cacheSignalDelay, this.facts);
     this.flowController = cfg.flowControl === null ? null : new FlowController(cfg.flowControl, priorities, this.flowHost());
     const sig = cfg.routerSignals ?? false;
     this.signals = sig === false ? null : new RouterSignalsTracker(this.instances, (i, req) => this.snapshots.cachedBlocks(i, req), sig === true ? DEFAULT_SIGNALS_CONFIG : sig);
@@ -165,6 +208,122 @@ export class ClusterSimulator {
     } else {
       this.pd = null;
     }
+    this.placement = infra?.placement ?? null;
+    if (infra !== null) {
+      const lc = new Lifecycle();
+      this.lifecycle = lc;
+      for (const s of infra.initialStates) lc.add(s, 0);
+      // Startup instances that load: their loading delays are drawn in instance order, as at construction.
+      infra.initialStates.forEach((s, i) => {
+        if (s === InstanceState.Loading) this.scheduleLoaded(i);
+      });
+      this.autoscaler = infra.autoscaler === null ? null : new Autoscaler(this.scalingHost(), infra.autoscaler, infra.autoscalerRng);
+    } else {
+      this.lifecycle = null;
+      this.autoscaler = null;
+    }
+    const lc = this.lifecycle;
+    const pd = this.pd;
+    this.afterInstanceEvent = lc === null && pd === null ? null : (idx) => {
+      if (lc !== null) this.afterLifecycleEvent(lc, idx);
+      if (pd !== null && pd.hasPending) pd.afterInstanceEvent(idx);
+    };
+  }
+
+  private sinkFor(i: number): EventSink {
+    return { schedule: (time, kind, req) => this.queue.push(time, eventOrder(i, kind), kind, req) };
+  }
+
+  private register(inst: Instance): number {
+    const i = this.instances.length;
+    inst.onRequestDone = (req, tick) => this.requestDone(i, req, tick);
+    this.instances.push(inst);
+    this.inFlight.push(0);
+    this.indexById.set(inst.id, i);
+    return i;
+  }
+
+  /** Whether instance `i` may be routed to (always, without lifecycle tracking). */
+  routable(i: number): boolean {
+    return this.lifecycle === null || this.lifecycle.routable(i);
+  }
+
+  /** A Draining instance whose own event left it empty terminates (reference: checked after each of its events). */
+  private afterLifecycleEvent(lc: Lifecycle, idx: number): void {
+    if (lc.state(idx) !== InstanceState.Draining) return;
+    const inst = this.instances[idx] as Instance;
+    if (inst.queueDepth !== 0 || inst.batchSize !== 0) return;
+    lc.transition(idx, InstanceState.Terminated, this.clock);
+    this.placement?.release(inst.id);
+  }
+
+  /** Samples instance `i`'s loading delay: Active now if zero, else an InstanceLoaded event. */
+  private scheduleLoaded(i: number): void {
+    const infra = this.infra as InfraSetup;
+    const delay = sampleDelayUs(infra.loadingDelay, infra.loadingRng);
+    if (delay === 0) this.instanceLoaded(i);
+    else this.queue.push(this.clock + delay, eventOrder(-1, EventKind.InstanceLoaded), EventKind.InstanceLoaded, this.instances[i] as Instance);
+  }
+
+  private instanceLoaded(i: number): void {
+    (this.lifecycle as Lifecycle).transition(i, InstanceState.Active, this.clock);
+  }
+
+  private scalingHost(): ScalingHost {
+    const self = (): ClusterSimulator => this;
+    const infra = this.infra as InfraSetup;
+    return {
+      get clock() {
+        return self().clock;
+      },
+      horizon: this.cfg.horizon,
+      instances: this.instances,
+      inFlight: this.inFlight,
+      get pendingArrivals() {
+        return self().pendingArrivals;
+      },
+      lifecycle: this.lifecycle as Lifecycle,
+      placement: this.placement,
+      maxBatchSize: this.cfg.maxBatchSize,
+      facts: (i) => this.facts[i] as StaticFacts,
+      scheduleCluster: (time, kind, payload) => this.queue.push(time, eventOrder(-1, kind), kind, payload),
+      scalingState: () => this.scalingState(),
+      addReplica: (id, facts, build) => this.addReplica(id, facts, build),
+      loaded: (i) => this.instanceLoaded(i),
+      buildFor: infra.buildFor,
+      loadingRng: infra.loadingRng,
+      loadingDelay: infra.loadingDelay,
+    };
+  }
+
+  /** An instance placed during the run: Loading until its loading delay passes. */
+  private addReplica(id: string, facts: StaticFacts, build: ReplicaBuild): number {
+    const i = this.instances.length;
+    this.facts.push(facts);
+    const inst = this.makeInstance(i, this.sinkFor(i), { id, build });
+    this.register(inst);
+    this.snapshots.addInstance(inst);
+    this.signals?.addInstance();
+    this.pd?.addInstance(0);
+    (this.lifecycle as Lifecycle).add(InstanceState.Loading, this.clock);
+    this.onInstanceAdded?.(inst, i);
+    return i;
+  }
+
+  /** The autoscaler's view: routable instances of every model, plus the loading ones (capacity only). */
+  private scalingState(): RouterState {
+    const state = this.routerState(null);
+    const lc = this.lifecycle as Lifecycle;
+    const loading: RoutingSnapshot[] = [];
+    for (let i = 0; i < this.instances.length; i++) {
+      if (lc.state(i) !== InstanceState.Loading) continue;
+      const f = this.facts[i] as StaticFacts;
+      if (f.model === '' || f.gpuType === '') continue;
+      const inst = this.instances[i] as Instance;
+      // Built directly, not through the snapshot provider: reading would move its refresh clocks.
+      loading.push(routingSnapshot(inst.id, { model: f.model, gpuType: f.gpuType, tpDegree: f.tpDegree, costPerHour: f.costPerHour ?? 0, totalKvCapacityTokens: inst.kv.totalBlocks * inst.kv.blockSize }));
+    }
+    return { ...state, loadingSnapshots: loading };
   }
 
   /** Consecutive cached prefix blocks of `req` on the instance `id` as the router sees it (0 if unknown). */
@@ -175,6 +334,7 @@ export class ClusterSimulator {
 
   /** Runs the simulation over `requests` (non-decreasing arrival times) to the end. Single use. */
   run(requests: readonly Request[]): void {
+    this.autoscaler?.start();
     for (const r of requests) this.inject(r);
     this.advanceTo(Infinity);
     this.finish();
@@ -190,6 +350,7 @@ export class ClusterSimulator {
       throw new RangeError(`ClusterSimulator.inject: ${req.id} arrives at ${req.arrivalTime}, before the clock ${this.clock}`);
     }
     this.queue.push(req.arrivalTime, eventOrder(-1, EventKind.ClusterArrival), EventKind.ClusterArrival, req);
+    this.pendingArrivals++;
   }
 
   /**
@@ -238,7 +399,7 @@ export class ClusterSimulator {
       inst.clock = t;
       this.onEvent?.(t, kind, idx);
       inst.handle(kind, req as Request | null, t);
-      if (this.pd !== null && this.pd.hasPending) this.pd.afterInstanceEvent(idx);
+      if (this.afterInstanceEvent !== null) this.afterInstanceEvent(idx);
     }
     return false;
   }
@@ -308,6 +469,7 @@ export class ClusterSimulator {
     const req = payload as Request;
     switch (kind) {
       case EventKind.ClusterArrival:
+        this.pendingArrivals--;
         this.injectedByClass.set(req.sloClass, (this.injectedByClass.get(req.sloClass) ?? 0) + 1);
         this.arrivals.push(req);
         this.queue.push(t + this.cfg.admissionLatency, eventOrder(-1, EventKind.AdmissionDecision), EventKind.AdmissionDecision, req);
@@ -339,6 +501,15 @@ export class ClusterSimulator {
         return;
       case EventKind.KVTransferCompleted:
         (this.pd as PdCoordinator).completeTransfer(req, t);
+        return;
+      case EventKind.ScalingTick:
+        (this.autoscaler as Autoscaler).tick(t);
+        return;
+      case EventKind.ScaleActuation:
+        (this.autoscaler as Autoscaler).actuate(payload as object);
+        return;
+      case EventKind.InstanceLoaded:
+        this.instanceLoaded(this.instances.indexOf(payload as Instance));
         return;
       default:
         throw new Error(`cluster: unexpected event kind ${kind}`);
@@ -473,7 +644,7 @@ export class ClusterSimulator {
       scheduleCluster: (time, kind, payload) => this.queue.push(time, eventOrder(-1, kind), kind, payload),
       poolState: (role) => this.poolState(role),
       instanceIndex: (id) => this.indexById.get(id) ?? -1,
-      routable: () => true,
+      routable: (i) => this.routable(i),
       deliver: (req, time, state, d, index) => this.deliver(req, time, state, d, index),
       rejectAtRouting: (req) => this.rejectAtRouting(req),
       startSub: (req, index) => {
@@ -512,8 +683,10 @@ export class ClusterSimulator {
     const out: RoutingSnapshot[] = [];
     const sig = this.signals;
     const positions: number[] | null = sig === null ? null : [];
+    const lc = this.lifecycle;
     for (let i = 0; i < this.instances.length; i++) {
       if (!hasRole(pd.role(i), role)) continue;
+      if (lc !== null && !lc.routable(i)) continue;
       out.push(this.snapshots.snapshot(i, this.clock, this.inFlight[i] as number));
       positions?.push(i);
     }
@@ -534,12 +707,13 @@ export class ClusterSimulator {
    */
   private routerState(req: Request | null): RouterState {
     this.snapshots.refreshCacheIfNeeded(this.clock);
-    const cfg = this.cfg;
     const out: RoutingSnapshot[] = [];
     const sig = this.signals;
     const positions: number[] | null = sig === null ? null : [];
+    const lc = this.lifecycle;
     for (let i = 0; i < this.instances.length; i++) {
-      if (req !== null && req.model !== '' && req.model !== cfg.model) continue;
+      if (lc !== null && !lc.routable(i)) continue;
+      if (req !== null && req.model !== '' && req.model !== (this.facts[i] as StaticFacts).model) continue;
       out.push(this.snapshots.snapshot(i, this.clock, this.inFlight[i] as number));
       positions?.push(i);
     }

@@ -20,6 +20,7 @@ import type { RoutingPolicy } from '../routing/types.js';
 import type { PdPolicies } from '../cluster/pd/coordinator.js';
 import { PoolRole } from '../cluster/pd/pools.js';
 import type { TransferConfig } from '../cluster/pd/transfer.js';
+import { infraSetup, placementFor, planStartup, type ScalingSetup } from './engine-infra.js';
 import type { BuiltPolicies, PreparedPolicies } from '../policy/build.js';
 import type { PolicyBuildContext } from '../policy/templates/build.js';
 import type { ControlPoint } from '../policy/view.js';
@@ -124,6 +125,8 @@ export interface EngineSetup {
   readonly policy?: PolicySetup;
   /** Prefill/decode pools; null/absent = monolithic instances. */
   readonly pd?: PdEngineSetup | null;
+  /** Node pools, instance lifecycle and the autoscaler; null/absent = a fixed set of Active instances. */
+  readonly scaling?: ScalingSetup | null;
 }
 
 function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator, rng: PartitionedRng, built: BuiltPolicies | null): ClusterPolicies {
@@ -205,6 +208,16 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
     built = p.evolvable.build(ctx);
   }
   const schedulerOf = built?.scheduler ?? null;
+  const baseFacts = { model: setup.model ?? '', gpuType: setup.gpuType ?? '', tpDegree: setup.tp ?? 0, maxBatchSize: setup.maxNumSeqs };
+  const placement = placementFor(setup.scaling);
+  const plans = planStartup(setup.scaling, {
+    numInstances: setup.numInstances,
+    facts: baseFacts,
+    tpOf: (i) => overridesFor(setup.pd, i)?.tp ?? Math.max(setup.tp ?? 1, 1),
+    maxModelLenOf: (i) => overridesFor(setup.pd, i)?.maxModelLen ?? setup.maxModelLen,
+  }, placement, setup.kv.blockSize);
+  const infra = infraSetup(setup.scaling, plans, placement, rng, setup.kv.blockSize, setup.maxModelLen, Math.max(setup.tp ?? 1, 1));
+  const pd = setup.pd;
   cluster = new ClusterSimulator(
     {
       horizon: setup.horizon,
@@ -215,30 +228,35 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       cacheSignalDelay: readsInstanceCaches(p, setup.pd ?? null) ? p.cacheSignalDelay : 0,
       traceDecisions: p.traceDecisions,
       counterfactualK: p.counterfactualK,
-      model: setup.model ?? '',
-      gpuType: setup.gpuType ?? '',
-      tpDegree: setup.tp ?? 0,
-      maxBatchSize: setup.maxNumSeqs,
+      ...baseFacts,
       flowControl: p.flowControl,
       routerSignals: p.evolvable?.active === true || p.routerSignals === true,
-      pd: setup.pd ? { roles: setup.pd.roles, transfer: setup.pd.transfer, blockSize: setup.kv.blockSize } : null,
+      // P/D membership is by configured index; deferred (unplaced) instances leave no position.
+      pd: pd ? { roles: plans.map((x) => pd.roles[x.index] ?? PoolRole.None), transfer: pd.transfer, blockSize: setup.kv.blockSize } : null,
+      facts: plans.map((x) => x.facts),
+      infra,
     },
     setup.numInstances,
-    (i, sink) => {
-      const o = overridesFor(setup.pd, i);
+    (i, sink, replica) => {
+      const plan = plans[i];
+      // Replicas the autoscaler adds have no pool role: the cluster-wide configuration.
+      const o = replica === undefined && plan !== undefined ? overridesFor(pd, plan.index) : null;
+      const build = replica?.build ?? plan?.build;
+      const kvBlocks = build?.kvTotalBlocks ?? (o === null ? setup.kv.totalBlocks : o.kvTotalBlocks);
+      const mml = build?.maxModelLen ?? (o === null ? setup.maxModelLen : o.maxModelLen);
       return new Instance(
         {
-          id: `instance_${i}`,
+          id: replica?.id ?? plan?.id ?? `instance_${i}`,
           horizon: setup.horizon,
           scheduler: setup.scheduler,
           schedulerPolicy: schedulerOf === null ? null : schedulerOf(i),
           maxNumSeqs: setup.maxNumSeqs,
           maxNumBatchedTokens: setup.maxNumBatchedTokens,
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
-          maxModelLen: o === null ? setup.maxModelLen : o.maxModelLen,
+          maxModelLen: mml,
           preemptionPolicy: setup.preemptionPolicy,
         },
-        createKVStore(o === null ? setup.kv : { ...setup.kv, totalBlocks: o.kvTotalBlocks }),
+        createKVStore(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks }),
         o === null ? setup.latency : o.latency,
         slo,
         sink,

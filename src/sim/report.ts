@@ -55,7 +55,7 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
   const pd = cs.pd;
   const agg = pd === null ? aggregateViews(views) : pdAggregate(aggregateViews(views), pdCorrections(pd), pd.parents.map((p) => p.req));
   const sections: Section[] = [];
-  if (cs.instances.length > 1) {
+  if (cs.configuredInstances > 1) {
     cs.instances.forEach((inst, k) => {
       sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: buildMetricsOutput(views[k] as MetricsView, inst.id) });
     });

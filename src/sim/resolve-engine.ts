@@ -6,6 +6,7 @@ import type { EngineSetup } from './engine-setup.js';
 import { ConfigError } from './config-error.js';
 import { resolveLatency, type ResolvedLatency } from './resolve-latency.js';
 import { resolvePdFlags } from './resolve-pd.js';
+import { calculateKVBlocks } from '../latency/kv-capacity.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { MAX_INT64 } from '../domain/units.js';
 import type { FlagValues } from './options.js';
@@ -24,6 +25,8 @@ export interface EngineResolution {
   readonly setup: Omit<EngineSetup, 'horizon'>;
   readonly latency: ResolvedLatency;
   readonly seed: bigint;
+  /** KV blocks of an instance placed on a GPU of given memory (node pools); null when capacity is fixed. */
+  readonly kvForGpu: ((gpuMemoryGiB: number, tp: number) => number | null) | null;
 }
 
 export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<EngineResolution> {
@@ -86,9 +89,25 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   if (maxModelLen > 0 && Math.ceil(maxModelLen / blockSize) > latency.totalKvBlocks) {
     throw new ConfigError('bad-flag', `KV cache too small for --max-model-len ${maxModelLen}: needs ${Math.ceil(maxModelLen / blockSize)} blocks but --total-kv-blocks is ${latency.totalKvBlocks}`);
   }
+  // Per-instance KV capacity on node pools: only when capacity is derived (not given) for an analytical model.
+  const arch = latency.architecture;
+  const params = latency.kvParams;
+  const hw = latency.hardwareConfig;
+  const util = f.float('gpu-memory-utilization');
+  const dp = f.int('dp');
+  const kvForGpu = !f.changed('total-kv-blocks') && arch !== null && params !== null && hw !== null && (latency.backend === 'roofline' || latency.backend === 'trained-physics')
+    ? (mem: number, tp: number): number | null => {
+      try {
+        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util });
+      } catch {
+        return null;
+      }
+    }
+    : null;
   return {
     seed: f.bigint('seed'),
     latency,
+    kvForGpu,
     setup: {
       seed: f.bigint('seed'),
       model: latency.model,

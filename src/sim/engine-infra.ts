@@ -1,0 +1,97 @@
+/**
+ * Startup instances and scaling infrastructure for the composition root (reference NewClusterSimulator's
+ * construction loop, blis-cluster.md §7): without node pools every configured instance starts Active; with
+ * node pools each instance is placed first-fit on the initial nodes (any GPU type, the global TP), takes the
+ * pool's GPU type, cost and — unless --total-kv-blocks was given — a KV capacity computed from the pool's GPU
+ * memory, and starts Loading (Active with warm start). Instances that cannot be placed are deferred and, as
+ * in the reference (nodes are never provisioned), never start.
+ */
+import type { InfraSetup } from '../cluster/cluster.js';
+import type { AutoscalerSetup, ReplicaBuild } from '../cluster/autoscaler/autoscaler.js';
+import { PlacementManager, type DelaySpec, type NodePoolConfig } from '../cluster/autoscaler/infra.js';
+import { InstanceState } from '../cluster/autoscaler/lifecycle.js';
+import type { StaticFacts } from '../cluster/snapshot.js';
+import type { PartitionedRng } from '../engine/partitioned-rng.js';
+
+export interface ScalingSetup {
+  /** The autoscaler pipeline; null = no autoscaler (node pools may still place instances). */
+  readonly autoscaler: AutoscalerSetup | null;
+  readonly nodePools: readonly NodePoolConfig[] | null;
+  readonly loadingDelay: DelaySpec;
+  readonly warmStartInitialInstances: boolean;
+  /**
+   * KV blocks of an instance at TP `tp` on a GPU with `gpuMemoryGiB` (per-instance auto-capacity); null =
+   * every instance keeps the configured capacity (explicit --total-kv-blocks, blackbox, unknown model).
+   */
+  readonly kvForGpu: ((gpuMemoryGiB: number, tp: number) => number | null) | null;
+}
+
+/** One startup instance as planned. */
+export interface StartupPlan {
+  readonly id: string;
+  /** The configured index (`instance_<index>`; P/D membership is by this index). */
+  readonly index: number;
+  readonly facts: StaticFacts;
+  readonly build: ReplicaBuild;
+  readonly state: InstanceState;
+}
+
+export interface InstanceDefaults {
+  readonly numInstances: number;
+  readonly facts: StaticFacts;
+  /** TP each startup instance runs with (its pool's override in P/D), for per-instance KV capacity. */
+  readonly tpOf: (index: number) => number;
+  /** Max-model-len of instance `index` before any per-instance KV cap. */
+  readonly maxModelLenOf: (index: number) => number;
+}
+
+const NO_BUILD: ReplicaBuild = { kvTotalBlocks: null, maxModelLen: null };
+
+/** KV capacity and the max-model-len it allows on a GPU with `gpuMemoryGiB` (reference applyPerInstanceKVCapacity). */
+export function buildForGpu(s: ScalingSetup, gpuMemoryGiB: number, tp: number, maxModelLen: number, blockSize: number): ReplicaBuild {
+  const blocks = s.kvForGpu === null || !(gpuMemoryGiB > 0) ? null : s.kvForGpu(gpuMemoryGiB, tp);
+  if (blocks === null) return NO_BUILD;
+  const feasible = blocks * blockSize;
+  return { kvTotalBlocks: blocks, maxModelLen: maxModelLen > 0 && feasible < maxModelLen ? feasible : null };
+}
+
+export function planStartup(s: ScalingSetup | null | undefined, d: InstanceDefaults, placement: PlacementManager | null, blockSize: number): StartupPlan[] {
+  const plans: StartupPlan[] = [];
+  for (let i = 0; i < d.numInstances; i++) {
+    const id = `instance_${i}`;
+    if (placement === null || !s) {
+      plans.push({ id, index: i, facts: d.facts, build: NO_BUILD, state: InstanceState.Active });
+      continue;
+    }
+    const tp = Math.max(d.facts.tpDegree, 1);
+    const placed = placement.place(id, '', tp);
+    if (placed === null) continue;
+    plans.push({
+      id,
+      index: i,
+      facts: { ...d.facts, gpuType: placed.gpuType, tpDegree: tp, costPerHour: placed.pool.costPerHour },
+      build: buildForGpu(s, placed.pool.gpuMemoryGiB, d.tpOf(i), d.maxModelLenOf(i), blockSize),
+      state: s.warmStartInitialInstances ? InstanceState.Active : InstanceState.Loading,
+    });
+  }
+  return plans;
+}
+
+/** The cluster's infrastructure setup, or null when nothing scales or loads (all Active, fixed). */
+export function infraSetup(s: ScalingSetup | null | undefined, plans: readonly StartupPlan[], placement: PlacementManager | null, rng: PartitionedRng, blockSize: number, globalMaxModelLen: number, globalTp: number): InfraSetup | null {
+  if (!s || (s.autoscaler === null && s.nodePools === null)) return null;
+  return {
+    initialStates: plans.map((p) => p.state),
+    placement,
+    loadingDelay: s.loadingDelay,
+    loadingRng: rng.forSubsystem('instance-loading'),
+    autoscaler: s.autoscaler,
+    autoscalerRng: rng.forSubsystem('autoscaler'),
+    // Replicas the autoscaler adds run the cluster-wide configuration (no pool role).
+    buildFor: (mem) => buildForGpu(s, mem, globalTp, globalMaxModelLen, blockSize),
+  };
+}
+
+export function placementFor(s: ScalingSetup | null | undefined): PlacementManager | null {
+  return s && s.nodePools !== null && s.nodePools.length > 0 ? new PlacementManager(s.nodePools) : null;
+}
