@@ -171,16 +171,18 @@ function instanceOverrides(lat: ResolvedLatency, g: PdGlobals, o: PoolOverrideFl
   const gpu = o.gpu ?? lat.hardware;
   const backend = o.backend ?? lat.backend;
   let latency: LatencyModel = lat.latency;
-  if (tp !== lat.tp || gpu !== lat.hardware || backend !== lat.backend) latency = poolLatency(lat, g, backend, tp, gpu, flagPrefix);
+  // The pool's GPU only labels it and sizes its KV: its step times keep the global GPU's coefficients, as the
+  // reference resolves per-pool configs (the hardware calibration is not overridden).
+  if (tp !== lat.tp || backend !== lat.backend) latency = poolLatency(lat, g, backend, tp, flagPrefix);
   return { latency, kvTotalBlocks: o.totalKvBlocks ?? lat.totalKvBlocks, maxModelLen: o.maxModelLen ?? lat.maxModelLen, tp, gpuType: gpu };
 }
 
-function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: number, gpu: string, flagPrefix: string): LatencyModel {
+function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: number, flagPrefix: string): LatencyModel {
   if (backend === 'blackbox') return createBlackboxModel({ alpha: lat.alpha, beta: lat.beta });
   const arch = lat.architecture;
   if (arch === null) throw bad(`${flagPrefix}-latency-model ${backend} needs the model's config.json; pass --model-config-folder`);
-  const hw = lat.findHardware(gpu);
-  if (hw === undefined) throw bad(`${flagPrefix}-hardware "${gpu}" is not a known GPU; add it with --hardware-config <file.json>`);
+  const hw = lat.hardwareConfig ?? lat.findHardware(lat.hardware);
+  if (hw === undefined || hw === null) throw bad(`${flagPrefix}-latency-model ${backend} needs a GPU: set --hardware`);
   if (tp <= 0) throw bad(`${flagPrefix}-tp must be > 0 for the ${backend} latency model`);
   return backend === 'roofline'
     ? createRooflineModel({ model: arch, hardware: hw, tp, alpha: lat.alpha })
