@@ -24,7 +24,8 @@ import { PdCoordinator, type PdHost, type PdPolicies, type PdSetup } from './pd/
 import { hasRole } from './pd/pools.js';
 import { projectParents } from './pd/project.js';
 import type { StaticFacts } from './snapshot.js';
-import { Autoscaler, type AutoscalerSetup, type ReplicaBuild, type ScalingHost } from './autoscaler/autoscaler.js';
+import { Autoscaler, type AutoscalerSetup, type ReplicaBuild } from './autoscaler/autoscaler.js';
+import type { ActuatorHost } from './autoscaler/actuator.js';
 import { sampleDelayUs, type DelaySpec, type PlacementManager } from './autoscaler/infra.js';
 import { InstanceState, Lifecycle } from './autoscaler/lifecycle.js';
 import type { GoRand } from '../engine/go-rand.js';
@@ -76,8 +77,10 @@ export interface InfraSetup {
   readonly autoscaler: AutoscalerSetup | null;
   /** The "autoscaler" random stream (HPA scrape delay). */
   readonly autoscalerRng: GoRand;
-  /** KV capacity / max-model-len of a replica placed on a GPU with this much memory. */
-  readonly buildFor: (gpuMemoryGiB: number) => ReplicaBuild;
+  /** The "node-provisioning" random stream (beyond the reference: provisioning delays). */
+  readonly provisioningRng: GoRand;
+  /** KV capacity / max-model-len of a replica of `target` (null = cluster-wide) on a GPU with this much memory. */
+  readonly buildFor: (gpuMemoryGiB: number, target: string | null) => ReplicaBuild;
 }
 
 export const DEFAULT_MAX_ADMISSION_DELAYS = 100;
@@ -173,6 +176,10 @@ export class ClusterSimulator {
   readonly configuredInstances: number;
   /** ClusterArrival events pushed and not executed yet (the autoscaler stops ticking at 0 with nothing in flight). */
   pendingArrivals = 0;
+  /** Requests killed by an immediate drain (or a drain timeout): a terminal state of their own. */
+  drainKilled = 0;
+  /** Queued requests routed again by a redirect drain. */
+  drainRedirected = 0;
   /** Called for each instance added during the run (recorders hook its steps). */
   onInstanceAdded: ((inst: Instance, index: number) => void) | null = null;
   /** After each instance event: lifecycle (drain completion), then P/D completion detection; null when neither exists. */
@@ -269,7 +276,7 @@ export class ClusterSimulator {
     (this.lifecycle as Lifecycle).transition(i, InstanceState.Active, this.clock);
   }
 
-  private scalingHost(): ScalingHost {
+  private scalingHost(): ActuatorHost {
     const self = (): ClusterSimulator => this;
     const infra = this.infra as InfraSetup;
     return {
@@ -293,7 +300,44 @@ export class ClusterSimulator {
       buildFor: infra.buildFor,
       loadingRng: infra.loadingRng,
       loadingDelay: infra.loadingDelay,
+      provisioningRng: infra.provisioningRng,
+      killAll: (i) => this.killAll(i),
+      redirectQueued: (i) => this.redirectQueued(i),
+      terminateIfEmpty: (i) => this.afterLifecycleEvent(this.lifecycle as Lifecycle, i),
     };
+  }
+
+  /** Immediate drain: every request queued or running on instance `i` ends here, killed. */
+  private killAll(i: number): number {
+    const inst = this.instances[i] as Instance;
+    const victims = [...inst.waitQ.toArray(), ...inst.runningBatch];
+    for (const r of victims) {
+      inst.evictRequest(r);
+      this.inFlight[i] = Math.max(0, (this.inFlight[i] as number) - 1);
+      this.signals?.onDone(r, this.clock);
+      this.policies.tenants?.onComplete(r.tenantId);
+      this.flowController?.onRequestDone(r);
+      r.outcome = 'drain_killed';
+      this.drainKilled++;
+      if (r.pdPart !== PdPart.None) this.pd?.subKilled(r);
+      else this.lost(r);
+    }
+    return victims.length;
+  }
+
+  /** Redirect drain: the requests waiting on instance `i` are routed again, now, among the routable instances. */
+  private redirectQueued(i: number): number {
+    const moved = (this.instances[i] as Instance).takeQueued();
+    for (const r of moved) {
+      this.inFlight[i] = Math.max(0, (this.inFlight[i] as number) - 1);
+      this.signals?.onDone(r, this.clock);
+      this.policies.tenants?.onComplete(r.tenantId);
+      this.flowController?.onRequestDone(r);
+      r.assignedInstance = '';
+      this.drainRedirected++;
+      this.queue.push(this.clock + this.cfg.routingLatency, eventOrder(-1, EventKind.RoutingDecision), EventKind.RoutingDecision, r);
+    }
+    return moved.length;
   }
 
   /** An instance placed during the run: Loading until its loading delay passes. */
@@ -304,7 +348,7 @@ export class ClusterSimulator {
     this.register(inst);
     this.snapshots.addInstance(inst);
     this.signals?.addInstance();
-    this.pd?.addInstance(0);
+    this.pd?.addInstance(build.role ?? 0);
     (this.lifecycle as Lifecycle).add(InstanceState.Loading, this.clock);
     this.onInstanceAdded?.(inst, i);
     return i;
@@ -419,6 +463,7 @@ export class ClusterSimulator {
     this.flowController?.onRequestDone(req);
     if (this.followUps !== null) this.pushFollowUps(req, tick);
     if (this.pd !== null && req.pdPart !== PdPart.None) this.pd.subDone(req);
+    if (this.autoscaler !== null && req.outcome === 'completed') this.autoscaler.onCompleted(req, tick);
   }
 
   /**
@@ -470,6 +515,7 @@ export class ClusterSimulator {
     switch (kind) {
       case EventKind.ClusterArrival:
         this.pendingArrivals--;
+        this.autoscaler?.onArrival(req, t);
         this.injectedByClass.set(req.sloClass, (this.injectedByClass.get(req.sloClass) ?? 0) + 1);
         this.arrivals.push(req);
         this.queue.push(t + this.cfg.admissionLatency, eventOrder(-1, EventKind.AdmissionDecision), EventKind.AdmissionDecision, req);
@@ -508,8 +554,17 @@ export class ClusterSimulator {
       case EventKind.ScaleActuation:
         (this.autoscaler as Autoscaler).actuate(payload as object);
         return;
-      case EventKind.InstanceLoaded:
-        this.instanceLoaded(this.instances.indexOf(payload as Instance));
+      case EventKind.InstanceLoaded: {
+        const i = this.instances.indexOf(payload as Instance);
+        if (this.autoscaler !== null) this.autoscaler.actuator.ready(i);
+        else this.instanceLoaded(i);
+        return;
+      }
+      case EventKind.ScalingTrigger:
+        (this.autoscaler as Autoscaler).tick(t, 'event');
+        return;
+      case EventKind.DrainTimeout:
+        (this.autoscaler as Autoscaler).actuator.drainTimeout(this.instances.indexOf(payload as Instance));
         return;
       default:
         throw new Error(`cluster: unexpected event kind ${kind}`);

@@ -39,6 +39,8 @@ export interface StaticFacts {
   readonly maxBatchSize: number;
   /** $/hour of the node pool it was placed on (0 without node pools). */
   readonly costPerHour?: number;
+  /** The scaling target (deployment configuration) it belongs to; absent = its model. */
+  readonly target?: string;
 }
 
 const NO_FACTS: StaticFacts = { model: '', gpuType: '', tpDegree: 0, maxBatchSize: 0 };

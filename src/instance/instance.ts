@@ -3,7 +3,7 @@
  * step, enqueue guards, client timeouts. The instance never touches the event queue directly: it asks its
  * {@link EventSink} to schedule events, and the cluster loop delivers them back through {@link handle}.
  */
-import { RequestState, type Request } from '../domain/request.js';
+import { PdPart, RequestState, type Request } from '../domain/request.js';
 import type { SloPriorityMap } from '../domain/slo.js';
 import type { KVStore } from '../kv/types.js';
 import type { LatencyModel } from '../latency/types.js';
@@ -258,6 +258,27 @@ export class Instance {
     return true;
   }
 
+  /**
+   * Drain redirect: takes every waiting request except P/D decode halves (their KV lives here) out of this
+   * instance, as if it had never been routed here, so the cluster can route it again.
+   */
+  takeQueued(): Request[] {
+    const out: Request[] = [];
+    for (const r of this.waitQ.toArray()) {
+      if (r.pdPart === PdPart.Decode) continue;
+      this.waitQ.remove(r);
+      this.kv.release(r);
+      r.progressIndex = 0;
+      r.computedTokens = 0;
+      r.registered = false;
+      const k = this.metrics.requests.lastIndexOf(r);
+      if (k >= 0) this.metrics.requests.splice(k, 1);
+      this.metrics.totalInputTokens -= r.inputLen;
+      out.push(r);
+    }
+    return out;
+  }
+
   finalize(): void {
     const m = this.metrics;
     m.stillQueued = this.waitQ.length;
@@ -308,18 +329,16 @@ export class Instance {
   private timeout(r: Request, time: number): void {
     if (r.state === RequestState.Completed || r.state === RequestState.TimedOut) return;
     const wasRunning = r.state === RequestState.Running;
+    const i = wasRunning ? this.batch.indexOf(r) : -1;
+    // A request no longer here (moved by a drain redirect) left this instance's timeout behind.
+    if (wasRunning ? i < 0 : !this.waitQ.remove(r)) return;
     r.state = RequestState.TimedOut;
     r.outcome = 'timed_out';
     this.metrics.timedOutRequests++;
     this.kv.release(r);
     r.computedTokens = 0;
-    if (wasRunning) {
-      const i = this.batch.indexOf(r);
-      if (i >= 0) this.batch.splice(i, 1);
-      // The pending step stays scheduled: it finds the empty batch and clears itself (the orphan guard).
-    } else {
-      this.waitQ.remove(r);
-    }
+    // The pending step stays scheduled: it finds the empty batch and clears itself (the orphan guard).
+    if (wasRunning) this.batch.splice(i, 1);
     if (this.batch.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(time);
     this.onRequestDone?.(r, time);
   }

@@ -24,6 +24,8 @@ export interface ScalingSetup {
    * every instance keeps the configured capacity (explicit --total-kv-blocks, blackbox, unknown model).
    */
   readonly kvForGpu: ((gpuMemoryGiB: number, tp: number) => number | null) | null;
+  /** A scaling target's own configuration (deployment file); absent = replicas run the cluster-wide one. */
+  readonly targetBuild?: (target: string) => { tp: number; maxModelLen: number; kvTotalBlocks: number; role: number } | undefined;
 }
 
 /** One startup instance as planned. */
@@ -87,8 +89,13 @@ export function infraSetup(s: ScalingSetup | null | undefined, plans: readonly S
     loadingRng: rng.forSubsystem('instance-loading'),
     autoscaler: s.autoscaler,
     autoscalerRng: rng.forSubsystem('autoscaler'),
-    // Replicas the autoscaler adds run the cluster-wide configuration (no pool role).
-    buildFor: (mem) => buildForGpu(s, mem, globalTp, globalMaxModelLen, blockSize),
+    provisioningRng: rng.forSubsystem('node-provisioning'),
+    // Replicas the autoscaler adds run their target's configuration; without one, the cluster-wide one.
+    buildFor: (mem, target) => {
+      const t = target === null ? undefined : s.targetBuild?.(target);
+      const b = buildForGpu(s, mem, t?.tp ?? globalTp, t?.maxModelLen ?? globalMaxModelLen, blockSize);
+      return t === undefined ? b : { kvTotalBlocks: b.kvTotalBlocks ?? t.kvTotalBlocks, maxModelLen: b.maxModelLen ?? t.maxModelLen, target: target ?? undefined, role: t.role };
+    },
   };
 }
 

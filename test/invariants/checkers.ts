@@ -11,6 +11,7 @@ import type { Request } from '../../src/domain/request.js';
 import { buildReport } from '../../src/sim/report.js';
 import { classify, countBuckets, indexOf, instanceOf, limitsOf, queuedTime, STATE_NAMES, topLevel, waitingBlockAllowance, type Classification, type InvariantContext } from './context.js';
 import { checkPd } from './pd.js';
+import { checkScaling } from './scaling.js';
 
 export type { InvariantContext } from './context.js';
 
@@ -42,10 +43,10 @@ export function checkConservation(ctx: InvariantContext, cls: Classification = c
     eq('still_queued (waitQ length)', inst.waitQ.length, c.still_queued);
     eq('still_running (batch length)', inst.runningBatch.length, c.still_running);
     const injected = m.completedRequests + m.stillQueued + m.stillRunning + m.droppedUnservable + m.timedOutRequests;
-    // Requests evicted in flight by the gateway were routed here but leave every instance bucket.
+    // Requests evicted in flight by the gateway or killed by a drain were routed here but leave every instance bucket.
     const gap = m.requests.length - injected;
-    if (gap !== c.instance_pipeline + c.gateway_evicted) {
-      v.push(`INV-1 ${inst.id}: routed=${m.requests.length}, injected=${injected}: gap ${gap} != ${c.instance_pipeline} requests still in the instance pipeline at the horizon + ${c.gateway_evicted} evicted`);
+    if (gap !== c.instance_pipeline + c.gateway_evicted + c.drain_killed) {
+      v.push(`INV-1 ${inst.id}: routed=${m.requests.length}, injected=${injected}: gap ${gap} != ${c.instance_pipeline} requests still in the instance pipeline at the horizon + ${c.gateway_evicted} evicted + ${c.drain_killed} killed by a drain`);
     }
     for (const r of m.requests) {
       if (cls.where.has(r) && cls.where.get(r) !== i) v.push(`INV-1 ${inst.id}: ${r.id} is queued/running on another instance`);
@@ -68,6 +69,7 @@ export function checkConservation(ctx: InvariantContext, cls: Classification = c
   // A request dispatched from the gateway whose routing event lies past the horizon is in neither place.
   if (setup.routingLatency === 0) gw('queue_depth', g.queueDepth, all.gateway_queued);
   else if (g.queueDepth > all.gateway_queued) gw('queue_depth', g.queueDepth, all.gateway_queued);
+  if (cs.drainKilled !== countBuckets(cls).drain_killed) v.push(`INV-1 cluster: ${cs.drainKilled} requests counted as killed by drains but ${countBuckets(cls).drain_killed} are`);
   if (cs.delayedNow.size !== all.admission_delayed) v.push(`INV-1 cluster: ${cs.delayedNow.size} requests counted as delayed but ${all.admission_delayed} are`);
   const unrouted = rejections + all.gateway_rejected + all.gateway_shed + all.gateway_expired + all.gateway_queued + all.cluster_pipeline + all.admission_delayed;
   if (requests.length !== routed + unrouted) {
@@ -104,8 +106,8 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
     const inst = instanceOf(cs, r);
     const blocks = inst ? inst.kv.blocksOf(r) : 0;
     const wantState = b === 'completed' ? RequestState.Completed : b === 'timed_out' ? RequestState.TimedOut : b === 'still_running' ? RequestState.Running : RequestState.Queued;
-    // An in-flight eviction takes the request out of its instance in whatever state it had.
-    if (r.state !== wantState && b !== 'gateway_evicted') bad(`expected state ${STATE_NAMES[wantState]}`);
+    // An in-flight eviction or a drain kill takes the request out of its instance in whatever state it had.
+    if (r.state !== wantState && b !== 'gateway_evicted' && b !== 'drain_killed') bad(`expected state ${STATE_NAMES[wantState]}`);
     // A queued decode half keeps the KV its transfer reserved (until a preemption releases it).
     const allowed = b === 'still_queued' && inst ? (decodeHalf ? Math.ceil(r.inputLen / inst.kv.blockSize) : waitingBlockAllowance(inst, r)) : 0;
     if (b !== 'still_running' && blocks > allowed) bad(`holds ${blocks} KV blocks outside the batch (allowed ${allowed})`);
@@ -157,6 +159,7 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
         if (r.progressIndex !== 0 || r.hasTTFT || r.hasSchedulingDelay) bad('never enqueued but has progress or samples');
         break;
       case 'gateway_evicted':
+      case 'drain_killed':
         break;
     }
   }
@@ -336,7 +339,7 @@ export function checkTokenAccounting(ctx: InvariantContext, cls: Classification 
       const decodeHalf = r.pdPart === PdPart.Decode;
       // A decode half's prompt was counted by its prefill half.
       if (!decodeHalf && (b === 'completed' || b === 'timed_out' || b === 'still_queued' || b === 'still_running')) input += r.inputLen;
-      if (b === 'gateway_evicted') evictedInput += r.inputLen;
+      if (b === 'gateway_evicted' || b === 'drain_killed') evictedInput += r.inputLen;
       if (b !== 'completed') continue;
       const decoded = r.progressIndex - r.inputLen;
       if (r.lengthCapped) {
@@ -390,6 +393,7 @@ export function collectViolations(ctx: InvariantContext): string[] {
     ...checkOracleBoundary(ctx, cls),
     ...checkTokenAccounting(ctx, cls),
     ...(ctx.cs.pd !== null ? checkPd(ctx, cls) : []),
+    ...checkScaling(ctx, ctx.scalingBounds ?? null),
   ];
 }
 

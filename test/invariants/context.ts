@@ -21,6 +21,8 @@ export interface InvariantContext {
   readonly setup: EngineSetup;
   /** Present when an {@link EventRecorder} observed the run; enables the per-event checks. */
   readonly log?: EventRecorder;
+  /** Replica bounds per scaling target, when the run had them (scale_bounds). */
+  readonly scalingBounds?: import('./scaling.js').ScalingBounds;
 }
 
 export type Bucket =
@@ -39,7 +41,7 @@ export type Bucket =
 
 export const BUCKETS: readonly Bucket[] = [
   'completed', 'timed_out', 'dropped_unservable', 'rejected', 'gateway_rejected', 'gateway_shed', 'gateway_expired',
-  'gateway_evicted', 'still_queued', 'still_running', 'instance_pipeline', 'cluster_pipeline', 'gateway_queued',
+  'gateway_evicted', 'drain_killed', 'still_queued', 'still_running', 'instance_pipeline', 'cluster_pipeline', 'gateway_queued',
   'admission_delayed',
 ];
 

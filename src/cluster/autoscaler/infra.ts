@@ -127,3 +127,43 @@ export class PlacementManager {
     return this.nodes.reduce((s, n) => s + n.gpus.length, 0);
   }
 }
+
+/** A delay drawn from a distribution (provisioning, model load), µs; beyond the reference's normal DelaySpec. */
+export type DelayDistribution =
+  | { readonly kind: 'constant'; readonly valueS: number }
+  | { readonly kind: 'normal'; readonly meanS: number; readonly stddevS: number }
+  | { readonly kind: 'uniform'; readonly minS: number; readonly maxS: number }
+  | { readonly kind: 'exponential'; readonly meanS: number }
+  | { readonly kind: 'lognormal'; readonly meanS: number; readonly sigma: number };
+
+export function sampleDistributionUs(d: DelayDistribution, rng: GoRand): number {
+  let secs: number;
+  switch (d.kind) {
+    case 'constant':
+      secs = d.valueS;
+      break;
+    case 'normal':
+      secs = d.stddevS <= 0 ? d.meanS : rng.normFloat64() * d.stddevS + d.meanS;
+      break;
+    case 'uniform':
+      secs = d.minS + rng.float64() * (d.maxS - d.minS);
+      break;
+    case 'exponential':
+      secs = rng.expFloat64() * d.meanS;
+      break;
+    case 'lognormal':
+      // mean of the distribution itself is meanS: mu = ln(mean) - sigma^2/2.
+      secs = d.meanS <= 0 ? 0 : Math.exp(Math.log(d.meanS) - (d.sigma * d.sigma) / 2 + d.sigma * rng.normFloat64());
+      break;
+  }
+  if (!Number.isFinite(secs) || secs < 0) secs = 0;
+  return Math.trunc(secs * 1e6);
+}
+
+/** Null when valid, else the problem (negative or non-finite parameters). */
+export function delayDistributionError(d: DelayDistribution): string | null {
+  const vals: [string, number][] = d.kind === 'constant' ? [['value', d.valueS]] : d.kind === 'normal' ? [['mean', d.meanS], ['stddev', d.stddevS]] : d.kind === 'uniform' ? [['min', d.minS], ['max', d.maxS]] : d.kind === 'exponential' ? [['mean', d.meanS]] : [['mean', d.meanS], ['sigma', d.sigma]];
+  for (const [k, v] of vals) if (!Number.isFinite(v) || v < 0) return `${k} must be a finite number >= 0 (seconds), got ${v}`;
+  if (d.kind === 'uniform' && d.minS > d.maxS) return `min (${d.minS}) must be <= max (${d.maxS})`;
+  return null;
+}

@@ -74,6 +74,8 @@ export class PdCoordinator {
   decodeCompleted = 0;
   decodeTimedOut = 0;
   droppedAtDecodeKV = 0;
+  /** Decode halves killed by an immediate drain (beyond the reference). */
+  decodeKilled = 0;
   activeTransfers = 0;
   peakConcurrentTransfers = 0;
   private transferDepthSum = 0;
@@ -181,6 +183,17 @@ export class PdCoordinator {
       if (req.outcome === 'completed') this.doneP.push(req);
     } else if (req.outcome === 'completed') this.doneD.push(req);
     else if (req.state === RequestState.TimedOut) this.doneT.push(req);
+  }
+
+  /** A half was killed by an immediate drain: its parent ends there (sessions are told it was cut off). */
+  subKilled(req: Request): void {
+    const parent = this.byReq.get(req);
+    if (parent === undefined) return;
+    if (req.pdPart === PdPart.Decode) {
+      this.pendingDecode--;
+      this.decodeKilled++;
+    }
+    this.host.parentDone(parent.req, RequestState.TimedOut, req.progressIndex, this.host.clock);
   }
 
   /** After an instance event: prefill completions start transfers, decode completions finish parents, in id order. */
@@ -295,7 +308,7 @@ export class PdCoordinator {
 
   /** Reference pdInTransfer: prefills done whose decode half is neither running, finished nor dropped. */
   get inTransfer(): number {
-    return this.prefillCompleted - this.decodeCompleted - this.decodeTimedOut - this.droppedAtDecodeKV - this.pendingDecode;
+    return this.prefillCompleted - this.decodeCompleted - this.decodeTimedOut - this.droppedAtDecodeKV - this.decodeKilled - this.pendingDecode;
   }
 
   /** Instances whose role includes prefill / decode (for the PD metrics' pool throughput). */
