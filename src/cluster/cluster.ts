@@ -63,6 +63,8 @@ export interface ClusterConfig {
   readonly facts?: readonly StaticFacts[];
   /** Instance lifecycle, node pools and the autoscaler; null/absent = a fixed set of Active instances. */
   readonly infra?: InfraSetup | null;
+  /** Requests naming no model are served as this one (a deployment of several models); '' = unfiltered. */
+  readonly defaultModel?: string;
 }
 
 /** Lifecycle and scaling (node pools, loading delays, the autoscaler). */
@@ -515,6 +517,7 @@ export class ClusterSimulator {
     switch (kind) {
       case EventKind.ClusterArrival:
         this.pendingArrivals--;
+        if (req.model === '' && this.cfg.defaultModel) req.model = this.cfg.defaultModel;
         this.autoscaler?.onArrival(req, t);
         this.injectedByClass.set(req.sloClass, (this.injectedByClass.get(req.sloClass) ?? 0) + 1);
         this.arrivals.push(req);
@@ -634,6 +637,10 @@ export class ClusterSimulator {
       this.pd.route(req, t);
       return;
     }
+    this.standardRoute(req, t);
+  }
+
+  private standardRoute(req: Request, t: number): void {
     const state = this.routerState(req);
     if (state.snapshots.length === 0) {
       this.rejectAtRouting(req);
@@ -697,7 +704,9 @@ export class ClusterSimulator {
         return clockOf();
       },
       scheduleCluster: (time, kind, payload) => this.queue.push(time, eventOrder(-1, kind), kind, payload),
-      poolState: (role) => this.poolState(role),
+      poolState: (role, model) => this.poolState(role, model),
+      standardRoute: (req, time) => this.standardRoute(req, time),
+      targetOf: (i) => this.facts[i]?.target,
       instanceIndex: (id) => this.indexById.get(id) ?? -1,
       routable: (i) => this.routable(i),
       deliver: (req, time, state, d, index) => this.deliver(req, time, state, d, index),
@@ -732,7 +741,7 @@ export class ClusterSimulator {
   }
 
   /** The decode- or prefill-pool view of one P/D decision: routable members of the pool, in instance order. */
-  private poolState(role: number): RouterState {
+  private poolState(role: number, model: string | null): RouterState {
     this.snapshots.refreshCacheIfNeeded(this.clock);
     const pd = this.pd as PdCoordinator;
     const out: RoutingSnapshot[] = [];
@@ -742,6 +751,7 @@ export class ClusterSimulator {
     for (let i = 0; i < this.instances.length; i++) {
       if (!hasRole(pd.role(i), role)) continue;
       if (lc !== null && !lc.routable(i)) continue;
+      if (model !== null && (this.facts[i] as StaticFacts).model !== model) continue;
       out.push(this.snapshots.snapshot(i, this.clock, this.inFlight[i] as number));
       positions?.push(i);
     }

@@ -7,7 +7,10 @@
  * in the reference (nodes are never provisioned), never start.
  */
 import type { InfraSetup } from '../cluster/cluster.js';
-import type { AutoscalerSetup, ReplicaBuild } from '../cluster/autoscaler/autoscaler.js';
+import type { AutoscalerSetup, ReplicaBuild, ScaleTarget } from '../cluster/autoscaler/autoscaler.js';
+import { makeAutoscalePolicy, type AutoscalePolicyName } from '../routing/autoscale-policies.js';
+import type { AutoScalePolicy } from '../routing/autoscale.js';
+import { ConfigError } from './config-error.js';
 import { PlacementManager, type DelaySpec, type NodePoolConfig } from '../cluster/autoscaler/infra.js';
 import { InstanceState } from '../cluster/autoscaler/lifecycle.js';
 import type { StaticFacts } from '../cluster/snapshot.js';
@@ -26,6 +29,27 @@ export interface ScalingSetup {
   readonly kvForGpu: ((gpuMemoryGiB: number, tp: number) => number | null) | null;
   /** A scaling target's own configuration (deployment file); absent = replicas run the cluster-wide one. */
   readonly targetBuild?: (target: string) => { tp: number; maxModelLen: number; kvTotalBlocks: number; role: number } | undefined;
+  /**
+   * The pluggable policy mode: a built-in by name, or null for the policy bundle's evolvable autoscale
+   * policy; absent = the reference's saturation pipeline.
+   */
+  readonly policy?: {
+    readonly name: AutoscalePolicyName | null;
+    /** Explicit targets (deployment pools); null = one per model. */
+    readonly targets: readonly ScaleTarget[] | null;
+    readonly minReplicas: number;
+    readonly maxReplicas: number;
+  } | null;
+}
+
+/** The autoscaler setup with its policy built for this simulation (evolvable policies are fresh per run). */
+export function autoscalerWithPolicy(s: ScalingSetup, evolvable: AutoScalePolicy | null): AutoscalerSetup | null {
+  const a = s.autoscaler;
+  if (a === null || !s.policy) return a;
+  const p = s.policy;
+  const policy = p.name === null ? evolvable : makeAutoscalePolicy(p.name, a.saturation);
+  if (policy === null) throw new ConfigError('bad-config', 'the autoscaler needs a policy: give --autoscale-policy or an autoscale section in --policy-config');
+  return { ...a, policy: { policy, targets: p.targets, minReplicas: p.minReplicas, maxReplicas: p.maxReplicas } };
 }
 
 /** One startup instance as planned. */
@@ -40,7 +64,7 @@ export interface StartupPlan {
 
 export interface InstanceDefaults {
   readonly numInstances: number;
-  readonly facts: StaticFacts;
+  readonly factsOf: (index: number) => StaticFacts;
   /** TP each startup instance runs with (its pool's override in P/D), for per-instance KV capacity. */
   readonly tpOf: (index: number) => number;
   /** Max-model-len of instance `index` before any per-instance KV cap. */
@@ -62,16 +86,17 @@ export function planStartup(s: ScalingSetup | null | undefined, d: InstanceDefau
   for (let i = 0; i < d.numInstances; i++) {
     const id = `instance_${i}`;
     if (placement === null || !s) {
-      plans.push({ id, index: i, facts: d.facts, build: NO_BUILD, state: InstanceState.Active });
+      plans.push({ id, index: i, facts: d.factsOf(i), build: NO_BUILD, state: InstanceState.Active });
       continue;
     }
-    const tp = Math.max(d.facts.tpDegree, 1);
+    const facts = d.factsOf(i);
+    const tp = Math.max(facts.tpDegree, 1);
     const placed = placement.place(id, '', tp);
     if (placed === null) continue;
     plans.push({
       id,
       index: i,
-      facts: { ...d.facts, gpuType: placed.gpuType, tpDegree: tp, costPerHour: placed.pool.costPerHour },
+      facts: { ...facts, gpuType: placed.gpuType, tpDegree: tp, costPerHour: placed.pool.costPerHour },
       build: buildForGpu(s, placed.pool.gpuMemoryGiB, d.tpOf(i), d.maxModelLenOf(i), blockSize),
       state: s.warmStartInitialInstances ? InstanceState.Active : InstanceState.Loading,
     });
@@ -80,14 +105,14 @@ export function planStartup(s: ScalingSetup | null | undefined, d: InstanceDefau
 }
 
 /** The cluster's infrastructure setup, or null when nothing scales or loads (all Active, fixed). */
-export function infraSetup(s: ScalingSetup | null | undefined, plans: readonly StartupPlan[], placement: PlacementManager | null, rng: PartitionedRng, blockSize: number, globalMaxModelLen: number, globalTp: number): InfraSetup | null {
+export function infraSetup(s: ScalingSetup | null | undefined, plans: readonly StartupPlan[], placement: PlacementManager | null, rng: PartitionedRng, blockSize: number, globalMaxModelLen: number, globalTp: number, evolvable: AutoScalePolicy | null): InfraSetup | null {
   if (!s || (s.autoscaler === null && s.nodePools === null)) return null;
   return {
     initialStates: plans.map((p) => p.state),
     placement,
     loadingDelay: s.loadingDelay,
     loadingRng: rng.forSubsystem('instance-loading'),
-    autoscaler: s.autoscaler,
+    autoscaler: autoscalerWithPolicy(s, evolvable),
     autoscalerRng: rng.forSubsystem('autoscaler'),
     provisioningRng: rng.forSubsystem('node-provisioning'),
     // Replicas the autoscaler adds run their target's configuration; without one, the cluster-wide one.

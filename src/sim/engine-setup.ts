@@ -21,6 +21,10 @@ import type { PdPolicies } from '../cluster/pd/coordinator.js';
 import { PoolRole } from '../cluster/pd/pools.js';
 import type { TransferConfig } from '../cluster/pd/transfer.js';
 import { infraSetup, placementFor, planStartup, type ScalingSetup } from './engine-infra.js';
+import type { DeploymentEngineSetup, PoolConfigSetup } from './resolve-deployment.js';
+import type { StaticFacts } from '../cluster/snapshot.js';
+import type { ReplicaBuild } from '../cluster/autoscaler/actuator.js';
+import { withWarmup } from '../latency/warmup.js';
 import type { BuiltPolicies, PreparedPolicies } from '../policy/build.js';
 import type { PolicyBuildContext } from '../policy/templates/build.js';
 import type { ControlPoint } from '../policy/view.js';
@@ -100,6 +104,10 @@ export interface PdEngineSetup {
   readonly prefill: InstanceOverrides | null;
   /** Overrides of decode and shared-role instances (decode wins for shared pods). */
   readonly decode: InstanceOverrides | null;
+  /** Models served by P/D pools (deployment file); absent/null = every request takes the P/D path. */
+  readonly pdModels?: readonly string[] | null;
+  /** KV bytes per token of a prefill instance's configuration (by its scaling target); absent = transfer's. */
+  readonly kvBytesPerTokenOf?: (target: string | undefined) => number;
 }
 
 export interface EngineSetup {
@@ -127,6 +135,8 @@ export interface EngineSetup {
   readonly pd?: PdEngineSetup | null;
   /** Node pools, instance lifecycle and the autoscaler; null/absent = a fixed set of Active instances. */
   readonly scaling?: ScalingSetup | null;
+  /** Models x configurations x pools from a deployment file; null/absent = the flags' one configuration. */
+  readonly deployment?: DeploymentEngineSetup | null;
 }
 
 function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator, rng: PartitionedRng, built: BuiltPolicies | null): ClusterPolicies {
@@ -180,7 +190,22 @@ function readsInstanceCaches(p: PolicySetup, pd: PdEngineSetup | null): boolean 
   return p.routingPolicy === 'weighted' && cacheAware(p.routingScorers);
 }
 
-/** The overrides instance `i` runs with (P/D pools), or null for the cluster-wide setup. */
+/** The overrides startup instance `i` runs with (deployment pool, P/D pool), or null for the cluster-wide setup. */
+export function instanceOverrides(setup: EngineSetup, i: number): InstanceOverrides | null {
+  const d = setup.deployment;
+  if (d) return (d.pools[d.startup[i] ?? 0] as PoolConfigSetup).overrides;
+  return overridesFor(setup.pd, i);
+}
+
+/** The facts startup instance `i` reports to the router. */
+function factsOf(setup: EngineSetup, i: number): StaticFacts {
+  const d = setup.deployment;
+  const base = { model: setup.model ?? '', gpuType: setup.gpuType ?? '', tpDegree: setup.tp ?? 0, maxBatchSize: setup.maxNumSeqs };
+  if (!d) return base;
+  const p = d.pools[d.startup[i] ?? 0] as PoolConfigSetup;
+  return { ...base, model: p.model, gpuType: p.overrides.gpuType, tpDegree: p.overrides.tp, target: p.target, costPerHour: p.costPerGpuHour * p.overrides.tp };
+}
+
 function overridesFor(pd: PdEngineSetup | null | undefined, i: number): InstanceOverrides | null {
   if (!pd) return null;
   const role = pd.roles[i] ?? PoolRole.None;
@@ -208,15 +233,16 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
     built = p.evolvable.build(ctx);
   }
   const schedulerOf = built?.scheduler ?? null;
-  const baseFacts = { model: setup.model ?? '', gpuType: setup.gpuType ?? '', tpDegree: setup.tp ?? 0, maxBatchSize: setup.maxNumSeqs };
+  const baseFacts = factsOf(setup, 0);
   const placement = placementFor(setup.scaling);
   const plans = planStartup(setup.scaling, {
     numInstances: setup.numInstances,
-    facts: baseFacts,
-    tpOf: (i) => overridesFor(setup.pd, i)?.tp ?? Math.max(setup.tp ?? 1, 1),
-    maxModelLenOf: (i) => overridesFor(setup.pd, i)?.maxModelLen ?? setup.maxModelLen,
+    factsOf: (i) => factsOf(setup, i),
+    tpOf: (i) => instanceOverrides(setup, i)?.tp ?? Math.max(setup.tp ?? 1, 1),
+    maxModelLenOf: (i) => instanceOverrides(setup, i)?.maxModelLen ?? setup.maxModelLen,
   }, placement, setup.kv.blockSize);
-  const infra = infraSetup(setup.scaling, plans, placement, rng, setup.kv.blockSize, setup.maxModelLen, Math.max(setup.tp ?? 1, 1));
+  const poolByTarget = new Map((setup.deployment?.pools ?? []).map((p) => [p.target, p]));
+  const infra = infraSetup(setup.scaling, plans, placement, rng, setup.kv.blockSize, setup.maxModelLen, Math.max(setup.tp ?? 1, 1), built?.autoscale ?? null);
   const pd = setup.pd;
   cluster = new ClusterSimulator(
     {
@@ -232,19 +258,26 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       flowControl: p.flowControl,
       routerSignals: p.evolvable?.active === true || p.routerSignals === true,
       // P/D membership is by configured index; deferred (unplaced) instances leave no position.
-      pd: pd ? { roles: plans.map((x) => pd.roles[x.index] ?? PoolRole.None), transfer: pd.transfer, blockSize: setup.kv.blockSize } : null,
+      pd: pd
+        ? {
+          roles: plans.map((x) => pd.roles[x.index] ?? PoolRole.None), transfer: pd.transfer, blockSize: setup.kv.blockSize,
+          models: pd.pdModels ?? null, ...(pd.kvBytesPerTokenOf ? { kvBytesPerTokenOf: pd.kvBytesPerTokenOf } : {}),
+        }
+        : null,
       facts: plans.map((x) => x.facts),
       infra,
+      defaultModel: setup.deployment?.defaultModel ?? '',
     },
     setup.numInstances,
     (i, sink, replica) => {
       const plan = plans[i];
-      // Replicas the autoscaler adds have no pool role: the cluster-wide configuration.
-      const o = replica === undefined && plan !== undefined ? overridesFor(pd, plan.index) : null;
+      // Replicas the autoscaler adds run their target's configuration (none: the cluster-wide one).
+      const o = replica === undefined ? (plan !== undefined ? instanceOverrides(setup, plan.index) : null) : (poolByTarget.get(replica.build.target ?? '')?.overrides ?? null);
       const build = replica?.build ?? plan?.build;
       const kvBlocks = build?.kvTotalBlocks ?? (o === null ? setup.kv.totalBlocks : o.kvTotalBlocks);
       const mml = build?.maxModelLen ?? (o === null ? setup.maxModelLen : o.maxModelLen);
-      return new Instance(
+      const holder: { inst: Instance | null } = { inst: null };
+      holder.inst = new Instance(
         {
           id: replica?.id ?? plan?.id ?? `instance_${i}`,
           horizon: setup.horizon,
@@ -257,15 +290,22 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           preemptionPolicy: setup.preemptionPolicy,
         },
         createKVStore(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks }),
-        o === null ? setup.latency : o.latency,
+        latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),
         slo,
         sink,
       );
+      return holder.inst;
     },
     (cs) => buildPolicies(setup, p, slo, cs, rng, built),
     slo,
   );
   return cluster;
+}
+
+/** A replica's latency model: wrapped with its warm-up penalty (read on the replica's own clock) when it has one. */
+function latencyFor(base: LatencyModel, build: ReplicaBuild | undefined, holder: { inst: Instance | null }): LatencyModel {
+  const w = build?.warmup;
+  return w === undefined ? base : withWarmup(base, w.profile, w.state, () => holder.inst?.clock ?? 0);
 }
 
 /**

@@ -70,6 +70,11 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'summarize-trace', kind: 'bool', def: false, help: 'print a summary of the decision trace', scope: 'shared' },
   // autoscaler
   { name: 'model-autoscaler-interval-us', kind: 'float', def: 0, help: 'autoscaler tick interval in µs (0 = off); overrides the policy bundle\'s autoscaler.interval_us. Scale-up needs the bundle\'s node_pools; run only', scope: 'shared' },
+  { name: 'autoscale-policy', kind: 'string', def: '', help: 'autoscaling policy per model: saturation (the reference analyzer), threshold, target-utilization ("" = the reference pipeline, or the policy bundle\'s autoscale section); needs an autoscaler interval', scope: 'shared' },
+  { name: 'autoscale-min-replicas', kind: 'int', def: 1, help: 'with --autoscale-policy: fewest replicas per model', scope: 'shared' },
+  { name: 'autoscale-max-replicas', kind: 'int', def: 0, help: 'with --autoscale-policy: most replicas per model (0 = as many as the node pools hold; > 0 also allows replicas without node pools)', scope: 'shared' },
+  // deployment model
+  { name: 'deployment', kind: 'string', def: '', help: 'deployment file (YAML/JSON): models x configurations x pools with their own hardware, TP, latency model, KV and replica bounds, and the autoscaler (see docs/deployments.md); replaces --num-instances and the P/D pool flags; run only', scope: 'shared' },
   // prefill/decode disaggregation
   { name: 'prefill-instances', kind: 'int', def: 0, help: 'instances dedicated to prefill: instance_0 .. instance_{P-1} (0 = no P/D disaggregation)', scope: 'shared' },
   { name: 'decode-instances', kind: 'int', def: 0, help: 'instances dedicated to decode: the next D instances', scope: 'shared' },

@@ -4,7 +4,9 @@
  */
 import type { EngineSetup } from './engine-setup.js';
 import { ConfigError } from './config-error.js';
-import { resolveLatency, type ResolvedLatency } from './resolve-latency.js';
+import { resolveLatency, type LatencyInput, type ResolvedLatency } from './resolve-latency.js';
+import { resolveDeployment } from './resolve-deployment.js';
+import type { DeploymentSpec } from '../deploy/spec.js';
 import { resolvePdFlags } from './resolve-pd.js';
 import { calculateKVBlocks } from '../latency/kv-capacity.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
@@ -29,7 +31,8 @@ export interface EngineResolution {
   readonly kvForGpu: ((gpuMemoryGiB: number, tp: number) => number | null) | null;
 }
 
-export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<EngineResolution> {
+/** The latency-resolution inputs the flags give (user model and hardware files read). */
+export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<LatencyInput> {
   const folder = f.str('model-config-folder');
   let userModelConfig: { raw: unknown; label: string } | undefined;
   if (folder !== '') {
@@ -39,7 +42,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   const hwPath = f.str('hardware-config');
   // The schema library is loaded only when a user catalog file is given (it costs startup time).
   const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(env.readText(hwPath, '--hardware-config'), hwPath);
-  const latency = resolveLatency({
+  return {
     model: f.str('model'),
     hardware: f.str('hardware'),
     tp: f.int('tp'),
@@ -60,7 +63,13 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
     enableExpertParallel: f.bool('enable-expert-parallel'),
     ...(userModelConfig ? { userModelConfig } : {}),
     ...(userHardware ? { userHardware } : {}),
-  });
+  };
+}
+
+export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment: DeploymentSpec | null = null): Promise<EngineResolution> {
+  const inputs = await latencyInputs(f, env);
+  const dep = deployment === null ? null : resolveDeployment(deployment, inputs, f, env);
+  const latency = dep === null ? resolveLatency(inputs) : dep.first;
   const positive = (name: string): number => {
     const v = f.int(name);
     if (v <= 0) throw new ConfigError('bad-flag', `--${name} must be > 0, got ${v}`);
@@ -71,7 +80,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
     if (v < 0) throw new ConfigError('bad-flag', `--${name} must be >= 0, got ${v}`);
     return v;
   };
-  const numInstances = positive('num-instances');
+  const numInstances = dep === null ? positive('num-instances') : dep.numInstances;
   if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
   const scheduler = f.str('scheduler');
   if (!Object.hasOwn(SCHEDULERS, scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler "${scheduler}"; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
@@ -83,9 +92,11 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   const maxModelLen = latency.maxModelLen;
   const blockSize = f.int('block-size-in-tokens');
   // `blis serve` shares this resolution but has no pools.
-  const pd = f.has('prefill-instances')
-    ? resolvePdFlags(f, latency, { numInstances, blockSize, dp: f.int('dp'), gpuMemoryUtilization: f.float('gpu-memory-utilization'), moeCommBackend: f.str('moe-comm-backend') }, (m) => env.warn(m))
-    : null;
+  const pd = dep !== null
+    ? dep.pd
+    : f.has('prefill-instances')
+      ? resolvePdFlags(f, latency, { numInstances, blockSize, dp: f.int('dp'), gpuMemoryUtilization: f.float('gpu-memory-utilization'), moeCommBackend: f.str('moe-comm-backend') }, (m) => env.warn(m))
+      : null;
   if (maxModelLen > 0 && Math.ceil(maxModelLen / blockSize) > latency.totalKvBlocks) {
     throw new ConfigError('bad-flag', `KV cache too small for --max-model-len ${maxModelLen}: needs ${Math.ceil(maxModelLen / blockSize)} blocks but --total-kv-blocks is ${latency.totalKvBlocks}`);
   }
@@ -131,6 +142,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
       },
       latency: latency.latency,
       pd,
+      deployment: dep?.engine ?? null,
     },
   };
 }

@@ -159,7 +159,7 @@ function autoCapacity(f: FlagValues, lat: ResolvedLatency, g: PdGlobals, pool: '
   }
 }
 
-function poolScorers(f: FlagValues, flag: string): readonly ScorerConfig[] | null {
+export function poolScorers(f: FlagValues, flag: string): readonly ScorerConfig[] | null {
   const parsed = parseScorerFlag(f.str(flag), DEFAULT_POLICY_NAMES.scorers, `--${flag}`);
   return parsed === null ? null : validateScorerConfigs(parsed, flag);
 }

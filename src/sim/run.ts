@@ -30,6 +30,8 @@ import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
 import { resolveScaling } from './resolve-scaling.js';
+import type { DeploymentSpec } from '../deploy/spec.js';
+import { checkDeploymentRequests } from './deployment-checks.js';
 
 /** Receives each finished simulation (tests run invariant checkers on it). */
 export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[], setup: EngineSetup, sessions: SessionLog | null) => void;
@@ -220,15 +222,17 @@ function render(f: FlagValues, report: Report): string {
 
 export async function simulateRun(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
   outputFormat(f);
-  const { setup, latency, seed, kvForGpu } = await resolveEngineFlags(f, env);
-  for (const w of latency.warnings) env.warn(w);
+  const deployment = await readDeployment(f, env);
+  const { setup, latency, seed, kvForGpu } = await resolveEngineFlags(f, env, deployment);
+  if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
-  const scaling = resolveScaling(f, pol.scaling, 'run', kvForGpu);
+  const scaling = resolveScaling(f, pol.scaling, 'run', kvForGpu, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
   const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
+  if (setup.deployment) checkDeploymentRequests(setup.deployment, wl.requests, setup.kv.blockSize);
   const full: EngineSetup = { ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities, scaling };
   // Closed-loop sessions: follow-up rounds enter the cluster as arrivals when their previous round ends.
   let sessions: SessionManager | null = null;
@@ -265,12 +269,14 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   if (dataPath === '') throw new ConfigError('missing-flag', '--trace-data is required');
   const header = parseTraceHeaderYaml(env.readText(headerPath, '--trace-header'), headerPath);
   const records = parseTraceCsv(env.readText(dataPath, '--trace-data'), dataPath);
-  const { setup, latency, seed } = await resolveEngineFlags(f, env);
-  for (const w of latency.warnings) env.warn(w);
+  const deployment = await readDeployment(f, env);
+  const { setup, latency, seed } = await resolveEngineFlags(f, env, deployment);
+  if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
-  resolveScaling(f, pol.scaling, 'replay', null);
+  resolveScaling(f, pol.scaling, 'replay', null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
   const requests = buildReplayRequests(records, seed);
+  if (setup.deployment) checkDeploymentRequests(setup.deployment, requests, setup.kv.blockSize);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
@@ -278,6 +284,18 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   observe?.(cs, requests, full, null);
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, outputFormat(f) === 'json' ? extras(cs, recorder, requests, pol, goodputTargets) : {}));
   return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)), recorder, requests };
+}
+
+/** `--deployment FILE`, parsed and checked (null when not given). */
+async function readDeployment(f: FlagValues, env: SimEnv): Promise<DeploymentSpec | null> {
+  const path = f.has('deployment') ? f.str('deployment') : '';
+  if (path === '') return null;
+  const { parseDeployment } = await import('../deploy/parse.js');
+  return parseDeployment(env.readText(path, '--deployment'), path);
+}
+
+function hasEvolvableAutoscale(pol: ResolvedPolicies): boolean {
+  return pol.policy.evolvable?.evolvable.specs.autoscale !== undefined;
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

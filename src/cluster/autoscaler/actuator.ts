@@ -83,8 +83,8 @@ export interface ReplicaLaunch {
   /** Model load time; null = the reference's loading delay. */
   readonly modelLoadTime: DelayDistribution | null;
   readonly warmup: WarmupProfile | null;
-  /** Cost of one GPU-hour of a replica not on a node pool. */
-  readonly costPerGpuHour: number;
+  /** Cost of one GPU-hour of a replica of `target` not on a node pool. */
+  readonly costPerGpuHourOf: (target: string) => number;
   /** Scale-up without node pools is allowed up to each target's maximum. */
   readonly unplaced: boolean;
 }
@@ -167,7 +167,7 @@ export class Actuator {
         continue;
       }
       const gpuType = placed?.gpuType ?? d.variant.gpuType;
-      const perGpuCost = placed !== null ? placed.pool.costPerHour / placed.pool.gpusPerNode : (this.launch?.costPerGpuHour ?? 0);
+      const perGpuCost = placed !== null ? placed.pool.costPerHour / placed.pool.gpusPerNode : (this.launch?.costPerGpuHourOf(target) ?? 0);
       const facts: StaticFacts = { model: t?.model ?? d.model, gpuType, tpDegree: d.variant.tp, maxBatchSize: h.maxBatchSize, costPerHour: placed?.pool.costPerHour ?? perGpuCost * d.variant.tp, target };
       const base = h.buildFor(placed?.pool.gpuMemoryGiB ?? 0, t?.id ?? null);
       const warmState: WarmupState | null = this.launch?.warmup ? { startUs: -1 } : null;

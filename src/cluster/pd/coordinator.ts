@@ -27,8 +27,12 @@ export interface PdHost {
   readonly inFlight: number[];
   readonly clock: number;
   scheduleCluster(time: number, kind: EventKind, payload: object | null): void;
-  /** Router state over the routable instances whose role has `role` (refreshes the stale cache view first). */
-  poolState(role: number): RouterState;
+  /** Router state over the routable instances whose role has `role` (and serve `model`, unless null). */
+  poolState(role: number, model: string | null): RouterState;
+  /** Routes a request of a model without P/D pools the standard way. */
+  standardRoute(req: Request, time: number): void;
+  /** The scaling target (configuration) of instance `index`. */
+  targetOf(index: number): string | undefined;
   instanceIndex(id: string): number;
   routable(index: number): boolean;
   /** The standard injection path (routing record, in-flight, tenants, eviction tracking) for a local request. */
@@ -56,6 +60,10 @@ export interface PdSetup {
   readonly roles: readonly number[];
   readonly transfer: TransferConfig;
   readonly blockSize: number;
+  /** Models served by P/D pools (a deployment with several models); null = every request, unfiltered (reference). */
+  readonly models?: readonly string[] | null;
+  /** KV bytes per token of the prefill instance's configuration, by its scaling target. */
+  readonly kvBytesPerTokenOf?: (target: string | undefined) => number;
 }
 
 export class PdCoordinator {
@@ -119,7 +127,12 @@ export class PdCoordinator {
   /** RoutingDecision when pools exist: decode pod first, then the decider (reference executeDisaggregatedRouting). */
   route(req: Request, t: number): void {
     const h = this.host;
-    const state = h.poolState(PoolRole.Decode);
+    const models = this.setup.models ?? null;
+    if (models !== null && !models.includes(req.model)) {
+      h.standardRoute(req, t);
+      return;
+    }
+    const state = h.poolState(PoolRole.Decode, models === null ? null : req.model);
     if (state.snapshots.length === 0) {
       h.rejectAtRouting(req);
       return;
@@ -155,7 +168,7 @@ export class PdCoordinator {
   routePrefill(sub: Request, t: number): void {
     const h = this.host;
     const parent = this.byReq.get(sub) as PdParent;
-    const state = h.poolState(PoolRole.Prefill);
+    const state = h.poolState(PoolRole.Prefill, this.setup.models ? parent.req.model : null);
     if (state.snapshots.length === 0) {
       h.rejectAtRouting(parent.req);
       return;
@@ -265,7 +278,9 @@ export class PdCoordinator {
       this.transferDepthSum += this.activeTransfers;
       this.transferStartCount++;
     }
-    const duration = transferDurationUs(this.setup.transfer, parent.numKVBlocks, this.activeTransfers);
+    const of = this.setup.kvBytesPerTokenOf;
+    const tc = of === undefined ? this.setup.transfer : { ...this.setup.transfer, kvBytesPerToken: of(h.targetOf(parent.prefillIndex)) };
+    const duration = transferDurationUs(tc, parent.numKVBlocks, this.activeTransfers);
     h.scheduleCluster(t + duration, EventKind.KVTransferCompleted, req);
   }
 
