@@ -5,7 +5,7 @@
  * workload happen where those are known (sim/resolve-deployment.ts).
  */
 import { isMap, isScalar, isSeq } from 'yaml';
-import type { Node as YamlNode, Pair, YAMLMap } from 'yaml';
+import type { Node as YamlNode } from 'yaml';
 import { BlisError } from '../domain/errors.js';
 import { parseYaml, type ParsedYaml } from '../format/yaml.js';
 import type { AutoscalerSpec, ConfigSpec, DelayDistributionSpec, DeploymentSpec, ModelSpec, PoolKind, PoolSpec } from './spec.js';
