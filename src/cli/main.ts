@@ -3,7 +3,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { runCommand, replayCommand, type SimulationObserver } from './commands.js';
-import { registerConvertCommand } from './convert-command.js';
+import { registerComposeCommand, registerConvertCommand } from './convert-command.js';
 import { registerPoliciesCommand } from './policies-command.js';
 import { registerEvaluateCommands } from './evaluate-command.js';
 import { EXIT_INTERNAL, EXIT_USAGE, UsageError, isCodedError } from './errors.js';
@@ -38,6 +38,7 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
     c.action(async () => onAction(name, c));
   }
   registerConvertCommand(root, io);
+  registerComposeCommand(root, io);
   registerPoliciesCommand(root, io);
   registerEvaluateCommands(root, io);
   return root;

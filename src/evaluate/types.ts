@@ -120,5 +120,5 @@ export interface EvaluationResult {
   readonly suite: { readonly name: string; readonly stage: 1 | 2; readonly stages_run: readonly number[] };
   readonly blis_version: string;
   /** Present when the candidate failed: combined_score is 0 and the reason is the feedback. */
-  readonly error?: EvaluationError;
+  readonly error?: EvaluationError | undefined;
 }

@@ -12,9 +12,11 @@ import { fileURLToPath } from 'node:url';
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const SHARED_DIR = path.resolve(PROJECT_ROOT, '../shared');
 export const PARITY_DIR = path.join(SHARED_DIR, 'parity');
-/** P/D and autoscaler cases; their argv name the model configs of PARITY_DIR. */
-export const PARITY_PD_DIR = path.join(SHARED_DIR, 'parity-pd');
 export const HAS_PARITY = existsSync(PARITY_DIR);
+/** P/D disaggregation and the autoscaler; their argv name the model configs of PARITY_DIR. */
+export const PARITY_PD_DIR = path.join(SHARED_DIR, 'parity-pd');
+/** Sessions, closed-loop replay, LoRA, multimodal, the encode pool, compose and convert servegen. */
+export const PARITY_MORE_DIR = path.join(SHARED_DIR, 'parity-more');
 export const PARITY_SKIP_NOTE = HAS_PARITY ? '' : ` (skipped: parity fixtures not found at ${PARITY_DIR})`;
 
 export interface ParityCase {
@@ -24,17 +26,9 @@ export interface ParityCase {
   readonly replayArgv: readonly string[];
 }
 
-/** The cases of ../shared/parity. */
-export function parityCases(): ParityCase[] {
-  return HAS_PARITY ? casesIn(PARITY_DIR) : [];
-}
-
-/** The P/D and autoscaler cases of ../shared/parity-pd (none when absent). */
-export function pdParityCases(): ParityCase[] {
-  return HAS_PARITY && existsSync(PARITY_PD_DIR) ? casesIn(PARITY_PD_DIR) : [];
-}
-
-function casesIn(root: string): ParityCase[] {
+/** The cases of one fixture folder (default ../shared/parity), by name; none when the folder is absent. */
+export function parityCases(root: string = PARITY_DIR): ParityCase[] {
+  if (!existsSync(root)) return [];
   return readdirSync(root, { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(path.join(root, d.name, 'args.json')))
     .map((d) => {
