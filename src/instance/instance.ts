@@ -23,6 +23,8 @@ export interface InstanceConfig extends BatchLimits {
   readonly scheduler: SchedulerName;
   /** A policy scheduler (orders, chooses, picks victims); absent/null = the built-in `scheduler`. */
   readonly schedulerPolicy?: InstanceScheduler | null;
+  /** P/D single KV ownership: a finished prefill half keeps its KV until the transfer releases it. */
+  readonly holdPrefillKV?: boolean;
 }
 
 /** How many recent requests the TTFT / TPOT signals average over. */
@@ -192,6 +194,11 @@ export class Instance {
     if (!this.kv.allocate(r, 0, r.inputLen, EMPTY)) return false;
     r.progressIndex = r.inputLen;
     return true;
+  }
+
+  /** P/D single ownership: the held KV of a finished prefill half moved to its decode instance. */
+  releaseTransferredKV(r: Request): void {
+    this.kv.releaseTransferred(r);
   }
 
   /** P/D: frees a reservation made by {@link reserveTransferredKV} (the transfer was abandoned). */
@@ -476,7 +483,7 @@ export class Instance {
   }
 
   private complete(r: Request, now: number, adv: number): void {
-    this.kv.release(r);
+    if (r.pdPart !== PdPart.Prefill || this.cfg.holdPrefillKV !== true) this.kv.release(r);
     r.finishedStepIdx = this.stepCount;
     this.sink.schedule(now + adv, EventKind.RequestLeft, r);
     this.recordCompletion(r);

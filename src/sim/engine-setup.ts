@@ -20,6 +20,7 @@ import type { RoutingPolicy } from '../routing/types.js';
 import type { PdPolicies } from '../cluster/pd/coordinator.js';
 import { PoolRole } from '../cluster/pd/pools.js';
 import type { TransferConfig } from '../cluster/pd/transfer.js';
+import type { PdBeyondConfig } from '../cluster/pd/beyond.js';
 import { infraSetup, placementFor, planStartup, type ScalingSetup } from './engine-infra.js';
 import type { DeploymentEngineSetup, PoolConfigSetup } from './resolve-deployment.js';
 import type { StaticFacts } from '../cluster/snapshot.js';
@@ -108,6 +109,8 @@ export interface PdEngineSetup {
   readonly pdModels?: readonly string[] | null;
   /** KV bytes per token of a prefill instance's configuration (by its scaling target); absent = transfer's. */
   readonly kvBytesPerTokenOf?: (target: string | undefined) => number;
+  /** Beyond-reference P/D behaviour; absent = the reference's. */
+  readonly beyond?: PdBeyondConfig;
 }
 
 export interface EngineSetup {
@@ -262,6 +265,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
         ? {
           roles: plans.map((x) => pd.roles[x.index] ?? PoolRole.None), transfer: pd.transfer, blockSize: setup.kv.blockSize,
           models: pd.pdModels ?? null, ...(pd.kvBytesPerTokenOf ? { kvBytesPerTokenOf: pd.kvBytesPerTokenOf } : {}),
+          ...(pd.beyond ? { beyond: pd.beyond } : {}),
         }
         : null,
       facts: plans.map((x) => x.facts),
@@ -288,6 +292,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
           maxModelLen: mml,
           preemptionPolicy: setup.preemptionPolicy,
+          holdPrefillKV: pd?.beyond?.ownership === 'single',
         },
         createKVStore(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks }),
         latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),

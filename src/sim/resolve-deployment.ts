@@ -14,7 +14,7 @@ import type { InstanceOverrides, PdEngineSetup } from './engine-setup.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { resolveLatency, type LatencyInput, type ResolvedLatency } from './resolve-latency.js';
-import { poolScorers } from './resolve-pd.js';
+import { pdBeyondFlags, poolScorers } from './resolve-pd.js';
 
 /** One pool of one configuration, resolved. */
 export interface PoolConfigSetup {
@@ -134,6 +134,7 @@ function pdSetup(d: DeploymentEngineSetup, f: FlagValues): PdEngineSetup | null 
   if (threshold < 0) throw new ConfigError('bad-flag', `--pd-prefix-threshold must be >= 0, got ${threshold}`);
   const firstPrefill = d.pools.find((p) => p.role === PoolRole.Prefill) as PoolConfigSetup;
   return {
+    beyond: pdBeyondFlags(f),
     roles: d.startup.map((k) => (d.pools[k] as PoolConfigSetup).role),
     decider,
     prefixThreshold: threshold,

@@ -16,6 +16,7 @@ import { createBlackboxModel } from '../latency/blackbox.js';
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import type { LatencyModel } from '../latency/types.js';
+import type { PdBeyondConfig } from '../cluster/pd/beyond.js';
 import { ConfigError } from './config-error.js';
 import type { InstanceOverrides, PdEngineSetup } from './engine-setup.js';
 import type { FlagValues } from './options.js';
@@ -69,6 +70,9 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
   if (perPoolChanged && prefill === 0) warn('per-pool hardware flags (--prefill-tp, --decode-tp, etc.) have no effect when --prefill-instances=0 (disaggregation is disabled)');
   const contention = f.bool('pd-transfer-contention');
   if (prefill === 0 && decode === 0 && shared === 0) {
+    const beyond = pdBeyondFlags(f);
+    const set = ['pd-kv-ownership', 'pd-transfer-mode', 'pd-transfer-granularity', 'pd-backpressure-threshold'].filter((n) => f.changed(n));
+    if (set.length > 0 && beyond !== null) throw bad(`--${set[0] as string} needs P/D pools: set --prefill-instances and --decode-instances (or --prefill-decode-instances)`);
     if (contention) throw bad('--pd-transfer-contention requires PD disaggregation (--prefill-instances, --decode-instances, or --prefill-decode-instances must be set)');
     return null;
   }
@@ -90,6 +94,7 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
     throw bad(`PD disaggregation requires a valid model config for KV transfer sizing: ${(e as Error).message}`);
   }
   return {
+    beyond: pdBeyondFlags(f),
     roles: rolesFromCounts(g.numInstances, prefill, decode, shared),
     decider,
     prefixThreshold: threshold,
@@ -98,6 +103,29 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
     decodeScorers: poolScorers(f, 'decode-routing-scorers'),
     prefill: instanceOverrides(lat, g, prefillO, '--prefill'),
     decode: instanceOverrides(lat, g, decodeO, '--decode'),
+  };
+}
+
+/** The beyond-reference P/D options (defaults: the reference's behaviour). */
+export function pdBeyondFlags(f: FlagValues): PdBeyondConfig {
+  const pick = <T extends string>(name: string, values: readonly T[]): T => {
+    const v = f.str(name);
+    if (!(values as readonly string[]).includes(v)) throw bad(`--${name} must be one of ${values.join(', ')}, got "${v}"`);
+    return v as T;
+  };
+  const chunkBlocks = f.int('pd-transfer-chunk-blocks');
+  if (chunkBlocks < 1) throw bad(`--pd-transfer-chunk-blocks must be >= 1, got ${chunkBlocks}`);
+  const backpressure = f.int('pd-backpressure-threshold');
+  if (backpressure < 0) throw bad(`--pd-backpressure-threshold must be >= 0 (0 = off), got ${backpressure}`);
+  const retryUs = f.int('pd-backpressure-retry-us');
+  if (retryUs < 1) throw bad(`--pd-backpressure-retry-us must be >= 1, got ${retryUs}`);
+  return {
+    ownership: pick('pd-kv-ownership', ['duplicate', 'single'] as const),
+    mode: pick('pd-transfer-mode', ['whole', 'pipelined'] as const),
+    granularity: pick('pd-transfer-granularity', ['stream', 'chunk', 'block'] as const),
+    chunkBlocks,
+    backpressure,
+    retryUs,
   };
 }
 

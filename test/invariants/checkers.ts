@@ -109,7 +109,8 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
     // An in-flight eviction or a drain kill takes the request out of its instance in whatever state it had.
     if (r.state !== wantState && b !== 'gateway_evicted' && b !== 'drain_killed') bad(`expected state ${STATE_NAMES[wantState]}`);
     // A queued decode half keeps the KV its transfer reserved (until a preemption releases it).
-    const allowed = b === 'still_queued' && inst ? (decodeHalf ? Math.ceil(r.inputLen / inst.kv.blockSize) : waitingBlockAllowance(inst, r)) : 0;
+    const held = r.pdPart === PdPart.Prefill && cs.pd?.parentOf(r)?.heldOnPrefill === true;
+    const allowed = held ? Infinity : b === 'still_queued' && inst ? (decodeHalf ? Math.ceil(r.inputLen / inst.kv.blockSize) : waitingBlockAllowance(inst, r)) : 0;
     if (b !== 'still_running' && blocks > allowed) bad(`holds ${blocks} KV blocks outside the batch (allowed ${allowed})`);
     switch (b) {
       case 'completed':
@@ -196,10 +197,16 @@ export function checkKV(ctx: InvariantContext): string[] {
   return v;
 }
 
-/** P/D: decode halves whose KV is reserved on instance `index` while their transfer is in flight. */
+/**
+ * P/D: requests holding KV on instance `index` outside its queue and batch — decode halves whose KV is
+ * reserved while their transfer is in flight, and (single ownership) finished prefill halves holding theirs.
+ */
 export function reservedOn(ctx: InvariantContext, index: number): Request[] {
   const out: Request[] = [];
-  for (const p of ctx.cs.pd?.parents ?? []) if (p.decode !== null && p.decodeIndex === index && p.decodeEnqueueTime === 0) out.push(p.decode);
+  for (const p of ctx.cs.pd?.parents ?? []) {
+    if (p.decode !== null && p.decodeIndex === index && p.decodeEnqueueTime === 0) out.push(p.decode);
+    if (p.heldOnPrefill && p.prefillIndex === index) out.push(p.prefill);
+  }
   return out;
 }
 

@@ -62,8 +62,12 @@ export function checkPd(ctx: InvariantContext, cls: Classification): string[] {
     }
     if (p.prefillCompleteTime > 0 && p.transferStartTime === 0) v.push(`INV-PD-4: ${id} prefill completed but no transfer started`);
     if (p.decode !== null && p.decodeEnqueueTime === 0 && p.transferStartTime > 0) inFlight++;
-    // INV-P2-2
-    if (p.transferCompleteTime > 0) checkDuration(ctx, p, v);
+    // INV-P2-2 (the reference's transfer model; pipelining and granularity time transfers their own way)
+    if (p.transferCompleteTime > 0 && pd.beyond === null) checkDuration(ctx, p, v);
+    // Ownership: once the decode half has the KV, the prefill pod holds none of it (no block owned twice).
+    const pInst = cs.instances[p.prefillIndex];
+    if (p.decodeEnqueueTime > 0 && pInst !== undefined && pInst.kv.blocksOf(p.prefill) > 0) v.push(`ownership: ${id} prefill half still holds ${pInst.kv.blocksOf(p.prefill)} blocks on ${pInst.id} after its transfer`);
+    if (p.heldOnPrefill && (p.decodeEnqueueTime > 0 || p.dropped)) v.push(`ownership: ${id} still marked held after its transfer ended`);
     // INV-PD-6b
     const dec = p.decode;
     if (dec !== null && dec.outcome === 'completed') {

@@ -20,6 +20,7 @@ import type { RouterState, RoutingDecision, RoutingPolicy } from '../../routing/
 import { PdParent } from './parent.js';
 import { hasRole, PoolRole } from './pools.js';
 import { transferDurationUs, type TransferConfig } from './transfer.js';
+import { isReferencePd, PdBeyond, type PdBeyondConfig } from './beyond.js';
 
 /** What the coordinator needs from the cluster. */
 export interface PdHost {
@@ -64,6 +65,8 @@ export interface PdSetup {
   readonly models?: readonly string[] | null;
   /** KV bytes per token of the prefill instance's configuration, by its scaling target. */
   readonly kvBytesPerTokenOf?: (target: string | undefined) => number;
+  /** Ownership, pipelining, granularity, backpressure (absent = the reference's behaviour). */
+  readonly beyond?: PdBeyondConfig;
 }
 
 export class PdCoordinator {
@@ -92,6 +95,8 @@ export class PdCoordinator {
   readonly disaggregationRecords: DisaggregationRecord[] = [];
   readonly prefillRoutingRecords: PrefillRoutingRecord[] = [];
   readonly kvTransferRecords: KVTransferRecord[] = [];
+  /** Beyond-reference behaviour; null when every option has the reference's value. */
+  readonly beyond: PdBeyond | null;
 
   constructor(
     private readonly host: PdHost,
@@ -100,6 +105,25 @@ export class PdCoordinator {
     private readonly mainRouting: () => RoutingPolicy,
   ) {
     this.roles = [...setup.roles];
+    this.beyond = setup.beyond && !isReferencePd(setup.beyond) ? new PdBeyond(setup.beyond, setup.transfer) : null;
+    if (this.beyond?.cfg.mode === 'pipelined') host.instances.forEach((inst, i) => this.watchSteps(inst, i));
+  }
+
+  /** Pipelined transfers ship blocks as prefill steps fill them: observe the steps of prefill pods. */
+  private watchSteps(inst: Instance, index: number): void {
+    const b = this.beyond;
+    if (b === null || !hasRole(this.role(index), PoolRole.Prefill)) return;
+    const prev = inst.onStep;
+    const bytes = this.bytesPerToken(index);
+    inst.onStep = (i, info) => {
+      prev?.(i, info);
+      b.observeStep(info, (r) => this.byReq.get(r), bytes);
+    };
+  }
+
+  private bytesPerToken(prefillIndex: number): number {
+    const of = this.setup.kvBytesPerTokenOf;
+    return of === undefined ? this.setup.transfer.kvBytesPerToken : of(this.host.targetOf(prefillIndex));
   }
 
   role(index: number): number {
@@ -109,6 +133,8 @@ export class PdCoordinator {
   /** Role of an instance added during the run (autoscaler). */
   addInstance(role: number): void {
     this.roles.push(role);
+    const i = this.roles.length - 1;
+    if (this.beyond?.cfg.mode === 'pipelined') this.watchSteps(this.host.instances[i] as Instance, i);
   }
 
   get contentionEnabled(): boolean {
@@ -168,6 +194,13 @@ export class PdCoordinator {
   routePrefill(sub: Request, t: number): void {
     const h = this.host;
     const parent = this.byReq.get(sub) as PdParent;
+    const b = this.beyond;
+    if (b !== null && !b.admits(parent.decodeIndex)) {
+      // Backpressure: the decode pod's queue is full; hold this prefill and look again shortly.
+      b.held(parent.decodeIndex, h.clock, parent.req);
+      h.scheduleCluster(t + b.cfg.retryUs, EventKind.PrefillRouting, sub);
+      return;
+    }
     const state = h.poolState(PoolRole.Prefill, this.setup.models ? parent.req.model : null);
     if (state.snapshots.length === 0) {
       h.rejectAtRouting(parent.req);
@@ -187,6 +220,7 @@ export class PdCoordinator {
       });
     }
     h.startSub(sub, index);
+    b?.enter(parent.decodeIndex);
     (h.instances[index] as Instance).injectArrivalAt(sub, t);
   }
 
@@ -194,6 +228,7 @@ export class PdCoordinator {
   subDone(req: Request): void {
     if (req.pdPart === PdPart.Prefill) {
       if (req.outcome === 'completed') this.doneP.push(req);
+      else this.beyond?.leave((this.byReq.get(req) as PdParent).decodeIndex);
     } else if (req.outcome === 'completed') this.doneD.push(req);
     else if (req.state === RequestState.TimedOut) this.doneT.push(req);
   }
@@ -205,6 +240,8 @@ export class PdCoordinator {
     if (req.pdPart === PdPart.Decode) {
       this.pendingDecode--;
       this.decodeKilled++;
+    } else {
+      this.beyond?.leave(parent.decodeIndex);
     }
     this.host.parentDone(parent.req, RequestState.TimedOut, req.progressIndex, this.host.clock);
   }
@@ -220,6 +257,7 @@ export class PdCoordinator {
         const parent = this.byReq.get(sub) as PdParent;
         parent.prefillCompleteTime = clock;
         this.prefillCompleted++;
+        if (this.beyond?.cfg.ownership === 'single') parent.heldOnPrefill = true;
         h.scheduleCluster(clock, EventKind.KVTransferStarted, parent.req);
       }
     }
@@ -266,6 +304,8 @@ export class PdCoordinator {
       parent.transferStartTime = t;
       parent.completionTime = t;
       parent.dropped = true;
+      this.releasePrefill(parent, false);
+      this.beyond?.leave(parent.decodeIndex);
       h.scheduleCluster(t, EventKind.KVTransferCompleted, req);
       return;
     }
@@ -278,9 +318,11 @@ export class PdCoordinator {
       this.transferDepthSum += this.activeTransfers;
       this.transferStartCount++;
     }
-    const of = this.setup.kvBytesPerTokenOf;
-    const tc = of === undefined ? this.setup.transfer : { ...this.setup.transfer, kvBytesPerToken: of(h.targetOf(parent.prefillIndex)) };
-    const duration = transferDurationUs(tc, parent.numKVBlocks, this.activeTransfers);
+    const bytes = this.bytesPerToken(parent.prefillIndex);
+    const b = this.beyond;
+    const duration = b === null
+      ? transferDurationUs({ ...this.setup.transfer, kvBytesPerToken: bytes }, parent.numKVBlocks, this.activeTransfers)
+      : b.cfg.mode === 'pipelined' ? b.pipelinedRemainingUs(parent, t, bytes) : b.wholeDurationUs(parent.numKVBlocks, this.activeTransfers, bytes);
     h.scheduleCluster(t + duration, EventKind.KVTransferCompleted, req);
   }
 
@@ -300,7 +342,9 @@ export class PdCoordinator {
       }
     }
     const inst = h.instances[parent.decodeIndex] as Instance;
+    this.beyond?.leave(parent.decodeIndex);
     if (!h.routable(parent.decodeIndex)) {
+      this.releasePrefill(parent, false);
       inst.releaseReservedKV(dsub);
       this.droppedAtDecodeKV++;
       parent.completionTime = t;
@@ -310,6 +354,7 @@ export class PdCoordinator {
     }
     parent.decodeEnqueueTime = t;
     dsub.assignedInstance = inst.id;
+    this.releasePrefill(parent, true);
     if (h.traceDecisions) {
       this.kvTransferRecords.push({
         parentRequestId: parent.id, transferStartTime: parent.transferStartTime, transferDuration: Math.max(0, t - parent.transferStartTime),
@@ -319,6 +364,15 @@ export class PdCoordinator {
     h.startSub(dsub, parent.decodeIndex);
     this.pendingDecode++;
     inst.injectDecodeOnline(dsub, t);
+  }
+
+  /** Single ownership: the prefill pod lets go of the blocks it held for the transfer (moved, or not). */
+  private releasePrefill(p: PdParent, moved: boolean): void {
+    if (!p.heldOnPrefill) return;
+    p.heldOnPrefill = false;
+    const inst = this.host.instances[p.prefillIndex] as Instance;
+    if (moved) inst.releaseTransferredKV(p.prefill);
+    else inst.releaseReservedKV(p.prefill);
   }
 
   /** Reference pdInTransfer: prefills done whose decode half is neither running, finished nor dropped. */
