@@ -7,9 +7,8 @@ import type { ClusterSimulator } from '../../src/cluster/cluster.js';
 import { RequestState, type Request, type RequestOutcome } from '../../src/domain/request.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { TieredKVCache } from '../../src/kv/tiered.js';
-import type { EngineSetup, InstanceOverrides } from '../../src/sim/engine-setup.js';
+import { instanceOverrides, type EngineSetup, type InstanceOverrides } from '../../src/sim/engine-setup.js';
 import type { LatencyModel } from '../../src/latency/types.js';
-import { PoolRole } from '../../src/cluster/pd/pools.js';
 import type { PdParent } from '../../src/cluster/pd/parent.js';
 import type { EventRecorder } from './recorder.js';
 
@@ -70,14 +69,9 @@ export function queuedTime(setup: EngineSetup, r: Request, latency: LatencyModel
   return r.arrivalTime + setup.admissionLatency + setup.routingLatency + latency.queueingTime(r);
 }
 
-/** The per-pool overrides instance `index` was built with (P/D), or null for the cluster-wide setup. */
+/** The per-pool overrides startup instance `index` was built with (deployment or P/D), or null for the cluster-wide setup. */
 export function overridesOf(setup: EngineSetup, index: number): InstanceOverrides | null {
-  const pd = setup.pd;
-  if (!pd) return null;
-  const role = pd.roles[index] ?? PoolRole.None;
-  if (role === PoolRole.Prefill) return pd.prefill;
-  if (role === PoolRole.Decode || role === PoolRole.PrefillDecode) return pd.decode;
-  return null;
+  return index < setup.numInstances ? instanceOverrides(setup, index) : null;
 }
 
 /** Latency model, max-model-len and KV size of instance `index` as it was built. */

@@ -16,9 +16,12 @@ import { buildReport } from '../../src/sim/report.js';
 import { overridesOf, type Classification, type InvariantContext } from './context.js';
 
 /** Transfer duration recomputed independently of the simulator (reference formula). */
-function expectedDuration(ctx: InvariantContext, blocks: number, active: number): number {
-  const t = (ctx.setup.pd as NonNullable<InvariantContext['setup']['pd']>).transfer;
-  const bytes = blocks * (t.blockSize * t.kvBytesPerToken);
+function expectedDuration(ctx: InvariantContext, p: PdParent, active: number): number {
+  const pd = ctx.setup.pd as NonNullable<InvariantContext['setup']['pd']>;
+  const t = pd.transfer;
+  // Each configuration sizes its transfers with its own prefill TP (deployment files); else the global one.
+  const perToken = pd.kvBytesPerTokenOf?.(ctx.cs.facts[p.prefillIndex]?.target) ?? t.kvBytesPerToken;
+  const bytes = p.numKVBlocks * (t.blockSize * perToken);
   const bw = (t.bandwidthGBps * 1000) / (t.contention && active > 1 ? active : 1);
   return Math.max(1, Math.ceil(t.baseLatencyMs * 1000 + bytes / bw));
 }
@@ -33,6 +36,8 @@ export function checkPd(ctx: InvariantContext, cls: Classification): string[] {
   // INV-PD-5 / INV-P2-1: membership as configured, each member built with its pool's KV size.
   pdSetup.roles.forEach((role, i) => {
     if (pd.role(i) !== role) v.push(`INV-PD-5: instance_${i} role ${pd.role(i)} != configured ${role}`);
+    // Node pools may leave configured instances unplaced: there is nothing to compare then.
+    if (i >= cs.instances.length || cs.instances[i]?.id !== `instance_${i}`) return;
     const inst = cs.instances[i];
     if (inst === undefined) return;
     const want = overridesOf(setup, i)?.kvTotalBlocks ?? setup.kv.totalBlocks;
@@ -106,7 +111,7 @@ function checkDuration(ctx: InvariantContext, p: PdParent, v: string[]): void {
   const t = ctx.setup.pd?.transfer;
   if (!t) return;
   if (!t.contention) {
-    const want = expectedDuration(ctx, p.numKVBlocks, 1);
+    const want = expectedDuration(ctx, p, 1);
     if (d !== want) v.push(`INV-P2-2: ${p.id} transfer took ${d} µs, ${p.numKVBlocks} blocks at full bandwidth take ${want}`);
     return;
   }
@@ -122,6 +127,6 @@ function checkDuration(ctx: InvariantContext, p: PdParent, v: string[]): void {
       hi++;
     } else if (q.transferStartTime === p.transferStartTime) hi++;
   }
-  for (let k = lo; k <= hi; k++) if (expectedDuration(ctx, p.numKVBlocks, k) === d) return;
-  v.push(`INV-P2-2: ${p.id} transfer took ${d} µs; with ${lo}..${hi} transfers sharing the link it should take ${expectedDuration(ctx, p.numKVBlocks, lo)}..${expectedDuration(ctx, p.numKVBlocks, hi)}`);
+  for (let k = lo; k <= hi; k++) if (expectedDuration(ctx, p, k) === d) return;
+  v.push(`INV-P2-2: ${p.id} transfer took ${d} µs; with ${lo}..${hi} transfers sharing the link it should take ${expectedDuration(ctx, p, lo)}..${expectedDuration(ctx, p, hi)}`);
 }
