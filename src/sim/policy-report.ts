@@ -49,9 +49,11 @@ export function anomalyReport(x: PolicyReportInput): AnomalyReport {
     routings: x.recorder.routings,
     kvSamples: x.recorder.kvSamples,
     scaleEvents: scaleEvents(x.cs),
-    pdQueueSamples: [],
+    pdQueueSamples: (x.cs.pd?.beyond?.samples ?? []).map((s) => ({ timeUs: s.timeUs, instance: x.cs.instances[s.instance]?.id ?? '', pending: s.pending, requestIds: s.requestIds })),
   };
-  return detectAnomalies(inputs);
+  // A configured backpressure threshold is where an episode starts.
+  const bp = x.cs.pd?.beyond?.cfg.backpressure ?? 0;
+  return detectAnomalies(inputs, bp > 0 ? { pdBackpressureQueue: bp } : {});
 }
 
 /** The extra top-level keys of the JSON report. */

@@ -6,8 +6,9 @@
  *                prefill ends) | single (the prefill pod holds the blocks while they are in transit and then
  *                releases them as TRANSFERRED: freed and no longer a cache hit there — never duplicated).
  *   mode         whole (reference: the transfer starts when the prefill ends) | pipelined (every prefill step
- *                ships the blocks it filled as soon as it ends, so a chunked prefill overlaps its transfer and
- *                the decode half starts once the last block has arrived).
+ *                ships the blocks it fills, so a chunked prefill overlaps its transfer and the decode half starts
+ *                once the last block has arrived; a step's blocks ship from the step's start, the instant the
+ *                reference's whole transfer starts at, so a one-step prefill times exactly as a whole transfer).
  *   granularity  stream (reference: one base latency per transfer) | chunk (one per `chunkBlocks` blocks) |
  *                block (one per block).
  *   backpressure a decode pod with this many requests between prefill routing and decode enqueue (prefilling
@@ -75,7 +76,9 @@ export class PdBeyond {
 
   /** Pipelined: after a step on a prefill pod, ship the blocks each prefill half filled in it. */
   observeStep(info: StepInfo, parentOf: (r: Request) => PdParent | undefined, bytesPerToken: number): void {
-    const end = info.clock + info.duration;
+    // Shipped from the step's start: the cluster sees a step's results at its start (the reference starts the
+    // whole transfer there too), so a one-step prefill pipelines exactly like a whole transfer.
+    const end = info.clock;
     for (const r of info.batch) {
       if (r.numNewTokens === 0 || r.pdPart !== 1) continue;
       const p = parentOf(r);
@@ -135,7 +138,11 @@ export class PdBeyond {
     if (q > (this.peakQueue[d] ?? 0)) this.peakQueue[d] = q;
   }
 
-  leave(d: number): void {
-    this.queued[d] = Math.max(0, (this.queued[d] ?? 0) - 1);
+  leave(d: number, clock = -1): void {
+    const before = this.queued[d] ?? 0;
+    const q = Math.max(0, before - 1);
+    this.queued[d] = q;
+    // The queue falling below the threshold closes a backpressure episode.
+    if (clock >= 0 && this.cfg.backpressure > 0 && before >= this.cfg.backpressure && q < this.cfg.backpressure) this.samples.push({ timeUs: clock, instance: d, pending: q, requestIds: [] });
   }
 }

@@ -228,7 +228,7 @@ export class PdCoordinator {
   subDone(req: Request): void {
     if (req.pdPart === PdPart.Prefill) {
       if (req.outcome === 'completed') this.doneP.push(req);
-      else this.beyond?.leave((this.byReq.get(req) as PdParent).decodeIndex);
+      else this.beyond?.leave((this.byReq.get(req) as PdParent).decodeIndex, this.host.clock);
     } else if (req.outcome === 'completed') this.doneD.push(req);
     else if (req.state === RequestState.TimedOut) this.doneT.push(req);
   }
@@ -241,7 +241,7 @@ export class PdCoordinator {
       this.pendingDecode--;
       this.decodeKilled++;
     } else {
-      this.beyond?.leave(parent.decodeIndex);
+      this.beyond?.leave(parent.decodeIndex, this.host.clock);
     }
     this.host.parentDone(parent.req, RequestState.TimedOut, req.progressIndex, this.host.clock);
   }
@@ -305,7 +305,7 @@ export class PdCoordinator {
       parent.completionTime = t;
       parent.dropped = true;
       this.releasePrefill(parent, false);
-      this.beyond?.leave(parent.decodeIndex);
+      this.beyond?.leave(parent.decodeIndex, t);
       h.scheduleCluster(t, EventKind.KVTransferCompleted, req);
       return;
     }
@@ -342,7 +342,7 @@ export class PdCoordinator {
       }
     }
     const inst = h.instances[parent.decodeIndex] as Instance;
-    this.beyond?.leave(parent.decodeIndex);
+    this.beyond?.leave(parent.decodeIndex, t);
     if (!h.routable(parent.decodeIndex)) {
       this.releasePrefill(parent, false);
       inst.releaseReservedKV(dsub);
