@@ -337,6 +337,10 @@ export class ClusterSimulator {
       this.flowController?.onRequestDone(r);
       r.assignedInstance = '';
       this.drainRedirected++;
+      if (r.pdPart === PdPart.Prefill) {
+        (this.pd as PdCoordinator).redirectPrefill(r, this.clock);
+        continue;
+      }
       this.queue.push(this.clock + this.cfg.routingLatency, eventOrder(-1, EventKind.RoutingDecision), EventKind.RoutingDecision, r);
     }
     return moved.length;

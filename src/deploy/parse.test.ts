@@ -48,6 +48,13 @@ describe('deployment files', () => {
     expect(d.autoscaler?.policy).toBe('threshold');
     expect(d.autoscaler?.modelLoadTime).toEqual({ kind: 'normal', meanS: 30, stddevS: 5 });
     expect(d.autoscaler?.drain).toEqual({ mode: 'wait', timeoutUs: 5000000 });
+    expect(d.autoscaler?.policyParams).toEqual({});
+  });
+  it('policy parameters by the policy\'s own names', () => {
+    const d = parseDeployment(GOOD.replace('policy: threshold', 'policy: threshold\n  policy_params: {step: 2, scale_up_queue_depth: 4, cooldown_us: 0}'), 'dep.yaml');
+    expect(d.autoscaler?.policyParams).toEqual({ step: 2, scaleUpQueueDepth: 4, cooldownUs: 0 });
+    const t = parseDeployment(GOOD.replace('policy: threshold', 'policy: target-utilization\n  policy_params: {target: 0.3, max_scale_down_fraction: 1}'), 'dep.yaml');
+    expect(t.autoscaler?.policyParams).toEqual({ target: 0.3, maxScaleDownFraction: 1 });
   });
   it('JSON works too', () => {
     const d = parseDeployment('{"models": [{"name": "qwen/qwen3-14b", "configurations": [{"name": "a", "hardware": "H100", "replicas": 1}]}]}', 'dep.json');
@@ -65,6 +72,10 @@ describe('deployment files', () => {
       [GOOD.replace('mode: wait, timeout_us', 'mode: immediate, timeout_us'), /a timeout only applies to mode wait/],
       [GOOD.replace('curve: step', 'curve: cubic'), /warmup\.curve: unknown value "cubic"; use one of: linear, exponential, step/],
       [GOOD.replace('policy: threshold', 'policy: magic'), /autoscaler\.policy: unknown value "magic"/],
+      [GOOD.replace('policy: threshold', 'policy: threshold\n  policy_params: {target: 0.3}'), /dep\.yaml:18:19: autoscaler\.policy_params\.target: unknown key "target"; use one of: scale_up_queue_depth/],
+      [GOOD.replace('policy: threshold', 'policy: target-utilization\n  policy_params: {target: 0}'), /autoscaler\.policy_params\.target: must be > 0, got 0/],
+      [GOOD.replace('policy: threshold', 'policy: threshold\n  policy_params: {scale_up_utilization: 0.2, scale_down_utilization: 0.5}'), /scale_down_utilization \(0\.5\) is above scale_up_utilization \(0\.2\)/],
+      [GOOD.replace('policy: threshold', 'policy: saturation\n  policy_params: {target: 0.3}'), /policy saturation takes no parameters here; tune the saturation analyzer/],
       ['models: []\n', /models: is empty/],
       ['foo: 1\n', /dep\.yaml:1:1: foo: unknown key "foo"/],
       ['models: [\n', /dep\.yaml:\d+:\d+: invalid YAML/],

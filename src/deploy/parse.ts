@@ -161,8 +161,49 @@ function readDelay(r: Reader, node: YamlNode, path: string): DelayDistributionSp
   }
 }
 
+/** The tunable parameters of each built-in policy: snake_case key -> [camelCase, min, max, whole number]. */
+const POLICY_PARAMS: Record<string, Record<string, [string, number, number, boolean]>> = {
+  threshold: {
+    scale_up_queue_depth: ['scaleUpQueueDepth', 0, Infinity, false],
+    scale_down_queue_depth: ['scaleDownQueueDepth', 0, Infinity, false],
+    scale_up_utilization: ['scaleUpUtilization', 0, 1, false],
+    scale_down_utilization: ['scaleDownUtilization', 0, 1, false],
+    cooldown_us: ['cooldownUs', 0, Infinity, false],
+    step: ['step', 1, Infinity, true],
+  },
+  'target-utilization': {
+    target: ['target', 0, 1, false],
+    tolerance: ['tolerance', 0, Infinity, false],
+    queue_weight: ['queueWeight', 0, Infinity, false],
+    max_scale_down_fraction: ['maxScaleDownFraction', 0, 1, false],
+    cooldown_us: ['cooldownUs', 0, Infinity, false],
+  },
+};
+
+function readPolicyParams(r: Reader, node: YamlNode, path: string, policy: string): Record<string, number> {
+  const table = POLICY_PARAMS[policy];
+  if (table === undefined) r.fail(node, path, policy === '' ? 'parameters need a built-in policy' : `policy ${policy} takes no parameters here`, policy === '' ? 'add policy: threshold or target-utilization' : 'tune the saturation analyzer in the policy bundle\'s autoscaler.analyzer, or remove policy_params');
+  const m = r.map(node, path, Object.keys(table));
+  const out: Record<string, number> = {};
+  for (const [k, { value }] of m) {
+    const [name, min, max, int] = table[k] as [string, number, number, boolean];
+    const positive = name === 'target' || name === 'maxScaleDownFraction';
+    out[name] = r.num(value, `${path}.${k}`, { int, min, minExclusive: positive, ...(Number.isFinite(max) ? { max } : {}) });
+  }
+  const pair = (lo: string, hi: string): void => {
+    const a = out[table[lo]?.[0] ?? lo] ?? null;
+    const b = out[table[hi]?.[0] ?? hi] ?? null;
+    if (a !== null && b !== null && a > b) r.fail(node, path, `${lo} (${a}) is above ${hi} (${b})`, 'keep the scale-down mark below the scale-up mark');
+  };
+  if (policy === 'threshold') {
+    pair('scale_down_queue_depth', 'scale_up_queue_depth');
+    pair('scale_down_utilization', 'scale_up_utilization');
+  }
+  return out;
+}
+
 function readAutoscaler(r: Reader, node: YamlNode, path: string): AutoscalerSpec {
-  const m = r.map(node, path, ['policy', 'interval_us', 'scale_up_stabilization_window_us', 'scale_down_stabilization_window_us', 'triggers', 'provisioning_delay', 'model_load_time', 'warmup', 'drain']);
+  const m = r.map(node, path, ['policy', 'policy_params', 'interval_us', 'scale_up_stabilization_window_us', 'scale_down_stabilization_window_us', 'triggers', 'provisioning_delay', 'model_load_time', 'warmup', 'drain']);
   const get = (k: string): YamlNode | null | undefined => m.get(k)?.value;
   const nonNeg = (n: YamlNode | null | undefined, p: string): number => (n == null ? 0 : r.num(n, p, { min: 0 }));
   let triggers: AutoscalerSpec['triggers'] = null;
@@ -194,8 +235,10 @@ function readAutoscaler(r: Reader, node: YamlNode, path: string): AutoscalerSpec
   }
   const intervalUs = get('interval_us') == null ? 30_000_000 : r.num(get('interval_us'), `${path}.interval_us`, { min: 0 });
   if (intervalUs === 0 && triggers === null) r.fail(get('interval_us'), `${path}.interval_us`, 'with interval_us 0 and no triggers the autoscaler never runs', 'give an interval or triggers');
+  const policy = get('policy') == null ? '' : r.oneOf(get('policy'), `${path}.policy`, ['saturation', 'threshold', 'target-utilization']);
   return {
-    policy: get('policy') == null ? '' : r.oneOf(get('policy'), `${path}.policy`, ['saturation', 'threshold', 'target-utilization']),
+    policy,
+    policyParams: get('policy_params') == null ? {} : readPolicyParams(r, get('policy_params') as YamlNode, `${path}.policy_params`, policy),
     intervalUs,
     scaleUpStabilizationWindowUs: nonNeg(get('scale_up_stabilization_window_us'), `${path}.scale_up_stabilization_window_us`),
     scaleDownStabilizationWindowUs: nonNeg(get('scale_down_stabilization_window_us'), `${path}.scale_down_stabilization_window_us`),

@@ -52,6 +52,8 @@ export type DelayDistributionSpec =
 export interface AutoscalerSpec {
   /** Built-in policy name ('' = the policy bundle's autoscale section, else saturation). */
   readonly policy: string;
+  /** Parameters of the built-in policy (camelCase keys, e.g. target, queueWeight); absent keys keep its defaults. */
+  readonly policyParams: Readonly<Record<string, number>>;
   /** Periodic evaluation interval (µs); 0 = event triggers only. */
   readonly intervalUs: number;
   readonly scaleUpStabilizationWindowUs: number;

@@ -2,10 +2,13 @@
  * Built-in autoscaling policies behind the {@link AutoScalePolicy} contract. Each is pure: the decision is a
  * function of the context (cooldowns read `timeSinceLastScaleUs`).
  *
- *   threshold           scale up by `step` when mean queue depth or KV utilization is above its high mark,
+ *   threshold           scale up by `step` when mean queue depth or utilization is above its high mark,
  *                       down by `step` when both are below their low marks.
  *   target-utilization  Kubernetes-HPA-like: desired = ceil(current × utilization / target), no change while
- *                       the ratio is within the tolerance.
+ *                       the ratio is within the tolerance, at most half the replicas removed per decision.
+ *
+ * Utilization here is per replica the larger of KV utilization and batch occupancy: on a large GPU the KV
+ * cache of a compute-bound replica stays nearly empty, and KV alone would scale such a deployment to one replica.
  *   saturation          the reference's V2 saturation analyzer and unlimited engine on the deployment's replicas.
  */
 import { analyzeSaturation, effectiveSaturationConfig, unlimitedEngine, type SaturationConfig } from './autoscale-saturation.js';
@@ -30,10 +33,11 @@ export function thresholdPolicy(p: ThresholdParams = THRESHOLD_DEFAULTS, name = 
     evaluate(ctx) {
       const m = ctx.metrics;
       if (ctx.timeSinceLastScaleUs < p.cooldownUs) return clampScaleDecision(ctx, ctx.currentReplicas, 'cooling down');
-      if (m.avgQueueDepth > p.scaleUpQueueDepth || m.avgUtilization > p.scaleUpUtilization) {
-        return clampScaleDecision(ctx, ctx.currentReplicas + p.step, `queue ${fmt(m.avgQueueDepth)} / utilization ${fmt(m.avgUtilization)} above the high marks`);
+      const util = replicaUtilization(ctx);
+      if (m.avgQueueDepth > p.scaleUpQueueDepth || util > p.scaleUpUtilization) {
+        return clampScaleDecision(ctx, ctx.currentReplicas + p.step, `queue ${fmt(m.avgQueueDepth)} / utilization ${fmt(util)} above the high marks`);
       }
-      if (m.avgQueueDepth < p.scaleDownQueueDepth && m.avgUtilization < p.scaleDownUtilization) {
+      if (m.avgQueueDepth < p.scaleDownQueueDepth && util < p.scaleDownUtilization) {
         return clampScaleDecision(ctx, ctx.currentReplicas - p.step, 'queue and utilization below the low marks');
       }
       return clampScaleDecision(ctx, ctx.currentReplicas, 'within the band');
@@ -42,27 +46,38 @@ export function thresholdPolicy(p: ThresholdParams = THRESHOLD_DEFAULTS, name = 
 }
 
 export interface TargetUtilizationParams {
-  /** Wanted mean KV utilization per replica, in (0, 1]. */
+  /** Wanted mean utilization per replica, in (0, 1]: per replica the larger of its KV utilization and its batch
+   *  occupancy (running / max-num-seqs), so a compute-bound replica with a mostly empty KV cache counts as busy. */
   readonly target: number;
   /** No change while |utilization / target − 1| <= tolerance (the HPA's 0.1). */
   readonly tolerance: number;
-  /** Queue depth counted as utilization: each queued request adds this much (0 = KV utilization only). */
+  /** Queue depth counted as utilization: each queued request adds this much (0 = no queue term). */
   readonly queueWeight: number;
+  /** Largest share of the replicas removed by one decision (the HPA's scale-down rate policy); 1 = no limit. */
+  readonly maxScaleDownFraction: number;
   readonly cooldownUs: number;
 }
 
-export const TARGET_UTILIZATION_DEFAULTS: TargetUtilizationParams = { target: 0.6, tolerance: 0.1, queueWeight: 0.05, cooldownUs: 0 };
+export const TARGET_UTILIZATION_DEFAULTS: TargetUtilizationParams = { target: 0.4, tolerance: 0.1, queueWeight: 0.05, maxScaleDownFraction: 0.5, cooldownUs: 0 };
+
+/** Mean over the replicas of max(KV utilization, batch occupancy). */
+export function replicaUtilization(ctx: AutoScaleContext): number {
+  if (ctx.replicas.length === 0) return ctx.metrics.avgUtilization;
+  let u = 0;
+  for (const r of ctx.replicas) u += Math.max(r.kvUtilization, r.maxBatchSize > 0 ? r.batchSize / r.maxBatchSize : 0);
+  return u / ctx.replicas.length;
+}
 
 export function targetUtilizationPolicy(p: TargetUtilizationParams = TARGET_UTILIZATION_DEFAULTS, name = 'target-utilization'): AutoScalePolicy {
   return {
     name,
     evaluate(ctx) {
       if (ctx.timeSinceLastScaleUs < p.cooldownUs) return clampScaleDecision(ctx, ctx.currentReplicas, 'cooling down');
-      const util = ctx.metrics.avgUtilization + p.queueWeight * ctx.metrics.avgQueueDepth;
+      const util = replicaUtilization(ctx) + p.queueWeight * ctx.metrics.avgQueueDepth;
       const ratio = util / p.target;
       if (Math.abs(ratio - 1) <= p.tolerance || ctx.currentReplicas === 0) return clampScaleDecision(ctx, ctx.currentReplicas, `utilization ${fmt(util)} within tolerance of ${fmt(p.target)}`);
-      const want = Math.ceil(ctx.currentReplicas * ratio);
-      return clampScaleDecision(ctx, Math.max(want, 1), `utilization ${fmt(util)} vs target ${fmt(p.target)}: ${want} replicas`);
+      const want = Math.max(Math.ceil(ctx.currentReplicas * ratio), 1, Math.ceil(ctx.currentReplicas * (1 - p.maxScaleDownFraction)));
+      return clampScaleDecision(ctx, want, `utilization ${fmt(util)} vs target ${fmt(p.target)}: ${want} replicas`);
     },
   };
 }
@@ -88,12 +103,13 @@ export function isAutoscalePolicyName(name: string): name is AutoscalePolicyName
   return (AUTOSCALE_POLICIES as readonly string[]).includes(name);
 }
 
-export function makeAutoscalePolicy(name: AutoscalePolicyName, saturation: Partial<SaturationConfig> = {}): AutoScalePolicy {
+/** A built-in policy; `params` overrides its defaults (keys of ThresholdParams / TargetUtilizationParams). */
+export function makeAutoscalePolicy(name: AutoscalePolicyName, saturation: Partial<SaturationConfig> = {}, params: Readonly<Record<string, number>> = {}): AutoScalePolicy {
   switch (name) {
     case 'threshold':
-      return thresholdPolicy();
+      return thresholdPolicy({ ...THRESHOLD_DEFAULTS, ...params });
     case 'target-utilization':
-      return targetUtilizationPolicy();
+      return targetUtilizationPolicy({ ...TARGET_UTILIZATION_DEFAULTS, ...params });
     case 'saturation':
       return saturationPolicy(saturation);
   }

@@ -4,7 +4,7 @@ import { routingSnapshot } from './types.js';
 
 const C = effectiveSaturationConfig({});
 const rep = (id: string, cap: number, used: number, queue: number, gpu = 'H100', tp = 1, cost = 0): ReplicaSignal => ({
-  instanceId: id, variant: { gpuType: gpu, tp }, kvUtilization: used / cap, queueDepth: queue, inFlight: queue, costPerHour: cost, totalKvCapacityTokens: cap, kvTokensInUse: used,
+  instanceId: id, variant: { gpuType: gpu, tp }, kvUtilization: used / cap, queueDepth: queue, inFlight: queue, batchSize: 0, maxBatchSize: 256, costPerHour: cost, totalKvCapacityTokens: cap, kvTokensInUse: used,
 });
 
 describe('V2 saturation analyzer and unlimited engine (reference saturation_analyzer.go, engine.go)', () => {

@@ -24,6 +24,9 @@ export interface ReplicaSignal {
   readonly kvUtilization: number;
   readonly queueDepth: number;
   readonly inFlight: number;
+  /** Running-batch size and its cap (max-num-seqs): batch occupancy is the compute-side load. */
+  readonly batchSize: number;
+  readonly maxBatchSize: number;
   readonly costPerHour: number;
   readonly totalKvCapacityTokens: number;
   readonly kvTokensInUse: number;
@@ -98,6 +101,8 @@ export function replicaSignal(s: RoutingSnapshot): ReplicaSignal {
     kvUtilization: s.kvUtilization,
     queueDepth: s.queueDepth,
     inFlight: s.inFlightRequests,
+    batchSize: s.batchSize,
+    maxBatchSize: s.maxBatchSize,
     costPerHour: s.costPerHour,
     totalKvCapacityTokens: s.totalKvCapacityTokens,
     kvTokensInUse: s.kvTokensInUse,

@@ -35,6 +35,8 @@ export interface ScalingSetup {
    */
   readonly policy?: {
     readonly name: AutoscalePolicyName | null;
+    /** Overrides of the built-in policy's defaults. */
+    readonly params?: Readonly<Record<string, number>>;
     /** Explicit targets (deployment pools); null = one per model. */
     readonly targets: readonly ScaleTarget[] | null;
     readonly minReplicas: number;
@@ -47,7 +49,7 @@ export function autoscalerWithPolicy(s: ScalingSetup, evolvable: AutoScalePolicy
   const a = s.autoscaler;
   if (a === null || !s.policy) return a;
   const p = s.policy;
-  const policy = p.name === null ? evolvable : makeAutoscalePolicy(p.name, a.saturation);
+  const policy = p.name === null ? evolvable : makeAutoscalePolicy(p.name, a.saturation, p.params);
   if (policy === null) throw new ConfigError('bad-config', 'the autoscaler needs a policy: give --autoscale-policy or an autoscale section in --policy-config');
   return { ...a, policy: { policy, targets: p.targets, minReplicas: p.minReplicas, maxReplicas: p.maxReplicas } };
 }

@@ -133,6 +133,7 @@ function deploymentScaling(d: DeploymentEngineSetup, bundle: BundleScaling | nul
     },
     policy: {
       name: name as AutoscalePolicyName | null,
+      params: policyFlag !== '' && policyFlag !== a.policy ? {} : a.policyParams,
       targets: d.pools.map((p) => ({ id: p.target, model: p.model, gpuType: p.overrides.gpuType, tp: p.overrides.tp, role: p.role, minReplicas: p.minReplicas, maxReplicas: p.maxReplicas })),
       minReplicas: 0,
       maxReplicas: 0,

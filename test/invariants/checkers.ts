@@ -116,9 +116,10 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
     if (b !== 'still_running' && blocks > allowed) bad(`holds ${blocks} KV blocks outside the batch (allowed ${allowed})`);
     switch (b) {
       case 'completed':
-        // A decode half arrives with its prompt's KV: its first token is the prefill half's.
+        // A decode half arrives with its prompt's KV: its first token is the prefill half's, unless a preemption
+        // on its pod made it prefill again (the reference then stamps its own TTFT).
         if (!decodeHalf && (!r.hasTTFT || !r.ttftSet)) bad('completed without a TTFT');
-        if (decodeHalf && (r.hasTTFT || r.ttftSet)) bad('decode half with a TTFT of its own');
+        if (decodeHalf && (r.hasTTFT || r.ttftSet) && (inst?.metrics.preemptionCount ?? 0) === 0) bad('decode half with a TTFT of its own');
         if (!r.hasE2E) bad('completed without an E2E');
         if (!r.hasSchedulingDelay) bad('completed without a scheduling delay');
         if (!r.registered) bad('completed but not registered in the instance metrics');

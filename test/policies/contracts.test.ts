@@ -239,7 +239,7 @@ describe('autoscale contract', () => {
       for (const q of [0, 0.5, 3, 9, 50]) {
         for (const since of [0, 120e6]) {
           grid.push({ configId: 'd', currentReplicas: current, minReplicas: 1, maxReplicas: 8, metrics: { avgQueueDepth: q, avgUtilization: q / 10, requestRate: 10, sloAttainment: {}, avgLatencyMs: 100, p99LatencyMs: 300 }, loadHistory: [], pendingRequests: q * current, clock: 1e9, timeSinceLastScaleUs: since,
-            replicas: Array.from({ length: current }, (_, k) => ({ instanceId: `i${k}`, variant: { gpuType: 'H100', tp: 1 }, kvUtilization: q / 10, queueDepth: q, inFlight: q, costPerHour: 0, totalKvCapacityTokens: 100_000, kvTokensInUse: Math.min(100_000, q * 10_000) })),
+            replicas: Array.from({ length: current }, (_, k) => ({ instanceId: `i${k}`, variant: { gpuType: 'H100', tp: 1 }, kvUtilization: q / 10, queueDepth: q, inFlight: q, batchSize: Math.min(256, q * 20), maxBatchSize: 256, costPerHour: 0, totalKvCapacityTokens: 100_000, kvTokensInUse: Math.min(100_000, q * 10_000) })),
             pendingReplicas: 0, pendingCapacityTokens: 0 });
         }
       }

@@ -92,6 +92,31 @@ describe('autoscaler beyond the reference', () => {
     expect(completed(red)).toBe(400);
   });
 
+  it('drain redirect of a prefill pod routes its queued prefill halves to the other prefill pods', async () => {
+    const dep = `models:
+  - name: ${MODEL}
+    configurations:
+      - name: pd
+        hardware: H100
+        tp: 1
+        total_kv_blocks: 20000
+        prefill: {replicas: 4, min_replicas: 1, max_replicas: 4}
+        decode: {replicas: 4, min_replicas: 4, max_replicas: 4}
+autoscaler:
+  policy: threshold
+  policy_params: {scale_down_queue_depth: 100, scale_down_utilization: 1, cooldown_us: 0}
+  interval_us: 1000000
+  drain: {mode: redirect}
+`;
+    const r = await run(dep, ['--pd-decider', 'always', '--routing-policy', 'weighted', '--routing-scorers', 'queue-depth:1', '--rate', '30', '--num-requests', '300',
+      '--seed', '7', '--prompt-tokens', '6000', '--output-tokens', '50', '--max-num-seqs', '2', '--max-num-batched-tokens', '256']);
+    expect(r.cs.drainRedirected).toBeGreaterThan(0);
+    // Every parent is split once, and each ends completed or dropped at the decode pod.
+    const m = r.doc['simulation_metrics'] as Record<string, number>;
+    expect((m['completed_requests'] ?? 0) + (m['dropped_unservable'] ?? 0)).toBe(300);
+    expect(r.cs.pd?.parents.length).toBe(300);
+  });
+
   it('a warming replica runs slower, the penalty falling on the configured curve; without warm-up it does not', async () => {
     const load = ['--rate', '30', '--num-requests', '600', '--seed', '3', '--prompt-tokens', '800', '--output-tokens', '200'];
     const mk = (warm: string): string => deployment({ replicas: 1, min: 1, max: 2, autoscaler: `  policy: target-utilization\n  interval_us: 1000000\n${warm}` });

@@ -224,6 +224,13 @@ export class PdCoordinator {
     (h.instances[index] as Instance).injectArrivalAt(sub, t);
   }
 
+  /** A redirect drain took a queued prefill half off its pod: route it again among the prefill pods, now. */
+  redirectPrefill(sub: Request, t: number): void {
+    const parent = this.byReq.get(sub) as PdParent;
+    this.beyond?.leave(parent.decodeIndex, t);
+    this.host.scheduleCluster(t, EventKind.PrefillRouting, sub);
+  }
+
   /** A sub-request reached a terminal state (collected; handled after the instance event). */
   subDone(req: Request): void {
     if (req.pdPart === PdPart.Prefill) {
