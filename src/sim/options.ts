@@ -74,7 +74,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'autoscale-min-replicas', kind: 'int', def: 1, help: 'with --autoscale-policy: fewest replicas per model', scope: 'shared' },
   { name: 'autoscale-max-replicas', kind: 'int', def: 0, help: 'with --autoscale-policy: most replicas per model (0 = as many as the node pools hold; > 0 also allows replicas without node pools)', scope: 'shared' },
   // deployment model
-  { name: 'deployment', kind: 'string', def: '', help: 'deployment file (YAML/JSON): models x configurations x pools with their own hardware, TP, latency model, KV and replica bounds, and the autoscaler (see docs/deployments.md); replaces --num-instances and the P/D pool flags; run only', scope: 'shared' },
+  { name: 'deployment', kind: 'string', def: '', help: 'deployment file (YAML/JSON): models x configurations x pools with their own hardware, TP, latency model, KV and replica bounds, and the autoscaler (see docs/deployments.md); replaces --num-instances and the P/D pool flags (replay takes it without its autoscaler)', scope: 'shared' },
   // prefill/decode disaggregation
   { name: 'prefill-instances', kind: 'int', def: 0, help: 'instances dedicated to prefill: instance_0 .. instance_{P-1} (0 = no P/D disaggregation)', scope: 'shared' },
   { name: 'decode-instances', kind: 'int', def: 0, help: 'instances dedicated to decode: the next D instances', scope: 'shared' },
