@@ -6,7 +6,9 @@ import { runCommand, replayCommand, type SimulationObserver } from './commands.j
 import { registerComposeCommand, registerConvertCommand } from './convert-command.js';
 import { registerPoliciesCommand } from './policies-command.js';
 import { registerEvaluateCommands } from './evaluate-command.js';
-import { EXIT_INTERNAL, EXIT_USAGE, UsageError, isCodedError } from './errors.js';
+import { registerSweepCommands } from './sweep-command.js';
+import { registerReportCommands } from './report-command.js';
+import { EXIT_INTERNAL, EXIT_USAGE, RunFailure, UsageError, isCodedError } from './errors.js';
 import { readFlags, registerFlags } from './flags.js';
 import type { CommandName } from './flags-io.js';
 import { processIo, type Io } from './io.js';
@@ -41,6 +43,8 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
   registerComposeCommand(root, io);
   registerPoliciesCommand(root, io);
   registerEvaluateCommands(root, io);
+  registerReportCommands(root, io);
+  registerSweepCommands(root, io);
   return root;
 }
 
@@ -68,7 +72,7 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
     }
     if (isCodedError(e)) {
       io.error(e.message);
-      return EXIT_USAGE;
+      return e instanceof RunFailure ? e.exitCode : EXIT_USAGE;
     }
     return reportInternal(e, argv, io);
   }

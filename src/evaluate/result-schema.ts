@@ -30,6 +30,7 @@ export const scenarioResultSchema = z
     scores: numbers.describe('normalised objective scores in [0, 1] of this run'),
     score: z.number().min(0).max(1).describe("this run's combined score"),
     anomalies: numbers.describe('anomaly counts by type'),
+    report_data: z.unknown().optional().describe('the run\'s report data (library option reportData; never in blis evaluate\'s stdout): what the HTML report draws, see docs/report.md'),
   })
   .strict();
 

@@ -97,6 +97,8 @@ export interface ScenarioResult {
   readonly score: number;
   /** Anomaly counts by type. */
   readonly anomalies: Readonly<Record<string, number>>;
+  /** The run's report data (EvaluateOptions.reportData): what an HTML report draws. */
+  readonly report_data?: unknown;
 }
 
 export interface EvaluationError {

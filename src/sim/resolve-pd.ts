@@ -16,7 +16,7 @@ import { createBlackboxModel } from '../latency/blackbox.js';
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import type { LatencyModel } from '../latency/types.js';
-import type { PdBeyondConfig } from '../cluster/pd/beyond.js';
+import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES, type PdBeyondConfig } from '../cluster/pd/beyond.js';
 import { ConfigError } from './config-error.js';
 import type { InstanceOverrides, PdEngineSetup } from './engine-setup.js';
 import type { FlagValues } from './options.js';
@@ -120,9 +120,9 @@ export function pdBeyondFlags(f: FlagValues): PdBeyondConfig {
   const retryUs = f.int('pd-backpressure-retry-us');
   if (retryUs < 1) throw bad(`--pd-backpressure-retry-us must be >= 1, got ${retryUs}`);
   return {
-    ownership: pick('pd-kv-ownership', ['duplicate', 'single'] as const),
-    mode: pick('pd-transfer-mode', ['whole', 'pipelined'] as const),
-    granularity: pick('pd-transfer-granularity', ['stream', 'chunk', 'block'] as const),
+    ownership: pick('pd-kv-ownership', PD_KV_OWNERSHIPS),
+    mode: pick('pd-transfer-mode', PD_TRANSFER_MODES),
+    granularity: pick('pd-transfer-granularity', PD_TRANSFER_GRANULARITIES),
     chunkBlocks,
     backpressure,
     retryUs,

@@ -19,10 +19,14 @@ import type { StepInfo } from '../../instance/instance.js';
 import type { PdParent } from './parent.js';
 import type { TransferConfig } from './transfer.js';
 
+export const PD_KV_OWNERSHIPS = ['duplicate', 'single'] as const;
+export const PD_TRANSFER_MODES = ['whole', 'pipelined'] as const;
+export const PD_TRANSFER_GRANULARITIES = ['stream', 'chunk', 'block'] as const;
+
 export interface PdBeyondConfig {
-  readonly ownership: 'duplicate' | 'single';
-  readonly mode: 'whole' | 'pipelined';
-  readonly granularity: 'stream' | 'chunk' | 'block';
+  readonly ownership: (typeof PD_KV_OWNERSHIPS)[number];
+  readonly mode: (typeof PD_TRANSFER_MODES)[number];
+  readonly granularity: (typeof PD_TRANSFER_GRANULARITIES)[number];
   readonly chunkBlocks: number;
   readonly backpressure: number;
   readonly retryUs: number;
