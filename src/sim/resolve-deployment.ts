@@ -9,6 +9,7 @@ import { poolTargetId } from '../deploy/spec.js';
 import { PoolRole } from '../cluster/pd/pools.js';
 import { kvBytesPerToken } from '../latency/kv-capacity.js';
 import { DISAGGREGATION_DECIDERS, isDisaggregationDecider } from '../routing/disaggregation.js';
+import { parseJson } from '../format/yaml.js';
 import { ConfigError } from './config-error.js';
 import type { InstanceOverrides, PdEngineSetup } from './engine-setup.js';
 import type { SimEnv } from './env.js';
@@ -149,10 +150,5 @@ function pdSetup(d: DeploymentEngineSetup, f: FlagValues): PdEngineSetup | null 
 }
 
 function readJson(env: SimEnv, path: string, option: string): unknown {
-  const text = env.readText(path, option);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (e) {
-    throw new ConfigError('bad-json', `${option}: ${path} is not valid JSON: ${(e as Error).message}`);
-  }
+  return parseJson(env.readText(path, option), path, { code: 'bad-json' });
 }
