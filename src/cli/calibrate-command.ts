@@ -3,7 +3,6 @@
  * replay's metrics file), writes the report JSON, and prints the summary on stderr. With `--adapter-reference`
  * it compares BLIS metrics files with a Digital Twin LoRA reference instead.
  */
-import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
 import { BlisError } from '../domain/errors.js';
 import { parseJson } from '../format/yaml.js';
@@ -16,6 +15,7 @@ import {
   reportToJson, runCalibration,
 } from '../calibrate/index.js';
 import type { Io } from './io.js';
+import { checkOutputPath, commitOutputs } from './outputs.js';
 import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 
 function required(f: FlagValues, name: string): string {
@@ -47,18 +47,14 @@ function adapterReferenceMode(f: FlagValues, io: Io, refPath: string): void {
   const aware = f.str('sim-metrics');
   if (aware === '') throw new ConfigError('missing-flag', '--sim-metrics is required with --adapter-reference (the metrics file of an adapter-aware blis run/replay --metrics-path)');
   const reportPath = required(f, 'report');
+  const reportOut = checkOutputPath('--report', reportPath);
   const threshold = f.float('adapter-mape-threshold');
   if (!(threshold > 0)) throw new ConfigError('bad-flag', `--adapter-mape-threshold must be a finite number > 0, got ${threshold}`);
   const ref = parseDtReference(read(refPath, '--adapter-reference'), refPath);
   const blindPath = f.str('sim-metrics-blind');
   const blind = blindPath === '' ? null : parseBlisAggregate(read(blindPath, '--sim-metrics-blind'), blindPath, '--sim-metrics-blind');
   const report = compareAdapterReference(ref, parseBlisAggregate(read(aware, '--sim-metrics'), aware, '--sim-metrics'), blind, threshold);
-  const json = goJsonIndent(adapterReportToJson(report));
-  try {
-    writeFileSync(reportPath, json);
-  } catch (e) {
-    throw new ConfigError('io', `--report: cannot write ${reportPath}: ${(e as Error).message}`);
-  }
+  commitOutputs([[reportOut, goJsonIndent(adapterReportToJson(report))]]);
   const lines = adapterReportLines(report, blind !== null);
   io.info?.(`Adapter-reference comparison (${report.model}) written to ${reportPath} (MAPE threshold ${(report.threshold * 100).toFixed(0)}%)`);
   for (const l of lines.info) io.info?.(l);
@@ -72,6 +68,7 @@ export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
   const dataPath = required(f, 'trace-data');
   const simPath = required(f, 'sim-results');
   const reportPath = required(f, 'report');
+  const reportOut = checkOutputPath('--report', reportPath);
   const { parseTraceHeaderYaml } = await import('../workload/tracev2-yaml-parse.js');
   const header = parseTraceHeaderYaml(read(headerPath, '--trace-header'), headerPath);
   const records = parseTraceCsv(read(dataPath, '--trace-data'), dataPath);
@@ -98,11 +95,7 @@ export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
   if (header.observedKvMetrics !== null && simMetrics !== '' && out.report.hitRate === null) {
     io.warn(`calibrate: --sim-metrics ${simMetrics} has no cache_hit_rate; skipping the hit-rate comparison (write it with blis replay --metrics-path)`);
   }
-  try {
-    writeFileSync(reportPath, `${goJsonIndent(reportToJson(out.report))}\n`);
-  } catch (e) {
-    throw new ConfigError('io', `--report: cannot write ${reportPath}: ${(e as Error).message}`);
-  }
+  commitOutputs([[reportOut, `${goJsonIndent(reportToJson(out.report))}\n`]]);
   for (const w of out.warnings) io.warn(w);
   for (const line of [`Calibration report written to ${reportPath}`, ...out.summary]) io.info?.(line);
 }

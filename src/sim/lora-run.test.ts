@@ -55,6 +55,23 @@ describe('LoRA adapters in blis run', () => {
     expect(replay.referenceText).toBe(run.referenceText);
   });
 
+  it('P/D pools: requests served whole keep their adapter, disaggregated halves drop it (the reference\'s sub-requests)', async () => {
+    const loads = (m: SimulationMetrics): number => Object.values(m.adapters ?? {}).reduce((s, x) => s + x.load_count, 0);
+    const pd = { ...base, numInstances: 3, prefillInstances: 1, decodeInstances: 2 };
+    const whole = await simulate({ ...pd, pdDecider: 'never' });
+    expect(loads(whole.metrics)).toBeGreaterThan(2);
+    const split = await simulate({ ...pd, pdDecider: 'always' });
+    expect(split.metrics.completed_requests).toBe(120);
+    expect(loads(split.metrics)).toBe(0);
+  });
+
+  it('a deployment of two configurations gives every instance the adapter slots', async () => {
+    const dep = 'models:\n  - name: meta-llama/llama-3.1-8b-instruct\n    configurations:\n      - {name: a, hardware: H100, replicas: 1}\n      - {name: b, hardware: A100-80, replicas: 1}\n';
+    const r = await simulate({ ...base, deployment: 'd.yaml', files: { ...files, 'd.yaml': dep } });
+    expect(r.metrics.completed_requests).toBe(120);
+    expect(Object.values(r.metrics.adapters ?? {}).reduce((s, x) => s + x.load_count, 0)).toBeGreaterThan(2);
+  });
+
   it('refuses bad LoRA input with one error line, exit 2, empty stdout', async () => {
     const { mkdtempSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
