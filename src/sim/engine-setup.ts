@@ -9,6 +9,7 @@ import type { FlowControlConfig } from '../cluster/flow-control/controller.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Instance } from '../instance/instance.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
+import type { SchedulingMode } from '../instance/batch-formation.js';
 import { createKVStore } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
@@ -84,6 +85,8 @@ export interface EngineSetup {
   readonly maxModelLen: number;
   readonly scheduler: SchedulerName;
   readonly preemptionPolicy: PreemptionPolicy;
+  /** How steps are formed (default `sync`, the reference's). */
+  readonly schedulingMode?: SchedulingMode;
   readonly kv: KVSetup;
   readonly latency: LatencyModel;
   /** Model / GPU / TP the router sees on each instance ('' / 0 when unknown). */
@@ -179,6 +182,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
           maxModelLen: setup.maxModelLen,
           preemptionPolicy: setup.preemptionPolicy,
+          schedulingMode: setup.schedulingMode ?? 'sync',
         },
         createKVStore(setup.kv),
         setup.latency,

@@ -25,7 +25,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'hardware', kind: 'string', def: '', help: `GPU type (${GPU_NAMES.join(', ')}, or one from --hardware-config); default from the model defaults`, scope: 'shared' },
   { name: 'tp', kind: 'int', def: 0, help: 'tensor parallelism; default from the model defaults', scope: 'shared' },
   { name: 'dp', kind: 'int', def: 1, help: 'data parallelism (MoE, trained-physics only)', scope: 'shared' },
-  { name: 'latency-model', kind: 'string', def: 'trained-physics', help: 'latency backend: trained-physics, roofline or blackbox', scope: 'shared' },
+  { name: 'latency-model', kind: 'string', def: 'trained-physics', help: 'latency backend: trained-physics (the reference\'s), roofline, blackbox, or corrected-physics (interconnect, head_dim, per-GPU efficiencies, vLLM overheads; docs/fidelity.md)', scope: 'shared' },
+  { name: 'latency-profile', kind: 'string', def: '', help: 'latency profile YAML from blis calibrate --fit: corrected-physics with coefficients fitted on your server', scope: 'shared' },
   { name: 'alpha-coeffs', kind: 'floats', def: [0, 0, 0], help: 'alpha coefficients (comma-separated): queueing, post-decode / per-input-token, per-output-token overheads in µs', scope: 'shared' },
   { name: 'beta-coeffs', kind: 'floats', def: [0, 0, 0], help: 'beta coefficients (comma-separated) of the step-time model', scope: 'shared' },
   { name: 'model-config-folder', kind: 'string', def: '', help: 'folder holding a HuggingFace config.json for --model (overrides the embedded catalog)', scope: 'shared' },
@@ -47,6 +48,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'long-prefill-token-threshold', kind: 'int', def: 0, help: 'chunk prefills longer than this (0 = off)', scope: 'shared' },
   { name: 'max-model-len', kind: 'int', def: 0, help: 'max sequence length (0 = derive from the model, capped at KV capacity)', scope: 'shared' },
   { name: 'scheduler', kind: 'string', def: 'fcfs', help: 'wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority', scope: 'shared' },
+  { name: 'scheduling-mode', kind: 'string', def: '', help: 'step formation: sync (the reference), async (vLLM V1 async scheduling: a request arriving during a step joins the step after next), prefill-first (vLLM V0 without chunked prefill: prefill-only steps stall decodes); default async with corrected-physics, else sync', scope: 'shared' },
   { name: 'preemption-policy', kind: 'string', def: 'fcfs', help: 'preemption victim: fcfs (batch tail) or priority', scope: 'shared' },
   // simulation
   { name: 'seed', kind: 'string', def: '42', help: 'random seed (int64)', scope: 'shared' },
@@ -123,6 +125,11 @@ export class FlagValues {
 
   changed(name: string): boolean {
     return this.explicit.has(name);
+  }
+
+  /** A copy with `name` set to `value` as if given explicitly. */
+  with(name: string, value: string): FlagValues {
+    return new FlagValues({ ...this.raw, [camel(name)]: value }, new Set([...this.explicit, name]));
   }
 
   private text(name: string): string {

@@ -9,6 +9,8 @@ import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerN
 import { MAX_INT64 } from '../domain/units.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
+import type { LatencyProfile } from '../latency/profile.js';
+import { SCHEDULING_MODES, type SchedulingMode } from '../instance/batch-formation.js';
 
 function readJson(env: SimEnv, path: string, option: string): unknown {
   const text = env.readText(path, option);
@@ -31,6 +33,12 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   if (folder !== '') {
     const p = `${folder.replace(/\/+$/, '')}/config.json`;
     userModelConfig = { raw: readJson(env, p, '--model-config-folder'), label: p };
+  }
+  const profilePath = f.str('latency-profile');
+  let profile: { profile: LatencyProfile; label: string } | undefined;
+  if (profilePath !== '') {
+    const { parseLatencyProfile } = await import('../latency/profile.js');
+    profile = { profile: parseLatencyProfile(env.readText(profilePath, '--latency-profile'), profilePath), label: profilePath };
   }
   const hwPath = f.str('hardware-config');
   // The schema library is loaded only when a user catalog file is given (it costs startup time).
@@ -56,6 +64,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
     enableExpertParallel: f.bool('enable-expert-parallel'),
     ...(userModelConfig ? { userModelConfig } : {}),
     ...(userHardware ? { userHardware } : {}),
+    ...(profile ? { profile } : {}),
   });
   const positive = (name: string): number => {
     const v = f.int(name);
@@ -73,6 +82,12 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   if (!Object.hasOwn(SCHEDULERS, scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler "${scheduler}"; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
   const preemption = f.str('preemption-policy');
   if (!Object.hasOwn(PREEMPTION_POLICIES, preemption)) throw new ConfigError('bad-flag', `unknown --preemption-policy "${preemption}"; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
+  const modeText = f.str('scheduling-mode');
+  if (modeText !== '' && !(SCHEDULING_MODES as readonly string[]).includes(modeText)) {
+    throw new ConfigError('bad-flag', `unknown --scheduling-mode "${modeText}"; valid: ${SCHEDULING_MODES.join(', ')}`);
+  }
+  // corrected-physics models vLLM V1, whose scheduler runs one step ahead; the reference's models keep sync.
+  const schedulingMode: SchedulingMode = modeText !== '' ? (modeText as SchedulingMode) : latency.backend === 'corrected-physics' ? 'async' : 'sync';
   const bw = f.float('kv-transfer-bandwidth');
   const cpuBlocks = nonNegative('kv-cpu-blocks');
   if (cpuBlocks > 0 && !(bw > 0)) throw new ConfigError('bad-flag', `--kv-transfer-bandwidth must be > 0 with --kv-cpu-blocks, got ${bw}`);
@@ -98,6 +113,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
       maxModelLen,
       scheduler: scheduler as SchedulerName,
       preemptionPolicy: preemption as PreemptionPolicy,
+      schedulingMode,
       kv: {
         totalBlocks: latency.totalKvBlocks,
         blockSize,
