@@ -27,6 +27,8 @@ export interface AggregateRun {
   readonly label: string;
   readonly config: SimulationConfig;
   readonly measured: AggregateMeasurements;
+  /** Leave the first requests out of the simulated means (a cache warm-up a shortened trace over-weights). */
+  readonly skipFirst?: number;
 }
 
 export interface AggregateFitOptions {
@@ -39,6 +41,8 @@ export interface AggregateFitOptions {
 
 export interface AggregateFitResult {
   readonly coefficients: Record<CorrectedPhysicsCoefficient, number>;
+  /** Standard error of each fitted coefficient (0 for fixed ones); a few aggregates pin some only loosely. */
+  readonly standardErrors: Record<CorrectedPhysicsCoefficient, number>;
   readonly iterations: number;
   readonly converged: boolean;
 }
@@ -66,8 +70,9 @@ async function dataset(run: AggregateRun): Promise<{ ds: FitDataset; comm: boole
   const ep = values.bool('enable-expert-parallel');
   const targets: FitTarget[] = [];
   const m = run.measured;
-  if (m.ttftMeanMs !== undefined) targets.push({ kind: 'mean-ttft', y: m.ttftMeanMs * 1000, w: 1, split: 'train' });
-  if (m.e2eMeanMs !== undefined) targets.push({ kind: 'mean-e2e', y: m.e2eMeanMs * 1000, w: 1, split: 'train' });
+  const skip = run.skipFirst ?? 0;
+  if (m.ttftMeanMs !== undefined) targets.push({ kind: 'mean-ttft', y: m.ttftMeanMs * 1000, w: 1, split: 'train', skip });
+  if (m.e2eMeanMs !== undefined) targets.push({ kind: 'mean-e2e', y: m.e2eMeanMs * 1000, w: 1, split: 'train', skip });
   if (m.itlP90Ms !== undefined) targets.push({ kind: 'itl-quantile', q: 0.9, y: m.itlP90Ms * 1000, w: 1, split: 'train' });
   const records = trace.records;
   const horizon = values.changed('horizon') ? Number(values.bigint('horizon')) : defaultReplayHorizon(buildReplayRequests(records, seed));
@@ -103,11 +108,13 @@ export async function fitAggregateRuns(runs: readonly AggregateRun[], opts: Aggr
     typical: names.map((n) => TYPICAL[n]),
     needs: FIT_NEEDS,
     ttftOffset: names.indexOf('frontend_us'),
+    checkStandardErrors: false,
     ...(opts.maxIterations !== undefined ? { maxIterations: opts.maxIterations } : {}),
     ...(opts.onIteration !== undefined ? { onIteration: opts.onIteration } : {}),
   });
   return {
     coefficients: Object.fromEntries(names.map((n, i) => [n, res.coefficients[i] as number])) as Record<CorrectedPhysicsCoefficient, number>,
+    standardErrors: Object.fromEntries(names.map((n, i) => [n, res.standardErrors[i] as number])) as Record<CorrectedPhysicsCoefficient, number>,
     iterations: res.iterations,
     converged: res.converged,
   };

@@ -15,7 +15,8 @@ import { HUBER_DELTA, choleskySolve, huberLoss, relativeResiduals, robustScales,
 /** An observed quantity of one simulated dataset. `split: 'test'` targets are predicted, never fitted. */
 export type FitTarget =
   | { readonly kind: 'ttft' | 'itl' | 'e2e'; readonly id: string; readonly y: number; readonly w: number; readonly split: 'train' | 'test' }
-  | { readonly kind: 'mean-ttft' | 'mean-e2e'; readonly y: number; readonly w: number; readonly split: 'train' | 'test' }
+  /** Mean over completed requests, leaving out the first `skip` requests of the dataset (a cold-cache warm-up). */
+  | { readonly kind: 'mean-ttft' | 'mean-e2e'; readonly y: number; readonly w: number; readonly split: 'train' | 'test'; readonly skip?: number }
   | { readonly kind: 'itl-quantile'; readonly q: number; readonly y: number; readonly w: number; readonly split: 'train' | 'test' };
 
 export interface FitDataset {
@@ -43,6 +44,11 @@ export interface FitOptions {
    * point a poor guide), then this coefficient from the median TTFT gap, then everything together.
    */
   readonly ttftOffset?: number;
+  /**
+   * Refuse a coefficient whose standard error exceeds half its size (default true: a trace fit should say
+   * when it cannot pin a coefficient). Aggregate fits on a handful of numbers turn it off and report the errors.
+   */
+  readonly checkStandardErrors?: boolean;
   /** Progress: called after every accepted step (iteration, coefficients, loss per target). */
   readonly onIteration?: (iteration: number, c: readonly number[], loss: number) => void;
 }
@@ -84,8 +90,10 @@ export function evaluateTarget(t: FitTarget, lin: Linearization, row: Float64Arr
   if (t.kind === 'mean-ttft' || t.kind === 'mean-e2e') {
     let n = 0;
     let v = 0;
+    let seen = 0;
+    const skip = t.skip ?? 0;
     for (const l of lin.requests.values()) {
-      if (!l.completed) continue;
+      if (seen++ < skip || !l.completed) continue;
       n++;
       v += l.ttft + (t.kind === 'mean-e2e' ? l.decode : 0);
       for (let c = 0; c < k; c++) row[c]! += (l.ttftRow[c] as number) + (t.kind === 'mean-e2e' ? (l.decodeRow[c] as number) : 0);
@@ -172,6 +180,14 @@ function stack(datasets: readonly FitDataset[], lins: readonly Linearization[], 
     }
   });
   const n = y.length;
+  // Relative errors give an observation far below its peers a large lever (a 10× too small TTFT weighs 10×):
+  // the denominator is floored at a quarter of its group's median.
+  for (let grp = 0; grp < 3; grp++) {
+    const vals = d.filter((_, i) => g[i] === grp).sort((p, q) => p - q);
+    if (vals.length === 0) continue;
+    const floor = 0.25 * (vals[vals.length >> 1] as number);
+    for (let i = 0; i < n; i++) if (g[i] === grp && (d[i] as number) < floor) d[i] = floor;
+  }
   return { rows: { a: Float64Array.from(a), y: Float64Array.from(y), d: Float64Array.from(d), w: Float64Array.from(w), g: Int32Array.from(g), groups: 3, n, k }, observed: Float64Array.from(d), missing };
 }
 
@@ -335,7 +351,7 @@ function gaussNewton(datasets: readonly FitDataset[], opts: FitOptions, final: b
   }
   const standardErrors = standardErrorsAt(st.rows, c, opts, scale);
   opts.fixed.forEach((f, i) => {
-    if (f || !final) return;
+    if (f || !final || opts.checkStandardErrors === false) return;
     const rel = (standardErrors[i] as number) / Math.max(Math.abs(c[i] as number), opts.typical[i] as number);
     if (!(rel <= MAX_RELATIVE_SE)) {
       const name = opts.names[i] as string;

@@ -141,11 +141,13 @@ export function solveRobust(rows: LinearRows, x0: readonly number[], opts: Solve
   const { n, k, a, y, d: den, w, g } = rows;
   const delta = opts.delta ?? HUBER_DELTA;
   const tol = opts.tol ?? 1e-7;
-  const maxSweeps = opts.maxSweeps ?? 50;
+  const maxSweeps = opts.maxSweeps ?? 100;
   const x = Float64Array.from(x0);
   const r = new Float64Array(n);
   relativeResiduals(rows, x, r);
-  const scale = opts.scale ?? robustScales(rows, r);
+  // A given scale stays (the caller compares losses at it); otherwise it is re-estimated every sweep, as
+  // IRLS does, so a bad start does not leave every residual inside Huber's quadratic zone.
+  let scale = opts.scale ?? robustScales(rows, r);
   const m = new Float64Array(k * k);
   const b = new Float64Array(k);
   const trial = new Float64Array(k);
@@ -153,12 +155,16 @@ export function solveRobust(rows: LinearRows, x0: readonly number[], opts: Solve
   let ok = true;
   for (; sweeps < maxSweeps; sweeps++) {
     relativeResiduals(rows, x, r);
+    if (opts.scale === undefined && sweeps > 0) scale = robustScales(rows, r);
+    // Without a given scale the first sweep is plain least squares: its residuals give a sane scale to start
+    // Huber from (a far-off start would put every row in the linear zone and stall the iteration).
+    const plainSweep = opts.scale === undefined && sweeps === 0;
     m.fill(0);
     b.fill(0);
     for (let i = 0; i < n; i++) {
       const si = scale[g[i] as number] as number;
       const u = Math.abs(r[i] as number) / si;
-      const hw = u <= delta ? 1 : delta / u;
+      const hw = plainSweep || u <= delta ? 1 : delta / u;
       const di = (den[i] as number) * si;
       const wi = ((w[i] as number) * hw) / (di * di);
       if (wi === 0) continue;

@@ -25,6 +25,11 @@ export interface EngineResolution {
   readonly setup: Omit<EngineSetup, 'horizon'>;
   readonly latency: ResolvedLatency;
   readonly seed: bigint;
+  /**
+   * Engines per deployment: corrected-physics runs each of --dp data-parallel ranks as its own engine (its own
+   * scheduler and KV cache) behind the router, so setup.numInstances = --num-instances × this. 1 otherwise.
+   */
+  readonly dpRanks: number;
 }
 
 export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<EngineResolution> {
@@ -76,7 +81,8 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
     if (v < 0) throw new ConfigError('bad-flag', `--${name} must be >= 0, got ${v}`);
     return v;
   };
-  const numInstances = positive('num-instances');
+  const dpRanks = latency.backend === 'corrected-physics' ? f.int('dp') : 1;
+  const numInstances = positive('num-instances') * dpRanks;
   if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
   const scheduler = f.str('scheduler');
   if (!Object.hasOwn(SCHEDULERS, scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler "${scheduler}"; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
@@ -99,6 +105,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   return {
     seed: f.bigint('seed'),
     latency,
+    dpRanks,
     setup: {
       seed: f.bigint('seed'),
       model: latency.model,

@@ -182,7 +182,10 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     }
     if (params) {
       if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
-      else totalKvBlocks = calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: backend === 'corrected-physics' });
+      // corrected-physics: each DP rank is its own engine with its own KV cache, sized for its tp GPUs.
+      else totalKvBlocks = backend === 'corrected-physics'
+        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true })
+        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u });
     }
   }
   const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);
