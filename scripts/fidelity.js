@@ -15,7 +15,8 @@
 // predicted by fits on the other 11; the 4 overloaded `reasoning` runs (never fitted on) by fits on all 12. Fits
 // start from the physical values (multipliers 1, overheads 0), never from values fitted on the public runs.
 //
-// Flags: --json (one JSON document on stdout instead of markdown), --workers N (parallel fits; default 2).
+// Flags: --json (one JSON document on stdout instead of markdown), --workers N (parallel fits; default 2),
+// --ablations (instead: the effect of each correction, one at a time, on corrected-physics without overheads).
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -155,15 +156,77 @@ async function runTask(t, runs) {
     return res.coefficients;
   }
   const r = byName.get(t.run);
+  if (t.kind === 'ablation') {
+    const v = ABLATIONS[t.variant];
+    const files = {
+      ...(v.hardware ? { 'hw.json': JSON.stringify({ H100: v.hardware }) } : {}),
+      ...(v.zero ? { 'zero.yaml': profileText(PHYSICAL) } : {}),
+    };
+    const extra = { ...(v.zero ? {} : { latencyModel: 'corrected-physics' }), ...v.flags, ...(v.hardware ? { hardwareConfig: 'hw.json' } : {}) };
+    const cfg = v.workload === 'reference' ? (() => {
+      const c = referenceConfig(r);
+      return { ...c, ...extra, files: { ...c.files, ...files } };
+    })() : v.workload === 'unique-prompts'
+      ? { ...asRunConfig(r, 1, { ...extra, files }), files: { ...files, 'trace.yaml': HEADER, 'trace.csv': uniquePromptTrace(r) } }
+      : asRunConfig(r, 1, { ...extra, files });
+    return metricsOf((await simulate(cfg)).metrics);
+  }
   const cfg = t.setup === 'reference' ? referenceConfig(r)
     : t.setup === 'trained-physics' ? asRunConfig(r, 1)
       : asRunConfig(r, 1, { latencyProfile: 'profile.yaml', files: { 'profile.yaml': profileText(t.coefficients) } });
-  const s = (await simulate(cfg)).metrics;
+  return metricsOf((await simulate(cfg)).metrics);
+}
+
+function metricsOf(s) {
   return {
     ttft: [s.ttft_mean_ms, s.ttft_p90_ms, s.ttft_p99_ms], itl: [s.itl_mean_ms, s.itl_p90_ms, s.itl_p99_ms],
     e2e: [s.e2e_mean_ms, s.e2e_p90_ms, s.e2e_p99_ms], timedOut: s.timed_out_requests, completed: s.completed_requests,
   };
 }
+
+/** H100 as the catalog has it, for the ablations that change one of its physics entries. */
+const H100 = {
+  TFlopsPeak: 989.5, TFlopsFP8: 1979.0, BwPeakTBs: 3.35, mfuPrefill: 0.45, mfuDecode: 0.3, MemoryGiB: 80,
+  interconnect: {
+    gpusPerNode: 8,
+    intraNode: { kind: 'nvlink4-nvswitch', small: { latencyUs: 8.5, busBandwidthGBs: 57 }, large: { latencyUs: 13.5, busBandwidthGBs: 360 } },
+    interNode: { kind: 'infiniband-ndr', small: { latencyUs: 25, busBandwidthGBs: 20 }, large: { latencyUs: 50, busBandwidthGBs: 40 } },
+  },
+  efficiency: { gemm: 0.7, attention: 0.55, weightRead: 0.85, kvRead: 0.8 },
+};
+/** The as-run trace with every prompt new: only the system prompt of its group is shared. */
+function uniquePromptTrace(r) {
+  const sys = r.ran.data.shared_prefix.system_prompt_len;
+  return asRunTrace(r, 1).split('\n').map((line, i) => {
+    if (i === 0 || line === '') return line;
+    const f = line.split(',');
+    f[6] = `group-${Number(f[6].slice('prompt-'.length)) % 10}`;
+    f[7] = String(sys);
+    f[9] = String(r.promptLen - sys);
+    return f.join(',');
+  }).join('\n');
+}
+
+/**
+ * One correction undone at a time. The base is corrected-physics with its shipped defaults (software overheads
+ * fitted in-sample on the 12 stable runs): fine for comparing variants, never a fidelity claim.
+ */
+const ABLATIONS = {
+  'corrected-physics, shipped defaults (base)': { flags: {} },
+  'no software overheads (physics alone)': { flags: { latencyProfile: 'zero.yaml' }, zero: true },
+  'the reference workload expansion (closed-loop sessions)': { flags: {}, workload: 'reference' },
+  'unique prompts (no whole-prompt prefix-cache hits)': { flags: {}, workload: 'unique-prompts' },
+  'sync scheduling (no async lag)': { flags: { schedulingMode: 'sync' } },
+  'all-reduce at HBM bandwidth (the reference)': {
+    flags: {},
+    hardware: { ...H100, interconnect: { ...H100.interconnect, intraNode: { kind: 'hbm', small: { latencyUs: 0, busBandwidthGBs: 3350 }, large: { latencyUs: 0, busBandwidthGBs: 3350 } } } },
+  },
+  'paged-KV reads at 60 % of HBM (the first estimate)': { flags: {}, hardware: { ...H100, efficiency: { ...H100.efficiency, kvRead: 0.6 } } },
+  'one GEMM efficiency for everything (MFU 0.45, the reference H100 prefill MFU)': {
+    flags: {},
+    hardware: { ...H100, efficiency: { gemm: 0.45, attention: 0.45, weightRead: 0.85, kvRead: 0.8 } },
+  },
+};
 
 // ---------------------------------------------------------------- orchestration and report
 function pool(size) {
@@ -206,12 +269,37 @@ function median(xs) {
 const METRICS = [['ttft', 0, 'ttft_mean'], ['ttft', 1, 'ttft_p90'], ['ttft', 2, 'ttft_p99'], ['itl', 0, 'itl_mean'], ['itl', 1, 'itl_p90'], ['itl', 2, 'itl_p99'], ['e2e', 0, 'e2e_mean'], ['e2e', 1, 'e2e_p90'], ['e2e', 2, 'e2e_p99']];
 const SETUP_ORDER = ['reference', 'trained-physics', 'corrected-physics', 'fitted'];
 
+async function ablations(json) {
+  const runs = loadRuns();
+  const wi = process.argv.indexOf('--workers');
+  const p = pool(wi > 0 ? Math.max(1, Number(process.argv[wi + 1])) : Math.min(2, cpus().length));
+  const res = {};
+  await Promise.all(Object.keys(ABLATIONS).flatMap((variant) => runs.map((r) => p.run({ kind: 'ablation', variant, run: r.run }).then((m) => {
+    (res[variant] ??= {})[r.run] = m;
+    console.error(`ablation ${variant}: ${r.run}`);
+  }))));
+  await p.close();
+  const med = {};
+  for (const variant of Object.keys(ABLATIONS)) {
+    med[variant] = Object.fromEntries(METRICS.map(([k, i, name]) => [name, median(runs.filter((r) => !r.overloaded).map((r) => ape(res[variant][r.run][k][i], r.real[k][i])))]));
+  }
+  if (json) {
+    console.log(JSON.stringify({ medians: med }, null, 2));
+    return;
+  }
+  const f = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
+  console.log(`| variant (median APE %, 12 runs) | ${METRICS.map(([, , n]) => n).join(' | ')} |`);
+  console.log(`|---|${METRICS.map(() => '---').join('|')}|`);
+  for (const [variant, m] of Object.entries(med)) console.log(`| ${variant} | ${METRICS.map(([, , n]) => f(m[n])).join(' | ')} |`);
+}
+
 async function mainThread() {
   if (!existsSync(GT)) {
     console.error(`fidelity: ground truth not found at ${GT} (it lives in the shared folder beside the checkout)`);
     process.exit(2);
   }
   const json = process.argv.includes('--json');
+  if (process.argv.includes('--ablations')) return ablations(json);
   const wi = process.argv.indexOf('--workers');
   const workers = wi > 0 ? Math.max(1, Number(process.argv[wi + 1])) : Math.min(2, cpus().length);
   const runs = loadRuns();

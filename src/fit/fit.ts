@@ -36,6 +36,13 @@ export interface FitOptions {
   /** Typical magnitude of each coefficient (convergence and identifiability are judged relative to it). */
   readonly typical: readonly number[];
   readonly maxIterations?: number;
+  /** Stop when no coefficient moves by more than this fraction of its size (default 1e-3). */
+  readonly tolerance?: number;
+  /**
+   * Accept a step whose re-simulated loss is up to this fraction worse: simulated aggregates move in small
+   * jumps when a request changes step, which can reject a good step (default 0).
+   */
+  readonly acceptSlack?: number;
   /** What each coefficient needs in the data, for the unidentifiable-coefficient error. */
   readonly needs?: Readonly<Record<string, string>>;
   /**
@@ -324,7 +331,7 @@ function gaussNewton(datasets: readonly FitDataset[], opts: FitOptions, final: b
       const trial = sol.x.map((v, i) => Math.max(opts.lower[i] as number, v));
       const tl = simulateAll(datasets, trial);
       const tLoss = trueLoss(datasets, tl, trial, scale);
-      if (tLoss.n > 0 && tLoss.loss <= loss * (1 + 1e-12)) {
+      if (tLoss.n > 0 && tLoss.loss <= loss * (1 + (opts.acceptSlack ?? 0) + 1e-12)) {
         next = trial;
         lins = tl;
         accepted = true;
@@ -343,7 +350,7 @@ function gaussNewton(datasets: readonly FitDataset[], opts: FitOptions, final: b
     scale = robustScales(st.rows, relativeResiduals(st.rows, c));
     loss = huberLoss(st.rows, relativeResiduals(st.rows, c), scale);
     opts.onIteration?.(it + 1, c, loss / Math.max(st.rows.n, 1));
-    if (change < 1e-3) {
+    if (change < (opts.tolerance ?? 1e-3)) {
       converged = true;
       it++;
       break;

@@ -24,6 +24,8 @@ const physics: GpuPhysics = {
   },
 };
 const gpu: HardwareConfig = { TFlopsPeak: 100, TFlopsFP8: 0, BwPeakTBs: 1, mfuPrefill: 0, mfuDecode: 0, MemoryGiB: 80, physics };
+/** The physics alone: no software overhead (the defaults carry vLLM's, checked separately below). */
+const PHYSICS_ONLY = { step_us: 0, request_us: 0, frontend_us: 0 };
 
 function grad(m: LatencyModel, batch: ReturnType<typeof req>[]): { t: number; g: Record<string, number> } {
   const out = new Float64Array(CORRECTED_PHYSICS_COEFFICIENTS.length);
@@ -33,7 +35,7 @@ function grad(m: LatencyModel, batch: ReturnType<typeof req>[]): { t: number; g:
 
 describe('corrected-physics step time (hand-computed)', () => {
   it('a decode step is a weight read plus a KV read, with the overheads on top', () => {
-    const m = createCorrectedPhysicsModel({ model: tiny, hardware: gpu, tp: 1 });
+    const m = createCorrectedPhysicsModel({ model: tiny, hardware: gpu, tp: 1, coefficients: PHYSICS_ONLY });
     // Two decodes at contexts 100 and 300: weights 69,156,864 B / 5e5 = 138.313728 µs (compute is 2.77 µs, hidden);
     // KV 400 tokens × 2 layers × 2 × 128 × 8 heads × 2 B = 3,276,800 B / 5e5 = 6.5536 µs.
     const batch = [req(50, 100, 100, 1), req(50, 300, 300, 1)];
@@ -50,10 +52,14 @@ describe('corrected-physics step time (hand-computed)', () => {
     expect(withOverheads.stepTime(batch, 2)).toBe(160);
     expect(withOverheads.queueingTime(batch[0]!)).toBe(2500);
     expect(withOverheads.outputTokenProcessingTime()).toBe(0);
+    // The defaults carry vLLM V1's fitted overheads on top of the physics: 838 µs per step, 8 µs per request.
+    const defaults = createCorrectedPhysicsModel({ model: tiny, hardware: gpu, tp: 1 });
+    expect(defaults.stepTime(batch, 2)).toBe(Math.trunc(144.867328 + 838 + 16));
+    expect(defaults.queueingTime(batch[0]!)).toBe(9030);
   });
 
   it('a 512-token prefill is compute-bound: GEMMs plus causal attention', () => {
-    const m = createCorrectedPhysicsModel({ model: tiny, hardware: gpu, tp: 1 });
+    const m = createCorrectedPhysicsModel({ model: tiny, hardware: gpu, tp: 1, coefficients: PHYSICS_ONLY });
     // GEMMs (512·2·33,554,432 + 2·1,024,000) / 5e7 = 687.23572736 µs; attention 2 layers × 4·8·128·512·256.5 /
     // 5e7 = 21.51677952 µs.
     const { t, g } = grad(m, [req(512, 10, 0, 512)]);
@@ -63,8 +69,8 @@ describe('corrected-physics step time (hand-computed)', () => {
   });
 
   it('an explicit head_dim sizes attention and the KV cache (not hidden/heads)', () => {
-    const plain = createCorrectedPhysicsModel({ model: tiny, hardware: gpu, tp: 1 });
-    const explicit = createCorrectedPhysicsModel({ model: model({ ...tiny, headDim: 64 }), hardware: gpu, tp: 1 });
+    const plain = createCorrectedPhysicsModel({ model: tiny, hardware: gpu, tp: 1, coefficients: PHYSICS_ONLY });
+    const explicit = createCorrectedPhysicsModel({ model: model({ ...tiny, headDim: 64 }), hardware: gpu, tp: 1, coefficients: PHYSICS_ONLY });
     const batch = [req(50, 100, 100, 1), req(50, 300, 300, 1)];
     expect(grad(explicit, batch).g['kv_read']).toBeCloseTo(grad(plain, batch).g['kv_read']! / 2, 9);
     // Half-width heads also halve the Q/O projections: 2·(2·1024·512 + 2·1024·512) fewer weight bytes.

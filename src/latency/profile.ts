@@ -14,7 +14,7 @@
  * fit: {...}                                 # provenance written by the fit; not read back
  * ```
  */
-import { isMap, isScalar, type Node as YamlNode, type Pair } from 'yaml';
+import { isMap, isScalar, type Node as YamlNode } from 'yaml';
 import { BlisError } from '../domain/errors.js';
 import { parseYaml } from '../format/yaml.js';
 import { CORRECTED_PHYSICS_COEFFICIENTS, type CorrectedPhysicsCoefficient } from './corrected-physics.js';
@@ -47,7 +47,7 @@ export function parseLatencyProfile(text: string, file: string): LatencyProfile 
     return fail(root, 'a latency profile is a YAML mapping', 'write the file `blis calibrate --fit --profile-out` produces (kind: latency-profile, coefficients: {...})');
   }
   const entries = new Map<string, { key: YamlNode; value: YamlNode | null }>();
-  for (const item of root.items as Pair[]) {
+  for (const item of root.items) {
     const key = parsed.deref(item.key);
     const name = key !== null && isScalar(key) ? String(key.value) : '';
     if (!(TOP_KEYS as readonly string[]).includes(name)) {
@@ -91,7 +91,7 @@ export function parseLatencyProfile(text: string, file: string): LatencyProfile 
   const map = coeffEntry!.value;
   if (map === null || !isMap(map)) return fail(map ?? coeffEntry!.key, 'must be a mapping of coefficient names to numbers', `e.g. coefficients: {compute: 1, step_us: 300}`, 'coefficients');
   const coefficients: Partial<Record<CorrectedPhysicsCoefficient, number>> = {};
-  for (const item of map.items as Pair[]) {
+  for (const item of map.items) {
     const key = parsed.deref(item.key);
     const name = key !== null && isScalar(key) ? String(key.value) : '';
     const field = `coefficients.${name}`;
