@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import os from 'node:os';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MODEL = ['--model', 'meta-llama/llama-3.1-8b-instruct', '--hardware', 'H100', '--tp', '1'];
@@ -31,6 +32,23 @@ const SCENARIOS = [
       '--total-kv-blocks', '7463', '--max-model-len', '4096'],
     target: { wallS: 0.3 },
   },
+  {
+    id: 'T',
+    what: 'scenario A sampled every 100 ms of simulated time (--timeseries-interval-us 100000, 7,000 rows): compare with A for the sampling cost',
+    args: ['run', ...MODEL, '--num-requests', '10000', '--rate', '25', '--timeseries-interval-us', '100000'],
+    target: { wallS: Infinity },
+    note: 'informational: compare its wall time with A (sampling should cost under 10%)',
+    informational: true,
+  },
+  {
+    id: 'R',
+    what: '50,000 requests, 4 instances, rate 120, least-loaded, with --report (HTML report rendered with Vega-Lite)',
+    args: ['run', ...MODEL, '--num-requests', '50000', '--rate', '120', '--num-instances', '4', '--routing-policy', 'least-loaded',
+      '--report', path.join(os.tmpdir(), 'blis-bench-report.html')],
+    target: { wallS: Infinity },
+    note: 'informational: the wall time includes rendering the report; its size limit (5 MB) is tested in test/report/',
+    informational: true,
+  },
 ];
 
 const repsArg = process.argv.indexOf('--reps');
@@ -51,12 +69,12 @@ for (const s of SCENARIOS) {
     if (!best || m.wallS < best.wallS) best = { ...m, rssMiB: Math.max(m.rssMiB, best?.rssMiB ?? 0) };
   }
   const ok = best.wallS <= s.target.wallS && (s.target.rssMiB === undefined || best.rssMiB <= s.target.rssMiB);
-  rows.push({ scenario: s.id, what: s.what, ...best, target: s.target, meetsTarget: ok });
+  rows.push({ scenario: s.id, what: s.what, ...best, target: s.target, meetsTarget: ok, ...(s.note === undefined ? {} : { note: s.note }), ...(s.informational ? { informational: true } : {}) });
 }
 
 for (const r of rows) {
-  const tgt = Number.isFinite(r.target.wallS) ? `target < ${r.target.wallS} s${r.target.rssMiB ? ` and < ${r.target.rssMiB} MiB` : ''}` : 'target: >= 10x the reference';
+  const tgt = Number.isFinite(r.target.wallS) ? `target < ${r.target.wallS} s${r.target.rssMiB ? ` and < ${r.target.rssMiB} MiB` : ''}` : (r.note ?? 'target: >= 10x the reference');
   console.log(`(${r.scenario}) ${r.what}`);
-  console.log(`    wall ${r.wallS.toFixed(3)} s | ${Math.round(r.reqPerS).toLocaleString('en-US')} simulated requests/s | peak RSS ${r.rssMiB.toFixed(1)} MiB | ${tgt}: ${r.meetsTarget ? 'met' : 'NOT met'}`);
+  console.log(`    wall ${r.wallS.toFixed(3)} s | ${Math.round(r.reqPerS).toLocaleString('en-US')} simulated requests/s | peak RSS ${r.rssMiB.toFixed(1)} MiB | ${tgt}${r.informational ? '' : `: ${r.meetsTarget ? 'met' : 'NOT met'}`}`);
 }
 console.log(JSON.stringify({ node: process.version, reps, results: rows }));

@@ -20,6 +20,7 @@ import { inputBlockHashes } from '../domain/block-hash.js';
 import { FlowController, type FlowControlConfig, type FlowControlHost } from './flow-control/controller.js';
 import { DEFAULT_SIGNALS_CONFIG, RouterSignalsTracker, type SignalsConfig } from './signals.js';
 import { SnapshotProvider } from './snapshot.js';
+import type { ClusterSampler } from './timeseries.js';
 
 export interface ClusterConfig {
   readonly horizon: number;
@@ -118,6 +119,8 @@ export class ClusterSimulator {
    * timeouts are not reported). Used by invariant checkers; unset costs nothing.
    */
   onEvent: ((time: number, kind: EventKind, instanceIndex: number) => void) | null = null;
+  /** Time-series sampler (timeseries.ts), called when an event reaches its next tick; unset costs one null check per event. */
+  sampler: ClusterSampler | null = null;
   private finished = false;
   /** An event beyond the horizon was reached: the reference stops there and discards the rest. */
   private pastHorizon = false;
@@ -190,20 +193,23 @@ export class ClusterSimulator {
   }
 
   /**
-   * Executes every event with time <= `until` (and <= the horizon). Returns false once the horizon has been
-   * passed or no events remain, true while more events are pending after `until`.
+   * Executes every event with time <= `until` (and <= the horizon), or the first `maxEvents` of them (a driver
+   * that interleaves other work runs the simulation in slices this way; the slices change nothing else). Returns
+   * false once the horizon has been passed or no events remain, true while more events are pending.
    */
-  advanceTo(until: number): boolean {
+  advanceTo(until: number, maxEvents = Infinity): boolean {
     if (this.pastHorizon) return false;
     const q = this.queue;
     const horizon = this.cfg.horizon;
+    let budget = maxEvents;
     while (q.length > 0) {
       const t = q.peekTime();
       if (t > horizon) {
         this.pastHorizon = true;
         return false;
       }
-      if (t > until) return true;
+      if (t > until || budget-- <= 0) return true;
+      if (this.sampler !== null && t >= this.sampler.next) this.sampler.sampleUpTo(t);
       const order = q.peekOrder();
       const kind = q.peekKind() as EventKind;
       const req = q.peekPayload();
@@ -230,6 +236,7 @@ export class ClusterSimulator {
   finish(): void {
     if (this.finished) return;
     this.finished = true;
+    this.sampler?.finish(this.clock);
     for (const inst of this.instances) inst.finalize();
   }
 

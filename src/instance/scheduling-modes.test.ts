@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { simulate } from '../sim/simulate.js';
+import type { SchedulingMode } from './batch-formation.js';
 
 /**
  * Step formation modes on a hand-traceable replay: every step takes exactly 1000 µs (blackbox β0), no
@@ -12,10 +13,10 @@ const CSV = `request_id,client_id,tenant_id,slo_class,session_id,round_index,pre
 `;
 const HEADER = 'trace_version: 3\ntime_unit: microseconds\nmode: generated\nwarm_up_requests: 0\n';
 
-async function replay(mode: string): Promise<Map<number, { ttft_us: number; e2e_us: number; itl_mean_us?: number }>> {
+async function replay(mode: SchedulingMode): Promise<Map<number, { ttft_us: number; e2e_us: number; itl_mean_us?: number }>> {
   const r = await simulate({
     mode: 'replay', model: 'meta-llama/llama-3.1-8b-instruct', latencyModel: 'blackbox', alphaCoeffs: [0, 0, 0], betaCoeffs: [1000, 0, 0],
-    totalKvBlocks: 1000, horizon: 1_000_000, schedulingMode: mode, traceHeader: 'h.yaml', traceData: 'd.csv', files: { 'h.yaml': HEADER, 'd.csv': CSV },
+    totalKvBlocks: 1000, horizon: 1_000_000, schedulingMode: mode, traceHeader: 'h.yaml', traceData: 'd.csv', files: { 'h.yaml': HEADER, 'd.csv': CSV }, outputs: { results: true },
   });
   const rows = JSON.parse(r.files.results!) as { request_id: number; ttft_us: number; e2e_us: number; itl_mean_us?: number }[];
   return new Map(rows.map((x) => [x.request_id, x]));
@@ -53,18 +54,18 @@ describe('scheduling modes', () => {
   it('prefill-first records the stalled gap in the ITL distribution', async () => {
     const out = await simulate({
       mode: 'replay', model: 'meta-llama/llama-3.1-8b-instruct', latencyModel: 'blackbox', alphaCoeffs: [0, 0, 0], betaCoeffs: [1000, 0, 0],
-      totalKvBlocks: 1000, horizon: 1_000_000, schedulingMode: 'prefill-first', traceHeader: 'h.yaml', traceData: 'd.csv', files: { 'h.yaml': HEADER, 'd.csv': CSV },
+      totalKvBlocks: 1000, horizon: 1_000_000, schedulingMode: 'prefill-first', traceHeader: 'h.yaml', traceData: 'd.csv', files: { 'h.yaml': HEADER, 'd.csv': CSV }, outputs: { results: true },
     });
     // Seven gaps of 1 ms and one of 2 ms: p99 lands on the 2 ms one.
     expect(out.metrics['itl_p99_ms']).toBeGreaterThan(1.5);
     const plain = await simulate({
       mode: 'replay', model: 'meta-llama/llama-3.1-8b-instruct', latencyModel: 'blackbox', alphaCoeffs: [0, 0, 0], betaCoeffs: [1000, 0, 0],
-      totalKvBlocks: 1000, horizon: 1_000_000, traceHeader: 'h.yaml', traceData: 'd.csv', files: { 'h.yaml': HEADER, 'd.csv': CSV },
+      totalKvBlocks: 1000, horizon: 1_000_000, traceHeader: 'h.yaml', traceData: 'd.csv', files: { 'h.yaml': HEADER, 'd.csv': CSV }, outputs: { results: true },
     });
     expect(plain.metrics['itl_p99_ms']).toBe(1);
   });
 
   it('rejects an unknown mode with the valid ones', async () => {
-    await expect(replay('eager')).rejects.toThrow(/unknown --scheduling-mode "eager"; valid: sync, async, prefill-first/);
+    await expect(replay('eager' as SchedulingMode)).rejects.toThrow(/schedulingMode: unknown scheduling mode "eager"; valid: sync, async, prefill-first/);
   });
 });
