@@ -53,7 +53,7 @@ export const FLAGS = [
   { name: 'model', kind: 'string', def: '', help: 'model name, e.g. meta-llama/llama-3.1-8b-instruct (required)', scope: 'shared' },
   { name: 'hardware', kind: 'string', def: '', help: `GPU type (${GPU_NAMES.join(', ')}, or one from --hardware-config); default from the model defaults`, scope: 'shared' },
   { name: 'tp', kind: 'int', def: 0, help: 'tensor parallelism; default from the model defaults', scope: 'shared' },
-  { name: 'dp', kind: 'int', def: 1, help: 'data parallelism (MoE, trained-physics only)', scope: 'shared' },
+  { name: 'dp', kind: 'int', def: 1, help: 'data parallelism: MoE models with trained-physics; any model with corrected-physics (DP ranks as independent engines)', scope: 'shared' },
   { name: 'latency-model', kind: 'string', def: 'trained-physics', choices: namesOf(LATENCY_BACKENDS), help: 'latency backend: trained-physics (the reference\'s), roofline, blackbox, or corrected-physics (interconnect, head_dim, per-GPU efficiencies, vLLM overheads; docs/fidelity.md)', scope: 'shared' },
   { name: 'latency-profile', kind: 'string', def: '', help: 'latency profile YAML from blis calibrate --fit: corrected-physics with coefficients fitted on your server', scope: 'shared' },
   { name: 'alpha-coeffs', kind: 'floats', def: [0, 0, 0], help: 'alpha coefficients (comma-separated): queueing, post-decode / per-input-token, per-output-token overheads in µs', scope: 'shared' },
