@@ -2,7 +2,7 @@
  * `blis calibrate --fit`: reads the traces, fits corrected-physics coefficients (src/fit), writes the latency
  * profile, prints the fit report JSON on stdout and a summary on stderr.
  */
-import { writeFileSync } from 'node:fs';
+import { checkOutputPath, commitOutputs } from './outputs.js';
 import { ConfigError } from '../sim/config-error.js';
 import type { FlagValues } from '../sim/options.js';
 import { formatLatencyProfile } from '../latency/profile.js';
@@ -28,6 +28,8 @@ export async function fitCommand(f: FlagValues, io: Io): Promise<void> {
   }
   const out = f.str('profile-out');
   if (out === '') throw new ConfigError('missing-flag', '--profile-out is required with --fit (where to write the latency profile)');
+  // Checked before the fit runs: a mistyped directory fails at once, not after minutes of fitting.
+  const outFile = checkOutputPath('--profile-out', out);
   if (f.str('model') === '') throw new ConfigError('missing-flag', '--model is required with --fit (the model the observed server runs)');
   const headers = list(f, 'trace-header');
   const datas = list(f, 'trace-data');
@@ -60,11 +62,7 @@ export async function fitCommand(f: FlagValues, io: Io): Promise<void> {
     train: errorsJson(res.train) ?? {},
     ...(res.heldOut !== null ? { held_out: errorsJson(res.heldOut) ?? {} } : {}),
   };
-  try {
-    writeFileSync(out, formatLatencyProfile(res.profile, provenance, ['Latency profile written by blis calibrate --fit; use it with --latency-profile']));
-  } catch (e) {
-    throw new ConfigError('io', `--profile-out: cannot write ${out}: ${(e as Error).message}`);
-  }
+  commitOutputs([[outFile, formatLatencyProfile(res.profile, provenance, ['Latency profile written by blis calibrate --fit; use it with --latency-profile'])]]);
   const report = {
     latency_model: 'corrected-physics',
     model: latency.model,
