@@ -63,7 +63,12 @@ function adapterReferenceMode(f: FlagValues, io: Io, refPath: string): void {
 
 export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
   const refPath = f.str('adapter-reference');
+  if (refPath !== '' && f.bool('fit')) throw new ConfigError('bad-flag', '--adapter-reference and --fit are separate modes of calibrate; give one');
   if (refPath !== '') return adapterReferenceMode(f, io, refPath);
+  if (f.bool('fit')) return (await import('./fit-command.js')).fitCommand(f, io);
+  for (const name of ['profile-out', 'fit-params', 'holdout-every']) {
+    if (f.changed(name)) throw new ConfigError('bad-flag', `--${name} only applies with --fit`);
+  }
   const headerPath = required(f, 'trace-header');
   const dataPath = required(f, 'trace-data');
   const simPath = required(f, 'sim-results');
