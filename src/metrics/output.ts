@@ -111,7 +111,12 @@ function itlPairs(sets: readonly ItlMultiset[]): { values: Float64Array; counts:
 /** The reference `MetricsOutput` JSON object, keys in its field order. */
 export type MetricsOutputJson = Record<string, unknown>;
 
-export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsOutputJson {
+/**
+ * `corrected` (--semantics corrected): TTFT over completed requests only, like E2E (the reference also counts
+ * timed-out and unfinished requests that produced a first token), and total_input_tokens over completed
+ * requests (the reference sums every request that passed the enqueue guards, timeouts included).
+ */
+export function buildMetricsOutput(v: MetricsView, instanceId: string, corrected = false): MetricsOutputJson {
   const dur = v.simEndedTime / 1e6;
   let rps = 0;
   let tps = 0;
@@ -121,7 +126,7 @@ export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsO
     const e2e: number[] = [];
     const sched: number[] = [];
     for (const r of v.requests) {
-      if (r.hasTTFT) ttft.push(r.ttft);
+      if (r.hasTTFT && (r.hasE2E || !corrected)) ttft.push(r.ttft);
       if (r.hasE2E) e2e.push(r.e2e);
       if (r.hasSchedulingDelay) sched.push(r.schedulingDelay);
     }
@@ -143,7 +148,7 @@ export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsO
     still_queued: v.stillQueued,
     still_running: v.stillRunning,
     injected_requests: v.completedRequests + v.stillQueued + v.stillRunning + v.droppedUnservable + v.timedOutRequests,
-    total_input_tokens: v.totalInputTokens,
+    total_input_tokens: corrected ? completedInputTokens(v.requests) : v.totalInputTokens,
     total_output_tokens: v.totalOutputTokens,
     vllm_estimated_duration_s: dur,
     responses_per_sec: rps,
@@ -168,6 +173,12 @@ export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsO
   o['length_capped_requests'] = v.lengthCappedRequests;
   o['timed_out_requests'] = v.timedOutRequests;
   return o;
+}
+
+function completedInputTokens(requests: readonly Request[]): number {
+  let n = 0;
+  for (const r of requests) if (r.hasE2E) n += r.inputLen;
+  return n;
 }
 
 /** The `--metrics-path` document: the output plus cache_hit_rate and per-request details (arrival order). */

@@ -4,6 +4,7 @@
  */
 import type { Request } from '../domain/request.js';
 import { SloPriorityMap } from '../domain/slo.js';
+import { isCorrected, type Semantics } from '../domain/semantics.js';
 import { ClusterSimulator, type ClusterPolicies, type FollowUpHook } from '../cluster/cluster.js';
 import type { FlowControlConfig } from '../cluster/flow-control/controller.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
@@ -72,6 +73,8 @@ export const DEFAULT_POLICY_SETUP: PolicySetup = {
 };
 
 export interface EngineSetup {
+  /** Reference bugs reproduced (default) or corrected (docs/reference-differences.md). */
+  readonly semantics?: Semantics;
   /** Simulation seed (router tie-break stream); default 42. */
   readonly seed?: bigint;
   readonly numInstances: number;

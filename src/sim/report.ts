@@ -37,6 +37,8 @@ export interface ReportOptions {
   readonly summarizeTrace: boolean;
   /** Extra top-level keys of the JSON output only (policy, policy_anomalies, trace); never in the reference text. */
   readonly jsonExtras?: Readonly<Record<string, unknown>>;
+  /** --semantics corrected: the metrics corrections of docs/reference-differences.md (E5, E6, M2-M4). */
+  readonly corrected?: boolean;
 }
 
 export const DEFAULT_REPORT_OPTIONS: ReportOptions = {
@@ -48,16 +50,17 @@ function text(header: string, key: string, lines: readonly string[] | null, out:
 }
 
 export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_REPORT_OPTIONS): Report {
+  const corrected = opts.corrected === true;
   const views = cs.instances.map((i) => instanceView(i.metrics));
   const agg = aggregateViews(views);
   const sections: Section[] = [];
   if (cs.instances.length > 1) {
     cs.instances.forEach((inst, k) => {
-      sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: buildMetricsOutput(views[k] as MetricsView, inst.id) });
+      sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: buildMetricsOutput(views[k] as MetricsView, inst.id, corrected) });
     });
   }
-  const goodput = computeGoodput(agg.requests, cs.injectedByClass, agg.simEndedTime, opts.goodputTargets);
-  const clusterOutput = applyGoodput(buildMetricsOutput(agg, 'cluster'), goodput);
+  const goodput = computeGoodput(agg.requests, cs.injectedByClass, agg.simEndedTime, opts.goodputTargets, corrected);
+  const clusterOutput = applyGoodput(buildMetricsOutput(agg, 'cluster', corrected), goodput);
   sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: clusterOutput });
   const raw = collectRawMetrics({
     aggregate: agg,
@@ -68,11 +71,12 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
     injectedByClass: cs.injectedByClass,
     shedByTier: cs.shedByTier,
     gateway: cs.gatewayCounters(),
+    corrected,
   });
   if (opts.fitnessWeights) text('Fitness Evaluation', 'fitness', fitnessLines(computeFitness(raw, opts.fitnessWeights)), sections);
   text('Anomaly Counters', 'anomaly_counters', anomalyLines(raw), sections);
   text('KV Cache Metrics', 'kv_cache_metrics', kvCacheLines(raw), sections);
-  for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null)) text(s.header, s.key, s.lines, sections);
+  for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null, corrected)) text(s.header, s.key, s.lines, sections);
   if (opts.trace && opts.summarizeTrace) text('Trace Summary', 'trace_summary', traceSummaryLines(summarizeTrace(opts.trace)), sections);
   return { sections, aggregate: agg, clusterOutput, jsonExtras: opts.jsonExtras ?? {} };
 }

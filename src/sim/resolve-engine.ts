@@ -7,6 +7,7 @@ import { ConfigError } from './config-error.js';
 import { resolveLatency, type ResolvedLatency } from './resolve-latency.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { MAX_INT64 } from '../domain/units.js';
+import { SEMANTICS, isSemantics, type Semantics } from '../domain/semantics.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
 
@@ -25,7 +26,15 @@ export interface EngineResolution {
   readonly seed: bigint;
 }
 
+/** `--semantics`: reference (default) or corrected. */
+export function semanticsFlag(f: FlagValues): Semantics {
+  const v = f.str('semantics');
+  if (!isSemantics(v)) throw new ConfigError('bad-flag', `--semantics must be ${SEMANTICS.join(' or ')}, got "${v}"`, { field: '--semantics' });
+  return v;
+}
+
 export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<EngineResolution> {
+  const semantics = semanticsFlag(f);
   const folder = f.str('model-config-folder');
   let userModelConfig: { raw: unknown; label: string } | undefined;
   if (folder !== '') {
@@ -85,6 +94,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
     seed: f.bigint('seed'),
     latency,
     setup: {
+      semantics,
       seed: f.bigint('seed'),
       model: latency.model,
       gpuType: latency.hardware,

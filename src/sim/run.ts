@@ -29,7 +29,7 @@ import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
-import { horizonFlag, resolveEngineFlags } from './resolve-engine.js';
+import { horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
@@ -83,6 +83,7 @@ function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, g
     trace: level === 'decisions' || level === 'full' ? { admissions: cs.admissionRecords, routings: cs.routingRecords } : null,
     summarizeTrace: f.bool('summarize-trace'),
     jsonExtras,
+    corrected: semanticsFlag(f) === 'corrected',
   };
 }
 
