@@ -182,12 +182,12 @@ function completedInputTokens(requests: readonly Request[]): number {
 }
 
 /** The `--metrics-path` document: the output plus cache_hit_rate and per-request details (arrival order). */
-export function buildMetricsFile(v: MetricsView, output: MetricsOutputJson): MetricsOutputJson {
+export function buildMetricsFile(v: MetricsView, output: MetricsOutputJson, corrected = false): MetricsOutputJson {
   let rows: Record<string, unknown>[] | null = null;
   const regs = v.requests.filter((r) => r.registered);
   if (regs.length > 0) {
     regs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    rows = regs.map((r) => requestDetail(r));
+    rows = regs.map((r) => requestDetail(r, corrected));
     // The reference sorts with Go's unstable sort.Slice; equal arrival times keep its order, not ours.
     goSortSlice(rows, (a, b) => (a.arrived_at as number) < (b.arrived_at as number));
   }
@@ -201,7 +201,11 @@ export function buildMetricsFile(v: MetricsView, output: MetricsOutputJson): Met
   return o;
 }
 
-function requestDetail(r: Request): Record<string, unknown> {
+/**
+ * One request's row. The reference reads an enqueue time of 0 as "never queued at the gateway", so a request
+ * queued at t = 0 reports no gateway delay; `corrected` reports it (a dispatched request was queued).
+ */
+function requestDetail(r: Request, corrected: boolean): Record<string, unknown> {
   const d: Record<string, unknown> = {
     arrived_at: r.arrivalTime / 1e6,
     requestID: r.id,
@@ -217,7 +221,7 @@ function requestDetail(r: Request): Record<string, unknown> {
   if (r.assignedInstance !== '') d['handled_by'] = r.assignedInstance;
   if (r.model !== '') d['model'] = r.model;
   if (r.lengthCapped) d['length_capped'] = true;
-  if (r.gatewayDispatchTime > 0 && r.gatewayEnqueueTime > 0) {
+  if (r.gatewayDispatchTime > 0 && (r.gatewayEnqueueTime > 0 || corrected)) {
     const delay = (r.gatewayDispatchTime - r.gatewayEnqueueTime) / 1000;
     if (delay !== 0) d['gateway_queue_delay_ms'] = delay;
   }

@@ -134,6 +134,7 @@ function readsInstanceCaches(p: PolicySetup): boolean {
 }
 
 export function buildCluster(setup: EngineSetup): ClusterSimulator {
+  const corrected = isCorrected(setup.semantics);
   const slo = new SloPriorityMap(setup.sloPriorities ?? {});
   const p = setup.policy ?? DEFAULT_POLICY_SETUP;
   const rng = new PartitionedRng(setup.seed ?? 42n);
@@ -168,6 +169,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       maxBatchSize: setup.maxNumSeqs,
       flowControl: p.flowControl,
       routerSignals: p.evolvable?.active === true || p.routerSignals === true,
+      corrected,
     },
     setup.numInstances,
     (i, sink) =>

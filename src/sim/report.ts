@@ -23,6 +23,8 @@ export interface Report {
   readonly jsonExtras: Readonly<Record<string, unknown>>;
   readonly aggregate: MetricsView;
   readonly clusterOutput: MetricsOutputJson;
+  /** Built under --semantics corrected. */
+  readonly corrected: boolean;
 }
 
 export interface ReportOptions {
@@ -78,7 +80,7 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
   text('KV Cache Metrics', 'kv_cache_metrics', kvCacheLines(raw), sections);
   for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null, corrected)) text(s.header, s.key, s.lines, sections);
   if (opts.trace && opts.summarizeTrace) text('Trace Summary', 'trace_summary', traceSummaryLines(summarizeTrace(opts.trace)), sections);
-  return { sections, aggregate: agg, clusterOutput, jsonExtras: opts.jsonExtras ?? {} };
+  return { sections, aggregate: agg, clusterOutput, jsonExtras: opts.jsonExtras ?? {}, corrected };
 }
 
 /** The reference's stdout, byte for byte. */
@@ -134,5 +136,5 @@ export function renderJson(r: Report): string {
 }
 
 export function renderMetricsFile(r: Report): string {
-  return goJsonIndent(buildMetricsFile(r.aggregate, r.clusterOutput));
+  return goJsonIndent(buildMetricsFile(r.aggregate, r.clusterOutput, r.corrected));
 }
