@@ -158,7 +158,7 @@ export class GatewayQueue {
       victim = this.takeAt(found.loc, found.index).request;
       this.shed++;
     }
-    const band = existing ?? (this.bandFor(priority) as Band);
+    const band = existing ?? (this.bandFor(priority));
     const flow = band.flowFor(req.tenantId === '' ? DEFAULT_TENANT : req.tenantId);
     flow.push({ request: req, seq });
     band.total++;
