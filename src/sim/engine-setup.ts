@@ -118,6 +118,7 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
     blockSize: setup.kv.blockSize,
     rng: rng.forSubsystem('router'),
     cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req),
+    corrected: isCorrected(setup.semantics),
   });
   return { admission, routing, priority: built?.priority ?? null, tenants };
 }

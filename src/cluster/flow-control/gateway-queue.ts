@@ -118,8 +118,13 @@ export class GatewayQueue {
     return this.bands.some((b) => b.priority >= 0 && b.total > 0);
   }
 
-  /** The band of `priority`; created unless `create` is false (then null when absent). */
-  private bandFor(priority: number, create = true): Band | null {
+  /** The band of `priority`, created when absent. */
+  private bandFor(priority: number): Band {
+    return this.findBand(priority, true) as Band;
+  }
+
+  /** The band of `priority`; created when absent if `create`, else null then. */
+  private findBand(priority: number, create: boolean): Band | null {
     let lo = 0;
     let hi = this.bands.length;
     while (lo < hi) {
@@ -141,7 +146,7 @@ export class GatewayQueue {
    */
   enqueue(req: Request, seq: number): EnqueueResult {
     const priority = this.priorities.priority(req.sloClass);
-    const existing = this.bandFor(priority, !this.corrected);
+    const existing = this.findBand(priority, !this.corrected);
     if (this.perBandCapacity > 0 && existing !== null && existing.total >= this.perBandCapacity) {
       this.rejected++;
       return REJECTED;
@@ -158,7 +163,7 @@ export class GatewayQueue {
       victim = this.takeAt(found.loc, found.index).request;
       this.shed++;
     }
-    const band = existing ?? (this.bandFor(priority));
+    const band = existing ?? this.bandFor(priority);
     const flow = band.flowFor(req.tenantId === '' ? DEFAULT_TENANT : req.tenantId);
     flow.push({ request: req, seq });
     band.total++;
