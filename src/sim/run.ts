@@ -172,6 +172,7 @@ function concurrencyFlags(f: FlagValues): { users: number; thinkMs: number } {
  */
 function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs: number): RunWorkload {
   const timeoutSecs = f.int('timeout');
+  const corrected = semanticsFlag(f) === 'corrected';
   const numRequests = f.int('num-requests');
   const prefixTokens = f.int('prefix-tokens');
   const werr = validateWorkloadFlags({ rate: f.float('rate'), numRequests, prefixTokens, timeoutSecs }, false);
@@ -184,7 +185,9 @@ function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs
   const horizon = horizonFlag(f);
   if (cap === 0 && horizon >= MAX_INT64) throw new ConfigError('bad-flag', 'Workload requires either num_requests or --horizon to bound generation');
   const spec = synthesizeConcurrencySpec({ seed, concurrency: users, thinkTimeMs: thinkMs, numRequests: cap, prefixTokens, prompt, output });
-  const wl = generateWorkload(spec, { seed, numRequests: cap, horizon, timeoutSecs });
+  // The reference always applies --timeout (300 s by default); corrected semantics only when it is given.
+  const timeout = corrected && !f.changed('timeout') ? {} : { timeoutSecs };
+  const wl = generateWorkload(spec, { seed, numRequests: cap, horizon, ...timeout, ...(corrected ? { corrected } : {}) });
   return { requests: wl.requests, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
 }
 
@@ -220,7 +223,8 @@ function distributionOptions(f: FlagValues): Omit<Parameters<typeof generateDist
     prefixTokens: custom ? workloadFlags.prefixTokens : shape.prefixTokens,
     prompt,
     output,
-    timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
+    // The reference gives every request the 300 s default; corrected semantics apply only an explicit --timeout.
+    timeoutUs: timeoutSecs > 0 && (f.changed('timeout') || semanticsFlag(f) !== 'corrected') ? timeoutSecs * 1e6 : 0,
   };
 }
 
@@ -245,6 +249,7 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
     ...(f.changed('num-requests') ? { numRequests: f.int('num-requests') } : {}),
     ...(f.changed('horizon') ? { horizon: horizonFlag(f) } : {}),
     ...(f.changed('timeout') ? { timeoutSecs: f.int('timeout') } : {}),
+    ...(semanticsFlag(f) === 'corrected' ? { corrected: true } : {}),
   });
   return {
     requests: r.requests,

@@ -50,6 +50,12 @@ export interface SpecGenerateOptions {
    * overriding the spec's per-client timeouts. Absent = the spec's timeouts apply.
    */
   readonly timeoutSecs?: number;
+  /**
+   * --semantics corrected: no implicit 300 s timeout for closed-loop clients, prefix length from the first
+   * client of a group that sets it, gamma arrivals with CV > 10 kept gamma, and on the per-window path the
+   * steady-state request semantics and the clients without windows generated too.
+   */
+  readonly corrected?: boolean;
 }
 
 /** The clients a spec generates from, after inference-perf and cohort expansion and the `--timeout` override. */
@@ -71,7 +77,9 @@ export function resolveClients(spec: WorkloadSpec, opts: SpecGenerateOptions): R
     explicit = ip.clients;
     aggregateRate = ip.aggregateRate;
   }
-  const withTimeout = <T extends { timeout: number | null }>(c: T): T => (timeoutUs === undefined ? c : { ...c, timeout: timeoutUs });
+  // Corrected semantics give a client without a timeout none (the reference gives closed-loop ones 300 s).
+  const implicit = opts.corrected === true ? 0 : null;
+  const withTimeout = <T extends { timeout: number | null }>(c: T): T => (timeoutUs === undefined ? (c.timeout === null && implicit !== null ? { ...c, timeout: implicit } : c) : { ...c, timeout: timeoutUs });
   const clients = [...explicit.map(withTimeout), ...expandCohorts(spec.cohorts.map(withTimeout))];
   return { clients, aggregateRate, timeoutUs, seed: opts.seed ?? spec.seed };
 }
@@ -108,33 +116,56 @@ export function generateSpecDrafts(spec: WorkloadSpec, opts: SpecGenerateOptions
   }
   assertGeneratable(spec);
   const { clients, aggregateRate } = resolved;
+  const corrected = opts.corrected === true;
   const wg = new PartitionedRng(resolved.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
   let drafts: Draft[];
   if (hasPerWindowParameters(clients)) {
-    drafts = generateTimeVaryingDrafts(clients, aggregateRate, horizon, wg);
-  } else {
-    const prefixes = generatePrefixTokens(clients, wg);
-    const rates = normalizeRateFractions(clients, aggregateRate);
-    // A windowless client with a rate would generate until the end of time (the run command refuses this case
-    // up front; lifecycle windows, single sessions, pre-drawn samplers and the time-varying path end on their own).
-    if (numRequests === 0 && horizon >= MAX_INT64 && clients.some((c, i) => rates[i]! > 0 && unbounded(c))) {
-      throw new RangeError('Workload requires either num_requests or --horizon to bound generation');
+    const prefixes = corrected ? generatePrefixTokens(clients, wg, true) : null;
+    drafts = generateTimeVaryingDrafts(clients, aggregateRate, horizon, wg, corrected, prefixes);
+    // The reference generates nothing for the clients without windows then; corrected semantics generate them
+    // at their steady-state rates (their seeds drawn after the windowed clients', whose draws stay as they were).
+    if (prefixes !== null) {
+      const rates = normalizeRateFractions(clients, aggregateRate);
+      const windowless = (c: ClientSpec): boolean => c.lifecycle === null || c.lifecycle.windows.length === 0;
+      steadyStateDrafts(spec, clients, rates.map((r, i) => (windowless(clients[i]!) ? r : 0)), prefixes, wg, opts, drafts);
     }
+  } else {
+    const prefixes = generatePrefixTokens(clients, wg, corrected);
+    const rates = normalizeRateFractions(clients, aggregateRate);
     drafts = [];
-    clients.forEach((c, i) => {
-      const rate = rates[i]!;
-      if (rate <= 0) return;
-      const rng = new GoRand(wg.int63Big());
-      const arrival = c.customSamplerFactory === undefined ? newArrivalSampler(c.arrival, rate) : c.customSamplerFactory(new GoRand(rng.int63Big()));
-      const prefix = prefixes.get(c.prefixGroup) ?? null;
-      // Load profile / misbehavior extension (profiles/shaping.ts): null, drawing nothing, for clients without them.
-      const made = c.reasoning?.multiTurn != null
-        ? reasoningClientDrafts(c, arrival, rng, prefix, horizon, numRequests)
-        : clientDrafts(c, arrival, rng, prefix, horizon, numRequests, shapeClient(c, spec.loadProfile, rng));
-      for (const d of made) drafts.push(d);
-    });
+    steadyStateDrafts(spec, clients, rates, prefixes, wg, opts, drafts);
   }
   return { ...resolved, drafts: sortAndCap(drafts, numRequests) };
+}
+
+/** Step 3 of the module comment for every client with a positive rate, appending to `out`. */
+function steadyStateDrafts(
+  spec: WorkloadSpec,
+  clients: readonly ClientSpec[],
+  rates: readonly number[],
+  prefixes: ReadonlyMap<string, Int32Array>,
+  wg: GoRand,
+  opts: SpecGenerateOptions,
+  out: Draft[],
+): void {
+  const { horizon, numRequests } = opts;
+  // A windowless client with a rate would generate until the end of time (the run command refuses this case
+  // up front; lifecycle windows, single sessions, pre-drawn samplers and the time-varying path end on their own).
+  if (numRequests === 0 && horizon >= MAX_INT64 && clients.some((c, i) => rates[i]! > 0 && unbounded(c))) {
+    throw new RangeError('Workload requires either num_requests or --horizon to bound generation');
+  }
+  clients.forEach((c, i) => {
+    const rate = rates[i]!;
+    if (rate <= 0) return;
+    const rng = new GoRand(wg.int63Big());
+    const arrival = c.customSamplerFactory === undefined ? newArrivalSampler(c.arrival, rate, opts.corrected === true) : c.customSamplerFactory(new GoRand(rng.int63Big()));
+    const prefix = prefixes.get(c.prefixGroup) ?? null;
+    // Load profile / misbehavior extension (profiles/shaping.ts): null, drawing nothing, for clients without them.
+    const made = c.reasoning?.multiTurn != null
+      ? reasoningClientDrafts(c, arrival, rng, prefix, horizon, numRequests)
+      : clientDrafts(c, arrival, rng, prefix, horizon, numRequests, shapeClient(c, spec.loadProfile, rng));
+    for (const d of made) out.push(d);
+  });
 }
 
 function unbounded(c: ClientSpec): boolean {

@@ -10,11 +10,14 @@
  *   group either; their deadlines are left at 0 whatever the client's timeout says (only `--timeout` sets them);
  * - multi-turn clients generate sessions from the window's gaps (one, from the first gap, for single_session),
  *   with the prefix, the session deadline and no SLO target; rounds at or past the window end are dropped.
+ * `corrected` (--semantics corrected) gives single-turn requests what the steady-state path gives them (the
+ * group prefix and the client's deadline) and keeps each window's last arrival, which the rescaling puts
+ * exactly on the window end (so ceil(rate x duration) requests per window, not one fewer).
  */
 import { GoRand } from '../../engine/go-rand.js';
-import { randomTokenIds } from '../tokens.js';
+import { concatTokens, randomTokenIds } from '../tokens.js';
 import { newArrivalSampler } from './arrival.js';
-import { computeDeadline, generatePrefixTokens } from './draft.js';
+import { computeDeadline, generatePrefixTokens, isClosedLoop } from './draft.js';
 import type { Draft } from './draft.js';
 import { goInt64 } from '../../engine/go-math.js';
 import { newLengthSampler } from './length.js';
@@ -113,14 +116,14 @@ function windowSessions(c: ClientSpec, w: ActiveWindow, iats: readonly number[],
   return out;
 }
 
-function windowDrafts(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[], aggregateRate: number, rng: GoRand, prefix: Int32Array | null): Draft[] {
+function windowDrafts(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[], aggregateRate: number, rng: GoRand, prefix: Int32Array | null, corrected: boolean, horizon: number): Draft[] {
   const params = resolveWindow(c, w);
   const rate = computeProportionalRate(c, w, all, aggregateRate);
   if (rate <= 0) return [];
   const durationUs = w.endUs - w.startUs;
   const n = goInt64(Math.ceil(rate * (durationUs / 1e6)));
   if (n <= 0) return [];
-  const arrival = newArrivalSampler(params.arrival, rate / 1e6);
+  const arrival = newArrivalSampler(params.arrival, rate / 1e6, corrected);
   const inputSampler = newLengthSampler(params.inputDist);
   const outputSampler = newLengthSampler(params.outputDist);
   const raw: number[] = [];
@@ -128,23 +131,46 @@ function windowDrafts(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[]
   const iats = rescaleIatsToDuration(raw, durationUs);
   if (c.reasoning?.multiTurn != null) return windowSessions(c, w, iats, rng, [inputSampler, outputSampler], prefix);
   const out: Draft[] = [];
+  const withPrefix = corrected && prefix !== null && prefix.length > 0;
   let t = w.startUs;
   for (const iat of iats) {
     t += iat;
-    if (t >= w.endUs) break;
+    // The window end is the last arrival's place unless it is the horizon, where arrivals end.
+    if (t > w.endUs || (t === w.endUs && !(corrected && w.endUs < horizon))) break;
     const inLen = inputSampler.sample(rng);
     const outLen = outputSampler.sample(rng);
     const input = randomTokenIds(rng, inLen);
     const output = randomTokenIds(rng, outLen);
-    out.push({ client: c, arrival: t, input, output, prefixGroup: '', prefixLength: 0, deadline: 0, modality: null });
+    if (!corrected) {
+      out.push({ client: c, arrival: t, input, output, prefixGroup: '', prefixLength: 0, deadline: 0, modality: null });
+      continue;
+    }
+    out.push({
+      client: c,
+      arrival: t,
+      input: withPrefix ? concatTokens(prefix, input) : input,
+      output,
+      prefixGroup: c.prefixGroup,
+      prefixLength: withPrefix ? prefix.length : 0,
+      deadline: computeDeadline(t, c.timeout, isClosedLoop(c)),
+      modality: null,
+    });
   }
   return out;
 }
 
 /** Unsorted drafts of every client's windows (windows clipped to the horizon; those starting at or after it skipped). */
-export function generateTimeVaryingDrafts(clients: readonly ClientSpec[], aggregateRate: number, horizon: number, wg: GoRand): Draft[] {
+export function generateTimeVaryingDrafts(
+  clients: readonly ClientSpec[],
+  aggregateRate: number,
+  horizon: number,
+  wg: GoRand,
+  corrected = false,
+  /** The group prefixes when the caller has drawn them already (the same first draws from `wg`). */
+  drawn: ReadonlyMap<string, Int32Array> | null = null,
+): Draft[] {
   // Drawn for every group to keep the workload stream aligned; only multi-turn sessions use them here.
-  const prefixes = generatePrefixTokens(clients, wg);
+  const prefixes = drawn ?? generatePrefixTokens(clients, wg, corrected);
   const drafts: Draft[] = [];
   for (const c of clients) {
     if (c.lifecycle === null || c.lifecycle.windows.length === 0) continue;
@@ -152,7 +178,7 @@ export function generateTimeVaryingDrafts(clients: readonly ClientSpec[], aggreg
     for (const w of c.lifecycle.windows) {
       if (w.startUs >= horizon) continue;
       const clipped = w.endUs > horizon ? { ...w, endUs: horizon } : w;
-      for (const d of windowDrafts(c, clipped, clients, aggregateRate, rng, prefixes.get(c.prefixGroup) ?? null)) drafts.push(d);
+      for (const d of windowDrafts(c, clipped, clients, aggregateRate, rng, prefixes.get(c.prefixGroup) ?? null, corrected, horizon)) drafts.push(d);
     }
   }
   return drafts;
