@@ -2,7 +2,21 @@
  * blis-ts public library API. `simulate(config)` is the one-call entry point (same options as the CLI);
  * the lower-level pieces are exported for embedding (policy search loops, custom drivers).
  */
-export { simulate, parseSimulationConfig, simulationConfigSchema, type SimulationConfig, type SimulationResult } from './sim/simulate.js';
+export { simulate, parseSimulationConfig, simulationConfigSchema } from './sim/simulate.js';
+export type {
+  SimulationConfig,
+  RunConfig,
+  ReplayConfig,
+  SimulationOptions,
+  SimulationOutputsRequest,
+  SimulationResult,
+  SimulationReport,
+  SimulationMetrics,
+  ClassGoodput,
+  SimulationProgress,
+  SimulateOptions,
+} from './sim/library-types.js';
+export { BlisError, isBlisError } from './domain/errors.js';
 export { ConfigError } from './sim/config-error.js';
 export { FLAGS as SIMULATION_OPTIONS, type FlagSpec as SimulationOption } from './sim/options.js';
 export { buildCluster, runEngine, type EngineSetup, type PolicySetup, DEFAULT_POLICY_SETUP } from './sim/engine-setup.js';

@@ -36,7 +36,7 @@ function write(path: string, text: string, option: string): void {
 function emit(io: Io, f: FlagValues, out: SimulationOutputs): void {
   io.stdout(out.stdout);
   const mp = f.str('metrics-path');
-  if (mp !== '') write(mp, out.metricsFile, '--metrics-path');
+  if (mp !== '' && out.metricsFile !== null) write(mp, out.metricsFile, '--metrics-path');
 }
 
 /**

@@ -195,20 +195,22 @@ export class ClusterSimulator {
   }
 
   /**
-   * Executes every event with time <= `until` (and <= the horizon). Returns false once the horizon has been
-   * passed or no events remain, true while more events are pending after `until`.
+   * Executes every event with time <= `until` (and <= the horizon), or the first `maxEvents` of them (a driver
+   * that interleaves other work runs the simulation in slices this way; the slices change nothing else). Returns
+   * false once the horizon has been passed or no events remain, true while more events are pending.
    */
-  advanceTo(until: number): boolean {
+  advanceTo(until: number, maxEvents = Infinity): boolean {
     if (this.pastHorizon) return false;
     const q = this.queue;
     const horizon = this.cfg.horizon;
+    let budget = maxEvents;
     while (q.length > 0) {
       const t = q.peekTime();
       if (t > horizon) {
         this.pastHorizon = true;
         return false;
       }
-      if (t > until) return true;
+      if (t > until || budget-- <= 0) return true;
       if (this.sampler !== null && t >= this.sampler.next) this.sampler.sampleUpTo(t);
       const order = q.peekOrder();
       const kind = q.peekKind() as EventKind;

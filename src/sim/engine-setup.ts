@@ -250,3 +250,28 @@ export function finishedRequests(cs: ClusterSimulator): number {
   }
   return n;
 }
+
+/**
+ * Runs a built cluster to its end. The default runs it in one go; the library API passes one that executes
+ * the events in slices and yields to the host between them. Either way the events and their order are the same.
+ */
+export type EngineDriver = (cs: ClusterSimulator) => Promise<void>;
+
+/** {@link runEngine} through `drive` (null = run to the end in one go). */
+export async function driveEngine(
+  setup: EngineSetup,
+  requests: readonly Request[],
+  followUps: FollowUpHook | null,
+  prepare: ((cs: ClusterSimulator) => void) | null,
+  drive: EngineDriver | null,
+  progress: ProgressCallback | null = null,
+): Promise<ClusterSimulator> {
+  if (drive === null) return runEngine(setup, requests, followUps, prepare, progress);
+  const cs = buildCluster(setup);
+  if (followUps !== null) cs.setFollowUpHook(followUps);
+  prepare?.(cs);
+  for (const r of requests) cs.inject(r);
+  await drive(cs);
+  cs.finish();
+  return cs;
+}

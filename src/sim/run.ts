@@ -8,7 +8,7 @@ import type { Request } from '../domain/request.js';
 import { parseFitnessWeights } from '../metrics/fitness.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
-import { generateDistributionWorkload } from '../workload/distribution.js';
+import { distributionRequests } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
 import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
@@ -21,7 +21,7 @@ import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-exp
 import { formatTraceCsv, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { runEngine, type EngineSetup, type ProgressCallback } from './engine-setup.js';
+import { driveEngine, type EngineSetup, type ProgressCallback } from './engine-setup.js';
 import type { TimeSeriesData } from '../cluster/timeseries.js';
 import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
 import type { TimeSeriesSampler } from '../cluster/timeseries.js';
@@ -42,11 +42,11 @@ export interface SimulationOutputs {
   readonly cluster: ClusterSimulator;
   /** stdout in the requested `--output-format`. */
   readonly stdout: string;
-  /** `--metrics-path` contents (always rendered; written only when the option names a file). */
-  readonly metricsFile: string;
+  /** `--metrics-path` contents (rendered only when the option names a file: it holds every request). */
+  readonly metricsFile: string | null;
   /** run `--trace-output`: `<prefix>.yaml` and `<prefix>.csv` contents. */
   readonly trace: { readonly yaml: string; readonly csv: string } | null;
-  /** replay `--results-path` contents. */
+  /** replay `--results-path` contents (rendered only when the option names a file). */
   readonly results: string | null;
   /** What the run recorded (preemptions, routings with cache outcomes, KV samples, batches with `full`). */
   readonly recorder: RunRecorder;
@@ -192,7 +192,7 @@ function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs
 }
 
 /** The distribution workload's (or preset's) options, validated (also by {@link checkSimulation}). */
-function distributionOptions(f: FlagValues): Omit<Parameters<typeof generateDistributionWorkload>[0], 'seed'> {
+function distributionOptions(f: FlagValues): Omit<Parameters<typeof distributionRequests>[0], 'seed'> {
   const horizon = horizonFlag(f);
   const timeoutSecs = f.int('timeout');
   const workloadFlags = { rate: f.float('rate'), numRequests: f.int('num-requests'), prefixTokens: f.int('prefix-tokens'), timeoutSecs };
@@ -229,9 +229,10 @@ function distributionOptions(f: FlagValues): Omit<Parameters<typeof generateDist
 }
 
 /** The distribution workload or a preset, from the run options. */
-function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
+async function generatedWorkload(f: FlagValues, env: SimEnv, seed: bigint): Promise<RunWorkload> {
   const opts = distributionOptions(f);
-  const requests = generateDistributionWorkload({ seed, ...opts });
+  const source = distributionRequests({ seed, ...opts });
+  const requests = env.collect !== undefined ? await env.collect(source) : [...source];
   return { requests, horizon: opts.horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
 }
 
@@ -261,6 +262,10 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
   };
 }
 
+function metricsFile(f: FlagValues, report: Report): string | null {
+  return f.str('metrics-path') !== '' ? renderMetricsFile(report) : null;
+}
+
 function render(f: FlagValues, report: Report): string {
   return outputFormat(f) === 'reference' ? renderReferenceText(report) : renderJson(report);
 }
@@ -272,9 +277,10 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const pol = await resolvePolicyFlags(f, env);
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
-  const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
+  const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : await generatedWorkload(f, env, seed);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
+  await env.pause?.();
   const full: EngineSetup = { ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   // Closed-loop sessions: follow-up rounds enter the cluster as arrivals when their previous round ends.
   let sessions: SessionManager | null = null;
@@ -288,12 +294,15 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, record ? (c) => recorder.attach(c) : null, holder);
-  const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook, prepare, opts.onProgress ?? null);
+  const cs = await driveEngine(full, wl.requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null);
   const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
+  await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
   const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'run') } : {};
+  await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, json));
+  await env.pause?.();
   let trace: SimulationOutputs['trace'] = null;
   if (f.str('trace-output') !== '') {
     const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
@@ -303,7 +312,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
     trace = { yaml: formatTraceHeaderYaml(header), csv: formatTraceCsv(records, header.mode) };
   }
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace, results: null, recorder, requests: all, ...series };
+  return { report, cluster: cs, stdout: render(f, report), metricsFile: metricsFile(f, report), trace, results: null, recorder, requests: all, ...series };
 }
 
 /**
@@ -359,12 +368,16 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
-  const cs = runEngine(full, requests, null, prepare, opts.onProgress ?? null);
+  const cs = await driveEngine(full, requests, null, prepare, env.drive ?? null, opts.onProgress ?? null);
   observe?.(cs, requests, full, null);
+  await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
   const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, requests, pol, goodputTargets), ...reportDataSection(f, cs, requests, series.timeseries, 'replay') } : {};
+  await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)), recorder, requests, ...series };
+  await env.pause?.();
+  const results = f.str('results-path') !== '' ? goJsonIndent(simResults(report)) : null;
+  return { report, cluster: cs, stdout: render(f, report), metricsFile: metricsFile(f, report), trace: null, results, recorder, requests, ...series };
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

@@ -24,9 +24,9 @@ describe('time series', () => {
     const ts = r.timeseries as TimeSeriesData;
     expect(ts).not.toBeNull();
     expect(ts.intervalUs).toBe(250_000);
-    const m = r.metrics as Record<string, number>;
-    expect(m['preemption_count']).toBeGreaterThan(0);
-    expect(m['timed_out_requests']).toBeGreaterThan(0);
+    const m = r.metrics;
+    expect(m.preemption_count).toBeGreaterThan(0);
+    expect(m.timed_out_requests).toBeGreaterThan(0);
     expect(sum(ts.cluster['completed'])).toBe(m['completed_requests']);
     expect(sum(ts.cluster['timed_out'])).toBe(m['timed_out_requests']);
     expect(sum(ts.cluster['preemptions'])).toBe(m['preemption_count']);
@@ -115,9 +115,11 @@ describe('time series', () => {
   });
 
   it('rejects a path whose format it cannot tell, a bad format and a negative interval', async () => {
-    await expect(simulate({ ...PRESSURED, timeseriesPath: 'out.txt' })).rejects.toThrow(/--timeseries-path: cannot tell the format of "out.txt".*--timeseries-format/);
-    await expect(simulate({ ...PRESSURED, timeseriesFormat: 'xml', timeseriesPath: 'a.csv' })).rejects.toThrow(/--timeseries-format must be auto, csv or jsonl/);
-    await expect(simulate({ ...PRESSURED, timeseriesIntervalUs: -5 })).rejects.toThrow(/--timeseries-interval-us must be >= 0/);
+    // The library names config keys (the CLI's flags in its own tests).
+    await expect(simulate({ ...PRESSURED, timeseriesPath: 'out.txt' })).rejects.toThrow(/timeseriesPath: cannot tell the format of "out.txt".*timeseriesFormat/);
+    // @ts-expect-error -- not one of the formats
+    await expect(simulate({ ...PRESSURED, timeseriesFormat: 'xml', timeseriesPath: 'a.csv' })).rejects.toThrow(/timeseriesFormat: .*"auto"/);
+    await expect(simulate({ ...PRESSURED, timeseriesIntervalUs: -5 })).rejects.toThrow(/timeseriesIntervalUs must be >= 0/);
   });
 
   it('reports progress during a run without changing its output', async () => {

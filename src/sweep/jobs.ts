@@ -53,8 +53,9 @@ export class JobInternalError extends Error {
  */
 export async function runSimulation(job: SimulationJob): Promise<PointResult> {
   try {
-    const r = await simulate(job.config as SimulationConfig);
-    return { metrics: flattenMetrics(r.metrics) };
+    // Sweep points are validated by the same schema at run time (checkSimulation before queueing).
+    const r = await simulate(job.config as unknown as SimulationConfig);
+    return { metrics: flattenMetrics(r.metrics as unknown as Readonly<Record<string, unknown>>) };
   } catch (e) {
     if (isCoded(e)) return { error: { code: e.code, message: e.message.replace(/\s*\n\s*/g, ' ') } };
     throw new JobInternalError(`internal: ${e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e)}`);

@@ -193,7 +193,8 @@ describe('local execution', () => {
       expect(JSON.stringify(b)).toBe(JSON.stringify(a));
       expect(a[0]).toMatchObject({ ok: true, value: { metrics: { completed_requests: 40, injected_requests: 40 } } });
       expect(a[1]).toMatchObject({ ok: true, value: { metrics: { completed_requests: 30 } } });
-      expect(a[2]).toMatchObject({ ok: true, value: { error: { code: 'POLICY_FLAG' } } });
+      expect(a[2]).toMatchObject({ ok: true, value: { error: { code: 'bad-config' } } });
+      expect(JSON.stringify(a[2])).toContain('unknown routing policy \\"nope\\"');
     } finally {
       await inThread.close();
       await pool.close();
