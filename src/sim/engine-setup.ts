@@ -186,7 +186,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           maxModelLen: setup.maxModelLen,
           preemptionPolicy: setup.preemptionPolicy,
         },
-        createKVStore(setup.kv),
+        createKVStore(corrected ? { ...setup.kv, corrected } : setup.kv),
         setup.latency,
         slo,
         sink,
