@@ -63,6 +63,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
     maxModelLenExplicit: f.changed('max-model-len'),
     moeCommBackend: f.str('moe-comm-backend'),
     enableExpertParallel: f.bool('enable-expert-parallel'),
+    ...(semantics === 'corrected' ? { corrected: true } : {}),
     ...(userModelConfig ? { userModelConfig } : {}),
     ...(userHardware ? { userHardware } : {}),
   });

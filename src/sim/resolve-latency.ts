@@ -40,6 +40,8 @@ export interface LatencyInput {
   readonly userModelConfig?: { readonly raw: unknown; readonly label: string };
   /** User GPU entries (hardware_config.json format) overriding the catalog. */
   readonly userHardware?: ReadonlyMap<string, HardwareConfig>;
+  /** --semantics corrected: catalog figure fixes (L1) and KV capacity over the TP group (E10). */
+  readonly corrected?: boolean;
 }
 
 export interface ResolvedLatency {
@@ -142,7 +144,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     label = `catalog:${model}`;
   }
   const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label), model);
-  const hw = inp.userHardware?.get(gpu) ?? findGpu(gpu);
+  const hw = inp.userHardware?.get(gpu) ?? findGpu(gpu, inp.corrected === true);
   if (!hw) {
     const known = [...GPU_NAMES, ...(inp.userHardware?.keys() ?? [])].join(', ');
     throw new ConfigError('unknown-hardware', `--hardware "${gpu}" is not a known GPU (known: ${known}); add it with --hardware-config <file.json>`);
@@ -158,7 +160,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     }
     if (params) {
       if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
-      else totalKvBlocks = calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u });
+      else totalKvBlocks = calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, ...(inp.corrected === true ? { corrected: true } : {}) });
     }
   }
   const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);

@@ -131,8 +131,17 @@ const GPU_ALIASES: Readonly<Record<string, GpuName>> = {
   'RTX PRO 6000': 'RTX-PRO-6000',
 };
 
-export function findGpu(name: string): GpuSpec | undefined {
-  if (Object.hasOwn(GPU_CATALOG, name)) return GPU_CATALOG[name as GpuName];
-  const alias = Object.hasOwn(GPU_ALIASES, name) ? GPU_ALIASES[name] : undefined;
-  return alias === undefined ? undefined : GPU_CATALOG[alias];
+export function findGpu(name: string, corrected = false): GpuSpec | undefined {
+  const canonical = Object.hasOwn(GPU_CATALOG, name) ? (name as GpuName) : Object.hasOwn(GPU_ALIASES, name) ? GPU_ALIASES[name] : undefined;
+  if (canonical === undefined) return undefined;
+  const spec = GPU_CATALOG[canonical];
+  return corrected && Object.hasOwn(CORRECTED_SPECS, canonical) ? { ...spec, ...CORRECTED_SPECS[canonical] } : spec;
 }
+
+/**
+ * --semantics corrected (docs/reference-differences.md L1): catalog figures the reference gets wrong. The
+ * L40S FP8 peak is the datasheet's dense figure, like its BF16 one, not the with-sparsity 1466.
+ */
+const CORRECTED_SPECS: Partial<Record<GpuName, Partial<GpuSpec>>> = {
+  L40S: { TFlopsFP8: 733.0 },
+};
