@@ -13,6 +13,7 @@ import {
   evaluateCandidate,
   findSuite,
   parseSuite,
+  withSemantics,
   ResultCache,
   BUILTIN_SUITES,
   type Candidate,
@@ -25,6 +26,7 @@ import { searchTemplate, templateBundle, withSeedOffset } from '../evaluate/sear
 import { findTemplate, type ParamValue } from '../policy/templates/catalog.js';
 import { EvaluationPool } from '../evaluate/pool.js';
 import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
+import { isSemantics, SEMANTICS } from '../domain/semantics.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { progressDisplay } from './progress.js';
@@ -37,13 +39,13 @@ function read(file: string, flag: string): string {
   }
 }
 
-function loadSuite(name: string): Suite {
-  const builtin = findSuite(name);
-  if (builtin !== undefined) return builtin;
-  if (!existsSync(name)) {
+function loadSuite(name: string, semantics: string | undefined): Suite {
+  if (semantics !== undefined && !isSemantics(semantics)) throw new UsageError('bad-flag', `--semantics must be ${SEMANTICS.join(' or ')}, got "${semantics}"`);
+  const suite = findSuite(name) ?? (existsSync(name) ? parseSuite(read(name, '--suite'), name) : undefined);
+  if (suite === undefined) {
     throw new UsageError('bad-flag', `--suite: "${name}" is neither a built-in suite (${BUILTIN_SUITES.map((s) => s.name).join(', ')}) nor a file; blis suites lists the built-in ones`);
   }
-  return parseSuite(read(name, '--suite'), name);
+  return semantics === undefined ? suite : withSemantics(suite, semantics);
 }
 
 /** Code files a bundle names with `file:` (relative to the bundle), read when they exist. */
@@ -99,6 +101,7 @@ export interface EvaluateFlags {
   tlsInsecure?: boolean;
   report?: string;
   quiet?: boolean;
+  semantics?: string;
 }
 
 function writeReport(file: string, html: string): void {
@@ -127,7 +130,7 @@ function dirCache(dir: string): ResultCache {
 }
 
 export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
-  const suite = loadSuite(o.suite);
+  const suite = loadSuite(o.suite, o.semantics);
   if (o.stage !== '1' && o.stage !== '2') throw new UsageError('bad-flag', `--stage must be 1 or 2, got "${o.stage}"`);
   if (!(CONTROL_POINTS as readonly string[]).includes(o.controlPoint)) throw new UsageError('bad-flag', `--control-point must be one of ${CONTROL_POINTS.join(', ')}, got "${o.controlPoint}"`);
   if (o.engine !== 'fast' && o.engine !== 'strict') throw new UsageError('bad-flag', `--engine must be fast or strict, got "${o.engine}"`);
@@ -241,6 +244,7 @@ export interface SearchFlags {
   start: string;
   holdoutOffset: string;
   cache?: string;
+  semantics?: string;
 }
 
 function parseStart(text: string): Record<string, ParamValue> {
@@ -255,7 +259,7 @@ function parseStart(text: string): Record<string, ParamValue> {
 }
 
 export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
-  const suite = loadSuite(o.suite);
+  const suite = loadSuite(o.suite, o.semantics);
   const t = findTemplate(o.template);
   if (t === undefined) throw new UsageError('bad-flag', `--template: unknown template "${o.template}"; blis policies lists them`);
   const budget = int('--budget', o.budget, 1);
