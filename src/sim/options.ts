@@ -75,7 +75,7 @@ export const FLAGS = [
   // simulation
   { name: 'seed', kind: 'string', def: '42', int64: true, help: 'random seed (int64)', scope: 'shared' },
   { name: 'horizon', kind: 'string', def: MAX_INT64_TEXT, int64: true, help: 'simulation horizon in µs ticks (replay default: 2 x the last injection time)', scope: 'shared' },
-  { name: 'semantics', kind: 'string', def: 'reference', choices: [...SEMANTICS], help: 'reference (default): reproduce the reference simulator exactly, its known bugs included; corrected: fix the behaviours listed in docs/reference-differences.md (results then differ from the reference)', scope: 'shared' },
+  { name: 'semantics', kind: 'string', def: 'reference', choices: [...SEMANTICS], help: 'reference (default): reproduce the reference simulator exactly, its known bugs included; corrected: fix the reference bugs marked corrected in docs/reference-differences.md (results then differ from the reference)', scope: 'shared' },
   { name: 'log', kind: 'string', def: 'warn', choices: ['debug', 'info', 'warn', 'error'], help: 'stderr diagnostics: warn (default) prints warnings, error prints errors only', scope: 'shared' },
   { name: 'num-instances', kind: 'int', def: 1, help: 'number of instances', scope: 'shared' },
   { name: 'admission-latency', kind: 'int', def: 0, help: 'admission decision latency (µs)', scope: 'shared' },
