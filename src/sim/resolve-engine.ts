@@ -7,7 +7,7 @@ import { ConfigError } from './config-error.js';
 import { resolveLatency, type ResolvedLatency } from './resolve-latency.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { MAX_INT64 } from '../domain/units.js';
-import { SEMANTICS, isSemantics, type Semantics } from '../domain/semantics.js';
+import { DEFAULT_SEMANTICS, SEMANTICS, isSemantics, type Semantics } from '../domain/semantics.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
 import { BlisError, showValue } from '../domain/errors.js';
@@ -66,7 +66,8 @@ export interface EngineResolution {
 
 /** `--semantics`: reference (default) or corrected. */
 export function semanticsFlag(f: FlagValues): Semantics {
-  const v = f.str('semantics');
+  // Commands without the option (serve) read '' and run the default.
+  const v = f.changed('semantics') || f.str('semantics') !== '' ? f.str('semantics') : DEFAULT_SEMANTICS;
   if (!isSemantics(v)) throw new ConfigError('bad-flag', `--semantics must be ${SEMANTICS.join(' or ')}, got "${v}"`, { field: '--semantics' });
   return v;
 }
