@@ -28,15 +28,30 @@ export type RequestOutcome =
   | 'gateway_rejected'
   | 'gateway_shed'
   | 'gateway_expired'
-  | 'gateway_evicted';
+  | 'gateway_evicted'
+  /** Killed on an instance drained with the `immediate` drain mode. */
+  | 'drain_killed';
+
+/** P/D disaggregation: what part of a split request this object is. */
+export const PdPart = {
+  /** An ordinary request (or a parent whose sub-requests do the work). */
+  None: 0,
+  /** The prefill half: same input, no output tokens; completes after its prefill. */
+  Prefill: 1,
+  /** The decode half: arrives with its input KV already allocated by the transfer. */
+  Decode: 2,
+} as const;
+export type PdPart = (typeof PdPart)[keyof typeof PdPart];
+
+const NO_TOKENS = new Int32Array(0);
 
 export class Request {
   /** External id, e.g. `request_12`. */
   readonly id: string;
-  /** Prompt token ids (prefix ++ prompt). */
-  readonly inputTokens: Int32Array;
+  /** Prompt token ids (prefix ++ prompt); emptied by {@link releaseTokens} once the request has left. */
+  inputTokens: Int32Array;
   /** Oracle output token ids; their count is the true output length. */
-  readonly outputTokens: Int32Array;
+  outputTokens: Int32Array;
   readonly inputLen: number;
   readonly outputLen: number;
   /** Client output budget (vLLM max_tokens); 0 = none. Auto-filled at enqueue when max-model-len is set. */
@@ -94,6 +109,8 @@ export class Request {
   lengthCapped = false;
   /** Instance id this request was routed to ('' until routed). */
   assignedInstance = '';
+  /** P/D disaggregation: which half of a split request this is ({@link PdPart}); None otherwise. */
+  pdPart: PdPart = PdPart.None;
   /**
    * Flow control: when the request entered the gateway queue and when it left it for routing (µs). 0 = unset,
    * which the metrics read as "no gateway delay" — so, as in the reference, a request enqueued at t = 0 reports
@@ -135,6 +152,16 @@ export class Request {
    */
   inputBlockHashes: Float64Array | null = null;
   inputHashBlockSize = 0;
+
+  /**
+   * Drops the token ids and block hashes of a request that has left the system (the lengths stay): nothing reads
+   * them afterwards, and a run of millions of requests would otherwise hold every prompt to the end.
+   */
+  releaseTokens(): void {
+    this.inputTokens = NO_TOKENS;
+    this.outputTokens = NO_TOKENS;
+    this.inputBlockHashes = null;
+  }
 
   constructor(id: string, inputTokens: Int32Array, outputTokens: Int32Array, arrivalTime: Tick, maxOutputLen = 0, deadline: Tick = 0) {
     this.id = id;

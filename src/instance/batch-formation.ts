@@ -3,7 +3,7 @@
  * prefill and one decode token each, preempting from the batch when KV runs out), then new requests from the
  * wait queue while seats, token budget and KV allow, and no preemption happened this step.
  */
-import { RequestState, type Request } from '../domain/request.js';
+import { PdPart, RequestState, type Request } from '../domain/request.js';
 import type { KVStore } from '../kv/types.js';
 import { SchedulerDecisionError, type InstanceScheduler, type PreemptionPolicy, type SchedulerContext } from './scheduler.js';
 import type { WaitQueue } from './wait-queue.js';
@@ -99,6 +99,8 @@ export class BatchFormer {
 
   /** Allocates and schedules `next` (chunk capped at `cap` when > 0); false when the KV cache cannot take it. */
   private admit(batch: Request[], next: Request, stepCount: number, cap: number): boolean {
+    // A P/D decode half arrives with its input KV allocated: it only needs its next token.
+    if (next.pdPart === PdPart.Decode) return this.admitDecodeHalf(batch, next, stepCount);
     const lim = this.limits;
     const cached = this.kv.getCachedBlocks(next);
     const start = cached.length * this.kv.blockSize;
@@ -116,6 +118,19 @@ export class BatchFormer {
     next.state = RequestState.Running;
     next.numNewTokens = n;
     next.computedTokens = n + start;
+    return true;
+  }
+
+  private admitDecodeHalf(batch: Request[], next: Request, stepCount: number): boolean {
+    const pi = next.progressIndex;
+    if (!this.kv.allocate(next, pi, pi + 1, EMPTY)) return false;
+    batch.push(next);
+    next.scheduledStepIdx = stepCount;
+    this.outcome.newlyScheduled.push(next);
+    this.budget -= 1;
+    next.state = RequestState.Running;
+    next.numNewTokens = 1;
+    next.computedTokens = pi + 1;
     return true;
   }
 

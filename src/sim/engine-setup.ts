@@ -10,12 +10,23 @@ import type { FlowControlConfig } from '../cluster/flow-control/controller.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Instance } from '../instance/instance.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
-import { createKVStore } from '../kv/index.js';
+import { createKVStore, type KVStoreConfig } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
 import { makeAdmissionPolicy, makeRoutingPolicy } from '../routing/registry.js';
 import { defaultScorerConfigs, type ScorerConfig } from '../routing/scorer-config.js';
 import { TenantTracker } from '../routing/tenant.js';
+import { makeDisaggregationDecider } from '../routing/disaggregation.js';
+import type { RoutingPolicy } from '../routing/types.js';
+import type { PdPolicies } from '../cluster/pd/coordinator.js';
+import { PoolRole } from '../cluster/pd/pools.js';
+import type { TransferConfig } from '../cluster/pd/transfer.js';
+import type { PdBeyondConfig } from '../cluster/pd/beyond.js';
+import { infraSetup, placementFor, planStartup, type ScalingSetup } from './engine-infra.js';
+import type { DeploymentEngineSetup, PoolConfigSetup } from './resolve-deployment.js';
+import type { StaticFacts } from '../cluster/snapshot.js';
+import type { ReplicaBuild } from '../cluster/autoscaler/actuator.js';
+import { withWarmup } from '../latency/warmup.js';
 import type { BuiltPolicies, PreparedPolicies } from '../policy/build.js';
 import type { PolicyBuildContext } from '../policy/templates/build.js';
 import type { ControlPoint } from '../policy/view.js';
@@ -72,6 +83,37 @@ export const DEFAULT_POLICY_SETUP: PolicySetup = {
   flowControl: null,
 };
 
+/** What one pool's instances run with instead of the cluster-wide setup (P/D per-pool overrides). */
+export interface InstanceOverrides {
+  readonly latency: LatencyModel;
+  readonly kvTotalBlocks: number;
+  readonly maxModelLen: number;
+  readonly tp: number;
+  readonly gpuType: string;
+}
+
+/** Prefill/decode disaggregation, resolved (reference flags --prefill-instances ... --decode-max-model-len). */
+export interface PdEngineSetup {
+  /** Role of each startup instance (see cluster/pd/pools.ts). */
+  readonly roles: readonly number[];
+  readonly decider: string;
+  readonly prefixThreshold: number;
+  readonly transfer: TransferConfig;
+  /** Pool-specific weighted profiles; null = the main routing policy serves that pool too. */
+  readonly prefillScorers: readonly ScorerConfig[] | null;
+  readonly decodeScorers: readonly ScorerConfig[] | null;
+  /** Overrides of prefill-only instances; null = the cluster-wide setup. */
+  readonly prefill: InstanceOverrides | null;
+  /** Overrides of decode and shared-role instances (decode wins for shared pods). */
+  readonly decode: InstanceOverrides | null;
+  /** Models served by P/D pools (deployment file); absent/null = every request takes the P/D path. */
+  readonly pdModels?: readonly string[] | null;
+  /** KV bytes per token of a prefill instance's configuration (by its scaling target); absent = transfer's. */
+  readonly kvBytesPerTokenOf?: (target: string | undefined) => number;
+  /** Beyond-reference P/D behaviour; absent = the reference's. */
+  readonly beyond?: PdBeyondConfig;
+}
+
 export interface EngineSetup {
   /** Reference bugs reproduced (default) or corrected (docs/reference-differences.md). */
   readonly semantics?: Semantics;
@@ -95,6 +137,12 @@ export interface EngineSetup {
   readonly tp?: number;
   readonly sloPriorities?: Readonly<Record<string, number>>;
   readonly policy?: PolicySetup;
+  /** Prefill/decode pools; null/absent = monolithic instances. */
+  readonly pd?: PdEngineSetup | null;
+  /** Node pools, instance lifecycle and the autoscaler; null/absent = a fixed set of Active instances. */
+  readonly scaling?: ScalingSetup | null;
+  /** Models x configurations x pools from a deployment file; null/absent = the flags' one configuration. */
+  readonly deployment?: DeploymentEngineSetup | null;
 }
 
 function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator, rng: PartitionedRng, built: BuiltPolicies | null): ClusterPolicies {
@@ -120,22 +168,62 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
     cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req),
     corrected: isCorrected(setup.semantics),
   });
-  return { admission, routing, priority: built?.priority ?? null, tenants };
+  const pd = setup.pd;
+  const poolPolicy = (scorers: readonly ScorerConfig[] | null, subsystem: string): RoutingPolicy | null =>
+    scorers === null ? null : makeRoutingPolicy('weighted', { scorers, blockSize: setup.kv.blockSize, rng: rng.forSubsystem(subsystem), cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req), corrected: isCorrected(setup.semantics) });
+  const pdPolicies: PdPolicies | null = pd
+    ? {
+      decider: makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
+      prefillRouting: poolPolicy(pd.prefillScorers, 'prefill-router'),
+      decodeRouting: poolPolicy(pd.decodeScorers, 'decode-router'),
+    }
+    : null;
+  return { admission, routing, priority: built?.priority ?? null, tenants, pd: pdPolicies };
 }
 
 /** Scorers that read the instances' actual prefix caches (and so need the stale cache view). */
 const CACHE_AWARE_SCORERS = new Set(['precise-prefix-cache', 'no-hit-lru']);
 
-function readsInstanceCaches(p: PolicySetup): boolean {
+function readsInstanceCaches(p: PolicySetup, pd: PdEngineSetup | null): boolean {
   // Evolvable policies may read cachedPrefixBlocks (observed, with the configured staleness).
   if (p.evolvable?.active === true) return true;
-  if (p.routingPolicy !== 'weighted') return false;
-  const profile = p.routingScorers === null || p.routingScorers.length === 0 ? defaultScorerConfigs() : p.routingScorers;
-  return profile.some((c) => CACHE_AWARE_SCORERS.has(c.name));
+  const cacheAware = (scorers: readonly ScorerConfig[] | null): boolean =>
+    (scorers === null || scorers.length === 0 ? defaultScorerConfigs() : scorers).some((c) => CACHE_AWARE_SCORERS.has(c.name));
+  if (pd) {
+    if (pd.decider === 'prefix-threshold') return true;
+    if (pd.prefillScorers !== null && cacheAware(pd.prefillScorers)) return true;
+    if (pd.decodeScorers !== null && cacheAware(pd.decodeScorers)) return true;
+  }
+  return p.routingPolicy === 'weighted' && cacheAware(p.routingScorers);
+}
+
+/** The overrides startup instance `i` runs with (deployment pool, P/D pool), or null for the cluster-wide setup. */
+export function instanceOverrides(setup: EngineSetup, i: number): InstanceOverrides | null {
+  const d = setup.deployment;
+  if (d) return (d.pools[d.startup[i] ?? 0] as PoolConfigSetup).overrides;
+  return overridesFor(setup.pd, i);
+}
+
+/** The facts startup instance `i` reports to the router. */
+function factsOf(setup: EngineSetup, i: number): StaticFacts {
+  const d = setup.deployment;
+  const base = { model: setup.model ?? '', gpuType: setup.gpuType ?? '', tpDegree: setup.tp ?? 0, maxBatchSize: setup.maxNumSeqs };
+  if (!d) return base;
+  const p = d.pools[d.startup[i] ?? 0] as PoolConfigSetup;
+  return { ...base, model: p.model, gpuType: p.overrides.gpuType, tpDegree: p.overrides.tp, target: p.target, costPerHour: p.costPerGpuHour * p.overrides.tp };
+}
+
+function overridesFor(pd: PdEngineSetup | null | undefined, i: number): InstanceOverrides | null {
+  if (!pd) return null;
+  const role = pd.roles[i] ?? PoolRole.None;
+  if (role === PoolRole.Prefill) return pd.prefill;
+  if (role === PoolRole.Decode || role === PoolRole.PrefillDecode) return pd.decode;
+  return null;
 }
 
 export function buildCluster(setup: EngineSetup): ClusterSimulator {
   const corrected = isCorrected(setup.semantics);
+  const kvStoreConfig = (kv: KVSetup): KVStoreConfig => (corrected ? { ...kv, corrected } : kv);
   const slo = new SloPriorityMap(setup.sloPriorities ?? {});
   const p = setup.policy ?? DEFAULT_POLICY_SETUP;
   const rng = new PartitionedRng(setup.seed ?? 42n);
@@ -154,6 +242,17 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
     built = p.evolvable.build(ctx);
   }
   const schedulerOf = built?.scheduler ?? null;
+  const baseFacts = factsOf(setup, 0);
+  const placement = placementFor(setup.scaling);
+  const plans = planStartup(setup.scaling, {
+    numInstances: setup.numInstances,
+    factsOf: (i) => factsOf(setup, i),
+    tpOf: (i) => instanceOverrides(setup, i)?.tp ?? Math.max(setup.tp ?? 1, 1),
+    maxModelLenOf: (i) => instanceOverrides(setup, i)?.maxModelLen ?? setup.maxModelLen,
+  }, placement, setup.kv.blockSize);
+  const poolByTarget = new Map((setup.deployment?.pools ?? []).map((p) => [p.target, p]));
+  const infra = infraSetup(setup.scaling, plans, placement, rng, setup.kv.blockSize, setup.maxModelLen, Math.max(setup.tp ?? 1, 1), built?.autoscale ?? null);
+  const pd = setup.pd;
   cluster = new ClusterSimulator(
     {
       horizon: setup.horizon,
@@ -161,53 +260,158 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       routingLatency: setup.routingLatency,
       snapshotRefreshInterval: p.snapshotRefreshInterval,
       // Freezing cache views costs work on every KV change; skip it when no policy reads them.
-      cacheSignalDelay: readsInstanceCaches(p) ? p.cacheSignalDelay : 0,
+      cacheSignalDelay: readsInstanceCaches(p, setup.pd ?? null) ? p.cacheSignalDelay : 0,
       traceDecisions: p.traceDecisions,
       counterfactualK: p.counterfactualK,
-      model: setup.model ?? '',
-      gpuType: setup.gpuType ?? '',
-      tpDegree: setup.tp ?? 0,
-      maxBatchSize: setup.maxNumSeqs,
+      ...baseFacts,
       flowControl: p.flowControl,
       routerSignals: p.evolvable?.active === true || p.routerSignals === true,
       corrected,
+      // P/D membership is by configured index; deferred (unplaced) instances leave no position.
+      pd: pd
+        ? {
+          roles: plans.map((x) => pd.roles[x.index] ?? PoolRole.None), transfer: pd.transfer, blockSize: setup.kv.blockSize,
+          models: pd.pdModels ?? null, ...(pd.kvBytesPerTokenOf ? { kvBytesPerTokenOf: pd.kvBytesPerTokenOf } : {}),
+          ...(pd.beyond ? { beyond: pd.beyond } : {}),
+        }
+        : null,
+      facts: plans.map((x) => x.facts),
+      infra,
+      defaultModel: setup.deployment?.defaultModel ?? '',
     },
     setup.numInstances,
-    (i, sink) =>
-      new Instance(
+    (i, sink, replica) => {
+      const plan = plans[i];
+      // Replicas the autoscaler adds run their target's configuration (none: the cluster-wide one).
+      const o = replica === undefined ? (plan !== undefined ? instanceOverrides(setup, plan.index) : null) : (poolByTarget.get(replica.build.target ?? '')?.overrides ?? null);
+      const build = replica?.build ?? plan?.build;
+      const kvBlocks = build?.kvTotalBlocks ?? (o === null ? setup.kv.totalBlocks : o.kvTotalBlocks);
+      const mml = build?.maxModelLen ?? (o === null ? setup.maxModelLen : o.maxModelLen);
+      const holder: { inst: Instance | null } = { inst: null };
+      holder.inst = new Instance(
         {
-          id: `instance_${i}`,
+          id: replica?.id ?? plan?.id ?? `instance_${i}`,
           horizon: setup.horizon,
           scheduler: setup.scheduler,
           schedulerPolicy: schedulerOf === null ? null : schedulerOf(i),
           maxNumSeqs: setup.maxNumSeqs,
           maxNumBatchedTokens: setup.maxNumBatchedTokens,
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
-          maxModelLen: setup.maxModelLen,
+          maxModelLen: mml,
           preemptionPolicy: setup.preemptionPolicy,
+          holdPrefillKV: pd?.beyond?.ownership === 'single',
         },
-        createKVStore(corrected ? { ...setup.kv, corrected } : setup.kv),
-        setup.latency,
+        createKVStore(kvStoreConfig(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks })),
+        latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),
         slo,
         sink,
-      ),
+      );
+      return holder.inst;
+    },
     (cs) => buildPolicies(setup, p, slo, cs, rng, built),
     slo,
   );
   return cluster;
 }
 
+/** A replica's latency model: wrapped with its warm-up penalty (read on the replica's own clock) when it has one. */
+function latencyFor(base: LatencyModel, build: ReplicaBuild | undefined, holder: { inst: Instance | null }): LatencyModel {
+  const w = build?.warmup;
+  return w === undefined ? base : withWarmup(base, w.profile, w.state, () => holder.inst?.clock ?? 0);
+}
+
 /**
  * Runs `requests` (sorted by arrival) through a fresh cluster built from `setup`. `followUps` (closed-loop
- * sessions: a SessionManager's hook) turns finished requests into new arrivals.
+ * sessions: a SessionManager's hook) turns finished requests into new arrivals. With `releaseTokens`, every
+ * request drops its token ids once it has left the system (after its follow-ups were made from them).
  */
-export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null, prepare: ((cs: ClusterSimulator) => void) | null = null, progress: ProgressCallback | null = null): ClusterSimulator {
+export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null, prepare: ((cs: ClusterSimulator) => void) | null = null, progress: ProgressCallback | null = null, releaseTokens = false): ClusterSimulator {
   const cs = buildCluster(setup);
-  if (followUps !== null) cs.setFollowUpHook(followUps);
+  const hook = releaseTokens ? releasing(followUps) : followUps;
+  if (hook !== null) cs.setFollowUpHook(hook);
   prepare?.(cs);
   if (progress === null) cs.run(requests);
   else runWithProgress(cs, requests, followUps === null ? requests.length : null, progress);
   return cs;
+}
+
+function releasing(followUps: FollowUpHook | null): FollowUpHook {
+  return (req, tick) => {
+    const next = followUps === null ? NO_FOLLOW_UPS : followUps(req, tick);
+    req.releaseTokens();
+    return next;
+  };
+}
+
+const NO_FOLLOW_UPS: readonly Request[] = [];
+
+/** How many generated arrivals wait in the event queue at most while a streamed workload runs. */
+const STREAM_CHUNK = 4096;
+
+/**
+ * Runs a workload produced while the simulation runs (sorted by arrival), holding only the arrivals of the next
+ * few thousand requests instead of every request's tokens from the start. Returns the cluster and every request
+ * the source produced. Through `drive` (the library's yields to the event loop) when given, else in one go.
+ *
+ * Only for workloads without follow-ups: then every ClusterArrival comes from the source, so injecting them in
+ * chunks, each before any event at or after its first arrival time runs, executes exactly the events, in exactly
+ * the order, that injecting them all at the start does (ties between arrivals keep source order; an arrival and
+ * another kind of event never share an order key).
+ */
+export async function driveEngineStreaming(
+  setup: EngineSetup,
+  source: Iterable<Request>,
+  prepare: ((cs: ClusterSimulator) => void) | null,
+  drive: EngineDriver | null,
+  progress: ProgressCallback | null = null,
+  total: number | null = null,
+): Promise<{ cluster: ClusterSimulator; requests: Request[] }> {
+  const cs = buildCluster(setup);
+  cs.setFollowUpHook(releasing(null));
+  prepare?.(cs);
+  const all: Request[] = [];
+  const step = progress === null ? (until: number): void => void cs.advanceTo(until) : reportingAdvance(cs, progress, total);
+  const advance = drive === null ? (until: number): Promise<void> => Promise.resolve(step(until)) : (until: number): Promise<void> => drive(cs, until);
+  // Driven runs inject smaller chunks: generating a chunk is work between the driver's yields.
+  const chunk = drive === null ? STREAM_CHUNK : STREAM_CHUNK / 16;
+  const it = source[Symbol.iterator]();
+  let next = it.next();
+  while (!next.done) {
+    const first = next.value.arrivalTime;
+    // A chunk: `chunk` arrivals, extended to every arrival at the time of its last one.
+    let last = first;
+    // (Arrivals past the horizon are injected too, and never run: the run stops at the horizon as before.)
+    let n = 0;
+    while (!next.done && (n < chunk || next.value.arrivalTime === last)) {
+      last = next.value.arrivalTime;
+      cs.inject(next.value);
+      all.push(next.value);
+      n++;
+      next = it.next();
+    }
+    // Everything strictly before the next chunk's first arrival; that chunk is injected before it can run.
+    if (!next.done) await advance(next.value.arrivalTime - 1);
+  }
+  await advance(Infinity);
+  cs.finish();
+  return { cluster: cs, requests: all };
+}
+
+/**
+ * advanceTo in steps of {@link PROGRESS_STEP_US} of simulated time, reporting after each. Pausing between events
+ * changes nothing.
+ */
+function reportingAdvance(cs: ClusterSimulator, progress: ProgressCallback, total: number | null): (until: number) => void {
+  let reached = 0;
+  return (until) => {
+    for (;;) {
+      const step = Math.min(until, Math.max(reached + PROGRESS_STEP_US, cs.nextEventTime()));
+      const more = cs.advanceTo(step);
+      progress({ simTimeUs: cs.clock, requestsDone: finishedRequests(cs), requestsTotal: total });
+      if (!more || step >= until) return;
+      reached = step;
+    }
+  };
 }
 
 /** How far a run has got, for progress displays (simulated time, requests that reached a terminal state). */
@@ -252,10 +456,11 @@ export function finishedRequests(cs: ClusterSimulator): number {
 }
 
 /**
- * Runs a built cluster to its end. The default runs it in one go; the library API passes one that executes
- * the events in slices and yields to the host between them. Either way the events and their order are the same.
+ * Runs a built cluster's events up to `until` (Infinity: to its end). The default runs them in one go; the library
+ * API passes one that executes the events in slices and yields to the host between them. Either way the events
+ * and their order are the same.
  */
-export type EngineDriver = (cs: ClusterSimulator) => Promise<void>;
+export type EngineDriver = (cs: ClusterSimulator, until?: number) => Promise<void>;
 
 /** {@link runEngine} through `drive` (null = run to the end in one go). */
 export async function driveEngine(
@@ -265,10 +470,12 @@ export async function driveEngine(
   prepare: ((cs: ClusterSimulator) => void) | null,
   drive: EngineDriver | null,
   progress: ProgressCallback | null = null,
+  releaseTokens = false,
 ): Promise<ClusterSimulator> {
-  if (drive === null) return runEngine(setup, requests, followUps, prepare, progress);
+  if (drive === null) return runEngine(setup, requests, followUps, prepare, progress, releaseTokens);
   const cs = buildCluster(setup);
-  if (followUps !== null) cs.setFollowUpHook(followUps);
+  const hook = releaseTokens ? releasing(followUps) : followUps;
+  if (hook !== null) cs.setFollowUpHook(hook);
   prepare?.(cs);
   for (const r of requests) cs.inject(r);
   await drive(cs);

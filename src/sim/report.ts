@@ -8,10 +8,13 @@ import { breakdownSections } from '../metrics/sections.js';
 import { collectRawMetrics, instanceRawView } from '../metrics/cluster-metrics.js';
 import { computeFitness, fitnessLines } from '../metrics/fitness.js';
 import { applyGoodput, computeGoodput, type SloDimTargets } from '../metrics/goodput.js';
-import { aggregateViews, anomalyLines, buildMetricsFile, buildMetricsOutput, instanceView, kvCacheLines, type MetricsOutputJson, type MetricsView } from '../metrics/output.js';
+import { aggregateViews, anomalyLines, buildMetricsFile, buildMetricsOutput, instanceView, kvCacheLines, metricsFileChunks, type MetricsOutputJson, type MetricsView } from '../metrics/output.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import type { DecisionTrace } from '../domain/decision-records.js';
 import { summarizeTrace, traceSummaryLines } from '../metrics/trace-summary.js';
+import { pdAggregate, pdMetricsLines, summarizePd } from '../metrics/pd.js';
+import { pdCorrections } from '../cluster/pd/project.js';
+import { PoolRole } from '../cluster/pd/pools.js';
 
 export type Section =
   | { readonly kind: 'metrics'; readonly header: string; readonly json: MetricsOutputJson }
@@ -54,9 +57,10 @@ function text(header: string, key: string, lines: readonly string[] | null, out:
 export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_REPORT_OPTIONS): Report {
   const corrected = opts.corrected === true;
   const views = cs.instances.map((i) => instanceView(i.metrics));
-  const agg = aggregateViews(views);
+  const pd = cs.pd;
+  const agg = pd === null ? aggregateViews(views) : pdAggregate(aggregateViews(views), pdCorrections(pd), pd.parents.map((p) => p.req));
   const sections: Section[] = [];
-  if (cs.instances.length > 1) {
+  if (cs.configuredInstances > 1) {
     cs.instances.forEach((inst, k) => {
       sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: buildMetricsOutput(views[k] as MetricsView, inst.id, corrected) });
     });
@@ -79,6 +83,18 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
   text('Anomaly Counters', 'anomaly_counters', anomalyLines(raw), sections);
   text('KV Cache Metrics', 'kv_cache_metrics', kvCacheLines(raw), sections);
   for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null, corrected)) text(s.header, s.key, s.lines, sections);
+  if (pd !== null) {
+    const contention = pd.contentionEnabled;
+    const summary = summarizePd({
+      parents: pd.parents.map((p) => ({ id: p.id, transferStartTime: p.transferStartTime, transferCompleteTime: p.transferCompleteTime, req: p.req })),
+      instances: cs.instances.map((inst, i) => ({ completedRequests: inst.metrics.completedRequests, prefill: pd.inPool(i, PoolRole.Prefill), decode: pd.inPool(i, PoolRole.Decode) })),
+      simEndedTime: agg.simEndedTime,
+      contention,
+      peakConcurrentTransfers: pd.peakConcurrentTransfers,
+      meanTransferQueueDepth: pd.meanTransferQueueDepth,
+    });
+    text('PD Metrics', 'pd_metrics', pdMetricsLines(summary, contention), sections);
+  }
   if (opts.trace && opts.summarizeTrace) text('Trace Summary', 'trace_summary', traceSummaryLines(summarizeTrace(opts.trace)), sections);
   return { sections, aggregate: agg, clusterOutput, jsonExtras: opts.jsonExtras ?? {}, corrected };
 }
@@ -137,4 +153,9 @@ export function renderJson(r: Report): string {
 
 export function renderMetricsFile(r: Report): string {
   return goJsonIndent(buildMetricsFile(r.aggregate, r.clusterOutput, r.corrected));
+}
+
+/** {@link renderMetricsFile}'s bytes as chunks, built one request row at a time (for files of any size). */
+export function metricsFileText(r: Report): Iterable<string> {
+  return metricsFileChunks(r.aggregate, r.clusterOutput, r.corrected);
 }

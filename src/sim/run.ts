@@ -6,34 +6,44 @@
 import type { ClusterSimulator } from '../cluster/cluster.js';
 import type { Request } from '../domain/request.js';
 import { parseFitnessWeights } from '../metrics/fitness.js';
-import { goJsonIndent } from '../metrics/go-format.js';
+import { goJsonArrayChunks, goJsonIndent } from '../metrics/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
-import { distributionRequests } from '../workload/distribution.js';
+import { checkDistributionWorkload, distributionWorkloadStream, type DistributionWorkloadOptions } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
-import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
+import { buildReplayRequests, checkReplayRecords, defaultReplayHorizon } from '../workload/replay.js';
 import { SessionManager } from '../workload/sessions/manager.js';
 import type { SessionLog } from '../workload/sessions/manager.js';
 import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
 import type { SessionBlueprint } from '../workload/sessions/types.js';
 import { generateWorkload } from '../workload/sessions/workload.js';
 import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-export.js';
-import { formatTraceCsv, parseTraceCsv } from '../workload/tracev2-csv.js';
+import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { driveEngine, type EngineSetup, type ProgressCallback } from './engine-setup.js';
+import { driveEngine, driveEngineStreaming, type EngineSetup, type ProgressCallback } from './engine-setup.js';
 import type { TimeSeriesData } from '../cluster/timeseries.js';
 import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
 import type { TimeSeriesSampler } from '../cluster/timeseries.js';
 import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
-import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
+import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
 import { horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
+import { resolveScaling } from './resolve-scaling.js';
+import type { DeploymentSpec } from '../deploy/spec.js';
+import { checkDeploymentRequests, checkedDeploymentStream } from './deployment-checks.js';
 import { showValue } from '../domain/errors.js';
+
+/** The TraceV2 export of a run. */
+export interface TraceOutput {
+  readonly yaml: string;
+  readonly csv: string;
+  csvChunks(): Iterable<string>;
+}
 
 /** Receives each finished simulation (tests run invariant checkers on it). */
 export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[], setup: EngineSetup, sessions: SessionLog | null) => void;
@@ -43,12 +53,20 @@ export interface SimulationOutputs {
   readonly cluster: ClusterSimulator;
   /** stdout in the requested `--output-format`. */
   readonly stdout: string;
-  /** `--metrics-path` contents (rendered only when the option names a file: it holds every request). */
+  /**
+   * `--metrics-path` contents, rendered when read and only when the option names a file (null otherwise): its
+   * per-request rows are large for large runs, and past a couple of million requests longer than a string can
+   * be — write {@link metricsFileChunks} instead.
+   */
   readonly metricsFile: string | null;
-  /** run `--trace-output`: `<prefix>.yaml` and `<prefix>.csv` contents. */
-  readonly trace: { readonly yaml: string; readonly csv: string } | null;
-  /** replay `--results-path` contents (rendered only when the option names a file). */
+  /** The same bytes as {@link metricsFile}, one request row at a time. */
+  metricsFileChunks(): Iterable<string>;
+  /** run `--trace-output`: `<prefix>.yaml` and `<prefix>.csv` contents (the CSV rendered when read). */
+  readonly trace: TraceOutput | null;
+  /** replay `--results-path` contents, rendered when read and only when the option names a file (else null). */
   readonly results: string | null;
+  /** The same bytes as {@link results}, one row at a time (null when there are none). */
+  resultsChunks(): Iterable<string> | null;
   /** What the run recorded (preemptions, routings with cache outcomes, KV samples, batches with `full`). */
   readonly recorder: RunRecorder;
   /** Every request of the run, follow-ups included. */
@@ -146,7 +164,11 @@ function cliGoodput(f: FlagValues): ReturnType<typeof resolveGoodputCliFlags> {
 }
 
 interface RunWorkload {
-  readonly requests: Request[];
+  /** The requests, sorted by arrival; a lazy source (generated as the simulation reaches them) when `streamed`. */
+  readonly requests: Iterable<Request>;
+  readonly streamed: boolean;
+  /** How many requests a streamed workload holds (progress displays). */
+  readonly total?: number;
   readonly horizon: number;
   /** The workload seed in effect (trace header). */
   readonly seed: bigint;
@@ -189,11 +211,11 @@ function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs
   // The reference always applies --timeout (300 s by default); corrected semantics only when it is given.
   const timeout = corrected && !f.changed('timeout') ? {} : { timeoutSecs };
   const wl = generateWorkload(spec, { seed, numRequests: cap, horizon, ...timeout, ...(corrected ? { corrected } : {}) });
-  return { requests: wl.requests, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
+  return { requests: wl.requests, streamed: false, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
 }
 
 /** The distribution workload's (or preset's) options, validated (also by {@link checkSimulation}). */
-function distributionOptions(f: FlagValues): Omit<Parameters<typeof distributionRequests>[0], 'seed'> {
+function distributionOptions(f: FlagValues): Omit<DistributionWorkloadOptions, 'seed'> & { total: number } {
   const horizon = horizonFlag(f);
   const timeoutSecs = f.int('timeout');
   const workloadFlags = { rate: f.float('rate'), numRequests: f.int('num-requests'), prefixTokens: f.int('prefix-tokens'), timeoutSecs };
@@ -216,8 +238,7 @@ function distributionOptions(f: FlagValues): Omit<Parameters<typeof distribution
     const derr = validateDistributionParams(prompt, output);
     if (derr) throw new ConfigError('bad-flag', derr);
   }
-  if (workloadFlags.numRequests === 0 && horizon >= MAX_INT64) throw new ConfigError('bad-flag', 'Workload requires either num_requests or --horizon to bound generation');
-  return {
+  const options = {
     rate: workloadFlags.rate,
     numRequests: workloadFlags.numRequests,
     horizon,
@@ -227,14 +248,14 @@ function distributionOptions(f: FlagValues): Omit<Parameters<typeof distribution
     // The reference gives every request the 300 s default; corrected semantics apply only an explicit --timeout.
     timeoutUs: timeoutSecs > 0 && (f.changed('timeout') || semanticsFlag(f) !== 'corrected') ? timeoutSecs * 1e6 : 0,
   };
+  // Nothing bounding the workload, or more than one run can hold: refused here, before any work.
+  return { ...options, total: checkDistributionWorkload(options, false) };
 }
 
-/** The distribution workload or a preset, from the run options. */
-async function generatedWorkload(f: FlagValues, env: SimEnv, seed: bigint): Promise<RunWorkload> {
-  const opts = distributionOptions(f);
-  const source = distributionRequests({ seed, ...opts });
-  const requests = env.collect !== undefined ? await env.collect(source) : [...source];
-  return { requests, horizon: opts.horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
+/** The distribution workload or a preset, from the run options: generated while the simulation reaches it. */
+function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
+  const { total, ...opts } = distributionOptions(f);
+  return { requests: distributionWorkloadStream({ seed, ...opts }), streamed: true, total, horizon: opts.horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
 }
 
 /**
@@ -255,6 +276,7 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
   });
   return {
     requests: r.requests,
+    streamed: false,
     horizon: r.horizon,
     seed: r.seed,
     specGoodput: r.goodputSloTargets.size > 0 ? r.goodputSloTargets : null,
@@ -263,27 +285,30 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
   };
 }
 
-function metricsFile(f: FlagValues, report: Report): string | null {
-  return f.str('metrics-path') !== '' ? renderMetricsFile(report) : null;
-}
-
 function render(f: FlagValues, report: Report): string {
   return outputFormat(f) === 'reference' ? renderReferenceText(report) : renderJson(report);
 }
 
 export async function simulateRun(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
   outputFormat(f);
-  const { setup, latency, seed } = await resolveEngineFlags(f, env);
-  for (const w of latency.warnings) env.warn(w);
+  const deployment = await readDeployment(f, env);
+  const { setup, latency, seed, kvForGpu } = await resolveEngineFlags(f, env, deployment);
+  if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  const scaling = resolveScaling(f, pol.scaling, 'run', kvForGpu, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
-  const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : await generatedWorkload(f, env, seed);
-  env.info?.(`workload: ${wl.requests.length} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
+  let wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
+  const count = Array.isArray(wl.requests) ? wl.requests.length : (wl.total ?? 0);
+  env.info?.(`workload: ${count} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
+  if (setup.deployment) {
+    if (Array.isArray(wl.requests)) checkDeploymentRequests(setup.deployment, wl.requests as readonly Request[], setup.kv.blockSize);
+    else wl = { ...wl, requests: checkedDeploymentStream(setup.deployment, wl.requests, setup.kv.blockSize) };
+  }
   await env.pause?.();
-  const full: EngineSetup = { ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
+  const full: EngineSetup = { ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities, scaling };
   // Closed-loop sessions: follow-up rounds enter the cluster as arrivals when their previous round ends.
   let sessions: SessionManager | null = null;
   if (wl.sessions.length > 0) {
@@ -296,8 +321,15 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, record ? (c) => recorder.attach(c) : null, holder);
-  const cs = await driveEngine(full, wl.requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null);
-  const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
+  let cs: ClusterSimulator;
+  let all: Request[];
+  if (wl.streamed && sessions === null) {
+    ({ cluster: cs, requests: all } = await driveEngineStreaming(full, wl.requests, prepare, env.drive ?? null, opts.onProgress ?? null, wl.total ?? null));
+  } else {
+    const requests = Array.from(wl.requests);
+    cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
+    all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
+  }
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
@@ -305,16 +337,41 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, json));
   await env.pause?.();
-  let trace: SimulationOutputs['trace'] = null;
+  let trace: TraceOutput | null = null;
   if (f.str('trace-output') !== '') {
     const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
       request,
       outcome: { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: request.itlSum },
     })));
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
-    trace = { yaml: formatTraceHeaderYaml(header), csv: formatTraceCsv(records, header.mode) };
+    trace = {
+      yaml: formatTraceHeaderYaml(header),
+      get csv() {
+        return formatTraceCsv(records, header.mode);
+      },
+      csvChunks: () => formatTraceCsvChunks(records, header.mode),
+    };
   }
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: metricsFile(f, report), trace, results: null, recorder, requests: all, ...series };
+  return outputs(f, { report, cluster: cs, stdout: render(f, report), trace, recorder, requests: all, ...series }, null);
+}
+
+/** Outputs whose per-request files are rendered only when read. */
+function outputs(f: FlagValues, o: Omit<SimulationOutputs, 'metricsFile' | 'metricsFileChunks' | 'results' | 'resultsChunks'>, results: (() => Record<string, unknown>[]) | null): SimulationOutputs {
+  return {
+    ...o,
+    get metricsFile() {
+      return f.str('metrics-path') === '' ? null : renderMetricsFile(o.report);
+    },
+    metricsFileChunks: () => metricsFileText(o.report),
+    get results() {
+      return results === null || f.str('results-path') === '' ? null : goJsonIndent(results());
+    },
+    resultsChunks: () => {
+      if (results === null) return null;
+      const rows = results();
+      return goJsonArrayChunks(rows, rows.length, 0);
+    },
+  };
 }
 
 /**
@@ -333,9 +390,11 @@ export async function checkSimulation(mode: 'run' | 'replay', f: FlagValues, env
     parseTraceHeaderYaml(env.readText(headerPath, '--trace-header'), headerPath);
     parseTraceCsv(env.readText(dataPath, '--trace-data'), dataPath);
   }
-  const { seed, latency } = await resolveEngineFlags(f, env);
-  for (const w of latency.warnings) env.warn(w);
-  await resolvePolicyFlags(f, env);
+  const deployment = await readDeployment(f, env);
+  const { seed, latency, kvForGpu, setup } = await resolveEngineFlags(f, env, deployment);
+  if (deployment === null) for (const w of latency.warnings) env.warn(w);
+  const pol = await resolvePolicyFlags(f, env);
+  resolveScaling(f, pol.scaling, mode, mode === 'run' ? kvForGpu : null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   cliGoodput(f);
   if (mode === 'replay') {
     if (f.changed('horizon')) horizonFlag(f);
@@ -360,19 +419,23 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const header = parseTraceHeaderYaml(env.readText(headerPath, '--trace-header'), headerPath);
   const records = parseTraceCsv(env.readText(dataPath, '--trace-data'), dataPath);
   if (records.length === 0) throw new ConfigError('empty-trace', `--trace-data: ${dataPath} has a header row but no records; the reference refuses to replay an empty trace — pass a trace with at least one request`);
+  checkReplayRecords(records, dataPath);
   env.info?.(`trace: ${records.length} records from ${dataPath} (trace_version ${header.traceVersion}, mode ${header.mode === '' ? 'unset' : header.mode})`);
-  const { setup, latency, seed } = await resolveEngineFlags(f, env);
-  for (const w of latency.warnings) env.warn(w);
+  const deployment = await readDeployment(f, env);
+  const { setup, latency, seed } = await resolveEngineFlags(f, env, deployment);
+  if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  resolveScaling(f, pol.scaling, 'replay', null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
-  const requests = buildReplayRequests(records, seed);
+  const requests = buildReplayRequests(records, seed, dataPath);
+  if (setup.deployment) checkDeploymentRequests(setup.deployment, requests, setup.kv.blockSize);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
-  const cs = await driveEngine(full, requests, null, prepare, env.drive ?? null, opts.onProgress ?? null);
+  const cs = await driveEngine(full, requests, null, prepare, env.drive ?? null, opts.onProgress ?? null, true);
   observe?.(cs, requests, full, null);
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
@@ -380,8 +443,19 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
   await env.pause?.();
-  const results = f.str('results-path') !== '' ? goJsonIndent(simResults(report)) : null;
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: metricsFile(f, report), trace: null, results, recorder, requests, ...series };
+  return outputs(f, { report, cluster: cs, stdout: render(f, report), trace: null, recorder, requests, ...series }, () => simResults(report));
+}
+
+/** `--deployment FILE`, parsed and checked (null when not given). */
+async function readDeployment(f: FlagValues, env: SimEnv): Promise<DeploymentSpec | null> {
+  const path = f.has('deployment') ? f.str('deployment') : '';
+  if (path === '') return null;
+  const { parseDeployment } = await import('../deploy/parse.js');
+  return parseDeployment(env.readText(path, '--deployment'), path);
+}
+
+function hasEvolvableAutoscale(pol: ResolvedPolicies): boolean {
+  return pol.policy.evolvable?.evolvable.specs.autoscale !== undefined;
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

@@ -6,12 +6,19 @@
  */
 import type { GoRand } from '../engine/go-rand.js';
 import { MAX_TOKEN_ID } from '../domain/units.js';
+import { LIMITS, checkLimit } from '../domain/limits.js';
 
-/** `n` token ids drawn in order from `rng`. */
+/** `n` token ids drawn in order from `rng`. @throws LimitError past {@link LIMITS.tokensPerRequest}. */
 export function randomTokenIds(rng: GoRand, n: number): Int32Array {
+  if (n > LIMITS.tokensPerRequest) checkLimit(n, LIMITS.tokensPerRequest, 'a generated prompt or output length (tokens)', 'lower the length distribution\'s values (or its max)');
   const out = new Int32Array(n);
   for (let i = 0; i < n; i++) out[i] = rng.intn(MAX_TOKEN_ID);
   return out;
+}
+
+/** Draws what {@link randomTokenIds} draws for `n` ids, keeping none (the stream stays aligned). */
+export function skipTokenIds(rng: GoRand, n: number): void {
+  for (let i = 0; i < n; i++) rng.intn(MAX_TOKEN_ID);
 }
 
 /** `prefix ++ rest` as a fresh array (the prefix is shared between requests and must not be aliased). */

@@ -121,6 +121,71 @@ clients:
     expect(new Set(cor.sessions.map((s) => s.timeout))).toEqual(new Set([0]));
   });
 
+  it('S1 (corrected): closed-loop users of a group share the prefix the group\'s other clients got', () => {
+    const yaml = `version: "2"
+seed: 11
+aggregate_rate: 10
+clients:
+  - id: open
+    rate_fraction: 1
+    prefix_group: sys
+    arrival: {process: constant}
+    input_distribution: {type: constant, params: {value: 4}}
+    output_distribution: {type: constant, params: {value: 2}}
+  - id: users
+    concurrency: 2
+    think_time_us: 1000
+    prefix_group: sys
+    prefix_length: 30
+    input_distribution: {type: constant, params: {value: 4}}
+    output_distribution: {type: constant, params: {value: 2}}
+`;
+    const wl = (corrected: boolean) => generateWorkload(parseWorkloadSpec(yaml, 'w.yaml'), { numRequests: 0, horizon: 1_000_000, ...(corrected ? { corrected } : {}) }).requests;
+    for (const corrected of [false, true]) {
+      const reqs = wl(corrected);
+      const want = corrected ? 30 : 50;
+      const open = reqs.filter((r) => r.clientId === 'open');
+      const users = reqs.filter((r) => r.clientId === 'users');
+      expect(open.length).toBeGreaterThan(0);
+      expect(users).toHaveLength(2);
+      const prefix = open[0]!.inputTokens.slice(0, want);
+      for (const r of [...open, ...users]) {
+        expect(r.prefixLength).toBe(want);
+        expect(r.inputTokens.slice(0, want)).toEqual(prefix);
+      }
+    }
+  });
+
+  it('S3 (corrected): a request cap keeps the first requests of the windowed and windowless clients together, in arrival order', () => {
+    const all = gen(WINDOWS, true, 0, 10_000_000);
+    const capped = gen(WINDOWS, true, 20, 10_000_000);
+    expect(capped).toHaveLength(20);
+    expect(capped.map((r) => [r.clientId, r.arrivalTime, r.inputLen])).toEqual(all.slice(0, 20).map((r) => [r.clientId, r.arrivalTime, r.inputLen]));
+    expect(new Set(capped.map((r) => r.clientId))).toEqual(new Set(['phased', 'steady']));
+    expect(all.every((r, i) => i === 0 || all[i - 1]!.arrivalTime <= r.arrivalTime)).toBe(true);
+  });
+
+  it('S5 (corrected): a spec client with gamma CV > 10 generates gamma arrivals (reference: Poisson)', () => {
+    const yaml = `version: "2"
+seed: 5
+aggregate_rate: 100
+clients:
+  - id: bursty
+    rate_fraction: 1
+    arrival: {process: gamma, cv: 20}
+    input_distribution: {type: constant, params: {value: 4}}
+    output_distribution: {type: constant, params: {value: 2}}
+`;
+    const cv = (corrected: boolean): number => {
+      const t = gen(yaml, corrected, 4000).map((r) => r.arrivalTime);
+      const gaps = t.slice(1).map((x, i) => x - t[i]!);
+      const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+      return Math.sqrt(gaps.reduce((a, b) => a + (b - mean) ** 2, 0) / gaps.length) / mean;
+    };
+    expect(cv(false)).toBeLessThan(1.2);
+    expect(cv(true)).toBeGreaterThan(3);
+  });
+
   it('E9: `blis run` gives every generated request a silent 300 s deadline (reference) or none without --timeout (corrected)', async () => {
     // An overloaded single instance: requests wait far longer than 300 s for a seat.
     const cfg = { mode: 'run', model: 'meta-llama/llama-3.1-8b-instruct', rate: 200, numRequests: 400, maxNumSeqs: 1, promptTokens: 2000, promptTokensStdev: 0, outputTokens: 1000, outputTokensStdev: 0 } as const;
