@@ -100,6 +100,11 @@ export interface KVCapacityOptions {
   readonly adapterReservedBytes?: number;
   /** --semantics corrected: blocks sized over the whole TP group (E10). */
   readonly corrected?: boolean;
+  /**
+   * Divide the pooled memory by the pooled block size (what vLLM allocates), instead of the reference's
+   * per-GPU block size that makes the count grow with tp². Off by default for parity; corrected-physics sets it.
+   */
+  readonly perGpuBlocks?: boolean;
 }
 
 /**
@@ -172,7 +177,8 @@ export function calculateKVBlocks(
   }
 
   const allocatableBytes = Math.trunc((availableGiB - overheadGiB) * GIB);
-  let blocks = Math.trunc(allocatableBytes / perBlock);
+  // Corrected semantics already pool the block over the tp ranks (and replicate KV heads below tp).
+  let blocks = Math.trunc(allocatableBytes / (opts.perGpuBlocks === true && !corrected ? perBlock * tp : perBlock));
   if (blocks <= 0) {
     bad('MemoryGiB', `computed 0 blocks (allocatable ${(allocatableBytes / GIB).toFixed(2)} GiB, ${perBlock} bytes per block)`);
   }
