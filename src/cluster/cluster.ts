@@ -163,6 +163,7 @@ export class ClusterSimulator {
   /** Time-series sampler (timeseries.ts), called when an event reaches its next tick; unset costs one null check per event. */
   sampler: ClusterSampler | null = null;
   private finished = false;
+  private started = false;
   /** An event beyond the horizon was reached: the reference stops there and discards the rest. */
   private pastHorizon = false;
   private readonly indexById = new Map<string, number>();
@@ -389,7 +390,7 @@ export class ClusterSimulator {
 
   /** Runs the simulation over `requests` (non-decreasing arrival times) to the end. Single use. */
   run(requests: readonly Request[]): void {
-    this.autoscaler?.start();
+    this.begin();
     for (const r of requests) this.inject(r);
     this.advanceTo(Infinity);
     this.finish();
@@ -401,6 +402,7 @@ export class ClusterSimulator {
    */
   inject(req: Request): void {
     if (this.finished) throw new Error('ClusterSimulator: inject after finish()');
+    if (!this.started) this.begin();
     if (this.clock > 0 && req.arrivalTime < this.clock) {
       throw new RangeError(`ClusterSimulator.inject: ${req.id} arrives at ${req.arrivalTime}, before the clock ${this.clock}`);
     }
@@ -428,6 +430,7 @@ export class ClusterSimulator {
    */
   advanceTo(until: number, maxEvents = Infinity): boolean {
     if (this.pastHorizon) return false;
+    if (!this.started) this.begin();
     const q = this.queue;
     const horizon = this.cfg.horizon;
     let budget = maxEvents;
@@ -460,6 +463,12 @@ export class ClusterSimulator {
       if (this.afterInstanceEvent !== null) this.afterInstanceEvent(idx);
     }
     return false;
+  }
+
+  /** Starts what runs on its own clock (the autoscaler's ticks) before the first arrival or event, however the run is driven. */
+  private begin(): void {
+    this.started = true;
+    this.autoscaler?.start();
   }
 
   /** Ends the run: finalises every instance (still-queued/running counts, end time). */

@@ -56,24 +56,34 @@ export function scaleEvents(cs: ClusterSimulator): ScaleEvent[] {
   }));
 }
 
-export function scalingSection(cs: ClusterSimulator): Record<string, unknown> | null {
-  const lc = cs.lifecycle;
-  if (lc === null) return null;
-  const end = cs.clock;
+/**
+ * What the run's replicas cost up to `endUs`: GPU-hours (each replica from its creation to its termination,
+ * times its TP), dollars at each replica's cost per hour, and the time-weighted mean number of live replicas.
+ * Without an instance lifecycle every instance lives for the whole run.
+ */
+export function gpuUsage(cs: ClusterSimulator, endUs: number): { gpuHours: number; cost: number; replicasMean: number } {
   const created = new Map<number, number>();
   const ended = new Map<number, number>();
-  for (const c of lc.changes) {
+  for (const c of cs.lifecycle?.changes ?? []) {
     if (c.from === 0) created.set(c.index, c.clock);
     if (c.to === InstanceState.Terminated) ended.set(c.index, c.clock);
   }
   let gpuUs = 0;
   let cost = 0;
+  let replicaUs = 0;
   cs.instances.forEach((_, i) => {
-    const span = (ended.get(i) ?? end) - (created.get(i) ?? 0);
+    const span = Math.max((ended.get(i) ?? endUs) - (created.get(i) ?? 0), 0);
     const tp = Math.max(cs.facts[i]?.tpDegree ?? 1, 1);
     gpuUs += span * tp;
+    replicaUs += span;
     cost += (span / 3.6e9) * (cs.facts[i]?.costPerHour ?? 0);
   });
+  return { gpuHours: gpuUs / 3.6e9, cost, replicasMean: endUs > 0 ? replicaUs / endUs : cs.instances.length };
+}
+
+export function scalingSection(cs: ClusterSimulator): Record<string, unknown> | null {
+  if (cs.lifecycle === null) return null;
+  const { gpuHours, cost } = gpuUsage(cs, cs.clock);
   const a = cs.autoscaler;
   return {
     replica_timeline: replicaTimeline(cs).map((e) => ({ time_us: e.timeUs, target: e.target, replicas: e.replicas, routable: e.routable })),
@@ -82,7 +92,7 @@ export function scalingSection(cs: ClusterSimulator): Record<string, unknown> | 
     triggers_fired: a?.triggersFired ?? 0,
     drain_killed: cs.drainKilled,
     drain_redirected: cs.drainRedirected,
-    gpu_hours: gpuUs / 3.6e9,
+    gpu_hours: gpuHours,
     cost,
   };
 }
