@@ -142,6 +142,15 @@ export class Request {
   itlMean = 0;
   /** Sum of the current attempt's ITLs (ticks). */
   itlSum = 0;
+  /**
+   * Prefill-first scheduling only: ITLs that span stalled steps (the decode waited out prefill-only steps),
+   * kept one by one because they are not any single step's value; null otherwise.
+   */
+  itlExtra: number[] | null = null;
+  /** Prefill-first scheduling only: ticks of prefill-only steps this decode has waited since its last token. */
+  stallTicks = 0;
+  /** When the request entered the instance wait queue (async scheduling decides visibility by it). */
+  enqueueTime: Tick = 0;
   hasSchedulingDelay = false;
   schedulingDelay = 0;
   /** How the request left the system; '' while in flight. */

@@ -8,7 +8,20 @@ import type { KVStore } from '../kv/types.js';
 import { SchedulerDecisionError, type InstanceScheduler, type PreemptionPolicy, type SchedulerContext } from './scheduler.js';
 import type { WaitQueue } from './wait-queue.js';
 
+/**
+ * How the vLLM scheduler forms steps:
+ * - `sync` (the reference): a request enqueued before a step starts can join it;
+ * - `async` (vLLM V1's default async scheduling): step k+1 is planned while step k runs, so a request enqueued
+ *   after step k started first joins step k+2;
+ * - `prefill-first` (vLLM V0 without chunked prefill): a step with waiting prompts runs only prefills, and
+ *   running decodes stall until no prompt can be admitted.
+ */
+export type SchedulingMode = 'sync' | 'async' | 'prefill-first';
+export const SCHEDULING_MODES: readonly SchedulingMode[] = ['sync', 'async', 'prefill-first'];
+
 export interface BatchLimits {
+  /** Default `sync`. */
+  readonly schedulingMode?: SchedulingMode;
   readonly maxNumSeqs: number;
   readonly maxNumBatchedTokens: number;
   /** 0 = disabled. */
@@ -43,8 +56,11 @@ export class BatchFormer {
     private readonly context: ((batch: readonly Request[]) => SchedulerContext) | null = null,
   ) {}
 
-  /** Forms the step's batch in place in `batch`; the returned outcome object is reused between calls. */
-  form(batch: Request[], stepCount: number): BatchOutcome {
+  /**
+   * Forms the step's batch in place in `batch`; the returned outcome object is reused between calls.
+   * `visibleUntil`: only requests enqueued at or before this tick may be admitted (async scheduling).
+   */
+  form(batch: Request[], stepCount: number, visibleUntil = Infinity): BatchOutcome {
     const lim = this.limits;
     const out = this.outcome;
     out.newlyScheduled.length = 0;
@@ -53,6 +69,10 @@ export class BatchFormer {
     this.budget = lim.maxNumBatchedTokens;
     this.preempted = false;
     for (let i = 0; i < batch.length; i++) (batch[i] as Request).numNewTokens = 0;
+    if (lim.schedulingMode === 'prefill-first') {
+      this.formPrefillFirst(batch, stepCount);
+      return out;
+    }
 
     // Phase 1: continuing requests. An index loop that re-reads the length: preemption shrinks the batch.
     for (let i = 0; i < batch.length; i++) {
@@ -89,12 +109,80 @@ export class BatchFormer {
       this.admitChosen(batch, stepCount, this.scheduler.makeBatch);
       return out;
     }
+    if (visibleUntil !== Infinity) {
+      this.admitVisible(batch, stepCount, visibleUntil);
+      return out;
+    }
     while (batch.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
       const next = this.waitQ.peekAt(0) as Request;
       if (!this.admit(batch, next, stepCount, 0)) break;
       this.waitQ.dequeue();
     }
     return out;
+  }
+
+  /** Admission when the scheduler has not yet seen requests enqueued after `visibleUntil` (skipped, not blocking). */
+  private admitVisible(batch: Request[], stepCount: number, visibleUntil: number): void {
+    const lim = this.limits;
+    let i = 0;
+    while (batch.length < lim.maxNumSeqs && i < this.waitQ.length && this.budget > 0 && !this.preempted) {
+      const next = this.waitQ.peekAt(i) as Request;
+      if (next.enqueueTime > visibleUntil) {
+        i++;
+        continue;
+      }
+      if (!this.admit(batch, next, stepCount, 0)) break;
+      if (i === 0) this.waitQ.dequeue();
+      else this.waitQ.remove(next);
+    }
+  }
+
+  /**
+   * vLLM V0 without chunked prefill: while prompts wait and fit, the step runs prefills only (whole prompts;
+   * a prompt longer than the token budget is split over consecutive prefill-only steps) and the running
+   * decodes get no token; otherwise every running request decodes one token and nothing is admitted.
+   */
+  private formPrefillFirst(batch: Request[], stepCount: number): void {
+    const lim = this.limits;
+    let prefillTokens = 0;
+    for (let i = 0; i < batch.length; i++) {
+      if (this.budget <= 0) break;
+      const req = batch[i] as Request;
+      let n = req.inputLen - req.progressIndex;
+      if (n <= 0) continue;
+      if (this.budget < n) n = this.budget;
+      if (lim.maxModelLen > 0) n = Math.min(n, Math.max(lim.maxModelLen - 1 - req.progressIndex, 0));
+      const r = this.preemptForTokens(batch, req, n, i);
+      i -= r.adj;
+      if (!r.ok) break;
+      this.budget -= n;
+      req.numNewTokens = n;
+      req.computedTokens += n;
+      prefillTokens += n;
+    }
+    while (batch.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
+      const next = this.waitQ.peekAt(0) as Request;
+      const cached = this.kv.getCachedBlocks(next).length * this.kv.blockSize;
+      // Whole prompts only, unless nothing else is scheduled (then the prompt is split over steps).
+      if (prefillTokens > 0 && next.inputLen - cached > this.budget) break;
+      const before = this.budget;
+      if (!this.admit(batch, next, stepCount, 0)) break;
+      this.waitQ.dequeue();
+      prefillTokens += before - this.budget;
+    }
+    if (prefillTokens > 0 || this.preempted) return;
+    for (let i = 0; i < batch.length; i++) {
+      if (this.budget <= 0) break;
+      const req = batch[i] as Request;
+      if (req.progressIndex < req.inputLen || req.outputLen <= 0) continue;
+      if (lim.maxModelLen > 0 && req.progressIndex + 1 > lim.maxModelLen - 1) continue;
+      const r = this.preemptForTokens(batch, req, 1, i);
+      i -= r.adj;
+      if (!r.ok) break;
+      this.budget -= 1;
+      req.numNewTokens = 1;
+      req.computedTokens += 1;
+    }
   }
 
   /** Allocates and schedules `next` (chunk capped at `cap` when > 0); false when the KV cache cannot take it. */
@@ -206,6 +294,8 @@ export class BatchFormer {
       victim.itlRuns.length = 0;
       victim.itlCount = 0;
       victim.itlSum = 0;
+      victim.itlExtra = null;
+      victim.stallTicks = 0;
       victim.ttftSet = false;
       this.kv.release(victim);
       victim.computedTokens = 0;

@@ -84,6 +84,11 @@ export class Instance {
   private readonly scheduled: Request[] = [];
   /** Exponentially weighted mean step duration (µs), 0 before the first step. */
   private stepEwma = 0;
+  /** Start and end ticks of the last executed step (async scheduling's visibility cutoff). */
+  private lastStepStart = -1;
+  private lastStepEnd = -1;
+  private readonly asyncScheduling: boolean;
+  private readonly prefillFirst: boolean;
   private readonly recentTtft = new RecentMean();
   private readonly recentTpot = new RecentMean();
   onRequestDone: RequestDoneHook | null = null;
@@ -112,6 +117,8 @@ export class Instance {
     const hooks = this.policy !== null && (this.policy.makeBatch !== null || this.policy.selectPreemptionVictim !== null);
     this.former = new BatchFormer(cfg, kv, this.waitQ, hooks ? this.policy : null, hooks ? (b) => this.schedulerContext(b) : null);
     this.order = this.policy !== null ? this.policy.order : SCHEDULERS[cfg.scheduler];
+    this.asyncScheduling = cfg.schedulingMode === 'async';
+    this.prefillFirst = cfg.schedulingMode === 'prefill-first';
   }
 
   /** What a policy scheduler sees (built on demand). */
@@ -328,6 +335,7 @@ export class Instance {
       return;
     }
     r.priority = r.hasPolicyPriority ? -r.policyPriority : this.slo.invertForVllm(r.sloClass);
+    r.enqueueTime = this.clock;
     this.waitQ.enqueue(r);
     if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext(this.batch));
     if (r.deadline > 0 && r.deadline <= this.cfg.horizon) this.sink.schedule(r.deadline, EventKind.Timeout, r);
@@ -359,7 +367,10 @@ export class Instance {
     this.stepCount++;
     this.kv.setClock(now);
     if (this.order !== null) this.waitQ.sort(this.order);
-    const outcome = this.former.form(this.batch, this.stepCount);
+    // Async scheduling planned this step while the previous one ran: it has not seen later arrivals. After
+    // an idle gap there was no previous step to overlap with.
+    const visibleUntil = this.asyncScheduling && this.lastStepEnd >= now ? this.lastStepStart : Infinity;
+    const outcome = this.former.form(this.batch, this.stepCount, visibleUntil);
     const m = this.metrics;
     m.preemptionCount += outcome.preemptions;
     const ns = outcome.newlyScheduled;
@@ -373,6 +384,8 @@ export class Instance {
 
     // Phase 2: execute.
     const adv = this.execute(now);
+    this.lastStepStart = now;
+    this.lastStepEnd = now + adv;
     if (this.onStep !== null) {
       const info = this.stepInfo;
       info.clock = now;
@@ -406,13 +419,18 @@ export class Instance {
     const itl = adv + otp;
     this.stepEwma = this.stepEwma === 0 ? adv : 0.8 * this.stepEwma + 0.2 * adv;
     this.metrics.stepItl.push(itl);
+    const stalls = this.prefillFirst;
     for (let i = 0; i < batch.length; i++) {
       const r = batch[i] as Request;
       if (r.progressIndex < r.inputLen) {
         r.progressIndex = r.computedTokens;
       } else if (r.numNewTokens > 0) {
         r.progressIndex++;
-        recordItl(r, step, itl);
+        if (stalls && r.stallTicks > 0) recordStalledItl(r, itl);
+        else recordItl(r, step, itl);
+      } else if (stalls && r.outputLen > 0) {
+        // A decode that sat out a prefill-only step: the wait belongs to its next inter-token gap.
+        r.stallTicks += adv;
       }
       if (r.progressIndex === r.inputLen && !r.ttftSet) {
         r.ttftSet = true;
@@ -511,7 +529,17 @@ export class Instance {
     // The request's ITLs join the instance's ITL multiset (AllITLs) only now, at completion.
     const runs = r.itlRuns;
     for (let i = 0; i < runs.length; i += 2) m.stepItlUses.addRange(runs[i] as number, runs[i + 1] as number);
+    if (r.itlExtra !== null) m.extraItl.pushAll(r.itlExtra);
   }
+}
+
+/** Appends one ITL that spans stalled steps (not a single step's value, so it is kept by value). */
+function recordStalledItl(r: Request, itl: number): void {
+  const v = itl + r.stallTicks;
+  r.stallTicks = 0;
+  (r.itlExtra ??= []).push(v);
+  r.itlCount++;
+  r.itlSum += v;
 }
 
 /** Appends one ITL (this step's value) to `r`'s current attempt. */

@@ -9,6 +9,7 @@ import type { FlowControlConfig } from '../cluster/flow-control/controller.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Instance } from '../instance/instance.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
+import type { SchedulingMode } from '../instance/batch-formation.js';
 import { createKVStore } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
@@ -129,6 +130,8 @@ export interface EngineSetup {
   readonly maxModelLen: number;
   readonly scheduler: SchedulerName;
   readonly preemptionPolicy: PreemptionPolicy;
+  /** How steps are formed (default `sync`, the reference's). */
+  readonly schedulingMode?: SchedulingMode;
   readonly kv: KVSetup;
   readonly latency: LatencyModel;
   /** Model / GPU / TP the router sees on each instance ('' / 0 when unknown). */
@@ -296,6 +299,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
           maxModelLen: mml,
           preemptionPolicy: setup.preemptionPolicy,
+          schedulingMode: setup.schedulingMode ?? 'sync',
           holdPrefillKV: pd?.beyond?.ownership === 'single',
         },
         createKVStore(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks }),

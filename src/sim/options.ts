@@ -7,6 +7,7 @@ import { GPU_NAMES } from '../config/catalog/hardware.js';
 import { FAIRNESS_POLICY_NAMES } from '../cluster/flow-control/bands.js';
 import { DISPATCH_ORDERS } from '../cluster/flow-control/gateway-queue.js';
 import { SATURATION_DETECTOR_NAMES } from '../cluster/flow-control/saturation.js';
+import { SCHEDULING_MODES } from '../instance/batch-formation.js';
 import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES } from '../cluster/pd/beyond.js';
 import { PREEMPTION_POLICIES, SCHEDULERS } from '../instance/scheduler.js';
 import { MOE_COMM_BACKENDS } from '../latency/moe-comm.js';
@@ -56,8 +57,9 @@ export const FLAGS = [
   { name: 'model', kind: 'string', def: '', help: 'model name, e.g. meta-llama/llama-3.1-8b-instruct (required)', scope: 'shared' },
   { name: 'hardware', kind: 'string', def: '', help: `GPU type (${GPU_NAMES.join(', ')}, or one from --hardware-config); default from the model defaults`, scope: 'shared' },
   { name: 'tp', kind: 'int', def: 0, help: 'tensor parallelism; default from the model defaults', scope: 'shared' },
-  { name: 'dp', kind: 'int', def: 1, help: 'data parallelism (MoE, trained-physics only)', scope: 'shared' },
-  { name: 'latency-model', kind: 'string', def: 'trained-physics', choices: namesOf(LATENCY_BACKENDS), help: 'latency backend: trained-physics, roofline or blackbox', scope: 'shared' },
+  { name: 'dp', kind: 'int', def: 1, help: 'data parallelism: MoE models with trained-physics; any model with corrected-physics (DP ranks as independent engines)', scope: 'shared' },
+  { name: 'latency-model', kind: 'string', def: 'trained-physics', choices: namesOf(LATENCY_BACKENDS), help: 'latency backend: trained-physics (the reference\'s), roofline, blackbox, or corrected-physics (interconnect, head_dim, per-GPU efficiencies, vLLM overheads; docs/fidelity.md)', scope: 'shared' },
+  { name: 'latency-profile', kind: 'string', def: '', help: 'latency profile YAML from blis calibrate --fit: corrected-physics with coefficients fitted on your server', scope: 'shared' },
   { name: 'alpha-coeffs', kind: 'floats', def: [0, 0, 0], help: 'alpha coefficients (comma-separated): queueing, post-decode / per-input-token, per-output-token overheads in µs', scope: 'shared' },
   { name: 'beta-coeffs', kind: 'floats', def: [0, 0, 0], help: 'beta coefficients (comma-separated) of the step-time model', scope: 'shared' },
   { name: 'model-config-folder', kind: 'string', def: '', help: 'folder holding a HuggingFace config.json for --model (overrides the embedded catalog)', scope: 'shared' },
@@ -79,6 +81,7 @@ export const FLAGS = [
   { name: 'long-prefill-token-threshold', kind: 'int', def: 0, help: 'chunk prefills longer than this (0 = off)', scope: 'shared' },
   { name: 'max-model-len', kind: 'int', def: 0, help: 'max sequence length (0 = derive from the model, capped at KV capacity)', scope: 'shared' },
   { name: 'scheduler', kind: 'string', def: 'fcfs', choices: namesOf(SCHEDULERS), help: 'wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority', scope: 'shared' },
+  { name: 'scheduling-mode', kind: 'string', def: '', choices: SCHEDULING_MODES, help: 'step formation: sync (the reference), async (vLLM V1 async scheduling: a request arriving during a step joins the step after next), prefill-first (vLLM V0 without chunked prefill: prefill-only steps stall decodes); default async with corrected-physics, else sync', scope: 'shared' },
   { name: 'preemption-policy', kind: 'string', def: 'fcfs', choices: namesOf(PREEMPTION_POLICIES), help: 'preemption victim: fcfs (batch tail) or priority', scope: 'shared' },
   // simulation
   { name: 'seed', kind: 'string', def: '42', int64: true, help: 'random seed (int64)', scope: 'shared' },
@@ -198,6 +201,11 @@ export class FlagValues {
 
   changed(name: string): boolean {
     return this.explicit.has(name);
+  }
+
+  /** A copy with `name` set to `value` as if given explicitly. */
+  with(name: string, value: string): FlagValues {
+    return new FlagValues({ ...this.raw, [camel(name)]: value }, new Set([...this.explicit, name]));
   }
 
   /** Whether the option exists here at all (commands borrow subsets of the table). */

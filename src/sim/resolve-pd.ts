@@ -16,6 +16,7 @@ import { calculateKVBlocks, kvBytesPerToken } from '../latency/kv-capacity.js';
 import { createBlackboxModel } from '../latency/blackbox.js';
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
+import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
 import type { LatencyModel } from '../latency/types.js';
 import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES, type PdBeyondConfig } from '../cluster/pd/beyond.js';
 import { ConfigError } from './config-error.js';
@@ -229,6 +230,7 @@ function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: nu
   const hw = lat.hardwareConfig ?? lat.findHardware(lat.hardware);
   if (hw === undefined || hw === null) throw bad(`${flagPrefix}-latency-model ${backend} needs a GPU: set --hardware`);
   if (tp <= 0) throw bad(`${flagPrefix}-tp must be > 0 for the ${backend} latency model`);
+  if (backend === 'corrected-physics') return createCorrectedPhysicsModel({ model: arch, hardware: hw, tp, coefficients: lat.correctedCoefficients });
   return backend === 'roofline'
     ? createRooflineModel({ model: arch, hardware: hw, tp, alpha: lat.alpha })
     : createTrainedPhysicsModel({ model: arch, hardware: hw, tp, dp: g.dp, moeCommBackend: g.moeCommBackend, alpha: lat.alpha, beta: lat.beta });
