@@ -19,6 +19,7 @@ import { defaultScorerConfigs, type ScorerConfig } from '../routing/scorer-confi
 import { TenantTracker } from '../routing/tenant.js';
 import { makeDisaggregationDecider } from '../routing/disaggregation.js';
 import type { RoutingPolicy } from '../routing/types.js';
+import { makeEncodeDecider } from '../routing/encode-decider.js';
 import type { PdPolicies } from '../cluster/pd/coordinator.js';
 import { PoolRole } from '../cluster/pd/pools.js';
 import type { TransferConfig } from '../cluster/pd/transfer.js';
@@ -98,6 +99,8 @@ export interface PdEngineSetup {
   /** Role of each startup instance (see cluster/pd/pools.ts). */
   readonly roles: readonly number[];
   readonly decider: string;
+  /** E/P/D encode decider; null/absent = no encode pool (the encode stage is off). */
+  readonly encodeDecider?: string | null;
   readonly prefixThreshold: number;
   readonly transfer: TransferConfig;
   /** Pool-specific weighted profiles; null = the main routing policy serves that pool too. */
@@ -179,6 +182,7 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
       decider: makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
       prefillRouting: poolPolicy(pd.prefillScorers, 'prefill-router'),
       decodeRouting: poolPolicy(pd.decodeScorers, 'decode-router'),
+      encode: pd.encodeDecider === null || pd.encodeDecider === undefined ? null : makeEncodeDecider(pd.encodeDecider),
     }
     : null;
   return { admission, routing, priority: built?.priority ?? null, tenants, pd: pdPolicies };
@@ -449,7 +453,7 @@ function runWithProgress(cs: ClusterSimulator, requests: readonly Request[], tot
 
 /** Requests that reached a terminal state so far (completed, timed out, dropped, rejected, lost at the gateway). */
 export function finishedRequests(cs: ClusterSimulator): number {
-  let n = cs.rejectedRequests + cs.routingRejections;
+  let n = cs.rejectedRequests + cs.routingRejections + cs.encodeRoutingRejections;
   const g = cs.gatewayCounters();
   n += g.queueRejected + g.queueShed + g.expired + g.evicted;
   for (const inst of cs.instances) {
