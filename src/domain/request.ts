@@ -24,6 +24,8 @@ export type RequestOutcome =
   | 'dropped_unservable'
   /** Rejected by admission or by routing (no routable instance). */
   | 'rejected'
+  /** E/P/D: lost at encode routing (the encode pool had no routable pod). */
+  | 'encode_rejected'
   /** Gateway queue: rejected at enqueue, displaced by a more important request, expired, or evicted in flight. */
   | 'gateway_rejected'
   | 'gateway_shed'

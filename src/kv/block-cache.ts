@@ -46,7 +46,11 @@ export class BlockKVCache implements KVStore {
   private hits = 0;
   private misses = 0;
 
-  constructor(totalBlocks: number, blockSize: number) {
+  /**
+   * `corrected` (--semantics corrected, docs/reference-differences.md K1): reusing a block drops its identity's
+   * index entry only while that entry still names this block, so a newer copy of the same content stays findable.
+   */
+  constructor(totalBlocks: number, blockSize: number, readonly corrected = false) {
     if (!Number.isInteger(totalBlocks) || totalBlocks <= 0) {
       throw new RangeError(`BlockKVCache: totalBlocks must be a positive integer, got ${totalBlocks}`);
     }
@@ -102,7 +106,7 @@ export class BlockKVCache implements KVStore {
     this.fill[b] = 0;
     const h = this.hash[b] as number;
     if (h !== NO_HASH) {
-      this.liveIndex(h).delete(h);
+      if (!this.corrected || this.hashToBlock.get(h) === b) this.liveIndex(h).delete(h);
       this.hash[b] = NO_HASH;
     }
     if (this.detached.size > 0) this.detached.delete(b);
@@ -451,6 +455,33 @@ export class BlockKVCache implements KVStore {
     if (from >= to) return;
     const list = this.lookup(req) ?? this.listFor(req);
     this.claim(list, ids, from, to);
+  }
+
+  /**
+   * Tier-internal (corrected semantics). Undo the last {@link commitCachedBlocks} of `count` blocks after the
+   * rest of the allocation failed: the blocks go back as they were (shared ones keep their other owners,
+   * unowned ones return to the free list, still hittable) and the hits they counted are withdrawn.
+   */
+  uncommitCachedBlocks(req: Request, count: number): void {
+    const list = this.lookup(req);
+    if (list === undefined || count <= 0) return;
+    if (count > list.len) throw new Error(`uncommitCachedBlocks: ${req.id} owns ${list.len} blocks, cannot return ${count}`);
+    for (let k = 0; k < count; k++) {
+      const b = list.at(list.len - 1);
+      list.len--;
+      const rc = (this.refCount[b] as number) - 1;
+      this.refCount[b] = rc;
+      if (rc === 0) {
+        this.inUse[b] = 0;
+        this.appendFree(b);
+      }
+      this.hits--;
+    }
+    if (list.len === 0) {
+      req.kvOwner = null;
+      req.kvBlocks = null;
+      this.listPool.push(list);
+    }
   }
 
   // ---- inspection (tests, debugging) -----------------------------------------------------------------

@@ -19,11 +19,13 @@ export interface KVStoreConfig {
   transferBandwidth: number;
   /** Fixed ticks per reloaded block. */
   transferBaseLatency: number;
+  /** --semantics corrected: the KV corrections of docs/reference-differences.md (K1, K6, K7). */
+  corrected?: boolean;
 }
 
 export function createKVStore(cfg: KVStoreConfig): KVStore {
   if (cfg.cpuBlocks > 0) {
-    return new TieredKVCache(cfg.totalBlocks, cfg.blockSize, cfg.cpuBlocks, cfg.transferBandwidth, cfg.transferBaseLatency);
+    return new TieredKVCache(cfg.totalBlocks, cfg.blockSize, cfg.cpuBlocks, cfg.transferBandwidth, cfg.transferBaseLatency, cfg.corrected === true);
   }
-  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize);
+  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize, cfg.corrected === true);
 }

@@ -4,6 +4,7 @@
  */
 import type { Request } from '../domain/request.js';
 import { SloPriorityMap } from '../domain/slo.js';
+import { isCorrected, type Semantics } from '../domain/semantics.js';
 import { ClusterSimulator, type ClusterPolicies, type FollowUpHook } from '../cluster/cluster.js';
 import type { FlowControlConfig } from '../cluster/flow-control/controller.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
@@ -11,7 +12,7 @@ import { Instance } from '../instance/instance.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
 import type { AdapterCost } from '../instance/lora.js';
 import type { SchedulingMode } from '../instance/batch-formation.js';
-import { createKVStore } from '../kv/index.js';
+import { createKVStore, type KVStoreConfig } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
 import { makeAdmissionPolicy, makeRoutingPolicy } from '../routing/registry.js';
@@ -19,6 +20,7 @@ import { defaultScorerConfigs, type ScorerConfig } from '../routing/scorer-confi
 import { TenantTracker } from '../routing/tenant.js';
 import { makeDisaggregationDecider } from '../routing/disaggregation.js';
 import type { RoutingPolicy } from '../routing/types.js';
+import { makeEncodeDecider } from '../routing/encode-decider.js';
 import type { PdPolicies } from '../cluster/pd/coordinator.js';
 import { PoolRole } from '../cluster/pd/pools.js';
 import type { TransferConfig } from '../cluster/pd/transfer.js';
@@ -98,6 +100,8 @@ export interface PdEngineSetup {
   /** Role of each startup instance (see cluster/pd/pools.ts). */
   readonly roles: readonly number[];
   readonly decider: string;
+  /** E/P/D encode decider; null/absent = no encode pool (the encode stage is off). */
+  readonly encodeDecider?: string | null;
   readonly prefixThreshold: number;
   readonly transfer: TransferConfig;
   /** Pool-specific weighted profiles; null = the main routing policy serves that pool too. */
@@ -116,6 +120,8 @@ export interface PdEngineSetup {
 }
 
 export interface EngineSetup {
+  /** Reference bugs reproduced (default) or corrected (docs/reference-differences.md). */
+  readonly semantics?: Semantics;
   /** Simulation seed (router tie-break stream); default 42. */
   readonly seed?: bigint;
   readonly numInstances: number;
@@ -169,15 +175,17 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
     blockSize: setup.kv.blockSize,
     rng: rng.forSubsystem('router'),
     cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req),
+    corrected: isCorrected(setup.semantics),
   });
   const pd = setup.pd;
   const poolPolicy = (scorers: readonly ScorerConfig[] | null, subsystem: string): RoutingPolicy | null =>
-    scorers === null ? null : makeRoutingPolicy('weighted', { scorers, blockSize: setup.kv.blockSize, rng: rng.forSubsystem(subsystem), cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req) });
+    scorers === null ? null : makeRoutingPolicy('weighted', { scorers, blockSize: setup.kv.blockSize, rng: rng.forSubsystem(subsystem), cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req), corrected: isCorrected(setup.semantics) });
   const pdPolicies: PdPolicies | null = pd
     ? {
       decider: makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
       prefillRouting: poolPolicy(pd.prefillScorers, 'prefill-router'),
       decodeRouting: poolPolicy(pd.decodeScorers, 'decode-router'),
+      encode: pd.encodeDecider === null || pd.encodeDecider === undefined ? null : makeEncodeDecider(pd.encodeDecider),
     }
     : null;
   return { admission, routing, priority: built?.priority ?? null, tenants, pd: pdPolicies };
@@ -224,6 +232,8 @@ function overridesFor(pd: PdEngineSetup | null | undefined, i: number): Instance
 }
 
 export function buildCluster(setup: EngineSetup): ClusterSimulator {
+  const corrected = isCorrected(setup.semantics);
+  const kvStoreConfig = (kv: KVSetup): KVStoreConfig => (corrected ? { ...kv, corrected } : kv);
   const slo = new SloPriorityMap(setup.sloPriorities ?? {});
   const p = setup.policy ?? DEFAULT_POLICY_SETUP;
   const rng = new PartitionedRng(setup.seed ?? 42n);
@@ -266,6 +276,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       ...baseFacts,
       flowControl: p.flowControl,
       routerSignals: p.evolvable?.active === true || p.routerSignals === true,
+      corrected,
       // P/D membership is by configured index; deferred (unplaced) instances leave no position.
       pd: pd
         ? {
@@ -302,7 +313,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           schedulingMode: setup.schedulingMode ?? 'sync',
           holdPrefillKV: pd?.beyond?.ownership === 'single',
         },
-        createKVStore(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks }),
+        createKVStore(kvStoreConfig(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks })),
         latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),
         slo,
         sink,
@@ -446,7 +457,7 @@ function runWithProgress(cs: ClusterSimulator, requests: readonly Request[], tot
 
 /** Requests that reached a terminal state so far (completed, timed out, dropped, rejected, lost at the gateway). */
 export function finishedRequests(cs: ClusterSimulator): number {
-  let n = cs.rejectedRequests + cs.routingRejections;
+  let n = cs.rejectedRequests + cs.routingRejections + cs.encodeRoutingRejections;
   const g = cs.gatewayCounters();
   n += g.queueRejected + g.queueShed + g.expired + g.evicted;
   for (const inst of cs.instances) {

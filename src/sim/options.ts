@@ -4,6 +4,7 @@
  * and defaults, and strict value parsing (a malformed number is an error naming the option).
  */
 import { GPU_NAMES } from '../config/catalog/hardware.js';
+import { SEMANTICS } from '../domain/semantics.js';
 import { FAIRNESS_POLICY_NAMES } from '../cluster/flow-control/bands.js';
 import { DISPATCH_ORDERS } from '../cluster/flow-control/gateway-queue.js';
 import { SATURATION_DETECTOR_NAMES } from '../cluster/flow-control/saturation.js';
@@ -12,6 +13,7 @@ import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES } from '
 import { PREEMPTION_POLICIES, SCHEDULERS } from '../instance/scheduler.js';
 import { MOE_COMM_BACKENDS } from '../latency/moe-comm.js';
 import { AUTOSCALE_POLICIES } from '../routing/autoscale-policies.js';
+import { ENCODE_DECIDERS } from '../routing/encode-decider.js';
 import { DISAGGREGATION_DECIDERS } from '../routing/disaggregation.js';
 import { ADMISSION_POLICIES, ROUTING_POLICIES } from '../routing/registry.js';
 import { PRESET_NAMES } from '../workload/presets.js';
@@ -85,6 +87,7 @@ export const FLAGS = [
   // simulation
   { name: 'seed', kind: 'string', def: '42', int64: true, help: 'random seed (int64)', scope: 'shared' },
   { name: 'horizon', kind: 'string', def: MAX_INT64_TEXT, int64: true, help: 'simulation horizon in µs ticks (replay default: 2 x the last injection time)', scope: 'shared' },
+  { name: 'semantics', kind: 'string', def: 'reference', choices: [...SEMANTICS], help: 'reference (default): reproduce the reference simulator exactly, its known bugs included; corrected: fix the reference bugs marked corrected in docs/reference-differences.md (results then differ from the reference)', scope: 'shared' },
   { name: 'log', kind: 'string', def: 'warn', choices: ['debug', 'info', 'warn', 'error'], help: 'stderr diagnostics: debug (also files read, timings, an internal error\'s stack), info (also what was resolved: engine, policies, workload), warn (default: warnings), error (errors only)', scope: 'shared' },
   { name: 'num-instances', kind: 'int', def: 1, help: 'number of instances', scope: 'shared' },
   { name: 'admission-latency', kind: 'int', def: 0, help: 'admission decision latency (µs)', scope: 'shared' },
@@ -121,6 +124,8 @@ export const FLAGS = [
   { name: 'decode-instances', kind: 'int', def: 0, help: 'instances dedicated to decode: the next D instances', scope: 'shared' },
   { name: 'prefill-decode-instances', kind: 'int', def: 0, help: 'shared-role instances serving both pools: the next S instances (they take the decode overrides)', scope: 'shared' },
   { name: 'pd-decider', kind: 'string', def: 'never', choices: DISAGGREGATION_DECIDERS, help: 'P/D disaggregation decider: never, always, prefix-threshold', scope: 'shared' },
+  { name: 'encode-instances', kind: 'int', def: 0, help: 'E/P/D: instances of the encode pool, the next E after the P/D pools (0 = off; needs a decode-capable pool). Requests the encode decider picks are routed there first with the main routing policy; no encode work is simulated', scope: 'shared' },
+  { name: 'encode-decider', kind: 'string', def: 'never', choices: ENCODE_DECIDERS, help: 'E/P/D encode decider: never, always, multimodal (requests with image, audio or video tokens); other than never needs --encode-instances > 0', scope: 'shared' },
   { name: 'pd-prefix-threshold', kind: 'int', def: 16, help: 'prefix-threshold decider: disaggregate when more prompt tokens than this are not cached on the chosen decode pod', scope: 'shared' },
   { name: 'pd-transfer-bandwidth', kind: 'float', def: 25, help: 'prefill->decode KV transfer bandwidth (GB/s)', scope: 'shared' },
   { name: 'pd-transfer-base-latency', kind: 'float', def: 0.05, help: 'fixed latency per KV transfer (ms)', scope: 'shared' },

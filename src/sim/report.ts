@@ -26,6 +26,8 @@ export interface Report {
   readonly jsonExtras: Readonly<Record<string, unknown>>;
   readonly aggregate: MetricsView;
   readonly clusterOutput: MetricsOutputJson;
+  /** Built under --semantics corrected. */
+  readonly corrected: boolean;
 }
 
 export interface ReportOptions {
@@ -40,6 +42,8 @@ export interface ReportOptions {
   readonly summarizeTrace: boolean;
   /** Extra top-level keys of the JSON output only (policy, policy_anomalies, trace); never in the reference text. */
   readonly jsonExtras?: Readonly<Record<string, unknown>>;
+  /** --semantics corrected: the metrics corrections of docs/reference-differences.md (E5, E6, M2-M4). */
+  readonly corrected?: boolean;
 }
 
 export const DEFAULT_REPORT_OPTIONS: ReportOptions = {
@@ -51,17 +55,18 @@ function text(header: string, key: string, lines: readonly string[] | null, out:
 }
 
 export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_REPORT_OPTIONS): Report {
+  const corrected = opts.corrected === true;
   const views = cs.instances.map((i) => instanceView(i.metrics));
   const pd = cs.pd;
   const agg = pd === null ? aggregateViews(views) : pdAggregate(aggregateViews(views), pdCorrections(pd), pd.parents.map((p) => p.req));
   const sections: Section[] = [];
   if (cs.configuredInstances > 1) {
     cs.instances.forEach((inst, k) => {
-      sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: withAdapters(buildMetricsOutput(views[k] as MetricsView, inst.id), views[k] as MetricsView) });
+      sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: withAdapters(buildMetricsOutput(views[k] as MetricsView, inst.id, corrected), views[k] as MetricsView) });
     });
   }
-  const goodput = computeGoodput(agg.requests, cs.injectedByClass, agg.simEndedTime, opts.goodputTargets);
-  const clusterOutput = withAdapters(applyGoodput(buildMetricsOutput(agg, 'cluster'), goodput), agg);
+  const goodput = computeGoodput(agg.requests, cs.injectedByClass, agg.simEndedTime, opts.goodputTargets, corrected);
+  const clusterOutput = withAdapters(applyGoodput(buildMetricsOutput(agg, 'cluster', corrected), goodput), agg);
   sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: clusterOutput });
   const raw = collectRawMetrics({
     aggregate: agg,
@@ -69,14 +74,16 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
     scheduler: opts.scheduler,
     rejectedRequests: cs.rejectedRequests,
     routingRejections: cs.routingRejections,
+    encodeRoutingRejections: cs.encodeRoutingRejections,
     injectedByClass: cs.injectedByClass,
     shedByTier: cs.shedByTier,
     gateway: cs.gatewayCounters(),
+    corrected,
   });
   if (opts.fitnessWeights) text('Fitness Evaluation', 'fitness', fitnessLines(computeFitness(raw, opts.fitnessWeights)), sections);
   text('Anomaly Counters', 'anomaly_counters', anomalyLines(raw), sections);
   text('KV Cache Metrics', 'kv_cache_metrics', kvCacheLines(raw), sections);
-  for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null)) text(s.header, s.key, s.lines, sections);
+  for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null, corrected)) text(s.header, s.key, s.lines, sections);
   if (pd !== null) {
     const contention = pd.contentionEnabled;
     const summary = summarizePd({
@@ -90,7 +97,7 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
     text('PD Metrics', 'pd_metrics', pdMetricsLines(summary, contention), sections);
   }
   if (opts.trace && opts.summarizeTrace) text('Trace Summary', 'trace_summary', traceSummaryLines(summarizeTrace(opts.trace)), sections);
-  return { sections, aggregate: agg, clusterOutput, jsonExtras: opts.jsonExtras ?? {} };
+  return { sections, aggregate: agg, clusterOutput, jsonExtras: opts.jsonExtras ?? {}, corrected };
 }
 
 /** The reference's stdout, byte for byte. */
@@ -146,10 +153,10 @@ export function renderJson(r: Report): string {
 }
 
 export function renderMetricsFile(r: Report): string {
-  return goJsonIndent(buildMetricsFile(r.aggregate, r.clusterOutput));
+  return goJsonIndent(buildMetricsFile(r.aggregate, r.clusterOutput, r.corrected));
 }
 
 /** {@link renderMetricsFile}'s bytes as chunks, built one request row at a time (for files of any size). */
 export function metricsFileText(r: Report): Iterable<string> {
-  return metricsFileChunks(r.aggregate, r.clusterOutput);
+  return metricsFileChunks(r.aggregate, r.clusterOutput, r.corrected);
 }

@@ -11,6 +11,7 @@ import { resolvePdFlags } from './resolve-pd.js';
 import { calculateKVBlocks } from '../latency/kv-capacity.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { MAX_INT64 } from '../domain/units.js';
+import { DEFAULT_SEMANTICS, SEMANTICS, isSemantics, type Semantics } from '../domain/semantics.js';
 import { LIMITS, checkLimit } from '../domain/limits.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
@@ -79,6 +80,14 @@ export interface EngineResolution {
   readonly kvForGpu: ((gpuMemoryGiB: number, tp: number) => number | null) | null;
 }
 
+/** `--semantics`: reference (default) or corrected. */
+export function semanticsFlag(f: FlagValues): Semantics {
+  // Commands without the option (serve) read '' and run the default.
+  const v = f.changed('semantics') || f.str('semantics') !== '' ? f.str('semantics') : DEFAULT_SEMANTICS;
+  if (!isSemantics(v)) throw new ConfigError('bad-flag', `--semantics must be ${SEMANTICS.join(' or ')}, got "${v}"`, { field: '--semantics' });
+  return v;
+}
+
 /** The latency-resolution inputs the flags give (user model and hardware files read), and how to point an error into those files. */
 export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ inputs: LatencyInput; locate: (e: unknown) => unknown; lora: LoraSetup }> {
   const folder = f.str('model-config-folder');
@@ -117,6 +126,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     maxModelLenExplicit: f.changed('max-model-len'),
     moeCommBackend: f.str('moe-comm-backend'),
     enableExpertParallel: f.bool('enable-expert-parallel'),
+    ...(semanticsFlag(f) === 'corrected' ? { corrected: true } : {}),
     ...(userModelConfig ? { userModelConfig: { raw: userModelConfig.raw, label: userModelConfig.label } } : {}),
     ...(userHardware ? { userHardware } : {}),
     adapterReservedBytes: lora.reservedBytes,
@@ -131,6 +141,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
 }
 
 export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment: DeploymentSpec | null = null): Promise<EngineResolution> {
+  const semantics = semanticsFlag(f);
   const { inputs, locate, lora } = await latencyInputs(f, env);
   const dep = deployment === null ? null : resolveDeployment(deployment, inputs, f, env);
   let latency: ResolvedLatency;
@@ -175,7 +186,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const pd = dep !== null
     ? dep.pd
     : f.has('prefill-instances')
-      ? resolvePdFlags(f, latency, { numInstances, blockSize, dp: f.int('dp'), gpuMemoryUtilization: f.float('gpu-memory-utilization'), moeCommBackend: f.str('moe-comm-backend'), adapterReservedBytes: Math.trunc(lora.reservedBytes) }, (m) => env.warn(m))
+      ? resolvePdFlags(f, latency, { numInstances, blockSize, dp: f.int('dp'), gpuMemoryUtilization: f.float('gpu-memory-utilization'), moeCommBackend: f.str('moe-comm-backend'), adapterReservedBytes: Math.trunc(lora.reservedBytes), ...(semantics === 'corrected' ? { corrected: true } : {}) }, (m) => env.warn(m))
       : null;
   if (maxModelLen > 0 && Math.ceil(maxModelLen / blockSize) > latency.totalKvBlocks) {
     throw new ConfigError('bad-flag', `KV cache too small for --max-model-len ${maxModelLen}: needs ${Math.ceil(maxModelLen / blockSize)} blocks but --total-kv-blocks is ${latency.totalKvBlocks}`);
@@ -189,7 +200,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const kvForGpu = !f.changed('total-kv-blocks') && arch !== null && params !== null && hw !== null && (latency.backend === 'roofline' || latency.backend === 'trained-physics')
     ? (mem: number, tp: number): number | null => {
       try {
-        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util, adapterReservedBytes: Math.trunc(lora.reservedBytes) });
+        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util, adapterReservedBytes: Math.trunc(lora.reservedBytes), ...(semantics === 'corrected' ? { corrected: true } : {}) });
       } catch {
         return null;
       }
@@ -205,6 +216,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
     dpRanks,
     kvForGpu,
     setup: {
+      semantics,
       seed: f.bigint('seed'),
       model: latency.model,
       gpuType: latency.hardware,

@@ -48,6 +48,8 @@ export interface LatencyInput {
   readonly userHardware?: ReadonlyMap<string, HardwareConfig>;
   /** HBM reserved for resident LoRA adapters (bytes): less room for auto-sized KV. Default 0. */
   readonly adapterReservedBytes?: number;
+  /** --semantics corrected: catalog figure fixes (L1) and KV capacity over the TP group (E10). */
+  readonly corrected?: boolean;
   /** A fitted latency profile (--latency-profile): selects corrected-physics with its coefficients. */
   readonly profile?: { readonly profile: LatencyProfile; readonly label: string };
 }
@@ -189,7 +191,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     label = `catalog:${model}`;
   }
   const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label), model);
-  const found = inp.userHardware?.get(gpu) ?? findGpu(gpu);
+  const found = inp.userHardware?.get(gpu) ?? findGpu(gpu, inp.corrected === true);
   const canonical = canonicalGpuName(gpu);
   const hw: HardwareConfig | undefined = found === undefined || backend !== 'corrected-physics'
     ? found
@@ -219,8 +221,8 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
       if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
       // corrected-physics: each DP rank is its own engine with its own KV cache, sized for its tp GPUs.
       else totalKvBlocks = backend === 'corrected-physics'
-        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved })
-        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved });
+        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...(inp.corrected === true ? { corrected: true } : {}) })
+        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...(inp.corrected === true ? { corrected: true } : {}) });
     }
   }
   const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);
@@ -248,7 +250,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
 }
 
 function hardwareFinder(inp: LatencyInput): (gpu: string) => HardwareConfig | undefined {
-  return (gpu) => inp.userHardware?.get(gpu) ?? findGpu(gpu);
+  return (gpu) => inp.userHardware?.get(gpu) ?? findGpu(gpu, inp.corrected === true);
 }
 
 /** The model's parsed config.json (user folder, else catalog), or null when neither knows it. */

@@ -30,7 +30,7 @@ import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
-import { horizonFlag, resolveEngineFlags } from './resolve-engine.js';
+import { horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
@@ -104,6 +104,7 @@ function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, g
     trace: level === 'decisions' || level === 'full' ? { admissions: cs.admissionRecords, routings: cs.routingRecords } : null,
     summarizeTrace: f.bool('summarize-trace'),
     jsonExtras,
+    corrected: semanticsFlag(f) === 'corrected',
   };
 }
 
@@ -198,6 +199,7 @@ function concurrencyFlags(f: FlagValues): { users: number; thinkMs: number } {
  */
 function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs: number): RunWorkload {
   const timeoutSecs = f.int('timeout');
+  const corrected = semanticsFlag(f) === 'corrected';
   const numRequests = f.int('num-requests');
   const prefixTokens = f.int('prefix-tokens');
   const werr = validateWorkloadFlags({ rate: f.float('rate'), numRequests, prefixTokens, timeoutSecs }, false);
@@ -210,7 +212,9 @@ function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs
   const horizon = horizonFlag(f);
   if (cap === 0 && horizon >= MAX_INT64) throw new ConfigError('bad-flag', 'Workload requires either num_requests or --horizon to bound generation');
   const spec = synthesizeConcurrencySpec({ seed, concurrency: users, thinkTimeMs: thinkMs, numRequests: cap, prefixTokens, prompt, output });
-  const wl = generateWorkload(spec, { seed, numRequests: cap, horizon, timeoutSecs });
+  // The reference always applies --timeout (300 s by default); corrected semantics only when it is given.
+  const timeout = corrected && !f.changed('timeout') ? {} : { timeoutSecs };
+  const wl = generateWorkload(spec, { seed, numRequests: cap, horizon, ...timeout, ...(corrected ? { corrected } : {}) });
   return { requests: wl.requests, streamed: false, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
 }
 
@@ -245,7 +249,8 @@ function distributionOptions(f: FlagValues): Omit<DistributionWorkloadOptions, '
     prefixTokens: custom ? workloadFlags.prefixTokens : shape.prefixTokens,
     prompt,
     output,
-    timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
+    // The reference gives every request the 300 s default; corrected semantics apply only an explicit --timeout.
+    timeoutUs: timeoutSecs > 0 && (f.changed('timeout') || semanticsFlag(f) !== 'corrected') ? timeoutSecs * 1e6 : 0,
   };
   // Nothing bounding the workload, or more than one run can hold: refused here, before any work.
   return { ...options, total: checkDistributionWorkload(options, false) };
@@ -271,6 +276,7 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
     ...(f.changed('num-requests') ? { numRequests: f.int('num-requests') } : {}),
     ...(f.changed('horizon') ? { horizon: horizonFlag(f) } : {}),
     ...(f.changed('timeout') ? { timeoutSecs: f.int('timeout') } : {}),
+    ...(semanticsFlag(f) === 'corrected' ? { corrected: true } : {}),
   }, { onWarning: (m) => env.warn(m), ...(env.readServeGen ? { readServeGen: (dir: string) => env.readServeGen!(dir, 'servegen_data.path') } : {}) });
   return {
     requests: r.requests,

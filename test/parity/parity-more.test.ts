@@ -20,8 +20,6 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Cases whose feature is not built yet, with what is missing (the test is skipped and says so). */
 const NOT_YET: Readonly<Record<string, string>> = {
-  // The encode pool sits on the P/D pools (prefill/decode instances, --pd-decider), which land with another branch.
-  'm05-encode-pool-multimodal-pd-round-robin': '--encode-instances (the encode pool, built on the P/D pools)',
 };
 
 const caseFile = (c: ParityCase, f: string): string => readFileSync(path.join(c.dir, f), 'utf8');

@@ -31,6 +31,8 @@ export interface SpecRunFlags {
   readonly horizon?: number;
   /** Request timeout in seconds (negative = no timeout; 0 is rejected, as by the reference). */
   readonly timeoutSecs?: number;
+  /** `--semantics corrected` (see SpecGenerateOptions.corrected). */
+  readonly corrected?: boolean;
 }
 
 export interface SpecRunWorkload {
@@ -110,6 +112,7 @@ export function loadSpecWorkloadForRun(
     numRequests: maxRequests,
     horizon,
     ...(flags.timeoutSecs === undefined ? {} : { timeoutSecs: flags.timeoutSecs }),
+    ...(flags.corrected === true ? { corrected: true } : {}),
   });
   return {
     spec,
