@@ -166,7 +166,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const dpRanks = latency.backend === 'corrected-physics' ? f.int('dp') : 1;
   const numInstances = dep === null ? positive('num-instances') * dpRanks : dep.numInstances;
   if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
-  checkEngineLimits(f, latency, numInstances);
+  checkEngineLimits(f, latency, numInstances, dep !== null);
   const scheduler = f.str('scheduler');
   if (!Object.hasOwn(SCHEDULERS, scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler ${showValue(scheduler)}; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
   const preemption = f.str('preemption-policy');
@@ -247,8 +247,9 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
 }
 
 /** Instances and KV blocks this machine can hold, checked before anything is allocated. */
-function checkEngineLimits(f: FlagValues, latency: ResolvedLatency, numInstances: number): void {
-  checkLimit(numInstances, LIMITS.instances, '--num-instances', 'simulate fewer, larger instances or a sample of the cluster', { field: '--num-instances' });
+function checkEngineLimits(f: FlagValues, latency: ResolvedLatency, numInstances: number, fromDeployment = false): void {
+  const what = fromDeployment ? 'the deployment file\'s replicas' : '--num-instances';
+  checkLimit(numInstances, LIMITS.instances, what, fromDeployment ? 'give the configurations fewer replicas' : 'simulate fewer, larger instances or a sample of the cluster', { field: fromDeployment ? '--deployment' : '--num-instances' });
   const gpu = latency.totalKvBlocks;
   const fix = f.changed('total-kv-blocks')
     ? 'give a smaller --total-kv-blocks'
