@@ -185,9 +185,8 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
     const key = ResultCache.key(c, suite, evalOpts);
     const hit = cache.get(key);
     if (hit !== null) return hit;
-    const r = pool === null
-      ? await evaluateCandidate(c, suite, evalOpts, o.population === undefined && display !== null ? { onRunDone: (d, t) => display.units(d, t) } : {})
-      : await pool.run(c, suite, evalOpts);
+    const hooks = o.population === undefined && display !== null ? { onRunDone: (d: number, t: number): void => display.units(d, t) } : {};
+    const r = pool === null ? await evaluateCandidate(c, suite, evalOpts, hooks) : await pool.run(c, suite, evalOpts, hooks);
     // Wall-clock failures are not facts about the candidate: never cache them.
     if (r.error?.code !== 'EVAL_TIMEOUT' && r.error?.code !== 'EVAL_WORKER_DIED') cache.set(key, r);
     return r;

@@ -8,15 +8,10 @@
  * with an `error` and the reason as feedback; it never throws. Only a broken suite or a bug throws.
  */
 import { createHash } from 'node:crypto';
-import type { SimulationOutputs } from '../sim/run.js';
-import { simulateRun } from '../sim/run.js';
-import { parseSimulationConfig } from '../sim/simulate.js';
-import type { SimEnv } from '../sim/env.js';
 import { ConfigError } from '../sim/config-error.js';
-import { anomalyReport } from '../sim/policy-report.js';
-import { gpuUsage } from '../sim/scaling-report.js';
-import { rawMetrics, scoreRun } from './fitness.js';
-import { summarizeForReflection, type RunForSummary } from './summary.js';
+import type { RunDigest } from './digest.js';
+import { runScenario, type RunOutcome, type RunTask } from './run.js';
+import { summarizeForReflection } from './summary.js';
 import type { Candidate, EvaluationError, EvaluationResult, Scenario, ScenarioResult, Suite } from './types.js';
 
 export const BLIS_VERSION = '0.1.0';
@@ -44,71 +39,37 @@ export function candidateHash(c: Candidate): string {
   return h.digest('hex').slice(0, 16);
 }
 
-interface Run {
-  readonly result: ScenarioResult;
-  readonly summary: RunForSummary;
+/**
+ * Runs an evaluation's scenario runs: in this thread one after the other, or spread over a worker pool
+ * (EvaluationPool). `runAll` returns the outcomes of a prefix of `tasks` in task order, every one a success
+ * but possibly the last: it stops at the first failure in task order (runs after it may not be run), so the
+ * evaluation fails with the same error whichever order the runs finished in. `onDone` is called after each
+ * successful run.
+ */
+export interface ScenarioRunner {
+  runAll(tasks: readonly RunTask[], onDone: () => void): Promise<RunOutcome[]>;
 }
 
-const CANDIDATE_FILE = 'candidate.yaml';
+export const IN_THREAD: ScenarioRunner = {
+  async runAll(tasks, onDone) {
+    const out: RunOutcome[] = [];
+    for (const t of tasks) {
+      const o = await runScenario(t);
+      out.push(o);
+      if (!o.ok) break;
+      onDone();
+    }
+    return out;
+  },
+};
 
-async function runOne(c: Candidate, suite: Suite, s: Scenario, seed: number, reportData: boolean): Promise<Run> {
-  const files: Record<string, string> = { ...s.files, ...c.files, [CANDIDATE_FILE]: c.bundle };
-  const config = {
-    mode: 'run' as const,
-    ...s.config,
-    seed,
-    policyConfig: CANDIDATE_FILE,
-    traceLevel: 'decisions',
-    counterfactualK: 3,
-    ...(reportData ? { reportData: true } : {}),
-    files,
-  };
-  const { values } = parseSimulationConfig(config);
-  const env: SimEnv = {
-    readText: (path, option) => {
-      const text = files[path];
-      if (text === undefined) throw new ConfigError('missing-file', `${option}: "${path}" is not part of the candidate or the scenario`);
-      return text;
-    },
-    warn: () => undefined,
-  };
-  const out: SimulationOutputs = await simulateRun(values, env, undefined, { prefixAudit: true });
-  const anomalies = anomalyReport({
-    cs: out.cluster, recorder: out.recorder, requests: out.requests, metadata: null, evolvable: null, traceLevel: 'decisions',
-    goodputTargets: null, priorityScheduling: values.str('scheduler') === 'priority-fcfs',
-  });
-  const metrics = rawMetrics({
-    cs: out.cluster,
-    output: out.report.clusterOutput,
-    anomalies: anomalies.counts,
-    simEndedUs: out.report.aggregate.simEndedTime,
-    usage: gpuUsage(out.cluster, out.report.aggregate.simEndedTime),
-    slo: s.slo,
-  });
-  const scored = scoreRun(metrics, suite.objectives);
-  const result: ScenarioResult = {
-    scenario: s.name,
-    seed,
-    key: { policy_id: c.id, workload_seed: seed, sim_seed: seed, jitter_seed: 0 },
-    metrics,
-    objectives: scored.objectives,
-    scores: scored.scores,
-    score: scored.score,
-    anomalies: anomalies.counts,
-    ...(reportData ? { report_data: out.report.jsonExtras['report_data'] } : {}),
-  };
-  return {
-    result,
-    summary: { scenario: s.name, seed, cs: out.cluster, recorder: out.recorder, requests: out.requests, anomalies, slo: s.slo, objectives: scored.objectives, scores: scored.scores },
-  };
-}
-
-/** The error of a failed candidate, from what was thrown (null: not the candidate's fault, rethrow). */
-function candidateError(e: unknown): EvaluationError | null {
-  if (!(e instanceof Error)) return null;
-  const code = (e as { code?: unknown }).code;
-  if (typeof code !== 'string') return null;
-  return { code, message: e.message };
+/** A bug reported by a pool worker, thrown again here with the worker's stack (its class does not cross threads). */
+class WorkerBug extends Error {
+  constructor(stack: string) {
+    super(stack.split('\n')[0] ?? stack);
+    this.name = 'WorkerBug';
+    this.stack = stack;
+  }
 }
 
 function weightedMean(runs: readonly { weight: number; values: Readonly<Record<string, number>> }[]): Record<string, number> {
@@ -141,7 +102,8 @@ function features(runs: readonly ScenarioResult[]): Record<string, number> {
   };
 }
 
-function failure(c: Candidate, suite: Suite, stage: 1 | 2, stagesRun: number[], err: EvaluationError): EvaluationResult {
+/** The result of a failed candidate: scored 0, the error and the reason as feedback. */
+export function failure(c: Candidate, suite: Suite, stage: 1 | 2, stagesRun: number[], err: EvaluationError): EvaluationResult {
   return {
     combined_score: 0,
     objectives: Object.fromEntries(suite.objectives.map((o) => [o.name, 0])),
@@ -156,8 +118,11 @@ function failure(c: Candidate, suite: Suite, stage: 1 | 2, stagesRun: number[], 
   };
 }
 
-/** Evaluates `candidate` on `suite`. Never throws for a candidate's own failure (see the module comment). */
-export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts: EvaluateOptions = {}, hooks: EvaluateHooks = {}): Promise<EvaluationResult> {
+/**
+ * Evaluates `candidate` on `suite`. Never throws for a candidate's own failure (see the module comment).
+ * `runner` decides where the scenario runs happen; the result is the same bytes whichever it is.
+ */
+export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts: EvaluateOptions = {}, hooks: EvaluateHooks = {}, runner: ScenarioRunner = IN_THREAD): Promise<EvaluationResult> {
   const stage = opts.stage ?? 2;
   let done = 0;
   let planned = 0;
@@ -170,19 +135,19 @@ export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts
       plan.push({ stage: suite.stage1.includes(s) ? 1 : 2, scenario: s, seed: want.seed });
     }
   }
-  const runs: Run[] = [];
+  let results: ScenarioResult[] = [];
+  let digests: RunDigest[] = [];
   const stagesRun: number[] = [];
+  const reportData = opts.reportData === true;
   const runStage = async (st: 1 | 2, list: readonly { scenario: Scenario; seed: number }[]): Promise<EvaluationError | null> => {
     stagesRun.push(st);
-    for (const { scenario, seed } of list) {
-      try {
-        runs.push(await runOne(candidate, suite, scenario, seed, opts.reportData === true));
-        hooks.onRunDone?.(++done, planned);
-      } catch (e) {
-        const err = candidateError(e);
-        if (err === null) throw e;
-        return err;
-      }
+    const tasks = list.map(({ scenario, seed }): RunTask => ({ candidate, scenario, seed, objectives: suite.objectives, reportData }));
+    const outcomes = await runner.runAll(tasks, () => hooks.onRunDone?.(++done, planned));
+    for (const o of outcomes) {
+      if ('internal' in o) throw new WorkerBug(o.internal);
+      if (!o.ok) return o.error;
+      results.push(o.result);
+      digests.push(o.digest);
     }
     return null;
   };
@@ -195,16 +160,16 @@ export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts
   } else {
     const err1 = await runStage(1, expand(suite.stage1));
     if (err1 !== null) return failure(candidate, suite, stage, stagesRun, err1);
-    const s1 = runs.reduce((a, r) => a + r.result.score, 0) / Math.max(runs.length, 1);
+    const s1 = results.reduce((a, r) => a + r.score, 0) / Math.max(results.length, 1);
     if (stage === 2 && s1 >= suite.stage1Threshold) {
-      runs.length = 0;
+      results = [];
+      digests = [];
       const err2 = await runStage(2, expand(suite.stage2));
       if (err2 !== null) return failure(candidate, suite, stage, stagesRun, err2);
     } else if (stage === 2) {
       stage1Note = `Stage 1 score ${s1.toFixed(3)} is below the suite's threshold ${suite.stage1Threshold}: stage 2 was not run.\n\n`;
     }
   }
-  const results = runs.map((r) => r.result);
   const weightOf = (r: ScenarioResult): number => [...suite.stage1, ...suite.stage2].find((s) => s.name === r.scenario)?.weight ?? 1;
   const objectives = weightedMean(results.map((r) => ({ weight: weightOf(r), values: r.objectives })));
   const scores = weightedMean(results.map((r) => ({ weight: weightOf(r), values: r.scores })));
@@ -214,7 +179,7 @@ export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts
     total += r.score * weightOf(r);
     weights += weightOf(r);
   }
-  const summary = summarizeForReflection(runs.map((r) => r.summary));
+  const summary = summarizeForReflection(digests);
   return {
     combined_score: weights > 0 ? total / weights : 0,
     objectives,

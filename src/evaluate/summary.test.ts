@@ -3,7 +3,8 @@ import type { Request } from '../domain/request.js';
 import { anomalyReport } from '../sim/policy-report.js';
 import { simulateRun } from '../sim/run.js';
 import { parseSimulationConfig } from '../sim/simulate.js';
-import { summarizeForReflection, type RunForSummary } from './summary.js';
+import { digestRun, type LiveRun } from './digest.js';
+import { summarizeForReflection, type SummaryOptions } from './summary.js';
 import type { SloTargets } from './types.js';
 
 const MODEL = 'meta-llama/llama-3.1-8b-instruct';
@@ -15,7 +16,7 @@ async function traced(
   config: Record<string, unknown>,
   files: Record<string, string>,
   slo: Record<string, SloTargets>,
-): Promise<RunForSummary> {
+): Promise<LiveRun> {
   const { values } = parseSimulationConfig({ mode: 'run', model: MODEL, hardware: 'H100', tp: 1, traceLevel: 'decisions', counterfactualK: 3, seed, ...config, files });
   const env = {
     readText: (path: string): string => {
@@ -93,13 +94,18 @@ clients:
 
 const CRITICAL_SLO: Record<string, SloTargets> = { critical: { ttftMs: 200, itlMs: 0, e2eMs: 0 } };
 
+/** The summary of live runs, through their digests (as the evaluator builds it). */
+function summarize(runs: readonly LiveRun[], opts?: SummaryOptions): ReturnType<typeof summarizeForReflection> {
+  return summarizeForReflection(runs.map(digestRun), opts);
+}
+
 function esc(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-let prefixRun: RunForSummary;
-let burstRun: RunForSummary;
-let cleanRun: RunForSummary;
+let prefixRun: LiveRun;
+let burstRun: LiveRun;
+let cleanRun: LiveRun;
 
 beforeAll(async () => {
   prefixRun = await traced('prefix-heavy', 7, { numInstances: 4, routingPolicy: 'round-robin', workloadSpec: 'w.yaml', totalKvBlocks: 1500 }, { 'w.yaml': prefixSpec(40, 150, 400) }, {});
@@ -115,7 +121,7 @@ describe('summarizeForReflection', () => {
     expect(audits.length).toBe(400);
     expect(misses.length).toBeGreaterThan(100);
 
-    const s = summarizeForReflection([prefixRun]);
+    const s = summarize([prefixRun]);
     expect(s.summary).toContain(`ROUTING: ${misses.length} of ${audits.length} routed requests went to an instance holding a shorter prefix`);
     expect(s.summary).toContain(`${cold} of them held none of it while another instance did`);
     expect(s.summary).toContain('[prefix-heavy (seed 7)]');
@@ -141,7 +147,7 @@ describe('summarizeForReflection', () => {
   });
 
   it('names the bursting tenant and the window in which the other tenant missed its SLO', () => {
-    const s = summarizeForReflection([burstRun]);
+    const s = summarize([burstRun]);
     const adm = s.issues.find((i) => i.kind === 'ADMISSION');
     expect(adm).toBeDefined();
     expect(adm?.description).toMatch(/^bursty tenant "globex"/);
@@ -172,7 +178,7 @@ describe('summarizeForReflection', () => {
   });
 
   it('reports no key issues for a clean low-load run and stays within the cap', () => {
-    const s = summarizeForReflection([cleanRun]);
+    const s = summarize([cleanRun]);
     expect(s.issues).toEqual([]);
     expect(s.summary).toContain('## Key Issues (0 detected)\n- None found');
     expect(s.summary).not.toContain('## Suggested Focus');
@@ -186,15 +192,15 @@ describe('summarizeForReflection', () => {
 
   it('is deterministic: same runs, same text; a re-simulated run gives the same text', async () => {
     const runs = [prefixRun, burstRun, cleanRun];
-    const a = summarizeForReflection(runs);
-    const b = summarizeForReflection(runs);
+    const a = summarize(runs);
+    const b = summarize(runs);
     expect(b).toEqual(a);
     const again = await traced('clean', 3, { numInstances: 2, routingPolicy: 'least-loaded', rate: 2, numRequests: 60 }, {}, { default: { ttftMs: 2000, itlMs: 0, e2eMs: 0 } });
-    expect(summarizeForReflection([again])).toEqual(summarizeForReflection([cleanRun]));
+    expect(summarize([again])).toEqual(summarize([cleanRun]));
   });
 
   it('aggregates over runs and names the scenario of each issue', () => {
-    const s = summarizeForReflection([prefixRun, burstRun, cleanRun]);
+    const s = summarize([prefixRun, burstRun, cleanRun]);
     expect(s.summary).toMatch(/^## Outcome — 3 runs: clean ×1, noisy-neighbour ×1, prefix-heavy ×1/);
     expect(s.summary).toMatch(/ROUTING: .*\[prefix-heavy \(seed 7\)\]/);
     expect(s.summary).toMatch(/ADMISSION: bursty tenant "globex".*\[noisy-neighbour \(seed 11\)\]/);
@@ -205,10 +211,10 @@ describe('summarizeForReflection', () => {
   });
 
   it('keeps the hard maxChars cap with many runs, truncating whole lines', () => {
-    const many: RunForSummary[] = [];
+    const many: LiveRun[] = [];
     for (let i = 0; i < 8; i++) for (const r of [prefixRun, burstRun, cleanRun]) many.push({ ...r, scenario: `${r.scenario}-${i}`, seed: r.seed + i });
-    const full = summarizeForReflection(many, { maxChars: 1_000_000, examples: 10 });
-    const capped = summarizeForReflection(many, { examples: 10 });
+    const full = summarize(many, { maxChars: 1_000_000, examples: 10 });
+    const capped = summarize(many, { examples: 10 });
     expect(full.summary.length).toBeGreaterThan(6000);
     expect(capped.summary.length).toBeLessThanOrEqual(6000);
     // Whole lines cut from the middle sections; Outcome first and Suggested Focus last are kept.
@@ -220,7 +226,7 @@ describe('summarizeForReflection', () => {
     expect(full.summary.endsWith(after)).toBe(true);
     expect(before).toMatch(/^## Outcome — 24 runs: clean-0 ×1, .*… 18 more scenarios\n/);
     for (const max of [300, 1000, 2500]) {
-      const t = summarizeForReflection(many, { maxChars: max, examples: 10 });
+      const t = summarize(many, { maxChars: max, examples: 10 });
       expect(t.summary.length).toBeLessThanOrEqual(max);
       expect(t.worstDecisions.length).toBeLessThanOrEqual(max);
       expect(t.summary).toContain('… (truncated)');
@@ -234,28 +240,28 @@ describe('summarizeForReflection', () => {
   });
 
   it('honours strategies and examples', () => {
-    const only = summarizeForReflection([prefixRun], { strategies: ['issue_focused'] });
+    const only = summarize([prefixRun], { strategies: ['issue_focused'] });
     expect(only.summary).toContain('## Key Issues');
     expect(only.summary).not.toContain('## Counterfactual Analysis');
     expect(only.summary).not.toContain('## Worst Decisions');
     expect(only.summary).not.toContain('## Patterns');
     expect(only.worstDecisions).toMatch(/^## Worst Decisions/);
-    const outcomeOnly = summarizeForReflection([prefixRun], { strategies: [] });
+    const outcomeOnly = summarize([prefixRun], { strategies: [] });
     expect(outcomeOnly.summary).toMatch(/^## Outcome/);
     expect(outcomeOnly.summary).not.toContain('##  Key');
     expect(outcomeOnly.summary.match(/^## /gm)).toHaveLength(1);
-    const one = summarizeForReflection([prefixRun], { examples: 1 });
+    const one = summarize([prefixRun], { examples: 1 });
     expect(one.worstDecisions).toMatch(/^## Worst Decisions \(1 example\)/);
     expect(one.worstDecisions).not.toMatch(/^2\. /m);
-    expect(summarizeForReflection([prefixRun], { examples: 0 }).worstDecisions).toBe('');
-    expect(new RegExp(esc('## Outcome')).test(summarizeForReflection([]).summary)).toBe(true);
+    expect(summarize([prefixRun], { examples: 0 }).worstDecisions).toBe('');
+    expect(new RegExp(esc('## Outcome')).test(summarize([]).summary)).toBe(true);
   });
   it('names preemption storms and KV thrashing with the recorded counts', async () => {
     const run = await traced('kv-tight', 5, { numInstances: 2, routingPolicy: 'least-loaded', rate: 30, numRequests: 300, totalKvBlocks: 400, kvCpuBlocks: 2000, outputTokens: 400 }, {}, {});
     const pre = run.recorder.preemptions;
     const storms = run.anomalies.counts.preemption_storm;
     expect(storms).toBeGreaterThan(0);
-    const s = summarizeForReflection([run]);
+    const s = summarize([run]);
     const victims = new Set(pre.map((p) => p.requestId)).size;
     expect(s.summary).toContain(`PREEMPTION: ${pre.length} preemptions of ${victims} requests in ${storms} preemption storms`);
     expect(s.issues.find((i) => i.kind === 'PREEMPTION')?.count).toBe(pre.length);

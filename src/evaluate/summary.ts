@@ -40,30 +40,10 @@
  * q in {2, 4, 8, 16, 32, 64}; routed away from the longest cached prefix; prompts longer than the run's p90;
  * per tenant; per instance.
  */
-import type { ClusterSimulator } from '../cluster/cluster.js';
-import type { PrefixAuditRecord, RunRecorder } from '../cluster/recorder.js';
-import type { CandidateScore, RoutingRecord } from '../domain/decision-records.js';
-import type { Request } from '../domain/request.js';
-import type { AnomalyEvent, AnomalyReport } from '../metrics/anomalies.js';
+import type { PrefixAuditRecord } from '../cluster/recorder.js';
 import { percentileFromSorted } from '../metrics/stats.js';
+import type { RunDigest } from './digest.js';
 import type { SloTargets } from './types.js';
-
-export interface RunForSummary {
-  readonly scenario: string;
-  readonly seed: number;
-  /** Finished; decisions traced (admission/routing records present, counterfactual-k 3). */
-  readonly cs: ClusterSimulator;
-  /** prefixAudit on. */
-  readonly recorder: RunRecorder;
-  readonly requests: readonly Request[];
-  readonly anomalies: AnomalyReport;
-  /** Per SLO class ('' / 'default' = requests without a class). */
-  readonly slo: Readonly<Record<string, SloTargets>>;
-  /** Raw objective values of this run (e.g. slo_attainment, ttft_p99_ms, throughput_tps, cache_hit_rate, jain_fairness). */
-  readonly objectives: Readonly<Record<string, number>>;
-  /** Normalised scores in [0, 1]. */
-  readonly scores: Readonly<Record<string, number>>;
-}
 
 export type SummaryStrategy = 'issue_focused' | 'decision_audit' | 'counterfactual' | 'pattern_mining';
 
@@ -242,7 +222,7 @@ interface ReqView {
 }
 
 interface RunCtx {
-  readonly run: RunForSummary;
+  readonly run: RunDigest;
   readonly index: number;
   readonly label: string;
   readonly views: readonly ReqView[];
@@ -254,8 +234,30 @@ interface RunCtx {
   /** Any request is gated: "bad" means SLO miss. */
   readonly hasTargets: boolean;
   readonly blockSize: number;
+  readonly routings: readonly RoutingRecord[];
+  readonly audits: readonly PrefixAuditRecord[];
+  readonly preemptions: readonly { readonly instance: string; readonly requestId: string }[];
   readonly routingById: ReadonlyMap<string, RoutingRecord>;
   readonly auditById: ReadonlyMap<string, PrefixAuditRecord>;
+}
+
+/** A routing record as the digest keeps it (the fields the summary reads). */
+interface CandidateScore {
+  readonly instanceId: string;
+  readonly queueDepth: number;
+  readonly batchSize: number;
+  readonly inFlightRequests: number;
+  readonly kvUtilization: number;
+}
+
+interface RoutingRecord {
+  readonly requestId: string;
+  readonly clock: number;
+  readonly chosenInstance: string;
+  /** The policy gave scores. */
+  readonly scored: boolean;
+  readonly regret: number;
+  readonly candidates: readonly CandidateScore[] | null;
 }
 
 function targetsFor(slo: Readonly<Record<string, SloTargets>>, cls: string): SloTargets | null {
@@ -274,35 +276,93 @@ function analysisWindowUs(lastArrivalUs: number): number {
   return Math.ceil(want / 3600) * 3600 * 1e6;
 }
 
-function buildCtx(run: RunForSummary, index: number, label: string): RunCtx {
-  const arrived = new Set<Request>(run.cs.arrivals);
-  const reqs = arrived.size > 0 ? run.requests.filter((r) => arrived.has(r)) : [...run.requests];
+function routingRecords(run: RunDigest): RoutingRecord[] {
+  const str = run.strings;
+  const r = run.routings;
+  const out: RoutingRecord[] = [];
+  for (let i = 0; i < r.requestId.length; i++) {
+    const n = r.candN[i] as number;
+    let candidates: CandidateScore[] | null = null;
+    if (n >= 0) {
+      candidates = [];
+      for (let k = r.candStart[i] as number, end = k + n; k < end; k++) {
+        candidates.push({
+          instanceId: str[r.candInstance[k] as number] as string,
+          queueDepth: r.candQueueDepth[k] as number,
+          batchSize: r.candBatchSize[k] as number,
+          inFlightRequests: r.candInFlight[k] as number,
+          kvUtilization: r.candKvUtilization[k] as number,
+        });
+      }
+    }
+    out.push({
+      requestId: str[r.requestId[i] as number] as string,
+      clock: r.clockUs[i] as number,
+      chosenInstance: str[r.chosen[i] as number] as string,
+      scored: r.scored[i] === 1,
+      regret: r.regret[i] as number,
+      candidates,
+    });
+  }
+  return out;
+}
+
+function prefixAudits(run: RunDigest): PrefixAuditRecord[] {
+  const str = run.strings;
+  const a = run.audits;
+  const out: PrefixAuditRecord[] = [];
+  for (let i = 0; i < a.requestId.length; i++) {
+    out.push({
+      timeUs: a.timeUs[i] as number,
+      requestId: str[a.requestId[i] as number] as string,
+      chosen: str[a.chosen[i] as number] as string,
+      chosenBlocks: a.chosenBlocks[i] as number,
+      best: str[a.best[i] as number] as string,
+      bestBlocks: a.bestBlocks[i] as number,
+      promptBlocks: a.promptBlocks[i] as number,
+      chosenLoad: a.chosenLoad[i] as number,
+      bestLoad: a.bestLoad[i] as number,
+    });
+  }
+  return out;
+}
+
+function buildCtx(run: RunDigest, index: number, label: string): RunCtx {
+  const str = run.strings;
+  const rq = run.requests;
   const views: ReqView[] = [];
-  for (const r of reqs) {
-    const cls = r.sloClass === '' ? 'default' : r.sloClass;
+  for (let i = 0; i < rq.id.length; i++) {
+    const sloClass = str[rq.sloClass[i] as number] as string;
+    const cls = sloClass === '' ? 'default' : sloClass;
     const t = targetsFor(run.slo, cls);
-    const ttftMs = r.hasTTFT ? r.ttft / 1000 : null;
-    let good = r.hasE2E;
+    const ttftUs = rq.ttftUs[i] as number;
+    const e2eUs = rq.e2eUs[i] as number;
+    const hasTTFT = ttftUs >= 0;
+    const hasE2E = e2eUs >= 0;
+    const ttftMs = hasTTFT ? ttftUs / 1000 : null;
+    let good = hasE2E;
     let ttftMiss = false;
-    if (t !== null && r.hasE2E) {
-      if (t.ttftMs > 0 && !(r.hasTTFT && r.ttft / 1e3 <= t.ttftMs)) {
+    if (t !== null && hasE2E) {
+      if (t.ttftMs > 0 && !(hasTTFT && ttftUs / 1e3 <= t.ttftMs)) {
         good = false;
         ttftMiss = true;
       }
-      if (t.itlMs > 0 && !(r.itlMean / 1e3 <= t.itlMs)) good = false;
-      if (t.e2eMs > 0 && !(r.e2e / 1e3 <= t.e2eMs)) good = false;
+      if (t.itlMs > 0 && !((rq.itlMeanUs[i] as number) / 1e3 <= t.itlMs)) good = false;
+      if (t.e2eMs > 0 && !(e2eUs / 1e3 <= t.e2eMs)) good = false;
     }
-    const lost = r.outcome === 'rejected' || r.outcome === 'encode_rejected' || r.outcome.startsWith('gateway_');
+    const outcome = str[rq.outcome[i] as number] as string;
+    const instance = str[rq.instance[i] as number] as string;
+    const lost = outcome === 'rejected' || outcome === 'encode_rejected' || outcome.startsWith('gateway_');
     views.push({
-      id: r.id,
-      tenant: r.tenantId,
+      id: str[rq.id[i] as number] as string,
+      tenant: str[rq.tenant[i] as number] as string,
       cls,
-      arrivalUs: r.arrivalTime,
-      inputLen: r.inputLen,
-      outputLen: r.outputLen,
-      instance: r.assignedInstance,
-      routed: r.assignedInstance !== '',
-      completed: r.hasE2E,
+      arrivalUs: rq.arrivalUs[i] as number,
+      inputLen: rq.inputLen[i] as number,
+      outputLen: rq.outputLen[i] as number,
+      instance,
+      routed: instance !== '',
+      completed: hasE2E,
       ttftMs,
       lost,
       gated: t !== null,
@@ -324,10 +384,14 @@ function buildCtx(run: RunForSummary, index: number, label: string): RunCtx {
   }
   const byId = new Map<string, ReqView>();
   for (const v of views) byId.set(v.id, v);
+  const routings = routingRecords(run);
+  const audits = prefixAudits(run);
   const routingById = new Map<string, RoutingRecord>();
-  for (const rr of run.cs.routingRecords) routingById.set(rr.requestId, rr);
+  for (const rr of routings) routingById.set(rr.requestId, rr);
   const auditById = new Map<string, PrefixAuditRecord>();
-  for (const a of run.recorder.prefixAudits) auditById.set(a.requestId, a);
+  for (const a of audits) auditById.set(a.requestId, a);
+  const preemptions: { instance: string; requestId: string }[] = [];
+  for (let i = 0; i < run.preemptions.length; i += 2) preemptions.push({ instance: str[run.preemptions[i] as number] as string, requestId: str[run.preemptions[i + 1] as number] as string });
   const lastArrivalUs = views.length > 0 ? (views[views.length - 1] as ReqView).arrivalUs : 0;
   return {
     run,
@@ -340,13 +404,16 @@ function buildCtx(run: RunForSummary, index: number, label: string): RunCtx {
     windowUs: analysisWindowUs(lastArrivalUs),
     lastArrivalUs,
     hasTargets,
-    blockSize: run.cs.instances[0]?.kv.blockSize ?? 16,
+    blockSize: run.blockSize,
+    routings,
+    audits,
+    preemptions,
     routingById,
     auditById,
   };
 }
 
-function runLabels(runs: readonly RunForSummary[]): string[] {
+function runLabels(runs: readonly RunDigest[]): string[] {
   return runs.map((r) => `${r.scenario} (seed ${r.seed})`);
 }
 
@@ -392,7 +459,7 @@ function peakWindow(times: readonly number[], w: number): { start: number; n: nu
 }
 
 function detectRouting(c: RunCtx): Finding | null {
-  const audits = c.run.recorder.prefixAudits;
+  const audits = c.audits;
   const n = audits.length;
   const misses = audits.filter((a) => a.bestBlocks > a.chosenBlocks);
   const m = misses.length;
@@ -575,8 +642,8 @@ function detectRejections(c: RunCtx): Finding | null {
   const details = [`by class: ${top(byClass)}${byTenant.size > 0 ? `; by tenant: ${top(byTenant)}` : ''}`];
   const pk = peakWindow(lost.map((v) => v.arrivalUs), c.windowUs);
   if (pk !== null) details.push(`peak ${span(pk.start, pk.start + c.windowUs)} (${pk.n} lost)`);
-  const delays = c.run.cs.admissionDelays;
-  if (delays > 0) details.push(`${delays} admission DELAYs issued, ${c.run.cs.delayLimitRejections} hit the delay limit`);
+  const delays = c.run.admissionDelays;
+  if (delays > 0) details.push(`${delays} admission DELAYs issued, ${c.run.delayLimitRejections} hit the delay limit`);
   const topClass = [...byClass.entries()].sort((a, b) => b[1] - a[1] || cmpStr(a[0], b[0]))[0]?.[0] ?? '';
   return {
     kind: 'REJECTION',
@@ -595,13 +662,13 @@ function detectRejections(c: RunCtx): Finding | null {
 const STORM_RE = /^instance (\S+): (\d+) preemptions of (\d+) request\(s\) between (\d+) and (\d+)/;
 
 function detectPreemption(c: RunCtx): Finding | null {
-  const storms = c.run.anomalies.counts.preemption_storm;
-  const pre = c.run.recorder.preemptions;
+  const storms = c.run.anomalyCounts['preemption_storm'] ?? 0;
+  const pre = c.preemptions;
   const routed = c.views.filter((v) => v.routed).length;
   if (storms === 0 && (pre.length < 10 || pre.length < 0.1 * routed)) return null;
   const victims = new Set(pre.map((p) => p.requestId)).size;
   const details: string[] = [];
-  const evs = c.run.anomalies.events.filter((e) => e.type === 'preemption_storm');
+  const evs = c.run.anomalyEvents.filter((e) => e.type === 'preemption_storm');
   const top = [...evs].sort((a, b) => b.severity - a.severity || a.timestampUs - b.timestampUs).slice(0, 3);
   for (const e of top) {
     const m = STORM_RE.exec(e.description);
@@ -626,20 +693,11 @@ function detectPreemption(c: RunCtx): Finding | null {
 }
 
 function detectThrashing(c: RunCtx): Finding | null {
-  const n = c.run.anomalies.counts.cache_thrashing;
+  const n = c.run.anomalyCounts['cache_thrashing'] ?? 0;
   if (n === 0) return null;
-  const last = new Map<string, { offloads: number; reloads: number }>();
-  for (const s of c.run.recorder.kvSamples) {
-    const p = last.get(s.instance);
-    if (p === undefined || s.offloads >= p.offloads) last.set(s.instance, { offloads: s.offloads, reloads: s.reloads });
-  }
-  let off = 0;
-  let rel = 0;
-  for (const v of last.values()) {
-    off += v.offloads;
-    rel += v.reloads;
-  }
-  const evs = c.run.anomalies.events.filter((e) => e.type === 'cache_thrashing');
+  const off = c.run.kvOffloads;
+  const rel = c.run.kvReloads;
+  const evs = c.run.anomalyEvents.filter((e) => e.type === 'cache_thrashing');
   const insts = new Set<string>();
   for (const e of evs) {
     const m = /^instance (\S+):/.exec(e.description);
@@ -647,8 +705,8 @@ function detectThrashing(c: RunCtx): Finding | null {
   }
   const details: string[] = [];
   if (evs.length > 0) {
-    const first = evs[0] as AnomalyEvent;
-    const lastEv = evs[evs.length - 1] as AnomalyEvent;
+    const first = evs[0] as RunDigest['anomalyEvents'][number];
+    const lastEv = evs[evs.length - 1] as RunDigest['anomalyEvents'][number];
     details.push(`thrashing windows starting ${sec(first.timestampUs)}s to ${sec(lastEv.timestampUs)}s, on ${[...insts].sort(cmpStr).join(', ')}`);
   }
   return {
@@ -666,9 +724,9 @@ function detectThrashing(c: RunCtx): Finding | null {
 }
 
 function detectPriority(c: RunCtx): Finding | null {
-  const n = c.run.anomalies.counts.priority_inversion;
+  const n = c.run.anomalyCounts['priority_inversion'] ?? 0;
   if (n < 3) return null;
-  const evs = c.run.anomalies.events.filter((e) => e.type === 'priority_inversion');
+  const evs = c.run.anomalyEvents.filter((e) => e.type === 'priority_inversion');
   const worst = [...evs].sort((a, b) => b.severity - a.severity || a.timestampUs - b.timestampUs)[0];
   const details = worst === undefined ? [] : [`worst at t=${sec(worst.timestampUs)}s: ${worst.description.replace(/ \(priority[^)]*\)/, '')}`];
   return {
@@ -686,10 +744,10 @@ function detectPriority(c: RunCtx): Finding | null {
 }
 
 function detectShadow(c: RunCtx): Finding | null {
-  const rs = c.run.recorder.routings;
-  const d = rs.filter((r) => r.expectedHit !== r.actualHit);
+  const rs = { length: c.run.shadowRoutings };
+  const d = { length: c.run.shadowWrong };
   if (d.length < 5 || d.length < 0.1 * rs.length) return null;
-  const falseHit = d.filter((r) => r.expectedHit).length;
+  const falseHit = c.run.shadowFalseHits;
   return {
     kind: 'SHADOW',
     title: 'SHADOW KV',
@@ -743,8 +801,8 @@ function detectSlo(c: RunCtx): Finding[] {
 }
 
 function detectImbalance(c: RunCtx): Finding | null {
-  const nInst = c.run.cs.instances.length;
-  const recs = c.run.cs.routingRecords;
+  const nInst = c.run.instances.length;
+  const recs = c.routings;
   const routed = recs.length > 0 ? recs.map((r) => r.chosenInstance) : c.views.filter((v) => v.routed).map((v) => v.instance);
   if (nInst < 2 || routed.length < 20) return null;
   const m = new Map<string, number>();
@@ -954,7 +1012,7 @@ function outcomeLines(ctxs: readonly RunCtx[]): string[] {
     let spanUs = 0;
     for (const c of ctxs) {
       for (const v of c.views) if (v.completed) tokens += v.outputLen;
-      spanUs += c.run.cs.clock;
+      spanUs += c.run.endUs;
     }
     if (spanUs > 0) vol += `; ${num(tokens / (spanUs / 1e6))} output tok/s`;
   }
@@ -978,9 +1036,9 @@ function counterfactualLines(ctxs: readonly RunCtx[]): string[] {
   let maxAt: { c: RunCtx; r: RoutingRecord } | null = null;
   let scored = 0;
   for (const c of ctxs) {
-    for (const r of c.run.cs.routingRecords) {
+    for (const r of c.routings) {
       n++;
-      if (r.scores !== null) scored++;
+      if (r.scored) scored++;
       sum += r.regret;
       if (r.regret > 0) positive++;
       if (r.regret > max) {
@@ -1004,7 +1062,7 @@ function counterfactualLines(ctxs: readonly RunCtx[]): string[] {
   const ttHolder: number[] = [];
   let audits = 0;
   for (const c of ctxs) {
-    for (const a of c.run.recorder.prefixAudits) {
+    for (const a of c.audits) {
       audits++;
       const t = c.byId.get(a.requestId)?.ttftMs ?? null;
       if (a.bestBlocks > a.chosenBlocks) {
@@ -1032,7 +1090,7 @@ function counterfactualLines(ctxs: readonly RunCtx[]): string[] {
   const ttLoad: number[] = [];
   const ttOk: number[] = [];
   for (const c of ctxs) {
-    for (const r of c.run.cs.routingRecords) {
+    for (const r of c.routings) {
       if (r.candidates === null || r.candidates.length === 0) continue;
       const a = c.auditById.get(r.requestId);
       const chosenCand = r.candidates.find((x) => x.instanceId === r.chosenInstance);
@@ -1088,7 +1146,7 @@ function findDecisions(ctxs: readonly RunCtx[]): Decision[] {
   for (const c of ctxs) {
     const med = c.medianTtftMs;
     const seen = new Set<string>();
-    for (const a of c.run.recorder.prefixAudits) {
+    for (const a of c.audits) {
       if (a.bestBlocks <= a.chosenBlocks) continue;
       const v = c.byId.get(a.requestId);
       if (v === undefined) continue;
@@ -1098,7 +1156,7 @@ function findDecisions(ctxs: readonly RunCtx[]): Decision[] {
       seen.add(a.requestId);
       out.push({ c, id: a.requestId, timeUs: a.timeUs, chosen: a.chosen, ttftMs: t, badness, audit: a, rec: c.routingById.get(a.requestId) ?? null, alt: a.best, altLoadGap: a.chosenLoad - a.bestLoad, prefixGap: a.bestBlocks - a.chosenBlocks });
     }
-    for (const r of c.run.cs.routingRecords) {
+    for (const r of c.routings) {
       if (seen.has(r.requestId) || r.candidates === null || r.candidates.length === 0) continue;
       const a = c.auditById.get(r.requestId) ?? null;
       const chosenCand = candOf(r, r.chosenInstance);
@@ -1197,7 +1255,7 @@ function patternLines(ctxs: readonly RunCtx[]): string[] {
   const qt = QS.map(() => tally());
   const prefix = tally();
   for (const c of ctxs) {
-    for (const r of c.run.cs.routingRecords) {
+    for (const r of c.routings) {
       const v = c.byId.get(r.requestId);
       if (v === undefined || !v.routed) continue;
       if (r.candidates !== null && r.candidates.length > 0) {
@@ -1205,7 +1263,7 @@ function patternLines(ctxs: readonly RunCtx[]): string[] {
         QS.forEach((th, i) => add(qt[i] as Tally, q >= th, v.slow));
       }
     }
-    for (const a of c.run.recorder.prefixAudits) {
+    for (const a of c.audits) {
       const v = c.byId.get(a.requestId);
       if (v === undefined) continue;
       add(prefix, a.bestBlocks > a.chosenBlocks, v.slow);
@@ -1240,11 +1298,11 @@ function patternLines(ctxs: readonly RunCtx[]): string[] {
         for (const v of c.views) if (v.judged) add(x, v.tenant === t, v.bad);
       }
     }
-    if (c.run.cs.instances.length > 1) {
-      for (const inst of c.run.cs.instances) {
-        let x = insts.get(inst.id);
-        if (x === undefined) insts.set(inst.id, (x = tally()));
-        for (const v of c.views) if (v.routed) add(x, v.instance === inst.id, v.slow);
+    if (c.run.instances.length > 1) {
+      for (const instId of c.run.instances) {
+        let x = insts.get(instId);
+        if (x === undefined) insts.set(instId, (x = tally()));
+        for (const v of c.views) if (v.routed) add(x, v.instance === instId, v.slow);
       }
     }
   }
@@ -1271,7 +1329,7 @@ function patternLines(ctxs: readonly RunCtx[]): string[] {
  * The reflection summary of `runs` (one or more scenarios × seeds): see the module comment for the sections,
  * detectors and thresholds. Pure and deterministic; each text is at most `maxChars` characters.
  */
-export function summarizeForReflection(runs: readonly RunForSummary[], opts: SummaryOptions = {}): ReflectionSummary {
+export function summarizeForReflection(runs: readonly RunDigest[], opts: SummaryOptions = {}): ReflectionSummary {
   const maxChars = opts.maxChars ?? DEFAULT_MAX_CHARS;
   if (!(maxChars >= 0)) throw new RangeError(`maxChars must be >= 0, got ${maxChars}`);
   const strategies = new Set<SummaryStrategy>(opts.strategies ?? ALL_STRATEGIES);
