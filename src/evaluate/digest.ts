@@ -7,7 +7,7 @@
  *
  * The per-request, per-routing and per-audit rows are columns (one array per field; strings interned in
  * `strings`): a structured clone copies a typed array as one block instead of walking thousands of small
- * objects, and the digest of a 500-request run is ~40 KB.
+ * objects, and the digest of a 500-request, 4-instance run is ~140 KB and clones in ~0.2 ms.
  */
 import type { ClusterSimulator } from '../cluster/cluster.js';
 import type { RunRecorder } from '../cluster/recorder.js';

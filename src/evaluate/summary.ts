@@ -124,11 +124,12 @@ function ratio(a: number, b: number): string {
   return q >= 10 ? `${Math.round(q)}x` : `${trimZero(q.toFixed(1))}x`;
 }
 
-function sortedNums(xs: Iterable<number>): number[] {
-  return [...xs].sort((a, b) => a - b);
+/** Ascending (a typed array's native numeric sort: no comparator calls). */
+function sortedNums(xs: ArrayLike<number>): Float64Array {
+  return Float64Array.from(xs).sort();
 }
 
-function median(sorted: readonly number[]): number {
+function median(sorted: ArrayLike<number>): number {
   return percentileFromSorted(sorted, 50);
 }
 
@@ -331,10 +332,13 @@ function buildCtx(run: RunDigest, index: number, label: string): RunCtx {
   const str = run.strings;
   const rq = run.requests;
   const views: ReqView[] = [];
+  // Targets by interned class string.
+  const targets = new Map<number, SloTargets | null>();
   for (let i = 0; i < rq.id.length; i++) {
     const sloClass = str[rq.sloClass[i] as number] as string;
     const cls = sloClass === '' ? 'default' : sloClass;
-    const t = targetsFor(run.slo, cls);
+    let t = targets.get(rq.sloClass[i] as number);
+    if (t === undefined) targets.set(rq.sloClass[i] as number, (t = targetsFor(run.slo, cls)));
     const ttftUs = rq.ttftUs[i] as number;
     const e2eUs = rq.e2eUs[i] as number;
     const hasTTFT = ttftUs >= 0;
