@@ -3,9 +3,9 @@
  * into a compact, actionable text — `## Outcome`, `## Key Issues`, `## Counterfactual Analysis`,
  * `## Worst Decisions`, `## Patterns`, `## Suggested Focus` — computed from the run's records, never canned.
  *
- * Every number comes from the run: requests (outcomes, tenants, classes), the cluster's decision records
- * (routing with top-k candidates and regret, admission), the recorder (prefix audits, preemptions, ShadowKV
- * routings, KV samples) and the anomaly report. Sections with nothing to say are left out (Outcome always
+ * Every number comes from the run, through its digest (digest.ts, made where the run happened): requests
+ * (outcomes, tenants, classes), the cluster's routing records (top-k candidates and regret), the recorder
+ * (prefix audits, preemptions, ShadowKV routings, KV samples) and the anomaly report. Sections with nothing to say are left out (Outcome always
  * stays). The text is deterministic (every group is visited in sorted order) and bounded by `maxChars`
  * (whole lines are dropped from the end, then "… (truncated)" is appended).
  *
