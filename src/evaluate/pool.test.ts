@@ -2,7 +2,8 @@
  * The worker pool spreads one candidate's scenarios × seeds over its workers and gives the bytes the same
  * evaluation gives in this thread: results, scores and the reflection summary built from the workers' run
  * digests. A candidate failing in one scenario is the same scored failure either way, the next candidate
- * evaluates normally, and an evaluation over its wall-clock budget is stopped without harming the next one.
+ * evaluates normally, and an evaluation over its wall-clock budget, or whose worker dies, is a scored failure
+ * that does not harm the next one.
  * (The pool runs the built worker, dist/evaluate/worker.js: `npm test` builds first.)
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -105,6 +106,23 @@ stage2:
     expect(r.error?.code).toBe('EVAL_TIMEOUT');
     expect(r.artifacts['summary']).toContain('wall-clock budget of 10000 ms');
     const small = { ...suite, stage2: suite.stage2.slice(0, 1) };
+    expect(JSON.stringify(await p.run(good, small, {}))).toBe(JSON.stringify(await evaluateCandidate(good, small)));
+  }, 120_000);
+  it('a run whose worker dies (its heap limit) fails the evaluation with EVAL_WORKER_DIED; the replacement worker evaluates the next one', async () => {
+    const big = parseSuite(`name: big
+objectives:
+  - {name: attainment, metric: slo_attainment, direction: maximize, normalization: {kind: linear, best: 1, worst: 0}}
+stage2:
+  - {name: huge, seeds: [1], config: {${MODEL}, numInstances: 2, numRequests: 300000, rate: 1000}}
+  - {name: small, seeds: [1], config: {${MODEL}, numInstances: 2, numRequests: 50, rate: 10}}
+`, 'big.yaml');
+    const p = new EvaluationPool({ workers: 2, timeoutMs: 0, maxOldGenerationSizeMb: 64 });
+    pools.push(p);
+    const r = await p.run(good, big, {});
+    expect(r.combined_score).toBe(0);
+    expect(r.error?.code).toBe('EVAL_WORKER_DIED');
+    expect(r.error?.message).toMatch(/memory limit/);
+    const small = { ...big, stage2: big.stage2.slice(1) };
     expect(JSON.stringify(await p.run(good, small, {}))).toBe(JSON.stringify(await evaluateCandidate(good, small)));
   }, 120_000);
 });
