@@ -103,7 +103,7 @@ function features(runs: readonly ScenarioResult[]): Record<string, number> {
 }
 
 /** The result of a failed candidate: scored 0, the error and the reason as feedback. */
-export function failure(c: Candidate, suite: Suite, stage: 1 | 2, stagesRun: number[], err: EvaluationError): EvaluationResult {
+function failure(c: Candidate, suite: Suite, stage: 1 | 2, stagesRun: number[], err: EvaluationError): EvaluationResult {
   return {
     combined_score: 0,
     objectives: Object.fromEntries(suite.objectives.map((o) => [o.name, 0])),
