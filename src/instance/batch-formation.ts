@@ -74,9 +74,12 @@ export class BatchFormer {
       if (req.progressIndex >= req.inputLen && req.outputLen > 0) {
         const d = lim.maxModelLen > 0 && req.progressIndex + 1 > lim.maxModelLen - 1 ? 0 : 1;
         if (d > 0) {
-          const r = this.preemptForTokens(batch, req, 1, i);
-          i -= r.adj;
-          if (!r.ok) break;
+          // The decode token: almost always an append to the request's partial last block (no preemption).
+          if (!this.kv.allocate(req, req.progressIndex, req.progressIndex + 1, EMPTY)) {
+            const r = this.preemptForTokens(batch, req, 1, i, true);
+            i -= r.adj;
+            if (!r.ok) break;
+          }
           this.budget -= 1;
           req.numNewTokens = 1;
           req.computedTokens += 1;
@@ -162,12 +165,15 @@ export class BatchFormer {
 
   private readonly result = { ok: false, adj: 0 };
 
-  /** Allocates `n` tokens for `req`, evicting victims from the batch until it fits or `req` itself goes. */
-  private preemptForTokens(batch: Request[], req: Request, n: number, reqIndex: number): { ok: boolean; adj: number } {
+  /**
+   * Allocates `n` tokens for `req`, evicting victims from the batch until it fits or `req` itself goes.
+   * `failedOnce`: the caller's own first attempt already failed (a tiered cache counts every failed attempt).
+   */
+  private preemptForTokens(batch: Request[], req: Request, n: number, reqIndex: number, failedOnce = false): { ok: boolean; adj: number } {
     const res = this.result;
     res.adj = 0;
-    for (;;) {
-      if (this.kv.allocate(req, req.progressIndex, req.progressIndex + n, EMPTY)) {
+    for (let first = true; ; first = false) {
+      if (!(first && failedOnce) && this.kv.allocate(req, req.progressIndex, req.progressIndex + n, EMPTY)) {
         res.ok = true;
         return res;
       }
@@ -188,7 +194,7 @@ export class BatchFormer {
       }
       victim.state = RequestState.Queued;
       victim.progressIndex = 0;
-      victim.itlRuns.length = 0;
+      victim.itlRuns = null;
       victim.itlCount = 0;
       victim.itlSum = 0;
       victim.ttftSet = false;

@@ -374,7 +374,7 @@ export class Instance {
     for (let i = 0; i < batch.length; i++) {
       const r = batch[i] as Request;
       if (r.itlCount > 0) {
-        if (r.itlRuns[r.itlRuns.length - 1] === step) hook(r, r.arrivalTime + r.firstTokenTime + r.itlSum);
+        if (r.itlLast === step) hook(r, r.arrivalTime + r.firstTokenTime + r.itlSum);
       } else if (r.ttftSet && r.firstTokenTime === now + adv + otp - r.arrivalTime) {
         hook(r, r.arrivalTime + r.firstTokenTime);
       }
@@ -443,16 +443,22 @@ export class Instance {
     }
     // The request's ITLs join the instance's ITL multiset (AllITLs) only now, at completion.
     const runs = r.itlRuns;
-    for (let i = 0; i < runs.length; i += 2) m.stepItlUses.addRange(runs[i] as number, runs[i + 1] as number);
+    if (runs !== null) for (let i = 0; i < runs.length; i += 2) m.stepItlUses.addRange(runs[i] as number, runs[i + 1] as number);
+    if (r.itlCount > 0) m.stepItlUses.addRange(r.itlFirst, r.itlLast);
   }
 }
 
 /** Appends one ITL (this step's value) to `r`'s current attempt. */
 function recordItl(r: Request, step: number, itl: number): void {
-  const runs = r.itlRuns;
-  const n = runs.length;
-  if (n > 0 && runs[n - 1] === step - 1) runs[n - 1] = step;
-  else runs.push(step, step);
+  if (r.itlCount === 0) {
+    r.itlFirst = step;
+  } else if (r.itlLast !== step - 1) {
+    // A step passed this request by (token budget): the run closes and a new one starts.
+    if (r.itlRuns === null) r.itlRuns = [];
+    r.itlRuns.push(r.itlFirst, r.itlLast);
+    r.itlFirst = step;
+  }
+  r.itlLast = step;
   r.itlCount++;
   r.itlSum += itl;
 }

@@ -179,23 +179,38 @@ export class BlockKVCache implements KVStore {
   // ---- allocation ------------------------------------------------------------------------------------
 
   allocate(req: Request, start: number, end: number, cached: readonly number[]): boolean {
-    const bs = this.blockSize;
-    const il = req.inputLen;
     // Fast path for the commonest call of the step loop: one decode token appended to the request's partially
-    // filled last block, continuing where it left off. Same effects as the general path below.
-    if (end === start + 1 && req.progressIndex >= il && req.kvOwner === this && this.detached.size === 0 && start - il < req.outputLen) {
-      const list = req.kvBlocks as BlockList;
-      const last = list.last();
-      const k = this.fill[last] as number;
-      if (k > 0 && k < bs && (this.startPos[last] as number) + k === start) {
+    // filled last block, continuing where it left off. It reads only the request's copy of its tail block (no
+    // block-list or position lookups) and has the same effects as the general path.
+    if (end === start + 1 && req.kvOwner === this) {
+      const k = req.kvTailFill;
+      const bs = this.blockSize;
+      if (k > 0 && k < bs && req.kvTailStart + k === start && req.progressIndex >= req.inputLen && start - req.inputLen < req.outputLen && this.detached.size === 0) {
+        const last = req.kvTail;
         this.fill[last] = k + 1;
+        req.kvTailFill = k + 1;
         if (k + 1 === bs) {
+          const list = req.kvBlocks as BlockList;
           const parent = list.len >= 2 ? (this.hash[list.at(list.len - 2)] as number) : NO_HASH;
-          this.setHash(last, this.hashRun(req, parent, this.startPos[last] as number));
+          this.setHash(last, this.hashRun(req, parent, req.kvTailStart));
         }
         return true;
       }
     }
+    return this.allocateGeneral(req, start, end, cached);
+  }
+
+  /** Copies the last block of `req`'s list (id, start position, fill) onto the request for the fast path. */
+  private syncTail(req: Request, list: BlockList): void {
+    const b = list.last();
+    req.kvTail = b;
+    req.kvTailStart = this.startPos[b] as number;
+    req.kvTailFill = this.fill[b] as number;
+  }
+
+  private allocateGeneral(req: Request, start: number, end: number, cached: readonly number[]): boolean {
+    const bs = this.blockSize;
+    const il = req.inputLen;
     const prefill = req.progressIndex < il;
     let list = this.lookup(req);
     let nTok: number;
@@ -243,8 +258,11 @@ export class BlockKVCache implements KVStore {
         consumed = Math.min(bs - k, nTok);
         this.appendToPartial(req, list, last, k, start, consumed);
       }
+      if (consumed === nTok) {
+        this.syncTail(req, list);
+        return true;
+      }
     }
-    if (consumed === nTok) return true;
 
     let parent = list !== undefined ? (this.hash[list.last()] as number) : NO_HASH;
     if (list === undefined) list = this.listFor(req);
@@ -269,6 +287,7 @@ export class BlockKVCache implements KVStore {
       pos += cnt;
       consumed += cnt;
     }
+    this.syncTail(req, list);
     return true;
   }
 
@@ -333,6 +352,8 @@ export class BlockKVCache implements KVStore {
     if (list === undefined) return;
     req.kvOwner = null;
     req.kvBlocks = null;
+    req.kvTail = -1;
+    req.kvTailFill = 0;
     // Reverse order puts a sequence's tail blocks nearer the LRU head, so they are evicted first.
     for (let i = list.len - 1; i >= 0; i--) {
       const b = list.at(i);
@@ -437,6 +458,7 @@ export class BlockKVCache implements KVStore {
     if (from >= to) return;
     const list = this.lookup(req) ?? this.listFor(req);
     this.claim(list, ids, from, to);
+    this.syncTail(req, list);
   }
 
   // ---- inspection (tests, debugging) -----------------------------------------------------------------
