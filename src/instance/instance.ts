@@ -330,8 +330,9 @@ export class Instance {
       const r = batch[i] as Request;
       if (r.numNewTokens > 0) sched[count++] = r;
     }
+    // `sched` keeps its length (and stale entries past `count`): truncating a JS array to 0 drops its backing
+    // store, and refilling it reallocates one every step.
     let adv = this.latency.stepTime(sched, count);
-    sched.length = 0;
     adv += this.kv.consumePendingTransferLatency();
     if (adv < 1) adv = 1;
     const otp = this.latency.outputTokenProcessingTime();
@@ -384,7 +385,7 @@ export class Instance {
   private processCompletionsAndContinue(now: number, adv: number): void {
     const batch = this.batch;
     const remaining = this.spare;
-    remaining.length = 0;
+    let kept = 0;
     const mml = this.cfg.maxModelLen;
     for (let i = 0; i < batch.length; i++) {
       const r = batch[i] as Request;
@@ -401,9 +402,10 @@ export class Instance {
         r.state = RequestState.Completed;
         this.complete(r, now, adv);
       } else {
-        remaining.push(r);
+        remaining[kept++] = r;
       }
     }
+    remaining.length = kept;
     this.spare = batch;
     this.batch = remaining;
     if (remaining.length > 0) {
