@@ -16,7 +16,7 @@ import { GoRand } from '../engine/go-rand.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
-import { concatTokens, randomTokenIds } from './tokens.js';
+import { randomTokenIds, randomTokenIdsAfter } from './tokens.js';
 
 /** Parameters of a clamped gaussian length distribution (all integers, as the CLI flags are). */
 export interface GaussianLengthParams {
@@ -110,7 +110,7 @@ export function generateDistributionWorkload(opts: DistributionWorkloadOptions):
     if (t >= horizon) break;
     const inLen = sampleGaussianLength(clientRng, opts.prompt);
     const outLen = sampleGaussianLength(clientRng, opts.output);
-    const input = concatTokens(prefix, randomTokenIds(clientRng, inLen));
+    const input = randomTokenIdsAfter(prefix, clientRng, inLen);
     const output = randomTokenIds(clientRng, outLen);
     const deadline = opts.timeoutUs > 0 ? t + opts.timeoutUs : 0;
     const req = new Request(`request_${requests.length}`, input, output, t, output.length, deadline);
