@@ -2,7 +2,7 @@
  * The `blis` command line. The only module that exits or touches process streams (through {@link Io}).
  */
 import { Command, CommanderError } from 'commander';
-import { runCommand, replayCommand, type SimulationObserver } from './commands.js';
+import type { SimulationObserver } from './commands.js';
 import { registerConvertCommand } from './convert-command.js';
 import { registerPoliciesCommand } from './policies-command.js';
 import { registerEvaluateCommands } from './evaluate-command.js';
@@ -18,22 +18,32 @@ const IO_COMMANDS: readonly [CommandName, string][] = [
   ['calibrate', 'compare an observed trace with its replay (blis replay --results-path): MAPE, Pearson r, quality per metric'],
 ];
 
-function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<void>): Command {
+/**
+ * The subcommand `argv` invokes (`blis help run` names run too), or null. Only its flags are registered:
+ * building the option objects of every command cost more than the rest of `blis --help`.
+ */
+function invoked(argv: readonly string[]): string | null {
+  const i = argv.findIndex((a) => !a.startsWith('-'));
+  if (i < 0) return null;
+  return argv[i] === 'help' ? (argv[i + 1] ?? null) : (argv[i] as string);
+}
+
+function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<void>, wanted: string | null): Command {
   const root = new Command('blis')
     .description('blis-ts: deterministic discrete-event simulator of LLM inference serving clusters')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   const run = root.command('run').description('simulate a generated workload (default: the distribution workload) on one or more instances');
-  registerFlags(run, 'run');
+  if (wanted === 'run') registerFlags(run, 'run');
   run.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   run.action(async () => onAction('run', run));
   const replay = root.command('replay').description('replay a TraceV2 trace (--trace-header, --trace-data) through the simulator');
-  registerFlags(replay, 'replay');
+  if (wanted === 'replay') registerFlags(replay, 'replay');
   replay.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   replay.action(async () => onAction('replay', replay));
   for (const [name, description] of IO_COMMANDS) {
     const c = root.command(name).description(description);
-    registerFlags(c, name);
+    if (wanted === name) registerFlags(c, name);
     c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
     c.action(async () => onAction(name, c));
   }
@@ -51,12 +61,13 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
       const level = flags.str('log');
       if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new UsageError('bad-flag', `--log must be one of debug, info, warn, error; got "${level}"`);
       const out: Io = level === 'error' ? { ...io, warn: () => undefined, info: () => undefined } : io;
-      if (name === 'run') await runCommand(flags, out, observe);
-      else if (name === 'replay') await replayCommand(flags, out, observe);
+      // Every command's implementation is loaded only when it runs: `blis --help` needs none of them.
+      if (name === 'run') await (await import('./commands.js')).runCommand(flags, out, observe);
+      else if (name === 'replay') await (await import('./commands.js')).replayCommand(flags, out, observe);
       else if (name === 'serve') await (await import('./serve-command.js')).serveCommand(flags, out);
       else if (name === 'observe') await (await import('./observe-command.js')).observeCommand(flags, out);
       else await (await import('./calibrate-command.js')).calibrateCommand(flags, out);
-    });
+    }, invoked(argv));
     await root.parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (e) {
