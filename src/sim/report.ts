@@ -35,8 +35,11 @@ export interface ReportOptions {
   /** Decision records, when `--trace-level decisions`; printed as a summary with `summarizeTrace`. */
   readonly trace: DecisionTrace | null;
   readonly summarizeTrace: boolean;
-  /** Extra top-level keys of the JSON output only (policy, policy_anomalies, trace); never in the reference text. */
-  readonly jsonExtras?: Readonly<Record<string, unknown>>;
+  /**
+   * Extra top-level keys of the JSON output only (policy, policy_anomalies, trace); never in the reference text.
+   * A function is called once, when the report's `jsonExtras` is first read (only the JSON rendering reads it).
+   */
+  readonly jsonExtras?: Readonly<Record<string, unknown>> | (() => Readonly<Record<string, unknown>>);
 }
 
 export const DEFAULT_REPORT_OPTIONS: ReportOptions = {
@@ -74,7 +77,17 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
   text('KV Cache Metrics', 'kv_cache_metrics', kvCacheLines(raw), sections);
   for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null)) text(s.header, s.key, s.lines, sections);
   if (opts.trace && opts.summarizeTrace) text('Trace Summary', 'trace_summary', traceSummaryLines(summarizeTrace(opts.trace)), sections);
-  return { sections, aggregate: agg, clusterOutput, jsonExtras: opts.jsonExtras ?? {} };
+  const extras = opts.jsonExtras ?? {};
+  if (typeof extras !== 'function') return { sections, aggregate: agg, clusterOutput, jsonExtras: extras };
+  let computed: Readonly<Record<string, unknown>> | null = null;
+  return {
+    sections,
+    aggregate: agg,
+    clusterOutput,
+    get jsonExtras() {
+      return (computed ??= extras());
+    },
+  };
 }
 
 /** The reference's stdout, byte for byte. */

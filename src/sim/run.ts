@@ -66,7 +66,7 @@ function fitnessWeights(f: FlagValues): Map<string, number> | null {
   }
 }
 
-function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, goodputTargets: ReadonlyMap<string, SloDimTargets> | null, fitness: boolean, jsonExtras: Record<string, unknown>): ReportOptions {
+function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, goodputTargets: ReadonlyMap<string, SloDimTargets> | null, fitness: boolean, jsonExtras: ReportOptions['jsonExtras']): ReportOptions {
   const level = f.str('trace-level');
   return {
     scheduler,
@@ -217,6 +217,24 @@ function render(f: FlagValues, report: Report): string {
   return outputFormat(f) === 'reference' ? renderReferenceText(report) : renderJson(report);
 }
 
+/**
+ * The outputs with stdout and the metrics file rendered when first read: a caller that only wants the report
+ * (the evaluator) never pays for rendering them.
+ */
+function lazyOutputs(f: FlagValues, o: Omit<SimulationOutputs, 'stdout' | 'metricsFile'>): SimulationOutputs {
+  let stdout: string | null = null;
+  let metricsFile: string | null = null;
+  return {
+    ...o,
+    get stdout() {
+      return (stdout ??= render(f, o.report));
+    },
+    get metricsFile() {
+      return (metricsFile ??= renderMetricsFile(o.report));
+    },
+  };
+}
+
 export async function simulateRun(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
   outputFormat(f);
   const { setup, latency, seed } = await resolveEngineFlags(f, env);
@@ -240,7 +258,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook, record ? (c) => recorder.attach(c) : null);
   const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, outputFormat(f) === 'json' ? extras(cs, recorder, all, pol, goodputTargets) : {}));
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, outputFormat(f) === 'json' ? () => extras(cs, recorder, all, pol, goodputTargets) : {}));
   let trace: SimulationOutputs['trace'] = null;
   if (f.str('trace-output') !== '') {
     const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
@@ -250,7 +268,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
     trace = { yaml: formatTraceHeaderYaml(header), csv: formatTraceCsv(records, header.mode) };
   }
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace, results: null, recorder, requests: all };
+  return lazyOutputs(f, { report, cluster: cs, trace, results: null, recorder, requests: all });
 }
 
 export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver): Promise<SimulationOutputs> {
@@ -273,8 +291,8 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const recorder = recorderFor(pol, {});
   const cs = runEngine(full, requests, null, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null);
   observe?.(cs, requests, full, null);
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, outputFormat(f) === 'json' ? extras(cs, recorder, requests, pol, goodputTargets) : {}));
-  return { report, cluster: cs, stdout: render(f, report), metricsFile: renderMetricsFile(report), trace: null, results: goJsonIndent(simResults(report)), recorder, requests };
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, outputFormat(f) === 'json' ? () => extras(cs, recorder, requests, pol, goodputTargets) : {}));
+  return lazyOutputs(f, { report, cluster: cs, trace: null, results: goJsonIndent(simResults(report)), recorder, requests });
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */
