@@ -52,12 +52,18 @@ export class BatchFormer {
     out.victims.length = 0;
     this.budget = lim.maxNumBatchedTokens;
     this.preempted = false;
-    for (let i = 0; i < batch.length; i++) (batch[i] as Request).numNewTokens = 0;
 
-    // Phase 1: continuing requests. An index loop that re-reads the length: preemption shrinks the batch.
+    // Phase 1: continuing requests. An index loop that re-reads the length: preemption shrinks the batch. Each
+    // request's numNewTokens is cleared when the loop reaches it (and the rest's when it stops): the previous
+    // step's values stay readable until this step forms (the invariant checkers read them).
     for (let i = 0; i < batch.length; i++) {
-      if (this.budget <= 0) break;
       const req = batch[i] as Request;
+      req.numNewTokens = 0;
+      this.visited = i;
+      if (this.budget <= 0) {
+        this.clearFrom(batch, i + 1);
+        break;
+      }
       let n = req.inputLen - req.progressIndex;
       if (n > 0) {
         const th = lim.longPrefillTokenThreshold;
@@ -66,7 +72,11 @@ export class BatchFormer {
         if (lim.maxModelLen > 0) n = Math.min(n, Math.max(lim.maxModelLen - 1 - req.progressIndex, 0));
         const r = this.preemptForTokens(batch, req, n, i);
         i -= r.adj;
-        if (!r.ok) break;
+        if (!r.ok) {
+          // `req` itself was preempted: position i now holds the first request not reached.
+          this.clearFrom(batch, i);
+          break;
+        }
         this.budget -= n;
         req.numNewTokens = n;
         req.computedTokens += n;
@@ -78,7 +88,10 @@ export class BatchFormer {
           if (!this.kv.allocate(req, req.progressIndex, req.progressIndex + 1, EMPTY)) {
             const r = this.preemptForTokens(batch, req, 1, i, true);
             i -= r.adj;
-            if (!r.ok) break;
+            if (!r.ok) {
+              this.clearFrom(batch, i);
+              break;
+            }
           }
           this.budget -= 1;
           req.numNewTokens = 1;
@@ -164,6 +177,12 @@ export class BatchFormer {
   }
 
   private readonly result = { ok: false, adj: 0 };
+  /** Position (in the batch as it is now) of the request phase 1 is at: requests after it hold last step's numNewTokens. */
+  private visited = 0;
+
+  private clearFrom(batch: readonly Request[], from: number): void {
+    for (let k = from; k < batch.length; k++) (batch[k] as Request).numNewTokens = 0;
+  }
 
   /**
    * Allocates `n` tokens for `req`, evicting victims from the batch until it fits or `req` itself goes.
@@ -185,10 +204,14 @@ export class BatchFormer {
       const victimIdx = this.victimIndex(batch);
       const victim = batch[victimIdx] as Request;
       batch.splice(victimIdx, 1);
+      // Only a request phase 1 has reached holds this step's tokens (the others' are last step's).
+      const reached = victimIdx <= this.visited - res.adj;
       if (victimIdx < reqIndex - res.adj) res.adj++;
       this.outcome.preemptions++;
       this.outcome.victims.push(victim);
-      if (victim.numNewTokens > 0) {
+      if (!reached) {
+        victim.numNewTokens = 0;
+      } else if (victim.numNewTokens > 0) {
         this.budget += victim.numNewTokens;
         victim.numNewTokens = 0;
       }

@@ -80,6 +80,9 @@ export class Instance {
   private readonly order: ((a: Request, b: Request) => number) | null;
   private readonly policy: InstanceScheduler | null;
   private readonly scheduled: Request[] = [];
+  /** The requests finishing in the current step, in batch order: the first finishingCount entries (reused). */
+  private readonly finishing: Request[] = [];
+  private finishingCount = 0;
   /** Exponentially weighted mean step duration (µs), 0 before the first step. */
   private stepEwma = 0;
   private readonly recentTtft = new RecentMean();
@@ -304,8 +307,13 @@ export class Instance {
     m.waitQSamples.push(this.waitQ.length);
     m.runningSamples.push(this.batch.length);
 
-    // Phase 2: execute.
-    const adv = this.execute(now);
+    // Phase 2: execute. One pass advances every request and sorts it into still running (kept in order in the
+    // spare array) or finishing; the old batch stays intact for the observers until the completions run.
+    const adv = this.advance();
+    const used = this.kv.usedBlocks();
+    if (used > m.peakKVBlocksUsed) m.peakKVBlocksUsed = used;
+    m.kvBlocksUsed += used * adv;
+    const kept = this.executeAndSplit(now, adv);
     if (this.onStep !== null) {
       const info = this.stepInfo;
       info.clock = now;
@@ -318,11 +326,12 @@ export class Instance {
     }
     if (this.onToken !== null) this.reportTokens(this.onToken, now, adv);
     this.kv.mirrorToCPU(this.batch);
-    // Phases 3 and 4: completions, next step.
-    this.processCompletionsAndContinue(now, adv);
+    // Phases 3 and 4: completions in batch order, next step.
+    this.completeAndContinue(now, adv, kept);
   }
 
-  private execute(now: number): number {
+  /** The step's duration (µs) from the scheduled requests; records the step's ITL value. */
+  private advance(): number {
     const batch = this.batch;
     const sched = this.scheduled;
     let count = 0;
@@ -335,38 +344,56 @@ export class Instance {
     let adv = this.latency.stepTime(sched, count);
     adv += this.kv.consumePendingTransferLatency();
     if (adv < 1) adv = 1;
+    this.stepEwma = this.stepEwma === 0 ? adv : 0.8 * this.stepEwma + 0.2 * adv;
+    this.metrics.stepItl.push(adv + this.latency.outputTokenProcessingTime());
+    return adv;
+  }
+
+  /**
+   * Advances every request of the batch by its scheduled tokens (progress, ITL, first token) and splits the
+   * batch: requests that go on are written, in order, to the spare array (returns how many); the ones that
+   * finish this step (completed or length-capped) are collected in `finishing`, in order.
+   */
+  private executeAndSplit(now: number, adv: number): number {
+    const batch = this.batch;
+    const remaining = this.spare;
+    const finishing = this.finishing;
+    let nf = 0;
     const otp = this.latency.outputTokenProcessingTime();
     const step = this.stepCount;
     const itl = adv + otp;
-    this.stepEwma = this.stepEwma === 0 ? adv : 0.8 * this.stepEwma + 0.2 * adv;
-    this.metrics.stepItl.push(itl);
+    const mml = this.cfg.maxModelLen;
+    let kept = 0;
     for (let i = 0; i < batch.length; i++) {
       const r = batch[i] as Request;
-      if (r.progressIndex < r.inputLen) {
-        r.progressIndex = r.computedTokens;
+      const il = r.inputLen;
+      let pi = r.progressIndex;
+      if (pi < il) {
+        pi = r.computedTokens;
+        r.progressIndex = pi;
       } else if (r.numNewTokens > 0) {
-        r.progressIndex++;
+        pi++;
+        r.progressIndex = pi;
         recordItl(r, step, itl);
       }
-      if (r.progressIndex === r.inputLen && !r.ttftSet) {
+      if (pi === il && !r.ttftSet) {
         r.ttftSet = true;
         r.firstTokenTime = now + adv + otp - r.arrivalTime;
         r.hasTTFT = true;
         r.ttft = r.firstTokenTime;
         this.recentTtft.push(r.firstTokenTime);
       }
+      if (pi >= il + Math.max(r.outputLen, 1) - 1 || (mml > 0 && pi >= mml - 1)) finishing[nf++] = r;
+      else remaining[kept++] = r;
     }
-    const used = this.kv.usedBlocks();
-    const m = this.metrics;
-    if (used > m.peakKVBlocksUsed) m.peakKVBlocksUsed = used;
-    m.kvBlocksUsed += used * adv;
-    return adv;
+    this.finishingCount = nf;
+    return kept;
   }
 
   /**
-   * Kept out of {@link execute} so the step loop is untouched when nobody listens. A request decoded this step
-   * iff its last ITL run ends at this step; it produced its first token this step iff its TTFT (computed with
-   * the very same expression as in execute) ends at this step's end.
+   * Kept out of the step loop so it is untouched when nobody listens. A request decoded this step iff its last
+   * ITL run ends at this step; it produced its first token this step iff its TTFT (computed with the very same
+   * expression as in executeAndSplit) ends at this step's end.
    */
   private reportTokens(hook: TokenHook, now: number, adv: number): void {
     const otp = this.latency.outputTokenProcessingTime();
@@ -382,13 +409,10 @@ export class Instance {
     }
   }
 
-  private processCompletionsAndContinue(now: number, adv: number): void {
-    const batch = this.batch;
-    const remaining = this.spare;
-    let kept = 0;
-    const mml = this.cfg.maxModelLen;
-    for (let i = 0; i < batch.length; i++) {
-      const r = batch[i] as Request;
+  private completeAndContinue(now: number, adv: number, kept: number): void {
+    const finishing = this.finishing;
+    for (let i = 0; i < this.finishingCount; i++) {
+      const r = finishing[i] as Request;
       if (r.progressIndex >= r.inputLen + Math.max(r.outputLen, 1) - 1) {
         r.state = RequestState.Completed;
         if (r.outputLen > 0 && r.progressIndex < r.inputLen + r.outputLen) {
@@ -396,19 +420,18 @@ export class Instance {
           if (!this.kv.allocate(r, r.progressIndex, r.progressIndex + 1, EMPTY)) this.metrics.kvAllocationFailures++;
         }
         this.complete(r, now, adv);
-      } else if (mml > 0 && r.progressIndex >= mml - 1) {
+      } else {
         this.metrics.lengthCappedRequests++;
         r.lengthCapped = true;
         r.state = RequestState.Completed;
         this.complete(r, now, adv);
-      } else {
-        remaining[kept++] = r;
       }
     }
+    const remaining = this.spare;
     remaining.length = kept;
-    this.spare = batch;
+    this.spare = this.batch;
     this.batch = remaining;
-    if (remaining.length > 0) {
+    if (kept > 0) {
       this.sink.schedule(now + adv, EventKind.Step, null);
       this.stepPending = true;
     } else {

@@ -66,7 +66,7 @@ function fitnessWeights(f: FlagValues): Map<string, number> | null {
   }
 }
 
-function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, goodputTargets: ReadonlyMap<string, SloDimTargets> | null, fitness: boolean, jsonExtras: ReportOptions['jsonExtras']): ReportOptions {
+function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, goodputTargets: ReadonlyMap<string, SloDimTargets> | null, fitness: boolean, jsonExtras: NonNullable<ReportOptions['jsonExtras']>): ReportOptions {
   const level = f.str('trace-level');
   return {
     scheduler,
