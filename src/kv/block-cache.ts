@@ -18,6 +18,17 @@ import { HashIndex } from '../engine/hash-index.js';
 import type { KVStore, KVTierStats } from './types.js';
 
 const NIL = -1;
+// Field offsets of a block's state in `meta` (hash: the 53-bit identity's low and high 32 bits, 0 = none).
+const REF = 0;
+const IN_USE = 1;
+const FILL = 2;
+const START = 3;
+const PREV = 4;
+const NEXT = 5;
+const HASH_LO = 6;
+const HASH_HI = 7;
+const TWO32 = 4294967296;
+const INV_TWO32 = 1 / 4294967296;
 
 const NO_TIER: KVTierStats = { cpuTotalBlocks: 0, cpuUsedBlocks: 0, offloads: 0, reloads: 0 };
 
@@ -25,13 +36,11 @@ export class BlockKVCache implements KVStore {
   readonly totalBlocks: number;
   readonly blockSize: number;
 
-  private readonly refCount: Int32Array;
-  private readonly inUse: Uint8Array;
-  private readonly hash: Float64Array;
-  private readonly fill: Int32Array;
-  private readonly startPos: Int32Array;
-  private readonly prevFree: Int32Array;
-  private readonly nextFree: Int32Array;
+  /**
+   * Per-block state, eight int32s per block (see REF..HASH_HI): one cache line holds two blocks' whole state,
+   * so taking, filling and freeing a block touches one line of it instead of one per field.
+   */
+  private readonly meta: Int32Array;
   private freeHead = NIL;
   private freeTail = NIL;
   private freeCnt = 0;
@@ -55,39 +64,42 @@ export class BlockKVCache implements KVStore {
     }
     this.totalBlocks = totalBlocks;
     this.blockSize = blockSize;
-    this.refCount = new Int32Array(totalBlocks);
-    this.inUse = new Uint8Array(totalBlocks);
-    this.hash = new Float64Array(totalBlocks);
-    this.fill = new Int32Array(totalBlocks);
-    this.startPos = new Int32Array(totalBlocks);
-    this.prevFree = new Int32Array(totalBlocks);
-    this.nextFree = new Int32Array(totalBlocks);
+    this.meta = new Int32Array(8 * totalBlocks);
     this.scratch = new Int32Array(blockSize);
     this.hashToBlock = new HashIndex(totalBlocks);
     for (let b = 0; b < totalBlocks; b++) this.appendFree(b);
+  }
+
+  private hashOf(b: number): number {
+    return (this.meta[8 * b + HASH_HI] as number) * TWO32 + ((this.meta[8 * b + HASH_LO] as number) >>> 0);
+  }
+
+  private setHashField(b: number, h: number): void {
+    this.meta[8 * b + HASH_LO] = h | 0;
+    this.meta[8 * b + HASH_HI] = (h * INV_TWO32) | 0;
   }
 
   // ---- free list -------------------------------------------------------------------------------------
 
   private appendFree(b: number): void {
     this.freeCnt++;
-    this.nextFree[b] = NIL;
-    this.prevFree[b] = this.freeTail;
-    if (this.freeTail !== NIL) this.nextFree[this.freeTail] = b;
+    this.meta[8 * b + NEXT] = NIL;
+    this.meta[8 * b + PREV] = this.freeTail;
+    if (this.freeTail !== NIL) this.meta[8 * this.freeTail + NEXT] = b;
     else this.freeHead = b;
     this.freeTail = b;
   }
 
   private unlinkFree(b: number): void {
     this.freeCnt--;
-    const p = this.prevFree[b] as number;
-    const n = this.nextFree[b] as number;
-    if (p !== NIL) this.nextFree[p] = n;
+    const p = this.meta[8 * b + PREV] as number;
+    const n = this.meta[8 * b + NEXT] as number;
+    if (p !== NIL) this.meta[8 * p + NEXT] = n;
     else this.freeHead = n;
-    if (n !== NIL) this.prevFree[n] = p;
+    if (n !== NIL) this.meta[8 * n + PREV] = p;
     else this.freeTail = p;
-    this.prevFree[b] = NIL;
-    this.nextFree[b] = NIL;
+    this.meta[8 * b + PREV] = NIL;
+    this.meta[8 * b + NEXT] = NIL;
   }
 
   /**
@@ -99,11 +111,11 @@ export class BlockKVCache implements KVStore {
     const b = this.freeHead;
     if (b === NIL) throw new Error('BlockKVCache: free list empty after a passed pre-check (INV-4 violation)');
     this.unlinkFree(b);
-    this.fill[b] = 0;
-    const h = this.hash[b] as number;
+    this.meta[8 * b + FILL] = 0;
+    const h = this.hashOf(b);
     if (h !== NO_HASH) {
       this.liveIndex(h).delete(h);
-      this.hash[b] = NO_HASH;
+      this.setHashField(b, NO_HASH);
     }
     if (this.detached.size > 0) this.detached.delete(b);
     return b;
@@ -187,11 +199,11 @@ export class BlockKVCache implements KVStore {
       const bs = this.blockSize;
       if (k > 0 && k < bs && req.kvTailStart + k === start && req.progressIndex >= req.inputLen && start - req.inputLen < req.outputLen && this.detached.size === 0) {
         const last = req.kvTail;
-        this.fill[last] = k + 1;
+        this.meta[8 * last + FILL] = k + 1;
         req.kvTailFill = k + 1;
         if (k + 1 === bs) {
           const list = req.kvBlocks as BlockList;
-          const parent = list.len >= 2 ? (this.hash[list.at(list.len - 2)] as number) : NO_HASH;
+          const parent = list.len >= 2 ? this.hashOf(list.at(list.len - 2)) : NO_HASH;
           this.setHash(last, this.hashRun(req, parent, req.kvTailStart));
         }
         return true;
@@ -204,8 +216,8 @@ export class BlockKVCache implements KVStore {
   private syncTail(req: Request, list: BlockList): void {
     const b = list.last();
     req.kvTail = b;
-    req.kvTailStart = this.startPos[b] as number;
-    req.kvTailFill = this.fill[b] as number;
+    req.kvTailStart = this.meta[8 * b + START] as number;
+    req.kvTailFill = this.meta[8 * b + FILL] as number;
   }
 
   private allocateGeneral(req: Request, start: number, end: number, cached: readonly number[]): boolean {
@@ -222,12 +234,12 @@ export class BlockKVCache implements KVStore {
       let eff = nTok;
       if (list !== undefined) {
         // Tokens that land in the partially filled last block need no new block (#492/#502).
-        const spare = bs - (this.fill[list.last()] as number);
+        const spare = bs - (this.meta[8 * (list.last()) + FILL] as number);
         if (spare > 0 && spare < bs) eff -= Math.min(spare, eff);
       }
       const need = eff > 0 ? Math.floor((eff + bs - 1) / bs) : 0;
       let cachedOnFreeList = 0;
-      for (let i = 0; i < cached.length; i++) if (this.inUse[cached[i] as number] === 0) cachedOnFreeList++;
+      for (let i = 0; i < cached.length; i++) if (this.meta[8 * (cached[i] as number) + IN_USE] === 0) cachedOnFreeList++;
       if (need + cachedOnFreeList > this.freeCnt) return false;
     } else {
       const oi = start - il;
@@ -236,7 +248,7 @@ export class BlockKVCache implements KVStore {
       }
       nTok = 1;
       if (list !== undefined) {
-        if (this.fill[list.last()] === bs && this.freeCnt === 0) return false;
+        if (this.meta[8 * (list.last()) + FILL] === bs && this.freeCnt === 0) return false;
       } else if (this.freeCnt === 0) {
         return false;
       }
@@ -253,7 +265,7 @@ export class BlockKVCache implements KVStore {
     let consumed = 0;
     if (list !== undefined) {
       const last = list.last();
-      const k = this.fill[last] as number;
+      const k = this.meta[8 * last + FILL] as number;
       if (k > 0 && k < bs) {
         consumed = Math.min(bs - k, nTok);
         this.appendToPartial(req, list, last, k, start, consumed);
@@ -264,22 +276,22 @@ export class BlockKVCache implements KVStore {
       }
     }
 
-    let parent = list !== undefined ? (this.hash[list.last()] as number) : NO_HASH;
+    let parent = list !== undefined ? this.hashOf(list.last()) : NO_HASH;
     if (list === undefined) list = this.listFor(req);
     let pos = start + consumed;
     while (consumed < nTok) {
       const b = this.takeFree();
       const cnt = Math.min(bs, nTok - consumed);
-      this.fill[b] = cnt;
-      this.startPos[b] = pos;
-      this.refCount[b] = 1;
-      this.inUse[b] = 1;
+      this.meta[8 * b + FILL] = cnt;
+      this.meta[8 * b + START] = pos;
+      this.meta[8 * b + REF] = 1;
+      this.meta[8 * b + IN_USE] = 1;
       this.misses++;
       // Only prefill creates identities here; a block started in decode gets one only if it later fills
       // through the partial-block path above.
       if (cnt === bs && prefill) {
         const h = this.hashRun(req, parent, pos);
-        this.hash[b] = h;
+        this.setHashField(b, h);
         this.liveIndex(h).set(h, b);
         parent = h;
       }
@@ -294,9 +306,9 @@ export class BlockKVCache implements KVStore {
   private claim(list: BlockList, ids: readonly number[], from: number, to: number): void {
     for (let i = from; i < to; i++) {
       const b = ids[i] as number;
-      this.refCount[b] = (this.refCount[b] as number) + 1;
-      if (this.inUse[b] === 0) {
-        this.inUse[b] = 1;
+      this.meta[8 * b + REF] = (this.meta[8 * b + REF] as number) + 1;
+      if (this.meta[8 * b + IN_USE] === 0) {
+        this.meta[8 * b + IN_USE] = 1;
         this.unlinkFree(b);
       }
       this.hits++;
@@ -308,20 +320,20 @@ export class BlockKVCache implements KVStore {
   private appendToPartial(req: Request, list: BlockList, b: number, k: number, start: number, m: number): void {
     const bs = this.blockSize;
     const full = k + m === bs;
-    const parent = list.len >= 2 ? (this.hash[list.at(list.len - 2)] as number) : NO_HASH;
+    const parent = list.len >= 2 ? this.hashOf(list.at(list.len - 2)) : NO_HASH;
     let tokens = this.detached.get(b);
-    if (tokens === undefined && (this.startPos[b] as number) + k === start) {
-      this.fill[b] = k + m;
-      if (full) this.setHash(b, this.hashRun(req, parent, this.startPos[b] as number));
+    if (tokens === undefined && (this.meta[8 * b + START] as number) + k === start) {
+      this.meta[8 * b + FILL] = k + m;
+      if (full) this.setHash(b, this.hashRun(req, parent, this.meta[8 * b + START] as number));
       return;
     }
     if (tokens === undefined) {
       tokens = new Int32Array(bs);
-      const sp = this.startPos[b] as number;
+      const sp = this.meta[8 * b + START] as number;
       for (let i = 0; i < k; i++) tokens[i] = tokenAt(req, sp + i);
     }
     for (let i = 0; i < m; i++) tokens[k + i] = tokenAt(req, start + i);
-    this.fill[b] = k + m;
+    this.meta[8 * b + FILL] = k + m;
     if (full) {
       this.detached.delete(b);
       this.setHash(b, hashBlock(parent, tokens, 0, bs));
@@ -331,7 +343,7 @@ export class BlockKVCache implements KVStore {
   }
 
   private setHash(b: number, h: number): void {
-    this.hash[b] = h;
+    this.setHashField(b, h);
     this.liveIndex(h).set(h, b);
   }
 
@@ -357,10 +369,10 @@ export class BlockKVCache implements KVStore {
     // Reverse order puts a sequence's tail blocks nearer the LRU head, so they are evicted first.
     for (let i = list.len - 1; i >= 0; i--) {
       const b = list.at(i);
-      const rc = (this.refCount[b] as number) - 1;
-      this.refCount[b] = rc;
+      const rc = (this.meta[8 * b + REF] as number) - 1;
+      this.meta[8 * b + REF] = rc;
       if (rc === 0) {
-        this.inUse[b] = 0;
+        this.meta[8 * b + IN_USE] = 0;
         this.appendFree(b);
       }
     }
@@ -393,9 +405,9 @@ export class BlockKVCache implements KVStore {
 
   checkConservation(): string | null {
     let freeLen = 0;
-    for (let b = this.freeHead; b !== NIL && freeLen <= this.totalBlocks; b = this.nextFree[b] as number) freeLen++;
+    for (let b = this.freeHead; b !== NIL && freeLen <= this.totalBlocks; b = this.meta[8 * b + NEXT] as number) freeLen++;
     let inUseCount = 0;
-    for (let b = 0; b < this.totalBlocks; b++) if (this.inUse[b] !== 0) inUseCount++;
+    for (let b = 0; b < this.totalBlocks; b++) if (this.meta[8 * b + IN_USE] !== 0) inUseCount++;
     if (freeLen + inUseCount !== this.totalBlocks) {
       return `block conservation violated: freeList=${freeLen} + inUse=${inUseCount} != total=${this.totalBlocks}`;
     }
@@ -430,10 +442,10 @@ export class BlockKVCache implements KVStore {
   hasHash(h: number): boolean { return this.hashToBlock.has(h); }
 
   /** Tier-internal. Identity of block `b` ({@link NO_HASH} if unhashed). */
-  blockHash(b: number): number { return this.hash[b] as number; }
+  blockHash(b: number): number { return this.hashOf(b); }
 
   /** Tier-internal. Number of tokens block `b` holds. */
-  blockFill(b: number): number { return this.fill[b] as number; }
+  blockFill(b: number): number { return this.meta[8 * b + FILL] as number; }
 
   /** Tier-internal and tests. The live block list of `req` (do not mutate), or undefined if it owns none. */
   ownedList(req: Request): BlockList | undefined { return this.lookup(req); }
@@ -445,9 +457,9 @@ export class BlockKVCache implements KVStore {
   installReloadedBlock(h: number): boolean {
     if (this.freeHead === NIL) return false;
     const b = this.takeFree();
-    this.fill[b] = this.blockSize;
-    this.refCount[b] = 0;
-    this.inUse[b] = 0;
+    this.meta[8 * b + FILL] = this.blockSize;
+    this.meta[8 * b + REF] = 0;
+    this.meta[8 * b + IN_USE] = 0;
     this.setHash(b, h);
     this.appendFree(b);
     return true;
@@ -466,13 +478,13 @@ export class BlockKVCache implements KVStore {
   /** Block ids on the free list, head (next to be reused) first. */
   freeListOrder(): number[] {
     const out: number[] = [];
-    for (let b = this.freeHead; b !== NIL && out.length <= this.totalBlocks; b = this.nextFree[b] as number) out.push(b);
+    for (let b = this.freeHead; b !== NIL && out.length <= this.totalBlocks; b = this.meta[8 * b + NEXT] as number) out.push(b);
     return out;
   }
 
-  blockRefCount(b: number): number { return this.refCount[b] as number; }
+  blockRefCount(b: number): number { return this.meta[8 * b + REF] as number; }
 
-  blockInUse(b: number): boolean { return this.inUse[b] !== 0; }
+  blockInUse(b: number): boolean { return this.meta[8 * b + IN_USE] !== 0; }
 
   /** Every (hash, block) registration, in no particular order. */
   hashEntries(): [number, number][] { return this.hashToBlock.entries(); }
