@@ -211,7 +211,7 @@ export class ClusterSimulator {
       const idx = orderInstance(order);
       if (idx < 0) {
         this.clock = t;
-        this.onEvent?.(t, kind, -1);
+        if (this.onEvent !== null) this.announce(t, kind, -1);
         this.executeCluster(kind, req as Request, t);
         continue;
       }
@@ -220,10 +220,16 @@ export class ClusterSimulator {
       this.clock = t;
       const inst = this.instances[idx] as Instance;
       inst.clock = t;
-      this.onEvent?.(t, kind, idx);
+      if (this.onEvent !== null) this.announce(t, kind, idx);
       inst.handle(kind, req, t);
     }
     return false;
+  }
+
+  /** Calls onEvent; its observers read requests, so the running batches' request objects are synced first. */
+  private announce(t: number, kind: EventKind, idx: number): void {
+    for (const inst of this.instances) inst.syncRunning();
+    (this.onEvent as (time: number, kind: EventKind, instanceIndex: number) => void)(t, kind, idx);
   }
 
   /** Ends the run: finalises every instance (still-queued/running counts, end time). */

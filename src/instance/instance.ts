@@ -10,6 +10,7 @@ import type { LatencyModel } from '../latency/types.js';
 import { BatchFormer, type BatchLimits } from './batch-formation.js';
 import { EventKind } from './events.js';
 import { InstanceMetrics } from './instance-metrics.js';
+import { RunningBatch } from './running-batch.js';
 import { SCHEDULERS, type InstanceScheduler, type SchedulerContext, type SchedulerName } from './scheduler.js';
 import { WaitQueue } from './wait-queue.js';
 
@@ -66,20 +67,42 @@ export interface StepInfo {
 
 export type StepHook = (inst: Instance, info: StepInfo) => void;
 
+/** The one StepInfo of an instance: `batch` is synced from the running batch's slots when first read. */
+class StepInfoImpl implements StepInfo {
+  clock = 0;
+  step = 0;
+  newlyScheduled: readonly Request[] = [];
+  preempted: readonly Request[] = [];
+  duration = 0;
+  raw: readonly Request[] = [];
+  synced = false;
+  constructor(private readonly run: RunningBatch) {}
+  get batch(): readonly Request[] {
+    if (!this.synced) {
+      this.run.syncAll();
+      this.synced = true;
+    }
+    return this.raw;
+  }
+}
+
 export class Instance {
   readonly id: string;
   clock = 0;
   readonly metrics = new InstanceMetrics();
   readonly waitQ = new WaitQueue();
-  /** The running batch; empty array stands for the reference's nil batch. */
-  private batch: Request[] = [];
-  private spare: Request[] = [];
+  /** The running batch: requests and their per-step fields (see running-batch.ts). */
+  private readonly run: RunningBatch;
+  /**
+   * The batch as others see it: the running batch, except that from a step's execution until its completions
+   * have run it still holds the requests finishing in that step. Empty stands for the reference's nil batch.
+   */
+  private batch: readonly Request[] = [];
   private stepPending = false;
   private stepCount = 0;
   private readonly former: BatchFormer;
   private readonly order: ((a: Request, b: Request) => number) | null;
   private readonly policy: InstanceScheduler | null;
-  private readonly scheduled: Request[] = [];
   /** The requests finishing in the current step, in batch order: the first finishingCount entries (reused). */
   private readonly finishing: Request[] = [];
   private finishingCount = 0;
@@ -99,7 +122,7 @@ export class Instance {
   /** Optional observer of every executed step (traces, anomaly detectors); unset, one null check per step. */
   onStep: StepHook | null = null;
   /** Reused for every onStep call (read during the call only). */
-  private readonly stepInfo: { -readonly [K in keyof StepInfo]: StepInfo[K] } = { clock: 0, step: 0, batch: [], newlyScheduled: [], preempted: [], duration: 0 };
+  private readonly stepInfo: StepInfoImpl;
 
   constructor(
     private readonly cfg: InstanceConfig,
@@ -111,17 +134,21 @@ export class Instance {
     this.id = cfg.id;
     this.policy = cfg.schedulerPolicy ?? null;
     const hooks = this.policy !== null && (this.policy.makeBatch !== null || this.policy.selectPreemptionVictim !== null);
-    this.former = new BatchFormer(cfg, kv, this.waitQ, hooks ? this.policy : null, hooks ? (b) => this.schedulerContext(b) : null);
+    this.run = new RunningBatch(kv, Math.min(Math.max(cfg.maxNumSeqs, 1), 256));
+    this.batch = this.run.reqs;
+    this.stepInfo = new StepInfoImpl(this.run);
+    this.former = new BatchFormer(cfg, kv, this.waitQ, this.run, hooks ? this.policy : null, hooks ? () => this.schedulerContext() : null);
     this.order = this.policy !== null ? this.policy.order : SCHEDULERS[cfg.scheduler];
   }
 
-  /** What a policy scheduler sees (built on demand). */
-  private schedulerContext(running: readonly Request[]): SchedulerContext {
+  /** What a policy scheduler sees (built on demand; the running requests are synced first). */
+  private schedulerContext(): SchedulerContext {
+    this.run.syncAll();
     return {
       instanceId: this.id,
       clock: this.clock,
       waiting: this.waitQ.toArray(),
-      running,
+      running: this.run.reqs,
       maxBatchSize: this.cfg.maxNumSeqs,
       maxTokenBudget: this.cfg.maxNumBatchedTokens,
       kvFreeBlocks: this.kv.totalBlocks - this.kv.usedBlocks(),
@@ -160,9 +187,18 @@ export class Instance {
     return this.batch.length;
   }
 
-  /** Read-only view of the running batch (invariant checkers; do not mutate). */
+  /** Read-only view of the running batch, synced (invariant checkers; do not mutate). */
   get runningBatch(): readonly Request[] {
+    this.run.syncAll();
     return this.batch;
+  }
+
+  /**
+   * Brings the running requests' objects up to date with the step loop's slots. Observers that read requests
+   * between events (invariant checkers) call it first; everything inside the engine syncs as needed.
+   */
+  syncRunning(): void {
+    this.run.syncAll();
   }
 
   /** Whether a StepEvent is scheduled and not yet executed (INV-8 work-conserving checks). */
@@ -211,16 +247,17 @@ export class Instance {
       r.state = RequestState.Completed;
       return true;
     }
-    const i = this.batch.indexOf(r);
+    const i = this.run.indexOf(r);
     if (i < 0) return false;
-    this.batch.splice(i, 1);
+    this.run.removeAt(i);
     this.kv.release(r);
     r.state = RequestState.Completed;
-    if (this.batch.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(this.clock);
+    if (this.run.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(this.clock);
     return true;
   }
 
   finalize(): void {
+    this.run.syncAll();
     const m = this.metrics;
     m.stillQueued = this.waitQ.length;
     m.stillRunning = this.batch.length;
@@ -263,31 +300,29 @@ export class Instance {
     }
     r.priority = r.hasPolicyPriority ? -r.policyPriority : this.slo.invertForVllm(r.sloClass);
     this.waitQ.enqueue(r);
-    if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext(this.batch));
+    if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext());
     if (r.deadline > 0 && r.deadline <= this.cfg.horizon) this.sink.schedule(r.deadline, EventKind.Timeout, r);
   }
 
   private timeout(r: Request, time: number): void {
     if (r.state === RequestState.Completed || r.state === RequestState.TimedOut) return;
     const wasRunning = r.state === RequestState.Running;
+    // Out of the batch first: that syncs the request (and its KV) before the release below.
+    const i = wasRunning ? this.run.indexOf(r) : -1;
+    if (i >= 0) this.run.removeAt(i);
     r.state = RequestState.TimedOut;
     r.outcome = 'timed_out';
     this.metrics.timedOutRequests++;
     this.kv.release(r);
     r.computedTokens = 0;
-    if (wasRunning) {
-      const i = this.batch.indexOf(r);
-      if (i >= 0) this.batch.splice(i, 1);
-      // The pending step stays scheduled: it finds the empty batch and clears itself (the orphan guard).
-    } else {
-      this.waitQ.remove(r);
-    }
-    if (this.batch.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(time);
+    // A running request's pending step stays scheduled: it finds the empty batch and clears itself (the orphan guard).
+    if (!wasRunning) this.waitQ.remove(r);
+    if (this.run.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(time);
     this.onRequestDone?.(r, time);
   }
 
   private step(now: number): void {
-    if (this.batch.length === 0 && this.waitQ.length === 0) {
+    if (this.run.length === 0 && this.waitQ.length === 0) {
       this.stepPending = false;
       return;
     }
@@ -295,7 +330,7 @@ export class Instance {
     this.stepCount++;
     this.kv.setClock(now);
     if (this.order !== null) this.waitQ.sort(this.order);
-    const outcome = this.former.form(this.batch, this.stepCount);
+    const outcome = this.former.form(this.stepCount);
     const m = this.metrics;
     m.preemptionCount += outcome.preemptions;
     const ns = outcome.newlyScheduled;
@@ -305,7 +340,7 @@ export class Instance {
       r.schedulingDelay = now - r.arrivalTime;
     }
     m.waitQSamples.push(this.waitQ.length);
-    m.runningSamples.push(this.batch.length);
+    m.runningSamples.push(this.run.length);
 
     // Phase 2: execute. One pass advances every request and sorts it into still running (kept in order in the
     // spare array) or finishing; the old batch stays intact for the observers until the completions run.
@@ -318,13 +353,17 @@ export class Instance {
       const info = this.stepInfo;
       info.clock = now;
       info.step = this.stepCount;
-      info.batch = this.batch;
+      info.raw = this.batch;
+      info.synced = false;
       info.newlyScheduled = ns;
       info.preempted = outcome.victims;
       info.duration = adv;
       this.onStep(this, info);
     }
-    if (this.onToken !== null) this.reportTokens(this.onToken, now, adv);
+    if (this.onToken !== null) {
+      this.run.syncAll();
+      this.reportTokens(this.onToken, now, adv);
+    }
     this.kv.mirrorToCPU(this.batch);
     // Phases 3 and 4: completions in batch order, next step.
     this.completeAndContinue(now, adv, kept);
@@ -332,16 +371,7 @@ export class Instance {
 
   /** The step's duration (µs) from the scheduled requests; records the step's ITL value. */
   private advance(): number {
-    const batch = this.batch;
-    const sched = this.scheduled;
-    let count = 0;
-    for (let i = 0; i < batch.length; i++) {
-      const r = batch[i] as Request;
-      if (r.numNewTokens > 0) sched[count++] = r;
-    }
-    // `sched` keeps its length (and stale entries past `count`): truncating a JS array to 0 drops its backing
-    // store, and refilling it reallocates one every step.
-    let adv = this.latency.stepTime(sched, count);
+    let adv = this.latency.stepTime(this.run.scheduled());
     adv += this.kv.consumePendingTransferLatency();
     if (adv < 1) adv = 1;
     this.stepEwma = this.stepEwma === 0 ? adv : 0.8 * this.stepEwma + 0.2 * adv;
@@ -351,41 +381,74 @@ export class Instance {
 
   /**
    * Advances every request of the batch by its scheduled tokens (progress, ITL, first token) and splits the
-   * batch: requests that go on are written, in order, to the spare array (returns how many); the ones that
-   * finish this step (completed or length-capped) are collected in `finishing`, in order.
+   * batch: the requests that go on keep their order in the running batch (returns how many); the ones that
+   * finish this step (completed or length-capped) are synced and collected in `finishing`, in order. `batch`
+   * keeps showing the whole pre-split batch until the completions have run.
    */
   private executeAndSplit(now: number, adv: number): number {
-    const batch = this.batch;
-    const remaining = this.spare;
+    const run = this.run;
+    const reqs = run.reqs;
+    const remaining = run.spare;
     const finishing = this.finishing;
+    const pi = run.pi;
+    const il = run.il;
+    const ol = run.ol;
+    const nn = run.nn;
+    const ct = run.ct;
+    const itc = run.itc;
+    const itf = run.itf;
+    const itl = run.itl;
+    const its = run.its;
     let nf = 0;
     const otp = this.latency.outputTokenProcessingTime();
     const step = this.stepCount;
-    const itl = adv + otp;
+    const itlValue = adv + otp;
     const mml = this.cfg.maxModelLen;
     let kept = 0;
-    for (let i = 0; i < batch.length; i++) {
-      const r = batch[i] as Request;
-      const il = r.inputLen;
-      let pi = r.progressIndex;
-      if (pi < il) {
-        pi = r.computedTokens;
-        r.progressIndex = pi;
-      } else if (r.numNewTokens > 0) {
-        pi++;
-        r.progressIndex = pi;
-        recordItl(r, step, itl);
+    for (let j = 0; j < reqs.length; j++) {
+      const inLen = il[j] as number;
+      let p = pi[j] as number;
+      if (p < inLen) {
+        p = ct[j] as number;
+        pi[j] = p;
+      } else if ((nn[j] as number) > 0) {
+        p++;
+        pi[j] = p;
+        // One more ITL for the current attempt: this step's value, extending the current run of steps.
+        const c = itc[j] as number;
+        if (c === 0) {
+          itf[j] = step;
+        } else if (itl[j] !== step - 1) {
+          // A step passed this request by (token budget): the run closes and a new one starts.
+          const r = reqs[j] as Request;
+          if (r.itlRuns === null) r.itlRuns = [];
+          r.itlRuns.push(itf[j] as number, itl[j] as number);
+          itf[j] = step;
+        }
+        itl[j] = step;
+        itc[j] = c + 1;
+        its[j] = (its[j] as number) + itlValue;
       }
-      if (pi === il && !r.ttftSet) {
-        r.ttftSet = true;
-        r.firstTokenTime = now + adv + otp - r.arrivalTime;
-        r.hasTTFT = true;
-        r.ttft = r.firstTokenTime;
-        this.recentTtft.push(r.firstTokenTime);
+      if (p === inLen) {
+        const r = reqs[j] as Request;
+        if (!r.ttftSet) {
+          r.ttftSet = true;
+          r.firstTokenTime = now + adv + otp - r.arrivalTime;
+          r.hasTTFT = true;
+          r.ttft = r.firstTokenTime;
+          this.recentTtft.push(r.firstTokenTime);
+        }
       }
-      if (pi >= il + Math.max(r.outputLen, 1) - 1 || (mml > 0 && pi >= mml - 1)) finishing[nf++] = r;
-      else remaining[kept++] = r;
+      if (p >= inLen + Math.max(ol[j] as number, 1) - 1 || (mml > 0 && p >= mml - 1)) {
+        finishing[nf++] = run.sync(j);
+      } else {
+        if (kept !== j) run.move(j, kept);
+        remaining[kept++] = reqs[j] as Request;
+      }
     }
+    remaining.length = kept;
+    run.spare = reqs;
+    run.reqs = remaining;
     this.finishingCount = nf;
     return kept;
   }
@@ -427,10 +490,7 @@ export class Instance {
         this.complete(r, now, adv);
       }
     }
-    const remaining = this.spare;
-    remaining.length = kept;
-    this.spare = this.batch;
-    this.batch = remaining;
+    this.batch = this.run.reqs;
     if (kept > 0) {
       this.sink.schedule(now + adv, EventKind.Step, null);
       this.stepPending = true;
@@ -471,21 +531,6 @@ export class Instance {
     if (runs !== null) for (let i = 0; i < runs.length; i += 2) m.stepItlUses.addRange(runs[i] as number, runs[i + 1] as number);
     if (r.itlCount > 0) m.stepItlUses.addRange(r.itlFirst, r.itlLast);
   }
-}
-
-/** Appends one ITL (this step's value) to `r`'s current attempt. */
-function recordItl(r: Request, step: number, itl: number): void {
-  if (r.itlCount === 0) {
-    r.itlFirst = step;
-  } else if (r.itlLast !== step - 1) {
-    // A step passed this request by (token budget): the run closes and a new one starts.
-    if (r.itlRuns === null) r.itlRuns = [];
-    r.itlRuns.push(r.itlFirst, r.itlLast);
-    r.itlFirst = step;
-  }
-  r.itlLast = step;
-  r.itlCount++;
-  r.itlSum += itl;
 }
 
 const EMPTY: readonly number[] = [];

@@ -212,6 +212,21 @@ export class BlockKVCache implements KVStore {
     return this.allocateGeneral(req, start, end, cached);
   }
 
+  decodeRoom(req: Request, next: number): number {
+    if (req.kvOwner !== this || this.detached.size > 0) return 0;
+    const k = req.kvTailFill;
+    const bs = this.blockSize;
+    if (k <= 0 || k >= bs || req.kvTailStart + k !== next || next < req.inputLen) return 0;
+    // The token that fills the block is hashed, so it goes through allocate; output positions end at inputLen + outputLen.
+    return Math.max(0, Math.min(bs - 1 - k, req.inputLen + req.outputLen - next));
+  }
+
+  commitDecodeAppends(req: Request, n: number): void {
+    const k = req.kvTailFill + n;
+    this.meta[8 * req.kvTail + FILL] = k;
+    req.kvTailFill = k;
+  }
+
   /** Copies the last block of `req`'s list (id, start position, fill) onto the request for the fast path. */
   private syncTail(req: Request, list: BlockList): void {
     const b = list.last();
