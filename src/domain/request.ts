@@ -43,7 +43,8 @@ export class Request {
   computedTokens = 0;
   /**
    * The KV cache holding this request's blocks, its per-request block list there, and a copy of the list's
-   * last block (id, first token position, fill) for the one-token decode append (opaque to everyone else).
+   * last block (id, first token position, fill, parent identity) for the one-token decode append (opaque to
+   * everyone else).
    * Kept on the request so the per-token allocation needs no map lookup; kvOwner is null when it holds none.
    */
   kvOwner: object | null = null;
@@ -51,6 +52,8 @@ export class Request {
   kvTail = -1;
   kvTailStart = 0;
   kvTailFill = 0;
+  /** Identity of the block before the tail (the tail's chain parent when it fills). */
+  kvTailParent = 0;
   /**
    * Inter-token latencies of the current attempt (reset on preemption), stored compactly: every request that
    * decodes in a step gets the same ITL (that step's advance + output-token overhead), so the attempt's ITL

@@ -201,11 +201,7 @@ export class BlockKVCache implements KVStore {
         const last = req.kvTail;
         this.meta[8 * last + FILL] = k + 1;
         req.kvTailFill = k + 1;
-        if (k + 1 === bs) {
-          const list = req.kvBlocks as BlockList;
-          const parent = list.len >= 2 ? this.hashOf(list.at(list.len - 2)) : NO_HASH;
-          this.setHash(last, this.hashRun(req, parent, req.kvTailStart));
-        }
+        if (k + 1 === bs) this.setHash(last, this.hashRun(req, req.kvTailParent, req.kvTailStart));
         return true;
       }
     }
@@ -233,6 +229,8 @@ export class BlockKVCache implements KVStore {
     req.kvTail = b;
     req.kvTailStart = this.meta[8 * b + START] as number;
     req.kvTailFill = this.meta[8 * b + FILL] as number;
+    // A full, owned block's identity cannot change while the tail is partial.
+    req.kvTailParent = list.len >= 2 ? this.hashOf(list.at(list.len - 2)) : NO_HASH;
   }
 
   private allocateGeneral(req: Request, start: number, end: number, cached: readonly number[]): boolean {
@@ -305,7 +303,7 @@ export class BlockKVCache implements KVStore {
       // Only prefill creates identities here; a block started in decode gets one only if it later fills
       // through the partial-block path above.
       if (cnt === bs && prefill) {
-        const h = this.hashRun(req, parent, pos);
+        const h = this.prefillHash(req, parent, pos);
         this.setHashField(b, h);
         this.liveIndex(h).set(h, b);
         parent = h;
@@ -360,6 +358,20 @@ export class BlockKVCache implements KVStore {
   private setHash(b: number, h: number): void {
     this.setHashField(b, h);
     this.liveIndex(h).set(h, b);
+  }
+
+  /**
+   * {@link hashRun} for a prompt block: when the block is block-aligned and chained from the canonical parent,
+   * its identity is the one the prompt's cached block hashes already hold (the same computation).
+   */
+  private prefillHash(req: Request, parent: number, sp: number): number {
+    const bs = this.blockSize;
+    if (sp % bs === 0 && req.inputBlockHashes !== null && req.inputHashBlockSize === bs) {
+      const canon = req.inputBlockHashes;
+      const k = sp / bs;
+      if (k < canon.length && parent === (k === 0 ? NO_HASH : canon[k - 1])) return canon[k] as number;
+    }
+    return this.hashRun(req, parent, sp);
   }
 
   /** Hash of the full block holding `req`'s token positions [sp, sp + blockSize), chained from `parent`. */
