@@ -13,16 +13,17 @@ const INV_TWO32 = 1 / 4294967296;
 
 export class HashLru {
   private readonly index: HashIndex;
-  /** Slot s at [4s, 4s+3]: prev, next, key low word, key high word. */
-  private readonly slots: Int32Array;
+  /** Slot s at [4s, 4s+3]: prev, next, key low word, key high word. Grows with use, up to the capacity. */
+  private slots: Int32Array;
   private head = NIL; // least recently used
   private tail = NIL; // most recently used
   private count = 0;
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`HashLru: capacity must be a positive integer, got ${capacity}`);
-    this.index = new HashIndex(capacity);
-    this.slots = new Int32Array(4 * capacity);
+    // Both grow on demand: capacities are set for the worst case (a whole KV cache), runs often use a fraction.
+    this.index = new HashIndex(Math.min(capacity, 1024));
+    this.slots = new Int32Array(4 * Math.min(capacity, 1024));
   }
 
   get size(): number {
@@ -43,9 +44,14 @@ export class HashLru {
       }
       return;
     }
-    const sl = this.slots;
+    let sl = this.slots;
     if (this.count < this.capacity) {
       s = this.count++;
+      if (4 * s >= sl.length) {
+        const grown = new Int32Array(Math.min(2 * sl.length, 4 * this.capacity));
+        grown.set(sl);
+        this.slots = sl = grown;
+      }
     } else {
       s = this.head;
       this.unlink(s);

@@ -41,6 +41,12 @@ export class BlockKVCache implements KVStore {
    * so taking, filling and freeing a block touches one line of it instead of one per field.
    */
   private readonly meta: Int32Array;
+  /**
+   * The free list, in LRU order, is the never-used blocks `pristine .. totalBlocks-1` (in id order: nothing is
+   * ever inserted ahead of them) followed by a linked list of released blocks (freeHead .. freeTail). Keeping
+   * the never-used ones implicit means a cache touches only the memory of the blocks a run actually uses.
+   */
+  private pristine = 0;
   private freeHead = NIL;
   private freeTail = NIL;
   private freeCnt = 0;
@@ -66,8 +72,10 @@ export class BlockKVCache implements KVStore {
     this.blockSize = blockSize;
     this.meta = new Int32Array(8 * totalBlocks);
     this.scratch = new Int32Array(blockSize);
-    this.hashToBlock = new HashIndex(totalBlocks);
-    for (let b = 0; b < totalBlocks; b++) this.appendFree(b);
+    // Sized for what is registered so far (it grows): a table sized for the whole cache up front spreads a short
+    // run's few entries over megabytes, and every probe misses the CPU caches.
+    this.hashToBlock = new HashIndex(Math.min(totalBlocks, 1024));
+    this.freeCnt = totalBlocks;
   }
 
   private hashOf(b: number): number {
@@ -108,6 +116,11 @@ export class BlockKVCache implements KVStore {
    * the same hash has since replaced it (the reference deletes by hash, not by owner).
    */
   private takeFree(): number {
+    if (this.pristine < this.totalBlocks) {
+      // A never-used block: its state is all zeros already (no fill, no identity, no owner).
+      this.freeCnt--;
+      return this.pristine++;
+    }
     const b = this.freeHead;
     if (b === NIL) throw new Error('BlockKVCache: free list empty after a passed pre-check (INV-4 violation)');
     this.unlinkFree(b);
@@ -431,7 +444,7 @@ export class BlockKVCache implements KVStore {
   }
 
   checkConservation(): string | null {
-    let freeLen = 0;
+    let freeLen = this.totalBlocks - this.pristine;
     for (let b = this.freeHead; b !== NIL && freeLen <= this.totalBlocks; b = this.meta[8 * b + NEXT] as number) freeLen++;
     let inUseCount = 0;
     for (let b = 0; b < this.totalBlocks; b++) if (this.meta[8 * b + IN_USE] !== 0) inUseCount++;
@@ -482,7 +495,7 @@ export class BlockKVCache implements KVStore {
    * tier) and park it, unowned, at the free-list tail. Returns false if the free list is empty.
    */
   installReloadedBlock(h: number): boolean {
-    if (this.freeHead === NIL) return false;
+    if (this.freeCnt === 0) return false;
     const b = this.takeFree();
     this.meta[8 * b + FILL] = this.blockSize;
     this.meta[8 * b + REF] = 0;
@@ -505,6 +518,7 @@ export class BlockKVCache implements KVStore {
   /** Block ids on the free list, head (next to be reused) first. */
   freeListOrder(): number[] {
     const out: number[] = [];
+    for (let b = this.pristine; b < this.totalBlocks; b++) out.push(b);
     for (let b = this.freeHead; b !== NIL && out.length <= this.totalBlocks; b = this.meta[8 * b + NEXT] as number) out.push(b);
     return out;
   }
