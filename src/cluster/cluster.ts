@@ -52,6 +52,13 @@ export interface ClusterConfig {
 
 export const DEFAULT_MAX_ADMISSION_DELAYS = 100;
 
+const ARRIVAL_ORDER = eventOrder(-1, EventKind.ClusterArrival);
+
+function sortedByArrival(requests: readonly Request[]): boolean {
+  for (let i = 1; i < requests.length; i++) if ((requests[i] as Request).arrivalTime < (requests[i - 1] as Request).arrivalTime) return false;
+  return true;
+}
+
 /** A routing decision about to be applied, for observers (anomaly detectors, traces). */
 export interface RoutingObservation {
   readonly req: Request;
@@ -127,6 +134,9 @@ export class ClusterSimulator {
   readonly flowController: FlowController | null;
   private readonly policies: ClusterPolicies;
   private followUps: FollowUpHook | null = null;
+  /** Arrivals of {@link run} not executed yet: pending[pendingAt..], in arrival order. */
+  private pending: readonly Request[] = [];
+  private pendingAt = 0;
 
   constructor(
     private readonly cfg: ClusterConfig,
@@ -159,9 +169,28 @@ export class ClusterSimulator {
 
   /** Runs the simulation over `requests` (non-decreasing arrival times) to the end. Single use. */
   run(requests: readonly Request[]): void {
-    for (const r of requests) this.inject(r);
+    if (this.queue.length > 0 || this.finished || !sortedByArrival(requests)) {
+      for (const r of requests) this.inject(r);
+    } else {
+      // The arrivals are not pushed onto the event queue: they are merged in from the sorted list as the run
+      // reaches them, which keeps the queue as small as the in-flight work instead of the whole workload.
+      this.pending = requests;
+      this.pendingAt = 0;
+    }
     this.advanceTo(Infinity);
     this.finish();
+  }
+
+  /**
+   * Whether the next arrival of the pending list comes before the queue's earliest event. Pushed upfront (as
+   * inject does) they would have had the smallest sequence numbers, so they win every (time, order) tie.
+   */
+  private pendingFirst(): boolean {
+    if (this.pendingAt >= this.pending.length) return false;
+    if (this.queue.length === 0) return true;
+    const t = (this.pending[this.pendingAt] as Request).arrivalTime;
+    const qt = this.queue.peekTime();
+    return t < qt || (t === qt && ARRIVAL_ORDER <= this.queue.peekOrder());
   }
 
   /**
@@ -186,7 +215,7 @@ export class ClusterSimulator {
 
   /** Time of the next pending event (Infinity when none). */
   nextEventTime(): number {
-    return this.queue.peekTime();
+    return this.pendingFirst() ? (this.pending[this.pendingAt] as Request).arrivalTime : this.queue.peekTime();
   }
 
   /**
@@ -197,7 +226,21 @@ export class ClusterSimulator {
     if (this.pastHorizon) return false;
     const q = this.queue;
     const horizon = this.cfg.horizon;
-    while (q.length > 0) {
+    while (q.length > 0 || this.pendingAt < this.pending.length) {
+      if (this.pendingFirst()) {
+        const r = this.pending[this.pendingAt] as Request;
+        const t = r.arrivalTime;
+        if (t > horizon) {
+          this.pastHorizon = true;
+          return false;
+        }
+        if (t > until) return true;
+        this.pendingAt++;
+        this.clock = t;
+        if (this.onEvent !== null) this.announce(t, EventKind.ClusterArrival, -1);
+        this.executeCluster(EventKind.ClusterArrival, r, t);
+        continue;
+      }
       const t = q.peekTime();
       if (t > horizon) {
         this.pastHorizon = true;
