@@ -61,7 +61,11 @@ export class BlockKVCache implements KVStore {
   private hits = 0;
   private misses = 0;
 
-  constructor(totalBlocks: number, blockSize: number) {
+  /**
+   * @param decodeIdentities register identities of blocks that fill during decode (the reference does); off is
+   *   only for callers that know no prompt can repeat another request's output (see KVStoreConfig).
+   */
+  constructor(totalBlocks: number, blockSize: number, private readonly decodeIdentities = true) {
     if (!Number.isInteger(totalBlocks) || totalBlocks <= 0) {
       throw new RangeError(`BlockKVCache: totalBlocks must be a positive integer, got ${totalBlocks}`);
     }
@@ -214,7 +218,7 @@ export class BlockKVCache implements KVStore {
         const last = req.kvTail;
         this.meta[8 * last + FILL] = k + 1;
         req.kvTailFill = k + 1;
-        if (k + 1 === bs) this.setHash(last, this.hashRun(req, req.kvTailParent, req.kvTailStart));
+        if (k + 1 === bs && this.decodeIdentities) this.setHash(last, this.hashRun(req, req.kvTailParent, req.kvTailStart));
         return true;
       }
     }
@@ -294,7 +298,7 @@ export class BlockKVCache implements KVStore {
       const k = this.meta[8 * last + FILL] as number;
       if (k > 0 && k < bs) {
         consumed = Math.min(bs - k, nTok);
-        this.appendToPartial(req, list, last, k, start, consumed);
+        this.appendToPartial(req, list, last, k, start, consumed, prefill || this.decodeIdentities);
       }
       if (consumed === nTok) {
         this.syncTail(req, list);
@@ -342,15 +346,17 @@ export class BlockKVCache implements KVStore {
     }
   }
 
-  /** Add `m` tokens at positions [start, start+m) to partial block `b`; hash it if it fills (even in decode). */
-  private appendToPartial(req: Request, list: BlockList, b: number, k: number, start: number, m: number): void {
+  /**
+   * Add `m` tokens at positions [start, start+m) to partial block `b`; give it its identity if it fills (in
+   * decode too, unless `identify` is false).
+   */
+  private appendToPartial(req: Request, list: BlockList, b: number, k: number, start: number, m: number, identify: boolean): void {
     const bs = this.blockSize;
     const full = k + m === bs;
-    const parent = list.len >= 2 ? this.hashOf(list.at(list.len - 2)) : NO_HASH;
     let tokens = this.detached.get(b);
     if (tokens === undefined && (this.meta[8 * b + START] as number) + k === start) {
       this.meta[8 * b + FILL] = k + m;
-      if (full) this.setHash(b, this.hashRun(req, parent, this.meta[8 * b + START] as number));
+      if (full && identify) this.setHash(b, this.hashRun(req, list.len >= 2 ? this.hashOf(list.at(list.len - 2)) : NO_HASH, this.meta[8 * b + START] as number));
       return;
     }
     if (tokens === undefined) {
@@ -362,7 +368,7 @@ export class BlockKVCache implements KVStore {
     this.meta[8 * b + FILL] = k + m;
     if (full) {
       this.detached.delete(b);
-      this.setHash(b, hashBlock(parent, tokens, 0, bs));
+      if (identify) this.setHash(b, hashBlock(list.len >= 2 ? this.hashOf(list.at(list.len - 2)) : NO_HASH, tokens, 0, bs));
     } else {
       this.detached.set(b, tokens);
     }

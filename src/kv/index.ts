@@ -19,11 +19,18 @@ export interface KVStoreConfig {
   transferBandwidth: number;
   /** Fixed ticks per reloaded block. */
   transferBaseLatency: number;
+  /**
+   * Register the identity of blocks that fill during decode (default true, as the reference). A caller may
+   * turn it off when no request's prompt can contain another request's output (no multi-turn sessions): then
+   * no lookup can ever find such an identity and skipping it changes nothing but the work. The tiered cache
+   * always keeps them (it mirrors every identified block to its CPU tier).
+   */
+  decodeIdentities?: boolean;
 }
 
 export function createKVStore(cfg: KVStoreConfig): KVStore {
   if (cfg.cpuBlocks > 0) {
     return new TieredKVCache(cfg.totalBlocks, cfg.blockSize, cfg.cpuBlocks, cfg.transferBandwidth, cfg.transferBaseLatency);
   }
-  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize);
+  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize, cfg.decodeIdentities ?? true);
 }

@@ -213,6 +213,16 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
   };
 }
 
+/**
+ * Whether a request's prompt may contain another request's output: only multi-turn sessions build prompts
+ * from earlier rounds (their requests carry a session id; closed-loop ones also continue at run time). Other
+ * prompts are a shared prefix plus fresh random tokens, so the identity of a KV block filled during decode
+ * can never be looked up, and the KV store need not register it (same results, less work).
+ */
+function promptsMayRepeatOutputs(requests: readonly Request[], closedLoopSessions: boolean): boolean {
+  return closedLoopSessions || requests.some((r) => r.sessionId !== '');
+}
+
 function render(f: FlagValues, report: Report): string {
   return outputFormat(f) === 'reference' ? renderReferenceText(report) : renderJson(report);
 }
@@ -245,7 +255,8 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
-  const full: EngineSetup = { ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
+  const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(wl.requests, wl.sessions.length > 0) };
+  const full: EngineSetup = { ...setup, kv, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   // Closed-loop sessions: follow-up rounds enter the cluster as arrivals when their previous round ends.
   let sessions: SessionManager | null = null;
   if (wl.sessions.length > 0) {
@@ -287,7 +298,8 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
   const requests = buildReplayRequests(records, seed);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
-  const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
+  const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(requests, false) };
+  const full: EngineSetup = { ...setup, kv, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
   const cs = runEngine(full, requests, null, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null);
   observe?.(cs, requests, full, null);
