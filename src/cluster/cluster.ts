@@ -137,6 +137,8 @@ export class ClusterSimulator {
   /** Arrivals of {@link run} not executed yet: pending[pendingAt..], in arrival order. */
   private pending: readonly Request[] = [];
   private pendingAt = 0;
+  /** Arrival time of pending[pendingAt] (Infinity when none is left). */
+  private nextArrival = Infinity;
 
   constructor(
     private readonly cfg: ClusterConfig,
@@ -176,6 +178,7 @@ export class ClusterSimulator {
       // reaches them, which keeps the queue as small as the in-flight work instead of the whole workload.
       this.pending = requests;
       this.pendingAt = 0;
+      this.nextArrival = requests.length > 0 ? (requests[0] as Request).arrivalTime : Infinity;
     }
     this.advanceTo(Infinity);
     this.finish();
@@ -186,9 +189,8 @@ export class ClusterSimulator {
    * inject does) they would have had the smallest sequence numbers, so they win every (time, order) tie.
    */
   private pendingFirst(): boolean {
-    if (this.pendingAt >= this.pending.length) return false;
-    if (this.queue.length === 0) return true;
-    const t = (this.pending[this.pendingAt] as Request).arrivalTime;
+    const t = this.nextArrival;
+    if (t === Infinity) return false;
     const qt = this.queue.peekTime();
     return t < qt || (t === qt && ARRIVAL_ORDER <= this.queue.peekOrder());
   }
@@ -226,7 +228,7 @@ export class ClusterSimulator {
     if (this.pastHorizon) return false;
     const q = this.queue;
     const horizon = this.cfg.horizon;
-    while (q.length > 0 || this.pendingAt < this.pending.length) {
+    while (q.length > 0 || this.nextArrival !== Infinity) {
       if (this.pendingFirst()) {
         const r = this.pending[this.pendingAt] as Request;
         const t = r.arrivalTime;
@@ -236,6 +238,7 @@ export class ClusterSimulator {
         }
         if (t > until) return true;
         this.pendingAt++;
+        this.nextArrival = this.pendingAt < this.pending.length ? (this.pending[this.pendingAt] as Request).arrivalTime : Infinity;
         this.clock = t;
         if (this.onEvent !== null) this.announce(t, EventKind.ClusterArrival, -1);
         this.executeCluster(EventKind.ClusterArrival, r, t);

@@ -240,7 +240,14 @@ export class BlockKVCache implements KVStore {
     req.kvTailFill = k;
   }
 
-  /** Copies the last block of `req`'s list (id, start position, fill) onto the request for the fast path. */
+  private setTail(req: Request, b: number, start: number, fill: number, parent: number): void {
+    req.kvTail = b;
+    req.kvTailStart = start;
+    req.kvTailFill = fill;
+    req.kvTailParent = parent;
+  }
+
+  /** Copies the last block of `req`'s list (id, start position, fill, parent) onto the request for the fast path. */
   private syncTail(req: Request, list: BlockList): void {
     const b = list.last();
     req.kvTail = b;
@@ -255,6 +262,11 @@ export class BlockKVCache implements KVStore {
     const il = req.inputLen;
     const prefill = req.progressIndex < il;
     let list = this.lookup(req);
+    // The request's copy of its last block (exact after every change to it) spares walking the block list.
+    let tail = list !== undefined ? req.kvTail : NIL;
+    let tailFill = list !== undefined ? req.kvTailFill : 0;
+    let tailStart = list !== undefined ? req.kvTailStart : 0;
+    let tailParent = list !== undefined ? req.kvTailParent : NO_HASH;
     let nTok: number;
     if (prefill) {
       if (start < 0 || end < start || end > il) {
@@ -264,7 +276,7 @@ export class BlockKVCache implements KVStore {
       let eff = nTok;
       if (list !== undefined) {
         // Tokens that land in the partially filled last block need no new block (#492/#502).
-        const spare = bs - (this.meta[8 * (list.last()) + FILL] as number);
+        const spare = bs - tailFill;
         if (spare > 0 && spare < bs) eff -= Math.min(spare, eff);
       }
       const need = eff > 0 ? Math.floor((eff + bs - 1) / bs) : 0;
@@ -278,7 +290,7 @@ export class BlockKVCache implements KVStore {
       }
       nTok = 1;
       if (list !== undefined) {
-        if (this.meta[8 * (list.last()) + FILL] === bs && this.freeCnt === 0) return false;
+        if (tailFill === bs && this.freeCnt === 0) return false;
       } else if (this.freeCnt === 0) {
         return false;
       }
@@ -290,23 +302,27 @@ export class BlockKVCache implements KVStore {
     if (list === undefined && cached.length > 0) {
       list = this.listFor(req);
       this.claim(list, cached, 0, cached.length);
+      tail = cached[cached.length - 1] as number;
+      tailFill = bs;
+      tailStart = this.meta[8 * tail + START] as number;
+      tailParent = cached.length >= 2 ? this.hashOf(cached[cached.length - 2] as number) : NO_HASH;
     }
 
     let consumed = 0;
     if (list !== undefined) {
-      const last = list.last();
-      const k = this.meta[8 * last + FILL] as number;
+      const k = tailFill;
       if (k > 0 && k < bs) {
         consumed = Math.min(bs - k, nTok);
-        this.appendToPartial(req, list, last, k, start, consumed, prefill || this.decodeIdentities);
+        this.appendToPartial(req, tail, tailParent, k, start, consumed, prefill || this.decodeIdentities);
+        tailFill = k + consumed;
       }
       if (consumed === nTok) {
-        this.syncTail(req, list);
+        this.setTail(req, tail, tailStart, tailFill, tailParent);
         return true;
       }
     }
 
-    let parent = list !== undefined ? this.hashOf(list.last()) : NO_HASH;
+    let parent = list !== undefined ? this.hashOf(tail) : NO_HASH;
     if (list === undefined) list = this.listFor(req);
     let pos = start + consumed;
     while (consumed < nTok) {
@@ -317,6 +333,10 @@ export class BlockKVCache implements KVStore {
       this.meta[8 * b + REF] = 1;
       this.meta[8 * b + IN_USE] = 1;
       this.misses++;
+      tail = b;
+      tailStart = pos;
+      tailFill = cnt;
+      tailParent = parent;
       // Only prefill creates identities here; a block started in decode gets one only if it later fills
       // through the partial-block path above.
       if (cnt === bs && prefill) {
@@ -329,7 +349,7 @@ export class BlockKVCache implements KVStore {
       pos += cnt;
       consumed += cnt;
     }
-    this.syncTail(req, list);
+    this.setTail(req, tail, tailStart, tailFill, tailParent);
     return true;
   }
 
@@ -347,16 +367,16 @@ export class BlockKVCache implements KVStore {
   }
 
   /**
-   * Add `m` tokens at positions [start, start+m) to partial block `b`; give it its identity if it fills (in
-   * decode too, unless `identify` is false).
+   * Add `m` tokens at positions [start, start+m) to partial block `b` (the tail, chained from `parent`); give
+   * it its identity if it fills (in decode too, unless `identify` is false).
    */
-  private appendToPartial(req: Request, list: BlockList, b: number, k: number, start: number, m: number, identify: boolean): void {
+  private appendToPartial(req: Request, b: number, parent: number, k: number, start: number, m: number, identify: boolean): void {
     const bs = this.blockSize;
     const full = k + m === bs;
     let tokens = this.detached.get(b);
     if (tokens === undefined && (this.meta[8 * b + START] as number) + k === start) {
       this.meta[8 * b + FILL] = k + m;
-      if (full && identify) this.setHash(b, this.hashRun(req, list.len >= 2 ? this.hashOf(list.at(list.len - 2)) : NO_HASH, this.meta[8 * b + START] as number));
+      if (full && identify) this.setHash(b, this.hashRun(req, parent, this.meta[8 * b + START] as number));
       return;
     }
     if (tokens === undefined) {
@@ -368,7 +388,7 @@ export class BlockKVCache implements KVStore {
     this.meta[8 * b + FILL] = k + m;
     if (full) {
       this.detached.delete(b);
-      if (identify) this.setHash(b, hashBlock(list.len >= 2 ? this.hashOf(list.at(list.len - 2)) : NO_HASH, tokens, 0, bs));
+      if (identify) this.setHash(b, hashBlock(parent, tokens, 0, bs));
     } else {
       this.detached.set(b, tokens);
     }
