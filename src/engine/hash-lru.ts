@@ -22,8 +22,8 @@ export class HashLru {
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`HashLru: capacity must be a positive integer, got ${capacity}`);
     // Both grow on demand: capacities are set for the worst case (a whole KV cache), runs often use a fraction.
-    this.index = new HashIndex(Math.min(capacity, 1024));
-    this.slots = new Int32Array(4 * Math.min(capacity, 1024));
+    this.index = new HashIndex(Math.min(capacity, 4096));
+    this.slots = new Int32Array(4 * Math.min(capacity, 4096));
   }
 
   get size(): number {

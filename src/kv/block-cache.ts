@@ -78,7 +78,7 @@ export class BlockKVCache implements KVStore {
     this.scratch = new Int32Array(blockSize);
     // Sized for what is registered so far (it grows): a table sized for the whole cache up front spreads a short
     // run's few entries over megabytes, and every probe misses the CPU caches.
-    this.hashToBlock = new HashIndex(Math.min(totalBlocks, 1024));
+    this.hashToBlock = new HashIndex(Math.min(totalBlocks, 4096));
     this.freeCnt = totalBlocks;
   }
 
