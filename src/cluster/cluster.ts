@@ -97,7 +97,8 @@ export type PolicyFactory = (cluster: ClusterSimulator) => ClusterPolicies;
 
 export class ClusterSimulator {
   readonly instances: Instance[] = [];
-  private readonly queue = new EventQueue<Request>(4096);
+  // Client timeouts (one per request, almost all cancelled lazily) wait in a heap of their own.
+  private readonly queue = new EventQueue<Request>(4096, EventKind.Timeout);
   clock = 0;
   /** Fresh arrivals in the order their ClusterArrival events executed (the trace export order). */
   readonly arrivals: Request[] = [];
