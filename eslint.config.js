@@ -26,10 +26,16 @@ const ALLOWED = {
   calibrate: ['workload', 'metrics', 'engine', 'format', 'domain', 'config'],
   // Policy search: candidates x suites -> scores, features and reflection text, through sim.
   evaluate: ['sim', 'cluster', 'policy', 'sandbox', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  // Sweeps: points of a configuration grid or sample -> jobs (simulations, evaluations) -> rows and a summary.
+  sweep: ['evaluate', 'sim', 'cluster', 'policy', 'sandbox', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  // The job queue on Redis (BullMQ): an I/O edge (sockets, the wall clock) that runs sweep jobs.
+  queue: ['sweep', 'evaluate', 'sim', 'format', 'domain', 'config'],
+  // HTML reports of runs, evaluations and comparisons (charts rendered to SVG at build time), above sim.
+  report: ['evaluate', 'sim', 'cluster', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
   // Network edges (HTTP client and server): like cli, allowed the wall clock; they drive sim/workload.
   observe: ['calibrate', 'sim', 'workload', 'metrics', 'engine', 'format', 'domain', 'config'],
   serve: ['sim', 'cluster', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
-  cli: ['evaluate', 'serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  cli: ['queue', 'sweep', 'report', 'evaluate', 'serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
 };
 const LAYERS = Object.keys(ALLOWED);
 
@@ -44,7 +50,7 @@ const layerRules = LAYERS.map((layer) => {
             regex: `^\\.\\./(${banned.join('|')})/`,
             message: `src/${layer} may import only ${ALLOWED[layer].join(', ') || 'nothing outside itself'} (docs/architecture.md: imports point down, siblings do not import each other).`,
           }] : []),
-          ...(['cli', 'observe', 'serve'].includes(layer) ? [] : [{ regex: '^node:(fs|process|child_process|http|net)', message: 'Only the I/O edges (src/cli, src/observe, src/serve) touch files, sockets and the process.' }]),
+          ...(['cli', 'observe', 'serve', 'queue'].includes(layer) ? [] : [{ regex: '^node:(fs|process|child_process|http|net)', message: 'Only the I/O edges (src/cli, src/observe, src/serve, src/queue) touch files, sockets and the process.' }]),
         ],
       }],
     },
@@ -61,11 +67,11 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
-      'no-restricted-globals': ['error', { name: 'Date', message: 'No wall clock in the simulator (determinism).' }],
+      'no-restricted-globals': ['error', { name: 'Date', message: 'No wall clock in the simulator (determinism).' }, { name: 'performance', message: 'No wall clock in the simulator (determinism); only the I/O edges and the library edge (src/sim/simulate.ts) read it.' }],
       'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Use the PartitionedRng (determinism).' }],
     },
   },
-  { files: ['src/cli/**/*.ts', 'src/observe/**/*.ts', 'src/serve/**/*.ts', 'test/**/*.ts', 'src/**/*.test.ts'], rules: { 'no-restricted-globals': 'off' } },
+  { files: ['src/cli/**/*.ts', 'src/observe/**/*.ts', 'src/serve/**/*.ts', 'src/queue/**/*.ts', 'test/**/*.ts', 'src/**/*.test.ts'], rules: { 'no-restricted-globals': 'off' } },
   ...layerRules,
   // Tests read fixtures from disk; the Go tables keep Go's literal spellings (exact after rounding).
   { files: ['test/**/*.ts', 'src/**/*.test.ts'], rules: { 'no-restricted-imports': 'off' } },

@@ -16,6 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { BLIS, ROOT, argValue, fmtMiB, fmtS, fmtX, median, timedRun, verdict } from './lib.js';
+import os from 'node:os';
 
 const MODEL = ['--model', 'meta-llama/llama-3.1-8b-instruct', '--hardware', 'H100', '--tp', '1'];
 const WEIGHTED = ['--routing-policy', 'weighted', '--routing-scorers', 'prefix-affinity:3,queue-depth:2,kv-utilization:2', '--prefix-tokens', '256'];
@@ -34,6 +35,16 @@ const SCENARIOS = [
     maxWallS: 0.3,
   },
   { id: 'S', what: 'short evaluation: 500 requests, 4 instances, rate 60, weighted (as B), one process', args: cluster(500, 4, 60), maxWallS: 0.3 },
+  // Informational, blis-ts only (the reference has neither option): compare T with A for the sampling cost
+  // (under 10% expected); R's wall time includes rendering the HTML report (its 5 MB limit is tested in test/report/).
+  { id: 'T', what: 'scenario A sampled every 100 ms of simulated time (--timeseries-interval-us 100000, 7,000 rows)', args: [...MODEL, '--num-requests', '10000', '--rate', '25', '--timeseries-interval-us', '100000'], tsOnly: true },
+  {
+    id: 'R',
+    what: '50,000 requests, 4 instances, rate 120, least-loaded, with --report (HTML report rendered with Vega-Lite)',
+    args: [...MODEL, '--num-requests', '50000', '--rate', '120', '--num-instances', '4', '--routing-policy', 'least-loaded', '--report', path.join(os.tmpdir(), 'blis-bench-report.html')],
+    tsOnly: true,
+    maxReps: 1,
+  },
 ];
 
 const ref = process.env.BLIS_REF ? path.resolve(process.env.BLIS_REF) : null;
@@ -57,10 +68,11 @@ for (const s of SCENARIOS) {
   const rf = [];
   const ratios = [];
   const cpuRatios = [];
-  let identical = ref === null ? null : true;
+  const paired = ref !== null && !s.tsOnly;
+  let identical = paired ? true : null;
   for (let i = 0; i < n; i++) {
     // Alternate which side goes first, so drifting machine load hits both alike.
-    const pair = ref === null ? [runTs(s.args), null] : i % 2 === 0 ? [runTs(s.args), runRef(s.args)] : (([r, t]) => [t, r])([runRef(s.args), runTs(s.args)]);
+    const pair = ref === null || s.tsOnly ? [runTs(s.args), null] : i % 2 === 0 ? [runTs(s.args), runRef(s.args)] : (([r, t]) => [t, r])([runRef(s.args), runTs(s.args)]);
     const [t, r] = pair;
     ts.push(t);
     if (r !== null) {
@@ -76,15 +88,18 @@ for (const s of SCENARIOS) {
     what: s.what,
     reps: n,
     ts: { wallS: median(ts.map((x) => x.wallS)), cpuS: median(ts.map((x) => x.cpuS)), rssMiB: median(ts.map((x) => x.rssMiB)) },
-    ref: ref === null ? null : { wallS: median(rf.map((x) => x.wallS)), cpuS: median(rf.map((x) => x.cpuS)), rssMiB: median(rf.map((x) => x.rssMiB)) },
-    speedup: ref === null ? null : median(ratios),
-    cpuSpeedup: ref === null ? null : median(cpuRatios),
+    ref: !paired ? null : { wallS: median(rf.map((x) => x.wallS)), cpuS: median(rf.map((x) => x.cpuS)), rssMiB: median(rf.map((x) => x.rssMiB)) },
+    speedup: !paired ? null : median(ratios),
+    cpuSpeedup: !paired ? null : median(cpuRatios),
     identicalOutputs: identical,
   };
   if (s.minRatio !== undefined) {
     // A speed-up only counts with byte-identical outputs.
     row.target = `>= ${s.minRatio}x the reference`;
     row.verdict = identical === false ? 'NOT met (outputs differ)' : verdict(row.speedup, row.speedup >= s.minRatio);
+  } else if (s.tsOnly) {
+    row.target = 'informational';
+    row.verdict = '';
   } else {
     row.target = `<= ${s.maxWallS} s`;
     row.verdict = verdict(row.ts.wallS, row.ts.wallS <= s.maxWallS);
@@ -98,7 +113,7 @@ if (results.scenarios.length > 0) {
   console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results.scenarios) {
     const rf = r.ref ?? { wallS: null, cpuS: null, rssMiB: null };
-    const sp = r.speedup === null ? 'not measured' : `${fmtX(r.speedup)} (${fmtX(r.cpuSpeedup)})`;
+    const sp = r.speedup === null ? (r.target === 'informational' ? 'blis-ts only' : 'not measured') : `${fmtX(r.speedup)} (${fmtX(r.cpuSpeedup)})`;
     const out = r.identicalOutputs === null ? 'not compared' : r.identicalOutputs ? 'identical' : 'DIFFER';
     console.log(`| ${r.id}: ${r.what} | ${fmtS(r.ts.wallS)} | ${fmtS(r.ts.cpuS)} | ${fmtMiB(r.ts.rssMiB)} | ${fmtS(rf.wallS)} | ${fmtS(rf.cpuS)} | ${fmtMiB(rf.rssMiB)} | ${sp} | ${out} | ${r.target} | ${r.verdict} |`);
   }

@@ -2,12 +2,47 @@
  * blis-ts public library API. `simulate(config)` is the one-call entry point (same options as the CLI);
  * the lower-level pieces are exported for embedding (policy search loops, custom drivers).
  */
-export { simulate, parseSimulationConfig, simulationConfigSchema, type SimulationConfig, type SimulationResult } from './sim/simulate.js';
+export { simulate, parseSimulationConfig, simulationConfigSchema } from './sim/simulate.js';
+export type {
+  SimulationConfig,
+  RunConfig,
+  ReplayConfig,
+  SimulationOptions,
+  SimulationOutputsRequest,
+  SimulationResult,
+  SimulationReport,
+  SimulationMetrics,
+  ClassGoodput,
+  SimulationProgress,
+  SimulateOptions,
+} from './sim/library-types.js';
+export { BlisError, isBlisError } from './domain/errors.js';
 export { ConfigError } from './sim/config-error.js';
 export { FLAGS as SIMULATION_OPTIONS, type FlagSpec as SimulationOption } from './sim/options.js';
 export { buildCluster, runEngine, type EngineSetup, type PolicySetup, DEFAULT_POLICY_SETUP } from './sim/engine-setup.js';
 export { buildReport, renderJson, renderReferenceText, type Report, type ReportOptions } from './sim/report.js';
 export { ClusterSimulator, type FollowUpHook } from './cluster/cluster.js';
+export { TimeSeriesSampler, SERIES_NAMES, type TimeSeriesData, type InstanceSeries, type SeriesProbe, type SeriesColumn, type SeriesKind } from './cluster/timeseries.js';
+export { formatTimeSeries, type TimeSeriesFormat } from './sim/timeseries.js';
+export type { SimProgress, ProgressCallback } from './sim/engine-setup.js';
+export type { ReportData } from './sim/report-data.js';
+// Reports: `renderRunReport(runView(result.report, 'label'))` draws a `simulate({..., reportData: true})` result.
+export {
+  runView,
+  evaluationView,
+  loadResult,
+  renderRunReport,
+  renderEvaluationReport,
+  renderResultReport,
+  compareResults,
+  formatComparisonText,
+  formatComparisonJson,
+  renderComparisonReport,
+  type ResultView,
+  type RunView,
+  type EvaluationView,
+  type Comparison,
+} from './report/index.js';
 export {
   SessionManager,
   generateWorkload,

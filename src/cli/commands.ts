@@ -5,7 +5,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
 import type { SimEnv } from '../sim/env.js';
 import type { FlagValues } from '../sim/options.js';
-import { simulateReplay, simulateRun, type SimulationObserver, type SimulationOutputs } from '../sim/run.js';
+import { simulateReplay, simulateRun, type RunOptions, type SimulationObserver, type SimulationOutputs } from '../sim/run.js';
+import { progressDisplay } from './progress.js';
 import type { Io } from './io.js';
 
 export type { SimulationObserver } from '../sim/run.js';
@@ -35,11 +36,35 @@ function write(path: string, text: string, option: string): void {
 function emit(io: Io, f: FlagValues, out: SimulationOutputs): void {
   io.stdout(out.stdout);
   const mp = f.str('metrics-path');
-  if (mp !== '') write(mp, out.metricsFile, '--metrics-path');
+  if (mp !== '' && out.metricsFile !== null) write(mp, out.metricsFile, '--metrics-path');
+}
+
+/**
+ * The time series and the HTML report, written BEFORE stdout: a file that cannot be written is an error with
+ * nothing printed yet.
+ */
+async function writeSeriesAndReport(f: FlagValues, out: SimulationOutputs, source: 'run' | 'replay'): Promise<void> {
+  const tp = f.str('timeseries-path');
+  if (tp !== '' && out.timeseriesFile !== null) write(tp, out.timeseriesFile, '--timeseries-path');
+  const path = f.str('report');
+  if (path === '') return;
+  const { simulationReportHtml } = await import('../report/index.js');
+  write(path, await simulationReportHtml(out, f, source), '--report');
+}
+
+/** Runs `simulate` with a progress display (when one shows) and the time series a `--report` needs. */
+async function withProgress(f: FlagValues, label: string, simulate: (opts: RunOptions) => Promise<SimulationOutputs>): Promise<SimulationOutputs> {
+  const display = progressDisplay(label, f.bool('quiet'));
+  try {
+    return await simulate({ timeseries: f.str('report') !== '', ...(display === null ? {} : { onProgress: (p) => display.sim(p) }) });
+  } finally {
+    display?.stop();
+  }
 }
 
 export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
-  const out = await simulateRun(f, processEnv(io), observe);
+  const out = await withProgress(f, 'run', (opts) => simulateRun(f, processEnv(io), observe, opts));
+  await writeSeriesAndReport(f, out, 'run');
   emit(io, f, out);
   const tp = f.str('trace-output');
   if (tp !== '' && out.trace) {
@@ -49,7 +74,8 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
 }
 
 export async function replayCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
-  const out = await simulateReplay(f, processEnv(io), observe);
+  const out = await withProgress(f, 'replay', (opts) => simulateReplay(f, processEnv(io), observe, opts));
+  await writeSeriesAndReport(f, out, 'replay');
   emit(io, f, out);
   const rp = f.str('results-path');
   if (rp !== '' && out.results !== null) write(rp, out.results, '--results-path');

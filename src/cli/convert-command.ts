@@ -27,11 +27,11 @@ function seed(text: string): bigint {
   return v;
 }
 
-function readSpec(path: string): string {
+function readFileText(path: string, flag: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (e) {
-    throw new UsageError('io', `--spec: cannot read ${path}: ${(e as Error).message}`);
+    throw new UsageError('io', `${flag}: cannot read ${path}: ${(e as Error).message}`);
   }
 }
 
@@ -39,6 +39,19 @@ function leaf(parent: Command, name: string, description: string, io: Io): Comma
   const c = parent.command(name).description(description);
   c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   return c;
+}
+
+/** Adds `compose`: several specs' clients merged into one spec, printed on stdout. */
+export function registerComposeCommand(root: Command, io: Io): void {
+  const c = root
+    .command('compose')
+    .description('merge the client lists of several workload specs v2 into one (rates re-weighted by each spec\'s share), printed as YAML on stdout');
+  c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
+  c.requiredOption('--from <file>', 'a workload spec v2 YAML (repeat for each spec)', (v: string, prev: string[] = []) => [...prev, v]);
+  c.action(async (o: { from: string[] }) => {
+    const { composeSpecsYaml } = await import('../workload/profiles/convert.js');
+    io.stdout(composeSpecsYaml(o.from.map((file) => ({ file, text: readFileText(file, '--from') }))));
+  });
 }
 
 /** Adds `convert` and its subcommands to the root program. */
@@ -81,7 +94,7 @@ export function registerConvertCommand(root: Command, io: Io): void {
   ip.action(async (o: Record<string, string | undefined>) => {
     const { convertInferencePerf } = await import('../workload/profiles/convert.js');
     const path = o['spec'] ?? '';
-    io.stdout(convertInferencePerf(readSpec(path), path));
+    io.stdout(convertInferencePerf(readFileText(path, '--spec'), path));
   });
 
   const sg = leaf(convert, 'servegen', 'ServeGen data directory (not supported yet)', io);

@@ -16,6 +16,17 @@ export class UsageError extends BlisError {
 }
 
 /**
+ * A command that could not finish for a reason outside its input — the job queue's Redis went away, no worker
+ * came, the user interrupted it — with its own exit code (1, or 130 for an interrupt) instead of 2.
+ */
+export class RunFailure extends BlisError {
+  constructor(code: string, message: string, readonly exitCode: number) {
+    super(code, message);
+    this.name = 'RunFailure';
+  }
+}
+
+/**
  * Errors raised on purpose: every {@link BlisError}, and the sandbox's own coded errors (the sandbox layer
  * imports nothing of the simulator, so its error class cannot extend BlisError).
  */

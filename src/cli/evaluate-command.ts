@@ -5,6 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 import type { Io } from './io.js';
+import { addQueueOptions } from './sweep-command.js';
 import type { EvaluateFlags, SearchFlags } from './evaluate-run.js';
 
 export function registerEvaluateCommands(root: Command, io: Io): void {
@@ -36,10 +37,15 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .addOption(new Option('--workers <n>', 'evaluations in parallel worker threads').default('1'))
     .addOption(new Option('--timeout-s <s>', 'wall-clock budget per evaluation in a worker (0 = none; the instruction budget is the real limit)').default('0'))
     .option('--cache <dir>', 'content-addressed result cache (re-evaluating an unchanged candidate is free)')
+    .option('--queue <url>', 'with --population: evaluate on the Redis job queue at redis://HOST:PORT (blis worker on any number of machines; docs/distributed.md)')
+    .addOption(new Option('--worker-wait-s <s>', 'with --queue: fail when no worker has been connected for this long (0 = wait for ever)').default('300'))
     .option('--serve', 'serve GEPA\'s HTTP evaluation protocol (POST /evaluate, /evaluate_examples, /validate; GET /status, /task)')
     .addOption(new Option('--host <host>', 'address to bind with --serve').default('127.0.0.1'))
     .addOption(new Option('--port <port>', 'port with --serve (0 = any free port)').default('0'))
-    .addOption(new Option('--budget <n>', 'evaluations the server grants before answering 429').default('1000'));
+    .addOption(new Option('--budget <n>', 'evaluations the server grants before answering 429').default('1000'))
+    .option('--report <file>', 'also write an HTML report of the evaluation (scores, objectives, and each scenario run\'s latency CDFs and timelines); stdout is unchanged')
+    .option('--quiet', 'no progress display on stderr (it shows only on a terminal, for evaluations longer than about a second)');
+  addQueueOptions(c, '60', 'with --queue: fail once Redis has been unreachable this long (retrying with backoff until then)');
   c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   c.action(async (o: EvaluateFlags) => (await import('./evaluate-run.js')).evaluateCommand(o, io));
   const s = root.command('suites').description('list the built-in evaluation suites (scenarios, seeds, objectives) as JSON');

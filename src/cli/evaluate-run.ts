@@ -27,6 +27,7 @@ import { EvaluationPool } from '../evaluate/pool.js';
 import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
+import { progressDisplay } from './progress.js';
 
 function read(file: string, flag: string): string {
   try {
@@ -88,6 +89,24 @@ export interface EvaluateFlags {
   host: string;
   port: string;
   budget: string;
+  queue?: string;
+  queueName: string;
+  redisTimeoutS: string;
+  workerWaitS: string;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsInsecure?: boolean;
+  report?: string;
+  quiet?: boolean;
+}
+
+function writeReport(file: string, html: string): void {
+  try {
+    writeFileSync(file, html);
+  } catch (e) {
+    throw new UsageError('io', `--report: cannot write ${file}: ${(e as Error).message}`);
+  }
 }
 
 function int(flag: string, v: string, min: number): number {
@@ -113,16 +132,23 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   if (!(CONTROL_POINTS as readonly string[]).includes(o.controlPoint)) throw new UsageError('bad-flag', `--control-point must be one of ${CONTROL_POINTS.join(', ')}, got "${o.controlPoint}"`);
   if (o.engine !== 'fast' && o.engine !== 'strict') throw new UsageError('bad-flag', `--engine must be fast or strict, got "${o.engine}"`);
   const engine = o.engine;
-  const opts: EvaluateOptions = { stage: Number(o.stage) as 1 | 2, only: parseOnly(o.only) };
+  if (o.report !== undefined && (o.serve === true || o.population !== undefined)) throw new UsageError('bad-flag', '--report works with one candidate (--candidate or --components), not with --population or --serve');
+  const opts: EvaluateOptions = { stage: Number(o.stage) as 1 | 2, only: parseOnly(o.only), ...(o.report === undefined ? {} : { reportData: true }) };
+  const display = o.serve === true ? null : progressDisplay('evaluate', o.quiet === true);
+  let candidatesDone = 0;
   const workers = int('--workers', o.workers, 1);
   const timeoutMs = int('--timeout-s', o.timeoutS, 0) * 1000;
+  if (o.queue !== undefined && (o.population === undefined || o.serve === true)) throw new UsageError('bad-flag', '--queue evaluates a --population on the job queue; give --population DIR (a single candidate runs here)');
+  if (o.queue !== undefined && (workers !== 1 || timeoutMs !== 0)) throw new UsageError('bad-flag', '--workers and --timeout-s are for local runs; with --queue, give each blis worker --concurrency and --timeout-s');
   const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache);
   const pool = workers > 1 || timeoutMs > 0 ? new EvaluationPool({ workers, timeoutMs }) : null;
   const run = async (c: Candidate, evalOpts: EvaluateOptions = opts): Promise<EvaluationResult> => {
     const key = ResultCache.key(c, suite, evalOpts);
     const hit = cache.get(key);
     if (hit !== null) return hit;
-    const r = pool === null ? await evaluateCandidate(c, suite, evalOpts) : await pool.run(c, suite, evalOpts);
+    const r = pool === null
+      ? await evaluateCandidate(c, suite, evalOpts, o.population === undefined && display !== null ? { onRunDone: (d, t) => display.units(d, t) } : {})
+      : await pool.run(c, suite, evalOpts);
     // Wall-clock failures are not facts about the candidate: never cache them.
     if (r.error?.code !== 'EVAL_TIMEOUT' && r.error?.code !== 'EVAL_WORKER_DIED') cache.set(key, r);
     return r;
@@ -160,7 +186,13 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
       }
       if (names.length === 0) throw new UsageError('bad-flag', `--population: ${dir} holds no candidate (.yaml, .yml, .json or .js files)`);
       const cands = names.map((n) => loadCandidate(path.join(dir, n), o.controlPoint as ControlPoint, engine));
-      const results = await Promise.all(cands.map((c) => run(c)));
+      const results = o.queue !== undefined
+        ? await (await import('./evaluate-queue.js')).evaluateOnQueue(cands, suite, opts, cache, o, io)
+        : await Promise.all(cands.map(async (c) => {
+          const r = await run(c);
+          display?.units(++candidatesDone, cands.length);
+          return r;
+        }));
       io.stdout(`${JSON.stringify(rankPopulation(results, suite), null, 2)}\n`);
       return;
     }
@@ -182,8 +214,20 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
     } else {
       candidate = loadCandidate(o.candidate as string, o.controlPoint as ControlPoint, engine);
     }
-    io.stdout(`${JSON.stringify(await run(candidate), null, 2)}\n`);
+    const result = await run(candidate);
+    display?.stop();
+    if (o.report === undefined) {
+      io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+      return;
+    }
+    // The report draws the scenario runs' report data; stdout is the result without it, as without --report.
+    const { evaluationView, renderEvaluationReport } = await import('../report/index.js');
+    const html = await renderEvaluationReport(evaluationView(JSON.parse(JSON.stringify(result)) as Record<string, unknown>, path.basename(o.candidate ?? o.components ?? 'candidate')));
+    const plain = { ...result, scenarios: result.scenarios.map(({ report_data: _, ...rest }) => rest) };
+    writeReport(o.report, html);
+    io.stdout(`${JSON.stringify(plain, null, 2)}\n`);
   } finally {
+    display?.stop();
     await pool?.close();
   }
 }

@@ -89,12 +89,18 @@ const CALIBRATE: readonly CliFlag[] = [
 ];
 const CALIBRATE_BORROWED = new Set(['slo-ttft', 'slo-itl', 'slo-e2e', 'log']);
 
+/** CLI-only flags of run and replay (the library returns data; these name what the CLI does with it). */
+const SIM_CLI: readonly CliFlag[] = [
+  { name: 'report', kind: 'string', def: '', help: 'write a self-contained HTML report of the run (latency CDFs, per-instance and cluster timelines, routing, events) to this file' },
+  { name: 'quiet', kind: 'bool', def: false, help: 'no progress display on stderr (it shows only on a terminal, for runs longer than about a second)' },
+];
+
 /** Every flag `command` registers, in help order. */
 export function commandFlags(command: CommandName): readonly CliFlag[] {
   switch (command) {
     case 'run':
     case 'replay':
-      return FLAGS.filter((f) => f.scope === 'shared' || f.scope === command);
+      return [...FLAGS.filter((f) => f.scope === 'shared' || f.scope === command), ...SIM_CLI];
     case 'serve':
       return [
         ...FLAGS.filter((f) => SERVE_ENGINE.has(f.name)),

@@ -3,10 +3,12 @@
  */
 import { Command, CommanderError } from 'commander';
 import type { SimulationObserver } from './commands.js';
-import { registerConvertCommand } from './convert-command.js';
+import { registerComposeCommand, registerConvertCommand } from './convert-command.js';
 import { registerPoliciesCommand } from './policies-command.js';
 import { registerEvaluateCommands } from './evaluate-command.js';
-import { EXIT_INTERNAL, EXIT_USAGE, UsageError, isCodedError } from './errors.js';
+import { registerSweepCommands } from './sweep-command.js';
+import { registerReportCommands } from './report-command.js';
+import { EXIT_INTERNAL, EXIT_USAGE, RunFailure, UsageError, isCodedError } from './errors.js';
 import { readFlags, registerFlags } from './flags.js';
 import type { CommandName } from './flags-io.js';
 import { processIo, type Io } from './io.js';
@@ -48,8 +50,11 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
     c.action(async () => onAction(name, c));
   }
   registerConvertCommand(root, io);
+  registerComposeCommand(root, io);
   registerPoliciesCommand(root, io);
   registerEvaluateCommands(root, io);
+  registerReportCommands(root, io);
+  registerSweepCommands(root, io);
   return root;
 }
 
@@ -78,7 +83,7 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
     }
     if (isCodedError(e)) {
       io.error(e.message);
-      return EXIT_USAGE;
+      return e instanceof RunFailure ? e.exitCode : EXIT_USAGE;
     }
     return reportInternal(e, argv, io);
   }

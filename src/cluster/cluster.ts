@@ -20,6 +20,7 @@ import { inputBlockHashes } from '../domain/block-hash.js';
 import { FlowController, type FlowControlConfig, type FlowControlHost } from './flow-control/controller.js';
 import { DEFAULT_SIGNALS_CONFIG, RouterSignalsTracker, type SignalsConfig } from './signals.js';
 import { SnapshotProvider } from './snapshot.js';
+import type { ClusterSampler } from './timeseries.js';
 
 export interface ClusterConfig {
   readonly horizon: number;
@@ -126,6 +127,8 @@ export class ClusterSimulator {
    * timeouts are not reported). Used by invariant checkers; unset costs nothing.
    */
   onEvent: ((time: number, kind: EventKind, instanceIndex: number) => void) | null = null;
+  /** Time-series sampler (timeseries.ts), called when an event reaches its next tick; unset costs one null check per event. */
+  sampler: ClusterSampler | null = null;
   private finished = false;
   /** An event beyond the horizon was reached: the reference stops there and discards the rest. */
   private pastHorizon = false;
@@ -222,13 +225,15 @@ export class ClusterSimulator {
   }
 
   /**
-   * Executes every event with time <= `until` (and <= the horizon). Returns false once the horizon has been
-   * passed or no events remain, true while more events are pending after `until`.
+   * Executes every event with time <= `until` (and <= the horizon), or the first `maxEvents` of them (a driver
+   * that interleaves other work runs the simulation in slices this way; the slices change nothing else). Returns
+   * false once the horizon has been passed or no events remain, true while more events are pending.
    */
-  advanceTo(until: number): boolean {
+  advanceTo(until: number, maxEvents = Infinity): boolean {
     if (this.pastHorizon) return false;
     const q = this.queue;
     const horizon = this.cfg.horizon;
+    let budget = maxEvents;
     while (q.length > 0 || this.nextArrival !== Infinity) {
       if (this.pendingFirst()) {
         const r = this.pending[this.pendingAt] as Request;
@@ -237,7 +242,8 @@ export class ClusterSimulator {
           this.pastHorizon = true;
           return false;
         }
-        if (t > until) return true;
+        if (t > until || budget-- <= 0) return true;
+        if (this.sampler !== null && t >= this.sampler.next) this.sampler.sampleUpTo(t);
         this.pendingAt++;
         this.nextArrival = this.pendingAt < this.pending.length ? (this.pending[this.pendingAt] as Request).arrivalTime : Infinity;
         this.clock = t;
@@ -250,7 +256,8 @@ export class ClusterSimulator {
         this.pastHorizon = true;
         return false;
       }
-      if (t > until) return true;
+      if (t > until || budget-- <= 0) return true;
+      if (this.sampler !== null && t >= this.sampler.next) this.sampler.sampleUpTo(t);
       const order = q.peekOrder();
       const kind = q.peekKind() as EventKind;
       const req = q.peekPayload();
@@ -283,6 +290,7 @@ export class ClusterSimulator {
   finish(): void {
     if (this.finished) return;
     this.finished = true;
+    this.sampler?.finish(this.clock);
     for (const inst of this.instances) inst.finalize();
   }
 

@@ -25,6 +25,14 @@ export interface EvaluateOptions {
   readonly stage?: 1 | 2;
   /** Restrict to these runs (scenario name and seed, of either stage); no cascade then. */
   readonly only?: readonly { readonly scenario: string; readonly seed: number }[] | null;
+  /** Attach each scenario run's report data (`report_data`: latency CDFs, time series) for an HTML report. */
+  readonly reportData?: boolean;
+}
+
+/** Observers of an evaluation in progress (not part of the result or its cache key). */
+export interface EvaluateHooks {
+  /** After each scenario run: runs done, runs planned (stage 2 counted in until the cascade skips it). */
+  readonly onRunDone?: (done: number, total: number) => void;
 }
 
 /** A content hash of the candidate (bundle and files, in sorted order). */
@@ -42,7 +50,7 @@ interface Run {
 
 const CANDIDATE_FILE = 'candidate.yaml';
 
-async function runOne(c: Candidate, suite: Suite, s: Scenario, seed: number): Promise<Run> {
+async function runOne(c: Candidate, suite: Suite, s: Scenario, seed: number, reportData: boolean): Promise<Run> {
   const files: Record<string, string> = { ...s.files, ...c.files, [CANDIDATE_FILE]: c.bundle };
   const config = {
     mode: 'run' as const,
@@ -51,6 +59,7 @@ async function runOne(c: Candidate, suite: Suite, s: Scenario, seed: number): Pr
     policyConfig: CANDIDATE_FILE,
     traceLevel: 'decisions',
     counterfactualK: 3,
+    ...(reportData ? { reportData: true } : {}),
     files,
   };
   const { values } = parseSimulationConfig(config);
@@ -86,6 +95,7 @@ async function runOne(c: Candidate, suite: Suite, s: Scenario, seed: number): Pr
     scores: scored.scores,
     score: scored.score,
     anomalies: anomalies.counts,
+    ...(reportData ? { report_data: out.report.jsonExtras['report_data'] } : {}),
   };
   return {
     result,
@@ -147,8 +157,10 @@ function failure(c: Candidate, suite: Suite, stage: 1 | 2, stagesRun: number[], 
 }
 
 /** Evaluates `candidate` on `suite`. Never throws for a candidate's own failure (see the module comment). */
-export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts: EvaluateOptions = {}): Promise<EvaluationResult> {
+export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts: EvaluateOptions = {}, hooks: EvaluateHooks = {}): Promise<EvaluationResult> {
   const stage = opts.stage ?? 2;
+  let done = 0;
+  let planned = 0;
   const plan: { stage: 1 | 2; scenario: Scenario; seed: number }[] = [];
   const only = opts.only ?? null;
   if (only !== null) {
@@ -164,7 +176,8 @@ export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts
     stagesRun.push(st);
     for (const { scenario, seed } of list) {
       try {
-        runs.push(await runOne(candidate, suite, scenario, seed));
+        runs.push(await runOne(candidate, suite, scenario, seed, opts.reportData === true));
+        hooks.onRunDone?.(++done, planned);
       } catch (e) {
         const err = candidateError(e);
         if (err === null) throw e;
@@ -175,6 +188,7 @@ export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts
   };
   const expand = (list: readonly Scenario[]): { scenario: Scenario; seed: number }[] => list.flatMap((s) => s.seeds.map((seed) => ({ scenario: s, seed })));
   let stage1Note = '';
+  planned = only !== null ? plan.length : expand(suite.stage1).length + (stage === 2 ? expand(suite.stage2).length : 0);
   if (only !== null) {
     const err = await runStage(stage, plan);
     if (err !== null) return failure(candidate, suite, stage, stagesRun, err);

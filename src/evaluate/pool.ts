@@ -31,6 +31,14 @@ function workerFile(): string {
   return `${here.slice(0, here.lastIndexOf('/dist/') + '/dist/'.length)}evaluate/worker.js`;
 }
 
+/** A task that did not finish: its worker died or its wall-clock budget passed (not a fact about the task). */
+export class PoolTaskFailure extends Error {
+  constructor(readonly code: 'EVAL_TIMEOUT' | 'EVAL_WORKER_DIED', message: string) {
+    super(message);
+    this.name = 'PoolTaskFailure';
+  }
+}
+
 export class EvaluationPool {
   private pool: Piscina;
   private readonly recycleAfter: number;
@@ -56,13 +64,7 @@ export class EvaluationPool {
     const task: EvaluationTask = { candidate, suite, opts: evalOpts };
     const ac = new AbortController();
     const timer = this.opts.timeoutMs > 0 ? setTimeout(() => ac.abort(), this.opts.timeoutMs) : null;
-    // Every recycleAfter tasks new work goes to fresh workers; the old pool finishes what it has, then closes.
-    if (++this.started % this.recycleAfter === 0) {
-      const old = this.pool;
-      this.pool = this.create();
-      this.retiring.push(old.close());
-    }
-    const pool = this.pool;
+    const pool = this.next();
     try {
       return (await pool.run(task, { signal: ac.signal })) as EvaluationResult;
     } catch (e) {
@@ -82,6 +84,35 @@ export class EvaluationPool {
         blis_version: BLIS_VERSION,
         error: { code: timedOut ? 'EVAL_TIMEOUT' : 'EVAL_WORKER_DIED', message },
       };
+    } finally {
+      if (timer !== null) clearTimeout(timer);
+    }
+  }
+
+  /** The pool for the next task: every recycleAfter tasks new work goes to fresh workers (the old pool finishes what it has, then closes). */
+  private next(): Piscina {
+    if (++this.started % this.recycleAfter === 0) {
+      const old = this.pool;
+      this.pool = this.create();
+      this.retiring.push(old.close());
+    }
+    return this.pool;
+  }
+
+  /**
+   * Runs `task` through the default export of another worker module (`filename`, a built .js file) on the same
+   * threads, heap limit, recycling and wall-clock budget. The module returns its errors as values: a rejection
+   * is a {@link PoolTaskFailure} (the worker died, or the budget passed).
+   */
+  async runModule(filename: string, task: unknown): Promise<unknown> {
+    const ac = new AbortController();
+    const timer = this.opts.timeoutMs > 0 ? setTimeout(() => ac.abort(), this.opts.timeoutMs) : null;
+    const pool = this.next();
+    try {
+      return await pool.run(task, { signal: ac.signal, filename });
+    } catch (e) {
+      if (ac.signal.aborted) throw new PoolTaskFailure('EVAL_TIMEOUT', `the task exceeded its wall-clock budget of ${this.opts.timeoutMs} ms and was stopped`);
+      throw new PoolTaskFailure('EVAL_WORKER_DIED', `the worker died: ${(e as Error).message.split('\n')[0] ?? ''} (a memory limit, usually)`);
     } finally {
       if (timer !== null) clearTimeout(timer);
     }

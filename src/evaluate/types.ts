@@ -97,6 +97,8 @@ export interface ScenarioResult {
   readonly score: number;
   /** Anomaly counts by type. */
   readonly anomalies: Readonly<Record<string, number>>;
+  /** The run's report data (EvaluateOptions.reportData): what an HTML report draws. */
+  readonly report_data?: unknown;
 }
 
 export interface EvaluationError {
@@ -120,5 +122,5 @@ export interface EvaluationResult {
   readonly suite: { readonly name: string; readonly stage: 1 | 2; readonly stages_run: readonly number[] };
   readonly blis_version: string;
   /** Present when the candidate failed: combined_score is 0 and the reason is the feedback. */
-  readonly error?: EvaluationError;
+  readonly error?: EvaluationError | undefined;
 }

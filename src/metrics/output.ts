@@ -2,6 +2,7 @@
  * Reduction of raw instance metrics into the reference's `MetricsOutput` (blis-core.md §7, blis-cluster.md
  * §5.1) and the text sections of its stdout. Pure: takes recorded data, returns values and strings.
  */
+import { goSortSlice } from '../engine/go-sort.js';
 import type { Request } from '../domain/request.js';
 import type { CountStore, InstanceMetrics, SampleStore } from '../instance/instance-metrics.js';
 import { goFixed } from './go-format.js';
@@ -176,7 +177,8 @@ export function buildMetricsFile(v: MetricsView, output: MetricsOutputJson): Met
   if (regs.length > 0) {
     regs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     rows = regs.map((r) => requestDetail(r));
-    rows.sort((a, b) => (a.arrived_at as number) - (b.arrived_at as number));
+    // The reference sorts with Go's unstable sort.Slice; equal arrival times keep its order, not ours.
+    goSortSlice(rows, (a, b) => (a.arrived_at as number) < (b.arrived_at as number));
   }
   const o: MetricsOutputJson = {};
   for (const [k, val] of Object.entries(output)) {

@@ -19,7 +19,22 @@ export interface ClientConfig {
   readonly clock: () => number;
   /** Aborts every request in flight (Ctrl-C). */
   readonly stop: AbortSignal;
+  /**
+   * For a server that starts requests at their `x-request-start` (blis serve says so on /health): send each
+   * request this many µs before its arrival, stamped with the arrival, so it is there in time (0 = send at the
+   * arrival, stamped with the send time).
+   */
+  readonly leadUs?: number;
+  /** Epoch µs of an instant of {@link clock} (for `x-request-start`), and back. */
+  readonly epochUs?: (clockUs: number) => number;
+  readonly clockOfEpochUs?: (epochUs: number) => number;
 }
+
+/** blis serve's response header: when (epoch µs) the simulated request started. */
+const ARRIVAL_HEADER = 'x-blis-arrival';
+
+/** The header blis serve puts on /health: it starts a request at its `x-request-start` when that is ahead. */
+export const REQUEST_START_HEADER = 'x-blis-request-start';
 
 export interface PendingRequest {
   readonly prompt: string;
@@ -68,8 +83,12 @@ export function requestBody(p: PendingRequest, cfg: Pick<ClientConfig, 'model' |
   return body;
 }
 
-function headersFor(p: PendingRequest, cfg: ClientConfig, xRequestId: string): Record<string, string> {
+function headersFor(p: PendingRequest, cfg: ClientConfig, xRequestId: string, startUs: number): Record<string, string> {
   const h: Record<string, string> = { 'content-type': 'application/json', 'x-request-id': xRequestId };
+  // When the request entered, as proxies stamp it: blis serve starts the simulated request then, so neither the
+  // loopback path nor a busy client shifts it (other servers ignore the header).
+  const epoch = cfg.epochUs !== undefined ? cfg.epochUs(startUs) : (performance.timeOrigin + performance.now()) * 1000;
+  h['x-request-start'] = `t=${Math.round(epoch)}`;
   if (cfg.apiKey !== '') h['authorization'] = `Bearer ${cfg.apiKey}`;
   if (p.tenantId !== '') h['x-gateway-inference-fairness-id'] = p.tenantId;
   if (p.sloClass !== '') h['x-gateway-inference-objective'] = p.sloClass;
@@ -83,7 +102,8 @@ function describe(e: unknown): string {
   return cause instanceof Error ? `${e.message}: ${cause.message}` : e.message;
 }
 
-export async function sendRequest(p: PendingRequest, cfg: ClientConfig): Promise<SendResult> {
+/** `arrivalUs`: when the request is due (observe's clock); with a lead it is sent early and counts from then. */
+export async function sendRequest(p: PendingRequest, cfg: ClientConfig, arrivalUs?: number): Promise<SendResult> {
   const r: SendResult = {
     status: 'ok',
     errorMessage: '',
@@ -111,12 +131,21 @@ export async function sendRequest(p: PendingRequest, cfg: ClientConfig): Promise
     return r;
   };
   const url = `${cfg.baseUrl}${cfg.apiFormat === 'chat' ? '/v1/chat/completions' : '/v1/completions'}`;
-  r.sendTimeUs = cfg.clock();
+  const now = cfg.clock();
+  // Sent ahead of its arrival (lead), the request counts from its arrival: the server starts it then.
+  r.sendTimeUs = (cfg.leadUs ?? 0) > 0 && arrivalUs !== undefined && arrivalUs > now ? arrivalUs : now;
   let res: Response;
   try {
-    res = await fetch(url, { method: 'POST', headers: headersFor(p, cfg, r.xRequestId), body: JSON.stringify(requestBody(p, cfg)), signal });
+    res = await fetch(url, { method: 'POST', headers: headersFor(p, cfg, r.xRequestId, r.sendTimeUs), body: JSON.stringify(requestBody(p, cfg)), signal });
   } catch (e) {
     return fail('HTTP error', e);
+  }
+  // With a lead, the server says when it started the request: the trace records that, so a replay starts it
+  // at the same instant even when this request reached the server late (a stalled client or machine).
+  const started = res.headers.get(ARRIVAL_HEADER);
+  if ((cfg.leadUs ?? 0) > 0 && started !== null && cfg.clockOfEpochUs !== undefined) {
+    const m = /^t=(\d+)$/.exec(started);
+    if (m !== null) r.sendTimeUs = Math.round(cfg.clockOfEpochUs(Number(m[1])));
   }
   if (res.status !== 200) {
     try {

@@ -4,7 +4,7 @@
  * Skip with BLIS_SKIP_E2E=1 (about 35 s, mostly the 200-request observation at 8 req/s).
  */
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
@@ -75,6 +75,28 @@ describe.skipIf(process.env['BLIS_SKIP_E2E'] === '1')('serve ← observe → rep
     expect(['good', 'excellent']).toContain(e2e.quality);
   });
 
+  // The loop as a user first runs it: the default distribution workload, 200 requests at 10 req/s, on the
+  // default model (TTFTs of ~30 ms). Requests start at their stated time and the server wakes on a precise
+  // timer, so what remains is loopback delivery (~0.1–0.5 ms) and the machine's scheduling stalls.
+  it('keeps TTFT MAPE under 5% on the default workload (200 requests at rate 10)', { timeout: 180_000, retry: 2 }, async () => {
+    const t = (n: string): string => join(dir, n);
+    const obs = await runCli(['observe', '--server-url', serve.url, '--model', TEST_MODEL, '--rate', '10', '--num-requests', '200',
+      '--trace-header', t('d.yaml'), '--trace-data', t('d.csv'), '--log', 'error'], 120_000);
+    expect(obs.code, obs.stderr).toBe(0);
+    expect(await main(['replay', ...ENGINE, '--trace-header', t('d.yaml'), '--trace-data', t('d.csv'), '--results-path', t('d.json')], quiet)).toBe(0);
+    expect(await main(['calibrate', '--trace-header', t('d.yaml'), '--trace-data', t('d.csv'), '--sim-results', t('d.json'), '--report', t('d-report.json')], quiet)).toBe(0);
+    type Level = { mape: number; pearson_r: number; quality: string };
+    const rep = JSON.parse(readFileSync(t('d-report.json'), 'utf8')) as { trace_info: { matched_pairs: number }; metrics: Record<string, { request_level: Level }> };
+    expect(rep.trace_info.matched_pairs).toBe(200);
+    const ttft = rep.metrics['ttft']?.request_level as Level;
+    // What is left is the machine's scheduling: on one so overloaded that processes wait tens of ms for a core
+    // (a 1-minute load average over three per core), the loop measures the machine, and only a loose bound holds.
+    const load = loadavg()[0] ?? 0;
+    const overloaded = load > 3 * availableParallelism();
+    process.stderr.write(`default-workload loop: TTFT MAPE ${(ttft.mape * 100).toFixed(2)}% (load average ${load.toFixed(1)}${overloaded ? ', overloaded: bound 20%' : ''})\n`);
+    expect(ttft.mape).toBeLessThan(overloaded ? 0.2 : 0.05);
+  });
+
   it('Ctrl-C (SIGINT) ends observe cleanly with the trace of what was dispatched', async () => {
     const t = (n: string): string => join(dir, n);
     const { spawn } = await import('node:child_process');
@@ -84,7 +106,14 @@ describe.skipIf(process.env['BLIS_SKIP_E2E'] === '1')('serve ← observe → rep
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => void (stderr += d.toString()));
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    await new Promise((r) => setTimeout(r, 2000));
+    // Interrupt once a dozen requests are in the server (a fixed delay is too short on a loaded machine, where
+    // observe's start alone can take seconds).
+    for (let waited = 0; waited < 20_000; waited += 100) {
+      const text = await (await fetch(`${serve.url}/metrics`)).text();
+      const running = /^vllm:num_requests_running\{[^}]*\} (\d+)/m.exec(text);
+      if (running !== null && Number(running[1]) >= 12) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     child.kill('SIGINT');
     const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     const code = await exited;

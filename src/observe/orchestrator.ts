@@ -35,7 +35,7 @@ export interface ObserveHooks {
   /** After each request ends (progress display). */
   readonly onDone?: (o: ObservedRequest, counts: Readonly<StatusCounts>) => void;
   /** Replaces the HTTP client (tests). */
-  readonly send?: (p: PendingRequest, cfg: ClientConfig) => Promise<SendResult>;
+  readonly send?: (p: PendingRequest, cfg: ClientConfig, arrivalUs?: number) => Promise<SendResult>;
 }
 
 /** Resolves after `us` µs, or at once when `stop` fires. */
@@ -175,7 +175,7 @@ export async function runObservation(plan: ObservePlan, cfg: ClientConfig, hooks
     const pending = plan.toPending(req);
     let result: SendResult;
     try {
-      result = await send(pending, cfg);
+      result = await send(pending, cfg, req.arrivalTime);
     } catch (e) {
       // The client never throws; this keeps a bug there from losing a request.
       result = { status: 'error', errorMessage: `client failure: ${(e as Error).message}`, xRequestId: '', sendTimeUs: 0, firstChunkTimeUs: 0, lastChunkTimeUs: 0, numChunks: 0, finishReason: '', outputTokens: 0, serverInputTokens: 0, chunkTimes: [] };
@@ -217,8 +217,9 @@ export async function runObservation(plan: ObservePlan, cfg: ClientConfig, hooks
       await Promise.race([bell.next(), stopped]);
       continue;
     }
-    if (sessions === null) await sleepUntil(req.arrivalTime, cfg.clock, stop);
-    else if (await sleepOrRing(req.arrivalTime, cfg.clock, stop, bell)) continue;
+    const sendAt = req.arrivalTime - (cfg.leadUs ?? 0);
+    if (sessions === null) await sleepUntil(sendAt, cfg.clock, stop);
+    else if (await sleepOrRing(sendAt, cfg.clock, stop, bell)) continue;
     if (stop.aborted || !(await slots.acquire(stop))) break;
     if (req === fu) followUps.shift();
     else next++;

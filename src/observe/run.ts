@@ -5,7 +5,7 @@
 import type { SloDimTargets, TraceHeader, TraceObservedKvMetrics, TraceRecord } from '../workload/tracev2-types.js';
 import type { ItlRecord } from '../calibrate/pairs.js';
 import { SessionManager } from '../workload/sessions/manager.js';
-import { sendRequest, type ApiFormat, type ClientConfig } from './client.js';
+import { REQUEST_START_HEADER, sendRequest, type ApiFormat, type ClientConfig } from './client.js';
 import { runObservation, sleepUs, type ObservedRequest, type StatusCounts } from './orchestrator.js';
 import { calibrateTokensPerWord, pendingFactory } from './prompts.js';
 import { deriveObservedHitRate, scrapeMetrics } from './prom.js';
@@ -56,6 +56,24 @@ function median(v: number[]): number {
  * Median round trip (ms) of 20 small GETs (/health, or /v1/models when there is no /health), after 10
  * unmeasured ones: the first requests pay for connection setup and cold code paths.
  */
+/**
+ * How early to send each request: a server that starts requests at their `x-request-start` (blis serve, which
+ * says so on /health) gets them a few ms ahead, stamped with their arrival, so the loopback path never makes
+ * one miss the engine step it was due for. Other servers get requests at their arrival (0).
+ */
+async function requestStartLeadUs(baseUrl: string, apiKey: string): Promise<number> {
+  try {
+    const res = await fetch(`${baseUrl}/health`, { headers: apiKey === '' ? {} : { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(2_000) });
+    await res.arrayBuffer();
+    return res.headers.get(REQUEST_START_HEADER) === 'honored' ? REQUEST_START_LEAD_US : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Covers the loopback path and the delays of a busy machine (the server accepts stamps up to 50 ms ahead). */
+const REQUEST_START_LEAD_US = 20_000;
+
 export async function measureRttMs(baseUrl: string, apiKey: string): Promise<number | string> {
   const headers = apiKey === '' ? {} : { authorization: `Bearer ${apiKey}` };
   for (const path of ['/health', '/v1/models']) {
@@ -140,11 +158,12 @@ export async function observe(o: ObserveOptions): Promise<ObserveResult> {
     sessions = new SessionManager(wl.sessions);
     if (wl.followUpBudget >= 0) sessions.setFollowUpBudget(wl.followUpBudget);
   }
+  const lead = await requestStartLeadUs(base, o.apiKey);
   origin = performance.now();
   let dispatched = 0;
   const observed = await runObservation(
     { requests: wl.requests, sessions, maxConcurrency: o.maxConcurrency, toPending },
-    cfg,
+    lead > 0 ? { ...cfg, leadUs: lead, epochUs: (t) => (performance.timeOrigin + origin) * 1000 + t, clockOfEpochUs: (e) => e - (performance.timeOrigin + origin) * 1000 } : cfg,
     { onDone: (ob, counts) => o.onDone?.(ob, counts, ++dispatched) },
   );
   const wallSec = (performance.now() - origin) / 1000;

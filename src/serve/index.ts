@@ -3,7 +3,11 @@
  * HTTP API; several processes on different ports make a test cluster for routers and load generators.
  */
 import type { AddressInfo } from 'node:net';
-import type { EngineSetup } from '../sim/engine-setup.js';
+import { Request } from '../domain/request.js';
+import { MAX_INT64 } from '../domain/units.js';
+import { runEngine, type EngineSetup } from '../sim/engine-setup.js';
+import { textTokenIds } from '../workload/word-prompt.js';
+import { fullResponse, roleChunk, tokenChunk, usageChunk } from './openai.js';
 import { LiveEngine } from './live-engine.js';
 import { createServeServer } from './server.js';
 import type { ServeMetrics } from './metrics.js';
@@ -24,6 +28,8 @@ export interface ServeConfig {
   readonly port?: number;
   readonly defaultMaxTokens?: number;
   readonly spinUs?: number;
+  /** Largest request body accepted (bytes, default 64 MiB); larger ones get a 413. */
+  readonly maxBodyBytes?: number;
 }
 
 export interface RunningServer {
@@ -36,11 +42,37 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * Runs the engine offline on a small burst of requests before the server listens: the first requests a
+ * cold process serves would otherwise be late by the JIT's compile time (tens of ms on each of the first few),
+ * which shows as latency no simulation predicts.
+ */
+function warmUp(setup: ServeConfig['setup']): void {
+  const requests: Request[] = [];
+  for (let i = 0; i < 24; i++) {
+    const len = 64 + ((i * 197) % 900);
+    const input = Int32Array.from({ length: len }, (_, k) => (i * 7919 + k * 31) % 100_000);
+    requests.push(new Request(`warmup_${i}`, input, new Int32Array(32), i * 2000, 32, 0));
+  }
+  runEngine({ ...setup, numInstances: 1, horizon: MAX_INT64 }, requests);
+  textTokenIds('warm up the word splitter and the hashing of words');
+  const ids = { id: 'warmup', created: 0, model: 'warmup' };
+  for (let i = 1; i <= 200; i++) {
+    tokenChunk('completions', ids, i, false);
+    tokenChunk('chat', ids, i, i === 200);
+  }
+  roleChunk(ids);
+  usageChunk('chat', ids, 1, 1);
+  fullResponse('completions', ids, 1, 8);
+}
+
 export async function startServe(cfg: ServeConfig): Promise<RunningServer> {
+  warmUp(cfg.setup);
   const engine = new LiveEngine(cfg.setup, cfg.spinUs === undefined ? {} : { spinUs: cfg.spinUs });
-  const { server, metrics } = createServeServer({
+  const handle = createServeServer({
     engine,
     modelName: cfg.modelName,
+    ...(cfg.maxBodyBytes === undefined ? {} : { maxBodyBytes: cfg.maxBodyBytes }),
     limits: {
       modelNames: [cfg.modelName, ...(cfg.aliases ?? [])],
       maxModelLen: cfg.setup.maxModelLen,
@@ -49,6 +81,7 @@ export async function startServe(cfg: ServeConfig): Promise<RunningServer> {
       defaultMaxTokens: cfg.defaultMaxTokens ?? 16,
     },
   });
+  const { server, metrics } = handle;
   const host = cfg.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -69,6 +102,6 @@ export async function startServe(cfg: ServeConfig): Promise<RunningServer> {
         engine.close();
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      }).then(() => handle.close()),
   };
 }

@@ -11,6 +11,7 @@ import type { ClusterSimulator } from '../cluster/cluster.js';
 import { EventQueue } from '../engine/event-queue.js';
 import type { Instance } from '../instance/instance.js';
 import { buildCluster, type EngineSetup } from '../sim/engine-setup.js';
+import { PreciseTimer } from './precise-timer.js';
 
 /** What a live request reports to its HTTP handler. */
 export interface LiveListener {
@@ -37,6 +38,12 @@ interface Live extends LiveHandle {
 const DELIVER_TOKEN = 0;
 const DELIVER_FINISH = 1;
 const DELIVER_FAIL = 2;
+/** How far back a client's stated send time may place an arrival (clock skew between hosts beyond it is ignored). */
+const MAX_BACKDATE_US = 1_000_000;
+/** How far ahead a stated start may be (beyond it the stamp is ignored as clock skew). */
+const MAX_LEAD_US = 50_000;
+/** With the precise timer, deadlines nearer than this are polled: a thread wake-up costs about as much. */
+const PRECISE_SPIN_US = 150;
 /** Finished requests between two prunes of the engine's request lists. */
 const PRUNE_EVERY = 256;
 
@@ -50,10 +57,13 @@ export interface LiveEngineOptions {
   /** Monotonic µs since some origin; defaults to performance.now(). Tests may pass a fake. */
   readonly now?: () => number;
   /**
-   * Within this many µs of the next deadline the driver polls with setImmediate instead of sleeping: timers
-   * fire up to a millisecond late, which would add that much to every observed latency.
+   * Without the precise timer: within this many µs of the next deadline the driver polls with setImmediate
+   * instead of sleeping, since timers fire up to a millisecond late, which would add that much to every
+   * observed latency.
    */
   readonly spinUs?: number;
+  /** Wake at deadlines through a helper thread (default true; see precise-timer.ts). */
+  readonly preciseTimer?: boolean;
 }
 
 export interface LiveStats {
@@ -75,6 +85,8 @@ export class LiveEngine {
   readonly cs: ClusterSimulator;
   private readonly inst: Instance;
   private readonly origin: number;
+  /** The epoch µs of simulated time 0 (null with an injected clock). */
+  private readonly epochOriginUs: number | null;
   private readonly clock: () => number;
   private readonly spinUs: number;
   private readonly deliveries = new EventQueue<Delivery>(1024);
@@ -82,6 +94,8 @@ export class LiveEngine {
   private readonly byReq = new Map<Request, Live>();
   private seq = 0;
   private timer: NodeJS.Timeout | null = null;
+  /** Wakes the driver at deadlines without spinning (null with an injected clock or when disabled). */
+  private readonly precise: PreciseTimer | null;
   private immediate: NodeJS.Immediate | null = null;
   private closed = false;
   private delivered = 0;
@@ -95,12 +109,33 @@ export class LiveEngine {
     this.inst.onToken = (req, t) => this.onToken(req, t);
     this.clock = opts.now ?? (() => performance.now() * 1000);
     this.origin = this.clock();
+    this.epochOriginUs = opts.now === undefined ? performance.timeOrigin * 1000 + this.origin : null;
     this.spinUs = opts.spinUs ?? 1500;
+    this.precise = this.epochOriginUs !== null && opts.preciseTimer !== false ? new PreciseTimer(() => this.pump()) : null;
   }
 
   /** Simulated (= wall) µs since start. */
   nowUs(): number {
     return Math.floor(this.clock() - this.origin);
+  }
+
+  /**
+   * The simulated time of an epoch instant (µs), for a request that says when it starts (`x-request-start`):
+   * not before the simulated clock (events already executed cannot be revisited) nor more than a second back,
+   * and at most {@link MAX_LEAD_US} ahead (a client may send early so that the request is there in time).
+   * Without the default clock (a test's fake one) epoch times cannot be mapped, and now is used.
+   */
+  /** The epoch µs of a simulated instant (null with an injected clock). */
+  epochOfSimUs(simUs: number): number | null {
+    return this.epochOriginUs === null ? null : this.epochOriginUs + simUs;
+  }
+
+  arrivalFromEpochUs(epochUs: number): number {
+    const now = this.nowUs();
+    if (this.epochOriginUs === null) return now;
+    const t = Math.floor(epochUs - this.epochOriginUs);
+    if (t > now + MAX_LEAD_US) return now;
+    return Math.max(t, this.cs.clock, now - MAX_BACKDATE_US);
   }
 
   /**
@@ -163,6 +198,7 @@ export class LiveEngine {
 
   close(): void {
     this.closed = true;
+    this.precise?.close();
     if (this.timer !== null) clearTimeout(this.timer);
     if (this.immediate !== null) clearImmediate(this.immediate);
     this.timer = null;
@@ -182,6 +218,7 @@ export class LiveEngine {
 
   private wake(): void {
     if (this.closed || this.immediate !== null) return;
+    this.precise?.cancel();
     if (this.timer !== null) {
       clearTimeout(this.timer);
       this.timer = null;
@@ -265,9 +302,17 @@ export class LiveEngine {
       this.timer = null;
     }
     const next = Math.min(this.cs.nextEventTime(), this.deliveries.peekTime());
-    if (next === Infinity) return;
+    if (next === Infinity) {
+      this.precise?.cancel();
+      return;
+    }
     const wait = next - now;
-    if (wait <= this.spinUs) {
+    const precise = this.precise !== null && this.precise.usable && this.epochOriginUs !== null ? this.precise : null;
+    if (precise !== null && wait > PRECISE_SPIN_US) {
+      precise.arm(((this.epochOriginUs as number) + next) / 1000);
+      return;
+    }
+    if (wait <= (precise !== null ? PRECISE_SPIN_US : this.spinUs)) {
       this.immediate = setImmediate(() => {
         this.immediate = null;
         this.pump();

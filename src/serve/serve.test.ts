@@ -2,6 +2,7 @@
  * `blis serve` over real loopback sockets (in-process): routes, the vLLM stream format, validation, timing
  * against the offline simulation, client aborts, and /metrics through a strict exposition parser.
  */
+import { availableParallelism, loadavg } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
@@ -69,8 +70,10 @@ describe('blis serve HTTP API', () => {
     expect(models.data[0]?.max_model_len).toBe(4096);
     const nf = await fetch(`${srv.url}/nope`);
     expect(nf.status).toBe(404);
-    expect(((await nf.json()) as { object: string }).object).toBe('error');
-    expect((await fetch(`${srv.url}/v1/completions`)).status).toBe(405);
+    expect(await nf.json()).toEqual({ error: { message: 'Not Found', type: 'Not Found', param: null, code: 404 } });
+    const wrongMethod = await fetch(`${srv.url}/v1/completions`);
+    expect(wrongMethod.status).toBe(405);
+    expect(await wrongMethod.json()).toEqual({ error: { message: 'Method Not Allowed', type: 'Method Not Allowed', param: null, code: 405 } });
   });
 
   it('streams one chunk per token at the simulated times, then usage and [DONE]', async () => {
@@ -85,14 +88,17 @@ describe('blis serve HTTP API', () => {
     expect(choices[39]?.[0]?.finish_reason).toBe('length');
     expect(choices[38]?.[0]?.finish_reason).toBeNull();
     expect(events[40]).toMatchObject({ choices: [], usage: { prompt_tokens: 900, completion_tokens: 40, total_tokens: 940 } });
-    // Tokens never arrive before the simulation produces them; loopback and timers add only a little.
+    // Tokens never arrive before the simulation produces them; loopback and timers add only a little (on a
+    // machine so overloaded that this process waits tens of ms for a core, a load average over three per
+    // core, more: the margin then only rules out gross lateness).
     const sim = offline(900, 40);
     const ttftMs = times[0] as number;
     const e2eMs = times[40] as number;
+    const margin = (loadavg()[0] ?? 0) > 3 * availableParallelism() ? 250 : 40;
     expect(ttftMs).toBeGreaterThanOrEqual(sim.ttft / 1000 - 1);
-    expect(ttftMs).toBeLessThan(sim.ttft / 1000 + 40);
+    expect(ttftMs).toBeLessThan(sim.ttft / 1000 + margin);
     expect(e2eMs).toBeGreaterThanOrEqual(sim.e2e / 1000 - 1);
-    expect(e2eMs).toBeLessThan(sim.e2e / 1000 + 40);
+    expect(e2eMs).toBeLessThan(sim.e2e / 1000 + margin);
   });
 
   it('answers non-streaming completions and streaming chat (role chunk first)', async () => {
@@ -109,25 +115,61 @@ describe('blis serve HTTP API', () => {
     expect(chat).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant' } }], usage: { prompt_tokens: 4, completion_tokens: 2 } });
   });
 
-  it('rejects bad requests with vLLM-style errors', async () => {
-    const cases: [unknown, number, RegExp][] = [
-      [{ model: TEST_MODEL, prompt: words(5000), max_tokens: 1 }, 400, /maximum context length is 4096 tokens/],
-      [{ model: 'other', prompt: 'x', max_tokens: 1 }, 404, /does not exist/],
-      [{ prompt: 'x y', max_tokens: 2, min_tokens: 3 }, 400, /min_tokens/],
-      [{ prompt: '   ', max_tokens: 2 }, 400, /empty/],
-      [{ prompt: ['a', 'b'], max_tokens: 2 }, 400, /batched/],
-      [{ prompt: 'a', max_tokens: 0 }, 400, /max_tokens/],
+  it('rejects bad requests with vLLM 0.15 error bodies (status, type, param)', async () => {
+    type Case = [string, unknown, number, string, string | null, RegExp];
+    const cases: Case[] = [
+      ['/v1/completions', { model: TEST_MODEL, prompt: words(5000), max_tokens: 1 }, 400, 'BadRequestError', 'input_tokens', /^This model's maximum context length is 4096 tokens\. However, your request has 5000 input tokens\./],
+      ['/v1/completions', { model: TEST_MODEL, prompt: words(10), max_tokens: 4087 }, 400, 'BadRequestError', 'max_tokens', /^'max_tokens' or 'max_completion_tokens' is too large: 4087\. This model's maximum context length is 4096 tokens and your request has 10 input tokens \(4087 > 4096 - 10\)\.$/],
+      ['/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 1e9 }, 400, 'BadRequestError', 'max_tokens', /too large: 1000000000\./],
+      ['/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 1e21 }, 400, 'BadRequestError', 'max_tokens', /too large: 1000000000000000000000\./],
+      ['/v1/completions', { model: 'other', prompt: 'x', max_tokens: 1 }, 404, 'NotFoundError', 'model', /^The model `other` does not exist\.$/],
+      ['/v1/completions', { prompt: 'x y', max_tokens: 2, min_tokens: 3 }, 400, 'BadRequestError', 'min_tokens', /min_tokens/],
+      ['/v1/completions', { prompt: '   ', max_tokens: 2 }, 400, 'BadRequestError', 'prompt', /empty/],
+      ['/v1/completions', { prompt: ['a', 'b'], max_tokens: 2 }, 400, 'Bad Request', 'prompt', /batched/],
+      ['/v1/completions', { prompt: 'a', max_tokens: 0 }, 400, 'BadRequestError', 'max_tokens', /max_tokens must be at least 1/],
+      ['/v1/completions', { prompt: 'a', max_tokens: 1.5 }, 400, 'Bad Request', 'max_tokens', /valid integer/],
+      ['/v1/completions', { prompt: 'a', stream: 'yes' }, 400, 'Bad Request', 'stream', /valid boolean/],
+      ['/v1/chat/completions', { messages: 'hello' }, 400, 'Bad Request', 'messages', /messages/],
+      ['/v1/completions', [1, 2], 400, 'Bad Request', null, /dictionary/],
     ];
-    for (const [body, status, msg] of cases) {
-      const res = await post('/v1/completions', body);
-      expect(res.status).toBe(status);
-      const e = (await res.json()) as { object: string; message: string; code: number };
-      expect(e.object).toBe('error');
-      expect(e.code).toBe(status);
-      expect(e.message).toMatch(msg);
+    for (const [path, body, status, type, param, msg] of cases) {
+      const res = await post(path, body);
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(status);
+      const e = (await res.json()) as { error: { message: string; type: string; param: string | null; code: number } };
+      expect(Object.keys(e)).toEqual(['error']);
+      expect(e.error).toMatchObject({ type, param, code: status });
+      expect(e.error.message).toMatch(msg);
     }
     const bad = await fetch(`${srv.url}/v1/completions`, { method: 'POST', body: '{nope' });
     expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { type: string } }).error.type).toBe('Bad Request');
+    const latin1 = await fetch(`${srv.url}/v1/completions`, { method: 'POST', body: Buffer.from([0x7b, 0x22, 0x70, 0xff, 0x22, 0x3a, 0x31, 0x7d]) });
+    expect(latin1.status).toBe(400);
+    expect(((await latin1.json()) as { error: { message: string } }).error.message).toMatch(/UTF-8/);
+  });
+
+  it('answers a body over the limit with a 413 and vLLM\'s error body, not a reset', async () => {
+    const small = await startServe({ setup, modelName: TEST_MODEL, maxBodyBytes: 100_000 });
+    try {
+      const big = JSON.stringify({ prompt: words(40_000), max_tokens: 1 });
+      const declared = await fetch(`${small.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big });
+      expect(declared.status).toBe(413);
+      expect(await declared.json()).toMatchObject({ error: { type: 'Request Entity Too Large', code: 413 } });
+      // Chunked (no Content-Length): noticed while reading.
+      const stream = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < big.length; i += 16_384) c.enqueue(new TextEncoder().encode(big.slice(i, i + 16_384)));
+          c.close();
+        },
+      });
+      const chunked = await fetch(`${small.url}/v1/completions`, { method: 'POST', body: stream, duplex: 'half' });
+      expect(chunked.status).toBe(413);
+      expect(((await chunked.json()) as { error: { code: number } }).error.code).toBe(413);
+      // The server still serves.
+      expect((await fetch(`${small.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: 'a b', max_tokens: 1 }) })).status).toBe(200);
+    } finally {
+      await small.close();
+    }
   });
 
   it('takes an aborted stream out of the engine', async () => {

@@ -30,9 +30,9 @@ function followUpArrivals(csv: string): Map<string, number[]> {
 
 describe('agentic sessions (multi_turn.tool_call)', () => {
   it('delays each follow-up round by the sampled tool latency, and leaves specs without it unchanged', async () => {
-    const plain = await simulate({ mode: 'run', model: MODEL, workloadSpec: 'w', files: { w: spec('') }, traceOutput: 't' });
+    const plain = await simulate({ mode: 'run', model: MODEL, workloadSpec: 'w', files: { w: spec('') }, outputs: { trace: true } });
     const tool = await simulate({
-      mode: 'run', model: MODEL, workloadSpec: 'w', traceOutput: 't',
+      mode: 'run', model: MODEL, workloadSpec: 'w', outputs: { trace: true },
       files: { w: spec(', tool_call: {latency_distribution: {type: constant, params: {value: 250000}}}') },
     });
     expect(tool.metrics['completed_requests']).toBe(plain.metrics['completed_requests']);

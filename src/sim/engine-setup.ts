@@ -197,10 +197,77 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
  * Runs `requests` (sorted by arrival) through a fresh cluster built from `setup`. `followUps` (closed-loop
  * sessions: a SessionManager's hook) turns finished requests into new arrivals.
  */
-export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null, prepare: ((cs: ClusterSimulator) => void) | null = null): ClusterSimulator {
+export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null, prepare: ((cs: ClusterSimulator) => void) | null = null, progress: ProgressCallback | null = null): ClusterSimulator {
   const cs = buildCluster(setup);
   if (followUps !== null) cs.setFollowUpHook(followUps);
   prepare?.(cs);
-  cs.run(requests);
+  if (progress === null) cs.run(requests);
+  else runWithProgress(cs, requests, followUps === null ? requests.length : null, progress);
+  return cs;
+}
+
+/** How far a run has got, for progress displays (simulated time, requests that reached a terminal state). */
+export interface SimProgress {
+  readonly simTimeUs: number;
+  readonly requestsDone: number;
+  /** Requests the run will see in all; null when follow-ups (closed-loop sessions) make it unknown. */
+  readonly requestsTotal: number | null;
+}
+
+export type ProgressCallback = (p: SimProgress) => void;
+
+/** Simulated time between progress reports (µs). */
+export const PROGRESS_STEP_US = 100_000;
+
+/**
+ * The same run as `cs.run(requests)`, paused every {@link PROGRESS_STEP_US} of simulated time to report
+ * progress: pausing between events changes nothing (advanceTo runs exactly the events up to its bound).
+ */
+function runWithProgress(cs: ClusterSimulator, requests: readonly Request[], total: number | null, progress: ProgressCallback): void {
+  for (const r of requests) cs.inject(r);
+  let until = 0;
+  for (;;) {
+    until = Math.max(until + PROGRESS_STEP_US, cs.nextEventTime());
+    const more = cs.advanceTo(until);
+    progress({ simTimeUs: cs.clock, requestsDone: finishedRequests(cs), requestsTotal: total });
+    if (!more) break;
+  }
+  cs.finish();
+}
+
+/** Requests that reached a terminal state so far (completed, timed out, dropped, rejected, lost at the gateway). */
+export function finishedRequests(cs: ClusterSimulator): number {
+  let n = cs.rejectedRequests + cs.routingRejections;
+  const g = cs.gatewayCounters();
+  n += g.queueRejected + g.queueShed + g.expired + g.evicted;
+  for (const inst of cs.instances) {
+    const m = inst.metrics;
+    n += m.completedRequests + m.timedOutRequests + m.droppedUnservable;
+  }
+  return n;
+}
+
+/**
+ * Runs a built cluster to its end. The default runs it in one go; the library API passes one that executes
+ * the events in slices and yields to the host between them. Either way the events and their order are the same.
+ */
+export type EngineDriver = (cs: ClusterSimulator) => Promise<void>;
+
+/** {@link runEngine} through `drive` (null = run to the end in one go). */
+export async function driveEngine(
+  setup: EngineSetup,
+  requests: readonly Request[],
+  followUps: FollowUpHook | null,
+  prepare: ((cs: ClusterSimulator) => void) | null,
+  drive: EngineDriver | null,
+  progress: ProgressCallback | null = null,
+): Promise<ClusterSimulator> {
+  if (drive === null) return runEngine(setup, requests, followUps, prepare, progress);
+  const cs = buildCluster(setup);
+  if (followUps !== null) cs.setFollowUpHook(followUps);
+  prepare?.(cs);
+  for (const r of requests) cs.inject(r);
+  await drive(cs);
+  cs.finish();
   return cs;
 }

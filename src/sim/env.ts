@@ -1,3 +1,5 @@
+import type { EngineDriver } from './engine-setup.js';
+
 /**
  * What the simulation layer needs from its host: file contents named by options (model config folders,
  * hardware catalogs, workload specs, policy bundles, traces) and a place for warnings. The CLI reads the
@@ -8,4 +10,10 @@ export interface SimEnv {
   readText(path: string, option: string): string;
   /** A diagnostic line (warn level). */
   warn(message: string): void;
+  /** Runs the built cluster to its end (the library's yields to the event loop); absent = in one go. */
+  readonly drive?: EngineDriver;
+  /** Collects generated requests (the library's yields to the event loop between slices); absent = in one go. */
+  readonly collect?: <T>(items: Iterable<T>) => Promise<T[]>;
+  /** Called between the phases of a run (workload, simulation, report): the library yields there. */
+  readonly pause?: () => Promise<void>;
 }

@@ -4,7 +4,16 @@
  * and defaults, and strict value parsing (a malformed number is an error naming the option).
  */
 import { GPU_NAMES } from '../config/catalog/hardware.js';
+import { FAIRNESS_POLICY_NAMES } from '../cluster/flow-control/bands.js';
+import { DISPATCH_ORDERS } from '../cluster/flow-control/gateway-queue.js';
+import { SATURATION_DETECTOR_NAMES } from '../cluster/flow-control/saturation.js';
+import { PREEMPTION_POLICIES, SCHEDULERS } from '../instance/scheduler.js';
+import { MOE_COMM_BACKENDS } from '../latency/moe-comm.js';
+import { ADMISSION_POLICIES, ROUTING_POLICIES } from '../routing/registry.js';
+import { PRESET_NAMES } from '../workload/presets.js';
 import { ConfigError } from './config-error.js';
+import { LATENCY_BACKENDS } from './resolve-latency.js';
+import { TRACE_LEVELS } from './resolve-policies.js';
 
 export type OptionKind = 'string' | 'int' | 'float' | 'bool' | 'floats';
 
@@ -15,23 +24,37 @@ export interface FlagSpec {
   readonly help: string;
   readonly aliases?: readonly string[];
   readonly scope: 'shared' | 'run' | 'replay';
+  /** The accepted values of an enumerated string option (the library's config type and schema use them). */
+  readonly choices?: readonly string[];
+  /** A signed 64-bit integer given as text (seeds, horizons): the library also takes a number or a bigint. */
+  readonly int64?: true;
+  /**
+   * The option names a file to write. The library writes no files: it rejects the key and returns the content
+   * in its result when `outputs` asks for it.
+   */
+  readonly writesFile?: 'metrics' | 'trace' | 'results';
+}
+
+/** The keys of a registry object, typed as its literal names. */
+function namesOf<T extends object>(registry: T): readonly (keyof T & string)[] {
+  return Object.keys(registry) as (keyof T & string)[];
 }
 
 const MAX_INT64_TEXT = '9223372036854775807';
 
-export const FLAGS: readonly FlagSpec[] = [
+export const FLAGS = [
   // model / hardware / latency
   { name: 'model', kind: 'string', def: '', help: 'model name, e.g. meta-llama/llama-3.1-8b-instruct (required)', scope: 'shared' },
   { name: 'hardware', kind: 'string', def: '', help: `GPU type (${GPU_NAMES.join(', ')}, or one from --hardware-config); default from the model defaults`, scope: 'shared' },
   { name: 'tp', kind: 'int', def: 0, help: 'tensor parallelism; default from the model defaults', scope: 'shared' },
   { name: 'dp', kind: 'int', def: 1, help: 'data parallelism (MoE, trained-physics only)', scope: 'shared' },
-  { name: 'latency-model', kind: 'string', def: 'trained-physics', help: 'latency backend: trained-physics, roofline or blackbox', scope: 'shared' },
+  { name: 'latency-model', kind: 'string', def: 'trained-physics', choices: namesOf(LATENCY_BACKENDS), help: 'latency backend: trained-physics, roofline or blackbox', scope: 'shared' },
   { name: 'alpha-coeffs', kind: 'floats', def: [0, 0, 0], help: 'alpha coefficients (comma-separated): queueing, post-decode / per-input-token, per-output-token overheads in µs', scope: 'shared' },
   { name: 'beta-coeffs', kind: 'floats', def: [0, 0, 0], help: 'beta coefficients (comma-separated) of the step-time model', scope: 'shared' },
   { name: 'model-config-folder', kind: 'string', def: '', help: 'folder holding a HuggingFace config.json for --model (overrides the embedded catalog)', scope: 'shared' },
   { name: 'hardware-config', kind: 'string', def: '', help: 'hardware_config.json with extra or overriding GPU entries', scope: 'shared' },
   { name: 'defaults-filepath', kind: 'string', def: 'defaults.yaml', help: 'accepted for compatibility; blis-ts embeds the reference defaults', scope: 'shared' },
-  { name: 'moe-comm-backend', kind: 'string', def: '', help: 'MoE dispatch backend (allgather_reducescatter or an all2all family backend)', scope: 'shared' },
+  { name: 'moe-comm-backend', kind: 'string', def: '', choices: namesOf(MOE_COMM_BACKENDS), help: 'MoE dispatch backend (allgather_reducescatter or an all2all family backend)', scope: 'shared' },
   { name: 'enable-expert-parallel', kind: 'bool', def: false, help: 'enable expert parallelism', scope: 'shared' },
   // KV cache
   { name: 'total-kv-blocks', kind: 'int', def: 1000000, help: 'GPU KV blocks per instance (auto-calculated from GPU memory unless given)', scope: 'shared' },
@@ -46,32 +69,32 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'max-num-batched-tokens', kind: 'int', def: 2048, help: 'token budget per step', aliases: ['max-num-scheduled-tokens'], scope: 'shared' },
   { name: 'long-prefill-token-threshold', kind: 'int', def: 0, help: 'chunk prefills longer than this (0 = off)', scope: 'shared' },
   { name: 'max-model-len', kind: 'int', def: 0, help: 'max sequence length (0 = derive from the model, capped at KV capacity)', scope: 'shared' },
-  { name: 'scheduler', kind: 'string', def: 'fcfs', help: 'wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority', scope: 'shared' },
-  { name: 'preemption-policy', kind: 'string', def: 'fcfs', help: 'preemption victim: fcfs (batch tail) or priority', scope: 'shared' },
+  { name: 'scheduler', kind: 'string', def: 'fcfs', choices: namesOf(SCHEDULERS), help: 'wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority', scope: 'shared' },
+  { name: 'preemption-policy', kind: 'string', def: 'fcfs', choices: namesOf(PREEMPTION_POLICIES), help: 'preemption victim: fcfs (batch tail) or priority', scope: 'shared' },
   // simulation
-  { name: 'seed', kind: 'string', def: '42', help: 'random seed (int64)', scope: 'shared' },
-  { name: 'horizon', kind: 'string', def: MAX_INT64_TEXT, help: 'simulation horizon in µs ticks (replay default: 2 x the last injection time)', scope: 'shared' },
-  { name: 'log', kind: 'string', def: 'warn', help: 'stderr diagnostics: warn (default) prints warnings, error prints errors only', scope: 'shared' },
+  { name: 'seed', kind: 'string', def: '42', int64: true, help: 'random seed (int64)', scope: 'shared' },
+  { name: 'horizon', kind: 'string', def: MAX_INT64_TEXT, int64: true, help: 'simulation horizon in µs ticks (replay default: 2 x the last injection time)', scope: 'shared' },
+  { name: 'log', kind: 'string', def: 'warn', choices: ['debug', 'info', 'warn', 'error'], help: 'stderr diagnostics: warn (default) prints warnings, error prints errors only', scope: 'shared' },
   { name: 'num-instances', kind: 'int', def: 1, help: 'number of instances', scope: 'shared' },
   { name: 'admission-latency', kind: 'int', def: 0, help: 'admission decision latency (µs)', scope: 'shared' },
   { name: 'routing-latency', kind: 'int', def: 0, help: 'routing decision latency (µs)', scope: 'shared' },
   // cluster policies
   { name: 'policy-config', kind: 'string', def: '', help: 'policy bundle YAML or JSON: the reference\'s keys (admission, routing, scheduler, tenant budgets, SLO priorities) and evolvable control points (type: parameterized | decision_tree | code, see docs/policies.md); explicit flags override the reference keys', scope: 'shared' },
-  { name: 'policy-engine', kind: 'string', def: '', help: 'sandbox engine for code policies in --policy-config: fast (in-process, gas-metered) or strict (QuickJS in WebAssembly); default: each policy\'s engine: field, else fast', scope: 'shared' },
-  { name: 'admission-policy', kind: 'string', def: 'always-admit', help: 'admission policy: always-admit, token-bucket, reject-all, tier-shed, gaie-legacy', scope: 'shared' },
+  { name: 'policy-engine', kind: 'string', def: '', choices: ['fast', 'strict'], help: 'sandbox engine for code policies in --policy-config: fast (in-process, gas-metered) or strict (QuickJS in WebAssembly); default: each policy\'s engine: field, else fast', scope: 'shared' },
+  { name: 'admission-policy', kind: 'string', def: 'always-admit', choices: namesOf(ADMISSION_POLICIES), help: 'admission policy: always-admit, token-bucket, reject-all, tier-shed, gaie-legacy', scope: 'shared' },
   { name: 'token-bucket-capacity', kind: 'float', def: 10000, help: 'token bucket capacity (input tokens)', scope: 'shared' },
   { name: 'token-bucket-refill-rate', kind: 'float', def: 1000, help: 'token bucket refill rate (tokens/second)', scope: 'shared' },
-  { name: 'routing-policy', kind: 'string', def: 'round-robin', help: 'routing policy: round-robin, least-loaded, weighted, always-busiest', scope: 'shared' },
+  { name: 'routing-policy', kind: 'string', def: 'round-robin', choices: namesOf(ROUTING_POLICIES), help: 'routing policy: round-robin, least-loaded, weighted, always-busiest', scope: 'shared' },
   { name: 'routing-scorers', kind: 'string', def: '', help: 'weighted routing profile name:weight,... (default precise-prefix-cache:2,queue-depth:1,kv-utilization:1); scorers: prefix-affinity, precise-prefix-cache, no-hit-lru, queue-depth, kv-utilization, load-balance, running-requests, active-requests, load-aware', scope: 'shared' },
   { name: 'snapshot-refresh-interval', kind: 'int', def: 50000, help: 'refresh interval of the router\'s queue/batch/KV signals in µs (0 = live)', scope: 'shared' },
   { name: 'cache-signal-delay', kind: 'int', def: 50000, help: 'staleness of the prefix-cache signal in µs for precise-prefix-cache and no-hit-lru (0 = live)', scope: 'shared' },
-  { name: 'trace-level', kind: 'string', def: 'none', help: 'tracing: none or minimal (summary metrics only), decisions (policy decisions and anomaly events), full (also batch formations and preemptions)', scope: 'shared' },
+  { name: 'trace-level', kind: 'string', def: 'none', choices: TRACE_LEVELS, help: 'tracing: none or minimal (summary metrics only), decisions (policy decisions and anomaly events), full (also batch formations and preemptions)', scope: 'shared' },
   { name: 'counterfactual-k', kind: 'int', def: 0, help: 'counterfactual candidates per routing decision (needs --trace-level decisions)', scope: 'shared' },
   { name: 'summarize-trace', kind: 'bool', def: false, help: 'print a summary of the decision trace', scope: 'shared' },
   // gateway queue / flow control
   { name: 'flow-control', kind: 'bool', def: false, help: 'enable the gateway queue (flow control); it replaces --admission-policy', scope: 'shared' },
-  { name: 'saturation-detector', kind: 'string', def: 'never', help: 'saturation detector gating dispatch: never, utilization, concurrency', scope: 'shared' },
-  { name: 'dispatch-order', kind: 'string', def: 'fifo', help: 'gateway dispatch order: fifo, priority, slo-deadline', scope: 'shared' },
+  { name: 'saturation-detector', kind: 'string', def: 'never', choices: SATURATION_DETECTOR_NAMES, help: 'saturation detector gating dispatch: never, utilization, concurrency', scope: 'shared' },
+  { name: 'dispatch-order', kind: 'string', def: 'fifo', choices: DISPATCH_ORDERS, help: 'gateway dispatch order: fifo, priority, slo-deadline', scope: 'shared' },
   { name: 'slo-targets', kind: 'string', def: '', help: 'per-class TTFT targets in µs for slo-deadline dispatch, e.g. critical=100000', scope: 'shared' },
   { name: 'max-gateway-queue-depth', kind: 'int', def: 0, help: 'gateway queue capacity (0 = unlimited)', scope: 'shared' },
   { name: 'queue-depth-threshold', kind: 'float', def: 5, help: 'utilization detector: queue depth per instance at saturation', scope: 'shared' },
@@ -79,7 +102,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'max-concurrency', kind: 'int', def: 100, help: 'concurrency detector: in-flight requests per instance at saturation', scope: 'shared' },
   { name: 'per-band-capacity', kind: 'int', def: 0, help: 'gateway queue capacity per priority band (0 = unlimited)', scope: 'shared' },
   { name: 'usage-limit-threshold', kind: 'float', def: 1.0, help: 'ceiling of the lowest priority band, in (0, 1] (head-of-line gating below 1)', scope: 'shared' },
-  { name: 'fairness-policy', kind: 'string', def: 'global-strict', help: 'fairness across tenants within a band: global-strict or round-robin', scope: 'shared' },
+  { name: 'fairness-policy', kind: 'string', def: 'global-strict', choices: FAIRNESS_POLICY_NAMES, help: 'fairness across tenants within a band: global-strict or round-robin', scope: 'shared' },
   { name: 'request-ttl', kind: 'int', def: 0, help: 'gateway queue time-to-live in µs (0 = none)', scope: 'shared' },
   { name: 'queue-shedding', kind: 'bool', def: false, help: 'displace a less important sheddable request when the gateway queue is full', scope: 'shared' },
   { name: 'dispatch-tick-interval', kind: 'int', def: 1000, help: 'gateway dispatch tick in µs', scope: 'shared' },
@@ -87,11 +110,15 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'slo-ttft', kind: 'string', def: '', help: 'per-class TTFT goodput targets, e.g. critical=100ms,standard=500ms', scope: 'shared' },
   { name: 'slo-itl', kind: 'string', def: '', help: 'per-class mean-ITL goodput targets, e.g. critical=20ms', scope: 'shared' },
   { name: 'slo-e2e', kind: 'string', def: '', help: 'per-class E2E goodput targets, e.g. batch=30s', scope: 'shared' },
-  { name: 'metrics-path', kind: 'string', def: '', help: 'write the metrics JSON with per-request details to this file', scope: 'shared' },
-  { name: 'output-format', kind: 'string', def: 'json', help: 'stdout format: json (one JSON document) or reference (the reference text, byte for byte)', scope: 'shared' },
+  { name: 'metrics-path', kind: 'string', def: '', writesFile: 'metrics', help: 'write the metrics JSON with per-request details to this file', scope: 'shared' },
+  { name: 'timeseries-path', kind: 'string', def: '', help: 'write per-instance and cluster-wide time series (queue depth, batch size, KV use, in-flight, step time, throughput, arrivals, completions, admission outcomes, gateway queue) to this file: CSV (.csv) or JSON lines (.jsonl)', scope: 'shared' },
+  { name: 'timeseries-interval-us', kind: 'int', def: 0, help: 'time-series sampling interval in simulated µs (0 = automatic: 1 ms, doubled as needed to keep at most 1024 rows); sampling never changes the results', scope: 'shared' },
+  { name: 'timeseries-format', kind: 'string', def: 'auto', choices: ['auto', 'csv', 'jsonl'], help: 'time-series file format: auto (from the --timeseries-path extension), csv or jsonl', scope: 'shared' },
+  { name: 'report-data', kind: 'bool', def: false, help: 'add a report_data section to the JSON output (latency CDFs per SLO class, sampled time series, routing counts, regret over time) for blis report and blis compare', scope: 'shared' },
+  { name: 'output-format', kind: 'string', def: 'json', choices: ['json', 'reference'], help: 'stdout format: json (one JSON document) or reference (the reference text, byte for byte)', scope: 'shared' },
   // run: workload
   { name: 'workload-spec', kind: 'string', def: '', help: 'workload spec v2 YAML (clients, arrival processes, length distributions, tenants, SLO classes); replaces the distribution flags', scope: 'run' },
-  { name: 'workload', kind: 'string', def: 'distribution', help: 'workload: distribution or a preset (chatbot, contentgen, summarization, multidoc)', scope: 'run' },
+  { name: 'workload', kind: 'string', def: 'distribution', choices: ['distribution', ...PRESET_NAMES], help: 'workload: distribution or a preset (chatbot, contentgen, summarization, multidoc)', scope: 'run' },
   { name: 'rate', kind: 'float', def: 1.0, help: 'arrival rate (requests/s)', scope: 'run' },
   { name: 'num-requests', kind: 'int', def: 100, help: 'number of requests', scope: 'run' },
   { name: 'prefix-tokens', kind: 'int', def: 0, help: 'shared prefix length (tokens)', scope: 'run' },
@@ -106,13 +133,16 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'concurrency', kind: 'int', def: 0, help: 'closed-loop virtual users: each sends its next request --think-time-ms after its previous one finishes (mutually exclusive with --rate and --workload-spec; set --num-requests or --horizon)', scope: 'run' },
   { name: 'think-time-ms', kind: 'int', def: 0, help: 'think time between a response and the same user\'s next request, in ms (--concurrency)', scope: 'run' },
   { name: 'timeout', kind: 'int', def: 300, help: 'client timeout per request in seconds (negative disables; 0 is rejected)', scope: 'run' },
-  { name: 'trace-output', kind: 'string', def: '', help: 'export the arrivals as TraceV2: writes <prefix>.yaml and <prefix>.csv', scope: 'run' },
+  { name: 'trace-output', kind: 'string', def: '', writesFile: 'trace', help: 'export the arrivals as TraceV2: writes <prefix>.yaml and <prefix>.csv', scope: 'run' },
   { name: 'fitness-weights', kind: 'string', def: '', help: 'fitness score weights key:value,... (throughput, tokens_per_sec, p99_ttft, p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)', scope: 'run' },
   // replay
   { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML (required)', scope: 'replay' },
   { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV (required)', scope: 'replay' },
-  { name: 'results-path', kind: 'string', def: '', help: 'write per-request results (SimResult[] JSON) to this file', scope: 'replay' },
-];
+  { name: 'results-path', kind: 'string', def: '', writesFile: 'results', help: 'write per-request results (SimResult[] JSON) to this file', scope: 'replay' },
+] as const satisfies readonly FlagSpec[];
+
+/** One entry of {@link FLAGS} with its literal name, kind and choices (the library derives its config type from them). */
+export type Flag = (typeof FLAGS)[number];
 
 /** Option values plus which ones were set explicitly (the reference's `Changed`); flags or config keys. */
 export class FlagValues {
@@ -123,6 +153,11 @@ export class FlagValues {
 
   changed(name: string): boolean {
     return this.explicit.has(name);
+  }
+
+  /** The options set explicitly, as [name, value text], in option-table order (reports show them). */
+  explicitOptions(): [string, string][] {
+    return FLAGS.filter((f) => this.explicit.has(f.name)).map((f) => [f.name, f.kind === 'bool' ? String(this.bool(f.name)) : this.text(f.name)]);
   }
 
   private text(name: string): string {

@@ -13,8 +13,8 @@ import type { SimEnv } from './env.js';
 import type { PolicyMetadata } from '../policy/spec.js';
 
 /** `--trace-level`: minimal = summary metrics only (as none); decisions adds policy decisions and anomalies; full adds batch formations and preemptions. */
-export const TRACE_LEVELS: readonly string[] = ['none', 'minimal', 'decisions', 'full'];
-export type TraceLevel = 'none' | 'minimal' | 'decisions' | 'full';
+export const TRACE_LEVELS = ['none', 'minimal', 'decisions', 'full'] as const;
+export type TraceLevel = (typeof TRACE_LEVELS)[number];
 
 export interface ResolvedPolicies {
   readonly policy: PolicySetup;
@@ -56,7 +56,7 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
   if (!Object.hasOwn(PREEMPTION_POLICIES, r.preemptionPolicy)) throw new ConfigError('bad-flag', `unknown --preemption-policy "${r.preemptionPolicy}"; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
 
   const traceLevel = f.str('trace-level');
-  if (!TRACE_LEVELS.includes(traceLevel)) throw new ConfigError('bad-flag', `unknown --trace-level "${traceLevel}"; valid: ${TRACE_LEVELS.join(', ')}`);
+  if (!(TRACE_LEVELS as readonly string[]).includes(traceLevel)) throw new ConfigError('bad-flag', `unknown --trace-level "${traceLevel}"; valid: ${TRACE_LEVELS.join(', ')}`);
   const traced = traceLevel === 'decisions' || traceLevel === 'full';
   const k = f.int('counterfactual-k');
   if (k < 0) throw new ConfigError('bad-flag', `--counterfactual-k must be >= 0, got ${k}`);

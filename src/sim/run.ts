@@ -8,7 +8,7 @@ import type { Request } from '../domain/request.js';
 import { parseFitnessWeights } from '../metrics/fitness.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
-import { generateDistributionWorkload } from '../workload/distribution.js';
+import { distributionRequests } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
 import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
@@ -21,7 +21,11 @@ import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-exp
 import { formatTraceCsv, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { runEngine, type EngineSetup } from './engine-setup.js';
+import { driveEngine, type EngineSetup, type ProgressCallback } from './engine-setup.js';
+import type { TimeSeriesData } from '../cluster/timeseries.js';
+import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
+import type { TimeSeriesSampler } from '../cluster/timeseries.js';
+import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
@@ -38,16 +42,20 @@ export interface SimulationOutputs {
   readonly cluster: ClusterSimulator;
   /** stdout in the requested `--output-format`. */
   readonly stdout: string;
-  /** `--metrics-path` contents (always rendered; written only when the option names a file). */
-  readonly metricsFile: string;
+  /** `--metrics-path` contents (rendered only when the option names a file: it holds every request). */
+  readonly metricsFile: string | null;
   /** run `--trace-output`: `<prefix>.yaml` and `<prefix>.csv` contents. */
   readonly trace: { readonly yaml: string; readonly csv: string } | null;
-  /** replay `--results-path` contents. */
+  /** replay `--results-path` contents (rendered only when the option names a file). */
   readonly results: string | null;
   /** What the run recorded (preemptions, routings with cache outcomes, KV samples, batches with `full`). */
   readonly recorder: RunRecorder;
   /** Every request of the run, follow-ups included. */
   readonly requests: readonly Request[];
+  /** The sampled time series (when `--timeseries-*` or RunOptions.timeseries asked for them). */
+  readonly timeseries: TimeSeriesData | null;
+  /** `--timeseries-path` contents (null when no path was given). */
+  readonly timeseriesFile: string | null;
 }
 
 function outputFormat(f: FlagValues): 'json' | 'reference' {
@@ -82,6 +90,34 @@ function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, g
 export interface RunOptions {
   /** Record where each routed request's prefix was (reflection summaries). */
   readonly prefixAudit?: boolean;
+  /** Sample time series even without the `--timeseries-*` options (a report will draw them). */
+  readonly timeseries?: boolean;
+  /** Called every 100 ms of simulated time during the run (progress displays); absent = one uninterrupted run. */
+  readonly onProgress?: ProgressCallback;
+}
+
+/** `report_data` (with `--report-data`): what blis report and blis compare draw. */
+function reportDataSection(f: FlagValues, cluster: ClusterSimulator, requests: readonly Request[], timeseries: TimeSeriesData | null, source: 'run' | 'replay'): Record<string, unknown> {
+  return f.bool('report-data') ? { report_data: buildReportData({ cluster, requests, timeseries }, f, source) } : {};
+}
+
+/** Attaches the sampler the options ask for, after `prepare` (the recorder). */
+function withSampler(ts: TimeSeriesRequest | null, setup: EngineSetup, prepare: ((cs: ClusterSimulator) => void) | null, holder: { sampler: TimeSeriesSampler | null }): ((cs: ClusterSimulator) => void) | null {
+  if (ts === null) return prepare;
+  return (cs) => {
+    prepare?.(cs);
+    holder.sampler = attachSampler(cs, ts, setup.latency.outputTokenProcessingTime());
+  };
+}
+
+/** The finished series and their file text; warns when a fixed interval had to be coarsened. */
+function seriesOutputs(ts: TimeSeriesRequest | null, sampler: TimeSeriesSampler | null, env: SimEnv): { timeseries: TimeSeriesData | null; timeseriesFile: string | null } {
+  if (ts === null || sampler === null) return { timeseries: null, timeseriesFile: null };
+  const data = sampler.data();
+  if (ts.fixed && data.intervalUs !== ts.intervalUs) {
+    env.warn(`--timeseries-interval-us ${ts.intervalUs} would give more than ${ts.maxRows} rows; sampled every ${data.intervalUs} µs instead`);
+  }
+  return { timeseries: data, timeseriesFile: ts.path === '' ? null : formatTimeSeries(data, ts.format) };
 }
 
 function recorderFor(pol: ResolvedPolicies, opts: RunOptions): RunRecorder {
@@ -151,8 +187,8 @@ function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs
   return { requests: wl.requests, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
 }
 
-/** The distribution workload or a preset, from the run options. */
-function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
+/** The distribution workload's (or preset's) options, validated (also by {@link checkSimulation}). */
+function distributionOptions(f: FlagValues): Omit<Parameters<typeof distributionRequests>[0], 'seed'> {
   const horizon = horizonFlag(f);
   const timeoutSecs = f.int('timeout');
   const workloadFlags = { rate: f.float('rate'), numRequests: f.int('num-requests'), prefixTokens: f.int('prefix-tokens'), timeoutSecs };
@@ -175,8 +211,8 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     const derr = validateDistributionParams(prompt, output);
     if (derr) throw new ConfigError('bad-flag', derr);
   }
-  const requests = generateDistributionWorkload({
-    seed,
+  if (workloadFlags.numRequests === 0 && horizon >= MAX_INT64) throw new ConfigError('bad-flag', 'Workload requires either num_requests or --horizon to bound generation');
+  return {
     rate: workloadFlags.rate,
     numRequests: workloadFlags.numRequests,
     horizon,
@@ -184,8 +220,15 @@ function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
     prompt,
     output,
     timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
-  });
-  return { requests, horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
+  };
+}
+
+/** The distribution workload or a preset, from the run options. */
+async function generatedWorkload(f: FlagValues, env: SimEnv, seed: bigint): Promise<RunWorkload> {
+  const opts = distributionOptions(f);
+  const source = distributionRequests({ seed, ...opts });
+  const requests = env.collect !== undefined ? await env.collect(source) : [...source];
+  return { requests, horizon: opts.horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
 }
 
 /**
@@ -223,6 +266,10 @@ function promptsMayRepeatOutputs(requests: readonly Request[], closedLoopSession
   return closedLoopSessions || requests.some((r) => r.sessionId !== '');
 }
 
+function metricsFile(f: FlagValues, report: Report): string | null {
+  return f.str('metrics-path') !== '' ? renderMetricsFile(report) : null;
+}
+
 function render(f: FlagValues, report: Report): string {
   return outputFormat(f) === 'reference' ? renderReferenceText(report) : renderJson(report);
 }
@@ -233,14 +280,15 @@ function render(f: FlagValues, report: Report): string {
  */
 function lazyOutputs(f: FlagValues, o: Omit<SimulationOutputs, 'stdout' | 'metricsFile'>): SimulationOutputs {
   let stdout: string | null = null;
-  let metricsFile: string | null = null;
+  let metrics: string | null | undefined;
   return {
     ...o,
     get stdout() {
       return (stdout ??= render(f, o.report));
     },
     get metricsFile() {
-      return (metricsFile ??= renderMetricsFile(o.report));
+      if (metrics === undefined) metrics = metricsFile(f, o.report);
+      return metrics;
     },
   };
 }
@@ -252,10 +300,11 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const pol = await resolvePolicyFlags(f, env);
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
-  const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
+  const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : await generatedWorkload(f, env, seed);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
   const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(wl.requests, wl.sessions.length > 0) };
+  await env.pause?.();
   const full: EngineSetup = { ...setup, kv, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   // Closed-loop sessions: follow-up rounds enter the cluster as arrivals when their previous round ends.
   let sessions: SessionManager | null = null;
@@ -266,10 +315,18 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const recorder = recorderFor(pol, opts);
   // The recorder feeds only the JSON-only sections and the evaluator: the reference text never pays for it.
   const record = outputFormat(f) === 'json' || opts.prefixAudit === true;
-  const cs = runEngine(full, wl.requests, sessions === null ? null : sessions.hook, record ? (c) => recorder.attach(c) : null);
+  const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
+  const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
+  const prepare = withSampler(ts, full, record ? (c) => recorder.attach(c) : null, holder);
+  const cs = await driveEngine(full, wl.requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null);
   const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, outputFormat(f) === 'json' ? () => extras(cs, recorder, all, pol, goodputTargets) : {}));
+  await env.pause?.();
+  const series = seriesOutputs(ts, holder.sampler, env);
+  const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'run') }) : {};
+  await env.pause?.();
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, json));
+  await env.pause?.();
   let trace: SimulationOutputs['trace'] = null;
   if (f.str('trace-output') !== '') {
     const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
@@ -279,10 +336,42 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
     trace = { yaml: formatTraceHeaderYaml(header), csv: formatTraceCsv(records, header.mode) };
   }
-  return lazyOutputs(f, { report, cluster: cs, trace, results: null, recorder, requests: all });
+  return lazyOutputs(f, { report, cluster: cs, trace, results: null, recorder, requests: all, ...series });
 }
 
-export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver): Promise<SimulationOutputs> {
+/**
+ * Every check `simulateRun` / `simulateReplay` makes before it simulates — option values, the files named by
+ * options (read through `env`), policies compiled, workload options — without generating an open-loop
+ * workload or simulating. Throws what the run would throw; a sweep checks each point with it before queueing.
+ */
+export async function checkSimulation(mode: 'run' | 'replay', f: FlagValues, env: SimEnv): Promise<void> {
+  outputFormat(f);
+  if (mode === 'replay') {
+    const { parseTraceHeaderYaml } = await import('../workload/tracev2-yaml-parse.js');
+    const headerPath = f.str('trace-header');
+    const dataPath = f.str('trace-data');
+    if (headerPath === '') throw new ConfigError('missing-flag', '--trace-header is required');
+    if (dataPath === '') throw new ConfigError('missing-flag', '--trace-data is required');
+    parseTraceHeaderYaml(env.readText(headerPath, '--trace-header'), headerPath);
+    parseTraceCsv(env.readText(dataPath, '--trace-data'), dataPath);
+  }
+  const { seed, latency } = await resolveEngineFlags(f, env);
+  for (const w of latency.warnings) env.warn(w);
+  await resolvePolicyFlags(f, env);
+  cliGoodput(f);
+  if (mode === 'replay') {
+    if (f.changed('horizon')) horizonFlag(f);
+    return;
+  }
+  const spec = f.str('workload-spec');
+  const { users, thinkMs } = concurrencyFlags(f);
+  if (spec !== '') await specWorkload(f, env, spec);
+  else if (users > 0) concurrencyWorkload(f, seed, users, thinkMs);
+  else distributionOptions(f);
+  fitnessWeights(f);
+}
+
+export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
   outputFormat(f);
   // Loaded on demand: the YAML library is only needed to read trace headers.
   const { parseTraceHeaderYaml } = await import('../workload/tracev2-yaml-parse.js');
@@ -301,10 +390,19 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(requests, false) };
   const full: EngineSetup = { ...setup, kv, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
-  const cs = runEngine(full, requests, null, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null);
+  const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
+  const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
+  const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
+  const cs = await driveEngine(full, requests, null, prepare, env.drive ?? null, opts.onProgress ?? null);
   observe?.(cs, requests, full, null);
-  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, outputFormat(f) === 'json' ? () => extras(cs, recorder, requests, pol, goodputTargets) : {}));
-  return lazyOutputs(f, { report, cluster: cs, trace: null, results: goJsonIndent(simResults(report)), recorder, requests });
+  await env.pause?.();
+  const series = seriesOutputs(ts, holder.sampler, env);
+  const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, requests, pol, goodputTargets), ...reportDataSection(f, cs, requests, series.timeseries, 'replay') }) : {};
+  await env.pause?.();
+  const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
+  await env.pause?.();
+  const results = f.str('results-path') !== '' ? goJsonIndent(simResults(report)) : null;
+  return lazyOutputs(f, { report, cluster: cs, trace: null, results, recorder, requests, ...series });
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

@@ -28,15 +28,15 @@ describe('blis run --concurrency', () => {
 
   it('is bounded by --horizon when --num-requests is not given', async () => {
     const r = await simulate({ mode: 'run', model: MODEL, concurrency: 2, thinkTimeMs: 0, horizon: 5_000_000, outputTokens: 16, outputTokensStdev: 4 });
-    expect(r.metrics['completed_requests'] as number).toBeGreaterThan(20);
+    expect(r.metrics['completed_requests']).toBeGreaterThan(20);
   });
 
   it('rejects bad combinations the way the reference does', async () => {
     await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2, numRequests: 10, rate: 5 })).rejects.toThrow(/mutually exclusive/);
-    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2 })).rejects.toThrow(/num_requests or --horizon/);
-    await expect(simulate({ mode: 'run', model: MODEL, concurrency: -1 })).rejects.toThrow(/--concurrency must be >= 0/);
-    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2, thinkTimeMs: -5, numRequests: 4 })).rejects.toThrow(/--think-time-ms must be >= 0/);
-    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2, workloadSpec: 'w.yaml', files: { 'w.yaml': '' } })).rejects.toThrow(/cannot be used with --workload-spec/);
+    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2 })).rejects.toThrow(/num_requests or horizon/);
+    await expect(simulate({ mode: 'run', model: MODEL, concurrency: -1 })).rejects.toThrow(/^concurrency must be >= 0/);
+    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2, thinkTimeMs: -5, numRequests: 4 })).rejects.toThrow(/^thinkTimeMs must be >= 0/);
+    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2, workloadSpec: 'w.yaml', files: { 'w.yaml': '' } })).rejects.toThrow(/cannot be used with workloadSpec/);
   });
 });
 
@@ -49,8 +49,8 @@ describe('blis run --workload-spec with sessions', () => {
       '    output_distribution: {type: constant, params: {value: 16}}',
       '    reasoning: {multi_turn: {max_rounds: 3, think_time_us: 100000, context_growth: accumulate}}',
     ].join('\n');
-    const r = await simulate({ mode: 'run', model: MODEL, workloadSpec: 'w.yaml', files: { 'w.yaml': spec }, traceOutput: 'trace' });
-    const done = r.metrics['completed_requests'] as number;
+    const r = await simulate({ mode: 'run', model: MODEL, workloadSpec: 'w.yaml', files: { 'w.yaml': spec }, outputs: { trace: true } });
+    const done = r.metrics['completed_requests'];
     expect(done % 3).toBe(0);
     expect(done).toBeGreaterThan(10);
     const csv = r.files.traceCsv ?? '';

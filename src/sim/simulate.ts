@@ -1,25 +1,37 @@
 /**
  * The library API: `simulate(config)` runs exactly what `blis run` (or `blis replay`) runs, from a plain
  * config object validated by a schema generated from the same option table as the CLI's flags — so every
- * option has the same name (camelCase), default and checks, and the same config gives the same bytes.
+ * option has the same name (camelCase), default and checks, and the same config gives the same bytes. The
+ * config's TypeScript type is derived from the same table (./library-types.ts).
  *
- * Options that name files (`workloadSpec`, `policyConfig`, `modelConfigFolder`, `hardwareConfig`,
+ * Options that name files to read (`workloadSpec`, `policyConfig`, `modelConfigFolder`, `hardwareConfig`,
  * `traceHeader`, `traceData`) are looked up in `files`, an in-memory map from that name to the file's text;
- * the library never touches the file system.
+ * the library never touches the file system. Options that write files (`metricsPath`, `traceOutput`,
+ * `resultsPath`) are rejected: `outputs` asks for those contents in the result instead.
+ *
+ * This is the library's edge: every error leaves as a BlisError whose message names config keys (the one
+ * translation from the CLI's flag names is here), and the simulation runs in slices between which the event
+ * loop gets its turn.
  */
 import { z } from 'zod';
+import { BlisError } from '../domain/errors.js';
 import { ConfigError } from './config-error.js';
+import type { EngineDriver } from './engine-setup.js';
 import type { SimEnv } from './env.js';
+import type { SimulateOptions, SimulationConfig, SimulationProgress, SimulationReport, SimulationResult } from './library-types.js';
 import { camel, FLAGS, FlagValues, type FlagSpec } from './options.js';
 import { renderJson, renderReferenceText } from './report.js';
 import { simulateReplay, simulateRun, type SimulationOutputs } from './run.js';
+import type { ClusterSimulator } from '../cluster/cluster.js';
+
+export type * from './library-types.js';
 
 const int64 = z.union([z.bigint(), z.number().int(), z.string().regex(/^[+-]?\d+$/, 'an integer')]);
 
 function schemaFor(f: FlagSpec): z.ZodType {
-  if (f.name === 'seed' || f.name === 'horizon') return int64;
+  if (f.int64 === true) return int64;
   switch (f.kind) {
-    case 'string': return z.string();
+    case 'string': return f.choices !== undefined ? z.enum(f.choices as [string, ...string[]]) : z.string();
     case 'int': return z.number().int();
     case 'float': return z.number().finite();
     case 'bool': return z.boolean();
@@ -27,42 +39,111 @@ function schemaFor(f: FlagSpec): z.ZodType {
   }
 }
 
+const LIBRARY_FLAGS: readonly FlagSpec[] = FLAGS.filter((f: FlagSpec) => f.writesFile === undefined);
+
 function optionShape(mode: 'run' | 'replay'): Record<string, z.ZodType> {
   const shape: Record<string, z.ZodType> = {};
-  for (const f of FLAGS) if (f.scope === 'shared' || f.scope === mode) shape[camel(f.name)] = schemaFor(f).optional();
+  for (const f of LIBRARY_FLAGS) if (f.scope === 'shared' || f.scope === mode) shape[camel(f.name)] = schemaFor(f).optional();
   return shape;
 }
 
-const common = { files: z.record(z.string(), z.string()).optional() };
+const common = {
+  files: z.record(z.string(), z.string()).optional(),
+  outputs: z.object({ metrics: z.boolean().optional(), trace: z.boolean().optional(), results: z.boolean().optional() }).strict().optional(),
+};
 
-/** The config schema: every CLI option of the mode as an optional camelCase key, plus `files`. Unknown keys are errors. */
+/** The config schema: every CLI option of the mode as an optional camelCase key, plus `files` and `outputs`. Unknown keys are errors. */
 export const simulationConfigSchema = z.discriminatedUnion('mode', [
   z.object({ mode: z.literal('run'), ...optionShape('run'), ...common }).strict(),
   z.object({ mode: z.literal('replay'), ...optionShape('replay'), ...common }).strict(),
 ]);
 
-export type SimulationConfig = { readonly mode: 'run' | 'replay'; readonly files?: Readonly<Record<string, string>> } & Readonly<Record<string, unknown>>;
-
-export interface SimulationResult {
-  /** The cluster metrics (the reference's MetricsOutput fields). */
-  readonly metrics: Record<string, unknown>;
-  /** The whole JSON report (what `blis run` prints by default). */
-  readonly report: Record<string, unknown>;
-  /** What the reference CLI prints, byte for byte. */
-  readonly referenceText: string;
-  /** File outputs: the metrics file, the trace export (run) and the per-request results (replay). */
-  readonly files: { readonly metrics: string; readonly traceYaml?: string; readonly traceCsv?: string; readonly results?: string };
-  readonly warnings: readonly string[];
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const next = Math.min((row[j] as number) + 1, (row[j - 1] as number) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = row[j] as number;
+      row[j] = next;
+    }
+  }
+  return row[b.length] as number;
 }
+
+function suggestKey(key: string, mode: 'run' | 'replay'): string {
+  let best = '';
+  let bestD = Infinity;
+  for (const f of LIBRARY_FLAGS) {
+    if (f.scope !== 'shared' && f.scope !== mode) continue;
+    const d = editDistance(key.toLowerCase(), camel(f.name).toLowerCase());
+    if (d < bestD) [best, bestD] = [camel(f.name), d];
+  }
+  return bestD <= Math.max(2, Math.floor(key.length / 4)) ? `; did you mean "${best}"?` : '';
+}
+
+function keyPath(path: readonly PropertyKey[]): string {
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+}
+
+function valueAt(config: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = config;
+  for (const p of path) v = typeof v === 'object' && v !== null ? (v as Record<PropertyKey, unknown>)[p] : undefined;
+  return v;
+}
+
+/** `unknown routing policy "fancy"; valid: round-robin, …` for a value outside an option's choices. */
+function choiceMessage(config: unknown, path: readonly PropertyKey[], values: readonly unknown[]): string {
+  const key = String(path[path.length - 1] ?? '');
+  const flag = FLAGS.find((f: FlagSpec) => camel(f.name) === key);
+  const what = flag !== undefined ? flag.name.replace(/-/g, ' ') : 'value';
+  const got = valueAt(config, path);
+  return `unknown ${what} ${JSON.stringify(typeof got === 'string' ? got : String(got))}; valid: ${values.map(String).join(', ')}`;
+}
+
+/** One line per problem, each naming its key (the schema's own wording for the rest). */
+function schemaError(error: z.ZodError, mode: 'run' | 'replay', config: unknown): ConfigError {
+  const parts: string[] = [];
+  let field: string | undefined;
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const k of issue.keys) {
+        const at = keyPath([...issue.path, k]);
+        field ??= at;
+        parts.push(`${at}: unknown key${issue.path.length === 0 ? suggestKey(k, mode) : ''}`);
+      }
+      continue;
+    }
+    const at = keyPath(issue.path);
+    field ??= at;
+    const message = issue.code === 'invalid_value' && issue.path.length > 0 && issue.values.every((v) => typeof v === 'string')
+      ? choiceMessage(config, issue.path, issue.values)
+      : issue.message;
+    parts.push(`${at === '' ? 'config' : at}: ${message}`);
+  }
+  return new ConfigError('bad-config', `invalid simulation config: ${parts.join('; ')}`, { field });
+}
+
+const WRITES_FILE: ReadonlyMap<string, string> = new Map(FLAGS.filter((f: FlagSpec) => f.writesFile !== undefined).map((f: FlagSpec) => [camel(f.name), f.writesFile as string]));
 
 /** Validates `config` (throws a ConfigError naming the offending keys) and returns the option values. */
 export function parseSimulationConfig(config: unknown): { mode: 'run' | 'replay'; values: FlagValues; files: Readonly<Record<string, string>> } {
+  if (typeof config === 'object' && config !== null) {
+    for (const [key, output] of WRITES_FILE) {
+      if (Object.hasOwn(config, key)) {
+        const filesKey = output === 'trace' ? 'traceYaml and result.files.traceCsv' : output;
+        throw new ConfigError('bad-config', `${key}: the library writes no files; pass outputs: { ${output}: true } and read result.files.${filesKey}`, { field: key });
+      }
+    }
+  }
+  const mode = typeof config === 'object' && config !== null && (config as { mode?: unknown }).mode === 'replay' ? 'replay' : 'run';
   const parsed = simulationConfigSchema.safeParse(config);
-  if (!parsed.success) throw new ConfigError('bad-config', `invalid simulation config:\n${z.prettifyError(parsed.error)}`);
-  const data = parsed.data as Record<string, unknown> & { mode: 'run' | 'replay'; files?: Record<string, string> };
+  if (!parsed.success) throw schemaError(parsed.error, mode, config);
+  const data = parsed.data as Record<string, unknown> & { mode: 'run' | 'replay'; files?: Record<string, string>; outputs?: { metrics?: boolean; trace?: boolean; results?: boolean } };
   const raw: Record<string, unknown> = {};
   const explicit = new Set<string>();
-  for (const f of FLAGS) {
+  for (const f of FLAGS as readonly FlagSpec[]) {
     if (f.scope !== 'shared' && f.scope !== data.mode) continue;
     const key = camel(f.name);
     const v = data[key];
@@ -73,34 +154,166 @@ export function parseSimulationConfig(config: unknown): { mode: 'run' | 'replay'
     explicit.add(f.name);
     raw[key] = f.kind === 'bool' ? v : Array.isArray(v) ? v.join(',') : typeof v === 'bigint' || typeof v === 'number' ? v.toString() : v;
   }
+  // The requested contents are rendered as if their file options named a file (nothing is written).
+  const o = data.outputs ?? {};
+  if (o.metrics === true) raw['metricsPath'] = '<result.files.metrics>';
+  if (o.trace === true && data.mode === 'run') raw['traceOutput'] = '<result.files.trace>';
+  if (o.results === true && data.mode === 'replay') raw['resultsPath'] = '<result.files.results>';
   return { mode: data.mode, values: new FlagValues(raw, explicit), files: data.files ?? {} };
 }
 
+/** CLI flag name (and deprecated alias) -> config key. */
+const KEY_OF_FLAG: ReadonlyMap<string, string> = new Map(
+  (FLAGS as readonly FlagSpec[]).flatMap((f) => [[f.name, camel(f.name)] as const, ...(f.aliases ?? []).map((a) => [a, camel(f.name)] as const)]),
+);
+
+/** `--num-requests` -> `numRequests` in a message written for the CLI. */
+function toConfigKeys(text: string): string {
+  return text.replace(/--([a-z][a-z0-9-]*)/g, (m, name: string) => KEY_OF_FLAG.get(name) ?? m);
+}
+
 /**
- * Runs one simulation. Resolves with the same outputs the CLI writes; rejects with a ConfigError (or another
- * error carrying a stable `code`) for bad input.
+ * The one translation of errors at the library edge: a BlisError keeps its class, code and position, with
+ * flag names replaced by config keys; anything else (a bug) becomes a BlisError `internal` around it.
  */
-export async function simulate(config: SimulationConfig): Promise<SimulationResult> {
-  const { mode, values, files } = parseSimulationConfig(config);
-  const warnings: string[] = [];
-  const env: SimEnv = {
-    readText: (path, option) => {
-      const text = files[path];
-      if (text === undefined) throw new ConfigError('missing-file', `${option}: "${path}" is not in config.files; pass its contents as files["${path}"]`);
-      return text;
-    },
-    warn: (m) => warnings.push(m),
+export function libraryError(e: unknown): BlisError {
+  if (e instanceof BlisError) {
+    const field = e.field === undefined ? undefined : toConfigKeys(e.field.startsWith('--') ? e.field : KEY_OF_FLAG.has(e.field) ? `--${e.field}` : e.field);
+    // Rewritten in place so that subclasses and their extra fields (controlPoint, reason, ...) survive.
+    Object.defineProperty(e, 'message', { value: toConfigKeys(e.message), configurable: true, writable: true });
+    Object.defineProperty(e, 'field', { value: field, configurable: true, writable: false });
+    return e;
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  return new BlisError('internal', `internal error (a bug in blis-ts, please report it): ${message.split('\n')[0] ?? ''}`, { cause: e });
+}
+
+/** Read through a call: TypeScript would otherwise keep `aborted` narrowed to false across awaits. */
+function isAborted(signal: AbortSignal | undefined): signal is AbortSignal {
+  return signal?.aborted === true;
+}
+
+function aborted(signal: AbortSignal): BlisError {
+  const reason: unknown = signal.reason;
+  const why = reason instanceof Error ? `: ${reason.message}` : typeof reason === 'string' ? `: ${reason}` : '';
+  return new BlisError('aborted', `simulation aborted${why}`, { cause: reason });
+}
+
+function progressOf(cs: ClusterSimulator): SimulationProgress {
+  let done = cs.rejectedRequests;
+  for (const inst of cs.instances) {
+    const m = inst.metrics;
+    done += m.completedRequests + m.droppedUnservable + m.timedOutRequests;
+  }
+  return { simulatedTimeUs: cs.clock, requestsArrived: cs.arrivals.length, requestsDone: done };
+}
+
+/**
+ * Runs the cluster in chunks of events, yielding to the event loop whenever a slice of `sliceMs` wall time has
+ * passed. Chunks adapt to about a millisecond each, so a slice overshoots its budget by little. The wall clock
+ * is read here, at the library edge, and only decides when to yield: the events and their order are exactly
+ * those of a run in one go.
+ */
+function slicedDriver(opts: SimulateOptions, now: () => number): EngineDriver {
+  const sliceMs = sliceOf(opts);
+  return async (cs) => {
+    let chunk = 256;
+    let sliceStart = now();
+    for (;;) {
+      const t0 = now();
+      const more = cs.advanceTo(Infinity, chunk);
+      const t1 = now();
+      if (t1 - t0 < 0.5 && chunk < 1 << 22) chunk *= 2;
+      else if (t1 - t0 > 2 && chunk > 16) chunk >>= 1;
+      if (!more) break;
+      if (t1 - sliceStart >= sliceMs) {
+        opts.onProgress?.(progressOf(cs));
+        await yieldToEventLoop();
+        if (isAborted(opts.signal)) throw aborted(opts.signal);
+        sliceStart = now();
+      }
+    }
+    opts.onProgress?.(progressOf(cs));
   };
-  const out: SimulationOutputs = mode === 'run' ? await simulateRun(values, env) : await simulateReplay(values, env);
-  return {
-    metrics: out.report.clusterOutput,
-    report: JSON.parse(renderJson(out.report)) as Record<string, unknown>,
-    referenceText: renderReferenceText(out.report),
-    files: {
-      metrics: out.metricsFile,
-      ...(out.trace ? { traceYaml: out.trace.yaml, traceCsv: out.trace.csv } : {}),
-      ...(out.results !== null ? { results: out.results } : {}),
-    },
-    warnings,
+}
+
+/** Collects generated requests the same way: a yield whenever a slice of wall time has passed. */
+function slicedCollector(opts: SimulateOptions, now: () => number): <T>(items: Iterable<T>) => Promise<T[]> {
+  const sliceMs = sliceOf(opts);
+  return async <T>(items: Iterable<T>): Promise<T[]> => {
+    const out: T[] = [];
+    let sliceStart = now();
+    for (const item of items) {
+      out.push(item);
+      if ((out.length & 63) === 0 && now() - sliceStart >= sliceMs) {
+        await yieldToEventLoop();
+        if (isAborted(opts.signal)) throw aborted(opts.signal);
+        sliceStart = now();
+      }
+    }
+    return out;
   };
+}
+
+function sliceOf(opts: SimulateOptions): number {
+  return Math.min(Math.max(opts.sliceMs ?? 10, 1), 50);
+}
+
+function yieldToEventLoop(): Promise<void> {
+  // setImmediate runs after the poll phase: due timers and I/O callbacks get their turn first.
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Runs one simulation. Resolves with the same outputs the CLI prints (and, when `config.outputs` asks, writes);
+ * rejects with a BlisError (code `aborted` when `options.signal` aborts) whose message names config keys.
+ */
+export async function simulate(config: SimulationConfig, options: SimulateOptions = {}): Promise<SimulationResult> {
+  // The library's one wall-clock read: it paces the yields to the event loop, never the simulation.
+  // eslint-disable-next-line no-restricted-globals
+  const now = options.now ?? (() => performance.now());
+  const signal = options.signal;
+  try {
+    if (isAborted(signal)) throw aborted(signal);
+    const { mode, values, files } = parseSimulationConfig(config);
+    const quiet = values.str('log') === 'error';
+    const warnings: string[] = [];
+    const env: SimEnv = {
+      readText: (path, option) => {
+        const text = files[path];
+        if (text === undefined) throw new ConfigError('missing-file', `${option}: "${path}" is not in config.files; pass its contents as files["${path}"]`, { field: option });
+        return text;
+      },
+      warn: (m) => {
+        if (!quiet) warnings.push(m);
+      },
+      drive: slicedDriver(options, now),
+      collect: slicedCollector(options, now),
+      pause: async () => {
+        await yieldToEventLoop();
+        if (isAborted(signal)) throw aborted(signal);
+      },
+    };
+    // Workload generation and option resolution run before the first slice: give the loop a turn first.
+    await yieldToEventLoop();
+    const out: SimulationOutputs = mode === 'run' ? await simulateRun(values, env) : await simulateReplay(values, env);
+    if (isAborted(signal)) throw aborted(signal);
+    await yieldToEventLoop();
+    const report = JSON.parse(renderJson(out.report)) as SimulationReport;
+    return {
+      metrics: report.simulation_metrics,
+      report,
+      referenceText: renderReferenceText(out.report),
+      files: {
+        ...(out.metricsFile !== null ? { metrics: out.metricsFile } : {}),
+        ...(out.trace ? { traceYaml: out.trace.yaml, traceCsv: out.trace.csv } : {}),
+        ...(out.results !== null ? { results: out.results } : {}),
+        ...(out.timeseriesFile !== null ? { timeseries: out.timeseriesFile } : {}),
+      },
+      timeseries: out.timeseries,
+      warnings,
+    };
+  } catch (e) {
+    throw libraryError(e);
+  }
 }

@@ -84,8 +84,16 @@ export function constantInterArrivalUs(rate: number): number {
  * @throws RangeError when neither a request cap nor a finite horizon bounds the generation.
  */
 export function generateDistributionWorkload(opts: DistributionWorkloadOptions): Request[] {
+  return [...distributionRequests(opts)];
+}
+
+/**
+ * The same requests one at a time, in arrival order and with the same draws: a host that must stay responsive
+ * (the library API) collects them in slices.
+ */
+export function* distributionRequests(opts: DistributionWorkloadOptions): Generator<Request, void, undefined> {
   const { horizon, numRequests } = opts;
-  if (!(horizon > 0)) return [];
+  if (!(horizon > 0)) return;
   if (numRequests < 0 || !Number.isInteger(numRequests)) {
     throw new RangeError(`numRequests must be a non-negative integer, got ${numRequests}`);
   }
@@ -103,9 +111,9 @@ export function generateDistributionWorkload(opts: DistributionWorkloadOptions):
   // never influence earlier ones (each request's draws come after all earlier requests' draws), so stopping at
   // N yields the same list without generating tokens that would be thrown away.
   const limit = numRequests > 0 ? numRequests : Number.POSITIVE_INFINITY;
-  const requests: Request[] = [];
+  let count = 0;
   let t = 0;
-  while (t < horizon && requests.length < limit) {
+  while (t < horizon && count < limit) {
     t += iat;
     if (t >= horizon) break;
     const inLen = sampleGaussianLength(clientRng, opts.prompt);
@@ -113,13 +121,12 @@ export function generateDistributionWorkload(opts: DistributionWorkloadOptions):
     const input = randomTokenIdsAfter(prefix, clientRng, inLen);
     const output = randomTokenIds(clientRng, outLen);
     const deadline = opts.timeoutUs > 0 ? t + opts.timeoutUs : 0;
-    const req = new Request(`request_${requests.length}`, input, output, t, output.length, deadline);
+    const req = new Request(`request_${count++}`, input, output, t, output.length, deadline);
     req.clientId = DISTRIBUTION_CLIENT_ID;
     if (prefix.length > 0) {
       req.prefixGroup = SHARED_PREFIX_GROUP;
       req.prefixLength = prefix.length;
     }
-    requests.push(req);
+    yield req;
   }
-  return requests;
 }

@@ -38,6 +38,11 @@ export async function startFaultServer(slowMs: number): Promise<FaultServer> {
     res.end('data: [DONE]\n\n');
   };
   const server: Server = createServer((req, res) => {
+    if (req.method !== 'POST') {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{"error":{"message":"Not Found","type":"Not Found","param":null,"code":404}}');
+      return;
+    }
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {

@@ -13,6 +13,8 @@ export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.
 export const SHARED_DIR = path.resolve(PROJECT_ROOT, '../shared');
 export const PARITY_DIR = path.join(SHARED_DIR, 'parity');
 export const HAS_PARITY = existsSync(PARITY_DIR);
+/** Sessions, closed-loop replay, LoRA, multimodal, the encode pool, compose and convert servegen. */
+export const PARITY_MORE_DIR = path.join(SHARED_DIR, 'parity-more');
 export const PARITY_SKIP_NOTE = HAS_PARITY ? '' : ` (skipped: parity fixtures not found at ${PARITY_DIR})`;
 
 export interface ParityCase {
@@ -22,12 +24,13 @@ export interface ParityCase {
   readonly replayArgv: readonly string[];
 }
 
-export function parityCases(): ParityCase[] {
-  if (!HAS_PARITY) return [];
-  return readdirSync(PARITY_DIR, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && existsSync(path.join(PARITY_DIR, d.name, 'args.json')))
+/** The cases of one fixture folder (default ../shared/parity), by name; none when the folder is absent. */
+export function parityCases(root: string = PARITY_DIR): ParityCase[] {
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(path.join(root, d.name, 'args.json')))
     .map((d) => {
-      const dir = path.join(PARITY_DIR, d.name);
+      const dir = path.join(root, d.name);
       const args = JSON.parse(readFileSync(path.join(dir, 'args.json'), 'utf8')) as { argv: string[] };
       const replayPath = path.join(dir, 'replay_args.json');
       const replay = existsSync(replayPath) ? (JSON.parse(readFileSync(replayPath, 'utf8')) as { argv: string[] }) : { argv: [] };

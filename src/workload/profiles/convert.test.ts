@@ -10,7 +10,7 @@ import { DEFAULT_DISTRIBUTION, WORKLOAD_PRESETS } from '../presets.js';
 import { loadSpecWorkloadForRun } from '../spec/run.js';
 import { parseWorkloadSpec } from '../spec/parse.js';
 import { countIn, requestView, withinPoisson } from '../../../test/fixtures/workload-profiles.js';
-import { ConvertError, convertInferencePerf, convertPreset } from './convert.js';
+import { ConvertError, composeSpecs, composeSpecsYaml, convertInferencePerf, convertPreset } from './convert.js';
 
 describe('convert preset: the same requests as the distribution workload', () => {
   const cases = [
@@ -152,5 +152,27 @@ describe('convert inference-perf: explicit clients with equivalent load', () => 
     const plain = 'aggregate_rate: 1\nnum_requests: 1\nclients:\n  - {id: a, rate_fraction: 1, arrival: {process: poisson}, input_distribution: {type: constant, params: {value: 1}}, output_distribution: {type: constant, params: {value: 1}}}\n';
     expect(() => convertInferencePerf(plain, 'plain.yaml')).toThrow(/plain.yaml does not contain an inference_perf section/);
     expect(() => convertInferencePerf(ipSpec('[{rate: -1, duration: 10}]'), 'ip.yaml')).toThrow(/^ip\.yaml:4:19: inference_perf\.stages\[0\]\.rate: /);
+  });
+});
+
+describe('composeSpecs', () => {
+  const a = 'version: "2"\nseed: 3\ncategory: language\naggregate_rate: 12\nnum_requests: 10\nclients:\n  - {id: a1, rate_fraction: 0.7, arrival: {process: poisson}, input_distribution: {type: constant, params: {value: 5}}, output_distribution: {type: constant, params: {value: 5}}}\n  - {id: a2, rate_fraction: 0.3, arrival: {process: poisson}, input_distribution: {type: constant, params: {value: 5}}, output_distribution: {type: constant, params: {value: 5}}}\n';
+  const b = 'version: "2"\nseed: 9\naggregate_rate: 7.5\nclients:\n  - {id: b1, rate_fraction: 2, arrival: {process: poisson}, input_distribution: {type: constant, params: {value: 5}}, output_distribution: {type: constant, params: {value: 5}}}\n';
+  it('keeps every client\'s absolute rate: fractions scaled by their spec\'s share of the summed rate', () => {
+    const m = composeSpecs([{ text: a, file: 'a.yaml' }, { text: b, file: 'b.yaml' }]);
+    expect(m.aggregateRate).toBe(19.5);
+    expect(m.clients.map((c) => c.id)).toEqual(['a1', 'a2', 'b1']);
+    const absolute = m.clients.map((c) => c.rateFraction * m.aggregateRate);
+    [0.7 * 12, 0.3 * 12, 2 * 7.5].forEach((r, i) => expect(absolute[i]).toBeCloseTo(r, 12));
+    expect(m.clients[0]!.rateFraction).toBeCloseTo(0.7 * (12 / 19.5), 15);
+    expect(m.clients[2]!.rateFraction).toBeCloseTo(2 * (7.5 / 19.5), 15);
+    expect(m.seed).toBe(0n);
+    expect(m.numRequests).toBe(0);
+    expect(m.category).toBe('language');
+  });
+  it('refuses specs that cannot be merged, naming the composed spec', () => {
+    const withClass = a.replace('id: a1,', 'id: a1, slo_class: critical,').replace('id: a2,', 'id: a2, slo_class: batch,');
+    expect(() => composeSpecsYaml([{ text: withClass, file: 'a.yaml' }, { text: b, file: 'b.yaml' }])).toThrow(/composed spec/);
+    expect(() => composeSpecs([])).toThrow(/at least one --from/);
   });
 });

@@ -194,3 +194,50 @@ export function convertInferencePerf(yamlText: string, fileLabel: string): strin
   parseWorkloadSpec(text, `${fileLabel} (converted)`);
   return text;
 }
+
+/** One input of `blis compose`: a spec's text and the name errors give it. */
+export interface ComposeSource {
+  readonly text: string;
+  readonly file: string;
+}
+
+/**
+ * `blis compose`: several specs' client lists in one spec, as the reference merges them. The aggregate rates
+ * add up and each client's `rate_fraction` is scaled by its spec's share of the total (not renormalised
+ * within its spec), so every client keeps its absolute rate. Like the reference, the result keeps only
+ * `clients` and the first spec's `category`: seed (printed as 0), num_requests, horizon, goodput targets,
+ * cohorts and load profiles are dropped (docs/reference-differences.md, W6), and the merged spec must itself
+ * be valid (specs with and without `slo_class` cannot be mixed).
+ */
+export function composeSpecs(sources: readonly ComposeSource[]): WorkloadSpec {
+  if (sources.length === 0) throw new ConvertError('blis compose needs at least one --from FILE');
+  const specs = sources.map((s) => parseWorkloadSpec(s.text, s.file));
+  const total = specs.reduce((sum, s) => sum + s.aggregateRate, 0);
+  if (!Number.isFinite(total)) throw new ConvertError(`compose: the total aggregate rate is not finite (${total}); check aggregate_rate in each --from spec`);
+  const clients: ClientSpec[] = [];
+  for (const s of specs) {
+    // All specs concurrency-only (total 0): the clients are concatenated unchanged.
+    const weight = total === 0 ? 1 : s.aggregateRate / total;
+    for (const c of s.clients) clients.push(total === 0 ? c : { ...c, rateFraction: c.rateFraction * weight });
+  }
+  return {
+    version: '2',
+    seed: 0n,
+    category: specs[0]!.category,
+    clients,
+    cohorts: [],
+    aggregateRate: total,
+    horizon: 0,
+    numRequests: 0,
+    servegenData: null,
+    inferencePerf: null,
+    goodputSloTargets: new Map(),
+  };
+}
+
+/** The composed spec as YAML; an invalid merge (e.g. mixed `slo_class` use) is one located error. */
+export function composeSpecsYaml(sources: readonly ComposeSource[]): string {
+  const text = specToYaml(composeSpecs(sources));
+  parseWorkloadSpec(text, `the composed spec (${sources.map((s) => s.file).join(' + ')})`);
+  return text;
+}

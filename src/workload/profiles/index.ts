@@ -10,5 +10,6 @@ export { OnOffSchedule, BurstStream, AbusiveLengths, paretoWithMean, burstInstan
 export { shapeClient, profileFor } from './shaping.js';
 export type { ClientShaping } from './shaping.js';
 export { specToYaml } from './emit.js';
-export { convertPreset, convertInferencePerf, presetSpec, inferencePerfSpec, ConvertError } from './convert.js';
+export { convertPreset, convertInferencePerf, presetSpec, inferencePerfSpec, composeSpecs, composeSpecsYaml, ConvertError } from './convert.js';
+export type { ComposeSource } from './convert.js';
 export type { PresetConvertOptions } from './convert.js';

@@ -1,0 +1,84 @@
+/**
+ * `blis report RESULT.json [-o FILE.html]` and `blis compare A.json B.json [...] [--report FILE.html]`. The
+ * report layer (and its charting libraries) is loaded only when one of these runs.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Option, type Command } from 'commander';
+import { UsageError } from './errors.js';
+import type { Io } from './io.js';
+
+/** Saved results can carry full decision traces: allow more than the default input cap. */
+const MAX_RESULT_BYTES = 1024 * 1024 * 1024;
+
+function read(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError('io', `cannot read ${file}: ${(e as Error).message}`);
+  }
+}
+
+function write(file: string, text: string, flag: string): void {
+  try {
+    writeFileSync(file, text);
+  } catch (e) {
+    throw new UsageError('io', `${flag}: cannot write ${file}: ${(e as Error).message}`);
+  }
+}
+
+/** Labels for the results: file names without .json, made unique by a #n suffix. */
+export function labels(files: readonly string[]): string[] {
+  const base = files.map((f) => path.basename(f).replace(/\.json$/i, ''));
+  return base.map((b, i) => (base.filter((x) => x === b).length > 1 ? `${b}#${i + 1}` : b));
+}
+
+async function loadAll(files: readonly string[]): Promise<import('../report/index.js').ResultView[]> {
+  const { loadResult } = await import('../report/index.js');
+  const { checkTextSize } = await import('../format/yaml.js');
+  const names = labels(files);
+  return files.map((f, i) => {
+    const text = read(f);
+    checkTextSize(text, f, MAX_RESULT_BYTES);
+    return loadResult(text, f, names[i] as string);
+  });
+}
+
+export function registerReportCommands(root: Command, io: Io): void {
+  const r = root
+    .command('report')
+    .description('draw a saved result (blis run/replay JSON output, best saved with --report-data, or a blis evaluate result) as one self-contained HTML file')
+    .argument('<result>', 'the saved result JSON')
+    .option('-o, --output <file>', 'the HTML file to write (default: the result\'s name with .html; - = stdout)');
+  r.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
+  r.action(async (result: string, o: { output?: string }) => {
+    if (!/\.json$/i.test(result) && o.output === undefined) throw new UsageError('bad-flag', `${result}: name the output with -o FILE.html (the default replaces a .json extension)`);
+    const [view] = await loadAll([result]);
+    const { renderResultReport } = await import('../report/index.js');
+    const html = await renderResultReport(view as import('../report/index.js').ResultView);
+    const out = o.output ?? result.replace(/\.json$/i, '.html');
+    if (out === '-') io.stdout(html);
+    else {
+      write(out, html, '--output');
+      io.info?.(`wrote ${out}`);
+    }
+  });
+
+  const c = root
+    .command('compare')
+    .description('compare runs, replays or evaluation results side by side: every shared metric with deltas against the first (table or JSON), and optionally an HTML report with overlaid CDFs and timelines')
+    .argument('<results...>', 'two or more saved results (the first is the baseline)')
+    .addOption(new Option('--format <format>', 'stdout format: table or json').default('table'))
+    .option('--report <file>', 'also write an HTML report (overlaid latency CDFs and cluster timelines need results saved with --report-data)');
+  c.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
+  c.action(async (results: string[], o: { format: string; report?: string }) => {
+    if (o.format !== 'table' && o.format !== 'json') throw new UsageError('bad-flag', `--format must be table or json, got "${o.format}"`);
+    if (results.length < 2) throw new UsageError('bad-flag', 'blis compare needs at least two results, e.g. blis compare a.json b.json');
+    const views = await loadAll(results);
+    const rep = await import('../report/index.js');
+    const cmp = rep.compareResults(views);
+    // The report is written before anything is printed: a failure leaves stdout empty.
+    if (o.report !== undefined) write(o.report, await rep.renderComparisonReport(cmp, views), '--report');
+    io.stdout(o.format === 'json' ? rep.formatComparisonJson(cmp) : rep.formatComparisonText(cmp));
+  });
+}

@@ -1,0 +1,118 @@
+/**
+ * `blis sweep FILE`: the sweep file checked whole (every point, files included) before anything runs, the
+ * points run locally (threads) or through the job queue, the rows written in the sweep's order, the summary.
+ * Ctrl-C stops waiting (exit 130); on a queue, what was queued stays there and a rerun collects it.
+ */
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { buildRows, loadSweep, LocalRunner, rowsCsv, rowsJsonl, simulationJob, summarize, summaryText, type JobRunner } from '../sweep/index.js';
+import { RunFailure, UsageError } from './errors.js';
+import type { Io } from './io.js';
+import { jobProgress } from './job-progress.js';
+import { asRunFailure, int, queueConnection } from './queue-run.js';
+import type { QueueFlags } from './sweep-command.js';
+
+export interface SweepFlags extends QueueFlags {
+  output?: string;
+  summary?: string;
+  workers: string;
+  timeoutS: string;
+  workerWaitS: string;
+}
+
+function read(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError('io', `${what}: cannot read ${file}: ${(e as Error).message}`);
+  }
+}
+
+/** Refuses an output path that cannot be written, before any work is done. */
+function checkOutput(file: string, flag: string): void {
+  const dir = path.dirname(path.resolve(file));
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError('bad-flag', `${flag} ${file}: the folder ${dir} does not exist; create it first`);
+  if (existsSync(file) && statSync(file).isDirectory()) throw new UsageError('bad-flag', `${flag} ${file} is a folder; name a file`);
+}
+
+function write(file: string, text: string, flag: string): void {
+  try {
+    writeFileSync(file, text);
+  } catch (e) {
+    throw new UsageError('io', `${flag}: cannot write ${file}: ${(e as Error).message}`);
+  }
+}
+
+/** Ctrl-C / SIGTERM as an abort signal; a second one exits at once. */
+export function interruptSignal(): { signal: AbortSignal; dispose(): void } {
+  const ac = new AbortController();
+  let n = 0;
+  const on = (): void => {
+    if (++n === 1) ac.abort(new RunFailure('INTERRUPTED', 'interrupted', 130));
+    else process.exit(130);
+  };
+  process.on('SIGINT', on);
+  process.on('SIGTERM', on);
+  return {
+    signal: ac.signal,
+    dispose: () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+    },
+  };
+}
+
+export async function sweepCommand(file: string, o: SweepFlags, io: Io): Promise<void> {
+  const format = o.output === undefined ? 'jsonl' : /\.csv$/i.test(o.output) ? 'csv' : /\.jsonl$/i.test(o.output) ? 'jsonl' : null;
+  if (format === null) throw new UsageError('bad-flag', `--output ${o.output}: name a .jsonl or .csv file`);
+  if (o.output !== undefined) checkOutput(o.output, '--output');
+  if (o.summary !== undefined) checkOutput(o.summary, '--summary');
+  const workers = int('--workers', o.workers, 1);
+  const timeoutMs = int('--timeout-s', o.timeoutS, 0) * 1000;
+  const workerWaitMs = int('--worker-wait-s', o.workerWaitS, 0) * 1000;
+  const q = o.queue === undefined ? null : queueConnection(o, io);
+  if (q !== null && (workers !== 1 || timeoutMs !== 0)) throw new UsageError('bad-flag', '--workers and --timeout-s are for local runs; with --queue, give each blis worker --concurrency and --timeout-s');
+  const dir = path.dirname(file);
+  const plan = await loadSweep(read(file, 'sweep file'), file, {
+    readText: (p, option) => read(path.isAbsolute(p) ? p : path.join(dir, p), `${file}: ${option}`),
+  });
+  for (const w of plan.warnings) io.warn(w);
+  const jobs = plan.points.map((p) => simulationJob(p.config));
+  let runner: JobRunner;
+  if (q === null) runner = new LocalRunner({ workers, timeoutMs });
+  else {
+    const { QueueRunner } = await import('../queue/index.js');
+    runner = new QueueRunner({ ...q, noWorkerTimeoutMs: workerWaitMs, warn: (m) => io.warn(m) });
+  }
+  const progress = jobProgress('sweep', jobs.length);
+  const interrupt = interruptSignal();
+  let finished = 0;
+  let outcomes;
+  try {
+    outcomes = await runner.runAll(jobs, (_i, outcome, cached) => {
+      finished++;
+      progress.done(cached, !outcome.ok || (typeof outcome.value === 'object' && outcome.value !== null && 'error' in outcome.value));
+    }, interrupt.signal);
+  } catch (e) {
+    if (interrupt.signal.aborted) {
+      const where = q === null ? 'nothing was written' : `the other points stay queued at ${q.target.display} and workers finish them: rerun the same command to collect every row (finished points are not run again), or clear them with blis queue clean`;
+      throw new RunFailure('INTERRUPTED', `interrupted after ${finished} of ${jobs.length} points; ${where}`, 130);
+    }
+    throw asRunFailure(e);
+  } finally {
+    progress.finish();
+    interrupt.dispose();
+    await runner.close();
+  }
+  const rows = buildRows(plan.points, outcomes);
+  const summary = summarize(rows, plan.objectives, !plan.defaultObjectives);
+  const summaryJson = `${JSON.stringify(summary, null, 2)}\n`;
+  if (o.summary !== undefined) write(o.summary, summaryJson, '--summary');
+  if (o.output !== undefined) {
+    write(o.output, format === 'csv' ? rowsCsv(rows, plan.params) : rowsJsonl(rows), '--output');
+    io.stdout(summaryJson);
+  } else {
+    io.stdout(rowsJsonl(rows));
+    io.info?.(summaryText(summary).trimEnd());
+  }
+}

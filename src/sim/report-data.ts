@@ -1,0 +1,186 @@
+/**
+ * What a report draws for one run, as plain JSON (`report_data` in the JSON output with `--report-data`, and
+ * the input of the HTML report): binned latency CDFs overall and per SLO class, the sampled time series
+ * (coarsened to at most {@link REPORT_MAX_ROWS} rows), requests routed per instance and routing regret over
+ * time. Sized by the number of instances and rows, never by the number of requests.
+ */
+import type { TimeSeriesData, InstanceSeries } from '../cluster/timeseries.js';
+import type { Request } from '../domain/request.js';
+import { binnedCdf, weightedCdf, CDF_PROBABILITIES, type BinnedCdf } from '../metrics/cdf.js';
+import type { FlagValues } from './options.js';
+import type { ClusterSimulator } from '../cluster/cluster.js';
+
+/** What the report data is drawn from: the finished cluster, every request, the sampled series. */
+export interface ReportDataInput {
+  readonly cluster: ClusterSimulator;
+  readonly requests: readonly Request[];
+  readonly timeseries: TimeSeriesData | null;
+}
+
+export const REPORT_DATA_VERSION = 1;
+/** Time-series rows kept in report data. */
+export const REPORT_MAX_ROWS = 512;
+/** Time bins of the regret series. */
+export const REGRET_BINS = 200;
+
+export type LatencyMetric = 'ttft_ms' | 'itl_ms' | 'e2e_ms';
+
+export interface ReportData {
+  readonly version: number;
+  readonly source: 'run' | 'replay';
+  /** Options given explicitly (name -> value text), in option-table order. */
+  readonly options: Readonly<Record<string, string>>;
+  readonly cdf_probabilities: readonly number[];
+  /** Per metric: `all`, then each SLO class (`default` for requests without one). */
+  readonly latency: Readonly<Record<LatencyMetric, Readonly<Record<string, BinnedCdf>>>>;
+  readonly slo_classes: readonly string[];
+  readonly routing: readonly { readonly instance: string; readonly routed: number; readonly completed: number }[];
+  /** Mean and max counterfactual regret of the routing decisions in each time bin (decision traces only). */
+  readonly regret: { readonly time_us: readonly number[]; readonly mean: readonly number[]; readonly max: readonly number[]; readonly decisions: readonly number[] } | null;
+  readonly timeseries: TimeSeriesData | null;
+}
+
+/** Options that only say where or how outputs go: not part of the run's configuration. */
+const OUTPUT_ONLY = new Set(['report-data', 'output-format', 'metrics-path', 'timeseries-path', 'timeseries-format', 'trace-output', 'results-path', 'log', 'summarize-trace']);
+
+const classOf = (r: Request): string => (r.sloClass === '' ? 'default' : r.sloClass);
+
+/** Token-level ITLs of completed requests (the reference's AllITLs) per class, as step values × use counts. */
+function itlCdfs(out: ReportDataInput, classes: readonly string[]): Record<string, BinnedCdf> {
+  const values: number[] = [];
+  const offset = new Map<string, number>();
+  for (const inst of out.cluster.instances) {
+    offset.set(inst.id, values.length);
+    for (const v of inst.metrics.stepItl.toArray()) values.push(v);
+  }
+  const weights = new Map<string, Int32Array>([['all', new Int32Array(values.length)]]);
+  for (const c of classes) weights.set(c, new Int32Array(values.length));
+  for (const r of out.requests) {
+    if (r.outcome !== 'completed' || !r.hasE2E) continue;
+    const base = offset.get(r.assignedInstance);
+    if (base === undefined) continue;
+    const all = weights.get('all') as Int32Array;
+    const own = weights.get(classOf(r)) as Int32Array;
+    // Earlier runs of ITL steps, then the last one (see Request.itlFirst).
+    const runs = r.itlCount > 0 ? [...(r.itlRuns ?? []), r.itlFirst, r.itlLast] : (r.itlRuns ?? []);
+    for (let i = 0; i < runs.length; i += 2) {
+      for (let s = runs[i] as number; s <= (runs[i + 1] as number); s++) {
+        all[base + s - 1] = (all[base + s - 1] as number) + 1;
+        own[base + s - 1] = (own[base + s - 1] as number) + 1;
+      }
+    }
+  }
+  const res: Record<string, BinnedCdf> = {};
+  for (const [c, w] of weights) {
+    const cdf = weightedCdf(values, w, 1e-3);
+    if (cdf !== null) res[c] = cdf;
+  }
+  return res;
+}
+
+function perClass(requests: readonly Request[], classes: readonly string[], pick: (r: Request) => number | null): Record<string, BinnedCdf> {
+  const groups = new Map<string, number[]>([['all', []], ...classes.map((c) => [c, []] as [string, number[]])]);
+  for (const r of requests) {
+    const v = pick(r);
+    if (v === null) continue;
+    (groups.get('all') as number[]).push(v);
+    (groups.get(classOf(r)) as number[]).push(v);
+  }
+  const res: Record<string, BinnedCdf> = {};
+  for (const [c, vs] of groups) {
+    const cdf = binnedCdf(vs, 1e-3);
+    if (cdf !== null) res[c] = cdf;
+  }
+  return res;
+}
+
+function regretSeries(out: ReportDataInput): ReportData['regret'] {
+  const recs = out.cluster.routingRecords;
+  if (recs.length === 0 || recs.every((r) => r.candidates === null)) return null;
+  const end = Math.max(1, ...recs.map((r) => r.clock));
+  const width = Math.max(1, Math.ceil((end + 1) / REGRET_BINS));
+  const n = Math.ceil((end + 1) / width);
+  const sum = new Array<number>(n).fill(0);
+  const max = new Array<number>(n).fill(0);
+  const cnt = new Array<number>(n).fill(0);
+  for (const r of recs) {
+    const b = Math.floor(r.clock / width);
+    sum[b] = (sum[b] as number) + r.regret;
+    max[b] = Math.max(max[b] as number, r.regret);
+    cnt[b] = (cnt[b] as number) + 1;
+  }
+  const keep = cnt.map((c, i) => (c > 0 ? i : -1)).filter((i) => i >= 0);
+  const r6 = (v: number): number => Math.round(v * 1e6) / 1e6;
+  return {
+    time_us: keep.map((i) => (i + 1) * width),
+    mean: keep.map((i) => r6((sum[i] as number) / (cnt[i] as number))),
+    max: keep.map((i) => r6(max[i] as number)),
+    decisions: keep.map((i) => cnt[i] as number),
+  };
+}
+
+/** Merges groups of consecutive rows: counters summed, gauges as at the group's end, derived columns recomputed. */
+export function coarsenSeries(ts: TimeSeriesData, maxRows: number): TimeSeriesData {
+  const factor = Math.ceil(ts.times.length / maxRows);
+  if (factor <= 1) return ts;
+  const n = Math.ceil(ts.times.length / factor);
+  const times = Array.from({ length: n }, (_, g) => ts.times[Math.min(ts.times.length - 1, (g + 1) * factor - 1)] as number);
+  const merge = (cols: Readonly<Record<string, readonly number[]>>, firstRow: number): Record<string, number[]> => {
+    const len = (Object.values(cols)[0] ?? []).length;
+    const out: Record<string, number[]> = {};
+    const firstGroup = Math.floor(firstRow / factor);
+    const groups = len === 0 ? 0 : Math.floor((firstRow + len - 1) / factor) - firstGroup + 1;
+    for (const [name, v] of Object.entries(cols)) {
+      const kind = ts.columns[name];
+      const o = new Array<number>(groups).fill(0);
+      for (let j = 0; j < len; j++) {
+        const g = Math.floor((firstRow + j) / factor) - firstGroup;
+        if (kind === 'counter') o[g] = (o[g] as number) + (v[j] as number);
+        else o[g] = v[j] as number;
+      }
+      out[name] = o;
+    }
+    // Step time: mean over the group's steps; throughput: the group's tokens over its span.
+    const st = cols['step_time_us'];
+    const steps = cols['steps'];
+    if (st !== undefined && steps !== undefined) {
+      const tot = new Array<number>(groups).fill(0);
+      for (let j = 0; j < len; j++) {
+        const g = Math.floor((firstRow + j) / factor) - firstGroup;
+        tot[g] = (tot[g] as number) + (st[j] as number) * (steps[j] as number);
+      }
+      out['step_time_us'] = tot.map((t, g) => ((out['steps']?.[g] ?? 0) > 0 ? Math.round((t / (out['steps']?.[g] as number)) * 1000) / 1000 : 0));
+    }
+    if (out['output_tokens'] !== undefined && out['throughput_tokens_per_s'] !== undefined) {
+      out['throughput_tokens_per_s'] = (out['output_tokens']).map((v, g) => {
+        const k = firstGroup + g;
+        const span = (times[k] as number) - (k > 0 ? (times[k - 1] as number) : 0);
+        return span > 0 ? Math.round(((v * 1e6) / span) * 1000) / 1000 : 0;
+      });
+    }
+    return out;
+  };
+  const instances: InstanceSeries[] = ts.instances.map((s) => ({ id: s.id, firstRow: Math.floor(s.firstRow / factor), values: merge(s.values, s.firstRow) }));
+  return { intervalUs: ts.intervalUs * factor, times, columns: ts.columns, cluster: merge(ts.cluster, 0), instances };
+}
+
+/** The report data of a finished run or replay. */
+export function buildReportData(out: ReportDataInput, f: FlagValues, source: 'run' | 'replay'): ReportData {
+  const classes = [...new Set(out.requests.map(classOf))].sort();
+  const done = (r: Request): boolean => r.outcome === 'completed' && r.hasE2E;
+  return {
+    version: REPORT_DATA_VERSION,
+    source,
+    options: Object.fromEntries(f.explicitOptions().filter(([name]) => !OUTPUT_ONLY.has(name))),
+    cdf_probabilities: CDF_PROBABILITIES,
+    latency: {
+      ttft_ms: perClass(out.requests, classes, (r) => (r.hasTTFT && r.registered ? r.ttft : null)),
+      itl_ms: itlCdfs(out, classes),
+      e2e_ms: perClass(out.requests, classes, (r) => (done(r) ? r.e2e : null)),
+    },
+    slo_classes: classes,
+    routing: out.cluster.instances.map((i) => ({ instance: i.id, routed: i.metrics.requests.length, completed: i.metrics.completedRequests })),
+    regret: regretSeries(out),
+    timeseries: out.timeseries === null ? null : coarsenSeries(out.timeseries, REPORT_MAX_ROWS),
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * Jobs on this machine: in this thread (one worker, no budget), or on the evaluation layer's piscina pool —
+ * sweep points through this layer's worker module, evaluations through the pool's own. Each outcome is what a
+ * queued run gives for the same job (a result, or a failure that is never cached).
+ */
+import { fileURLToPath } from 'node:url';
+import { EvaluationPool, PoolTaskFailure } from '../evaluate/pool.js';
+import { evaluationFailure, JobInternalError, runJobInProcess } from './jobs.js';
+import type { JobOutcome, JobRunner, JobSpec } from './types.js';
+import type { WorkerReply } from './worker.js';
+
+/** The compiled worker module (tests run from sources: use the build beside them). */
+export function sweepWorkerFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  return here.endsWith('.ts') ? here.replace(/\/src\/sweep\/local\.ts$/, '/dist/sweep/worker.js') : here.replace(/local\.js$/, 'worker.js');
+}
+
+export interface LocalOptions {
+  /** Threads (1 = in this thread unless a budget is set). */
+  readonly workers: number;
+  /** Wall-clock budget per job in ms (0 = none); needs the pool. */
+  readonly timeoutMs: number;
+  /** Run on threads even with one worker (keeps this thread's event loop free, as a queue worker needs). */
+  readonly threads?: boolean;
+}
+
+function roundTrip(v: unknown): unknown {
+  return JSON.parse(JSON.stringify(v)) as unknown;
+}
+
+export class LocalRunner implements JobRunner {
+  private readonly pool: EvaluationPool | null;
+
+  constructor(private readonly opts: LocalOptions) {
+    this.pool = opts.workers > 1 || opts.timeoutMs > 0 || opts.threads === true ? new EvaluationPool({ workers: opts.workers, timeoutMs: opts.timeoutMs }) : null;
+  }
+
+  /** One job; never rejects for the job's own failures. */
+  async run(job: JobSpec): Promise<JobOutcome> {
+    try {
+      if (this.pool === null) return { ok: true, value: await runJobInProcess(job) };
+      if (job.kind === 'evaluate') {
+        const r = await this.pool.run(job.candidate, job.suite, job.opts);
+        const failure = evaluationFailure(r);
+        return failure === null ? { ok: true, value: roundTrip(r) } : { ok: false, error: failure };
+      }
+      const reply = (await this.pool.runModule(sweepWorkerFile(), job)) as WorkerReply;
+      return 'internal' in reply ? { ok: false, error: { code: 'INTERNAL', message: reply.internal } } : { ok: true, value: roundTrip(reply.result) };
+    } catch (e) {
+      if (e instanceof PoolTaskFailure || e instanceof JobInternalError) return { ok: false, error: { code: e.code, message: e.message } };
+      throw e;
+    }
+  }
+
+  /** All jobs, at most a few per thread in flight (memory stays bounded on big sweeps); outcomes in job order. */
+  async runAll(jobs: readonly JobSpec[], onDone?: (index: number, outcome: JobOutcome, cached: boolean) => void, signal?: AbortSignal): Promise<JobOutcome[]> {
+    const out = new Array<JobOutcome>(jobs.length);
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < jobs.length && signal?.aborted !== true) {
+        const i = next++;
+        const o = await this.run(jobs[i] as JobSpec);
+        out[i] = o;
+        onDone?.(i, o, false);
+        // In-thread runs block the event loop per job: let signals and progress through between jobs.
+        if (this.pool === null) await new Promise<void>((r) => setImmediate(r));
+      }
+    };
+    const lanes = this.pool === null ? 1 : this.opts.workers * 2;
+    await Promise.all(Array.from({ length: Math.min(lanes, jobs.length) }, () => lane()));
+    if (signal?.aborted === true) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
+}
