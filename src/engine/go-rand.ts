@@ -203,18 +203,25 @@ export class GoRand {
     let tap = this.tap;
     let feed = this.feed;
     let lo = this.lastLo;
-    for (let i = from; i < to; i++) {
-      let v: number;
-      do {
-        tap = tap === 0 ? RNG_LEN - 1 : tap - 1;
-        feed = feed === 0 ? RNG_LEN - 1 : feed - 1;
+    let i = from;
+    while (i < to) {
+      // Both indexes count down together: the next min(tap, feed) steps need no wrap-around test.
+      if (tap === 0) tap = RNG_LEN;
+      if (feed === 0) feed = RNG_LEN;
+      let run = tap < feed ? tap : feed;
+      while (run > 0 && i < to) {
+        tap--;
+        feed--;
+        run--;
         const sumLo = vecLo[feed]! + vecLo[tap]!;
         lo = sumLo >>> 0;
-        v = (vecHi[feed]! + vecHi[tap]! + (sumLo > 0xffffffff ? 1 : 0)) & 0x7fffffff;
+        const v = (vecHi[feed]! + vecHi[tap]! + (sumLo > 0xffffffff ? 1 : 0)) & 0x7fffffff;
         vecLo[feed] = lo;
         vecHi[feed] = v;
-      } while (!pow2 && v > max);
-      out[i] = pow2 ? v & (n - 1) : v % n;
+        // A draw above `max` is rejected (Go draws again): it yields no value.
+        if (pow2) out[i++] = v & (n - 1);
+        else if (v <= max) out[i++] = v % n;
+      }
     }
     this.tap = tap;
     this.feed = feed;
