@@ -3,7 +3,9 @@
  * the per-chunk ITL CSV of `blis observe --record-itl`. Errors name the file, the row and the field.
  */
 import type { ItlRecord, SimResult } from './pairs.js';
-import { BlisError } from '../domain/errors.js';
+import { BlisError, showValue } from '../domain/errors.js';
+import { readCsv } from '../format/csv.js';
+import { parseJson } from '../format/yaml.js';
 
 export class CalibrateInputError extends BlisError {
   constructor(message: string) {
@@ -15,11 +17,11 @@ export class CalibrateInputError extends BlisError {
 function num(o: Record<string, unknown>, key: string, where: string, integer: boolean, required: boolean): number {
   const v = o[key];
   if (v === undefined || v === null) {
-    if (required) throw new CalibrateInputError(`${where}: missing "${key}"`);
+    if (required) throw new CalibrateInputError(`${where}: missing ${showValue(key)}`);
     return 0;
   }
   if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v))) {
-    throw new CalibrateInputError(`${where}: "${key}" must be ${integer ? 'an integer' : 'a number'}, got ${JSON.stringify(v)}`);
+    throw new CalibrateInputError(`${where}: ${showValue(key)} must be ${integer ? 'an integer' : 'a number'}, got ${JSON.stringify(v)}`);
   }
   return v;
 }
@@ -27,7 +29,7 @@ function num(o: Record<string, unknown>, key: string, where: string, integer: bo
 function str(o: Record<string, unknown>, key: string, where: string): string {
   const v = o[key];
   if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') throw new CalibrateInputError(`${where}: "${key}" must be a string, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'string') throw new CalibrateInputError(`${where}: ${showValue(key)} must be a string, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -35,9 +37,10 @@ function str(o: Record<string, unknown>, key: string, where: string): string {
 export function parseSimResults(text: string, label: string): SimResult[] {
   let doc: unknown;
   try {
-    doc = JSON.parse(text) as unknown;
+    doc = parseJson(text, label);
   } catch (e) {
-    throw new CalibrateInputError(`${label}: not valid JSON: ${(e as Error).message}`);
+    if (e instanceof BlisError) throw new CalibrateInputError(e.message);
+    throw e;
   }
   if (!Array.isArray(doc)) throw new CalibrateInputError(`${label}: expected a JSON array of sim results (blis replay --results-path)`);
   return doc.map((row: unknown, i) => {
@@ -65,18 +68,27 @@ export function formatItlCsv(records: readonly ItlRecord[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Parses an ITL CSV: a header row, then three non-negative integers per row. */
+/**
+ * Parses an ITL CSV: the header row, then three non-negative decimal integers per row (bounded, through
+ * src/format/csv.ts; a row with more or fewer cells is an error rather than silently cut).
+ */
 export function parseItlCsv(text: string, label: string): ItlRecord[] {
-  const lines = text.split(/\r?\n/);
-  if (lines.length === 0 || (lines[0] ?? '').trim() === '') throw new CalibrateInputError(`${label}: empty ITL file; expected the header "${ITL_CSV_HEADER}"`);
+  const rows = readCsv(text, label, {
+    fail: (line, problem, fix) => {
+      throw new CalibrateInputError(`${label}:${line}: ${problem}; ${fix}`);
+    },
+  });
+  const head = rows[0];
+  if (head === undefined) throw new CalibrateInputError(`${label}: empty ITL file; expected the header ${showValue(ITL_CSV_HEADER)}`);
+  if (head.fields.join(',') !== ITL_CSV_HEADER) {
+    throw new CalibrateInputError(`${label}:${head.line}: the header is ${showValue(head.fields.join(','))}; an ITL file (blis observe --record-itl) starts with ${showValue(ITL_CSV_HEADER)}`);
+  }
   const out: ItlRecord[] = [];
-  for (let i = 1; i < lines.length; i++) {
-    const line = (lines[i] as string).trim();
-    if (line === '') continue;
-    const f = line.split(',');
-    if (f.length < 3) throw new CalibrateInputError(`${label}: line ${i + 1} has ${f.length} columns, expected 3 (${ITL_CSV_HEADER})`);
-    const v = f.slice(0, 3).map((x) => (/^\d+$/.test(x.trim()) ? Number(x.trim()) : NaN));
-    if (v.some((x) => !Number.isSafeInteger(x))) throw new CalibrateInputError(`${label}: line ${i + 1}: "${line}" must hold three non-negative integers`);
+  for (const row of rows.slice(1)) {
+    const f = row.fields.map((x) => x.trim());
+    if (f.length !== 3) throw new CalibrateInputError(`${label}:${row.line}: row has ${f.length} columns, expected 3 (${ITL_CSV_HEADER})`);
+    const v = f.map((x) => (/^\d+$/.test(x) ? Number(x) : NaN));
+    if (v.some((x) => !Number.isSafeInteger(x))) throw new CalibrateInputError(`${label}:${row.line}: ${showValue(f.join(','))} must hold three non-negative integers`);
     out.push({ requestId: v[0] as number, chunkIndex: v[1] as number, timestampUs: v[2] as number });
   }
   return out;

@@ -2,14 +2,17 @@
  * `blis calibrate`: reads the observed trace, the replay's SimResult JSON (and optionally ITL data and the
  * replay's metrics file), writes the report JSON, and prints the summary on stderr.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
+import { BlisError } from '../domain/errors.js';
+import { parseJson } from '../format/yaml.js';
 import type { FlagValues } from '../sim/options.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import { parseTraceCsv } from '../workload/tracev2-csv.js';
 import { CalibrateInputError, parseItlCsv, parseSimResults, reportToJson, runCalibration } from '../calibrate/index.js';
 import type { Io } from './io.js';
+import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 
 function required(f: FlagValues, name: string): string {
   const v = f.str(name);
@@ -18,21 +21,18 @@ function required(f: FlagValues, name: string): string {
 }
 
 function read(path: string, flag: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ConfigError('io', `${flag}: cannot read ${path}: ${(e as Error).message}`);
-  }
+  return readInputFile(path, flag, flag === '--trace-data' || flag === '--itl-data' ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES);
 }
 
 /** The replay metrics file's aggregate cache_hit_rate, or null when it has none. */
 function simCacheHitRate(path: string): number | null {
+  const text = read(path, '--sim-metrics');
   let doc: unknown;
   try {
-    doc = JSON.parse(read(path, '--sim-metrics')) as unknown;
+    doc = parseJson(text, path);
   } catch (e) {
-    if (e instanceof ConfigError) throw e;
-    throw new CalibrateInputError(`--sim-metrics: ${path} is not valid JSON: ${(e as Error).message}`);
+    if (e instanceof BlisError) throw new CalibrateInputError(`--sim-metrics: ${e.message}`);
+    throw e;
   }
   const v = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>)['cache_hit_rate'] : undefined;
   return typeof v === 'number' && Number.isFinite(v) ? v : null;

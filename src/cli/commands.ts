@@ -1,13 +1,14 @@
 /**
  * `blis run` and `blis replay`: the simulation layer renders everything; this writes stdout and the files.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
 import type { SimEnv } from '../sim/env.js';
 import type { FlagValues } from '../sim/options.js';
 import { simulateReplay, simulateRun, type RunOptions, type SimulationObserver, type SimulationOutputs } from '../sim/run.js';
 import { progressDisplay } from './progress.js';
 import type { Io } from './io.js';
+import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 
 export type { SimulationObserver } from '../sim/run.js';
 
@@ -15,13 +16,13 @@ export type { SimulationObserver } from '../sim/run.js';
 export function processEnv(io: Io): SimEnv {
   return {
     readText: (path, option) => {
-      try {
-        return readFileSync(path, 'utf8');
-      } catch (e) {
-        throw new ConfigError('io', `${option}: cannot read ${path}: ${(e as Error).message}`);
-      }
+      const text = readInputFile(path, option, option === '--trace-data' ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES);
+      io.logDebug?.(`read ${path} (${option}): ${text.length} characters`);
+      return text;
     },
     warn: (m) => io.warn(m),
+    info: (m) => io.logInfo?.(m),
+    debug: (m) => io.logDebug?.(m),
   };
 }
 

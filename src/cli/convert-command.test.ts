@@ -57,9 +57,11 @@ describe('blis convert preset', () => {
     for (const [argv, msg] of [
       [['--name', 'nope'], /^--name: unknown preset "nope"/],
       [['--name', 'chatbot', '--rate', '0'], /^--rate must be a finite value > 0, got 0$/],
-      [['--name', 'chatbot', '--rate', 'fast'], /^--rate must be a number, got "fast"$/],
-      [['--name', 'chatbot', '--num-requests', '2.5'], /^--num-requests must be a whole number/],
-      [['--name', 'chatbot', '--seed', 'x'], /^--seed must be an int64/],
+      [['--name', 'chatbot', '--rate', 'fast'], /^--rate: "fast" is not a finite decimal number/],
+      [['--name', 'chatbot', '--rate', '0x10'], /^--rate: "0x10" is not a finite decimal number \(write it in decimal/],
+      [['--name', 'chatbot', '--num-requests', '2.5'], /^--num-requests: "2.5" is not an integer/],
+      [['--name', 'chatbot', '--num-requests', '010'], /^--num-requests: "010" has a leading zero, which the reference reads as octal/],
+      [['--name', 'chatbot', '--seed', 'x'], /^--seed: "x" is not an integer/],
       [['--rate', '1'], /required option '--name <value>' not specified/],
     ] as const) {
       const r = await cli('convert', 'preset', ...argv);

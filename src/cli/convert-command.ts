@@ -3,36 +3,29 @@
  * pure functions in src/workload/profiles/convert.ts). Bad input ends as one `error:` line and exit 2, through
  * the coded errors main.ts reports.
  */
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { UsageError } from './errors.js';
+import { checkIntText, parseFloatFlag, parseIntFlag } from '../sim/options.js';
 import type { Io } from './io.js';
+import { readInputFile } from './read-input.js';
 
 function number(flag: string, text: string): number {
-  const v = Number(text);
-  if (text.trim() === '' || !Number.isFinite(v)) throw new UsageError('bad-flag', `${flag} must be a number, got "${text}"`);
-  return v;
+  return parseFloatFlag(flag, text);
 }
 
 function integer(flag: string, text: string): number {
-  const v = number(flag, text);
-  if (!Number.isSafeInteger(v)) throw new UsageError('bad-flag', `${flag} must be a whole number, got "${text}"`);
-  return v;
+  return parseIntFlag(flag, text);
 }
 
 function seed(text: string): bigint {
-  if (!/^-?[0-9]+$/.test(text.trim())) throw new UsageError('bad-flag', `--seed must be an int64, got "${text}"`);
+  checkIntText('--seed', text.trim());
   const v = BigInt(text.trim());
   if (v > 2n ** 63n - 1n || v < -(2n ** 63n)) throw new UsageError('bad-flag', `--seed is out of the int64 range: ${text}`);
   return v;
 }
 
 function readFileText(path: string, flag: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new UsageError('io', `${flag}: cannot read ${path}: ${(e as Error).message}`);
-  }
+  return readInputFile(path, flag);
 }
 
 function leaf(parent: Command, name: string, description: string, io: Io): Command {

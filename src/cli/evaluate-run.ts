@@ -3,7 +3,7 @@
  * evaluate-command.ts).
  * A broken candidate is a scored result (exit 0); only a broken suite, flags or files exit 2.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   candidateFromBundle,
@@ -26,22 +26,22 @@ import { findTemplate, type ParamValue } from '../policy/templates/catalog.js';
 import { EvaluationPool } from '../evaluate/pool.js';
 import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
 import { UsageError } from './errors.js';
+import { BlisError, showValue } from '../domain/errors.js';
+import { parseJson } from '../format/yaml.js';
+import { DECIMAL_FLOAT, parseFloatFlag, parseIntFlag } from '../sim/options.js';
 import type { Io } from './io.js';
+import { readInputFile } from './read-input.js';
 import { progressDisplay } from './progress.js';
 
 function read(file: string, flag: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UsageError('io', `${flag}: cannot read ${file}: ${(e as Error).message}`);
-  }
+  return readInputFile(file, flag);
 }
 
 function loadSuite(name: string): Suite {
   const builtin = findSuite(name);
   if (builtin !== undefined) return builtin;
   if (!existsSync(name)) {
-    throw new UsageError('bad-flag', `--suite: "${name}" is neither a built-in suite (${BUILTIN_SUITES.map((s) => s.name).join(', ')}) nor a file; blis suites lists the built-in ones`);
+    throw new UsageError('bad-flag', `--suite: ${showValue(name)} is neither a built-in suite (${BUILTIN_SUITES.map((s) => s.name).join(', ')}) nor a file; blis suites lists the built-in ones`);
   }
   return parseSuite(read(name, '--suite'), name);
 }
@@ -68,7 +68,7 @@ function parseOnly(values: readonly string[]): NonNullable<EvaluateOptions['only
   if (values.length === 0) return null;
   return values.map((v) => {
     const m = /^(.+)@(\d+)$/.exec(v);
-    if (m === null) throw new UsageError('bad-flag', `--only "${v}": write scenario@seed, e.g. steady@1 (blis suites lists them)`);
+    if (m === null) throw new UsageError('bad-flag', `--only ${showValue(v)}: write scenario@seed, e.g. steady@1 (blis suites lists them)`);
     return { scenario: m[1] as string, seed: Number(m[2]) };
   });
 }
@@ -110,8 +110,8 @@ function writeReport(file: string, html: string): void {
 }
 
 function int(flag: string, v: string, min: number): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new UsageError('bad-flag', `${flag} must be an integer >= ${min}, got "${v}"`);
+  const n = parseIntFlag(flag, v);
+  if (n < min) throw new UsageError('bad-flag', `${flag} must be an integer >= ${min}, got ${n}`);
   return n;
 }
 
@@ -120,7 +120,7 @@ function dirCache(dir: string): ResultCache {
   return new ResultCache({
     get: (k) => {
       const f = path.join(dir, `${k}.json`);
-      return existsSync(f) ? readFileSync(f, 'utf8') : null;
+      return existsSync(f) ? readInputFile(f, '--cache-dir') : null;
     },
     set: (k, v) => writeFileSync(path.join(dir, `${k}.json`), v),
   });
@@ -128,9 +128,9 @@ function dirCache(dir: string): ResultCache {
 
 export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   const suite = loadSuite(o.suite);
-  if (o.stage !== '1' && o.stage !== '2') throw new UsageError('bad-flag', `--stage must be 1 or 2, got "${o.stage}"`);
-  if (!(CONTROL_POINTS as readonly string[]).includes(o.controlPoint)) throw new UsageError('bad-flag', `--control-point must be one of ${CONTROL_POINTS.join(', ')}, got "${o.controlPoint}"`);
-  if (o.engine !== 'fast' && o.engine !== 'strict') throw new UsageError('bad-flag', `--engine must be fast or strict, got "${o.engine}"`);
+  if (o.stage !== '1' && o.stage !== '2') throw new UsageError('bad-flag', `--stage must be 1 or 2, got ${showValue(o.stage)}`);
+  if (!(CONTROL_POINTS as readonly string[]).includes(o.controlPoint)) throw new UsageError('bad-flag', `--control-point must be one of ${CONTROL_POINTS.join(', ')}, got ${showValue(o.controlPoint)}`);
+  if (o.engine !== 'fast' && o.engine !== 'strict') throw new UsageError('bad-flag', `--engine must be fast or strict, got ${showValue(o.engine)}`);
   const engine = o.engine;
   if (o.report !== undefined && (o.serve === true || o.population !== undefined)) throw new UsageError('bad-flag', '--report works with one candidate (--candidate or --components), not with --population or --serve');
   const opts: EvaluateOptions = { stage: Number(o.stage) as 1 | 2, only: parseOnly(o.only), ...(o.report === undefined ? {} : { reportData: true }) };
@@ -199,11 +199,12 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
     let candidate: Candidate;
     if (o.components !== undefined) {
       let comps: unknown;
+      const text = read(o.components, '--components');
       try {
-        comps = JSON.parse(read(o.components, '--components'));
+        comps = parseJson(text, o.components);
       } catch (e) {
-        if (e instanceof UsageError) throw e;
-        throw new UsageError('bad-flag', `--components: ${o.components} is not JSON: ${(e as Error).message}`);
+        if (e instanceof BlisError) throw new UsageError('bad-flag', `--components: ${e.message}`);
+        throw e;
       }
       if (comps === null || typeof comps !== 'object' || Array.isArray(comps)) throw new UsageError('bad-flag', '--components must hold a JSON object of name: text');
       try {
@@ -248,8 +249,8 @@ function parseStart(text: string): Record<string, ParamValue> {
   if (text.trim() === '') return out;
   for (const part of text.split(',')) {
     const [k, v] = part.split('=').map((x) => x.trim()) as [string, string | undefined];
-    if (k === '' || v === undefined) throw new UsageError('bad-flag', `--start "${part}": write name=value,... (blis policies lists the parameters)`);
-    out[k] = v === 'true' ? true : v === 'false' ? false : Number.isFinite(Number(v)) && v !== '' ? Number(v) : v;
+    if (k === '' || v === undefined) throw new UsageError('bad-flag', `--start ${showValue(part)}: write name=value,... (blis policies lists the parameters)`);
+    out[k] = v === 'true' ? true : v === 'false' ? false : DECIMAL_FLOAT.test(v) && Number.isFinite(Number(v)) ? Number(v) : v;
   }
   return out;
 }
@@ -257,13 +258,13 @@ function parseStart(text: string): Record<string, ParamValue> {
 export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
   const suite = loadSuite(o.suite);
   const t = findTemplate(o.template);
-  if (t === undefined) throw new UsageError('bad-flag', `--template: unknown template "${o.template}"; blis policies lists them`);
+  if (t === undefined) throw new UsageError('bad-flag', `--template: unknown template ${showValue(o.template)}; blis policies lists them`);
   const budget = int('--budget', o.budget, 1);
   const seed = int('--seed', o.seed, 0);
-  const share = Number(o.randomShare);
-  if (!(share >= 0 && share <= 1)) throw new UsageError('bad-flag', `--random-share must be in [0, 1], got "${o.randomShare}"`);
+  const share = parseFloatFlag('--random-share', o.randomShare);
+  if (!(share >= 0 && share <= 1)) throw new UsageError('bad-flag', `--random-share must be in [0, 1], got ${showValue(o.randomShare)}`);
   const start = parseStart(o.start);
-  for (const k of Object.keys(start)) if (!t.parameters.some((p) => p.name === k)) throw new UsageError('bad-flag', `--start: ${t.name} has no parameter "${k}"; parameters: ${t.parameters.map((p) => p.name).join(', ')}`);
+  for (const k of Object.keys(start)) if (!t.parameters.some((p) => p.name === k)) throw new UsageError('bad-flag', `--start: ${t.name} has no parameter ${showValue(k)}; parameters: ${t.parameters.map((p) => p.name).join(', ')}`);
   const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache);
   const evaluate = async (c: Candidate, evalOpts: EvaluateOptions, s: Suite = suite): Promise<EvaluationResult> => {
     const key = ResultCache.key(c, s, evalOpts);

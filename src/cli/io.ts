@@ -1,11 +1,22 @@
-/** The CLI's effects, injectable so tests can capture stdout/stderr without a child process. */
+/**
+ * The CLI's effects, injectable so tests can capture stdout/stderr without a child process.
+ *
+ * `--log` levels, most to least verbose: debug > info > warn (default) > error. `warn` and `info` (a command's
+ * own summary and progress lines) are shown at warn and above; `logInfo` lines (what was resolved) at info and
+ * debug; `logDebug` lines (files read, timings, an internal error's stack) at debug only; `--log error` leaves
+ * only the error line. main.ts applies the level by dropping what is below it.
+ */
 export interface Io {
   stdout(text: string): void;
   /** A diagnostic line on stderr (warn level). */
   warn(text: string): void;
   error(text: string): void;
-  /** An informational line on stderr (progress, summaries); optional, dropped when absent. */
+  /** A command's summary or progress line on stderr; optional, dropped when absent. */
   info?(text: string): void;
+  /** `info: ...` on stderr, shown with --log info or debug. */
+  logInfo?(text: string): void;
+  /** `debug: ...` on stderr, shown with --log debug. */
+  logDebug?(text: string): void;
 }
 
 export const processIo: Io = {
@@ -13,4 +24,23 @@ export const processIo: Io = {
   warn: (t) => void process.stderr.write(`warning: ${t}\n`),
   error: (t) => void process.stderr.write(`error: ${t}\n`),
   info: (t) => void process.stderr.write(`${t}\n`),
+  logInfo: (t) => void process.stderr.write(`info: ${t}\n`),
+  logDebug: (t) => void process.stderr.write(`debug: ${t}\n`),
 };
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** `io` with the lines below `level` dropped. */
+export function ioAtLevel(io: Io, level: LogLevel): Io {
+  const rank = LOG_LEVELS.indexOf(level);
+  const drop = (): void => undefined;
+  return {
+    stdout: (t) => io.stdout(t),
+    error: (t) => io.error(t),
+    warn: rank <= 2 ? (t) => io.warn(t) : drop,
+    info: rank <= 2 ? (t) => io.info?.(t) : drop,
+    logInfo: rank <= 1 ? (t) => io.logInfo?.(t) : drop,
+    logDebug: rank === 0 ? (t) => io.logDebug?.(t) : drop,
+  };
+}

@@ -11,7 +11,8 @@ import { registerReportCommands } from './report-command.js';
 import { EXIT_INTERNAL, EXIT_USAGE, RunFailure, UsageError, isCodedError } from './errors.js';
 import { readFlags, registerFlags } from './flags.js';
 import type { CommandName } from './flags-io.js';
-import { processIo, type Io } from './io.js';
+import { LOG_LEVELS, ioAtLevel, processIo, type Io, type LogLevel } from './io.js';
+import { oneLine, showValue } from '../domain/errors.js';
 
 /** The I/O commands: a simulated server, a load generator for real servers, and their comparison. */
 const IO_COMMANDS: readonly [CommandName, string][] = [
@@ -64,25 +65,28 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
     const root = program(io, async (name, cmd) => {
       const flags = readFlags(cmd, name);
       const level = flags.str('log');
-      if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new UsageError('bad-flag', `--log must be one of debug, info, warn, error; got "${level}"`);
-      const out: Io = level === 'error' ? { ...io, warn: () => undefined, info: () => undefined } : io;
+      if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new UsageError('bad-flag', `--log must be one of ${LOG_LEVELS.join(', ')}; got ${showValue(level)}`);
+      const out = ioAtLevel(io, level as LogLevel);
+      const t0 = performance.now();
+      out.logDebug?.(`blis ${name}: ${argv.length} arguments`);
       // Every command's implementation is loaded only when it runs: `blis --help` needs none of them.
       if (name === 'run') await (await import('./commands.js')).runCommand(flags, out, observe);
       else if (name === 'replay') await (await import('./commands.js')).replayCommand(flags, out, observe);
       else if (name === 'serve') await (await import('./serve-command.js')).serveCommand(flags, out);
       else if (name === 'observe') await (await import('./observe-command.js')).observeCommand(flags, out);
       else await (await import('./calibrate-command.js')).calibrateCommand(flags, out);
+      out.logDebug?.(`blis ${name}: finished in ${(performance.now() - t0).toFixed(0)} ms`);
     }, invoked(argv));
     await root.parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
-      io.error(`${e.message.replace(/^error: /, '')} (see blis --help)`);
+      io.error(oneLine(`${e.message.replace(/^error: /, '')} (see blis --help)`));
       return EXIT_USAGE;
     }
     if (isCodedError(e)) {
-      io.error(e.message);
+      io.error(oneLine(e.message));
       return e instanceof RunFailure ? e.exitCode : EXIT_USAGE;
     }
     return reportInternal(e, argv, io);
@@ -96,7 +100,7 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
 function reportInternal(e: unknown, argv: readonly string[], io: Io): number {
   const debug = argv.some((a, i) => a === '--log=debug' || (a === '--log' && argv[i + 1] === 'debug'));
   const first = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
-  io.error(`internal: ${first} (a bug in blis-ts; rerun with --log debug for the stack and report it)`);
-  if (debug && e instanceof Error && e.stack !== undefined) io.info?.(e.stack);
+  io.error(oneLine(`internal: ${first} (a bug in blis-ts; rerun with --log debug for the stack and report it)`));
+  if (debug && e instanceof Error && e.stack !== undefined) (io.logDebug ?? io.info)?.(e.stack);
   return EXIT_INTERNAL;
 }

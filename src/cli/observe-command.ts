@@ -2,7 +2,7 @@
  * `blis observe`: flags → workload and options, Ctrl-C handling, progress on stderr, and the trace / ITL /
  * summary outputs.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
 import type { FlagValues } from '../sim/options.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
@@ -15,6 +15,8 @@ import { buildObserveWorkload } from '../observe/workload.js';
 import { observe } from '../observe/run.js';
 import { progressBar } from '../observe/progress.js';
 import type { Io } from './io.js';
+import { readInputFile } from './read-input.js';
+import { showValue } from '../domain/errors.js';
 
 export interface ObserveCommandHooks {
   /** Replaces SIGINT as the stop signal (tests). */
@@ -44,12 +46,12 @@ export async function observeCommand(f: FlagValues, io: Io, hooks: ObserveComman
   const model = required(f, 'model');
   const headerPath = required(f, 'trace-header');
   const dataPath = required(f, 'trace-data');
-  if (!/^https?:\/\/[^/]+/.test(serverUrl)) bad(`--server-url must be an http:// or https:// URL, got "${serverUrl}"`);
+  if (!/^https?:\/\/[^/]+/.test(serverUrl)) bad(`--server-url must be an http:// or https:// URL, got ${showValue(serverUrl)}`);
   const recordItl = f.bool('record-itl');
   if (recordItl && f.bool('no-streaming')) bad('--record-itl and --no-streaming are mutually exclusive; ITL recording requires streaming responses');
   if (f.str('itl-output') !== '' && !recordItl) io.warn('--itl-output is set but --record-itl is not; no ITL data will be written');
   const apiFormat = f.str('api-format');
-  if (apiFormat !== 'completions' && apiFormat !== 'chat') bad(`--api-format must be completions or chat, got "${apiFormat}"`);
+  if (apiFormat !== 'completions' && apiFormat !== 'chat') bad(`--api-format must be completions or chat, got ${showValue(apiFormat)}`);
   const timeoutSec = f.int('timeout');
   if (timeoutSec <= 0 || timeoutSec > 86400) bad(`--timeout must be between 1 and 86400 seconds, got ${timeoutSec}`);
   const rttMs = f.float('rtt-ms');
@@ -72,11 +74,7 @@ export async function observeCommand(f: FlagValues, io: Io, hooks: ObserveComman
   const specPath = f.str('workload-spec');
   let specText = '';
   if (specPath !== '') {
-    try {
-      specText = readFileSync(specPath, 'utf8');
-    } catch (e) {
-      throw new ConfigError('io', `--workload-spec: cannot read ${specPath}: ${(e as Error).message}`);
-    }
+    specText = readInputFile(specPath, '--workload-spec');
   }
   const workload = await buildObserveWorkload({
     workloadSpec: specPath,

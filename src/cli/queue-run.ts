@@ -2,25 +2,23 @@
  * `blis worker` and `blis queue status|clean`, and the queue connection every queue command shares: the URL,
  * the password from BLIS_REDIS_PASSWORD, TLS files, and a warning for an exposed Redis.
  */
-import { readFileSync } from 'node:fs';
 import { exposureWarning, parseQueueUrl, queueClean, queueStatus, runQueueWorker, CLEANABLE, type CleanableState, type QueueTarget, type TlsFiles } from '../queue/index.js';
 import { EXIT_FAILURE, RunFailure, UsageError } from './errors.js';
 import type { Io } from './io.js';
+import { parseIntFlag } from '../sim/options.js';
+import { readInputFile } from './read-input.js';
 import type { QueueFlags } from './sweep-command.js';
+import { showValue } from '../domain/errors.js';
 
 export function int(flag: string, v: string, min: number): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new UsageError('bad-flag', `${flag} must be an integer >= ${min}, got "${v}"`);
+  const n = parseIntFlag(flag, v);
+  if (n < min) throw new UsageError('bad-flag', `${flag} must be an integer >= ${min}, got ${n}`);
   return n;
 }
 
 function readPem(file: string | undefined, flag: string): string | undefined {
   if (file === undefined) return undefined;
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UsageError('io', `${flag}: cannot read ${file}: ${(e as Error).message}`);
-  }
+  return readInputFile(file, flag, 1024 * 1024);
 }
 
 export interface QueueConnection {
@@ -33,7 +31,7 @@ export interface QueueConnection {
 /** The queue flags checked, files read, and the exposure warning printed. */
 export function queueConnection(o: QueueFlags, io: Io, env: NodeJS.ProcessEnv = process.env): QueueConnection {
   const target = parseQueueUrl(o.queue as string, '--queue', env['BLIS_REDIS_PASSWORD']);
-  if (!/^[A-Za-z0-9._-]+$/.test(o.queueName)) throw new UsageError('bad-flag', `--queue-name "${o.queueName}": use letters, digits, '.', '_' and '-'`);
+  if (!/^[A-Za-z0-9._-]+$/.test(o.queueName)) throw new UsageError('bad-flag', `--queue-name ${showValue(o.queueName)}: use letters, digits, '.', '_' and '-'`);
   const tlsFlags = [o.tlsCa, o.tlsCert, o.tlsKey].some((x) => x !== undefined) || o.tlsInsecure === true;
   if (tlsFlags && !target.tls) throw new UsageError('bad-flag', '--tls-* options need a rediss:// URL (TLS); write --queue rediss://HOST:PORT');
   if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) throw new UsageError('bad-flag', '--tls-cert and --tls-key go together');
@@ -109,7 +107,7 @@ export async function queueStatusCommand(o: QueueFlags, io: Io): Promise<void> {
 export async function queueCleanCommand(o: QueueFlags & { state: string }, io: Io): Promise<void> {
   const q = queueConnection(o, io);
   const states = o.state.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  for (const s of states) if (!(CLEANABLE as readonly string[]).includes(s)) throw new UsageError('bad-flag', `--state "${s}": use ${CLEANABLE.join(', ')} (active jobs finish on their workers)`);
+  for (const s of states) if (!(CLEANABLE as readonly string[]).includes(s)) throw new UsageError('bad-flag', `--state ${showValue(s)}: use ${CLEANABLE.join(', ')} (active jobs finish on their workers)`);
   if (states.length === 0) throw new UsageError('bad-flag', `--state: name at least one of ${CLEANABLE.join(', ')}`);
   try {
     const r = await queueClean(q.target, q.tls, q.queueName, Math.max(1000, q.redisTimeoutMs), states as CleanableState[]);

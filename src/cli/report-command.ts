@@ -2,21 +2,19 @@
  * `blis report RESULT.json [-o FILE.html]` and `blis compare A.json B.json [...] [--report FILE.html]`. The
  * report layer (and its charting libraries) is loaded only when one of these runs.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
+import { readInputFile } from './read-input.js';
+import { showValue } from '../domain/errors.js';
 
 /** Saved results can carry full decision traces: allow more than the default input cap. */
 const MAX_RESULT_BYTES = 1024 * 1024 * 1024;
 
 function read(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UsageError('io', `cannot read ${file}: ${(e as Error).message}`);
-  }
+  return readInputFile(file, 'result', MAX_RESULT_BYTES);
 }
 
 function write(file: string, text: string, flag: string): void {
@@ -35,11 +33,9 @@ export function labels(files: readonly string[]): string[] {
 
 async function loadAll(files: readonly string[]): Promise<import('../report/index.js').ResultView[]> {
   const { loadResult } = await import('../report/index.js');
-  const { checkTextSize } = await import('../format/yaml.js');
   const names = labels(files);
   return files.map((f, i) => {
     const text = read(f);
-    checkTextSize(text, f, MAX_RESULT_BYTES);
     return loadResult(text, f, names[i] as string);
   });
 }
@@ -72,7 +68,7 @@ export function registerReportCommands(root: Command, io: Io): void {
     .option('--report <file>', 'also write an HTML report (overlaid latency CDFs and cluster timelines need results saved with --report-data)');
   c.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
   c.action(async (results: string[], o: { format: string; report?: string }) => {
-    if (o.format !== 'table' && o.format !== 'json') throw new UsageError('bad-flag', `--format must be table or json, got "${o.format}"`);
+    if (o.format !== 'table' && o.format !== 'json') throw new UsageError('bad-flag', `--format must be table or json, got ${showValue(o.format)}`);
     if (results.length < 2) throw new UsageError('bad-flag', 'blis compare needs at least two results, e.g. blis compare a.json b.json');
     const views = await loadAll(results);
     const rep = await import('../report/index.js');

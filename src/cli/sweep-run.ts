@@ -3,11 +3,12 @@
  * points run locally (threads) or through the job queue, the rows written in the sweep's order, the summary.
  * Ctrl-C stops waiting (exit 130); on a queue, what was queued stays there and a rerun collects it.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildRows, loadSweep, LocalRunner, rowsCsv, rowsJsonl, simulationJob, summarize, summaryText, type JobRunner } from '../sweep/index.js';
 import { RunFailure, UsageError } from './errors.js';
 import type { Io } from './io.js';
+import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 import { jobProgress } from './job-progress.js';
 import { asRunFailure, int, queueConnection } from './queue-run.js';
 import type { QueueFlags } from './sweep-command.js';
@@ -21,11 +22,7 @@ export interface SweepFlags extends QueueFlags {
 }
 
 function read(file: string, what: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UsageError('io', `${what}: cannot read ${file}: ${(e as Error).message}`);
-  }
+  return readInputFile(file, what, what.endsWith('--trace-data') ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES);
 }
 
 /** Refuses an output path that cannot be written, before any work is done. */

@@ -36,7 +36,7 @@ describe('parseUserModelConfig', () => {
   it('names the file and field of a wrongly typed key', () => {
     const e = errorOf(() => parseUserModelConfig(JSON.stringify({ ...llamaLike, num_hidden_layers: '32' }), 'm/config.json'));
     expect([e.code, e.file, e.path]).toEqual(['USER_CATALOG_INVALID_MODEL_CONFIG', 'm/config.json', 'num_hidden_layers']);
-    expect(e.message).toMatch(/^m\/config\.json: num_hidden_layers: /);
+    expect(e.message).toMatch(/^m\/config\.json:1:\d+: num_hidden_layers: /);
     const nested = errorOf(() =>
       parseUserModelConfig(
         JSON.stringify({ ...llamaLike, quantization_config: { config_groups: { g0: { weights: { num_bits: 'eight' } } } } }),
@@ -51,7 +51,7 @@ describe('parseUserModelConfig', () => {
     expect(errorOf(() => parseUserModelConfig('[1]', 'x.json')).code).toBe('USER_CATALOG_INVALID_MODEL_CONFIG');
     const bad = errorOf(() => parseUserModelConfig('{"num_hidden_layers": 3,', 'broken.json'));
     expect([bad.code, bad.file]).toEqual(['USER_CATALOG_INVALID_JSON', 'broken.json']);
-    expect(bad.message).toMatch(/^broken\.json: invalid JSON/);
+    expect(bad.message).toMatch(/^broken\.json:1:\d+: invalid JSON/);
   });
 });
 
@@ -96,9 +96,23 @@ describe('parseUserHardwareConfig', () => {
     expect(errorOf(() => parseUserHardwareConfig(JSON.stringify({ X: { ...gpu, mfuDecode: -0.1 } }), 'hw.json')).path).toBe('X.mfuDecode');
   });
 
+  it('refuses a model FLOPs utilisation above 1, at its line and column', () => {
+    const text = '{\n  "X": {\n    "TFlopsPeak": 100,\n    "BwPeakTBs": 1,\n    "mfuPrefill": 5\n  }\n}\n';
+    const e = errorOf(() => parseUserHardwareConfig(text, 'hw.json'));
+    expect(e.path).toBe('X.mfuPrefill');
+    expect(e.message).toMatch(/^hw\.json:5:19: X\.mfuPrefill: must be a fraction in \[0, 1\]/);
+    expect(errorOf(() => parseUserHardwareConfig(JSON.stringify({ X: { ...gpu, mfuDecode: 1.5 } }), 'hw.json')).path).toBe('X.mfuDecode');
+    expect(parseUserHardwareConfig(JSON.stringify({ X: { ...gpu, mfuDecode: 1 } }), 'hw.json').get('X')?.mfuDecode).toBe(1);
+  });
+
+  it('points an unknown key at the key itself', () => {
+    const e = errorOf(() => parseUserHardwareConfig('{"X1": {"TFlopsPeak": 1, "BwPeakTBs": 1,\n "Tflops": 2}}', 'hw.json'));
+    expect(e.message).toMatch(/^hw\.json:2:12: /);
+  });
+
   it('lists every problem and points at the first', () => {
     const e = errorOf(() => parseUserHardwareConfig(JSON.stringify({ X: { BwPeakTBs: 1, MemoryGiB: -1 } }), 'hw.json'));
     expect(e.path).toBe('X.TFlopsPeak');
-    expect(e.message).toMatch(/^hw\.json: X\.TFlopsPeak: .*; X\.MemoryGiB: /);
+    expect(e.message).toMatch(/^hw\.json:1:\d+: X\.TFlopsPeak: .*; X\.MemoryGiB: /);
   });
 });

@@ -10,7 +10,9 @@
 import { z } from 'zod';
 import type { GpuSpec } from './catalog/hardware.js';
 import type { HFConfigFields } from './catalog/models.js';
-import { BlisError } from '../domain/errors.js';
+import { BlisError, showValue } from '../domain/errors.js';
+import { locateJson } from '../format/json-locate.js';
+import { parseJson as parseBoundedJson } from '../format/yaml.js';
 
 export const UserCatalogErrorCode = {
   InvalidJson: 'USER_CATALOG_INVALID_JSON',
@@ -25,9 +27,9 @@ export class UserCatalogError extends BlisError {
   /** Dotted path of the offending field inside the file ('' for the whole file). */
   readonly path: string;
 
-  /** `detail` is the message after the file label; it names `path` itself where that helps. */
-  constructor(code: UserCatalogErrorCode, file: string, path: string, detail: string) {
-    super(code, `${file}: ${detail}`, { file, field: path === '' ? undefined : path });
+  /** `detail` is the message after the file label (and position); it names `path` itself where that helps. */
+  constructor(code: UserCatalogErrorCode, file: string, path: string, detail: string, pos?: { line: number; col: number }) {
+    super(code, `${pos === undefined ? file : `${file}:${pos.line}:${pos.col}`}: ${detail}`, { file, field: path === '' ? undefined : path, line: pos?.line, col: pos?.col });
     this.name = 'UserCatalogError';
     this.path = path;
   }
@@ -107,37 +109,52 @@ const gpuSchema = z.strictObject({
   TFlopsPeak: z.number().positive(),
   TFlopsFP8: z.number().nonnegative().default(0),
   BwPeakTBs: z.number().positive(),
-  mfuPrefill: z.number().nonnegative().default(0),
-  mfuDecode: z.number().nonnegative().default(0),
+  // A model FLOPs utilisation is a fraction of the peak: above 1 the roofline would beat the hardware.
+  mfuPrefill: z.number().nonnegative().max(1, 'must be a fraction in [0, 1] (model FLOPs utilisation: 0.45 = 45% of the peak)').default(0),
+  mfuDecode: z.number().nonnegative().max(1, 'must be a fraction in [0, 1] (model FLOPs utilisation: 0.30 = 30% of the peak)').default(0),
   MemoryGiB: z.number().nonnegative().default(0),
 });
 
 const hardwareSchema = z.record(z.string().min(1), gpuSchema);
 
+/** Bounded JSON parsing (src/format) with syntax errors at `file:line:col`, as this module's error type. */
 function parseJson(text: string, file: string): unknown {
   try {
-    return JSON.parse(text) as unknown;
+    return parseBoundedJson(text, file);
   } catch (e) {
-    const detail = e instanceof Error ? e.message : String(e);
-    throw new UserCatalogError(UserCatalogErrorCode.InvalidJson, file, '', `invalid JSON: ${detail}`);
+    if (!(e instanceof BlisError)) throw e;
+    const pos = e.line === undefined ? undefined : { line: e.line, col: e.col ?? 1 };
+    const detail = e.message.startsWith(`${file}:`) ? e.message.slice(e.message.indexOf(': ') + 2) : e.message;
+    throw new UserCatalogError(UserCatalogErrorCode.InvalidJson, file, '', detail, pos);
   }
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
+  return path
+    .map((p, i) => {
+      if (typeof p === 'number') return `[${p}]`;
+      // A key with unusual characters (or none) is quoted so the message stays readable.
+      const key = /^[\x21-\x7e]+$/.test(String(p)) ? String(p) : showValue(String(p));
+      return i === 0 ? key : `.${key}`;
+    })
+    .join('');
 }
 
-/** All issues in the message; the first one's location in `path`. */
-function fromZod(code: UserCatalogErrorCode, file: string, error: z.ZodError): UserCatalogError {
+/** All issues in the message, after the first one's `line:col` in the text; its location in `path`. */
+function fromZod(code: UserCatalogErrorCode, file: string, text: string, error: z.ZodError): UserCatalogError {
   const first = error.issues[0];
-  const details = error.issues.map((i) => (i.path.length > 0 ? `${formatPath(i.path)}: ${i.message}` : i.message));
-  return new UserCatalogError(code, file, first === undefined ? '' : formatPath(first.path), details.join('; ') || 'invalid');
+  const message = (i: z.core.$ZodIssue): string => (i.code === 'invalid_key' ? 'a GPU name must be non-empty text' : i.message);
+  const details = error.issues.map((i) => (i.path.length > 0 ? `${formatPath(i.path)}: ${message(i)}` : message(i)));
+  if (first === undefined) return new UserCatalogError(code, file, '', 'invalid');
+  const path = first.path.filter((p): p is string | number => typeof p !== 'symbol');
+  const at = first.code === 'unrecognized_keys' && first.keys[0] !== undefined ? [...path, first.keys[0]] : path;
+  return new UserCatalogError(code, file, formatPath(first.path), details.join('; ') || 'invalid', locateJson(text, at));
 }
 
 /** Validates one HuggingFace config.json; returns it unchanged (extra keys kept) for the config parser. */
 export function parseUserModelConfig(jsonText: string, fileLabel: string): HFConfigFields {
   const result = hfConfigSchema.safeParse(parseJson(jsonText, fileLabel));
-  if (!result.success) throw fromZod(UserCatalogErrorCode.InvalidModelConfig, fileLabel, result.error);
+  if (!result.success) throw fromZod(UserCatalogErrorCode.InvalidModelConfig, fileLabel, jsonText, result.error);
   return result.data as HFConfigFields;
 }
 
@@ -177,7 +194,7 @@ export function parseUserModelFolder(files: readonly UserModelFile[]): ReadonlyM
  */
 export function parseUserHardwareConfig(jsonText: string, fileLabel: string): ReadonlyMap<string, GpuSpec> {
   const result = hardwareSchema.safeParse(parseJson(jsonText, fileLabel));
-  if (!result.success) throw fromZod(UserCatalogErrorCode.InvalidHardwareConfig, fileLabel, result.error);
+  if (!result.success) throw fromZod(UserCatalogErrorCode.InvalidHardwareConfig, fileLabel, jsonText, result.error);
   const out = new Map<string, GpuSpec>();
   for (const [name, g] of Object.entries(result.data)) {
     out.set(name, {

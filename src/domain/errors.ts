@@ -46,3 +46,64 @@ export function formatWhere(file: string | undefined, line?: number, col?: numbe
   if (line === undefined || line <= 0) return file;
   return col === undefined || col <= 0 ? `${file}:${line}` : `${file}:${line}:${col}`;
 }
+
+/**
+ * A piece of user input, quoted for a message: control characters, invisible characters (byte-order marks,
+ * zero-width spaces, replacement characters, lone surrogates) and quotes are escaped, and long text is cut to
+ * `max` characters with the rest counted — so binary or hostile input never reaches the terminal raw and an error
+ * stays one readable line. The one way messages quote what the user wrote.
+ */
+export function showValue(text: string, max = 60): string {
+  let out = '';
+  let shown = 0;
+  let i = 0;
+  for (; i < text.length && shown < max; i++, shown++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        out += text[i]! + text[i + 1]!;
+        i++;
+        continue;
+      }
+    }
+    out += escapeChar(c, text[i]!);
+  }
+  const rest = text.length - i;
+  return rest > 0 ? `"${out}"… (${rest} more characters)` : `"${out}"`;
+}
+
+function escapeChar(c: number, ch: string): string {
+  if (ch === '"') return '\\"';
+  if (ch === '\\') return '\\\\';
+  if (c === 0x0a) return '\\n';
+  if (c === 0x0d) return '\\r';
+  if (c === 0x09) return '\\t';
+  if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0x200b && c <= 0x200f) || c === 0x2028 || c === 0x2029 || c === 0xfeff || c === 0xfffd || (c >= 0xd800 && c <= 0xdfff)) {
+    return c <= 0xff ? `\\x${c.toString(16).padStart(2, '0')}` : `\\u${c.toString(16).padStart(4, '0')}`;
+  }
+  return ch;
+}
+
+/**
+ * The last line of defence of an error message: one line (newlines become `\n`), no raw control or invisible
+ * characters, at most `max` characters. Text quoted with {@link showValue} passes through unchanged.
+ */
+export function oneLine(message: string, max = 2000): string {
+  let out = '';
+  for (let i = 0; i < message.length; i++) {
+    const c = message.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < message.length) {
+      const d = message.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        out += message[i]! + message[i + 1]!;
+        i++;
+        continue;
+      }
+    }
+    const ch = message[i]!;
+    out += ch === '"' || ch === '\\' ? ch : escapeChar(c, ch);
+    if (out.length > max) return `${out.slice(0, max)}… (message cut at ${max} characters)`;
+  }
+  return out;
+}

@@ -19,3 +19,10 @@ export function clampToInt64(v: number): number {
   if (Number.isNaN(v) || v >= MAX_INT64) return MAX_INT64;
   return Math.trunc(v);
 }
+
+/**
+ * Largest token count of one request blis-ts accepts from any input (flags, spec distributions, traces): every
+ * token is an element of the request's token array, so a typo such as 2147483648 would exhaust memory long before
+ * it could be simulated, and no served model has a context this long.
+ */
+export const MAX_REQUEST_TOKENS = 10_000_000;

@@ -2,7 +2,8 @@
  * The evaluation-suite file format (YAML or JSON; docs/evaluate.md), validated once at the edge: unknown keys
  * and wrong types are one error naming `file:line:col`, the field and the fix.
  */
-import { LineCounter, parseDocument, stringify } from 'yaml';
+import { stringify } from 'yaml';
+import { parseYaml } from '../format/yaml.js';
 import { z } from 'zod';
 import { ConfigError } from '../sim/config-error.js';
 import type { Scenario, Suite } from './types.js';
@@ -45,29 +46,29 @@ const RESERVED = ['mode', 'seed', 'policyConfig', 'traceLevel', 'files'];
 
 /** Parses and validates a suite file. Throws ConfigError (`bad-suite`) naming file:line:col and the field. */
 export function parseSuite(text: string, file: string): Suite {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const yamlErr = doc.errors[0];
-  if (yamlErr !== undefined) {
-    const p = lines.linePos(yamlErr.pos[0]);
-    throw new ConfigError('bad-suite', `${file}:${p.line}:${p.col}: invalid YAML: ${yamlErr.message.split('\n')[0] ?? ''}; fix the syntax`);
-  }
-  const parsed = suiteSchema.safeParse(doc.toJS());
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0] as z.core.$ZodIssue;
+  const parsed = parseYaml(text, file, {
+    yaml: { uniqueKeys: true },
+    fail: (p, problem, fix) => {
+      throw new ConfigError('bad-suite', `${file}:${p.line}:${p.col}: ${problem}; ${fix}`);
+    },
+  });
+  const doc = parsed.doc;
+  const result = suiteSchema.safeParse(parsed.toJs());
+  if (!result.success) {
+    const issue = result.error.issues[0] as z.core.$ZodIssue;
     const path = issue.path.map((x) => (typeof x === 'symbol' ? String(x) : x));
     let at = { line: 1, col: 1 };
     for (let n = path.length; n >= 0; n--) {
       const node = doc.getIn(path.slice(0, n), true) as { range?: [number, number, number] } | undefined;
       if (node?.range !== undefined) {
-        at = lines.linePos(node.range[0]);
+        at = parsed.pos(node.range[0]);
         break;
       }
     }
     const field = path.map((x) => (typeof x === 'number' ? `[${x}]` : `.${x}`)).join('').replace(/^\./, '');
     throw new ConfigError('bad-suite', `${file}:${at.line}:${at.col}: ${field || 'suite'}: ${issue.message}; see docs/evaluate.md for the suite format`);
   }
-  const s = parsed.data;
+  const s = result.data;
   const scenario = (x: z.infer<typeof scenarioSchema>, where: string): Scenario => {
     for (const k of RESERVED) if (k in x.config) throw new ConfigError('bad-suite', `${file}: ${where}.config.${k}: set by the evaluator; remove it`);
     const files = { ...x.files };

@@ -54,3 +54,36 @@ describe('parseJson', () => {
     expect(fails(() => parseJson('{"a": 1,\n "b": }', 'bad.json')).message).toMatch(/^bad\.json:2:7: invalid JSON/);
   });
 });
+
+describe('parseYaml extras', () => {
+  it('reads the first document of a stream and reports an empty one', () => {
+    const p = parseYaml('a: 1\n---\nb: [unclosed\n', 'multi.yaml', { documents: 'first' });
+    expect(p.documents).toBe(2);
+    expect(p.toJs()).toEqual({ a: 1 });
+    expect(parseYaml('', 'empty.yaml', { documents: 'first' }).documents).toBe(0);
+  });
+
+  it('toJs expands aliases through the loader and applies merge keys when asked', () => {
+    const p = parseYaml('base: &b {x: 1, y: 2}\nuse:\n  <<: *b\n  y: 3\nlist: [*b, *b]\n', 'm.yaml', { yaml: { merge: true } });
+    expect(p.toJs(undefined, { merge: true })).toEqual({ base: { x: 1, y: 2 }, use: { x: 1, y: 3 }, list: [{ x: 1, y: 2 }, { x: 1, y: 2 }] });
+    const proto = parseYaml('__proto__: {polluted: 1}\n', 'p.yaml').toJs() as Record<string, unknown>;
+    expect(Object.keys(proto)).toEqual(['__proto__']);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+
+  it('raises errors through the caller\'s hook', () => {
+    expect(() =>
+      parseYaml('a: *nope\n', 'h.yaml', {
+        fail: (pos, problem) => {
+          throw new Error(`hooked ${pos.line}:${pos.col} ${problem}`);
+        },
+      }),
+    ).toThrow(/^hooked 1:4 alias \*nope names no anchor/);
+  });
+});
+
+describe('parseJson extras', () => {
+  it('accepts a leading byte-order mark', () => {
+    expect(parseJson('\ufeff{"a": 1}', 'bom.json')).toEqual({ a: 1 });
+  });
+});

@@ -8,8 +8,8 @@
  * with a located error before any decoder sees it. Every alias is resolved once here, so decoders can use
  * {@link ParsedYaml.deref}, which is a map lookup instead of yaml's document-wide anchor search.
  */
-import { LineCounter, isAlias, isCollection, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
-import type { Alias, Document, DocumentOptions, Node as YamlNode, ParseOptions, SchemaOptions } from 'yaml';
+import { Document as YamlDocument, LineCounter, isAlias, isCollection, isMap, isPair, isScalar, isSeq, parseAllDocuments, parseDocument } from 'yaml';
+import type { Alias, Document, DocumentOptions, Node as YamlNode, ParseOptions, SchemaOptions, YAMLMap } from 'yaml';
 import { BlisError } from '../domain/errors.js';
 
 export interface TextLimits {
@@ -31,11 +31,25 @@ export interface ParsedYaml {
   readonly text: string;
   readonly doc: Document;
   readonly lines: LineCounter;
+  /** Documents in the stream (0 for an empty stream; only the first is parsed with `documents: 'first'`). */
+  readonly documents: number;
   /** The node an alias stands for (the node itself otherwise); null for null/undefined. */
   deref(node: unknown): YamlNode | null;
   /** 1-based line and column of a character offset. */
   pos(offset: number): { line: number; col: number };
+  /** 1-based line and column where `node` starts (1:1 when it has no position). */
+  at(node: unknown): { line: number; col: number };
+  /**
+   * Plain JavaScript value of `node` (default: the document), aliases expanded through {@link deref} — bounded,
+   * because the expanded size was measured at parse time. Mappings become objects (own data properties, so a
+   * `__proto__` key is just a key), or `Map`s with `maps: true`; with `merge: true`, `<<` merge keys are
+   * applied (explicit keys win) instead of kept as a key.
+   */
+  toJs(node?: unknown, options?: { readonly maps?: boolean; readonly merge?: boolean }): unknown;
 }
+
+/** Raises a located error in the caller's own error type (default: a {@link BlisError}). */
+export type YamlFail = (where: { line: number; col: number }, problem: string, fix: string, code: string) => never;
 
 /** Code of every error raised here; decoders raise their own codes for what the text means. */
 export const INPUT_TOO_LARGE = 'INPUT_TOO_LARGE';
@@ -62,34 +76,112 @@ export function formatBytes(n: number): string {
  * Parses one YAML document with limits. `what` names the kind of file in messages ("policy bundle",
  * "workload spec"). Syntax errors and limit violations are {@link BlisError}s at `file:line:col`.
  */
-export function parseYaml(
-  text: string,
-  file: string,
-  options: { readonly yaml?: YamlOptions; readonly limits?: Partial<TextLimits>; readonly code?: string } = {},
-): ParsedYaml {
+export interface ParseYamlOptions {
+  readonly yaml?: YamlOptions;
+  readonly limits?: Partial<TextLimits>;
+  /** Code of syntax and limit errors (default {@link INPUT_SYNTAX} / {@link INPUT_TOO_LARGE}). */
+  readonly code?: string;
+  /**
+   * `single` (default): the text is one document (a second one is a syntax error). `first`: a stream whose first
+   * document is used and the rest are not looked at (as Go's yaml.v3 Decoder.Decode reads one document).
+   */
+  readonly documents?: 'single' | 'first';
+  /** Raises the located errors (syntax, aliases, limits) in the caller's error type. */
+  readonly fail?: YamlFail;
+}
+
+/**
+ * Parses one YAML document with limits. Syntax errors and limit violations are {@link BlisError}s at
+ * `file:line:col` (or whatever `options.fail` raises). The size cap is checked before parsing; the alias and
+ * merge-key expansion and the depth are measured on the syntax tree before any value is built.
+ */
+export function parseYaml(text: string, file: string, options: ParseYamlOptions = {}): ParsedYaml {
   const limits: TextLimits = { ...DEFAULT_TEXT_LIMITS, ...options.limits };
-  checkTextSize(text, file, limits.maxBytes);
+  const fail: YamlFail = options.fail ?? ((p, problem, fix, code) => {
+    throw new BlisError(code, `${file}:${p.line}:${p.col}: ${problem}; ${fix}`, { file, line: p.line, col: p.col });
+  });
+  if (text.length > limits.maxBytes) {
+    fail({ line: 1, col: 1 }, `the file is larger than ${formatBytes(limits.maxBytes)} (${formatBytes(text.length)})`, 'blis-ts refuses inputs this large — split it or pass a smaller file', options.code ?? INPUT_TOO_LARGE);
+  }
   const lines = new LineCounter();
-  const doc = parseDocument(text, { prettyErrors: true, ...options.yaml, lineCounter: lines });
+  const yamlOptions = { prettyErrors: true, ...options.yaml, lineCounter: lines };
+  let doc: Document;
+  let documents = 1;
+  if (options.documents === 'first') {
+    const all = parseAllDocuments(text, yamlOptions);
+    const docs = Array.isArray(all) ? all : [];
+    documents = docs.length;
+    doc = docs[0] ?? new YamlDocument(null, yamlOptions);
+    // A syntax error in the stream before the first document ends (e.g. a bad directive) is reported too.
+    if (docs.length === 0 && !Array.isArray(all)) {
+      const err = (all as { errors?: { message: string; linePos?: [{ line: number; col: number }] }[] }).errors?.[0];
+      if (err !== undefined) fail(err.linePos?.[0] ?? { line: 1, col: 1 }, `invalid YAML: ${firstLine(err.message)}`, 'fix the YAML syntax', options.code ?? INPUT_SYNTAX);
+    }
+  } else {
+    doc = parseDocument(text, yamlOptions);
+  }
   const pos = (offset: number): { line: number; col: number } => lines.linePos(offset);
   const err = doc.errors[0];
   if (err !== undefined) {
-    const p = err.linePos?.[0] ?? { line: 1, col: 1 };
-    const msg = err.message.split(' at line ')[0]?.split('\n')[0] ?? err.message;
-    throw new BlisError(options.code ?? INPUT_SYNTAX, `${file}:${p.line}:${p.col}: invalid YAML: ${msg}; fix the YAML syntax`, {
-      file,
-      line: p.line,
-      col: p.col,
-    });
+    const p = err.linePos?.[0] ?? pos(err.pos[0]);
+    fail(p, `invalid YAML: ${firstLine(err.message)}`, 'fix the YAML syntax', options.code ?? INPUT_SYNTAX);
   }
-  const targets = resolveAliases(doc, file, pos, options.code ?? INPUT_SYNTAX);
-  measure(doc.contents, targets, limits, file, pos, options.code ?? INPUT_TOO_LARGE);
+  const targets = resolveAliases(doc, pos, options.code ?? INPUT_SYNTAX, fail);
+  measure(doc.contents, targets, limits, pos, options.code ?? INPUT_TOO_LARGE, fail);
   const deref = (node: unknown): YamlNode | null => {
     if (node === null || node === undefined) return null;
     if (isAlias(node)) return targets.get(node) ?? null;
     return node as YamlNode;
   };
-  return { file, text, doc, lines, deref, pos };
+  const at = (node: unknown): { line: number; col: number } => {
+    const r = (node as { range?: [number, number, number] | null } | null)?.range;
+    return r === undefined || r === null ? { line: 1, col: 1 } : pos(r[0]);
+  };
+  const toJs = (node?: unknown, o: { readonly maps?: boolean; readonly merge?: boolean } = {}): unknown =>
+    plain(node === undefined ? doc.contents : node, deref, o.maps === true, o.merge === true, text);
+  return { file, text, doc, lines, documents, deref, pos, at, toJs };
+}
+
+function firstLine(message: string): string {
+  return message.split(' at line ')[0]?.split('\n')[0] ?? message;
+}
+
+/** A merge key (`<<`), as the yaml library marks it with `merge: true` or as plain text otherwise. */
+export function isMergeKey(key: unknown): boolean {
+  return isScalar(key) && (typeof key.value === 'symbol' || (key.type === 'PLAIN' && key.value === '<<' && key.tag === undefined));
+}
+
+function plain(node: unknown, deref: (n: unknown) => YamlNode | null, maps: boolean, merge: boolean, text: string): unknown {
+  const n = deref(node);
+  if (n === null) return null;
+  if (isScalar(n)) return n.value ?? null;
+  if (isSeq(n)) return n.items.map((i) => plain(i, deref, maps, merge, text));
+  if (!isMap(n)) return null;
+  const entries = new Map<string, unknown>();
+  const keyText = (k: unknown): string => {
+    const kn = deref(k);
+    if (kn === null) return '';
+    if (isScalar(kn)) return typeof kn.value === 'string' ? kn.value : String(kn.value);
+    const r = kn.range;
+    return r === undefined || r === null ? '' : text.slice(r[0], r[1]);
+  };
+  const sources: YAMLMap[] = [];
+  for (const pair of n.items) {
+    if (merge && isMergeKey(pair.key)) {
+      const v = deref(pair.value);
+      for (const m of isSeq(v) ? v.items.map((i) => deref(i)) : [v]) if (isMap(m)) sources.push(m);
+      continue;
+    }
+    entries.set(keyText(pair.key), plain(pair.value, deref, maps, merge, text));
+  }
+  for (const m of sources) {
+    const inner = plain(m, deref, true, merge, text) as Map<string, unknown>;
+    for (const [k, v] of inner) if (!entries.has(k)) entries.set(k, v);
+  }
+  if (maps) return entries;
+  const obj: Record<string, unknown> = {};
+  for (const [k, v] of entries) Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
+  return obj;
 }
 
 /**
@@ -98,17 +190,14 @@ export function parseYaml(
  */
 function resolveAliases(
   doc: Document,
-  file: string,
   pos: (o: number) => { line: number; col: number },
   code: string,
+  raise: YamlFail,
 ): Map<Alias, YamlNode> {
   const anchors = new Map<string, YamlNode>();
   const out = new Map<Alias, YamlNode>();
   const open = new Set<YamlNode>();
-  const fail = (node: YamlNode, problem: string, fix: string): never => {
-    const p = pos(node.range?.[0] ?? 0);
-    throw new BlisError(code, `${file}:${p.line}:${p.col}: ${problem}; ${fix}`, { file, line: p.line, col: p.col });
-  };
+  const fail = (node: YamlNode, problem: string, fix: string): never => raise(pos(node.range?.[0] ?? 0), problem, fix, code);
   const visit = (node: unknown): void => {
     if (node === null || node === undefined) return;
     if (isPair(node)) {
@@ -141,19 +230,13 @@ function measure(
   root: YamlNode | null,
   targets: Map<Alias, YamlNode>,
   limits: TextLimits,
-  file: string,
   pos: (o: number) => { line: number; col: number },
   code: string,
+  raise: YamlFail,
 ): void {
   const memo = new Map<YamlNode, { size: number; depth: number }>();
-  const tooBig = (at: YamlNode, what: string): never => {
-    const p = pos(at.range?.[0] ?? 0);
-    throw new BlisError(
-      code,
-      `${file}:${p.line}:${p.col}: ${what}; blis-ts refuses documents this large (aliases and merge keys count as expanded) — write the values out or use fewer nested aliases`,
-      { file, line: p.line, col: p.col },
-    );
-  };
+  const tooBig = (at: YamlNode, what: string): never =>
+    raise(pos(at.range?.[0] ?? 0), what, 'blis-ts refuses documents this large (aliases and merge keys count as expanded) — write the values out or use fewer nested aliases', code);
   const walk = (node: unknown, depth: number): { size: number; depth: number } => {
     if (node === null || node === undefined) return { size: 0, depth: 0 };
     if (depth > limits.maxDepth) tooBig(node as YamlNode, `the document nests deeper than ${limits.maxDepth} levels`);
@@ -190,10 +273,12 @@ function measure(
 
 /**
  * Parses JSON with a size limit; a syntax error names `file:line:col`. (JSON has no aliases, so the tree is
- * never larger than the text.)
+ * never larger than the text.) A leading byte-order mark is accepted.
  */
-export function parseJson(text: string, file: string, options: { readonly maxBytes?: number; readonly code?: string } = {}): unknown {
-  checkTextSize(text, file, options.maxBytes ?? DEFAULT_TEXT_LIMITS.maxBytes);
+export function parseJson(input: string, file: string, options: { readonly maxBytes?: number; readonly code?: string } = {}): unknown {
+  checkTextSize(input, file, options.maxBytes ?? DEFAULT_TEXT_LIMITS.maxBytes);
+  // A leading byte-order mark (editors on Windows write one) is not part of the document.
+  const text = input.charCodeAt(0) === 0xfeff ? ` ${input.slice(1)}` : input;
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {

@@ -8,6 +8,7 @@
  */
 import { LatencyConfigError, LatencyErrorCode } from './errors.js';
 import type { ModelConfig } from './types.js';
+import { showValue } from '../domain/errors.js';
 
 /** A parsed config.json object (or any JSON object inside it). */
 export type HFConfigObject = Readonly<Record<string, unknown>>;
@@ -134,6 +135,14 @@ export function parseHFConfig(raw: unknown, label = 'config.json'): ModelConfig 
   const hiddenDim = requirePositive(hf, 'hidden_size', label);
   const numHeads = requirePositive(hf, 'num_attention_heads', label);
   const kvHeads = firstNonZero(hf, 'num_key_value_heads', 'num_kv_heads', 'multi_query_group_num');
+  if (kvHeads !== 0) {
+    // Stricter than the reference, which would size the KV cache and attention by an impossible head count.
+    const key = ['num_key_value_heads', 'num_kv_heads', 'multi_query_group_num'].find((k) => int(hf, k) !== 0)!;
+    if (kvHeads < 0) invalid(key, `${label}: "${key}" must be positive, got ${kvHeads}`);
+    if (kvHeads > numHeads) {
+      invalid(key, `${label}: ${showValue(key)} (${kvHeads}) exceeds num_attention_heads (${numHeads}); a model has at most one KV head per attention head — fix the config`);
+    }
+  }
 
   let bytesPerParam = 0;
   const dtype = typeof hf['torch_dtype'] === 'string' ? hf['torch_dtype'] : hf['dtype'];

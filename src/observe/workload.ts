@@ -11,7 +11,7 @@ import type { SessionBlueprint } from '../workload/sessions/types.js';
 import { generateWorkload } from '../workload/sessions/workload.js';
 import { isPresetName, resolvePreset, validateDistributionParams, PRESET_NAMES } from '../workload/presets.js';
 import type { SloDimTargets } from '../workload/tracev2-types.js';
-import { BlisError } from '../domain/errors.js';
+import { BlisError, showValue } from '../domain/errors.js';
 
 export class ObserveConfigError extends BlisError {
   constructor(message: string) {
@@ -70,7 +70,7 @@ export async function buildObserveWorkload(f: ObserveWorkloadFlags): Promise<Obs
   if (f.preset !== '') {
     if (f.workloadSpec !== '') throw new ObserveConfigError('--workload and --workload-spec are mutually exclusive');
     if (f.concurrency > 0) throw new ObserveConfigError('--workload and --concurrency are mutually exclusive');
-    if (!rateGiven) throw new ObserveConfigError(`--workload "${f.preset}" requires --rate (preset synthesis needs a request rate)`);
+    if (!rateGiven) throw new ObserveConfigError(`--workload ${showValue(f.preset)} requires --rate (preset synthesis needs a request rate)`);
   }
   if (f.concurrency > 0 && rateGiven) throw new ObserveConfigError('--concurrency and --rate are mutually exclusive; use one or the other');
   if (f.concurrency < 0) throw new ObserveConfigError(`--concurrency must be >= 0, got ${f.concurrency}`);
@@ -110,7 +110,7 @@ export async function buildObserveWorkload(f: ObserveWorkloadFlags): Promise<Obs
 
   let shape = { prefixTokens: f.prefixTokens, prompt: f.prompt, output: f.output };
   if (f.preset !== '') {
-    if (!isPresetName(f.preset)) throw new ObserveConfigError(`undefined workload "${f.preset}"; use one of (${PRESET_NAMES.join(', ')}) or --workload-spec`);
+    if (!isPresetName(f.preset)) throw new ObserveConfigError(`undefined workload ${showValue(f.preset)}; use one of (${PRESET_NAMES.join(', ')}) or --workload-spec`);
     shape = resolvePreset(f.preset);
   } else {
     const err = validateDistributionParams(f.prompt, f.output);

@@ -3,8 +3,8 @@
  * YAML keys in camelCase; "not set" is null (the reference's nil pointers / nil maps) or "" for names, so the
  * flag resolver can tell an omitted value from a zero one.
  */
-import { LineCounter, parseAllDocuments } from 'yaml';
 import type { Node as YamlNode } from 'yaml';
+import { readBundleYaml } from './bundle-yaml.js';
 import { PolicyDecoder } from './decoder.js';
 import { PolicyConfigError } from './errors.js';
 import type { PolicyPath, PolicyPosition } from './errors.js';
@@ -12,6 +12,7 @@ import { nameSets } from './names.js';
 import type { PolicyNameSets, ScorerSetting } from './names.js';
 import { validatePolicyBundle } from './validate.js';
 import { extractEvolvable, type EvolvablePolicies, type SpecReadOptions } from './spec.js';
+import { showValue } from '../domain/errors.js';
 
 export interface AdmissionBundle {
   /** "" = not set. */
@@ -109,28 +110,20 @@ export function locateBundle(bundle: PolicyBundle): BundleLocator | undefined {
  * then range and name checks in the reference's validation order.
  */
 export function parsePolicyBundle(yamlText: string, fileLabel: string, options: ParsePolicyBundleOptions = {}): PolicyBundle {
-  const lines = new LineCounter();
   // The reference decodes only the first document of the stream, so later ones are not even looked at.
-  const docs = parseAllDocuments(yamlText, { lineCounter: lines, schema: 'failsafe', uniqueKeys: false, prettyErrors: false });
-  const doc = Array.isArray(docs) ? docs[0] : undefined;
-  if (doc === undefined) {
+  const doc = readBundleYaml(yamlText, fileLabel, { schema: 'failsafe', uniqueKeys: false });
+  if (doc.documents === 0) {
     const where = { file: fileLabel, pos: { line: 1, col: 1 } };
     throw new PolicyConfigError('POLICY_YAML', where, '', 'the policy config holds no YAML document (the reference fails with EOF)', 'add at least one section such as `admission:` or delete --policy-config');
   }
-  const err = doc.errors[0];
-  if (err !== undefined) {
-    const pos = lines.linePos(err.pos[0]);
-    const msg = err.message.split('\n')[0] ?? err.message;
-    throw new PolicyConfigError('POLICY_YAML', { file: fileLabel, pos }, '', `invalid YAML: ${msg}`, 'fix the YAML syntax');
-  }
   // Evolvable sections come out first (typed, validated); the reference decoder reads what is left.
   const evolvable = extractEvolvable(yamlText, fileLabel, doc, options);
-  const d = new PolicyDecoder(doc, lines, fileLabel);
-  const bundle = decodeBundle(d, doc.contents);
+  const d = new PolicyDecoder(doc, fileLabel);
+  const bundle = decodeBundle(d, doc.doc.contents);
   validatePolicyBundle(bundle, d, nameSets(options.names));
   const prio = bundle.priority.policy;
   if (prio !== '' && prio !== 'constant') {
-    d.warn(['priority', 'policy'], `priority policy "${prio}" has no effect: request priority is fixed by each request's SLO class ` +
+    d.warn(['priority', 'policy'], `priority policy ${showValue(prio)} has no effect: request priority is fixed by each request's SLO class ` +
       '(set slo_class in the workload spec, or override class priorities with admission.slo_priorities)');
   }
   const result: PolicyBundle = { ...bundle, warnings: d.warnings.slice(), evolvable };

@@ -9,8 +9,10 @@
  * - `<<` merge keys are expanded after the explicit keys, which win;
  * - an unknown struct key, a duplicate key, or a value of the wrong kind is an error at its line:col.
  */
-import { isAlias, isMap, isScalar, isSeq } from 'yaml';
-import type { Document, LineCounter, Node as YamlNode, Scalar, YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq } from 'yaml';
+import type { Node as YamlNode, Scalar, YAMLMap } from 'yaml';
+import { showValue } from '../domain/errors.js';
+import type { ParsedYaml } from '../format/yaml.js';
 import { PolicyConfigError, formatPolicyPath } from './errors.js';
 import type { PolicyConfigErrorCode, PolicyPath, PolicyPosition } from './errors.js';
 import { TagMismatch, describeScalar, resolveGoScalar } from './go-scalar.js';
@@ -23,8 +25,6 @@ interface Located {
   readonly value: PolicyPosition;
 }
 
-const MAX_ALIAS_DEPTH = 64;
-
 interface Entry {
   readonly key: string;
   readonly keyNode: YamlNode;
@@ -36,8 +36,7 @@ export class PolicyDecoder {
   private readonly located = new Map<string, Located>();
 
   constructor(
-    private readonly doc: Document,
-    private readonly lines: LineCounter,
+    private readonly parsed: ParsedYaml,
     readonly file: string,
   ) {}
 
@@ -68,11 +67,9 @@ export class PolicyDecoder {
     this.located.set(formatPolicyPath(path), { key, value });
   }
 
-  deref(node: YamlNode | null | undefined, depth = 0): YamlNode | null {
-    if (node === null || node === undefined) return null;
-    if (!isAlias(node)) return node;
-    if (depth > MAX_ALIAS_DEPTH) throw new Error('alias chain too deep');
-    return this.deref(node.resolve(this.doc), depth + 1);
+  /** Aliases were resolved once by the loader: this is a map lookup, not a search of the document. */
+  deref(node: YamlNode | null | undefined): YamlNode | null {
+    return this.parsed.deref(node);
   }
 
   isNull(node: YamlNode | null, path: PolicyPath = []): boolean {
@@ -149,7 +146,7 @@ export class PolicyDecoder {
       const childPath = [...path, key];
       this.note(childPath, keyNode, value);
       if (reader === undefined) {
-        this.fail('POLICY_UNKNOWN_KEY', childPath, `unknown key "${key}" in ${typeName}`, `remove it or use one of: ${allowed.join(', ')}`, true);
+        this.fail('POLICY_UNKNOWN_KEY', childPath, `unknown key ${showValue(key)} in ${typeName}`, `remove it or use one of: ${allowed.join(', ')}`, true);
       }
       reader(value, childPath);
     }
@@ -212,7 +209,7 @@ export class PolicyDecoder {
       if (earlier !== undefined) {
         this.note([...path, name], keyNode, keyNode);
         const first = this.pos(earlier);
-        this.fail('POLICY_DUPLICATE_KEY', [...path, name], `key "${name}" appears twice (first at line ${first.line})`, 'keep one of them', true);
+        this.fail('POLICY_DUPLICATE_KEY', [...path, name], `key ${showValue(name)} appears twice (first at line ${first.line})`, 'keep one of them', true);
       }
       seen.set(name, keyNode);
       if (this.scalar(k, path).kind === 'null') {
@@ -258,7 +255,7 @@ export class PolicyDecoder {
 
   private pos(node: YamlNode | null): PolicyPosition {
     const offset = node?.range?.[0];
-    return offset === undefined ? { line: 1, col: 1 } : this.lines.linePos(offset);
+    return offset === undefined ? { line: 1, col: 1 } : this.parsed.pos(offset);
   }
 
   private typeError(n: YamlNode | null, path: PolicyPath, want: string, fix: string): never {

@@ -3,7 +3,7 @@
  * line naming where the bad value came from (`file:line:col` plus the field path, or the flag), what is wrong
  * and how to fix it.
  */
-import { BlisError } from '../domain/errors.js';
+import { BlisError, showValue } from '../domain/errors.js';
 
 export type PolicyConfigErrorCode =
   /** The file is not valid YAML, or holds no document at all. */
@@ -63,7 +63,11 @@ export function formatPolicyPath(path: PolicyPath): string {
   let out = '';
   for (const seg of path) {
     if (typeof seg === 'number') out += `[${seg}]`;
-    else out += out === '' ? seg : `.${seg}`;
+    else {
+      // A key with unusual characters is quoted so it cannot break the message (binary, newlines, invisible).
+      const key = /^[\x21-\x7e]+$/.test(seg) ? seg : showValue(seg);
+      out += out === '' ? key : `.${key}`;
+    }
   }
   return out;
 }

@@ -4,6 +4,7 @@
  * yaml.v3's rules rather than YAML 1.2 core's, because they differ in ways a bundle can hit: `1_000` and
  * `0b101` are integers, `010` is octal 8, `08` is the float 8, and quoted or block scalars are always strings.
  */
+import { showValue } from '../domain/errors.js';
 
 export type GoScalar =
   | { readonly kind: 'null' }
@@ -130,6 +131,6 @@ export function describeScalar(s: GoScalar, text: string): string {
     case 'timestamp':
       return `the timestamp ${text}`;
     case 'str':
-      return `the string ${JSON.stringify(text)}`;
+      return `the string ${showValue(text)}`;
   }
 }

@@ -20,6 +20,7 @@ import { DEFAULT_SCORERS, isKnownName, nameSets } from './names.js';
 import type { PolicyNameSets, ScorerSetting } from './names.js';
 import { composeLoraScorer, parseScorerFlag } from './scorer-flag.js';
 import { parseSloTargetsFlag } from './slo-targets-flag.js';
+import { showValue } from '../domain/errors.js';
 
 export interface FlagSetting<T> {
   readonly value: T;
@@ -175,7 +176,7 @@ export function resolvePolicySettings(
     }
   }
   const checkName = (key: SourceKey, flagName: string, path: PolicyPath, value: string, list: readonly string[], what: string): void => {
-    if (!isKnownName(list, value)) fail(key, flagName, path, `unknown ${what} "${value}"`, `use one of: ${list.join(', ')}`);
+    if (!isKnownName(list, value)) fail(key, flagName, path, `unknown ${what} ${showValue(value)}`, `use one of: ${list.join(', ')}`);
   };
   checkName('admissionPolicy', 'admission-policy', ['admission', 'policy'], admissionPolicy, names.admission, 'admission policy');
   checkName('routingPolicy', 'routing-policy', ['routing', 'policy'], routingPolicy, names.routing, 'routing policy');
@@ -227,8 +228,8 @@ function resolveScorers(
   sources.routingScorers = 'default';
   if (routingPolicy !== 'weighted') {
     // The flag text is not even parsed then, so a malformed --routing-scorers is only a warning.
-    if (text !== '') warnings.push(`--routing-scorers has no effect when the routing policy is "${routingPolicy}" (only weighted uses it)`);
-    if (lora.explicit) warnings.push(`--lora-scorer-weight has no effect when the routing policy is "${routingPolicy}" (only weighted uses it)`);
+    if (text !== '') warnings.push(`--routing-scorers has no effect when the routing policy is ${showValue(routingPolicy)} (only weighted uses it)`);
+    if (lora.explicit) warnings.push(`--lora-scorer-weight has no effect when the routing policy is ${showValue(routingPolicy)} (only weighted uses it)`);
     return [];
   }
   let profile: readonly ScorerSetting[] = [];

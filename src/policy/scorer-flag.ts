@@ -4,6 +4,7 @@
  */
 import { PolicyConfigError, goFloatText } from './errors.js';
 import { DEFAULT_SCORERS, type ScorerSetting } from './names.js';
+import { showValue } from '../domain/errors.js';
 
 const LORA_SCORER = 'lora-affinity';
 
@@ -22,16 +23,16 @@ export function parseScorerFlag(text: string, validNames: readonly string[], fla
   for (const raw of text.split(',')) {
     const part = raw.trim();
     const colon = part.indexOf(':');
-    if (colon < 0) throw flagError(flag, `invalid scorer entry "${part}" (expected name:weight)`, 'write entries such as queue-depth:2');
+    if (colon < 0) throw flagError(flag, `invalid scorer entry ${showValue(part)} (expected name:weight)`, 'write entries such as queue-depth:2');
     const name = part.slice(0, colon).trim();
-    if (!validNames.includes(name)) throw flagError(flag, `unknown scorer "${name}"`, `use one of: ${validNames.join(', ')}`);
-    if (seen.has(name)) throw flagError(flag, `scorer "${name}" is listed twice`, 'each scorer may appear at most once');
+    if (!validNames.includes(name)) throw flagError(flag, `unknown scorer ${showValue(name)}`, `use one of: ${validNames.join(', ')}`);
+    if (seen.has(name)) throw flagError(flag, `scorer ${showValue(name)} is listed twice`, 'each scorer may appear at most once');
     seen.add(name);
     const weightText = part.slice(colon + 1).trim();
     const weight = parseGoFloat(weightText);
-    if (weight === null) throw flagError(flag, `invalid weight "${weightText}" for scorer "${name}"`, 'write the weight as a number such as 1.5');
+    if (weight === null) throw flagError(flag, `invalid weight ${showValue(weightText)} for scorer ${showValue(name)}`, 'write the weight as a number such as 1.5');
     if (!(weight > 0 && Number.isFinite(weight))) {
-      throw flagError(flag, `weight of scorer "${name}" must be a finite positive number, got ${goFloatText(weight)}`, 'use a weight above 0');
+      throw flagError(flag, `weight of scorer ${showValue(name)} must be a finite positive number, got ${goFloatText(weight)}`, 'use a weight above 0');
     }
     out.push({ name, weight });
   }

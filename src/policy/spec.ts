@@ -10,14 +10,17 @@
  * document before the reference decoder reads it. Validation of templates and trees happens here, at the
  * edge; code is compiled when the policies are built (it needs the sandbox engine).
  */
-import { isMap, isPair, isScalar, LineCounter, parseDocument } from 'yaml';
-import type { Document, Node as YamlNode, Pair } from 'yaml';
+import { isMap, isPair, isScalar } from 'yaml';
+import type { Node as YamlNode, Pair } from 'yaml';
+import type { ParsedYaml } from '../format/yaml.js';
+import { readBundleYaml } from './bundle-yaml.js';
 import { DEFAULT_SANDBOX_LIMITS, SANDBOX_ENGINE_NAMES, type SandboxEngineName, type SandboxLimits } from '../sandbox/types.js';
 import { PolicyConfigError, formatPolicyPath, type PolicyPath, type PolicyPosition } from './errors.js';
 import { parseDecisionTree, type DecisionTree } from './tree/index.js';
 import { validateTemplate, type TemplateParameters } from './templates/index.js';
 import type { ControlPoint } from './view.js';
 import { CONTROL_POINTS, DEFAULT_ENTRYPOINTS } from './view.js';
+import { showValue } from '../domain/errors.js';
 
 export { DEFAULT_ENTRYPOINTS } from './view.js';
 
@@ -69,26 +72,34 @@ type Where = (path: PolicyPath) => { file: string; pos: PolicyPosition };
 
 /**
  * Pulls the evolvable sections out of `doc` (the failsafe-schema document the reference decoder will read),
- * returning them parsed and validated. `text` is the bundle text (re-read with the core schema for types).
+ * returning them parsed and validated. `text` is the bundle text (re-read with the core schema for types);
+ * only the sections that are evolvable are converted to plain values, through the bounded loader.
  */
-export function extractEvolvable(text: string, file: string, doc: Document, opts: SpecReadOptions = {}): EvolvablePolicies {
-  const root = doc.contents;
+export function extractEvolvable(text: string, file: string, doc: ParsedYaml, opts: SpecReadOptions = {}): EvolvablePolicies {
+  const root = doc.doc.contents;
   if (!isMap(root)) return NO_EVOLVABLE;
-  const lines = new LineCounter();
-  const typed = parseDocument(text, { lineCounter: lines, uniqueKeys: false, prettyErrors: false });
-  const js = (typed.toJS({ maxAliasCount: 1000 }) ?? {}) as Record<string, unknown>;
+  const parsed = readBundleYaml(text, file, { uniqueKeys: false });
+  const typed = parsed.doc;
+  const typedRoot = typed.contents;
+  // The last occurrence of a top-level key, as a plain value (duplicates are reported by the decoder later).
+  const js = (key: string): unknown => {
+    if (!isMap(typedRoot)) return undefined;
+    let value: unknown;
+    for (const p of typedRoot.items) if (isScalar(p.key) && String(p.key.value) === key) value = p.value;
+    return value === undefined ? undefined : parsed.toJs(value);
+  };
   const where: Where = (path) => {
     for (let n = path.length; n >= 0; n--) {
       const node = typed.getIn(path.slice(0, n), true) as YamlNode | undefined;
       const start = node?.range?.[0];
-      if (start !== undefined) return { file, pos: lines.linePos(start) };
+      if (start !== undefined) return { file, pos: parsed.pos(start) };
       // A key whose value is empty: point at the key.
       if (n > 0) {
         const parent = typed.getIn(path.slice(0, n - 1), true);
         if (isMap(parent)) {
           const pair = parent.items.find((p) => isScalar(p.key) && String(p.key.value) === String(path[n - 1]));
           const ks = (pair?.key as YamlNode | undefined)?.range?.[0];
-          if (ks !== undefined) return { file, pos: lines.linePos(ks) };
+          if (ks !== undefined) return { file, pos: parsed.pos(ks) };
         }
       }
     }
@@ -105,13 +116,13 @@ export function extractEvolvable(text: string, file: string, doc: Document, opts
     if (!isPair(pair) || !isScalar(pair.key)) continue;
     const key = String(pair.key.value);
     if (key === 'metadata') {
-      metadata = readMetadata(js['metadata'], fail);
+      metadata = readMetadata(js('metadata'), fail);
       remove.push(pair);
       continue;
     }
     if (!(CONTROL_POINTS as readonly string[]).includes(key)) continue;
     const point = key as ControlPoint;
-    const raw = js[key];
+    const raw = js(key);
     const section = pair.value as YamlNode | null;
     if (point === 'autoscale') {
       if (raw === null || raw === undefined) {
@@ -145,7 +156,7 @@ function readMetadata(raw: unknown, fail: (path: PolicyPath, problem: string, fi
   if (!isPlainObject(raw)) fail(['metadata'], 'metadata must be a mapping', 'write metadata: {id: ..., generation: ..., parent_id: ..., mutations: [...]}', 'POLICY_TYPE');
   const m = raw;
   for (const k of Object.keys(m)) {
-    if (!['id', 'generation', 'parent_id', 'mutations'].includes(k)) fail(['metadata', k], `unknown key "${k}"`, 'valid keys: id, generation, parent_id, mutations', 'POLICY_UNKNOWN_KEY');
+    if (!['id', 'generation', 'parent_id', 'mutations'].includes(k)) fail(['metadata', k], `unknown key ${showValue(k)}`, 'valid keys: id, generation, parent_id, mutations', 'POLICY_UNKNOWN_KEY');
   }
   const str = (k: string): string => {
     const v = m[k];
@@ -173,7 +184,7 @@ function readSpec(point: ControlPoint, raw: Record<string, unknown>, base: Polic
   }
   const allowed = TYPE_KEYS[type] as readonly string[];
   for (const k of Object.keys(raw)) {
-    if (!allowed.includes(k) && SPEC_KEYS.has(k)) fail([...base, k], `"${k}" does not belong to a ${type} policy`, `keys of a ${type} policy: ${allowed.join(', ')}`, 'POLICY_UNKNOWN_KEY');
+    if (!allowed.includes(k) && SPEC_KEYS.has(k)) fail([...base, k], `${showValue(k)} does not belong to a ${type} policy`, `keys of a ${type} policy: ${allowed.join(', ')}`, 'POLICY_UNKNOWN_KEY');
   }
   const w = where(base);
   const at = `${w.file}:${w.pos.line}:${w.pos.col}`;
@@ -228,7 +239,7 @@ function readLimits(raw: unknown, path: PolicyPath, fail: (path: PolicyPath, pro
   if (raw === undefined || raw === null) return DEFAULT_SANDBOX_LIMITS;
   if (!isPlainObject(raw)) fail(path, 'limits must be a mapping', 'write limits: {instructions: 1000000, memory_bytes: 67108864}', 'POLICY_TYPE');
   const m = raw;
-  for (const k of Object.keys(m)) if (k !== 'instructions' && k !== 'memory_bytes') fail([...path, k], `unknown key "${k}"`, 'valid keys: instructions, memory_bytes', 'POLICY_UNKNOWN_KEY');
+  for (const k of Object.keys(m)) if (k !== 'instructions' && k !== 'memory_bytes') fail([...path, k], `unknown key ${showValue(k)}`, 'valid keys: instructions, memory_bytes', 'POLICY_UNKNOWN_KEY');
   const num = (k: string, def: number, min: number, max: number): number => {
     const v = m[k];
     if (v === undefined || v === null) return def;

@@ -8,6 +8,7 @@ import type { PolicyDecoder } from './decoder.js';
 import { goFloatText } from './errors.js';
 import type { PolicyPath } from './errors.js';
 import { isKnownName, type PolicyNameSets } from './names.js';
+import { showValue } from '../domain/errors.js';
 
 /** The SLO priority range the reference's priority map accepts. */
 export const SLO_PRIORITY_MIN = -100;
@@ -20,7 +21,7 @@ const DEFAULT_SCALE_DOWN_BOUNDARY = 0.4;
 export function validatePolicyBundle(b: Omit<PolicyBundle, 'warnings' | 'evolvable'>, d: PolicyDecoder, names: PolicyNameSets): void {
   const name = (path: PolicyPath, value: string, list: readonly string[], what: string): void => {
     if (!isKnownName(list, value)) {
-      d.fail('POLICY_UNKNOWN_NAME', path, `unknown ${what} "${value}"`, `use one of: ${list.join(', ')}`);
+      d.fail('POLICY_UNKNOWN_NAME', path, `unknown ${what} ${showValue(value)}`, `use one of: ${list.join(', ')}`);
     }
   };
   const range = (path: PolicyPath, problem: string, fix: string): never => d.fail('POLICY_RANGE', path, problem, fix);
@@ -56,10 +57,10 @@ export function validatePolicyBundle(b: Omit<PolicyBundle, 'warnings' | 'evolvab
   (b.routing.scorers ?? []).forEach((sc, i) => {
     const at: PolicyPath = ['routing', 'scorers', i];
     if (!names.scorers.includes(sc.name)) {
-      d.fail('POLICY_UNKNOWN_NAME', [...at, 'name'], `unknown scorer "${sc.name}"`, `use one of: ${names.scorers.join(', ')}`);
+      d.fail('POLICY_UNKNOWN_NAME', [...at, 'name'], `unknown scorer ${showValue(sc.name)}`, `use one of: ${names.scorers.join(', ')}`);
     }
     if (seen.has(sc.name)) {
-      d.fail('POLICY_DUPLICATE_SCORER', [...at, 'name'], `scorer "${sc.name}" is listed twice`, 'each scorer may appear at most once; merge the weights');
+      d.fail('POLICY_DUPLICATE_SCORER', [...at, 'name'], `scorer ${showValue(sc.name)} is listed twice`, 'each scorer may appear at most once; merge the weights');
     }
     seen.add(sc.name);
     if (!(sc.weight > 0 && finite(sc.weight))) {

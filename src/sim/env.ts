@@ -10,6 +10,10 @@ export interface SimEnv {
   readText(path: string, option: string): string;
   /** A diagnostic line (warn level). */
   warn(message: string): void;
+  /** What was resolved (model, hardware, KV blocks, policies, workload): shown with `--log info` or `debug`. */
+  info?(message: string): void;
+  /** Detail for diagnosing blis-ts itself (files read, timings): shown with `--log debug` only. */
+  debug?(message: string): void;
   /** Runs the built cluster to its end (the library's yields to the event loop); absent = in one go. */
   readonly drive?: EngineDriver;
   /** Collects generated requests (the library's yields to the event loop between slices); absent = in one go. */

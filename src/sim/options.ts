@@ -12,6 +12,8 @@ import { MOE_COMM_BACKENDS } from '../latency/moe-comm.js';
 import { ADMISSION_POLICIES, ROUTING_POLICIES } from '../routing/registry.js';
 import { PRESET_NAMES } from '../workload/presets.js';
 import { ConfigError } from './config-error.js';
+import { showValue } from '../domain/errors.js';
+import { MAX_REQUEST_TOKENS } from '../domain/units.js';
 import { LATENCY_BACKENDS } from './resolve-latency.js';
 import { TRACE_LEVELS } from './resolve-policies.js';
 
@@ -24,6 +26,8 @@ export interface FlagSpec {
   readonly help: string;
   readonly aliases?: readonly string[];
   readonly scope: 'shared' | 'run' | 'replay';
+  /** Largest value accepted (a value no machine could simulate is refused before any work starts). */
+  readonly max?: number;
   /** The accepted values of an enumerated string option (the library's config type and schema use them). */
   readonly choices?: readonly string[];
   /** A signed 64-bit integer given as text (seeds, horizons): the library also takes a number or a bigint. */
@@ -39,6 +43,7 @@ export interface FlagSpec {
 function namesOf<T extends object>(registry: T): readonly (keyof T & string)[] {
   return Object.keys(registry) as (keyof T & string)[];
 }
+
 
 const MAX_INT64_TEXT = '9223372036854775807';
 
@@ -74,7 +79,7 @@ export const FLAGS = [
   // simulation
   { name: 'seed', kind: 'string', def: '42', int64: true, help: 'random seed (int64)', scope: 'shared' },
   { name: 'horizon', kind: 'string', def: MAX_INT64_TEXT, int64: true, help: 'simulation horizon in µs ticks (replay default: 2 x the last injection time)', scope: 'shared' },
-  { name: 'log', kind: 'string', def: 'warn', choices: ['debug', 'info', 'warn', 'error'], help: 'stderr diagnostics: warn (default) prints warnings, error prints errors only', scope: 'shared' },
+  { name: 'log', kind: 'string', def: 'warn', choices: ['debug', 'info', 'warn', 'error'], help: 'stderr diagnostics: debug (also files read, timings, an internal error\'s stack), info (also what was resolved: engine, policies, workload), warn (default: warnings), error (errors only)', scope: 'shared' },
   { name: 'num-instances', kind: 'int', def: 1, help: 'number of instances', scope: 'shared' },
   { name: 'admission-latency', kind: 'int', def: 0, help: 'admission decision latency (µs)', scope: 'shared' },
   { name: 'routing-latency', kind: 'int', def: 0, help: 'routing decision latency (µs)', scope: 'shared' },
@@ -121,15 +126,15 @@ export const FLAGS = [
   { name: 'workload', kind: 'string', def: 'distribution', choices: ['distribution', ...PRESET_NAMES], help: 'workload: distribution or a preset (chatbot, contentgen, summarization, multidoc)', scope: 'run' },
   { name: 'rate', kind: 'float', def: 1.0, help: 'arrival rate (requests/s)', scope: 'run' },
   { name: 'num-requests', kind: 'int', def: 100, help: 'number of requests', scope: 'run' },
-  { name: 'prefix-tokens', kind: 'int', def: 0, help: 'shared prefix length (tokens)', scope: 'run' },
-  { name: 'prompt-tokens', kind: 'int', def: 512, help: 'prompt length mean', scope: 'run' },
-  { name: 'prompt-tokens-stdev', kind: 'int', def: 256, help: 'prompt length stdev', scope: 'run' },
-  { name: 'prompt-tokens-min', kind: 'int', def: 2, help: 'prompt length min', scope: 'run' },
-  { name: 'prompt-tokens-max', kind: 'int', def: 7000, help: 'prompt length max', scope: 'run' },
-  { name: 'output-tokens', kind: 'int', def: 512, help: 'output length mean', scope: 'run' },
-  { name: 'output-tokens-stdev', kind: 'int', def: 256, help: 'output length stdev', scope: 'run' },
-  { name: 'output-tokens-min', kind: 'int', def: 2, help: 'output length min', scope: 'run' },
-  { name: 'output-tokens-max', kind: 'int', def: 7000, help: 'output length max', scope: 'run' },
+  { name: 'prefix-tokens', kind: 'int', def: 0, help: 'shared prefix length (tokens)', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'prompt-tokens', kind: 'int', def: 512, help: 'prompt length mean', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'prompt-tokens-stdev', kind: 'int', def: 256, help: 'prompt length stdev', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'prompt-tokens-min', kind: 'int', def: 2, help: 'prompt length min', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'prompt-tokens-max', kind: 'int', def: 7000, help: 'prompt length max', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'output-tokens', kind: 'int', def: 512, help: 'output length mean', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'output-tokens-stdev', kind: 'int', def: 256, help: 'output length stdev', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'output-tokens-min', kind: 'int', def: 2, help: 'output length min', scope: 'run', max: MAX_REQUEST_TOKENS },
+  { name: 'output-tokens-max', kind: 'int', def: 7000, help: 'output length max', scope: 'run', max: MAX_REQUEST_TOKENS },
   { name: 'concurrency', kind: 'int', def: 0, help: 'closed-loop virtual users: each sends its next request --think-time-ms after its previous one finishes (mutually exclusive with --rate and --workload-spec; set --num-requests or --horizon)', scope: 'run' },
   { name: 'think-time-ms', kind: 'int', def: 0, help: 'think time between a response and the same user\'s next request, in ms (--concurrency)', scope: 'run' },
   { name: 'timeout', kind: 'int', def: 300, help: 'client timeout per request in seconds (negative disables; 0 is rejected)', scope: 'run' },
@@ -143,6 +148,8 @@ export const FLAGS = [
 
 /** One entry of {@link FLAGS} with its literal name, kind and choices (the library derives its config type from them). */
 export type Flag = (typeof FLAGS)[number];
+
+const FLAG_MAX: ReadonlyMap<string, number> = new Map((FLAGS as readonly FlagSpec[]).filter((f) => f.max !== undefined).map((f) => [f.name, f.max as number]));
 
 /** Option values plus which ones were set explicitly (the reference's `Changed`); flags or config keys. */
 export class FlagValues {
@@ -171,18 +178,14 @@ export class FlagValues {
   }
 
   int(name: string): number {
-    const t = this.text(name).trim();
-    if (!/^[+-]?\d+$/.test(t)) throw new ConfigError('bad-flag', `--${name}: "${t}" is not an integer; pass a whole number, e.g. --${name} 16`);
-    const v = Number(t);
-    if (!Number.isSafeInteger(v)) throw new ConfigError('bad-flag', `--${name}: ${t} is out of range`);
+    const v = parseIntFlag(`--${name}`, this.text(name));
+    const max = FLAG_MAX.get(name);
+    if (max !== undefined && v > max) throw new ConfigError('bad-flag', `--${name}: ${v} exceeds the largest value blis-ts accepts (${max.toLocaleString('en-US')}); use a smaller value`);
     return v;
   }
 
   float(name: string): number {
-    const t = this.text(name).trim();
-    const v = Number(t);
-    if (t === '' || !Number.isFinite(v)) throw new ConfigError('bad-flag', `--${name}: "${t}" is not a finite number; pass e.g. --${name} 1.5`);
-    return v;
+    return parseFloatFlag(`--${name}`, this.text(name));
   }
 
   bool(name: string): boolean {
@@ -193,20 +196,59 @@ export class FlagValues {
     const t = this.text(name).trim();
     if (t === '') return [];
     return t.split(',').map((p, i) => {
-      const v = Number(p.trim());
-      if (p.trim() === '' || !Number.isFinite(v)) throw new ConfigError('bad-flag', `--${name}: element ${i + 1} ("${p}") is not a finite number; pass comma-separated numbers, e.g. --${name} 1,2,3`);
-      return v;
+      const v = p.trim();
+      if (!DECIMAL_FLOAT.test(v) || !Number.isFinite(Number(v))) throw new ConfigError('bad-flag', `--${name}: element ${i + 1} (${showValue(p)}) is not a finite decimal number; pass comma-separated numbers, e.g. --${name} 1,2,3`);
+      return Number(v);
     });
   }
 
   /** int64 text as bigint (seeds, horizons). */
   bigint(name: string): bigint {
     const t = this.text(name).trim();
-    if (!/^[+-]?\d+$/.test(t)) throw new ConfigError('bad-flag', `--${name}: "${t}" is not an integer`);
+    checkIntText(`--${name}`, t);
     const v = BigInt(t);
     if (v > 9223372036854775807n || v < -9223372036854775808n) throw new ConfigError('bad-flag', `--${name}: ${t} does not fit in int64`);
     return v;
   }
+}
+
+/**
+ * Numbers on the command line are decimal only. The reference's flag parser (Go's strconv) reads integers with
+ * base prefixes (`0x10` = 16, and `010` = 8, octal) and refuses hexadecimal floats without a `p` exponent;
+ * JavaScript's Number() would read `0x10`, `0b11` and `0o7` as numbers and `010` as ten. Rather than guess,
+ * blis-ts accepts plain decimals and refuses the rest with the fix (docs/reference-differences.md).
+ */
+export const DECIMAL_FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const DECIMAL_INT = /^[+-]?\d+$/;
+
+/** Refuses integer text that is not plain decimal (see {@link DECIMAL_FLOAT}). */
+export function checkIntText(flag: string, t: string): void {
+  if (!DECIMAL_INT.test(t)) {
+    const hint = /^[+-]?0[xXbBoO]/.test(t) ? ' (write it in decimal: hexadecimal, binary and octal forms are not accepted)' : '';
+    throw new ConfigError('bad-flag', `${flag}: ${showValue(t)} is not an integer${hint}; pass a whole number, e.g. ${flag} 16`);
+  }
+  if (/^[+-]?0\d/.test(t)) {
+    throw new ConfigError('bad-flag', `${flag}: ${showValue(t)} has a leading zero, which the reference reads as octal; write it without the leading zeros`);
+  }
+}
+
+/** A decimal integer flag value within ±2^53. */
+export function parseIntFlag(flag: string, text: string): number {
+  const t = text.trim();
+  checkIntText(flag, t);
+  const v = Number(t);
+  if (!Number.isSafeInteger(v)) throw new ConfigError('bad-flag', `${flag}: ${t} is out of range (at most 2^53 in magnitude)`);
+  return v;
+}
+
+/** A finite decimal number flag value. */
+export function parseFloatFlag(flag: string, text: string): number {
+  const t = text.trim();
+  if (!DECIMAL_FLOAT.test(t) || !Number.isFinite(Number(t))) {
+    const hint = /^[+-]?0[xXbBoO]/.test(t) ? ' (write it in decimal: hexadecimal, binary and octal forms are not accepted)' : '';
+    throw new ConfigError('bad-flag', `${flag}: ${showValue(t)} is not a finite decimal number${hint}; pass e.g. ${flag} 1.5`);
+  }
+  return Number(t);
 }
 
 export function camel(name: string): string {

@@ -9,14 +9,52 @@ import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerN
 import { MAX_INT64 } from '../domain/units.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
+import { BlisError, showValue } from '../domain/errors.js';
+import { locateJson } from '../format/json-locate.js';
+import { parseJson } from '../format/yaml.js';
+import { LatencyConfigError, LatencyErrorCode } from '../latency/errors.js';
 
-function readJson(env: SimEnv, path: string, option: string): unknown {
+/** A user model config.json: bounded, with syntax errors at `file:line:col`. */
+function readJson(env: SimEnv, path: string, option: string): { raw: unknown; text: string } {
   const text = env.readText(path, option);
   try {
-    return JSON.parse(text) as unknown;
+    return { raw: parseJson(text, path), text };
   } catch (e) {
-    throw new ConfigError('bad-json', `${option}: ${path} is not valid JSON: ${(e as Error).message}`);
+    if (e instanceof BlisError) throw new ConfigError('bad-json', `${option}: ${e.message}`);
+    throw e;
   }
+}
+
+/** Problems that come from a field of the model's config.json (as opposed to a flag such as --tp). */
+const MODEL_FIELD_CODES: ReadonlySet<string> = new Set([
+  LatencyErrorCode.InvalidHFConfig, LatencyErrorCode.InvalidKVCapacityInput, LatencyErrorCode.InvalidModelConfig, LatencyErrorCode.MoEExpertCountMissing,
+]);
+const FLAG_FIELDS: ReadonlySet<string> = new Set(['tp', 'dp', 'blockSize', 'gpuMemoryUtilization', 'adapterReservedBytes', 'MemoryGiB']);
+
+interface UserFile {
+  readonly raw: unknown;
+  readonly text: string;
+  readonly label: string;
+}
+
+/**
+ * A problem found while building the model from a user's file (latency/ names the config.json key, or the GPU
+ * field) becomes an error at that key's `line:col` in the file, so every error points into the file it came from.
+ */
+function locateUserFileError(e: unknown, model: UserFile | undefined, hardware: (UserFile & { gpu: string }) | undefined): unknown {
+  if (!(e instanceof LatencyConfigError) || e.field === '') return e;
+  const strip = (label: string): string => (e.message.startsWith(`${label}: `) ? e.message.slice(label.length + 2) : e.message);
+  if (model !== undefined && MODEL_FIELD_CODES.has(e.code) && !FLAG_FIELDS.has(e.field)) {
+    const tc = (model.raw as { text_config?: Record<string, unknown> } | null)?.text_config;
+    const path = tc !== null && typeof tc === 'object' && tc[e.field] !== undefined ? ['text_config', e.field] : [e.field];
+    const pos = locateJson(model.text, path);
+    return new LatencyConfigError(e.code, e.field, `${model.label}:${pos.line}:${pos.col}: ${strip(model.label)}`);
+  }
+  if (hardware !== undefined && e.field === 'MemoryGiB' && e.code === LatencyErrorCode.InvalidKVCapacityInput) {
+    const pos = locateJson(hardware.text, [hardware.gpu, e.field]);
+    return new LatencyConfigError(e.code, e.field, `${hardware.label}:${pos.line}:${pos.col}: ${hardware.gpu}: ${e.message}`);
+  }
+  return e;
 }
 
 export interface EngineResolution {
@@ -27,36 +65,44 @@ export interface EngineResolution {
 
 export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<EngineResolution> {
   const folder = f.str('model-config-folder');
-  let userModelConfig: { raw: unknown; label: string } | undefined;
+  let userModelConfig: { raw: unknown; text: string; label: string } | undefined;
   if (folder !== '') {
     const p = `${folder.replace(/\/+$/, '')}/config.json`;
-    userModelConfig = { raw: readJson(env, p, '--model-config-folder'), label: p };
+    userModelConfig = { ...readJson(env, p, '--model-config-folder'), label: p };
   }
   const hwPath = f.str('hardware-config');
   // The schema library is loaded only when a user catalog file is given (it costs startup time).
-  const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(env.readText(hwPath, '--hardware-config'), hwPath);
-  const latency = resolveLatency({
-    model: f.str('model'),
-    hardware: f.str('hardware'),
-    tp: f.int('tp'),
-    dp: f.int('dp'),
-    backend: f.str('latency-model'),
-    backendExplicit: f.changed('latency-model'),
-    alpha: f.floats('alpha-coeffs'),
-    alphaExplicit: f.changed('alpha-coeffs'),
-    beta: f.floats('beta-coeffs'),
-    betaExplicit: f.changed('beta-coeffs'),
-    totalKvBlocks: f.int('total-kv-blocks'),
-    totalKvBlocksExplicit: f.changed('total-kv-blocks'),
-    blockSize: f.int('block-size-in-tokens'),
-    gpuMemoryUtilization: f.float('gpu-memory-utilization'),
-    maxModelLen: f.int('max-model-len'),
-    maxModelLenExplicit: f.changed('max-model-len'),
-    moeCommBackend: f.str('moe-comm-backend'),
-    enableExpertParallel: f.bool('enable-expert-parallel'),
-    ...(userModelConfig ? { userModelConfig } : {}),
-    ...(userHardware ? { userHardware } : {}),
-  });
+  const hwText = hwPath === '' ? '' : env.readText(hwPath, '--hardware-config');
+  const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(hwText, hwPath);
+  let latency: ResolvedLatency;
+  try {
+    latency = resolveLatency({
+      model: f.str('model'),
+      hardware: f.str('hardware'),
+      tp: f.int('tp'),
+      dp: f.int('dp'),
+      backend: f.str('latency-model'),
+      backendExplicit: f.changed('latency-model'),
+      alpha: f.floats('alpha-coeffs'),
+      alphaExplicit: f.changed('alpha-coeffs'),
+      beta: f.floats('beta-coeffs'),
+      betaExplicit: f.changed('beta-coeffs'),
+      totalKvBlocks: f.int('total-kv-blocks'),
+      totalKvBlocksExplicit: f.changed('total-kv-blocks'),
+      blockSize: f.int('block-size-in-tokens'),
+      gpuMemoryUtilization: f.float('gpu-memory-utilization'),
+      maxModelLen: f.int('max-model-len'),
+      maxModelLenExplicit: f.changed('max-model-len'),
+      moeCommBackend: f.str('moe-comm-backend'),
+      enableExpertParallel: f.bool('enable-expert-parallel'),
+      ...(userModelConfig ? { userModelConfig: { raw: userModelConfig.raw, label: userModelConfig.label } } : {}),
+      ...(userHardware ? { userHardware } : {}),
+    });
+  } catch (e) {
+    const gpu = f.str('hardware');
+    const hwFile = userHardware?.has(gpu) === true ? { raw: null, text: hwText, label: hwPath, gpu } : undefined;
+    throw locateUserFileError(e, userModelConfig, hwFile);
+  }
   const positive = (name: string): number => {
     const v = f.int(name);
     if (v <= 0) throw new ConfigError('bad-flag', `--${name} must be > 0, got ${v}`);
@@ -70,9 +116,9 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   const numInstances = positive('num-instances');
   if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
   const scheduler = f.str('scheduler');
-  if (!Object.hasOwn(SCHEDULERS, scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler "${scheduler}"; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
+  if (!Object.hasOwn(SCHEDULERS, scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler ${showValue(scheduler)}; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
   const preemption = f.str('preemption-policy');
-  if (!Object.hasOwn(PREEMPTION_POLICIES, preemption)) throw new ConfigError('bad-flag', `unknown --preemption-policy "${preemption}"; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
+  if (!Object.hasOwn(PREEMPTION_POLICIES, preemption)) throw new ConfigError('bad-flag', `unknown --preemption-policy ${showValue(preemption)}; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
   const bw = f.float('kv-transfer-bandwidth');
   const cpuBlocks = nonNegative('kv-cpu-blocks');
   if (cpuBlocks > 0 && !(bw > 0)) throw new ConfigError('bad-flag', `--kv-transfer-bandwidth must be > 0 with --kv-cpu-blocks, got ${bw}`);
@@ -81,6 +127,9 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   if (maxModelLen > 0 && Math.ceil(maxModelLen / blockSize) > latency.totalKvBlocks) {
     throw new ConfigError('bad-flag', `KV cache too small for --max-model-len ${maxModelLen}: needs ${Math.ceil(maxModelLen / blockSize)} blocks but --total-kv-blocks is ${latency.totalKvBlocks}`);
   }
+  const kvOrigin = f.changed('total-kv-blocks') ? '' : latency.totalKvBlocks === f.int('total-kv-blocks') ? ' (the default)' : ' (sized from GPU memory)';
+  env.info?.(`engine: model ${latency.model}, latency model ${latency.backend}${latency.hardware === '' ? '' : `, GPU ${latency.hardware}`}` +
+    `${latency.tp > 0 ? `, TP ${latency.tp}` : ''}, ${numInstances} instance(s), ${latency.totalKvBlocks} KV blocks of ${blockSize} tokens${kvOrigin}, max-model-len ${maxModelLen === 0 ? 'unbounded' : maxModelLen}`);
   return {
     seed: f.bigint('seed'),
     latency,

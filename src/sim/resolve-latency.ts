@@ -3,9 +3,11 @@
  * TP, backend choice, coefficients, KV auto-capacity and max-model-len with its KV cap. Pure: the caller
  * passes any user-supplied config.json / hardware JSON already parsed.
  */
-import { findCatalogModel } from '../config/catalog/models.js';
+import { CATALOG_HF_IDS, findCatalogModel } from '../config/catalog/models.js';
 import { findGpu, GPU_NAMES } from '../config/catalog/hardware.js';
-import { findModelDefaults, TRAINED_PHYSICS_COEFFICIENTS } from '../config/defaults.js';
+import { MODEL_DEFAULTS, findModelDefaults, TRAINED_PHYSICS_COEFFICIENTS } from '../config/defaults.js';
+import { showValue } from '../domain/errors.js';
+import { closestNames, didYouMean } from '../domain/suggest.js';
 import { createBlackboxModel } from '../latency/blackbox.js';
 import { applyWeightPrecisionFallback, extractKVCapacityParams, parseHFConfig } from '../latency/hf-config.js';
 import { calculateKVBlocks, resolveMaxModelLen } from '../latency/kv-capacity.js';
@@ -64,7 +66,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   const model = inp.model.toLowerCase();
   if (model === '') throw new ConfigError('missing-model', '--model is required; e.g. --model meta-llama/llama-3.1-8b-instruct');
   if (!Object.hasOwn(LATENCY_BACKENDS, inp.backend)) {
-    throw new ConfigError('bad-flag', `unknown --latency-model "${inp.backend}"; valid options: ${Object.keys(LATENCY_BACKENDS).join(', ')}`);
+    throw new ConfigError('bad-flag', `unknown --latency-model ${showValue(inp.backend)}; valid options: ${Object.keys(LATENCY_BACKENDS).join(', ')}`);
   }
   let backend = inp.backend as LatencyBackend;
   if (inp.alphaExplicit !== inp.betaExplicit) {
@@ -84,6 +86,9 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   if (!(u > 0 && u <= 1)) throw new ConfigError('bad-flag', `--gpu-memory-utilization must be a finite value in (0, 1.0], got ${u}`);
   if (inp.blockSize <= 0) throw new ConfigError('bad-flag', `--block-size-in-tokens must be > 0, got ${inp.blockSize}`);
   if (inp.maxModelLen < 0) throw new ConfigError('bad-flag', `--max-model-len must be >= 0, got ${inp.maxModelLen}`);
+  if (inp.totalKvBlocksExplicit && inp.totalKvBlocks <= 0) {
+    throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${inp.totalKvBlocks}; give the number of KV blocks per instance, or leave it out to size the cache from GPU memory`);
+  }
   if (inp.dp < 1) throw new ConfigError('bad-flag', `--dp must be >= 1, got ${inp.dp}`);
 
   if (backend === 'blackbox') {
@@ -98,6 +103,13 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   let gpu = inp.hardware;
   let tp = inp.tp;
   const defs = findModelDefaults(model);
+  if (!defs && !inp.userModelConfig && !findCatalogModel(model)) {
+    // Before the hardware/TP defaults are missed: a typo would otherwise read as "requires --hardware and --tp".
+    const known = new Set([...Object.keys(MODEL_DEFAULTS), ...CATALOG_HF_IDS.keys()]);
+    const near = closestNames(model, known, Math.max(2, Math.floor(model.length / 12)));
+    throw new ConfigError('unknown-model', `--model: unknown model ${showValue(model)}; ${didYouMean(near)}` +
+      'use a model of the embedded catalog, or pass --model-config-folder <dir> holding its config.json (HuggingFace format) with --hardware and --tp');
+  }
   if (defs) {
     if (tp === 0 && defs.tensorParallelism > 0) {
       tp = defs.tensorParallelism;
@@ -136,7 +148,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   } else {
     const entry = findCatalogModel(model);
     if (!entry) {
-      throw new ConfigError('unknown-model', `no model config for "${model}": it is not in the embedded catalog; pass --model-config-folder <dir> holding config.json (HuggingFace format)`);
+      throw new ConfigError('unknown-model', `no model config for ${showValue(model)}: it is not in the embedded catalog; pass --model-config-folder <dir> holding config.json (HuggingFace format)`);
     }
     raw = entry.config;
     label = `catalog:${model}`;
@@ -144,8 +156,8 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label), model);
   const hw = inp.userHardware?.get(gpu) ?? findGpu(gpu);
   if (!hw) {
-    const known = [...GPU_NAMES, ...(inp.userHardware?.keys() ?? [])].join(', ');
-    throw new ConfigError('unknown-hardware', `--hardware "${gpu}" is not a known GPU (known: ${known}); add it with --hardware-config <file.json>`);
+    const known = [...new Set([...GPU_NAMES, ...(inp.userHardware?.keys() ?? [])])].map((n) => (/^[\x21-\x7e]+$/.test(n) ? n : showValue(n))).join(', ');
+    throw new ConfigError('unknown-hardware', `--hardware ${showValue(gpu)} is not a known GPU (known: ${known}); add it with --hardware-config <file.json>`);
   }
 
   let totalKvBlocks = inp.totalKvBlocks;
@@ -168,7 +180,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     throw new ConfigError('bad-flag', `--dp > 1 and --enable-expert-parallel require --latency-model trained-physics (got --dp=${inp.dp}, --latency-model ${backend})`);
   }
   if (inp.dp > 1 && !isMoE) throw new ConfigError('bad-flag', `--dp > 1 is only supported for MoE models (got --dp=${inp.dp} for a dense model); use --num-instances for replicas`);
-  if (inp.enableExpertParallel && !isMoE) throw new ConfigError('bad-flag', `--enable-expert-parallel requires a MoE model (got dense model "${model}")`);
+  if (inp.enableExpertParallel && !isMoE) throw new ConfigError('bad-flag', `--enable-expert-parallel requires a MoE model (got dense model ${showValue(model)})`);
   if (inp.moeCommBackend !== '' && backend !== 'trained-physics') {
     throw new ConfigError('bad-flag', `--moe-comm-backend requires --latency-model trained-physics (got ${backend})`);
   }

@@ -11,6 +11,7 @@ import type { PolicySetup } from './engine-setup.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
 import type { PolicyMetadata } from '../policy/spec.js';
+import { showValue } from '../domain/errors.js';
 
 /** `--trace-level`: minimal = summary metrics only (as none); decisions adds policy decisions and anomalies; full adds batch formations and preemptions. */
 export const TRACE_LEVELS = ['none', 'minimal', 'decisions', 'full'] as const;
@@ -32,7 +33,7 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
   const { parsePolicyBundle, resolvePolicySettings, preparePolicies } = await import('../policy/index.js');
   const path = f.str('policy-config');
   const engineFlag = f.str('policy-engine');
-  if (engineFlag !== '' && engineFlag !== 'fast' && engineFlag !== 'strict') throw new ConfigError('bad-flag', `--policy-engine must be fast or strict, got "${engineFlag}"`);
+  if (engineFlag !== '' && engineFlag !== 'fast' && engineFlag !== 'strict') throw new ConfigError('bad-flag', `--policy-engine must be fast or strict, got ${showValue(engineFlag)}`);
   const bundleDir = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
   const bundle = path === '' ? null : parsePolicyBundle(env.readText(path, '--policy-config'), path, {
     // Code files are relative to the bundle's folder (absolute paths stay as they are).
@@ -52,11 +53,11 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
     'slo-targets': flag('slo-targets', f.str('slo-targets')),
   });
   for (const w of r.warnings) io.warn(w);
-  if (!Object.hasOwn(SCHEDULERS, r.scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler "${r.scheduler}"; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
-  if (!Object.hasOwn(PREEMPTION_POLICIES, r.preemptionPolicy)) throw new ConfigError('bad-flag', `unknown --preemption-policy "${r.preemptionPolicy}"; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
+  if (!Object.hasOwn(SCHEDULERS, r.scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler ${showValue(r.scheduler)}; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
+  if (!Object.hasOwn(PREEMPTION_POLICIES, r.preemptionPolicy)) throw new ConfigError('bad-flag', `unknown --preemption-policy ${showValue(r.preemptionPolicy)}; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
 
   const traceLevel = f.str('trace-level');
-  if (!(TRACE_LEVELS as readonly string[]).includes(traceLevel)) throw new ConfigError('bad-flag', `unknown --trace-level "${traceLevel}"; valid: ${TRACE_LEVELS.join(', ')}`);
+  if (!(TRACE_LEVELS as readonly string[]).includes(traceLevel)) throw new ConfigError('bad-flag', `unknown --trace-level ${showValue(traceLevel)}; valid: ${TRACE_LEVELS.join(', ')}`);
   const traced = traceLevel === 'decisions' || traceLevel === 'full';
   const k = f.int('counterfactual-k');
   if (k < 0) throw new ConfigError('bad-flag', `--counterfactual-k must be >= 0, got ${k}`);
@@ -103,6 +104,8 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
   }
   const prepared = ev !== null && Object.keys(specs).length > 0 ? await preparePolicies({ metadata: ev.metadata, specs }, engineFlag === '' ? null : engineFlag) : null;
   const a = r.admission;
+  env.info?.(`policies: admission ${fc.config === null ? a.policy : 'flow control'}, routing ${r.routing.policy}, scheduler ${r.scheduler}, preemption ${r.preemptionPolicy}` +
+    `${prepared === null ? '' : `, evolvable ${Object.keys(specs).join(', ')}`}${path === '' ? '' : ` (from ${path} and the flags)`}`);
   return {
     metadata: ev?.metadata ?? null,
     scheduler: r.scheduler as SchedulerName,

@@ -33,6 +33,7 @@ import { horizonFlag, resolveEngineFlags } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
+import { showValue } from '../domain/errors.js';
 
 /** Receives each finished simulation (tests run invariant checkers on it). */
 export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[], setup: EngineSetup, sessions: SessionLog | null) => void;
@@ -60,7 +61,7 @@ export interface SimulationOutputs {
 
 function outputFormat(f: FlagValues): 'json' | 'reference' {
   const v = f.str('output-format');
-  if (v !== 'json' && v !== 'reference') throw new ConfigError('bad-flag', `--output-format must be json or reference, got "${v}"`);
+  if (v !== 'json' && v !== 'reference') throw new ConfigError('bad-flag', `--output-format must be json or reference, got ${showValue(v)}`);
   return v;
 }
 
@@ -197,7 +198,7 @@ function distributionOptions(f: FlagValues): Omit<Parameters<typeof distribution
   const wl = f.str('workload');
   let shape = DEFAULT_DISTRIBUTION;
   if (wl !== 'distribution') {
-    if (!isPresetName(wl)) throw new ConfigError('bad-flag', `unknown --workload "${wl}"; valid: distribution, chatbot, contentgen, summarization, multidoc`);
+    if (!isPresetName(wl)) throw new ConfigError('bad-flag', `unknown --workload ${showValue(wl)}; valid: distribution, chatbot, contentgen, summarization, multidoc`);
     shape = resolvePreset(wl);
   }
   const custom = wl === 'distribution';
@@ -301,6 +302,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
   const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : await generatedWorkload(f, env, seed);
+  env.info?.(`workload: ${wl.requests.length} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
   const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(wl.requests, wl.sessions.length > 0) };
@@ -381,6 +383,8 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   if (dataPath === '') throw new ConfigError('missing-flag', '--trace-data is required');
   const header = parseTraceHeaderYaml(env.readText(headerPath, '--trace-header'), headerPath);
   const records = parseTraceCsv(env.readText(dataPath, '--trace-data'), dataPath);
+  if (records.length === 0) throw new ConfigError('empty-trace', `--trace-data: ${dataPath} has a header row but no records; the reference refuses to replay an empty trace — pass a trace with at least one request`);
+  env.info?.(`trace: ${records.length} records from ${dataPath} (trace_version ${header.traceVersion}, mode ${header.mode === '' ? 'unset' : header.mode})`);
   const { setup, latency, seed } = await resolveEngineFlags(f, env);
   for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);

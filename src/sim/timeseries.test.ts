@@ -118,7 +118,7 @@ describe('time series', () => {
     // The library names config keys (the CLI's flags in its own tests).
     await expect(simulate({ ...PRESSURED, timeseriesPath: 'out.txt' })).rejects.toThrow(/timeseriesPath: cannot tell the format of "out.txt".*timeseriesFormat/);
     // @ts-expect-error -- not one of the formats
-    await expect(simulate({ ...PRESSURED, timeseriesFormat: 'xml', timeseriesPath: 'a.csv' })).rejects.toThrow(/timeseriesFormat: .*"auto"/);
+    await expect(simulate({ ...PRESSURED, timeseriesFormat: 'xml', timeseriesPath: 'a.csv' })).rejects.toThrow(/timeseriesFormat: unknown timeseries format "xml"; valid: auto, csv, jsonl/);
     await expect(simulate({ ...PRESSURED, timeseriesIntervalUs: -5 })).rejects.toThrow(/timeseriesIntervalUs must be >= 0/);
   });
 

@@ -114,7 +114,7 @@ function rangesOf(parsed: ParsedYaml, f: NonNullable<SweepFile['sample']>, optio
  */
 export async function loadSweep(text: string, file: string, env: SweepFileEnv): Promise<SweepPlan & { readonly warnings: readonly string[] }> {
   const parsed = parseYaml(text, file, { yaml: { uniqueKeys: true }, code: SWEEP_FILE_ERROR });
-  const js: unknown = parsed.doc.toJS({ maxAliasCount: -1 }) ?? {};
+  const js: unknown = parsed.toJs() ?? {};
   if (js === null || typeof js !== 'object' || Array.isArray(js)) throw sweepError(parsed, [], 'a sweep file is a map (base:, axes: or sample:, seeds:, objectives:)', FIX);
   const shape = schema.safeParse(js);
   if (!shape.success) throw shapeError(parsed, shape.error);

@@ -1,7 +1,9 @@
 /**
- * The parts of Go's encoding/csv (default settings: comma ',', no comment char, strict quotes) and of
- * strings.TrimSpace that the trace files depend on, so files round-trip byte for byte with the reference.
+ * The parts of Go's encoding/csv (the writer; the reader is src/format/csv.ts) and of strings.TrimSpace that the
+ * trace files depend on, so files round-trip byte for byte with the reference.
  */
+import { readCsv, type CsvRow } from '../format/csv.js';
+import { INPUT_SYNTAX } from '../format/yaml.js';
 import { TraceFormatError } from './tracev2-types.js';
 
 /** Go's unicode.IsSpace. */
@@ -33,83 +35,17 @@ export function goCsvField(field: string): string {
   return quote ? `"${field.replaceAll('"', '""')}"` : field;
 }
 
-export interface GoCsvRow {
-  /** 1-based line on which the record starts. */
-  line: number;
-  fields: string[];
-}
+export type GoCsvRow = CsvRow;
 
 /**
- * Splits CSV text into records the way csv.Reader does with FieldsPerRecord = -1: CRLF counts as LF, blank
- * lines are skipped, quoted fields may span lines, and a stray quote is an error.
- * @throws TraceFormatError with code TRACE_CSV_SYNTAX.
+ * Splits CSV text into records the way csv.Reader does with FieldsPerRecord = -1 (src/format/csv.ts: bounded,
+ * a leading byte-order mark stripped, binary refused).
+ * @throws TraceFormatError with code TRACE_CSV_SYNTAX (TRACE_INPUT for size and binary data).
  */
 export function parseGoCsv(input: string, file: string): GoCsvRow[] {
-  let text = input.replaceAll('\r\n', '\n');
-  if (text.endsWith('\r')) text = text.slice(0, -1);
-  const n = text.length;
-  const rows: GoCsvRow[] = [];
-  let pos = 0;
-  let line = 1;
-  const syntax = (at: number, msg: string, fix: string): never => {
-    throw new TraceFormatError('TRACE_CSV_SYNTAX', file, at, '', `${file}:${at}: ${msg}; ${fix}`);
-  };
-
-  while (pos < n) {
-    if (text[pos] === '\n') {
-      pos++;
-      line++;
-      continue;
-    }
-    const row: GoCsvRow = { line, fields: [] };
-    rows.push(row);
-    for (;;) {
-      if (text[pos] === '"') {
-        let buf = '';
-        pos++;
-        for (;;) {
-          const close = text.indexOf('"', pos);
-          if (close < 0) syntax(row.line, 'quoted field is never closed', 'add the closing double quote');
-          const chunk = text.slice(pos, close);
-          buf += chunk;
-          for (let i = chunk.indexOf('\n'); i >= 0; i = chunk.indexOf('\n', i + 1)) line++;
-          pos = close + 1;
-          if (text[pos] === '"') {
-            buf += '"';
-            pos++;
-            continue;
-          }
-          break;
-        }
-        row.fields.push(buf);
-        const next = text[pos];
-        if (next === ',') {
-          pos++;
-          continue;
-        }
-        if (next === undefined || next === '\n') {
-          pos++;
-          line++;
-          break;
-        }
-        syntax(line, `extraneous character after a quoted field (column ${row.fields.length})`, 'put a comma right after the closing quote, or double any quote inside the field');
-      } else {
-        let end = pos;
-        while (end < n && text[end] !== ',' && text[end] !== '\n') end++;
-        const field = text.slice(pos, end);
-        if (field.includes('"')) {
-          syntax(line, `bare " in non-quoted field (column ${row.fields.length + 1})`, 'quote the whole field and double the inner quote ("")');
-        }
-        row.fields.push(field);
-        if (text[end] === ',') {
-          pos = end + 1;
-          continue;
-        }
-        pos = end + 1;
-        line++;
-        break;
-      }
-    }
-  }
-  return rows;
+  return readCsv(input, file, {
+    fail: (line, problem, fix, code) => {
+      throw new TraceFormatError(code === INPUT_SYNTAX ? 'TRACE_CSV_SYNTAX' : 'TRACE_INPUT', file, line, '', `${file}:${line}: ${problem}; ${fix}`);
+    },
+  });
 }

@@ -5,10 +5,15 @@
  * The reference reads rows positionally and only looks up the optional columns by name, so a header in a
  * different order would be silently misread. This reader therefore also checks that the header row has the
  * standard layout and reports a mismatch instead of guessing; everything the reference writes is accepted.
+ * Unlike the reference, it also refuses what would otherwise be dropped or misread silently
+ * (docs/reference-differences.md, "Inputs blis-ts refuses"): header columns it does not know, rows with more or
+ * fewer cells than the header, a repeated request_id, negative times and an unknown status.
  */
 import { formatFloatF } from './go-float-format.js';
 import { parseGoCsv, goCsvField, goTrimSpace } from './go-csv.js';
 import type { GoCsvRow } from './go-csv.js';
+import { showValue } from '../domain/errors.js';
+import { MAX_REQUEST_TOKENS } from '../domain/units.js';
 import { TraceFormatError, emptyTraceRecord } from './tracev2-types.js';
 import type { TraceRecord } from './tracev2-types.js';
 
@@ -83,6 +88,14 @@ export function formatTraceCsv(records: readonly TraceRecord[], mode = 'generate
   return lines.join('\n') + '\n';
 }
 
+/** The statuses the reference writes: observe (ok, error, timeout) and session replay (incomplete). */
+export const TRACE_STATUSES: readonly string[] = ['ok', 'error', 'timeout', 'incomplete'];
+/** Optional columns found by name anywhere after the positional ones. */
+const NAMED_COLUMNS: readonly string[] = ['x_request_id', 'adapter', 'think_time_us'];
+
+/** Largest token count of one request a trace may give (input, output, per modality). */
+export const MAX_TRACE_TOKENS = MAX_REQUEST_TOKENS;
+
 const INT_RE = /^[+-]?[0-9]+$/;
 const FLOAT_RE = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$/;
 const INT64_MIN = -(2n ** 63n);
@@ -103,7 +116,7 @@ class RowReader {
       this.file,
       this.row.line,
       name,
-      `${this.file}:${this.row.line}: column "${name}": ${problem}; ${fix}`,
+      `${this.file}:${this.row.line}: column ${showValue(name)}: ${problem}; ${fix}`,
     );
   }
 
@@ -111,9 +124,16 @@ class RowReader {
     return this.row.fields[col] ?? '';
   }
 
+  /** A token count: non-negative and at most {@link MAX_TRACE_TOKENS}. */
+  tokens(col: number): number {
+    const v = this.int(col, true);
+    if (v > MAX_TRACE_TOKENS) this.fail(col, `${v} tokens exceed the largest request blis-ts simulates (${MAX_TRACE_TOKENS.toLocaleString('en-US')} tokens)`, 'check the value');
+    return v;
+  }
+
   int(col: number, nonNegative: boolean): number {
     const s = this.str(col);
-    if (!INT_RE.test(s)) this.fail(col, `${JSON.stringify(s)} is not an integer`, 'write a base-10 integer such as 0 or 512');
+    if (!INT_RE.test(s)) this.fail(col, `${showValue(s)} is not an integer`, 'write a base-10 integer such as 0 or 512');
     const big = BigInt(s);
     if (big < INT64_MIN || big > INT64_MAX) this.fail(col, `${s} is out of the 64-bit integer range`, 'use a smaller value');
     if (big > BigInt(Number.MAX_SAFE_INTEGER) || big < BigInt(Number.MIN_SAFE_INTEGER)) {
@@ -128,12 +148,12 @@ class RowReader {
     const s = this.str(col);
     if (s === '1' || s === 't' || s === 'T' || s === 'TRUE' || s === 'true' || s === 'True') return true;
     if (s === '0' || s === 'f' || s === 'F' || s === 'FALSE' || s === 'false' || s === 'False') return false;
-    return this.fail(col, `${JSON.stringify(s)} is not a boolean`, 'write true or false');
+    return this.fail(col, `${showValue(s)} is not a boolean`, 'write true or false');
   }
 
   ratio(col: number): number {
     const s = this.str(col);
-    if (!FLOAT_RE.test(s)) this.fail(col, `${JSON.stringify(s)} is not a number`, 'write a decimal number such as 0 or 0.25');
+    if (!FLOAT_RE.test(s)) this.fail(col, `${showValue(s)} is not a number`, 'write a decimal number such as 0 or 0.25');
     const v = Number(s);
     if (!Number.isFinite(v) || v < 0 || v > 1) this.fail(col, `${s} is outside [0.0, 1.0]`, 'write a fraction between 0 and 1');
     return v;
@@ -166,7 +186,7 @@ export function parseTraceCsv(text: string, fileLabel: string): TraceRecord[] {
   for (let i = 0; i < positional.length; i++) {
     const want = positional[i] ?? '';
     if (h[i] !== want) {
-      const got = h[i] === undefined ? 'missing' : `"${h[i]}"`;
+      const got = h[i] === undefined ? 'missing' : showValue(h[i]!);
       throw new TraceFormatError(
         'TRACE_CSV_HEADER', fileLabel, head.line, want,
         `${fileLabel}:${head.line}: header column ${i + 1} is ${got} but the TraceV2 layout has "${want}" there; ` +
@@ -174,8 +194,20 @@ export function parseTraceCsv(text: string, fileLabel: string): TraceRecord[] {
       );
     }
   }
+  for (let i = positional.length; i < h.length; i++) {
+    const name = h[i]!;
+    if (!NAMED_COLUMNS.includes(name) || h.indexOf(name, positional.length) !== i) {
+      const why = NAMED_COLUMNS.includes(name) ? 'appears twice' : 'is not a TraceV2 column';
+      throw new TraceFormatError(
+        'TRACE_CSV_HEADER', fileLabel, head.line, name,
+        `${fileLabel}:${head.line}: header column ${i + 1} ${showValue(name)} ${why}; its values would be ignored, so remove ` +
+          `the column (after ${positional[positional.length - 1] ?? ''}, only ${NAMED_COLUMNS.join(', ')} may follow, once each)`,
+      );
+    }
+  }
   const names = h.slice();
-  const minCols = columnsFor(layout).length;
+  const width = h.length;
+  const seenIds = new Map<number, number>();
   const xIdx = lastIndex('x_request_id');
   const adapterIdx = lastIndex('adapter');
   const thinkIdx = lastIndex('think_time_us');
@@ -185,16 +217,20 @@ export function parseTraceCsv(text: string, fileLabel: string): TraceRecord[] {
   for (let k = 1; k < rows.length; k++) {
     const row = rows[k];
     if (row === undefined) continue;
-    if (row.fields.length < minCols) {
+    if (row.fields.length !== width) {
+      const extra = row.fields.length > width ? ` (the first extra value is ${showValue(row.fields[width]!)})` : '';
       throw new TraceFormatError(
         'TRACE_CSV_COLUMNS', fileLabel, row.line, '',
-        `${fileLabel}:${row.line}: row has ${row.fields.length} columns, expected at least ${minCols}; ` +
-          'every row needs one value per header column (use an empty value for unset text fields)',
+        `${fileLabel}:${row.line}: row has ${row.fields.length} columns, expected ${width} as in the header${extra}; ` +
+          'every row needs exactly one value per header column (use an empty value for unset text fields)',
       );
     }
     const rd = new RowReader(fileLabel, row, names);
     const r = emptyTraceRecord();
-    r.requestId = rd.int(0, false);
+    r.requestId = rd.int(0, true);
+    const firstLine = seenIds.get(r.requestId);
+    if (firstLine !== undefined) rd.fail(0, `request_id ${r.requestId} appears again (first on line ${firstLine})`, 'give every row its own request_id');
+    seenIds.set(r.requestId, row.line);
     r.clientId = rd.str(1);
     r.tenantId = rd.str(2);
     r.sloClass = rd.str(3);
@@ -202,29 +238,32 @@ export function parseTraceCsv(text: string, fileLabel: string): TraceRecord[] {
     r.sessionId = rd.str(4 + p);
     r.roundIndex = rd.int(5 + p, false);
     r.prefixGroup = rd.str(6 + p);
-    r.prefixLength = rd.int(7 + p, true);
+    r.prefixLength = rd.tokens(7 + p);
     r.streaming = rd.bool(8 + p);
-    r.inputTokens = rd.int(9 + p, true);
-    r.outputTokens = rd.int(10 + p, true);
-    r.textTokens = rd.int(11 + p, true);
-    r.imageTokens = rd.int(12 + p, true);
-    r.audioTokens = rd.int(13 + p, true);
-    r.videoTokens = rd.int(14 + p, true);
+    r.inputTokens = rd.tokens(9 + p);
+    r.outputTokens = rd.tokens(10 + p);
+    r.textTokens = rd.tokens(11 + p);
+    r.imageTokens = rd.tokens(12 + p);
+    r.audioTokens = rd.tokens(13 + p);
+    r.videoTokens = rd.tokens(14 + p);
     r.reasonRatio = rd.ratio(15 + p);
     r.model = rd.str(16 + p);
     r.deadlineUs = rd.int(17 + p, true);
     const q = p + (layout.sloTarget ? 1 : 0);
     if (layout.sloTarget) r.sloTargetUs = rd.int(18 + p, true);
-    r.serverInputTokens = rd.int(18 + q, true);
-    r.arrivalTimeUs = rd.int(19 + q, false);
-    r.sendTimeUs = rd.int(20 + q, false);
-    r.firstChunkTimeUs = rd.int(21 + q, false);
-    r.lastChunkTimeUs = rd.int(22 + q, false);
+    r.serverInputTokens = rd.tokens(18 + q);
+    r.arrivalTimeUs = rd.int(19 + q, true);
+    r.sendTimeUs = rd.int(20 + q, true);
+    r.firstChunkTimeUs = rd.int(21 + q, true);
+    r.lastChunkTimeUs = rd.int(22 + q, true);
     r.numChunks = rd.int(23 + q, true);
     if (r.deadlineUs > 0 && r.arrivalTimeUs > 0 && r.deadlineUs < r.arrivalTimeUs) {
       rd.fail(17 + p, `deadline ${r.deadlineUs} precedes arrival_time_us ${r.arrivalTimeUs}`, 'use 0 for no deadline or a time >= the arrival');
     }
     r.status = rd.str(24 + q);
+    if (!TRACE_STATUSES.includes(r.status)) {
+      rd.fail(24 + q, `unknown status ${showValue(r.status)}`, `use one of ${TRACE_STATUSES.join(', ')}`);
+    }
     r.errorMessage = goTrimSpace(rd.str(25 + q));
     r.finishReason = goTrimSpace(rd.str(26 + q));
     if (xIdx >= 0) r.xRequestId = goTrimSpace(rd.str(xIdx));

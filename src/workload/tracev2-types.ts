@@ -145,7 +145,11 @@ export type TraceErrorCode =
   | 'TRACE_CSV_EMPTY'
   | 'TRACE_CSV_HEADER'
   | 'TRACE_CSV_COLUMNS'
-  | 'TRACE_CSV_VALUE';
+  | 'TRACE_CSV_VALUE'
+  /** The file as a whole: too large, or binary. */
+  | 'TRACE_INPUT'
+  /** A header value of the right type that makes no sense (unknown time_unit or trace_version). */
+  | 'TRACE_HEADER_VALUE';
 
 /** A malformed trace file. The message names the file, the 1-based line, the key or column, and a fix. */
 export class TraceFormatError extends BlisError {

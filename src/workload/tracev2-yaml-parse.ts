@@ -2,8 +2,11 @@
  * Strict reader of the TraceV2 header YAML (the writer is in tracev2-yaml.ts). Separate so that commands
  * that only write traces never load the YAML library.
  */
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument } from 'yaml';
-import type { Document, Node as YamlNode } from 'yaml';
+import { isMap, isScalar, isSeq } from 'yaml';
+import type { Node as YamlNode } from 'yaml';
+import { showValue } from '../domain/errors.js';
+import { checkNotBinary } from '../format/csv.js';
+import { parseYaml, type ParsedYaml } from '../format/yaml.js';
 import { HEADER_SPEC } from './tracev2-yaml-spec.js';
 import type { FieldKind, ScalarKind, StructSpec } from './tracev2-yaml-spec.js';
 import { TraceFormatError, emptyTraceHeader } from './tracev2-types.js';
@@ -16,36 +19,44 @@ const TRUE_WORDS = new Set(['true', 'True', 'TRUE', 'y', 'Y', 'yes', 'Yes', 'YES
 const FALSE_WORDS = new Set(['false', 'False', 'FALSE', 'n', 'N', 'no', 'No', 'NO', 'off', 'Off', 'OFF']);
 const INT64_MAX = 2n ** 63n - 1n;
 
+/** The time units the reference writes (observe: us; run and replay: microseconds). */
+export const TRACE_TIME_UNITS: readonly string[] = ['us', 'microseconds'];
+/** Trace versions this reader understands (3 added goodput_slo_targets; 1 and 2 are its subsets). */
+export const TRACE_VERSIONS: readonly number[] = [1, 2, 3];
+
 class HeaderReader {
-  private readonly lc = new LineCounter();
-  private doc: Document.Parsed | null = null;
+  private parsed: ParsedYaml | null = null;
 
   constructor(private readonly file: string) {}
 
   private lineOf(node: YamlNode | null | undefined): number {
-    const at = node?.range?.[0];
-    return at === undefined ? 0 : this.lc.linePos(at).line;
+    return node === null || node === undefined || this.parsed === null ? 0 : this.parsed.at(node).line;
   }
 
-  fail(code: 'TRACE_HEADER_TYPE' | 'TRACE_HEADER_UNKNOWN_KEY' | 'TRACE_HEADER_SYNTAX', node: YamlNode | null | undefined, path: string, msg: string): never {
+  fail(code: 'TRACE_HEADER_TYPE' | 'TRACE_HEADER_UNKNOWN_KEY' | 'TRACE_HEADER_SYNTAX' | 'TRACE_HEADER_VALUE', node: YamlNode | null | undefined, path: string, msg: string): never {
     const line = this.lineOf(node);
-    throw new TraceFormatError(code, this.file, line, path, `${this.file}:${line}: ${path}: ${msg}`);
+    const shown = /^[\x20-\x7e]*$/.test(path) ? path : showValue(path);
+    throw new TraceFormatError(code, this.file, line, path, `${this.file}:${line}: ${shown}: ${msg}`);
   }
 
   read(text: string): TraceHeader {
+    checkNotBinary(text, this.file, (line, col, problem, fix) => {
+      throw new TraceFormatError('TRACE_INPUT', this.file, line, '', `${this.file}:${line}:${col}: ${problem}; ${fix}`);
+    });
     // Duplicate keys are checked while decoding, where the message can name the key and both lines.
-    const doc = parseDocument(text, { schema: 'failsafe', lineCounter: this.lc, uniqueKeys: false, prettyErrors: false });
-    const err = doc.errors[0];
-    if (err !== undefined) {
-      const line = this.lc.linePos(err.pos[0]).line;
-      const what = err.message.split('\n')[0] ?? err.message;
-      throw new TraceFormatError(
-        'TRACE_HEADER_SYNTAX', this.file, line, '',
-        `${this.file}:${line}: invalid YAML (${what}); fix the syntax so the file is one YAML mapping of header keys`,
-      );
-    }
-    this.doc = doc;
-    const root = this.deref(doc.contents);
+    this.parsed = parseYaml(text, this.file, {
+      yaml: { schema: 'failsafe', uniqueKeys: false },
+      fail: ({ line }, problem, fix, code) => {
+        const syntax = code === 'INPUT_SYNTAX';
+        throw new TraceFormatError(
+          syntax ? 'TRACE_HEADER_SYNTAX' : 'TRACE_INPUT', this.file, line, '',
+          syntax && problem.startsWith('invalid YAML: ')
+            ? `${this.file}:${line}: invalid YAML (${problem.slice('invalid YAML: '.length)}); fix the syntax so the file is one YAML mapping of header keys`
+            : `${this.file}:${line}: ${problem}; ${fix}`,
+        );
+      },
+    });
+    const root = this.deref(this.parsed.doc.contents);
     if (root === null || (isScalar(root) && root.type === 'PLAIN' && NULLS.has(String(root.value)))) {
       throw new TraceFormatError(
         'TRACE_HEADER_EMPTY', this.file, 0, '',
@@ -54,13 +65,28 @@ class HeaderReader {
     }
     const header = emptyTraceHeader();
     this.fillStruct(root, HEADER_SPEC, header as unknown as Record<string, unknown>, '');
+    this.checkValues(root, header);
     return header;
   }
 
+  /** Values of the right type that the simulator could only misread (the reference accepts anything). */
+  private checkValues(root: YamlNode, header: TraceHeader): void {
+    const valueOf = (key: string): YamlNode | null => {
+      if (!isMap(root)) return root;
+      const pair = root.items.find((p) => isScalar(this.deref(p.key)) && String((this.deref(p.key) as { value: unknown }).value) === key);
+      return pair === undefined ? root : (this.deref(pair.value) ?? this.deref(pair.key));
+    };
+    if (!TRACE_VERSIONS.includes(header.traceVersion)) {
+      const what = header.traceVersion === 0 ? 'is missing (or 0)' : `${header.traceVersion} is not a version this reader knows`;
+      this.fail('TRACE_HEADER_VALUE', valueOf('trace_version'), 'trace_version', `${what}; write trace_version: 3 (versions ${TRACE_VERSIONS.join(', ')} are read)`);
+    }
+    if (header.timeUnit !== '' && !TRACE_TIME_UNITS.includes(header.timeUnit)) {
+      this.fail('TRACE_HEADER_VALUE', valueOf('time_unit'), 'time_unit', `unknown time unit ${showValue(header.timeUnit)}: every time in a TraceV2 trace is in microseconds; write time_unit: ${TRACE_TIME_UNITS.join(' or ')}`);
+    }
+  }
+
   private deref(node: unknown): YamlNode | null {
-    if (node === null || node === undefined) return null;
-    if (isAlias(node) && this.doc !== null) return this.deref(node.resolve(this.doc));
-    return node as YamlNode;
+    return this.parsed === null ? null : this.parsed.deref(node);
   }
 
   private isNull(node: YamlNode | null): boolean {
@@ -143,16 +169,16 @@ class HeaderReader {
     if (kind === 'bool') {
       if (plain && TRUE_WORDS.has(s)) return true;
       if (plain && FALSE_WORDS.has(s)) return false;
-      return this.fail('TRACE_HEADER_TYPE', node, path, `${JSON.stringify(s)} is not a boolean; write true or false (unquoted)`);
+      return this.fail('TRACE_HEADER_TYPE', node, path, `${showValue(s)} is not a boolean; write true or false (unquoted)`);
     }
     if (kind === 'float') {
       if (plain && (FLOAT_RE.test(s) || INT_RE.test(s))) return Number(s);
       if (plain && /^[-+]?\.(inf|Inf|INF)$/.test(s)) return s.startsWith('-') ? -Infinity : Infinity;
       if (plain && /^\.(nan|NaN|NAN)$/.test(s)) return Number.NaN;
-      return this.fail('TRACE_HEADER_TYPE', node, path, `${JSON.stringify(s)} is not a number; write an unquoted number such as 0.9`);
+      return this.fail('TRACE_HEADER_TYPE', node, path, `${showValue(s)} is not a number; write an unquoted number such as 0.9`);
     }
     if (!plain || !INT_RE.test(s)) {
-      return this.fail('TRACE_HEADER_TYPE', node, path, `${JSON.stringify(s)} is not an integer; write an unquoted base-10 integer`);
+      return this.fail('TRACE_HEADER_TYPE', node, path, `${showValue(s)} is not an integer; write an unquoted base-10 integer`);
     }
     const big = BigInt(s);
     if (big > INT64_MAX || big < -INT64_MAX - 1n) this.fail('TRACE_HEADER_TYPE', node, path, `${s} overflows a 64-bit integer`);

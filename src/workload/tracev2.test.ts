@@ -153,13 +153,19 @@ describe('TraceV2 header YAML', () => {
     ['trace_version: 3\nserver:\n  typo: x\n', 'TRACE_HEADER_UNKNOWN_KEY', 3, /server\.typo: unknown key in server/],
     ['trace_version: three\n', 'TRACE_HEADER_TYPE', 1, /trace_version: "three" is not an integer/],
     ['trace_version: "3"\n', 'TRACE_HEADER_TYPE', 1, /is not an integer; write an unquoted/],
-    ['warm_up_requests: 1.5\n', 'TRACE_HEADER_TYPE', 1, /warm_up_requests/],
+    ['trace_version: 3\nwarm_up_requests: 1.5\n', 'TRACE_HEADER_TYPE', 2, /warm_up_requests/],
     ['server: 5\n', 'TRACE_HEADER_TYPE', 1, /server: expected a mapping/],
     ['mode: [a]\n', 'TRACE_HEADER_TYPE', 1, /mode: expected a single string/],
     ['goodput_slo_targets:\n  critical:\n    ttft_ms: fast\n', 'TRACE_HEADER_TYPE', 3, /goodput_slo_targets\.critical\.ttft_ms: "fast" is not a number/],
     ['kv_offload:\n  offload_prompt_only: maybe\n', 'TRACE_HEADER_TYPE', 2, /is not a boolean/],
     ['mode: a\nmode: b\n', 'TRACE_HEADER_SYNTAX', 2, /h\.yaml:2: mode: duplicate key \(first defined on line 1\)/],
     ['goodput_slo_targets:\n  a: {}\n  a: {}\n', 'TRACE_HEADER_SYNTAX', 3, /goodput_slo_targets\.a: duplicate key/],
+    ['mode: real\ntime_unit: us\n', 'TRACE_HEADER_VALUE', 1, /trace_version: is missing \(or 0\); write trace_version: 3/],
+    ['time_unit: us\ntrace_version: 7\n', 'TRACE_HEADER_VALUE', 2, /h\.yaml:2: trace_version: 7 is not a version this reader knows/],
+    ['trace_version: 3\ntime_unit: milliseconds\n', 'TRACE_HEADER_VALUE', 2, /h\.yaml:2: time_unit: unknown time unit "milliseconds": every time in a TraceV2 trace is in microseconds/],
+    ['trace_version: 3\n"bad\\u0007key": 1\n', 'TRACE_HEADER_UNKNOWN_KEY', 2, /h\.yaml:2: "bad\\x07key": unknown key/],
+    ['trace_version: 3\nmode: \u0000\n', 'TRACE_INPUT', 2, /h\.yaml:2:7: the file holds binary data/],
+    ['a0: &a0 [1,2,3,4,5,6,7,8,9,10]\n' + Array.from({ length: 8 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(',')}]\n`).join(''), 'TRACE_INPUT', -1, /expands to more than 2,000,000 values/],
     ['mode: [a\n', 'TRACE_HEADER_SYNTAX', -1, /invalid YAML/],
     ['# nothing\n', 'TRACE_HEADER_EMPTY', 0, /h\.yaml: trace header is empty/],
     ['- a\n', 'TRACE_HEADER_TYPE', 1, /expected a mapping of trace header keys/],
@@ -197,9 +203,9 @@ describe('TraceV2 CSV', () => {
     expect(generated).not.toContain('vllm_priority');
   });
 
-  it('accepts CRLF, blank lines, quoted multi-line fields and extra trailing columns', () => {
+  it('accepts CRLF, blank lines, quoted multi-line fields and a leading byte-order mark', () => {
     const row = '0,c,,,,0,,0,true,5,6,0,0,0,0,0.5,,0,0,10,10,0,0,0,ok,"line1\nline2",stop';
-    const text = `${HEADER_ROW},future\r\n\r\n${row},extra\r\n1,c,,,,0,,0,0,5,6,0,0,0,0,0,,0,0,10,10,0,0,0,ok,, done \n`;
+    const text = `\ufeff${HEADER_ROW}\r\n\r\n${row}\r\n1,c,,,,0,,0,0,5,6,0,0,0,0,0,,0,0,10,10,0,0,0,ok,, done \n`;
     const got = parseTraceCsv(text, 't.csv');
     expect(got).toHaveLength(2);
     expect(got[0]?.errorMessage).toBe('line1\nline2');
@@ -211,6 +217,7 @@ describe('TraceV2 CSV', () => {
   const good = '0,c,,,,0,,0,false,5,6,0,0,0,0,0,,0,0,10,10,0,0,0,ok,,';
   const withCell = (col: string, value: string): string => {
     const cells = good.split(',');
+    cells[0] = '1';
     cells[TRACE_V2_BASE_COLUMNS.indexOf(col)] = value;
     return `${HEADER_ROW}\n${good}\n${cells.join(',')}\n`;
   };
@@ -221,7 +228,17 @@ describe('TraceV2 CSV', () => {
     [withCell('reason_ratio', '1.5'), 'TRACE_CSV_VALUE', 3, 'reason_ratio', /outside \[0\.0, 1\.0\]/],
     [withCell('deadline_us', '5'), 'TRACE_CSV_VALUE', 3, 'deadline_us', /precedes arrival_time_us 10/],
     [withCell('arrival_time_us', '9007199254740993'), 'TRACE_CSV_VALUE', 3, 'arrival_time_us', /exceeds 2\^53/],
-    [`${HEADER_ROW}\n0,c,,\n`, 'TRACE_CSV_COLUMNS', 2, '', /row has 4 columns, expected at least 27/],
+    [`${HEADER_ROW}\n0,c,,\n`, 'TRACE_CSV_COLUMNS', 2, '', /row has 4 columns, expected 27 as in the header/],
+    [`${HEADER_ROW}\n${good},extra\n`, 'TRACE_CSV_COLUMNS', 2, '', /row has 28 columns, expected 27 as in the header \(the first extra value is "extra"\)/],
+    [`${HEADER_ROW},future\n${good},1\n`, 'TRACE_CSV_HEADER', 1, 'future', /header column 28 "future" is not a TraceV2 column; its values would be ignored/],
+    [`${HEADER_ROW},adapter,adapter\n${good},a,b\n`, 'TRACE_CSV_HEADER', 1, 'adapter', /"adapter" appears twice/],
+    [`${HEADER_ROW}\n${good}\n${good}\n`, 'TRACE_CSV_VALUE', 3, 'request_id', /request_id 0 appears again \(first on line 2\)/],
+    [withCell('arrival_time_us', '-5'), 'TRACE_CSV_VALUE', 3, 'arrival_time_us', /negative value -5 not allowed/],
+    [withCell('first_chunk_time_us', '-1'), 'TRACE_CSV_VALUE', 3, 'first_chunk_time_us', /negative value -1 not allowed/],
+    [withCell('status', 'okay'), 'TRACE_CSV_VALUE', 3, 'status', /unknown status "okay"; use one of ok, error, timeout, incomplete/],
+    [`\ufeffrequest_id,client\n`, 'TRACE_CSV_HEADER', 1, 'client_id', /header column 2 is "client"/],
+    [`${HEADER_ROW.replace('client_id', 'client_id\u200b')}\n`, 'TRACE_CSV_HEADER', 1, 'client_id', /header column 2 is "client_id\\u200b"/],
+    [`${HEADER_ROW}\n\u0000\u0001\u0002binary\n`, 'TRACE_INPUT', 2, '', /t\.csv:2: the file holds binary data \(a NUL byte\), not text \(column 1\)/],
     [`${HEADER_ROW}\n0,c"x,,\n`, 'TRACE_CSV_SYNTAX', 2, '', /bare " in non-quoted field/],
     [`${HEADER_ROW}\n0,"c"x,,\n`, 'TRACE_CSV_SYNTAX', 2, '', /extraneous character after a quoted field/],
     [`${HEADER_ROW}\n0,"c,,\n`, 'TRACE_CSV_SYNTAX', 2, '', /never closed/],
@@ -229,6 +246,8 @@ describe('TraceV2 CSV', () => {
     [`request_id,client\n`, 'TRACE_CSV_HEADER', 1, 'client_id', /header column 2 is "client" but the TraceV2 layout has "client_id"/],
   ] as const)('rejects bad input %#', (text, code, line, field, msg) => {
     const e = catchTraceError(() => parseTraceCsv(text, 't.csv'));
+    // eslint-disable-next-line no-control-regex
+    expect(e.message).not.toMatch(/[\u0000-\u001f\u200b\ufeff]/);
     expect(e.code).toBe(code);
     expect(e.line).toBe(line);
     expect(e.field).toBe(field);

@@ -72,6 +72,9 @@ describe('resolveFlowControlFlags', () => {
     expect(errorOf(on({ fairnessPolicy: '' }))).toBe(`--fairness-policy must be 'global-strict' or 'round-robin', got ""`);
     expect(errorOf(on({ saturationDetector: 'utilization', queueDepthThreshold: 0 }))).toBe('--queue-depth-threshold must be a finite value > 0, got 0');
     expect(errorOf(on({ saturationDetector: 'utilization', kvCacheUtilThreshold: -0.1 }))).toBe('--kv-cache-util-threshold must be a finite value > 0, got -0.1');
+    // A fraction: above 1 it could never be reached (refused with or without --flow-control).
+    expect(errorOf(on({ saturationDetector: 'utilization', kvCacheUtilThreshold: 5 }))).toMatch(/^--kv-cache-util-threshold must be in \(0, 1\] \(a fraction of the KV cache\), got 5/);
+    expect(errorOf({ ...DEFAULTS, kvCacheUtilThreshold: 5 })).toMatch(/^--kv-cache-util-threshold must be in \(0, 1\]/);
     expect(errorOf(on({ saturationDetector: 'concurrency', maxConcurrency: 0 }))).toBe('--max-concurrency must be > 0, got 0');
     expect(errorOf({ ...DEFAULTS, requestTtl: -1 })).toBe('--request-ttl must be >= 0, got -1');
     expect(errorOf({ ...DEFAULTS, dispatchTickInterval: -5 })).toBe('--dispatch-tick-interval must be >= 0, got -5');

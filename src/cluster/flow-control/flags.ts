@@ -98,6 +98,11 @@ function checkDetectorParams(f: FlowControlFlagValues, warn: (m: string) => void
 }
 
 function checkAlways(f: FlowControlFlagValues, warn: (m: string) => void): string | null {
+  // Stricter than the reference (checked with or without --flow-control): KV utilisation is a fraction, so a
+  // threshold above 1 can never be reached and one at or below 0 is always exceeded.
+  if (!(f.kvCacheUtilThreshold > 0 && f.kvCacheUtilThreshold <= 1)) {
+    return `--kv-cache-util-threshold must be in (0, 1] (a fraction of the KV cache), got ${goFormatV(f.kvCacheUtilThreshold)}; e.g. 0.8 = saturated at 80% use`;
+  }
   if (f.requestTtl < 0) return `--request-ttl must be >= 0, got ${f.requestTtl}`;
   if (f.requestTtl > 0 && !f.flowControl) warn(`--request-ttl ${f.requestTtl} has no effect without --flow-control`);
   if (f.dispatchTickInterval < 0) return `--dispatch-tick-interval must be >= 0, got ${f.dispatchTickInterval}`;

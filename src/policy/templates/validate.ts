@@ -2,6 +2,7 @@
 import { PolicyConfigError, formatPolicyPath, type PolicyPath, type PolicyPosition } from '../errors.js';
 import type { ControlPoint } from '../view.js';
 import { TEMPLATES, findTemplate, templateDefaults, type ParamValue, type TemplateParameters } from './catalog.js';
+import { showValue } from '../../domain/errors.js';
 
 function closest(name: string, options: readonly string[]): string[] {
   const d = (a: string, b: string): number => {
@@ -34,10 +35,10 @@ export function validateTemplate(
   const mine = TEMPLATES.filter((x) => x.point === point).map((x) => x.name);
   if (t === undefined) {
     const near = closest(name, mine);
-    fail([...base, 'template'], 'POLICY_TEMPLATE', `unknown ${point} template "${name}"`, `${near.length > 0 ? `did you mean ${near.join(' or ')}? ` : ''}${point} templates: ${mine.join(', ')} (blis policies describes them)`);
+    fail([...base, 'template'], 'POLICY_TEMPLATE', `unknown ${point} template ${showValue(name)}`, `${near.length > 0 ? `did you mean ${near.join(' or ')}? ` : ''}${point} templates: ${mine.join(', ')} (blis policies describes them)`);
   }
   const spec = t as NonNullable<typeof t>;
-  if (spec.point !== point) fail([...base, 'template'], 'POLICY_TEMPLATE', `template "${name}" is a ${spec.point} template, not a ${point} one`, `${point} templates: ${mine.join(', ')}`);
+  if (spec.point !== point) fail([...base, 'template'], 'POLICY_TEMPLATE', `template ${showValue(name)} is a ${spec.point} template, not a ${point} one`, `${point} templates: ${mine.join(', ')}`);
   const out: Record<string, ParamValue> = templateDefaults(spec);
   const names = spec.parameters.map((p) => p.name);
   for (const key of Object.keys(raw)) {
@@ -45,7 +46,7 @@ export function validateTemplate(
     const path = [...base, 'parameters', key];
     if (p === undefined) {
       const near = closest(key, names);
-      fail(path, 'POLICY_TEMPLATE', `unknown parameter "${key}" of template ${name}`, `${near.length > 0 ? `did you mean ${near.join(' or ')}? ` : ''}parameters: ${names.join(', ')}`);
+      fail(path, 'POLICY_TEMPLATE', `unknown parameter ${showValue(key)} of template ${name}`, `${near.length > 0 ? `did you mean ${near.join(' or ')}? ` : ''}parameters: ${names.join(', ')}`);
     }
     const ps = p as NonNullable<typeof p>;
     const v = raw[key];

@@ -3,6 +3,7 @@
  * {@link DecisionTree} out, or a `POLICY_TREE` {@link PolicyConfigError} naming the field path, its
  * `file:line:col`, what is wrong and how to fix it. The syntax is documented in index.ts.
  */
+import { didYouMean, editDistance } from '../../domain/suggest.js';
 import { FEATURES, featureNames, findFeature } from '../features.js';
 import type { FeatureSpec, FeatureType } from '../features.js';
 import { PolicyConfigError, formatPolicyPath } from '../errors.js';
@@ -12,6 +13,7 @@ import { SCORER_NAMES, isScorerName } from '../../routing/scorer-registry.js';
 import { compileAll, compileAny, compileCompare, compileNot, numberReader } from './compile.js';
 import { COMPARE_OPS, MAX_PREDICATE_DEPTH, MAX_TREE_DEPTH, MAX_TREE_NODES } from './types.js';
 import type { CompareOp, DecisionTree, FeatureRef, Operand, Predicate, RouteRule, Scalar, ScorerWeight, TreeLeaf, TreeNode } from './types.js';
+import { showValue } from '../../domain/errors.js';
 
 /** Where a path of the bundle is (falling back to its nearest parent that exists). */
 export type TreeLocator = (path: PolicyPath) => { readonly file: string; readonly pos: PolicyPosition };
@@ -80,15 +82,7 @@ export function parseDecisionTree(point: ControlPoint, raw: unknown, base: Polic
   return Object.freeze({ point, root: node, nodeCount: p.count, depth, features: Object.freeze([...p.features].sort()) });
 }
 
-export function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur.push(Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
+export { editDistance } from '../../domain/suggest.js';
 
 /** Up to `max` names within edit distance `limit` of `name` (closest first), plus names sharing its last segment. */
 export function closestNames(name: string, known: readonly string[], limit = 3, max = 3): string[] {
@@ -106,11 +100,6 @@ export function closestNames(name: string, known: readonly string[], limit = 3, 
   return scored.slice(0, max).map((x) => x.n);
 }
 
-function didYouMean(names: readonly string[]): string {
-  if (names.length === 0) return '';
-  const q = names.map((n) => `"${n}"`);
-  return `did you mean ${q.length === 1 ? q[0]! : `${q.slice(0, -1).join(', ')} or ${q[q.length - 1]!}`}? `;
-}
 
 function describe(v: unknown): string {
   if (v === undefined || v === null) return 'nothing';
@@ -169,12 +158,12 @@ class TreeParser {
   private checkKeys(o: Obj, rel: Rel, allowed: readonly string[], what: string, more = ''): void {
     for (const k of Object.keys(o)) {
       if (allowed.includes(k)) continue;
-      this.fail([...rel, k], `unknown key "${k}" in ${what}`, `${didYouMean(closestNames(k, allowed, 2, 1))}remove it or fix its spelling (keys of ${what}: ${allowed.join(', ')})${more}`);
+      this.fail([...rel, k], `unknown key ${showValue(k)} in ${what}`, `${didYouMean(closestNames(k, allowed, 2, 1))}remove it or fix its spelling (keys of ${what}: ${allowed.join(', ')})${more}`);
     }
   }
 
   private required(o: Obj, key: string, rel: Rel, fix: string): unknown {
-    if (!has(o, key) || o[key] === undefined) this.fail([...rel, key], `missing "${key}"`, fix);
+    if (!has(o, key) || o[key] === undefined) this.fail([...rel, key], `missing ${showValue(key)}`, fix);
     return o[key];
   }
 
@@ -232,12 +221,12 @@ class TreeParser {
     for (const k of keys) {
       const marker = LEAF_MARKERS.find(([m]) => m === k);
       if (marker !== undefined && !marker[1].includes(this.point)) {
-        this.fail([...rel, k], `"${k}" makes ${marker[1].join(' or ')} leaves, which ${aPoint(this.point)} tree cannot hold`, forms);
+        this.fail([...rel, k], `${showValue(k)} makes ${marker[1].join(' or ')} leaves, which ${aPoint(this.point)} tree cannot hold`, forms);
       }
     }
     const allowed = [...BRANCH_KEYS, ...LEAF_KEYS[this.point]];
     const bad = keys.find((k) => !allowed.includes(k)) ?? keys[0]!;
-    this.fail([...rel, bad], `unknown key "${bad}" in a node`, `${didYouMean(closestNames(bad, allowed, 2, 1))}${forms}`);
+    this.fail([...rel, bad], `unknown key ${showValue(bad)} in a node`, `${didYouMean(closestNames(bad, allowed, 2, 1))}${forms}`);
   }
 
   private leaf(o: Obj, rel: Rel): TreeLeaf {
@@ -322,7 +311,7 @@ class TreeParser {
     const kinds = (['scorers', 'minimize', 'maximize'] as const).filter((k) => has(o, k));
     if (kinds.length === 0) this.fail(rel, 'a route rule needs scorers, minimize or maximize', 'add one, e.g. {minimize: instance.load} or {scorers: {queue-depth: 1}}');
     if (kinds.length > 1) {
-      this.fail([...rel, kinds[1]!], `"${kinds[1]!}" cannot be combined with "${kinds[0]!}" in one rule`, 'a rule has exactly one of scorers, minimize, maximize; choose between them with a branch');
+      this.fail([...rel, kinds[1]!], `${showValue(kinds[1]!)} cannot be combined with ${showValue(kinds[0]!)} in one rule`, 'a rule has exactly one of scorers, minimize, maximize; choose between them with a branch');
     }
     const kind = kinds[0]!;
     const filter = has(o, 'filter') ? this.predicate(o.filter, [...rel, 'filter'], 'filter', 1) : null;
@@ -347,8 +336,8 @@ class TreeParser {
     const out: ScorerWeight[] = [];
     const add = (name: unknown, weight: unknown, namePath: Rel, weightPath: Rel): void => {
       if (typeof name !== 'string') this.fail(namePath, `expected a scorer name, got ${describe(name)}`, `write one of ${SCORER_NAMES.join(', ')}`);
-      if (!isScorerName(name)) this.fail(namePath, `unknown scorer "${name}"`, `${didYouMean(closestNames(name, SCORER_NAMES, 3, 2))}valid scorers: ${SCORER_NAMES.join(', ')}`);
-      if (out.some((s) => s.name === name)) this.fail(namePath, `scorer "${name}" is listed twice`, 'list each scorer once and add up its weights');
+      if (!isScorerName(name)) this.fail(namePath, `unknown scorer ${showValue(name)}`, `${didYouMean(closestNames(name, SCORER_NAMES, 3, 2))}valid scorers: ${SCORER_NAMES.join(', ')}`);
+      if (out.some((s) => s.name === name)) this.fail(namePath, `scorer ${showValue(name)} is listed twice`, 'list each scorer once and add up its weights');
       if (typeof weight !== 'number' || !Number.isFinite(weight) || weight <= 0) {
         this.fail(weightPath, `the weight of ${name} must be a finite number > 0, got ${describe(weight)}`, 'give a positive weight, or drop the scorer');
       }
@@ -390,14 +379,14 @@ class TreeParser {
       }
       const list = o[kind];
       if (!Array.isArray(list)) this.fail([...rel, kind], `expected a list of predicates, got ${describe(list)}`, `write ${kind}: [PRED, ...] with one "- " item per predicate`);
-      if (list.length === 0) this.fail([...rel, kind], `an empty "${kind}" list`, `give ${kind} at least one predicate, or remove it`);
+      if (list.length === 0) this.fail([...rel, kind], `an empty ${showValue(kind)} list`, `give ${kind} at least one predicate, or remove it`);
       const terms = Object.freeze(list.map((t: unknown, i) => this.predicate(t, [...rel, kind, i], ctx, depth + 1)));
       return Object.freeze({ kind, terms, test: kind === 'all' ? compileAll(terms) : compileAny(terms) });
     }
     const keys = Object.keys(o);
     if (keys.length === 0) this.fail(rel, 'empty predicate', `write ${PREDICATE_FORMS}`);
     const k = keys[0]!;
-    this.fail([...rel, k], `unknown key "${k}" in a predicate`, `${didYouMean(closestNames(k, PREDICATE_KEYS, 2, 1))}a predicate is ${PREDICATE_FORMS}`);
+    this.fail([...rel, k], `unknown key ${showValue(k)} in a predicate`, `${didYouMean(closestNames(k, PREDICATE_KEYS, 2, 1))}a predicate is ${PREDICATE_FORMS}`);
   }
 
   private compare(o: Obj, rel: Rel, ctx: 'branch' | 'filter'): Predicate {
@@ -408,21 +397,21 @@ class TreeParser {
     const op = this.required(o, 'op', rel, fix);
     if (typeof op !== 'string' || !(COMPARE_OPS as readonly string[]).includes(op)) {
       const alias = typeof op === 'string' ? OP_ALIASES[op.toLowerCase()] : undefined;
-      this.fail([...rel, 'op'], `unknown operator ${describe(op)}`, `${alias === undefined ? '' : `did you mean "${alias}"? `}write one of ${COMPARE_OPS.join(' ')}`);
+      this.fail([...rel, 'op'], `unknown operator ${describe(op)}`, `${alias === undefined ? '' : `did you mean ${showValue(alias)}? `}write one of ${COMPARE_OPS.join(' ')}`);
     }
     const cop = op as CompareOp;
     if (!TYPE_OPS[f.type].includes(cop)) {
-      this.fail([...rel, 'op'], `"${cop}" compares numbers, but ${f.name} is ${typeName(f.type)}`, `use ${TYPE_OPS[f.type].join(', ')} with a ${f.type} feature`);
+      this.fail([...rel, 'op'], `${showValue(cop)} compares numbers, but ${f.name} is ${typeName(f.type)}`, `use ${TYPE_OPS[f.type].join(', ')} with a ${f.type} feature`);
     }
     const raw = this.required(o, 'value', rel, fix);
     const vrel = [...rel, 'value'];
     let value: Operand;
     if (cop === 'in' || cop === 'not_in') {
-      if (!Array.isArray(raw)) this.fail(vrel, `"${cop}" needs a list of values, got ${describe(raw)}`, `write value: [A, B, ...], or use ${cop === 'in' ? '==' : '!='} for a single value`);
-      if (raw.length === 0) this.fail(vrel, `an empty list for "${cop}"`, 'give at least one value');
+      if (!Array.isArray(raw)) this.fail(vrel, `${showValue(cop)} needs a list of values, got ${describe(raw)}`, `write value: [A, B, ...], or use ${cop === 'in' ? '==' : '!='} for a single value`);
+      if (raw.length === 0) this.fail(vrel, `an empty list for ${showValue(cop)}`, 'give at least one value');
       value = Object.freeze({ kind: 'list', values: Object.freeze(raw.map((v: unknown, i) => this.scalar(f, v, [...vrel, i]))) });
     } else if (Array.isArray(raw)) {
-      this.fail(vrel, `a list needs op in or not_in, not "${cop}"`, 'use op: in (or not_in), or give a single value');
+      this.fail(vrel, `a list needs op in or not_in, not ${showValue(cop)}`, 'use op: in (or not_in), or give a single value');
     } else if (isMapping(raw)) {
       this.checkKeys(raw, vrel, ['feature'], 'a feature operand', '; write {feature: NAME} to compare two features');
       const other = this.required(raw, 'feature', vrel, 'write {feature: NAME} to compare two features');
@@ -456,15 +445,15 @@ class TreeParser {
       const candidates = ctx === 'branch' ? featureNames(this.point, 'decision') : ctx === 'filter' ? featureNames(this.point) : instanceNumeric();
       const near = didYouMean(closestNames(name, candidates));
       const elsewhere = [...new Set(FEATURES.filter((x) => x.name === name).flatMap((x) => x.points))];
-      if (elsewhere.length > 0) this.fail(rel, `feature "${name}" is not available in ${this.point} trees (only in ${elsewhere.join(', ')})`, `${near}${list}`);
-      this.fail(rel, `unknown feature "${name}"`, `${near}${list}`);
+      if (elsewhere.length > 0) this.fail(rel, `feature ${showValue(name)} is not available in ${this.point} trees (only in ${elsewhere.join(', ')})`, `${near}${list}`);
+      this.fail(rel, `unknown feature ${showValue(name)}`, `${near}${list}`);
     }
     if (ctx === 'branch' && spec.scope === 'instance') {
-      this.fail(rel, `"${name}" is a per-instance feature, readable only inside a routing rule (route.filter, route.minimize, route.maximize)`,
+      this.fail(rel, `${showValue(name)} is a per-instance feature, readable only inside a routing rule (route.filter, route.minimize, route.maximize)`,
         'branch on a cluster aggregate instead (e.g. cluster.minLoad, cluster.maxKvUtilization), or move the test into the rule\'s filter');
     }
     if (ctx === 'objective' && (spec.scope !== 'instance' || spec.type !== 'number')) {
-      this.fail(rel, `"${name}" is not a numeric per-instance feature, so no rule can minimize or maximize it`, `${didYouMean(closestNames(name, instanceNumeric()))}use an instance.* number feature such as instance.load; ${list}`);
+      this.fail(rel, `${showValue(name)} is not a numeric per-instance feature, so no rule can minimize or maximize it`, `${didYouMean(closestNames(name, instanceNumeric()))}use an instance.* number feature such as instance.load; ${list}`);
     }
     this.features.add(spec.name);
     return Object.freeze({ name: spec.name, type: spec.type, scope: spec.scope, path: Object.freeze(spec.name.split('.')) });

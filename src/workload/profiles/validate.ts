@@ -10,7 +10,8 @@ import { hasPerWindowParameters } from '../spec/rates.js';
 import type { ClientSpec, WorkloadSpec } from '../spec/types.js';
 import type { SpecSource } from '../spec/yaml-source.js';
 import type { LoadProfileSpec, LoadSegment, MisbehaviorSpec } from './types.js';
-import { MISBEHAVIOR_KINDS, SEGMENT_KINDS } from './types.js';
+import { MISBEHAVIOR_KINDS, SEGMENT_KINDS, SPIKE_DEFAULT_BASE } from './types.js';
+import { showValue } from '../../domain/errors.js';
 
 /** Parameter keys each segment kind takes (besides start_s, end_s, kind). */
 const SEGMENT_PARAMS: Readonly<Record<string, readonly string[]>> = {
@@ -65,15 +66,15 @@ function checkKindParams(
 ): void {
   if (kind === '') src.fail('WORKLOAD_SPEC_VALUE', p, `${what} has no kind`, `add kind: one of ${kinds.join(', ')}`);
   const own = params[kind];
-  if (own === undefined) src.fail('WORKLOAD_SPEC_VALUE', [...p, 'kind'], `unknown ${what} kind "${kind}"`, `use one of ${kinds.join(', ')}`);
+  if (own === undefined) src.fail('WORKLOAD_SPEC_VALUE', [...p, 'kind'], `unknown ${what} kind ${showValue(kind)}`, `use one of ${kinds.join(', ')}`);
   for (const key of all) {
     if (!own.includes(key) && src.has([...p, key])) {
       const takes = own.length === 0 ? 'no parameters' : own.join(', ');
-      src.fail('WORKLOAD_SPEC_VALUE', [...p, key], `"${key}" is not a parameter of a ${kind} ${what}`, `remove it (${kind} takes ${takes})`, true);
+      src.fail('WORKLOAD_SPEC_VALUE', [...p, key], `${showValue(key)} is not a parameter of a ${kind} ${what}`, `remove it (${kind} takes ${takes})`, true);
     }
   }
   for (const key of required[kind] ?? []) {
-    if (!src.has([...p, key])) src.fail('WORKLOAD_SPEC_VALUE', p, `a ${kind} ${what} requires "${key}"`, `add ${key} (${kind} takes ${own.join(', ')})`);
+    if (!src.has([...p, key])) src.fail('WORKLOAD_SPEC_VALUE', p, `a ${kind} ${what} requires ${showValue(key)}`, `add ${key} (${kind} takes ${own.join(', ')})`);
   }
 }
 
@@ -104,7 +105,25 @@ function checkSegment(src: SpecSource, p: SpecPath, s: LoadSegment): void {
   }
 }
 
-/** A profile: a non-negative default and sorted, non-overlapping, valid segments. */
+/** The largest multiplier a segment reaches (with the defaults profile.ts applies to absent parameters). */
+function peakMultiplier(s: LoadSegment): number {
+  switch (s.kind) {
+    case 'constant':
+      return s.multiplier ?? 1;
+    case 'step':
+      return Math.max(...(s.levels ?? [1]));
+    case 'ramp':
+      return Math.max(s.from ?? 1, s.to ?? 1);
+    case 'diurnal':
+      return Math.max(s.peak ?? 1, s.trough ?? s.peak ?? 1);
+    default: {
+      const base = s.base ?? SPIKE_DEFAULT_BASE;
+      return Math.max(base, s.peak ?? base);
+    }
+  }
+}
+
+/** A profile: a non-negative default, sorted, non-overlapping, valid segments, and some traffic at all. */
 export function checkLoadProfile(src: SpecSource, p: SpecPath, lp: LoadProfileSpec): void {
   checkNumber(src, [...p, 'default_multiplier'], lp.defaultMultiplier, nonNegative, 'multipliers scale the client rate and cannot be negative');
   lp.segments.forEach((s, j) => {
@@ -120,6 +139,14 @@ export function checkLoadProfile(src: SpecSource, p: SpecPath, lp: LoadProfileSp
       );
     }
   });
+  if (lp.defaultMultiplier === 0 && lp.segments.every((s) => peakMultiplier(s) === 0)) {
+    src.fail(
+      'WORKLOAD_SPEC_VALUE',
+      p,
+      'every multiplier of this load profile is 0, so it would send no requests at all',
+      'set default_multiplier or a segment multiplier above 0 (1 = the client\'s own rate)',
+    );
+  }
 }
 
 function checkMisbehavior(src: SpecSource, p: SpecPath, m: MisbehaviorSpec, c: ClientSpec): void {

@@ -1,7 +1,7 @@
 /**
  * Errors for workload spec files: one line each, naming `file:line:col`, the field path and the fix.
  */
-import { BlisError } from '../../domain/errors.js';
+import { BlisError, showValue } from '../../domain/errors.js';
 
 export type WorkloadSpecErrorCode =
   /** The file is not valid YAML (or is empty, or holds several documents). */
@@ -55,7 +55,11 @@ export function formatSpecPath(path: SpecPath): string {
   let out = '';
   for (const seg of path) {
     if (typeof seg === 'number') out += `[${seg}]`;
-    else out += out === '' ? seg : `.${seg}`;
+    else {
+      // A key with unusual characters is quoted so it cannot break the message (binary, newlines, invisible).
+      const key = /^[\x21-\x7e]+$/.test(seg) ? seg : showValue(seg);
+      out += out === '' ? key : `.${key}`;
+    }
   }
   return out;
 }

@@ -9,6 +9,7 @@
 import type { GoRand } from '../../engine/go-rand.js';
 import { goExp, goInt64, goPow, goRound } from '../../engine/go-math.js';
 import type { DistSpec } from './types.js';
+import { showValue } from '../../domain/errors.js';
 
 export interface LengthSampler {
   /** One length (>= 1 for every sampler defined here). */
@@ -199,15 +200,15 @@ function empirical(spec: DistSpec): EmpiricalSampler {
   for (const [k, v] of spec.params) {
     const bin = parseEmpiricalKey(k);
     if (bin === null) {
-      throw new DistributionError(`empirical PDF key "${k}" is not an integer`, k, 'use integer token counts as keys');
+      throw new DistributionError(`empirical PDF key ${showValue(k)} is not an integer`, k, 'use integer token counts as keys');
     }
     if (v < 0) {
       // The reference accepts these but counts them in the normalising total, which corrupts the CDF.
-      throw new DistributionError(`empirical PDF weight for "${k}" is negative (${v})`, k, 'use weights >= 0');
+      throw new DistributionError(`empirical PDF weight for ${showValue(k)} is negative (${v})`, k, 'use weights >= 0');
     }
     if (pdf.has(bin)) {
       // The reference keeps whichever duplicate its map iteration visits last, which is not deterministic.
-      throw new DistributionError(`empirical PDF keys collide: "${k}" is also bin ${bin}`, k, 'give each token count one key');
+      throw new DistributionError(`empirical PDF keys collide: ${showValue(k)} is also bin ${bin}`, k, 'give each token count one key');
     }
     pdf.set(bin, v);
   }
@@ -250,7 +251,7 @@ export function newLengthSampler(spec: DistSpec): LengthSampler {
     case 'empirical':
       return empirical(spec);
     default:
-      throw new DistributionError(`unknown distribution type "${spec.type}"`, null, `use one of: ${DIST_TYPES.join(', ')}`);
+      throw new DistributionError(`unknown distribution type ${showValue(spec.type)}`, null, `use one of: ${DIST_TYPES.join(', ')}`);
   }
 }
 

@@ -7,6 +7,8 @@
  * file is reported.
  */
 import type { core } from 'zod';
+import { showValue } from '../../domain/errors.js';
+import { editDistance } from '../../domain/suggest.js';
 import { SCHEMA_KEYS, workloadSpecSchema } from './schema.js';
 import type { SpecPath, SpecPosition } from './errors.js';
 import type { WorkloadSpec } from './types.js';
@@ -44,7 +46,7 @@ export function upgradeV1ToV2(spec: WorkloadSpec, onWarning?: (message: string) 
  * @throws WorkloadSpecError
  */
 export function parseWorkloadSpec(yamlText: string, fileLabel: string, opts: ParseWorkloadSpecOptions = {}): WorkloadSpec {
-  const src = new SpecSource(yamlText, fileLabel);
+  const src = new SpecSource(yamlText, fileLabel, checkKey);
   if (typeof src.raw !== 'object' || src.raw === null || Array.isArray(src.raw) || src.raw instanceof Map) {
     src.fail(
       'WORKLOAD_SPEC_TYPE',
@@ -76,32 +78,45 @@ function locate(src: SpecSource, issue: core.$ZodIssue): Located {
   return { issue, path, atKey, pos: src.position(path, atKey) };
 }
 
+/**
+ * Rejects a key the schema does not define before its value is converted (so nothing under a misspelt key is
+ * built). Mappings whose keys are free-form (params, goodput_slo_targets, anything the key table does not know)
+ * are left to the schema.
+ */
+function checkKey(src: SpecSource, path: SpecPath): void {
+  const known = SCHEMA_KEYS.forPath(path.slice(0, -1));
+  const key = String(path[path.length - 1]);
+  if (known.length === 0 || known.includes(key)) return;
+  unknownKey(src, path, known);
+}
+
+function unknownKey(src: SpecSource, path: SpecPath, known: readonly string[]): never {
+  const key = String(path[path.length - 1]);
+  const near = closest(key, known);
+  const hint = near === null ? '' : `did you mean "${near}"? `;
+  return src.fail(
+    'WORKLOAD_SPEC_UNKNOWN_KEY',
+    path,
+    `unknown key ${showValue(key)}`,
+    `${hint}remove it or fix its spelling (valid keys here: ${known.join(', ')})`,
+    true,
+  );
+}
+
 /** Reports the structural problem that comes first in the file. */
 function reportIssue(src: SpecSource, issues: readonly core.$ZodIssue[]): never {
   const located = issues.map((i) => locate(src, i));
   located.sort((a, b) => a.pos.line - b.pos.line || a.pos.col - b.pos.col);
   const first = located[0]!;
   const { issue, path, atKey } = first;
-  if (issue.code === 'unrecognized_keys') {
-    const key = String(path[path.length - 1]);
-    const known = SCHEMA_KEYS.forPath(path.slice(0, -1));
-    const near = closest(key, known);
-    const hint = near === null ? '' : `did you mean "${near}"? `;
-    return src.fail(
-      'WORKLOAD_SPEC_UNKNOWN_KEY',
-      path,
-      `unknown key "${key}"`,
-      `${hint}remove it or fix its spelling (valid keys here: ${known.join(', ')})`,
-      atKey,
-    );
-  }
+  if (issue.code === 'unrecognized_keys' && atKey) return unknownKey(src, path, SCHEMA_KEYS.forPath(path.slice(0, -1)));
   const [problem, fix] = describeTypeIssue(issue);
   return src.fail('WORKLOAD_SPEC_TYPE', path, problem, fix);
 }
 
 function describeValue(v: unknown): string {
   if (v === undefined || v === null) return 'nothing';
-  if (typeof v === 'string') return `text ${JSON.stringify(v)}`;
+  if (typeof v === 'string') return `text ${showValue(v)}`;
   if (typeof v === 'bigint') return `the integer ${v}`;
   if (typeof v === 'number') return Number.isNaN(v) ? 'NaN' : String(v);
   if (typeof v === 'boolean') return `the boolean ${v}`;
@@ -145,16 +160,4 @@ function closest(key: string, known: readonly string[]): string | null {
     }
   }
   return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur.push(Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
 }

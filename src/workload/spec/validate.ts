@@ -4,9 +4,13 @@
  * time, plus the rejection of features not generated yet. Every failure names `file:line:col` and the field.
  *
  * Deliberately stricter than the reference in a few places, all of which the reference would accept and then
- * mis-generate silently: unknown per-window arrival processes (it falls back to Poisson), negative window trace
- * rates (the window generates nothing), negative goodput targets, and rate fractions that are all 0.
+ * mis-generate silently (docs/reference-differences.md, "Inputs blis-ts refuses"): unknown per-window arrival
+ * processes (it falls back to Poisson), negative window trace rates (the window generates nothing), negative
+ * goodput targets, rate fractions that are all 0, an unknown `version`, a negative `horizon` or `num_requests`,
+ * missing or repeated client/cohort ids, and the distribution and load-profile values checked in
+ * validate-parts.ts and ../profiles/validate.ts.
  */
+import { showValue } from '../../domain/errors.js';
 import type { SpecPath } from './errors.js';
 import { findInferencePerfProblem } from './inference-perf.js';
 import { findUnsupported } from './support.js';
@@ -26,8 +30,12 @@ import { checkTrafficShaping } from '../profiles/validate.js';
 
 const MAX_COHORT_POPULATION = 100_000;
 
+/** Spec versions: "2", and the v1 spellings the parser upgrades ("1", or no version at all). */
+const SPEC_VERSIONS: readonly string[] = ['', '1', '2'];
+
 /** Throws WorkloadSpecError for the first problem found. */
 export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void {
+  checkTopLevel(spec, src);
   checkSources(spec, src);
   const unsupported = findUnsupported(spec);
   if (unsupported !== null && unsupported.path[0] === 'servegen_data') {
@@ -76,6 +84,30 @@ export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void 
   }
   if (unsupported !== null) src.fail('WORKLOAD_SPEC_UNSUPPORTED', unsupported.path, unsupported.problem, unsupported.fix, true);
   checkTrafficShaping(spec, src);
+}
+
+/**
+ * `version` (checked before the v1 upgrade rewrites it: `spec.version` is "2" by then for "" and "1"),
+ * non-negative bounds, and one distinct id per client and cohort (ids name the streams in metrics and traces).
+ */
+function checkTopLevel(spec: WorkloadSpec, src: SpecSource): void {
+  const written = src.versionText();
+  if (written !== null && !SPEC_VERSIONS.includes(written)) {
+    src.fail('WORKLOAD_SPEC_VALUE', ['version'], `unknown spec version ${showValue(written)}`, 'write version: "2" (this is the workload spec v2 format)');
+  }
+  if (spec.horizon < 0) src.fail('WORKLOAD_SPEC_VALUE', ['horizon'], `must be non-negative, got ${spec.horizon}`, 'set the last arrival time in µs, or 0 for none');
+  if (spec.numRequests < 0) src.fail('WORKLOAD_SPEC_VALUE', ['num_requests'], `must be non-negative, got ${spec.numRequests}`, 'set the number of requests, or 0 for no cap');
+  const seen = new Map<string, string>();
+  const sources: [string, readonly { id: string }[]][] = [['clients', spec.clients], ['cohorts', spec.cohorts]];
+  for (const [list, items] of sources) {
+    items.forEach((c, i) => {
+      const here = `${list}[${i}]`;
+      if (c.id === '') src.fail('WORKLOAD_SPEC_VALUE', [list, i], 'id is missing', `give each ${list === 'clients' ? 'client' : 'cohort'} a distinct id, e.g. id: ${list === 'clients' ? 'client' : 'cohort'}-${i + 1}`);
+      const first = seen.get(c.id);
+      if (first !== undefined) src.fail('WORKLOAD_SPEC_VALUE', [list, i, 'id'], `id ${showValue(c.id)} is already used by ${first}`, 'give each client and cohort a distinct id');
+      seen.set(c.id, here);
+    });
+  }
 }
 
 /** At most one primary workload source; clients and cohorts compose. */
@@ -201,6 +233,8 @@ function checkSourceCommon(c: TrafficSource, p: SpecPath, src: SpecSource): void
     );
   }
   if (c.multimodal !== null) checkMultimodal(src, [...p, 'multimodal'], c.multimodal);
+  const ratio = c.reasoning?.reasonRatioDist;
+  if (ratio !== undefined && (ratio.type !== '' || ratio.params.size > 0)) checkDist(src, [...p, 'reasoning', 'reason_ratio_distribution'], ratio, true);
 }
 
 function checkClient(c: ClientSpec, p: SpecPath, src: SpecSource): void {

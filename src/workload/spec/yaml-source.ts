@@ -9,9 +9,14 @@
  *   keys keep their spelling and YAML order;
  * - null means "absent" (yaml.v3 leaves the zero value), and `<<` merge keys are expanded with explicit keys winning.
  * Integers arrive as numbers when exactly representable, otherwise as bigints (only `seed` accepts those).
+ *
+ * The text goes through the bounded loader (src/format/yaml.ts: size cap, alias and merge-key expansion and depth
+ * measured first), and every key is checked against the schema before its value is converted, so a large value
+ * under a misspelt key is never built.
  */
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument } from 'yaml';
-import type { Document, Node as YamlNode, Pair, Scalar, YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq } from 'yaml';
+import type { Node as YamlNode, Pair, Scalar, YAMLMap } from 'yaml';
+import { isMergeKey, parseYaml, type ParsedYaml } from '../../format/yaml.js';
 import { WorkloadSpecError, formatSpecPath } from './errors.js';
 import type { SpecPath, SpecPosition, WorkloadSpecErrorCode } from './errors.js';
 
@@ -28,25 +33,30 @@ const MAP_KEYS = new Set(['params', 'goodput_slo_targets']);
 const YAML11_TRUE = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'on', 'On', 'ON']);
 const YAML11_FALSE = new Set(['n', 'N', 'no', 'No', 'NO', 'off', 'Off', 'OFF']);
 
+/**
+ * Checks a key before its value is converted: `path` ends with the key. Returns normally for a known key and
+ * throws (through {@link SpecSource.fail}) for an unknown one.
+ */
+export type SpecKeyCheck = (src: SpecSource, path: SpecPath) => void;
+
 /** A parsed spec file: plain values plus a way back from a path to the text. */
 export class SpecSource {
   readonly raw: unknown;
-  private readonly doc: Document;
-  private readonly lines: LineCounter;
+  private readonly parsed: ParsedYaml;
 
   constructor(
     private readonly text: string,
     readonly file: string,
+    private readonly checkKey: SpecKeyCheck | null = null,
   ) {
-    this.lines = new LineCounter();
-    this.doc = parseDocument(text, { lineCounter: this.lines, intAsBigInt: true, merge: true, prettyErrors: true, uniqueKeys: false });
-    const err = this.doc.errors[0];
-    if (err !== undefined) {
-      const pos = err.linePos?.[0] ?? { line: 1, col: 1 };
-      const msg = err.message.split(' at line ')[0]?.split('\n')[0] ?? err.message;
-      throw new WorkloadSpecError('WORKLOAD_SPEC_YAML', file, pos, '', `invalid YAML: ${msg}`, 'fix the YAML syntax');
-    }
-    if (this.doc.contents === null || (isScalar(this.doc.contents) && this.doc.contents.value === null)) {
+    this.parsed = parseYaml(text, file, {
+      yaml: { intAsBigInt: true, merge: true, uniqueKeys: false },
+      fail: (pos, problem, fix) => {
+        throw new WorkloadSpecError('WORKLOAD_SPEC_YAML', file, pos, '', problem, fix);
+      },
+    });
+    const contents = this.parsed.doc.contents;
+    if (contents === null || (isScalar(contents) && contents.value === null)) {
       throw new WorkloadSpecError(
         'WORKLOAD_SPEC_YAML',
         file,
@@ -56,7 +66,13 @@ export class SpecSource {
         'add at least `aggregate_rate` and `clients`',
       );
     }
-    this.raw = this.convert(this.doc.contents, []);
+    this.raw = this.convert(contents, []);
+  }
+
+  /** The `version` as written (any scalar's text), or null when absent. */
+  versionText(): string | null {
+    const v = this.raw !== null && typeof this.raw === 'object' && !(this.raw instanceof Map) ? (this.raw as Record<string, unknown>)['version'] : undefined;
+    return typeof v === 'string' ? v : null;
   }
 
   /** Throws a {@link WorkloadSpecError} located at `path` (or at its key when `atKey`). */
@@ -65,8 +81,7 @@ export class SpecSource {
   }
 
   private failAtNode(code: WorkloadSpecErrorCode, node: YamlNode, path: SpecPath, problem: string, fix: string): never {
-    const pos = this.lines.linePos(node.range?.[0] ?? 0);
-    throw new WorkloadSpecError(code, this.file, pos, formatSpecPath(path), problem, fix);
+    throw new WorkloadSpecError(code, this.file, this.parsed.at(node), formatSpecPath(path), problem, fix);
   }
 
   /** Whether `path` names a value actually written in the file (null values count as absent). */
@@ -86,7 +101,7 @@ export class SpecSource {
    * does not exist (a missing field) resolves to the deepest mapping or list that does.
    */
   position(path: SpecPath, atKey = false): SpecPosition {
-    let node: YamlNode | null = this.doc.contents;
+    let node: YamlNode | null = this.parsed.doc.contents;
     let offset = node?.range?.[0] ?? 0;
     for (let i = 0; i < path.length && node !== null; i++) {
       const seg = path[i]!;
@@ -107,7 +122,7 @@ export class SpecSource {
       offset = (last && atKey) || empty ? keyOffset : (value?.range?.[0] ?? keyOffset);
       node = value;
     }
-    return this.lines.linePos(offset);
+    return this.parsed.pos(offset);
   }
 
   private findPair(map: YAMLMap, key: string): Pair | undefined {
@@ -121,8 +136,7 @@ export class SpecSource {
   }
 
   private deref(node: YamlNode | null | undefined): YamlNode | null {
-    if (node === null || node === undefined) return null;
-    return isAlias(node) ? ((node.resolve(this.doc) as YamlNode | undefined) ?? null) : node;
+    return this.parsed.deref(node);
   }
 
   private keyText(key: YamlNode | null): string | null {
@@ -138,14 +152,10 @@ export class SpecSource {
     return r === undefined || r === null ? String(s.value) : this.text.slice(r[0], r[1]);
   }
 
-  private isMergeKey(key: unknown): boolean {
-    return isScalar(key) && (typeof key.value === 'symbol' || (key.type === 'PLAIN' && key.value === '<<'));
-  }
-
   private mergeSources(map: YAMLMap): YAMLMap[] {
     const out: YAMLMap[] = [];
     for (const p of map.items) {
-      if (!this.isMergeKey(p.key)) continue;
+      if (!isMergeKey(p.key)) continue;
       const v = this.deref(p.value as YamlNode | null);
       const items = isSeq(v) ? v.items.map((n) => this.deref(n as YamlNode)) : [v];
       for (const m of items) if (isMap(m)) out.push(m);
@@ -181,9 +191,10 @@ export class SpecSource {
     const entries = new Map<string, unknown>();
     const explicit = new Set<string>();
     for (const pair of map.items) {
-      if (this.isMergeKey(pair.key)) continue;
+      if (isMergeKey(pair.key)) continue;
       const key = this.keyText(pair.key as YamlNode | null);
       if (key === null) this.fail('WORKLOAD_SPEC_TYPE', path, 'mapping keys must be plain scalars', 'use a name or number as the key');
+      if (!asMap && this.checkKey !== null && !path.includes('params')) this.checkKey(this, [...path, key]);
       // Checked here rather than by the YAML parser so the message can name the field (and "1" vs 1 collide, as in Go).
       if (explicit.has(key)) {
         this.failAtNode(
