@@ -3,7 +3,9 @@
 // code splitting keeps every `await import()` lazy: `blis --help` and `blis run` load only what they use.
 //
 // Entry points (the paths other code and users name): dist/index.js (the library), dist/cli/main.js (the
-// CLI), dist/evaluate/worker.js (the evaluation pool's worker threads). Shared code goes to dist/chunks/.
+// CLI), and the modules worker threads load by file name: dist/evaluate/worker.js (evaluation pool),
+// dist/sweep/worker.js (sweep points on that pool), dist/serve/body-worker.js (serve's body parser). Shared code
+// goes to dist/chunks/.
 // piscina (spawns its own worker file) and quickjs-wasi (loads its .wasm beside itself) stay external.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
@@ -13,7 +15,7 @@ import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
-const ENTRIES = ['src/index.ts', 'src/cli/main.ts', 'src/evaluate/worker.ts'];
+const ENTRIES = ['src/index.ts', 'src/cli/main.ts', 'src/evaluate/worker.ts', 'src/sweep/worker.ts', 'src/serve/body-worker.ts'];
 
 // --no-types: bundle only (quick rebuilds while developing; the declarations and the type check are skipped).
 // Type errors fail the build, after the bundle is written (as tsc itself still emits despite them).
