@@ -58,7 +58,7 @@ const layerRules = LAYERS.map((layer) => {
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/**', 'bin/**', 'scripts/**', 'integrations/**', '*.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/**', 'bin/**', 'scripts/**', 'integrations/**', '*.config.js', 'test/**/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -15,7 +15,11 @@ import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
-const ENTRIES = ['src/index.ts', 'src/cli/main.ts', 'src/evaluate/worker.ts', 'src/sweep/worker.ts', 'src/serve/body-worker.ts'];
+const ENTRIES = [
+  'src/index.ts', 'src/cli/main.ts', 'src/evaluate/worker.ts', 'src/sweep/worker.ts', 'src/serve/body-worker.ts',
+  // Imported by path by scripts and benchmarks: scripts/gen-schema.js, bench/queue.js.
+  'src/evaluate/result-schema.ts', 'src/queue/index.ts', 'src/sweep/index.ts',
+];
 
 // --no-types: bundle only (quick rebuilds while developing; the declarations and the type check are skipped).
 // Type errors fail the build, after the bundle is written (as tsc itself still emits despite them).

@@ -2,7 +2,6 @@
  * `blis calibrate`: reads the observed trace, the replay's SimResult JSON (and optionally ITL data and the
  * replay's metrics file), writes the report JSON, and prints the summary on stderr.
  */
-import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../sim/config-error.js';
 import { BlisError } from '../domain/errors.js';
 import { parseJson } from '../format/yaml.js';
@@ -12,6 +11,7 @@ import { goJsonIndent } from '../metrics/go-format.js';
 import { parseTraceCsv } from '../workload/tracev2-csv.js';
 import { CalibrateInputError, parseItlCsv, parseSimResults, reportToJson, runCalibration } from '../calibrate/index.js';
 import type { Io } from './io.js';
+import { checkOutputPath, commitOutputs } from './outputs.js';
 import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 
 function required(f: FlagValues, name: string): string {
@@ -43,6 +43,7 @@ export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
   const dataPath = required(f, 'trace-data');
   const simPath = required(f, 'sim-results');
   const reportPath = required(f, 'report');
+  const reportOut = checkOutputPath('--report', reportPath);
   const { parseTraceHeaderYaml } = await import('../workload/tracev2-yaml-parse.js');
   const header = parseTraceHeaderYaml(read(headerPath, '--trace-header'), headerPath);
   const records = parseTraceCsv(read(dataPath, '--trace-data'), dataPath);
@@ -69,11 +70,7 @@ export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
   if (header.observedKvMetrics !== null && simMetrics !== '' && out.report.hitRate === null) {
     io.warn(`calibrate: --sim-metrics ${simMetrics} has no cache_hit_rate; skipping the hit-rate comparison (write it with blis replay --metrics-path)`);
   }
-  try {
-    writeFileSync(reportPath, `${goJsonIndent(reportToJson(out.report))}\n`);
-  } catch (e) {
-    throw new ConfigError('io', `--report: cannot write ${reportPath}: ${(e as Error).message}`);
-  }
+  commitOutputs([[reportOut, `${goJsonIndent(reportToJson(out.report))}\n`]]);
   for (const w of out.warnings) io.warn(w);
   for (const line of [`Calibration report written to ${reportPath}`, ...out.summary]) io.info?.(line);
 }

@@ -1,14 +1,13 @@
 /**
- * `blis run` and `blis replay`: the simulation layer renders everything; this writes stdout and the files.
+ * `blis run` and `blis replay`: the simulation layer renders everything; this writes the files and stdout.
  */
-import { writeFileSync } from 'node:fs';
-import { ConfigError } from '../sim/config-error.js';
 import type { SimEnv } from '../sim/env.js';
 import type { FlagValues } from '../sim/options.js';
 import { simulateReplay, simulateRun, type RunOptions, type SimulationObserver, type SimulationOutputs } from '../sim/run.js';
 import { progressDisplay } from './progress.js';
 import type { Io } from './io.js';
 import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
+import { checkDistinct, checkOutputPath, checkTracePrefix, commitOutputs, type Content, type OutputFile } from './outputs.js';
 
 export type { SimulationObserver } from '../sim/run.js';
 
@@ -26,31 +25,26 @@ export function processEnv(io: Io): SimEnv {
   };
 }
 
-function write(path: string, text: string, option: string): void {
-  try {
-    writeFileSync(path, text);
-  } catch (e) {
-    throw new ConfigError('io', `${option}: cannot write ${path}: ${(e as Error).message}`);
-  }
+/** The output files both commands may write besides their own: the time series and the HTML report. */
+interface SeriesAndReport {
+  readonly timeseries: OutputFile | null;
+  readonly report: OutputFile | null;
 }
 
-function emit(io: Io, f: FlagValues, out: SimulationOutputs): void {
-  io.stdout(out.stdout);
-  const mp = f.str('metrics-path');
-  if (mp !== '' && out.metricsFile !== null) write(mp, out.metricsFile, '--metrics-path');
-}
-
-/**
- * The time series and the HTML report, written BEFORE stdout: a file that cannot be written is an error with
- * nothing printed yet.
- */
-async function writeSeriesAndReport(f: FlagValues, out: SimulationOutputs, source: 'run' | 'replay'): Promise<void> {
+function checkSeriesAndReport(f: FlagValues): SeriesAndReport {
   const tp = f.str('timeseries-path');
-  if (tp !== '' && out.timeseriesFile !== null) write(tp, out.timeseriesFile, '--timeseries-path');
-  const path = f.str('report');
-  if (path === '') return;
-  const { simulationReportHtml } = await import('../report/index.js');
-  write(path, await simulationReportHtml(out, f, source), '--report');
+  const rp = f.str('report');
+  return { timeseries: tp === '' ? null : checkOutputPath('--timeseries-path', tp), report: rp === '' ? null : checkOutputPath('--report', rp) };
+}
+
+async function seriesAndReportFiles(o: SeriesAndReport, f: FlagValues, out: SimulationOutputs, source: 'run' | 'replay'): Promise<[OutputFile, Content][]> {
+  const files: [OutputFile, Content][] = [];
+  if (o.timeseries !== null && out.timeseriesFile !== null) files.push([o.timeseries, out.timeseriesFile]);
+  if (o.report !== null) {
+    const { simulationReportHtml } = await import('../report/index.js');
+    files.push([o.report, await simulationReportHtml(out, f, source)]);
+  }
+  return files;
 }
 
 /** Runs `simulate` with a progress display (when one shows) and the time series a `--report` needs. */
@@ -63,21 +57,38 @@ async function withProgress(f: FlagValues, label: string, simulate: (opts: RunOp
   }
 }
 
+/**
+ * `run`: every output path is checked before the simulation; the files are written all or nothing after it, and
+ * stdout last.
+ */
 export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
-  const out = await withProgress(f, 'run', (opts) => simulateRun(f, processEnv(io), observe, opts));
-  await writeSeriesAndReport(f, out, 'run');
-  emit(io, f, out);
+  const mp = f.str('metrics-path');
   const tp = f.str('trace-output');
-  if (tp !== '' && out.trace) {
-    write(`${tp}.yaml`, out.trace.yaml, '--trace-output');
-    write(`${tp}.csv`, out.trace.csv, '--trace-output');
-  }
+  const metrics = mp === '' ? null : checkOutputPath('--metrics-path', mp);
+  const trace = tp === '' ? null : checkTracePrefix('--trace-output', tp);
+  const extra = checkSeriesAndReport(f);
+  checkDistinct([metrics, ...(trace ?? []), extra.timeseries, extra.report]);
+  const out = await withProgress(f, 'run', (opts) => simulateRun(f, processEnv(io), observe, opts));
+  const files = await seriesAndReportFiles(extra, f, out, 'run');
+  if (metrics !== null) files.push([metrics, out.metricsFileChunks()]);
+  if (trace !== null && out.trace !== null) files.push([trace[0], out.trace.yaml], [trace[1], out.trace.csvChunks()]);
+  commitOutputs(files);
+  io.stdout(out.stdout);
 }
 
+/** `replay`: as {@link runCommand}, with `--results-path`. */
 export async function replayCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
-  const out = await withProgress(f, 'replay', (opts) => simulateReplay(f, processEnv(io), observe, opts));
-  await writeSeriesAndReport(f, out, 'replay');
-  emit(io, f, out);
+  const mp = f.str('metrics-path');
   const rp = f.str('results-path');
-  if (rp !== '' && out.results !== null) write(rp, out.results, '--results-path');
+  const metrics = mp === '' ? null : checkOutputPath('--metrics-path', mp);
+  const results = rp === '' ? null : checkOutputPath('--results-path', rp);
+  const extra = checkSeriesAndReport(f);
+  checkDistinct([metrics, results, extra.timeseries, extra.report]);
+  const out = await withProgress(f, 'replay', (opts) => simulateReplay(f, processEnv(io), observe, opts));
+  const files = await seriesAndReportFiles(extra, f, out, 'replay');
+  if (metrics !== null) files.push([metrics, out.metricsFileChunks()]);
+  const rows = results === null ? null : out.resultsChunks();
+  if (results !== null && rows !== null) files.push([results, rows]);
+  commitOutputs(files);
+  io.stdout(out.stdout);
 }

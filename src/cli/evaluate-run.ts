@@ -3,7 +3,7 @@
  * evaluate-command.ts).
  * A broken candidate is a scored result (exit 0); only a broken suite, flags or files exit 2.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import {
   candidateFromBundle,
@@ -30,6 +30,7 @@ import { BlisError, showValue } from '../domain/errors.js';
 import { parseJson } from '../format/yaml.js';
 import { DECIMAL_FLOAT, parseFloatFlag, parseIntFlag } from '../sim/options.js';
 import type { Io } from './io.js';
+import { checkOutputPath, commitOutputs } from './outputs.js';
 import { readInputFile } from './read-input.js';
 import { progressDisplay } from './progress.js';
 
@@ -101,28 +102,39 @@ export interface EvaluateFlags {
   quiet?: boolean;
 }
 
-function writeReport(file: string, html: string): void {
-  try {
-    writeFileSync(file, html);
-  } catch (e) {
-    throw new UsageError('io', `--report: cannot write ${file}: ${(e as Error).message}`);
-  }
-}
-
 function int(flag: string, v: string, min: number): number {
   const n = parseIntFlag(flag, v);
   if (n < min) throw new UsageError('bad-flag', `${flag} must be an integer >= ${min}, got ${n}`);
   return n;
 }
 
-function dirCache(dir: string): ResultCache {
-  mkdirSync(dir, { recursive: true });
+/**
+ * The `--cache` directory, checked (created when missing) before any evaluation. Entries are written to a
+ * temporary name and renamed, so a reader never sees half an entry; an entry that cannot be written costs a
+ * warning, not the evaluations already done.
+ */
+function dirCache(dir: string, io: Io): ResultCache {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    throw new UsageError('io', `--cache: cannot create the directory ${dir}: ${(e as Error).message}`);
+  }
+  checkOutputPath('--cache', path.join(dir, 'entry.json'));
+  let warned = false;
   return new ResultCache({
     get: (k) => {
       const f = path.join(dir, `${k}.json`);
       return existsSync(f) ? readInputFile(f, '--cache-dir') : null;
     },
-    set: (k, v) => writeFileSync(path.join(dir, `${k}.json`), v),
+    set: (k, v) => {
+      try {
+        commitOutputs([[checkOutputPath('--cache', path.join(dir, `${k}.json`)), v]]);
+      } catch (e) {
+        if (!(e instanceof UsageError)) throw e;
+        if (!warned) io.warn(`${e.message}; results are not cached`);
+        warned = true;
+      }
+    },
   });
 }
 
@@ -133,6 +145,7 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   if (o.engine !== 'fast' && o.engine !== 'strict') throw new UsageError('bad-flag', `--engine must be fast or strict, got ${showValue(o.engine)}`);
   const engine = o.engine;
   if (o.report !== undefined && (o.serve === true || o.population !== undefined)) throw new UsageError('bad-flag', '--report works with one candidate (--candidate or --components), not with --population or --serve');
+  const reportOut = o.report === undefined ? null : checkOutputPath('--report', o.report);
   const opts: EvaluateOptions = { stage: Number(o.stage) as 1 | 2, only: parseOnly(o.only), ...(o.report === undefined ? {} : { reportData: true }) };
   const display = o.serve === true ? null : progressDisplay('evaluate', o.quiet === true);
   let candidatesDone = 0;
@@ -140,7 +153,7 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   const timeoutMs = int('--timeout-s', o.timeoutS, 0) * 1000;
   if (o.queue !== undefined && (o.population === undefined || o.serve === true)) throw new UsageError('bad-flag', '--queue evaluates a --population on the job queue; give --population DIR (a single candidate runs here)');
   if (o.queue !== undefined && (workers !== 1 || timeoutMs !== 0)) throw new UsageError('bad-flag', '--workers and --timeout-s are for local runs; with --queue, give each blis worker --concurrency and --timeout-s');
-  const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache);
+  const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache, io);
   const pool = workers > 1 || timeoutMs > 0 ? new EvaluationPool({ workers, timeoutMs }) : null;
   const run = async (c: Candidate, evalOpts: EvaluateOptions = opts): Promise<EvaluationResult> => {
     const key = ResultCache.key(c, suite, evalOpts);
@@ -217,7 +230,7 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
     }
     const result = await run(candidate);
     display?.stop();
-    if (o.report === undefined) {
+    if (reportOut === null) {
       io.stdout(`${JSON.stringify(result, null, 2)}\n`);
       return;
     }
@@ -225,7 +238,7 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
     const { evaluationView, renderEvaluationReport } = await import('../report/index.js');
     const html = await renderEvaluationReport(evaluationView(JSON.parse(JSON.stringify(result)) as Record<string, unknown>, path.basename(o.candidate ?? o.components ?? 'candidate')));
     const plain = { ...result, scenarios: result.scenarios.map(({ report_data: _, ...rest }) => rest) };
-    writeReport(o.report, html);
+    commitOutputs([[reportOut, html]]);
     io.stdout(`${JSON.stringify(plain, null, 2)}\n`);
   } finally {
     display?.stop();
@@ -265,7 +278,7 @@ export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
   if (!(share >= 0 && share <= 1)) throw new UsageError('bad-flag', `--random-share must be in [0, 1], got ${showValue(o.randomShare)}`);
   const start = parseStart(o.start);
   for (const k of Object.keys(start)) if (!t.parameters.some((p) => p.name === k)) throw new UsageError('bad-flag', `--start: ${t.name} has no parameter ${showValue(k)}; parameters: ${t.parameters.map((p) => p.name).join(', ')}`);
-  const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache);
+  const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache, io);
   const evaluate = async (c: Candidate, evalOpts: EvaluateOptions, s: Suite = suite): Promise<EvaluationResult> => {
     const key = ResultCache.key(c, s, evalOpts);
     const hit = cache.get(key);

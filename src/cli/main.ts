@@ -1,7 +1,9 @@
 /**
  * The `blis` command line. The only module that exits or touches process streams (through {@link Io}).
  */
-import { Command, CommanderError } from 'commander';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError, Option } from 'commander';
 import type { SimulationObserver } from './commands.js';
 import { registerComposeCommand, registerConvertCommand } from './convert-command.js';
 import { registerPoliciesCommand } from './policies-command.js';
@@ -12,6 +14,9 @@ import { EXIT_INTERNAL, EXIT_USAGE, RunFailure, UsageError, isCodedError } from 
 import { readFlags, registerFlags } from './flags.js';
 import type { CommandName } from './flags-io.js';
 import { LOG_LEVELS, ioAtLevel, processIo, type Io, type LogLevel } from './io.js';
+
+// bin/blis.js takes the process streams from here: dist/cli/main.js is the CLI's one bundle entry point.
+export { processIo };
 import { oneLine, showValue } from '../domain/errors.js';
 
 /** The I/O commands: a simulated server, a load generator for real servers, and their comparison. */
@@ -31,9 +36,18 @@ function invoked(argv: readonly string[]): string | null {
   return argv[i] === 'help' ? (argv[i + 1] ?? null) : (argv[i] as string);
 }
 
+/** The package version (package.json sits at the root above src/ and dist/, whichever bundle chunk this is in). */
+export function packageVersion(): string {
+  const here = fileURLToPath(import.meta.url);
+  const root = here.slice(0, Math.max(here.lastIndexOf('/dist/'), here.lastIndexOf('/src/')));
+  const pkg = createRequire(import.meta.url)(`${root}/package.json`) as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+}
+
 function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<void>, wanted: string | null): Command {
   const root = new Command('blis')
     .description('blis-ts: deterministic discrete-event simulator of LLM inference serving clusters')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   const run = root.command('run').description('simulate a generated workload (default: the distribution workload) on one or more instances');
@@ -56,7 +70,21 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
   registerEvaluateCommands(root, io);
   registerReportCommands(root, io);
   registerSweepCommands(root, io);
+  addLogFlag(root);
   return root;
+}
+
+/**
+ * Every command takes `--log` (the simulation and I/O commands through their flag tables): an internal error's
+ * message says "rerun with --log debug", so each command must accept it.
+ */
+function addLogFlag(cmd: Command): void {
+  for (const sub of cmd.commands) {
+    if (!sub.options.some((o) => o.long === '--log')) {
+      sub.addOption(new Option('--log <level>', 'stderr diagnostics: debug adds the stack of an internal error').choices(['debug', 'info', 'warn', 'error']).default('warn'));
+    }
+    addLogFlag(sub);
+  }
 }
 
 /** Runs the CLI on `argv` (without node and script); returns the exit code. */
@@ -77,11 +105,18 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
       else await (await import('./calibrate-command.js')).calibrateCommand(flags, out);
       out.logDebug?.(`blis ${name}: finished in ${(performance.now() - t0).toFixed(0)} ms`);
     }, invoked(argv));
+    if (argv.length === 0) {
+      // A bare `blis` is a usage error: the help goes to stderr so nothing lands in a redirected stdout.
+      io.info?.(root.helpInformation().trimEnd());
+      io.error('a command is required (see the list above, or blis <command> --help)');
+      return EXIT_USAGE;
+    }
     await root.parseAsync([...argv], { from: 'user' });
+    await io.flush?.();
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return flushed(io);
       io.error(oneLine(`${e.message.replace(/^error: /, '')} (see blis --help)`));
       return EXIT_USAGE;
     }
@@ -89,7 +124,32 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
       io.error(oneLine(e.message));
       return e instanceof RunFailure ? e.exitCode : EXIT_USAGE;
     }
+    if (isStdoutError(e)) {
+      io.error(stdoutFailure(e));
+      return EXIT_USAGE;
+    }
     return reportInternal(e, argv, io);
+  }
+}
+
+/** A write to stdout failed (reported by {@link Io.flush}): the output could not be delivered. */
+function isStdoutError(e: unknown): e is Error & { code?: unknown } {
+  return e instanceof Error && 'syscall' in e && (e as { syscall?: unknown }).syscall === 'write';
+}
+
+function stdoutFailure(e: Error & { code?: unknown }): string {
+  if (e.code === 'EPIPE') return 'stdout was closed before the output was written (EPIPE)';
+  return `cannot write to stdout: ${e.message}`;
+}
+
+async function flushed(io: Io): Promise<number> {
+  try {
+    await io.flush?.();
+    return 0;
+  } catch (e) {
+    if (!isStdoutError(e)) throw e;
+    io.error(stdoutFailure(e));
+    return EXIT_USAGE;
   }
 }
 
@@ -97,7 +157,7 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
  * An exception that is not a {@link BlisError}: a bug. One line (the stack only with `--log debug`), exit 70
  * (EX_SOFTWARE), so a caller can tell "bad input" (2) from "blis-ts failed" (70).
  */
-function reportInternal(e: unknown, argv: readonly string[], io: Io): number {
+export function reportInternal(e: unknown, argv: readonly string[], io: Io): number {
   const debug = argv.some((a, i) => a === '--log=debug' || (a === '--log' && argv[i + 1] === 'debug'));
   const first = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
   io.error(oneLine(`internal: ${first} (a bug in blis-ts; rerun with --log debug for the stack and report it)`));

@@ -2,7 +2,8 @@
  * `blis observe`: flags → workload and options, Ctrl-C handling, progress on stderr, and the trace / ITL /
  * summary outputs.
  */
-import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { ConfigError } from '../sim/config-error.js';
 import type { FlagValues } from '../sim/options.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
@@ -15,8 +16,10 @@ import { buildObserveWorkload } from '../observe/workload.js';
 import { observe } from '../observe/run.js';
 import { progressBar } from '../observe/progress.js';
 import type { Io } from './io.js';
+import { UsageError } from './errors.js';
 import { readInputFile } from './read-input.js';
 import { showValue } from '../domain/errors.js';
+import { checkDistinct, checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
 
 export interface ObserveCommandHooks {
   /** Replaces SIGINT as the stop signal (tests). */
@@ -33,12 +36,37 @@ function bad(msg: string): never {
   throw new ConfigError('bad-flag', msg);
 }
 
-function write(path: string, text: string, flag: string): void {
+/**
+ * An observation of a real server cannot be repeated identically: when its files cannot be written at the end
+ * (the directory vanished, the disk filled), the trace is saved under a recovery name in the current directory
+ * (else the temporary directory) and the error says where.
+ */
+function commitOrRecover(files: readonly (readonly [OutputFile, Content])[], stamp: string): void {
   try {
-    writeFileSync(path, text);
+    commitOutputs(files);
+    return;
   } catch (e) {
-    throw new ConfigError('io', `${flag}: cannot write ${path}: ${(e as Error).message}`);
+    if (!(e instanceof UsageError)) throw e;
+    const base = `blis-observe-recovery-${stamp}`;
+    const suffix = (f: OutputFile): string => (f.flag === '--trace-header' ? '.yaml' : f.flag === '--itl-output' ? '.itl.csv' : '.csv');
+    for (const dir of [process.cwd(), tmpdir()]) {
+      let saved: (readonly [OutputFile, Content])[];
+      try {
+        saved = files.map(([f, c]) => [checkOutputPath(f.flag, path.join(dir, base + suffix(f))), c] as const);
+        commitOutputs(saved);
+      } catch (again) {
+        if (again instanceof UsageError) continue;
+        throw again;
+      }
+      throw new UsageError('io', `${e.message}; the observed trace was saved instead to ${saved.map(([f]) => f.path).join(', ')}`);
+    }
+    throw new UsageError('io', `${e.message}; saving the trace under a recovery name in ${process.cwd()} and ${tmpdir()} failed too`);
   }
+}
+
+function timestamp(): string {
+  const iso = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${iso}-${process.pid}`;
 }
 
 export async function observeCommand(f: FlagValues, io: Io, hooks: ObserveCommandHooks = {}): Promise<void> {
@@ -71,6 +99,12 @@ export async function observeCommand(f: FlagValues, io: Io, hooks: ObserveComman
   if (prewarmNs < 0n) bad(`--prewarm-duration must be >= 0, got ${f.str('prewarm-duration')}`);
   const horizon = f.bigint('horizon');
   if (horizon < 0n) bad(`--horizon must be >= 0, got ${horizon}`);
+  // Every output is checked before the first request is sent: the server's work cannot be redone identically.
+  const headerOut = checkOutputPath('--trace-header', headerPath);
+  const dataOut = checkOutputPath('--trace-data', dataPath);
+  const itlPath = recordItl ? (f.str('itl-output') !== '' ? f.str('itl-output') : `${dataPath.replace(/\.csv$/, '')}.itl.csv`) : '';
+  const itlOut = recordItl ? checkOutputPath('--itl-output', itlPath) : null;
+  checkDistinct([headerOut, dataOut, itlOut]);
   const specPath = f.str('workload-spec');
   let specText = '';
   if (specPath !== '') {
@@ -136,14 +170,12 @@ export async function observeCommand(f: FlagValues, io: Io, hooks: ObserveComman
     progress.finish();
     process.off('SIGINT', onSigint);
   }
-  write(headerPath, formatTraceHeaderYaml(result.header), '--trace-header');
-  write(dataPath, formatTraceCsv(result.records, 'real'), '--trace-data');
-  let itlPath = '';
-  if (recordItl) {
-    itlPath = f.str('itl-output') !== '' ? f.str('itl-output') : `${dataPath.replace(/\.csv$/, '')}.itl.csv`;
+  const files: [OutputFile, Content][] = [[headerOut, formatTraceHeaderYaml(result.header)], [dataOut, formatTraceCsv(result.records, 'real')]];
+  if (itlOut !== null) {
     if (result.itl.length === 0) io.warn('--record-itl was set but no chunk times were recorded');
-    write(itlPath, formatItlCsv(result.itl), '--itl-output');
+    files.push([itlOut, formatItlCsv(result.itl)]);
   }
+  commitOrRecover(files, timestamp());
   io.stdout(`${goJsonIndent(result.summary)}\n`);
   const c = { ok: 0, error: 0, timeout: 0 };
   for (const o of result.observed) c[o.result.status]++;

@@ -2,11 +2,11 @@
  * `blis report RESULT.json [-o FILE.html]` and `blis compare A.json B.json [...] [--report FILE.html]`. The
  * report layer (and its charting libraries) is loaded only when one of these runs.
  */
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
+import { checkOutputPath, commitOutputs } from './outputs.js';
 import { readInputFile } from './read-input.js';
 import { showValue } from '../domain/errors.js';
 
@@ -15,14 +15,6 @@ const MAX_RESULT_BYTES = 1024 * 1024 * 1024;
 
 function read(file: string): string {
   return readInputFile(file, 'result', MAX_RESULT_BYTES);
-}
-
-function write(file: string, text: string, flag: string): void {
-  try {
-    writeFileSync(file, text);
-  } catch (e) {
-    throw new UsageError('io', `${flag}: cannot write ${file}: ${(e as Error).message}`);
-  }
 }
 
 /** Labels for the results: file names without .json, made unique by a #n suffix. */
@@ -49,13 +41,14 @@ export function registerReportCommands(root: Command, io: Io): void {
   r.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
   r.action(async (result: string, o: { output?: string }) => {
     if (!/\.json$/i.test(result) && o.output === undefined) throw new UsageError('bad-flag', `${result}: name the output with -o FILE.html (the default replaces a .json extension)`);
+    const out = o.output ?? result.replace(/\.json$/i, '.html');
+    const file = out === '-' ? null : checkOutputPath('--output', out);
     const [view] = await loadAll([result]);
     const { renderResultReport } = await import('../report/index.js');
     const html = await renderResultReport(view as import('../report/index.js').ResultView);
-    const out = o.output ?? result.replace(/\.json$/i, '.html');
-    if (out === '-') io.stdout(html);
+    if (file === null) io.stdout(html);
     else {
-      write(out, html, '--output');
+      commitOutputs([[file, html]]);
       io.info?.(`wrote ${out}`);
     }
   });
@@ -70,11 +63,12 @@ export function registerReportCommands(root: Command, io: Io): void {
   c.action(async (results: string[], o: { format: string; report?: string }) => {
     if (o.format !== 'table' && o.format !== 'json') throw new UsageError('bad-flag', `--format must be table or json, got ${showValue(o.format)}`);
     if (results.length < 2) throw new UsageError('bad-flag', 'blis compare needs at least two results, e.g. blis compare a.json b.json');
+    const report = o.report === undefined ? null : checkOutputPath('--report', o.report);
     const views = await loadAll(results);
     const rep = await import('../report/index.js');
     const cmp = rep.compareResults(views);
     // The report is written before anything is printed: a failure leaves stdout empty.
-    if (o.report !== undefined) write(o.report, await rep.renderComparisonReport(cmp, views), '--report');
+    if (report !== null) commitOutputs([[report, await rep.renderComparisonReport(cmp, views)]]);
     io.stdout(o.format === 'json' ? rep.formatComparisonJson(cmp) : rep.formatComparisonText(cmp));
   });
 }

@@ -32,6 +32,8 @@ export async function serveCommand(f: FlagValues, io: Io, hooks: ServeCommandHoo
   try {
     running = await startServe({ setup, modelName: name, aliases: [requested, latency.model], host: f.str('host'), port, defaultMaxTokens: defaultMax });
   } catch (e) {
+    // Only the socket's own errors (EADDRINUSE, EACCES, an unknown host) are about the flags; others are bugs.
+    if (typeof (e as { syscall?: unknown }).syscall !== 'string') throw e;
     throw new ConfigError('io', `cannot listen on ${f.str('host')}:${port}: ${(e as Error).message}`);
   }
   io.stdout(`blis serve: listening on ${running.url} (model ${name}, ${latency.hardware} TP${latency.tp}, ${latency.latency.name}, ${setup.kv.totalBlocks} KV blocks, max-model-len ${setup.maxModelLen})\n`);

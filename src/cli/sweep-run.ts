@@ -3,13 +3,13 @@
  * points run locally (threads) or through the job queue, the rows written in the sweep's order, the summary.
  * Ctrl-C stops waiting (exit 130); on a queue, what was queued stays there and a rerun collects it.
  */
-import { existsSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildRows, loadSweep, LocalRunner, rowsCsv, rowsJsonl, simulationJob, summarize, summaryText, type JobRunner } from '../sweep/index.js';
 import { RunFailure, UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 import { jobProgress } from './job-progress.js';
+import { checkDistinct, checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
 import { asRunFailure, int, queueConnection } from './queue-run.js';
 import type { QueueFlags } from './sweep-command.js';
 
@@ -25,20 +25,6 @@ function read(file: string, what: string): string {
   return readInputFile(file, what, what.endsWith('--trace-data') ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES);
 }
 
-/** Refuses an output path that cannot be written, before any work is done. */
-function checkOutput(file: string, flag: string): void {
-  const dir = path.dirname(path.resolve(file));
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError('bad-flag', `${flag} ${file}: the folder ${dir} does not exist; create it first`);
-  if (existsSync(file) && statSync(file).isDirectory()) throw new UsageError('bad-flag', `${flag} ${file} is a folder; name a file`);
-}
-
-function write(file: string, text: string, flag: string): void {
-  try {
-    writeFileSync(file, text);
-  } catch (e) {
-    throw new UsageError('io', `${flag}: cannot write ${file}: ${(e as Error).message}`);
-  }
-}
 
 /** Ctrl-C / SIGTERM as an abort signal; a second one exits at once. */
 export function interruptSignal(): { signal: AbortSignal; dispose(): void } {
@@ -62,8 +48,9 @@ export function interruptSignal(): { signal: AbortSignal; dispose(): void } {
 export async function sweepCommand(file: string, o: SweepFlags, io: Io): Promise<void> {
   const format = o.output === undefined ? 'jsonl' : /\.csv$/i.test(o.output) ? 'csv' : /\.jsonl$/i.test(o.output) ? 'jsonl' : null;
   if (format === null) throw new UsageError('bad-flag', `--output ${o.output}: name a .jsonl or .csv file`);
-  if (o.output !== undefined) checkOutput(o.output, '--output');
-  if (o.summary !== undefined) checkOutput(o.summary, '--summary');
+  const outputFile = o.output === undefined ? null : checkOutputPath('--output', o.output);
+  const summaryFile = o.summary === undefined ? null : checkOutputPath('--summary', o.summary);
+  checkDistinct([outputFile, summaryFile]);
   const workers = int('--workers', o.workers, 1);
   const timeoutMs = int('--timeout-s', o.timeoutS, 0) * 1000;
   const workerWaitMs = int('--worker-wait-s', o.workerWaitS, 0) * 1000;
@@ -104,9 +91,11 @@ export async function sweepCommand(file: string, o: SweepFlags, io: Io): Promise
   const rows = buildRows(plan.points, outcomes);
   const summary = summarize(rows, plan.objectives, !plan.defaultObjectives);
   const summaryJson = `${JSON.stringify(summary, null, 2)}\n`;
-  if (o.summary !== undefined) write(o.summary, summaryJson, '--summary');
-  if (o.output !== undefined) {
-    write(o.output, format === 'csv' ? rowsCsv(rows, plan.params) : rowsJsonl(rows), '--output');
+  const files: [OutputFile, Content][] = [];
+  if (summaryFile !== null) files.push([summaryFile, summaryJson]);
+  if (outputFile !== null) files.push([outputFile, format === 'csv' ? rowsCsv(rows, plan.params) : rowsJsonl(rows)]);
+  commitOutputs(files);
+  if (outputFile !== null) {
     io.stdout(summaryJson);
   } else {
     io.stdout(rowsJsonl(rows));

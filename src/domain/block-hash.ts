@@ -71,6 +71,7 @@ export function hashBlock(parent: number, tokens: ArrayLike<number>, start: numb
 export function inputBlockHashes(req: Request, blockSize: number): Float64Array {
   const cached = req.inputBlockHashes;
   if (cached !== null && req.inputHashBlockSize === blockSize) return cached;
+  if (req.inputTokens.length !== req.inputLen) throw new Error(`inputBlockHashes: ${req.id} has released its token ids (it has left the system)`);
   const n = Math.floor(req.inputLen / blockSize);
   const out = new Float64Array(n);
   let parent = NO_HASH;

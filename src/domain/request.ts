@@ -30,6 +30,8 @@ export type RequestOutcome =
   | 'gateway_expired'
   | 'gateway_evicted';
 
+const NO_TOKENS = new Int32Array(0);
+
 export class Request {
   // The step loop's fields come first: V8 lays an object's fields out in declaration order, and every running
   // request is touched once per step, so keeping what a step reads and writes within the object's first cache
@@ -75,10 +77,10 @@ export class Request {
 
   /** External id, e.g. `request_12`. */
   readonly id: string;
-  /** Prompt token ids (prefix ++ prompt). */
-  readonly inputTokens: Int32Array;
+  /** Prompt token ids (prefix ++ prompt); emptied by {@link releaseTokens} once the request has left. */
+  inputTokens: Int32Array;
   /** Oracle output token ids; their count is the true output length. */
-  readonly outputTokens: Int32Array;
+  outputTokens: Int32Array;
   /** Client output budget (vLLM max_tokens); 0 = none. Auto-filled at enqueue when max-model-len is set. */
   maxOutputLen: number;
   /** Absolute deadline tick; 0 = none. */
@@ -148,6 +150,16 @@ export class Request {
    */
   inputBlockHashes: Float64Array | null = null;
   inputHashBlockSize = 0;
+
+  /**
+   * Drops the token ids and block hashes of a request that has left the system (the lengths stay): nothing reads
+   * them afterwards, and a run of millions of requests would otherwise hold every prompt to the end.
+   */
+  releaseTokens(): void {
+    this.inputTokens = NO_TOKENS;
+    this.outputTokens = NO_TOKENS;
+    this.inputBlockHashes = null;
+  }
 
   constructor(id: string, inputTokens: Int32Array, outputTokens: Int32Array, arrivalTime: Tick, maxOutputLen = 0, deadline: Tick = 0) {
     this.id = id;

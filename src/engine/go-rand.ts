@@ -25,8 +25,10 @@ const TWO_POW_63_BIG = 1n << 63n;
 // how Go expands a 31-bit seed into the initial state. Operands stay far below 2^53, so plain
 // numbers are exact.
 function seedStep(x: number): number {
-  const hi = Math.trunc(x / 44488);
-  const lo = x % 44488;
+  // x is in [1, 2^31 - 1): `| 0` truncates the quotient and the products stay within int32 (faster than `%`,
+  // and every client of a spec seeds its own generator).
+  const hi = (x / 44488) | 0;
+  const lo = x - hi * 44488;
   let next = 48271 * lo - 3399 * hi;
   if (next < 0) next += INT32_MAX;
   return next;
@@ -101,6 +103,19 @@ export class GoRand {
   private lastLo = 0;
 
   constructor(seed: bigint) {
+    this.seed(seed);
+  }
+
+  /** Restarts the generator as `new GoRand(seed)` would start, reusing its state arrays. */
+  reseed(seed: bigint): this {
+    this.tap = 0;
+    this.feed = RNG_LEN - RNG_TAP;
+    this.lastLo = 0;
+    this.seed(seed);
+    return this;
+  }
+
+  private seed(seed: bigint): void {
     let s = Number(BigInt.asIntN(64, seed) % SEED_MOD);
     if (s < 0) s += INT32_MAX;
     if (s === 0) s = ZERO_SEED_REPLACEMENT;

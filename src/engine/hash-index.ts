@@ -13,6 +13,16 @@
 const GOLDEN = 0x9e3779b1 | 0;
 const INV_TWO32 = 1 / 4294967296;
 const TWO32 = 4294967296;
+/** Largest table: 2^30 slots. Slots are addressed with 32-bit integer arithmetic (`>>>`, `&`, `1 << bits`). */
+export const HASH_INDEX_MAX_BITS = 30;
+
+/** log2 of the table size for `expected` entries at load <= 1/2; computed in floating point, so it cannot overflow. */
+function tableBits(expected: number): number {
+  let bits = 4;
+  while (2 ** bits < expected * 2) bits++;
+  if (bits > HASH_INDEX_MAX_BITS) throw new RangeError(`HashIndex: ${expected} entries exceed the largest table (2^${HASH_INDEX_MAX_BITS} slots at load 1/2)`);
+  return bits;
+}
 
 export class HashIndex {
   /** Slot i at [4i, 4i+3]: key low word, key high word (both 0 = empty), value, unused. */
@@ -23,8 +33,7 @@ export class HashIndex {
 
   /** `expected`: the most entries the caller will hold; sized so the table never needs to grow for it. */
   constructor(expected: number) {
-    let bits = 4;
-    while (1 << bits < expected * 2) bits++;
+    const bits = tableBits(expected);
     this.table = new Int32Array(4 << bits);
     this.shift = 32 - bits;
     this.mask = (1 << bits) - 1;
@@ -123,6 +132,7 @@ export class HashIndex {
   private grow(): void {
     const old = this.table;
     const bits = 32 - this.shift + 1;
+    if (bits > HASH_INDEX_MAX_BITS) throw new RangeError(`HashIndex: more than 2^${HASH_INDEX_MAX_BITS - 1} entries`);
     this.table = new Int32Array(4 << bits);
     this.shift = 32 - bits;
     this.mask = (1 << bits) - 1;

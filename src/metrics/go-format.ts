@@ -7,7 +7,44 @@ export { goFixed } from '../domain/go-fixed.js';
  * escapes <, > and & in strings.
  */
 export function goJsonIndent(v: unknown): string {
-  return JSON.stringify(v, null, 2).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return goEscape(JSON.stringify(v, null, 2));
+}
+
+function goEscape(json: string): string {
+  return json.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Marks where {@link goJsonIndentChunks} splices a large array; cannot occur in rendered JSON text. */
+const SPLICE = '\u0000blis-splice\u0000';
+
+/**
+ * {@link goJsonIndent} of `doc` with `doc[key]` replaced by the array `items` (`count` of them), as chunks: the
+ * same bytes, without ever holding the whole text (a per-request array of millions of rows exceeds V8's longest
+ * string). `doc` must already hold `key`, with any placeholder, where the array belongs in the key order.
+ */
+export function* goJsonIndentChunks(doc: Record<string, unknown>, key: string, items: Iterable<unknown>, count: number): Generator<string> {
+  const head = goJsonIndent({ ...doc, [key]: SPLICE });
+  const marker = JSON.stringify(SPLICE);
+  const at = head.indexOf(marker);
+  yield head.slice(0, at);
+  yield* goJsonArrayChunks(items, count, 1);
+  yield head.slice(at + marker.length);
+}
+
+/** A JSON array rendered as goJsonIndent renders it at nesting `depth`, one chunk per item. */
+export function* goJsonArrayChunks(items: Iterable<unknown>, count: number, depth: number): Generator<string> {
+  if (count === 0) {
+    yield '[]';
+    return;
+  }
+  const pad = '  '.repeat(depth + 1);
+  let first = true;
+  for (const item of items) {
+    const text = goJsonIndent(item).replace(/\n/g, `\n${pad}`);
+    yield `${first ? '[\n' : ',\n'}${pad}${text}`;
+    first = false;
+  }
+  yield `\n${'  '.repeat(depth)}]`;
 }
 
 /**

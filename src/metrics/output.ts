@@ -5,7 +5,7 @@
 import { goSortSlice } from '../engine/go-sort.js';
 import type { Request } from '../domain/request.js';
 import type { CountStore, InstanceMetrics, SampleStore } from '../instance/instance-metrics.js';
-import { goFixed } from './go-format.js';
+import { goFixed, goJsonIndent, goJsonIndentChunks } from './go-format.js';
 import { meanMs, percentilesMs, weightedMeanMs, weightedPercentilesMs } from './stats.js';
 
 /** The reference's aggregated `sim.Metrics` view, over one instance or the merged cluster. */
@@ -170,24 +170,46 @@ export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsO
   return o;
 }
 
+/** Registered requests in the metrics file's row order: by id, then by the rendered arrived_at (seconds). */
+function detailOrder(v: MetricsView): Request[] {
+  const regs = v.requests.filter((r) => r.registered);
+  regs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // The reference sorts with Go's unstable sort.Slice; equal arrival times keep its order, not ours.
+  goSortSlice(regs, (a, b) => a.arrivalTime / 1e6 < b.arrivalTime / 1e6);
+  return regs;
+}
+
 /** The `--metrics-path` document: the output plus cache_hit_rate and per-request details (arrival order). */
 export function buildMetricsFile(v: MetricsView, output: MetricsOutputJson): MetricsOutputJson {
-  let rows: Record<string, unknown>[] | null = null;
-  const regs = v.requests.filter((r) => r.registered);
-  if (regs.length > 0) {
-    regs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    rows = regs.map((r) => requestDetail(r));
-    // The reference sorts with Go's unstable sort.Slice; equal arrival times keep its order, not ours.
-    goSortSlice(rows, (a, b) => (a.arrived_at as number) < (b.arrived_at as number));
-  }
+  const regs = detailOrder(v);
+  return metricsFileShape(v, output, regs.length > 0 ? regs.map((r) => requestDetail(r)) : null);
+}
+
+function metricsFileShape(v: MetricsView, output: MetricsOutputJson, rows: unknown): MetricsOutputJson {
   const o: MetricsOutputJson = {};
   for (const [k, val] of Object.entries(output)) {
     if (k === 'dropped_unservable') o['cache_hit_rate'] = v.cacheHitRate;
     o[k] = val;
     // `requests` sits right after timed_out_requests, before the optional saturation/goodput/adapters keys.
-    if (k === 'timed_out_requests' && rows) o['requests'] = rows;
+    if (k === 'timed_out_requests' && rows !== null) o['requests'] = rows;
   }
   return o;
+}
+
+/**
+ * The `--metrics-path` document as text chunks (the bytes of goJsonIndent(buildMetricsFile(...))), one row
+ * built at a time: a run of millions of requests never holds all the rows or the whole text.
+ */
+export function* metricsFileChunks(v: MetricsView, output: MetricsOutputJson): Generator<string> {
+  const regs = detailOrder(v);
+  if (regs.length === 0) {
+    yield goJsonIndent(metricsFileShape(v, output, null));
+    return;
+  }
+  const rows = (function* (): Generator<Record<string, unknown>> {
+    for (const r of regs) yield requestDetail(r);
+  })();
+  yield* goJsonIndentChunks(metricsFileShape(v, output, []), 'requests', rows, regs.length);
 }
 
 function requestDetail(r: Request): Record<string, unknown> {

@@ -145,7 +145,9 @@ export async function sendRequest(p: PendingRequest, cfg: ClientConfig, arrivalU
   const started = res.headers.get(ARRIVAL_HEADER);
   if ((cfg.leadUs ?? 0) > 0 && started !== null && cfg.clockOfEpochUs !== undefined) {
     const m = /^t=(\d+)$/.exec(started);
-    if (m !== null) r.sendTimeUs = Math.round(cfg.clockOfEpochUs(Number(m[1])));
+    // Never before the stamped start: the server does not start a request early, and converting its epoch time
+    // back to this clock can round a microsecond below the stamp.
+    if (m !== null) r.sendTimeUs = Math.max(r.sendTimeUs, Math.round(cfg.clockOfEpochUs(Number(m[1]))));
   }
   if (res.status !== 200) {
     try {

@@ -195,15 +195,96 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
 
 /**
  * Runs `requests` (sorted by arrival) through a fresh cluster built from `setup`. `followUps` (closed-loop
- * sessions: a SessionManager's hook) turns finished requests into new arrivals.
+ * sessions: a SessionManager's hook) turns finished requests into new arrivals. With `releaseTokens`, every
+ * request drops its token ids once it has left the system (after its follow-ups were made from them).
  */
-export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null, prepare: ((cs: ClusterSimulator) => void) | null = null, progress: ProgressCallback | null = null): ClusterSimulator {
+export function runEngine(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null = null, prepare: ((cs: ClusterSimulator) => void) | null = null, progress: ProgressCallback | null = null, releaseTokens = false): ClusterSimulator {
   const cs = buildCluster(setup);
-  if (followUps !== null) cs.setFollowUpHook(followUps);
+  const hook = releaseTokens ? releasing(followUps) : followUps;
+  if (hook !== null) cs.setFollowUpHook(hook);
   prepare?.(cs);
   if (progress === null) cs.run(requests);
   else runWithProgress(cs, requests, followUps === null ? requests.length : null, progress);
   return cs;
+}
+
+function releasing(followUps: FollowUpHook | null): FollowUpHook {
+  return (req, tick) => {
+    const next = followUps === null ? NO_FOLLOW_UPS : followUps(req, tick);
+    req.releaseTokens();
+    return next;
+  };
+}
+
+const NO_FOLLOW_UPS: readonly Request[] = [];
+
+/** How many generated arrivals wait in the event queue at most while a streamed workload runs. */
+const STREAM_CHUNK = 4096;
+
+/**
+ * Runs a workload produced while the simulation runs (sorted by arrival), holding only the arrivals of the next
+ * few thousand requests instead of every request's tokens from the start. Returns the cluster and every request
+ * the source produced. Through `drive` (the library's yields to the event loop) when given, else in one go.
+ *
+ * Only for workloads without follow-ups: then every ClusterArrival comes from the source, so injecting them in
+ * chunks, each before any event at or after its first arrival time runs, executes exactly the events, in exactly
+ * the order, that injecting them all at the start does (ties between arrivals keep source order; an arrival and
+ * another kind of event never share an order key).
+ */
+export async function driveEngineStreaming(
+  setup: EngineSetup,
+  source: Iterable<Request>,
+  prepare: ((cs: ClusterSimulator) => void) | null,
+  drive: EngineDriver | null,
+  progress: ProgressCallback | null = null,
+  total: number | null = null,
+): Promise<{ cluster: ClusterSimulator; requests: Request[] }> {
+  const cs = buildCluster(setup);
+  cs.setFollowUpHook(releasing(null));
+  prepare?.(cs);
+  const all: Request[] = [];
+  const step = progress === null ? (until: number): void => void cs.advanceTo(until) : reportingAdvance(cs, progress, total);
+  const advance = drive === null ? (until: number): Promise<void> => Promise.resolve(step(until)) : (until: number): Promise<void> => drive(cs, until);
+  // Driven runs inject smaller chunks: generating a chunk is work between the driver's yields.
+  const chunk = drive === null ? STREAM_CHUNK : STREAM_CHUNK / 16;
+  const it = source[Symbol.iterator]();
+  let next = it.next();
+  while (!next.done) {
+    const first = next.value.arrivalTime;
+    // A chunk: `chunk` arrivals, extended to every arrival at the time of its last one.
+    let last = first;
+    // (Arrivals past the horizon are injected too, and never run: the run stops at the horizon as before.)
+    let n = 0;
+    while (!next.done && (n < chunk || next.value.arrivalTime === last)) {
+      last = next.value.arrivalTime;
+      cs.inject(next.value);
+      all.push(next.value);
+      n++;
+      next = it.next();
+    }
+    // Everything strictly before the next chunk's first arrival; that chunk is injected before it can run.
+    if (!next.done) await advance(next.value.arrivalTime - 1);
+  }
+  await advance(Infinity);
+  cs.finish();
+  return { cluster: cs, requests: all };
+}
+
+/**
+ * advanceTo in steps of {@link PROGRESS_STEP_US} of simulated time, reporting after each. Pausing between events
+ * changes nothing.
+ */
+function reportingAdvance(cs: ClusterSimulator, progress: ProgressCallback, total: number | null): (until: number) => void {
+  let reached = 0;
+  return (until) => {
+    for (;;) {
+      const step = Math.min(until, Math.max(reached + PROGRESS_STEP_US, cs.nextEventTime()));
+      const more = cs.advanceTo(step);
+      progress({ simTimeUs: cs.clock, requestsDone: finishedRequests(cs), requestsTotal: total });
+      if (!more || step >= until) return;
+      reached = step;
+    }
+  };
 }
 
 /** How far a run has got, for progress displays (simulated time, requests that reached a terminal state). */
@@ -248,10 +329,11 @@ export function finishedRequests(cs: ClusterSimulator): number {
 }
 
 /**
- * Runs a built cluster to its end. The default runs it in one go; the library API passes one that executes
- * the events in slices and yields to the host between them. Either way the events and their order are the same.
+ * Runs a built cluster's events up to `until` (Infinity: to its end). The default runs them in one go; the library
+ * API passes one that executes the events in slices and yields to the host between them. Either way the events
+ * and their order are the same.
  */
-export type EngineDriver = (cs: ClusterSimulator) => Promise<void>;
+export type EngineDriver = (cs: ClusterSimulator, until?: number) => Promise<void>;
 
 /** {@link runEngine} through `drive` (null = run to the end in one go). */
 export async function driveEngine(
@@ -261,10 +343,12 @@ export async function driveEngine(
   prepare: ((cs: ClusterSimulator) => void) | null,
   drive: EngineDriver | null,
   progress: ProgressCallback | null = null,
+  releaseTokens = false,
 ): Promise<ClusterSimulator> {
-  if (drive === null) return runEngine(setup, requests, followUps, prepare, progress);
+  if (drive === null) return runEngine(setup, requests, followUps, prepare, progress, releaseTokens);
   const cs = buildCluster(setup);
-  if (followUps !== null) cs.setFollowUpHook(followUps);
+  const hook = releaseTokens ? releasing(followUps) : followUps;
+  if (hook !== null) cs.setFollowUpHook(hook);
   prepare?.(cs);
   for (const r of requests) cs.inject(r);
   await drive(cs);

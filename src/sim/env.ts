@@ -14,10 +14,8 @@ export interface SimEnv {
   info?(message: string): void;
   /** Detail for diagnosing blis-ts itself (files read, timings): shown with `--log debug` only. */
   debug?(message: string): void;
-  /** Runs the built cluster to its end (the library's yields to the event loop); absent = in one go. */
+  /** Runs the built cluster's events (the library's yields to the event loop); absent = in one go. */
   readonly drive?: EngineDriver;
-  /** Collects generated requests (the library's yields to the event loop between slices); absent = in one go. */
-  readonly collect?: <T>(items: Iterable<T>) => Promise<T[]>;
   /** Called between the phases of a run (workload, simulation, report): the library yields there. */
   readonly pause?: () => Promise<void>;
 }

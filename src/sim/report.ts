@@ -8,7 +8,7 @@ import { breakdownSections } from '../metrics/sections.js';
 import { collectRawMetrics, instanceRawView } from '../metrics/cluster-metrics.js';
 import { computeFitness, fitnessLines } from '../metrics/fitness.js';
 import { applyGoodput, computeGoodput, type SloDimTargets } from '../metrics/goodput.js';
-import { aggregateViews, anomalyLines, buildMetricsFile, buildMetricsOutput, instanceView, kvCacheLines, type MetricsOutputJson, type MetricsView } from '../metrics/output.js';
+import { aggregateViews, anomalyLines, buildMetricsFile, buildMetricsOutput, instanceView, kvCacheLines, metricsFileChunks, type MetricsOutputJson, type MetricsView } from '../metrics/output.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import type { DecisionTrace } from '../domain/decision-records.js';
 import { summarizeTrace, traceSummaryLines } from '../metrics/trace-summary.js';
@@ -144,4 +144,9 @@ export function renderJson(r: Report): string {
 
 export function renderMetricsFile(r: Report): string {
   return goJsonIndent(buildMetricsFile(r.aggregate, r.clusterOutput));
+}
+
+/** {@link renderMetricsFile}'s bytes as chunks, built one request row at a time (for files of any size). */
+export function metricsFileText(r: Report): Iterable<string> {
+  return metricsFileChunks(r.aggregate, r.clusterOutput);
 }

@@ -7,6 +7,7 @@ import { ConfigError } from './config-error.js';
 import { resolveLatency, type ResolvedLatency } from './resolve-latency.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { MAX_INT64 } from '../domain/units.js';
+import { LIMITS, checkLimit } from '../domain/limits.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
 import { BlisError, showValue } from '../domain/errors.js';
@@ -115,6 +116,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   };
   const numInstances = positive('num-instances');
   if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
+  checkEngineLimits(f, latency, numInstances);
   const scheduler = f.str('scheduler');
   if (!Object.hasOwn(SCHEDULERS, scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler ${showValue(scheduler)}; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
   const preemption = f.str('preemption-policy');
@@ -157,6 +159,19 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
       latency: latency.latency,
     },
   };
+}
+
+/** Instances and KV blocks this machine can hold, checked before anything is allocated. */
+function checkEngineLimits(f: FlagValues, latency: ResolvedLatency, numInstances: number): void {
+  checkLimit(numInstances, LIMITS.instances, '--num-instances', 'simulate fewer, larger instances or a sample of the cluster', { field: '--num-instances' });
+  const gpu = latency.totalKvBlocks;
+  const fix = f.changed('total-kv-blocks')
+    ? 'give a smaller --total-kv-blocks'
+    : `it was sized from the memory of ${latency.hardware} (MemoryGiB ${latency.hardwareConfig?.MemoryGiB ?? '?'}); check that hardware entry or give --total-kv-blocks`;
+  checkLimit(gpu, LIMITS.kvBlocksPerInstance, f.changed('total-kv-blocks') ? '--total-kv-blocks' : 'the GPU KV cache of one instance (blocks)', fix, { field: '--total-kv-blocks' });
+  const cpu = f.int('kv-cpu-blocks');
+  checkLimit(cpu, LIMITS.kvBlocksPerInstance, '--kv-cpu-blocks', 'give a smaller --kv-cpu-blocks', { field: '--kv-cpu-blocks' });
+  checkLimit(numInstances * (gpu + Math.max(cpu, 0)), LIMITS.kvBlocksPerCluster, `the cluster's KV blocks (${numInstances} instances x ${gpu + Math.max(cpu, 0)} blocks)`, 'use fewer instances or smaller KV caches (--total-kv-blocks, --kv-cpu-blocks)', { field: '--num-instances' });
 }
 
 /** `--horizon` as a tick count (MaxInt64 = none). */

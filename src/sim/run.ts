@@ -6,34 +6,41 @@
 import type { ClusterSimulator } from '../cluster/cluster.js';
 import type { Request } from '../domain/request.js';
 import { parseFitnessWeights } from '../metrics/fitness.js';
-import { goJsonIndent } from '../metrics/go-format.js';
+import { goJsonArrayChunks, goJsonIndent } from '../metrics/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
-import { distributionRequests } from '../workload/distribution.js';
+import { checkDistributionWorkload, distributionWorkloadStream, type DistributionWorkloadOptions } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
-import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
+import { buildReplayRequests, checkReplayRecords, defaultReplayHorizon } from '../workload/replay.js';
 import { SessionManager } from '../workload/sessions/manager.js';
 import type { SessionLog } from '../workload/sessions/manager.js';
 import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
 import type { SessionBlueprint } from '../workload/sessions/types.js';
 import { generateWorkload } from '../workload/sessions/workload.js';
 import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-export.js';
-import { formatTraceCsv, parseTraceCsv } from '../workload/tracev2-csv.js';
+import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { driveEngine, type EngineSetup, type ProgressCallback } from './engine-setup.js';
+import { driveEngine, driveEngineStreaming, type EngineSetup, type ProgressCallback } from './engine-setup.js';
 import type { TimeSeriesData } from '../cluster/timeseries.js';
 import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
 import type { TimeSeriesSampler } from '../cluster/timeseries.js';
 import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
-import { buildReport, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
+import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
 import { horizonFlag, resolveEngineFlags } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
 import { showValue } from '../domain/errors.js';
+
+/** The TraceV2 export of a run. */
+export interface TraceOutput {
+  readonly yaml: string;
+  readonly csv: string;
+  csvChunks(): Iterable<string>;
+}
 
 /** Receives each finished simulation (tests run invariant checkers on it). */
 export type SimulationObserver = (cs: ClusterSimulator, requests: readonly Request[], setup: EngineSetup, sessions: SessionLog | null) => void;
@@ -43,12 +50,20 @@ export interface SimulationOutputs {
   readonly cluster: ClusterSimulator;
   /** stdout in the requested `--output-format`. */
   readonly stdout: string;
-  /** `--metrics-path` contents (rendered only when the option names a file: it holds every request). */
+  /**
+   * `--metrics-path` contents, rendered when read and only when the option names a file (null otherwise): its
+   * per-request rows are large for large runs, and past a couple of million requests longer than a string can
+   * be — write {@link metricsFileChunks} instead.
+   */
   readonly metricsFile: string | null;
-  /** run `--trace-output`: `<prefix>.yaml` and `<prefix>.csv` contents. */
-  readonly trace: { readonly yaml: string; readonly csv: string } | null;
-  /** replay `--results-path` contents (rendered only when the option names a file). */
+  /** The same bytes as {@link metricsFile}, one request row at a time. */
+  metricsFileChunks(): Iterable<string>;
+  /** run `--trace-output`: `<prefix>.yaml` and `<prefix>.csv` contents (the CSV rendered when read). */
+  readonly trace: TraceOutput | null;
+  /** replay `--results-path` contents, rendered when read and only when the option names a file (else null). */
   readonly results: string | null;
+  /** The same bytes as {@link results}, one row at a time (null when there are none). */
+  resultsChunks(): Iterable<string> | null;
   /** What the run recorded (preemptions, routings with cache outcomes, KV samples, batches with `full`). */
   readonly recorder: RunRecorder;
   /** Every request of the run, follow-ups included. */
@@ -145,7 +160,11 @@ function cliGoodput(f: FlagValues): ReturnType<typeof resolveGoodputCliFlags> {
 }
 
 interface RunWorkload {
-  readonly requests: Request[];
+  /** The requests, sorted by arrival; a lazy source (generated as the simulation reaches them) when `streamed`. */
+  readonly requests: Iterable<Request>;
+  readonly streamed: boolean;
+  /** How many requests a streamed workload holds (progress displays). */
+  readonly total?: number;
   readonly horizon: number;
   /** The workload seed in effect (trace header). */
   readonly seed: bigint;
@@ -185,11 +204,11 @@ function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs
   if (cap === 0 && horizon >= MAX_INT64) throw new ConfigError('bad-flag', 'Workload requires either num_requests or --horizon to bound generation');
   const spec = synthesizeConcurrencySpec({ seed, concurrency: users, thinkTimeMs: thinkMs, numRequests: cap, prefixTokens, prompt, output });
   const wl = generateWorkload(spec, { seed, numRequests: cap, horizon, timeoutSecs });
-  return { requests: wl.requests, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
+  return { requests: wl.requests, streamed: false, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
 }
 
 /** The distribution workload's (or preset's) options, validated (also by {@link checkSimulation}). */
-function distributionOptions(f: FlagValues): Omit<Parameters<typeof distributionRequests>[0], 'seed'> {
+function distributionOptions(f: FlagValues): Omit<DistributionWorkloadOptions, 'seed'> & { total: number } {
   const horizon = horizonFlag(f);
   const timeoutSecs = f.int('timeout');
   const workloadFlags = { rate: f.float('rate'), numRequests: f.int('num-requests'), prefixTokens: f.int('prefix-tokens'), timeoutSecs };
@@ -212,8 +231,7 @@ function distributionOptions(f: FlagValues): Omit<Parameters<typeof distribution
     const derr = validateDistributionParams(prompt, output);
     if (derr) throw new ConfigError('bad-flag', derr);
   }
-  if (workloadFlags.numRequests === 0 && horizon >= MAX_INT64) throw new ConfigError('bad-flag', 'Workload requires either num_requests or --horizon to bound generation');
-  return {
+  const options = {
     rate: workloadFlags.rate,
     numRequests: workloadFlags.numRequests,
     horizon,
@@ -222,14 +240,14 @@ function distributionOptions(f: FlagValues): Omit<Parameters<typeof distribution
     output,
     timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
   };
+  // Nothing bounding the workload, or more than one run can hold: refused here, before any work.
+  return { ...options, total: checkDistributionWorkload(options, false) };
 }
 
-/** The distribution workload or a preset, from the run options. */
-async function generatedWorkload(f: FlagValues, env: SimEnv, seed: bigint): Promise<RunWorkload> {
-  const opts = distributionOptions(f);
-  const source = distributionRequests({ seed, ...opts });
-  const requests = env.collect !== undefined ? await env.collect(source) : [...source];
-  return { requests, horizon: opts.horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
+/** The distribution workload or a preset, from the run options: generated while the simulation reaches it. */
+function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
+  const { total, ...opts } = distributionOptions(f);
+  return { requests: distributionWorkloadStream({ seed, ...opts }), streamed: true, total, horizon: opts.horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
 }
 
 /**
@@ -249,6 +267,7 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
   });
   return {
     requests: r.requests,
+    streamed: false,
     horizon: r.horizon,
     seed: r.seed,
     specGoodput: r.goodputSloTargets.size > 0 ? r.goodputSloTargets : null,
@@ -263,35 +282,17 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
  * prompts are a shared prefix plus fresh random tokens, so the identity of a KV block filled during decode
  * can never be looked up, and the KV store need not register it (same results, less work).
  */
-function promptsMayRepeatOutputs(requests: readonly Request[], closedLoopSessions: boolean): boolean {
-  return closedLoopSessions || requests.some((r) => r.sessionId !== '');
-}
-
-function metricsFile(f: FlagValues, report: Report): string | null {
-  return f.str('metrics-path') !== '' ? renderMetricsFile(report) : null;
+function promptsMayRepeatOutputs(requests: Iterable<Request>, closedLoopSessions: boolean, generated = false): boolean {
+  if (closedLoopSessions) return true;
+  // The distribution workload (streamed) never has sessions.
+  if (generated) return false;
+  // A stream cannot be looked ahead in: register the identities, as the reference does.
+  if (!Array.isArray(requests)) return true;
+  return (requests as readonly Request[]).some((r) => r.sessionId !== '');
 }
 
 function render(f: FlagValues, report: Report): string {
   return outputFormat(f) === 'reference' ? renderReferenceText(report) : renderJson(report);
-}
-
-/**
- * The outputs with stdout and the metrics file rendered when first read: a caller that only wants the report
- * (the evaluator) never pays for rendering them.
- */
-function lazyOutputs(f: FlagValues, o: Omit<SimulationOutputs, 'stdout' | 'metricsFile'>): SimulationOutputs {
-  let stdout: string | null = null;
-  let metrics: string | null | undefined;
-  return {
-    ...o,
-    get stdout() {
-      return (stdout ??= render(f, o.report));
-    },
-    get metricsFile() {
-      if (metrics === undefined) metrics = metricsFile(f, o.report);
-      return metrics;
-    },
-  };
 }
 
 export async function simulateRun(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
@@ -301,11 +302,12 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const pol = await resolvePolicyFlags(f, env);
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
-  const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : await generatedWorkload(f, env, seed);
-  env.info?.(`workload: ${wl.requests.length} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
+  const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
+  const count = Array.isArray(wl.requests) ? wl.requests.length : (wl.total ?? 0);
+  env.info?.(`workload: ${count} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
-  const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(wl.requests, wl.sessions.length > 0) };
+  const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(wl.requests, wl.sessions.length > 0, spec === '' && users === 0) };
   await env.pause?.();
   const full: EngineSetup = { ...setup, kv, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   // Closed-loop sessions: follow-up rounds enter the cluster as arrivals when their previous round ends.
@@ -320,8 +322,15 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, record ? (c) => recorder.attach(c) : null, holder);
-  const cs = await driveEngine(full, wl.requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null);
-  const all = sessions === null ? wl.requests : [...wl.requests, ...sessions.log().followUps];
+  let cs: ClusterSimulator;
+  let all: Request[];
+  if (wl.streamed && sessions === null) {
+    ({ cluster: cs, requests: all } = await driveEngineStreaming(full, wl.requests, prepare, env.drive ?? null, opts.onProgress ?? null, wl.total ?? null));
+  } else {
+    const requests = Array.from(wl.requests);
+    cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
+    all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
+  }
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
@@ -329,16 +338,48 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, json));
   await env.pause?.();
-  let trace: SimulationOutputs['trace'] = null;
+  let trace: TraceOutput | null = null;
   if (f.str('trace-output') !== '') {
     const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
       request,
       outcome: { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: request.itlSum },
     })));
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
-    trace = { yaml: formatTraceHeaderYaml(header), csv: formatTraceCsv(records, header.mode) };
+    trace = {
+      yaml: formatTraceHeaderYaml(header),
+      get csv() {
+        return formatTraceCsv(records, header.mode);
+      },
+      csvChunks: () => formatTraceCsvChunks(records, header.mode),
+    };
   }
-  return lazyOutputs(f, { report, cluster: cs, trace, results: null, recorder, requests: all, ...series });
+  return outputs(f, { report, cluster: cs, trace, recorder, requests: all, ...series }, null);
+}
+
+/**
+ * Outputs whose stdout and per-request files are rendered only when read: a caller that only wants the report
+ * (the evaluator) never pays for rendering them.
+ */
+function outputs(f: FlagValues, o: Omit<SimulationOutputs, 'stdout' | 'metricsFile' | 'metricsFileChunks' | 'results' | 'resultsChunks'>, results: (() => Record<string, unknown>[]) | null): SimulationOutputs {
+  let stdout: string | null = null;
+  return {
+    ...o,
+    get stdout() {
+      return (stdout ??= render(f, o.report));
+    },
+    get metricsFile() {
+      return f.str('metrics-path') === '' ? null : renderMetricsFile(o.report);
+    },
+    metricsFileChunks: () => metricsFileText(o.report),
+    get results() {
+      return results === null || f.str('results-path') === '' ? null : goJsonIndent(results());
+    },
+    resultsChunks: () => {
+      if (results === null) return null;
+      const rows = results();
+      return goJsonArrayChunks(rows, rows.length, 0);
+    },
+  };
 }
 
 /**
@@ -384,12 +425,13 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const header = parseTraceHeaderYaml(env.readText(headerPath, '--trace-header'), headerPath);
   const records = parseTraceCsv(env.readText(dataPath, '--trace-data'), dataPath);
   if (records.length === 0) throw new ConfigError('empty-trace', `--trace-data: ${dataPath} has a header row but no records; the reference refuses to replay an empty trace — pass a trace with at least one request`);
+  checkReplayRecords(records, dataPath);
   env.info?.(`trace: ${records.length} records from ${dataPath} (trace_version ${header.traceVersion}, mode ${header.mode === '' ? 'unset' : header.mode})`);
   const { setup, latency, seed } = await resolveEngineFlags(f, env);
   for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
-  const requests = buildReplayRequests(records, seed);
+  const requests = buildReplayRequests(records, seed, dataPath);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(requests, false) };
   const full: EngineSetup = { ...setup, kv, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
@@ -397,7 +439,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
-  const cs = await driveEngine(full, requests, null, prepare, env.drive ?? null, opts.onProgress ?? null);
+  const cs = await driveEngine(full, requests, null, prepare, env.drive ?? null, opts.onProgress ?? null, true);
   observe?.(cs, requests, full, null);
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
@@ -405,8 +447,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
   await env.pause?.();
-  const results = f.str('results-path') !== '' ? goJsonIndent(simResults(report)) : null;
-  return lazyOutputs(f, { report, cluster: cs, trace: null, results, recorder, requests, ...series });
+  return outputs(f, { report, cluster: cs, trace: null, recorder, requests, ...series }, () => simResults(report));
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

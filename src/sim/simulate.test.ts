@@ -114,6 +114,16 @@ describe('simulate (library API)', () => {
     expect(progress.at(-1)).toMatchObject({ requestsArrived: 200, requestsDone: 200 });
   });
 
+  it('a generated workload longer than one chunk of arrivals runs as the CLI runs it, however sliced', async () => {
+    // 700 requests: the library injects a streamed workload 256 arrivals at a time (the CLI 4,096), driving the
+    // events up to each next chunk; the events and their order must not change.
+    const viaCli = await cli(['run', '--model', MODEL, '--num-requests', '700', '--rate', '40', '--num-instances', '2', '--output-format', 'reference']);
+    let t = 0;
+    const sliced = await simulate({ mode: 'run', model: MODEL, numRequests: 700, rate: 40, numInstances: 2 }, { now: () => (t += 60) });
+    expect(sliced.referenceText).toBe(viaCli);
+    expect(sliced.metrics.injected_requests).toBe(700);
+  });
+
   it('aborts with a BlisError of code aborted, before the start or while running', async () => {
     const ac = new AbortController();
     ac.abort(new Error('user cancelled'));

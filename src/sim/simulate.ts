@@ -210,48 +210,31 @@ function progressOf(cs: ClusterSimulator): SimulationProgress {
 
 /**
  * Runs the cluster in chunks of events, yielding to the event loop whenever a slice of `sliceMs` wall time has
- * passed. Chunks adapt to about a millisecond each, so a slice overshoots its budget by little. The wall clock
- * is read here, at the library edge, and only decides when to yield: the events and their order are exactly
- * those of a run in one go.
+ * passed. Chunks adapt to about a millisecond each, so a slice overshoots its budget by little. A streamed
+ * workload calls the driver once per chunk of arrivals: the slice carries over between calls, so the work done
+ * between them (generating the next arrivals) counts too. The wall clock is read here, at the library edge, and
+ * only decides when to yield: the events and their order are exactly those of a run in one go.
  */
 function slicedDriver(opts: SimulateOptions, now: () => number): EngineDriver {
   const sliceMs = sliceOf(opts);
-  return async (cs) => {
-    let chunk = 256;
-    let sliceStart = now();
+  let chunk = 256;
+  let sliceStart = now();
+  return async (cs, until = Infinity) => {
     for (;;) {
       const t0 = now();
-      const more = cs.advanceTo(Infinity, chunk);
+      const more = cs.advanceTo(until, chunk);
       const t1 = now();
       if (t1 - t0 < 0.5 && chunk < 1 << 22) chunk *= 2;
       else if (t1 - t0 > 2 && chunk > 16) chunk >>= 1;
-      if (!more) break;
       if (t1 - sliceStart >= sliceMs) {
         opts.onProgress?.(progressOf(cs));
         await yieldToEventLoop();
         if (isAborted(opts.signal)) throw aborted(opts.signal);
         sliceStart = now();
       }
+      if (!more || cs.nextEventTime() > until) break;
     }
-    opts.onProgress?.(progressOf(cs));
-  };
-}
-
-/** Collects generated requests the same way: a yield whenever a slice of wall time has passed. */
-function slicedCollector(opts: SimulateOptions, now: () => number): <T>(items: Iterable<T>) => Promise<T[]> {
-  const sliceMs = sliceOf(opts);
-  return async <T>(items: Iterable<T>): Promise<T[]> => {
-    const out: T[] = [];
-    let sliceStart = now();
-    for (const item of items) {
-      out.push(item);
-      if ((out.length & 63) === 0 && now() - sliceStart >= sliceMs) {
-        await yieldToEventLoop();
-        if (isAborted(opts.signal)) throw aborted(opts.signal);
-        sliceStart = now();
-      }
-    }
-    return out;
+    if (until === Infinity) opts.onProgress?.(progressOf(cs));
   };
 }
 
@@ -288,7 +271,6 @@ export async function simulate(config: SimulationConfig, options: SimulateOption
         if (!quiet) warnings.push(m);
       },
       drive: slicedDriver(options, now),
-      collect: slicedCollector(options, now),
       pause: async () => {
         await yieldToEventLoop();
         if (isAborted(signal)) throw aborted(signal);

@@ -65,7 +65,7 @@ describe('distribution workload', () => {
     const reqs = generateDistributionWorkload(defaults({ rate: 1, numRequests: 0, horizon: 3_000_000 }));
     expect(reqs.map((r) => r.arrivalTime)).toEqual([1_000_000, 2_000_000]);
     expect(generateDistributionWorkload(defaults({ horizon: 0 }))).toEqual([]);
-    expect(() => generateDistributionWorkload(defaults({ numRequests: 0 }))).toThrow(/num_requests or --horizon/);
+    expect(() => generateDistributionWorkload(defaults({ numRequests: 0 }))).toThrow(/--num-requests N > 0 or a --horizon/);
   });
 
   it('gaussian sampler: degenerate range draws nothing, clamps, rounds half away from zero, floors at 1', () => {

@@ -16,6 +16,8 @@ import { GoRand } from '../engine/go-rand.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
+import { BlisError } from '../domain/errors.js';
+import { LIMITS, checkLimit } from '../domain/limits.js';
 import { randomTokenIds, randomTokenIdsAfter } from './tokens.js';
 
 /** Parameters of a clamped gaussian length distribution (all integers, as the CLI flags are). */
@@ -78,29 +80,58 @@ export function constantInterArrivalUs(rate: number): number {
   return iat < 1 ? 1 : iat;
 }
 
+/** Thrown when nothing bounds a generated workload (no request cap and no horizon). */
+export const UNBOUNDED_WORKLOAD = 'WORKLOAD_UNBOUNDED';
+
 /**
- * Generates the distribution workload. Requests come back sorted by arrival with ids `request_<i>`.
- *
- * @throws RangeError when neither a request cap nor a finite horizon bounds the generation.
+ * How many requests the distribution workload will hold, checked against {@link LIMITS} before anything is
+ * generated: the cap, or the arrivals that fit before the horizon.
+ * @throws BlisError when nothing bounds the workload; LimitError when it would exceed the limits.
  */
-export function generateDistributionWorkload(opts: DistributionWorkloadOptions): Request[] {
-  return [...distributionRequests(opts)];
+export function checkDistributionWorkload(opts: Pick<DistributionWorkloadOptions, 'rate' | 'numRequests' | 'horizon' | 'prefixTokens' | 'prompt' | 'output'>, holdsAll = true): number {
+  const { horizon, numRequests } = opts;
+  if (!(horizon > 0)) return 0;
+  if (numRequests < 0 || !Number.isSafeInteger(numRequests)) {
+    throw new BlisError('bad-flag', `--num-requests must be a non-negative integer, got ${numRequests}`, { field: '--num-requests' });
+  }
+  if (numRequests === 0 && horizon >= MAX_INT64) {
+    throw new BlisError(UNBOUNDED_WORKLOAD, 'nothing bounds the workload: --num-requests 0 means "as many as arrive before --horizon", but no --horizon is set; give --num-requests N > 0 or a --horizon in µs', { field: '--num-requests' });
+  }
+  // Arrivals are at k·iat for k >= 1, before the horizon.
+  const byHorizon = Math.ceil(horizon / constantInterArrivalUs(opts.rate)) - 1;
+  const n = numRequests > 0 ? Math.min(numRequests, byHorizon) : byHorizon;
+  const what = numRequests > 0 && numRequests <= byHorizon ? '--num-requests' : `the requests arriving before --horizon at --rate ${opts.rate}`;
+  checkLimit(n, LIMITS.requests, what, 'simulate fewer requests (a shorter --horizon or a smaller --num-requests)', { field: '--num-requests' });
+  checkLimit(Math.max(opts.prefixTokens + opts.prompt.max, opts.output.max), LIMITS.tokensPerRequest, 'the longest prompt (prefix included) or output (tokens)', 'lower --prompt-tokens-max, --output-tokens-max or --prefix-tokens');
+  const mean = (p: GaussianLengthParams): number => Math.min(p.max, Math.max(p.min, p.mean));
+  // Streamed into the simulation, only the requests in flight hold token ids.
+  if (holdsAll) checkLimit(n * (opts.prefixTokens + mean(opts.prompt) + mean(opts.output)), LIMITS.workloadTokens, 'the token ids of the workload (requests x mean tokens)', 'simulate fewer or shorter requests');
+  return n;
 }
 
 /**
- * The same requests one at a time, in arrival order and with the same draws: a host that must stay responsive
- * (the library API) collects them in slices.
+ * Generates the distribution workload. Requests come back sorted by arrival with ids `request_<i>`.
+ *
+ * @throws as {@link checkDistributionWorkload}.
  */
-export function* distributionRequests(opts: DistributionWorkloadOptions): Generator<Request, void, undefined> {
-  const { horizon, numRequests } = opts;
-  if (!(horizon > 0)) return;
-  if (numRequests < 0 || !Number.isInteger(numRequests)) {
-    throw new RangeError(`numRequests must be a non-negative integer, got ${numRequests}`);
-  }
-  if (numRequests === 0 && horizon >= MAX_INT64) {
-    throw new RangeError('Workload requires either num_requests or --horizon to bound generation');
-  }
+export function generateDistributionWorkload(opts: DistributionWorkloadOptions): Request[] {
+  if (checkDistributionWorkload(opts) === 0) return [];
+  return Array.from(generate(opts));
+}
 
+/**
+ * The distribution workload as it is needed: each request (and its token ids) generated when the consumer asks
+ * for it, with the same draws in the same order. Checked before the first one is generated.
+ *
+ * @throws as {@link checkDistributionWorkload}.
+ */
+export function distributionWorkloadStream(opts: DistributionWorkloadOptions): Iterable<Request> {
+  if (checkDistributionWorkload(opts, false) === 0) return [];
+  return generate(opts);
+}
+
+function* generate(opts: DistributionWorkloadOptions): Generator<Request> {
+  const { horizon, numRequests } = opts;
   const wg = new PartitionedRng(opts.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
   const prefix = opts.prefixTokens > 0 ? randomTokenIds(wg, opts.prefixTokens) : new Int32Array(0);
   const clientRng = new GoRand(wg.int63Big());
@@ -111,9 +142,9 @@ export function* distributionRequests(opts: DistributionWorkloadOptions): Genera
   // never influence earlier ones (each request's draws come after all earlier requests' draws), so stopping at
   // N yields the same list without generating tokens that would be thrown away.
   const limit = numRequests > 0 ? numRequests : Number.POSITIVE_INFINITY;
-  let count = 0;
+  let n = 0;
   let t = 0;
-  while (t < horizon && count < limit) {
+  while (t < horizon && n < limit) {
     t += iat;
     if (t >= horizon) break;
     const inLen = sampleGaussianLength(clientRng, opts.prompt);
@@ -121,7 +152,7 @@ export function* distributionRequests(opts: DistributionWorkloadOptions): Genera
     const input = randomTokenIdsAfter(prefix, clientRng, inLen);
     const output = randomTokenIds(clientRng, outLen);
     const deadline = opts.timeoutUs > 0 ? t + opts.timeoutUs : 0;
-    const req = new Request(`request_${count++}`, input, output, t, output.length, deadline);
+    const req = new Request(`request_${n++}`, input, output, t, output.length, deadline);
     req.clientId = DISTRIBUTION_CLIENT_ID;
     if (prefix.length > 0) {
       req.prefixGroup = SHARED_PREFIX_GROUP;

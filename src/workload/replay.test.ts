@@ -120,7 +120,7 @@ describe('replay rules', () => {
     const r6 = reqs[2];
     expect([r6?.sloClass, r6?.model, r6?.deadline, r6?.arrivalTime, r6?.sloTargetUs, r6?.sessionId, r6?.roundIndex, r6?.reasonRatio, r6?.maxOutputLen])
       .toEqual(['batch', 'm', 99, 50, 7, 's', 2, 0.5, 0]);
-    expect(() => buildReplayRequests([], 1n)).toThrow(/empty trace/);
+    expect(() => buildReplayRequests([], 1n)).toThrow(/no records/);
   });
 
   it('computes the default horizon', () => {

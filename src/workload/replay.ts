@@ -9,6 +9,8 @@
 import { GoRand } from '../engine/go-rand.js';
 import { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
+import { BlisError } from '../domain/errors.js';
+import { LIMITS, LimitError, checkLimit, grouped } from '../domain/limits.js';
 import { concatTokens, randomTokenIds } from './tokens.js';
 import type { TraceRecord } from './tracev2-types.js';
 
@@ -29,11 +31,36 @@ export function injectionTime(rec: Pick<TraceRecord, 'sendTimeUs' | 'arrivalTime
 }
 
 /**
- * One request per record, in record order, ids `request_<request_id>`.
- * @throws Error when the trace has no records (the reference refuses to replay an empty trace).
+ * Refuses, before any token is generated, a trace with no records (the reference refuses to replay one) and one
+ * whose token counts could not be held (docs/usage.md, Limits). `file` names the trace data in messages.
  */
-export function buildReplayRequests(records: readonly TraceRecord[], seed: bigint): Request[] {
-  if (records.length === 0) throw new Error('empty trace: the trace data file has no records to replay');
+export function checkReplayRecords(records: readonly TraceRecord[], file: string): void {
+  if (records.length === 0) {
+    throw new BlisError('TRACE_EMPTY', `${file}: the trace has no records (a header row only), so there is nothing to replay; record one with blis observe or blis run --trace-output`, { file });
+  }
+  checkLimit(records.length, LIMITS.requests, `${file}: the number of records`, 'replay a part of the trace', { file });
+  const prefixes = new Map<string, number>();
+  let total = 0;
+  records.forEach((rec, i) => {
+    if (rec.prefixGroup !== '' && rec.prefixLength > 0 && !prefixes.has(rec.prefixGroup)) prefixes.set(rec.prefixGroup, rec.prefixLength);
+    const prefix = rec.prefixGroup === '' ? 0 : (prefixes.get(rec.prefixGroup) ?? 0);
+    const input = effectiveInputTokenCount(rec) + prefix;
+    for (const [name, n] of [['input tokens (with its prefix group\'s prefix)', input], ['output_tokens', rec.outputTokens]] as const) {
+      if (n > LIMITS.tokensPerRequest) {
+        throw new LimitError(`${file}: record ${i + 1} (request_id ${rec.requestId}): ${name} ${grouped(n)} is above the limit of ${grouped(LIMITS.tokensPerRequest)} tokens per request (docs/usage.md, Limits); fix the record`, { file, field: name });
+      }
+    }
+    total += input + rec.outputTokens;
+  });
+  checkLimit(total, LIMITS.workloadTokens, `${file}: the token ids of every record`, 'replay a part of the trace', { file });
+}
+
+/**
+ * One request per record, in record order, ids `request_<request_id>`.
+ * @throws as {@link checkReplayRecords} (an empty trace, counts past the limits).
+ */
+export function buildReplayRequests(records: readonly TraceRecord[], seed: bigint, file = 'the trace data'): Request[] {
+  checkReplayRecords(records, file);
   const rng = new GoRand(seed);
 
   // A group's prefix length is that of its first record with a positive prefix_length.

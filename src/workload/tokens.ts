@@ -10,6 +10,7 @@
  */
 import type { GoRand } from '../engine/go-rand.js';
 import { MAX_TOKEN_ID } from '../domain/units.js';
+import { LIMITS, checkLimit } from '../domain/limits.js';
 
 const SLAB_TOKENS = 1 << 18;
 let slab = new Int32Array(0);
@@ -27,8 +28,9 @@ export function tokenArray(n: number): Int32Array {
   return out;
 }
 
-/** `n` token ids drawn in order from `rng`. */
+/** `n` token ids drawn in order from `rng`. @throws LimitError past {@link LIMITS.tokensPerRequest}. */
 export function randomTokenIds(rng: GoRand, n: number): Int32Array {
+  if (n > LIMITS.tokensPerRequest) checkLimit(n, LIMITS.tokensPerRequest, 'a generated prompt or output length (tokens)', 'lower the length distribution\'s values (or its max)');
   const out = tokenArray(n);
   rng.fillInt31n(out, 0, n, MAX_TOKEN_ID);
   return out;
@@ -36,10 +38,16 @@ export function randomTokenIds(rng: GoRand, n: number): Int32Array {
 
 /** `prefix ++ n fresh token ids drawn from rng`: the same as concatTokens(prefix, randomTokenIds(rng, n)), built in place. */
 export function randomTokenIdsAfter(prefix: Int32Array, rng: GoRand, n: number): Int32Array {
+  if (n > LIMITS.tokensPerRequest) checkLimit(n, LIMITS.tokensPerRequest, 'a generated prompt or output length (tokens)', 'lower the length distribution\'s values (or its max)');
   const out = tokenArray(prefix.length + n);
   out.set(prefix, 0);
   rng.fillInt31n(out, prefix.length, out.length, MAX_TOKEN_ID);
   return out;
+}
+
+/** Draws what {@link randomTokenIds} draws for `n` ids, keeping none (the stream stays aligned). */
+export function skipTokenIds(rng: GoRand, n: number): void {
+  for (let i = 0; i < n; i++) rng.intn(MAX_TOKEN_ID);
 }
 
 /** `prefix ++ rest` as a fresh array (the prefix is shared between requests and must not be aliased). */

@@ -58,6 +58,11 @@ function intText(n: number): string {
  * class-tagged rows, are only written for real (observed) traces.
  */
 export function formatTraceCsv(records: readonly TraceRecord[], mode = 'generated'): string {
+  return [...formatTraceCsvChunks(records, mode)].join('');
+}
+
+/** {@link formatTraceCsv}'s text as chunks of about 10,000 rows (for files of any size). */
+export function* formatTraceCsvChunks(records: readonly TraceRecord[], mode = 'generated'): Generator<string> {
   const real = mode === 'real';
   const layout: Layout = {
     vllmPriority: records.some((r) => r.vllmPriority !== 0 || (r.sloClass !== '' && real)),
@@ -66,7 +71,7 @@ export function formatTraceCsv(records: readonly TraceRecord[], mode = 'generate
     adapter: records.some((r) => r.adapter !== ''),
     thinkTime: records.some((r) => r.thinkTimeUs !== 0),
   };
-  const lines: string[] = [columnsFor(layout).map(goCsvField).join(',')];
+  let lines: string[] = [columnsFor(layout).map(goCsvField).join(',')];
   for (const r of records) {
     const row: string[] = [intText(r.requestId), r.clientId, r.tenantId, r.sloClass];
     if (layout.vllmPriority) row.push(intText(r.vllmPriority));
@@ -84,8 +89,12 @@ export function formatTraceCsv(records: readonly TraceRecord[], mode = 'generate
     if (layout.adapter) row.push(r.adapter);
     if (layout.thinkTime) row.push(intText(r.thinkTimeUs));
     lines.push(row.map(goCsvField).join(','));
+    if (lines.length >= 10_000) {
+      yield lines.join('\n') + '\n';
+      lines = [];
+    }
   }
-  return lines.join('\n') + '\n';
+  if (lines.length > 0) yield lines.join('\n') + '\n';
 }
 
 /** The statuses the reference writes: observe (ok, error, timeout) and session replay (incomplete). */

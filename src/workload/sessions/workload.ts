@@ -25,6 +25,7 @@ import type { SpecGenerateOptions } from '../spec/generate.js';
 import { newLengthSampler } from '../spec/length.js';
 import type { ClientSpec, WorkloadSpec } from '../spec/types.js';
 import type { SessionBlueprint, SessionWorkload } from './types.js';
+import { LIMITS, checkLimit } from '../../domain/limits.js';
 
 /** Offset of the closed-loop blueprint stream from the spec seed (a prime, so it shares no stream with others). */
 export const BLUEPRINT_SEED_OFFSET = 7919n;
@@ -126,6 +127,12 @@ interface ConcurrencySeeds {
 function concurrencySeeds(clients: readonly ClientSpec[], seed: bigint, horizon: number, cap: number, alreadyKept: number): ConcurrencySeeds {
   const out: ConcurrencySeeds = { seeds: [], blueprints: [], users: 0 };
   if (!clients.some((c) => c.concurrency > 0)) return out;
+  // Every user is a seed request and a live session: without a cap (which stops the loop below), refuse a count
+  // that could not be held before making the first.
+  if (cap === 0) {
+    const total = clients.reduce((n, c) => n + Math.max(0, c.concurrency), 0);
+    checkLimit(total, LIMITS.requests, 'the number of closed-loop users (concurrency)', 'simulate fewer users, or set num_requests (--num-requests) to cap them');
+  }
   // The same group prefixes generation drew: a fresh workload stream replays the same first draws.
   const prefixes = generatePrefixTokens(clients, new PartitionedRng(seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM));
   const rng = offsetSeed(seed, CONCURRENCY_SEED_OFFSET);

@@ -75,8 +75,10 @@ export function expandCohorts(cohorts: readonly CohortSpec[]): ClientSpec[] {
   for (const c of cohorts) {
     if (c.population <= 0) continue;
     const perMember = c.rateFraction / c.population;
+    // Every member has the same windows; one shared (never mutated) list keeps a large population cheap.
+    const windows = memberWindows(c);
+    const lifecycle = windows.length > 0 ? { windows } : null;
     for (let j = 0; j < c.population; j++) {
-      const windows = memberWindows(c);
       out.push({
         id: `${c.id}-${j}`,
         tenantId: c.tenantId,
@@ -98,7 +100,7 @@ export function expandCohorts(cohorts: readonly CohortSpec[]): ClientSpec[] {
         closedLoop: c.closedLoop,
         concurrency: 0,
         thinkTimeUs: 0,
-        lifecycle: windows.length > 0 ? { windows } : null,
+        lifecycle,
       });
     }
   }

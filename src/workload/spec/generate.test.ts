@@ -4,6 +4,7 @@ import { GoRand } from '../../engine/go-rand.js';
 import { PartitionedRng } from '../../engine/partitioned-rng.js';
 import { randomTokenIds } from '../tokens.js';
 import { GOLDEN_WORKLOADS } from '../../../test/fixtures/workload-spec-golden.js';
+import { BlisError } from '../../domain/errors.js';
 import { WorkloadSpecError } from './errors.js';
 import { WORKLOAD_GEN_SUBSYSTEM, generateSpecWorkload } from './generate.js';
 import { parseWorkloadSpec } from './parse.js';
@@ -72,8 +73,8 @@ describe('generation order and bounds', () => {
     expect(generateSpecWorkload(spec, { numRequests: 0, horizon: 500_000 }).map((r) => r.arrivalTime)).toEqual([99999, 199998, 299997, 399996, 499995]);
     expect(generateSpecWorkload(spec, { numRequests: 3, horizon: 500_000 })).toHaveLength(3);
     expect(generateSpecWorkload(spec, { numRequests: 3, horizon: 0 })).toEqual([]);
-    expect(() => generateSpecWorkload(spec, { numRequests: 0, horizon: MAX_INT64 })).toThrow(RangeError);
-    expect(() => generateSpecWorkload(spec, { numRequests: -1, horizon: 10 })).toThrow(RangeError);
+    expect(() => generateSpecWorkload(spec, { numRequests: 0, horizon: MAX_INT64 })).toThrow(BlisError);
+    expect(() => generateSpecWorkload(spec, { numRequests: -1, horizon: 10 })).toThrow(BlisError);
   });
 
   it('merges clients by arrival, keeping client order for ties', () => {

@@ -9,31 +9,36 @@
  *      output length and ids; multi-turn clients: a whole session per arrival, see reasoning.ts)
  *   4. stable sort by arrival, truncate to the request cap, ids `request_<i>`
  *
+ * Steps 3 and 4 run as a lazy merge (merge.ts): a request is generated only when it is among the first `cap`,
+ * so the work grows with the cap rather than with clients × cap. The draws are the reference's, in its order.
+ *
  * The first arrival of a client is at its first IAT (time starts at 0). Specs with per-window overrides take the
  * time-varying path (time-varying.ts) instead of step 3. An `inference_perf:` source is expanded into clients
- * first (inference-perf.ts). This generates every round of every session; sessions/workload.ts turns that into
- * round-0 requests plus session blueprints for closed-loop clients.
+ * first (inference-perf.ts). Sessions yield every round that can survive the cap and the horizon;
+ * sessions/workload.ts turns them into round-0 requests plus session blueprints for closed-loop clients.
  */
 import type { Request } from '../../domain/request.js';
+import { BlisError } from '../../domain/errors.js';
+import { LIMITS, checkLimit } from '../../domain/limits.js';
 import { MAX_INT64 } from '../../domain/units.js';
 import { GoRand } from '../../engine/go-rand.js';
 import { PartitionedRng } from '../../engine/partitioned-rng.js';
-import { concatTokens, randomTokenIds } from '../tokens.js';
+import { UNBOUNDED_WORKLOAD } from '../distribution.js';
 import { newArrivalSampler } from './arrival.js';
 import type { ArrivalSampler } from './arrival.js';
+import { GenerationBudget } from './budget.js';
 import { expandCohorts } from './cohort.js';
-import { computeDeadline, generatePrefixTokens, isClosedLoop, sortAndCap, toRequests } from './draft.js';
-import type { Draft, Modality } from './draft.js';
+import { computeDeadline, generatePrefixTokens, sortAndCap, toRequests } from './draft.js';
+import type { Draft } from './draft.js';
 import { expandInferencePerf } from './inference-perf.js';
 import { newLengthSampler } from './length.js';
-import type { LengthSampler } from './length.js';
+import { ClientStream, ListStream, mergeStreams } from './merge.js';
+import type { ClientStreamContext, DraftStream } from './merge.js';
 import { hasPerWindowParameters, isInActiveWindow, lastWindowEndUs, normalizeRateFractions } from './rates.js';
 import { generateReasoningSession } from './reasoning.js';
 import { assertGeneratable } from './support.js';
 import { generateTimeVaryingDrafts } from './time-varying.js';
-import { shapeClient } from '../profiles/shaping.js';
-import type { ClientShaping } from '../profiles/shaping.js';
-import type { ClientSpec, DistSpec, MultimodalSpec, WorkloadSpec } from './types.js';
+import type { ClientSpec, WorkloadSpec } from './types.js';
 
 /** RNG subsystem the workload generator draws from. */
 export const WORKLOAD_GEN_SUBSYSTEM = 'workload-gen';
@@ -50,6 +55,8 @@ export interface SpecGenerateOptions {
    * overriding the spec's per-client timeouts. Absent = the spec's timeouts apply.
    */
   readonly timeoutSecs?: number;
+  /** Counts (and limits) what generation materialises; a fresh one with the default limits when absent. */
+  readonly budget?: GenerationBudget;
 }
 
 /** The clients a spec generates from, after inference-perf and cohort expansion and the `--timeout` override. */
@@ -80,8 +87,8 @@ export function resolveClients(spec: WorkloadSpec, opts: SpecGenerateOptions): R
  * The spec's requests, sorted by arrival with ids `request_<i>` — every round of every session included.
  *
  * @throws WorkloadSpecError (WORKLOAD_SPEC_UNSUPPORTED) for features not generated yet (ServeGen, LoRA adapters).
- * @throws RangeError for a negative request cap, or when nothing bounds generation (no cap, no horizon, and a
- *   client without lifecycle windows).
+ * @throws BlisError for a negative request cap, or when nothing bounds generation (no cap, no horizon, and a
+ *   client without lifecycle windows); LimitError past the documented limits (domain/limits.ts).
  */
 export function generateSpecWorkload(spec: WorkloadSpec, opts: SpecGenerateOptions): Request[] {
   const gen = generateSpecDrafts(spec, opts);
@@ -104,37 +111,41 @@ export function generateSpecDrafts(spec: WorkloadSpec, opts: SpecGenerateOptions
   const resolved = resolveClients(spec, opts);
   if (!(horizon > 0)) return { ...resolved, drafts: [] };
   if (!Number.isSafeInteger(numRequests) || numRequests < 0) {
-    throw new RangeError(`maxRequests must be a non-negative integer, got ${numRequests}`);
+    throw new BlisError('bad-flag', `num_requests must be a non-negative integer, got ${numRequests}`, { field: 'num_requests' });
   }
+  checkLimit(numRequests, LIMITS.requests, 'num_requests', 'simulate fewer requests', { field: 'num_requests' });
   assertGeneratable(spec);
   const { clients, aggregateRate } = resolved;
+  const budget = opts.budget ?? new GenerationBudget();
   const wg = new PartitionedRng(resolved.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
-  let drafts: Draft[];
   if (hasPerWindowParameters(clients)) {
-    drafts = generateTimeVaryingDrafts(clients, aggregateRate, horizon, wg);
-  } else {
-    const prefixes = generatePrefixTokens(clients, wg);
-    const rates = normalizeRateFractions(clients, aggregateRate);
-    // A windowless client with a rate would generate until the end of time (the run command refuses this case
-    // up front; lifecycle windows, single sessions, pre-drawn samplers and the time-varying path end on their own).
-    if (numRequests === 0 && horizon >= MAX_INT64 && clients.some((c, i) => rates[i]! > 0 && unbounded(c))) {
-      throw new RangeError('Workload requires either num_requests or --horizon to bound generation');
-    }
-    drafts = [];
-    clients.forEach((c, i) => {
-      const rate = rates[i]!;
-      if (rate <= 0) return;
-      const rng = new GoRand(wg.int63Big());
-      const arrival = c.customSamplerFactory === undefined ? newArrivalSampler(c.arrival, rate) : c.customSamplerFactory(new GoRand(rng.int63Big()));
-      const prefix = prefixes.get(c.prefixGroup) ?? null;
-      // Load profile / misbehavior extension (profiles/shaping.ts): null, drawing nothing, for clients without them.
-      const made = c.reasoning?.multiTurn != null
-        ? reasoningClientDrafts(c, arrival, rng, prefix, horizon, numRequests)
-        : clientDrafts(c, arrival, rng, prefix, horizon, numRequests, shapeClient(c, spec.loadProfile, rng));
-      for (const d of made) drafts.push(d);
-    });
+    return { ...resolved, drafts: sortAndCap(generateTimeVaryingDrafts(clients, aggregateRate, horizon, wg, budget), numRequests) };
   }
-  return { ...resolved, drafts: sortAndCap(drafts, numRequests) };
+  const prefixes = generatePrefixTokens(clients, wg);
+  const rates = normalizeRateFractions(clients, aggregateRate);
+  // A windowless client with a rate would generate until the end of time (the run command refuses this case
+  // up front; lifecycle windows, single sessions, pre-drawn samplers and the time-varying path end on their own).
+  if (numRequests === 0 && horizon >= MAX_INT64 && clients.some((c, i) => rates[i]! > 0 && unbounded(c))) {
+    throw new BlisError(UNBOUNDED_WORKLOAD, 'Workload requires either num_requests or --horizon to bound generation', { field: 'num_requests' });
+  }
+  if (numRequests === 0) checkDrainedRounds(clients, rates);
+  const ctx: ClientStreamContext = { horizon, cap: numRequests, loadProfile: spec.loadProfile, budget, scratch: new GoRand(0n) };
+  const streams: DraftStream[] = [];
+  clients.forEach((c, i) => {
+    const rate = rates[i]!;
+    if (rate <= 0) return;
+    // Every client's seed comes from the workload stream in client order, whatever it generates.
+    const seed = wg.int63Big();
+    const prefix = prefixes.get(c.prefixGroup) ?? null;
+    if (c.reasoning?.multiTurn != null) {
+      const rng = new GoRand(seed);
+      const arrival = c.customSamplerFactory === undefined ? newArrivalSampler(c.arrival, rate) : c.customSamplerFactory(new GoRand(rng.int63Big()));
+      streams.push(new ListStream(reasoningClientDrafts(c, arrival, rng, prefix, horizon, numRequests, budget)));
+    } else {
+      streams.push(new ClientStream(c, seed, rate, prefix, ctx));
+    }
+  });
+  return { ...resolved, drafts: mergeStreams(streams, numRequests) };
 }
 
 function unbounded(c: ClientSpec): boolean {
@@ -142,114 +153,17 @@ function unbounded(c: ClientSpec): boolean {
   return !(c.reasoning?.multiTurn?.singleSession ?? false);
 }
 
-/** Samplers for a multimodal client, built once (the reference rebuilds identical stateless ones per request). */
-interface MultimodalSamplers {
-  readonly text: LengthSampler | null;
-  readonly image: [LengthSampler, LengthSampler] | null;
-  readonly audio: [LengthSampler, LengthSampler] | null;
-  readonly video: [LengthSampler, LengthSampler] | null;
-}
-
-function optSampler(d: DistSpec): LengthSampler | null {
-  return d.type === '' ? null : newLengthSampler(d);
-}
-
-/** A modality contributes only when both its token and its count distributions are given. */
-function pairSampler(count: DistSpec, tokens: DistSpec): [LengthSampler, LengthSampler] | null {
-  return count.type !== '' && tokens.type !== '' ? [newLengthSampler(count), newLengthSampler(tokens)] : null;
-}
-
-function multimodalSamplers(m: MultimodalSpec): MultimodalSamplers {
-  return {
-    text: optSampler(m.textDist),
-    image: pairSampler(m.imageCountDist, m.imageDist),
-    audio: pairSampler(m.audioCountDist, m.audioDist),
-    video: pairSampler(m.videoCountDist, m.videoDist),
-  };
-}
-
-/** Sum of `count` per-item token draws, the count drawn first. */
-function itemTokens(rng: GoRand, pair: [LengthSampler, LengthSampler] | null): number {
-  if (pair === null) return 0;
-  const count = pair[0].sample(rng);
-  let total = 0;
-  for (let i = 0; i < count; i++) total += pair[1].sample(rng);
-  return total;
-}
-
-function multimodalInput(rng: GoRand, s: MultimodalSamplers): [Int32Array, Modality] {
-  const text = s.text === null ? 0 : s.text.sample(rng);
-  const image = itemTokens(rng, s.image);
-  const audio = itemTokens(rng, s.audio);
-  const video = itemTokens(rng, s.video);
-  const total = text + image + audio + video;
-  return [randomTokenIds(rng, total === 0 ? 1 : total), { text, image, audio, video }];
-}
-
 /**
- * One client's arrivals up to the horizon. The reference lets a client produce up to 2×cap before the global
- * sort-and-truncate; stopping at the cap instead changes nothing, because a client's arrivals strictly increase
- * (IAT >= 1), so its (cap+1)-th request always has `cap` requests ahead of it and is cut, and it draws from its
- * own stream only. (A shaped client's arrivals only never decrease, but the stable sort keeps its own ties in
- * generation order, so the same argument holds.)
+ * Without a request cap every session of a multi-session client is drawn in full (its next session's start
+ * comes after all its rounds on the client's stream), however many rounds fall past the horizon: refuse a
+ * round count that could not be drawn, before drawing any.
  */
-function clientDrafts(
-  c: ClientSpec,
-  arrival: ArrivalSampler,
-  rng: GoRand,
-  prefix: Int32Array | null,
-  horizon: number,
-  cap: number,
-  shaping: ClientShaping | null = null,
-): Draft[] {
-  const inputSampler = newLengthSampler(c.inputDist);
-  const outputSampler = newLengthSampler(c.outputDist);
-  const mm = c.multimodal === null ? null : multimodalSamplers(c.multimodal);
-  const lifecycle = c.lifecycle;
-  const closedLoop = isClosedLoop(c);
-  const limit = cap > 0 ? cap : Number.POSITIVE_INFINITY;
-  const out: Draft[] = [];
-  const shaped = shaping === null ? null : shaping.arrivals(arrival, rng);
-  let t = 0;
-  while (t < horizon && out.length < limit) {
-    if (shaped !== null) {
-      t = shaped();
-    } else {
-      const iat = arrival.sampleIat(rng);
-      if (iat === 0) break;
-      t += iat;
-    }
-    if (t >= horizon) break;
-    if (lifecycle !== null && !isInActiveWindow(t, lifecycle)) {
-      if (t >= lastWindowEndUs(lifecycle)) break;
-      continue;
-    }
-    let input: Int32Array;
-    let modality: Modality | null = null;
-    let output: Int32Array;
-    if (mm !== null) {
-      [input, modality] = multimodalInput(rng, mm);
-      output = randomTokenIds(rng, outputSampler.sample(rng));
-    } else {
-      let inLen = inputSampler.sample(rng);
-      let outLen = outputSampler.sample(rng);
-      if (shaping !== null) [inLen, outLen] = shaping.lengths(inLen, outLen);
-      input = randomTokenIds(rng, inLen);
-      output = randomTokenIds(rng, outLen);
-    }
-    const withPrefix = prefix !== null && prefix.length > 0;
-    out.push({
-      client: c,
-      arrival: t,
-      input: withPrefix ? concatTokens(prefix, input) : input,
-      output,
-      prefixGroup: c.prefixGroup,
-      prefixLength: withPrefix ? prefix.length : 0,
-      deadline: computeDeadline(t, c.timeout, closedLoop),
-      modality,
-    });
-  }
-  return out;
+function checkDrainedRounds(clients: readonly ClientSpec[], rates: readonly number[]): void {
+  clients.forEach((c, i) => {
+    const mt = c.reasoning?.multiTurn;
+    if (mt == null || mt.singleSession || !(rates[i]! > 0)) return;
+    checkLimit(mt.maxRounds, LIMITS.drawnSessionRounds, `client "${c.id}": reasoning.multi_turn.max_rounds`, 'without num_requests every round of every session is drawn (the reference\'s random streams); set num_requests or lower max_rounds', { field: 'reasoning.multi_turn.max_rounds' });
+  });
 }
 
 /**
@@ -257,14 +171,19 @@ function clientDrafts(
  * or a session per arrival. Rounds at or past the horizon end the session; rounds outside the lifecycle windows
  * are skipped. Sessions overlap, so the reference's per-client safety cap of 2×cap generated rounds is kept
  * verbatim here (it can bind before the global truncation).
+ *
+ * Only rounds that can survive are built: a session's rounds past the horizon, or past the cap-th (rounds of
+ * one session never go back in time, so its (cap+1)-th round has `cap` rounds of the same client ahead of it),
+ * are drawn only when the client's stream goes on after the session, and then without being kept.
  */
-function reasoningClientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRand, prefix: Int32Array | null, horizon: number, cap: number): Draft[] {
+function reasoningClientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRand, prefix: Int32Array | null, horizon: number, cap: number, budget: GenerationBudget): Draft[] {
   const reasoning = c.reasoning!;
   const mt = reasoning.multiTurn!;
   const lifecycle = c.lifecycle;
   const inputSampler = newLengthSampler(c.inputDist);
   const outputSampler = newLengthSampler(c.outputDist);
-  const session = (start: number): Draft[] =>
+  const take = cap > 0 ? cap : Number.POSITIVE_INFINITY;
+  const session = (start: number, drain: boolean): Draft[] =>
     generateReasoningSession({
       rng,
       client: c,
@@ -275,11 +194,10 @@ function reasoningClientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRa
       prefix,
       deadline: (t) => computeDeadline(t, c.timeout, true),
       sloTargetUs: c.sloTargetUs ?? 0,
-    });
+    }, { take, until: horizon, drain, budget });
   const out: Draft[] = [];
   const keep = (rounds: readonly Draft[]): void => {
     for (const r of rounds) {
-      if (r.arrival >= horizon) break;
       if (lifecycle !== null && !isInActiveWindow(r.arrival, lifecycle)) continue;
       out.push(r);
     }
@@ -290,10 +208,11 @@ function reasoningClientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRa
     const first = lifecycle?.windows[0];
     const start = first === undefined ? iat : first.startUs + iat;
     if (start >= horizon || (lifecycle !== null && !isInActiveWindow(start, lifecycle))) return out;
-    keep(session(start));
+    keep(session(start, false));
     return out;
   }
   const limit = cap > 0 ? 2 * cap : Number.POSITIVE_INFINITY;
+  const rounds = Math.max(0, mt.maxRounds);
   let generated = 0;
   let t = 0;
   while (t < horizon && generated < limit) {
@@ -305,9 +224,10 @@ function reasoningClientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRa
       if (t >= lastWindowEndUs(lifecycle)) break;
       continue;
     }
-    const rounds = session(t);
-    generated += rounds.length;
-    keep(rounds);
+    // Every round counts towards the safety cap, kept or not; after the session that reaches it nothing more
+    // is drawn from this stream, so that session's remaining rounds need not be drawn either.
+    generated += rounds;
+    keep(session(t, generated < limit));
   }
   return out;
 }

@@ -30,15 +30,29 @@ export function normalizeRateFractions(clients: readonly ClientSpec[], aggregate
     if (total === 0) return clients.map(() => 0);
     return clients.map((c) => (aggregateRate * (c.rateFraction / total)) / 1e6);
   }
-  return clients.map((c) => {
-    if (c.rateFraction <= 0) return 0;
-    let coActive = 0.0;
+  // The co-active sum depends only on the client's windows: computed once per lifecycle object (a cohort's
+  // members share one), with each overlap test done once per pair of lifecycle objects, so a large cohort
+  // costs O(clients) instead of O(clients²). The summation order, hence the float result, is unchanged.
+  const coActiveOf = new Map<LifecycleSpec | null, number>();
+  const coActive = (l: LifecycleSpec | null): number => {
+    let sum = coActiveOf.get(l);
+    if (sum !== undefined) return sum;
+    const overlaps = new Map<LifecycleSpec | null, boolean>();
+    sum = 0.0;
     for (const o of clients) {
       if (o.rateFraction <= 0) continue;
-      if (windowsOverlap(c.lifecycle, o.lifecycle)) coActive += o.rateFraction;
+      let ov = overlaps.get(o.lifecycle);
+      if (ov === undefined) overlaps.set(o.lifecycle, (ov = windowsOverlap(l, o.lifecycle)));
+      if (ov) sum += o.rateFraction;
     }
-    if (coActive === 0) return 0;
-    return (aggregateRate * (c.rateFraction / coActive)) / 1e6;
+    coActiveOf.set(l, sum);
+    return sum;
+  };
+  return clients.map((c) => {
+    if (c.rateFraction <= 0) return 0;
+    const sum = coActive(c.lifecycle);
+    if (sum === 0) return 0;
+    return (aggregateRate * (c.rateFraction / sum)) / 1e6;
   });
 }
 

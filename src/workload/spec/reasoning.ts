@@ -14,7 +14,8 @@
  * time by the SessionManager, from their actual completion times.
  */
 import type { GoRand } from '../../engine/go-rand.js';
-import { concatTokens, randomTokenIds } from '../tokens.js';
+import { concatTokens, randomTokenIds, skipTokenIds } from '../tokens.js';
+import type { GenerationBudget } from './budget.js';
 import type { Draft } from './draft.js';
 import { newLengthSampler } from './length.js';
 import type { LengthSampler } from './length.js';
@@ -76,14 +77,31 @@ export interface ReasoningSessionOptions {
   readonly sloTargetUs: number;
 }
 
+/** Which rounds of a session to materialise; by default all of them. */
+export interface SessionBounds {
+  /** Keep at most this many rounds. */
+  readonly take?: number;
+  /** Keep no round arriving at or after this tick (rounds arrive in order, so no later one either). */
+  readonly until?: number;
+  /**
+   * Still draw the random numbers of the rounds not kept: needed when the client's stream goes on after the
+   * session (its next session's start and rounds come from the same stream, as in the reference).
+   */
+  readonly drain?: boolean;
+  readonly budget?: GenerationBudget;
+}
+
 /**
- * Every round of one session, in round (= arrival) order. The rounds carry the prefix length but, like the
- * reference's, no prefix group and no streaming flag.
+ * The rounds of one session, in round (= arrival) order, within `bounds`. The rounds carry the prefix length
+ * but, like the reference's, no prefix group and no streaming flag. The random numbers are drawn exactly as
+ * the reference's pre-generation draws them; rounds outside the bounds are never built.
  */
-export function generateReasoningSession(o: ReasoningSessionOptions): Draft[] {
+export function generateReasoningSession(o: ReasoningSessionOptions, bounds: SessionBounds = {}): Draft[] {
   const { rng, reasoning, inputSampler, outputSampler } = o;
   const mt = reasoning.multiTurn;
   if (mt.maxRounds <= 0) return [];
+  const take = bounds.take ?? Number.POSITIVE_INFINITY;
+  const until = bounds.until ?? Number.POSITIVE_INFINITY;
   const ratioSampler = reasoning.reasonRatioDist.type === '' ? null : newLengthSampler(reasoning.reasonRatioDist);
   const sessionId = `sess_${rng.int63Big()}`;
   const prefix = o.prefix ?? new Int32Array(0);
@@ -93,18 +111,21 @@ export function generateReasoningSession(o: ReasoningSessionOptions): Draft[] {
   let buf: TokenBuffer | null = null;
   if (accumulate) {
     // Sized from round 0 (capped: it is only a hint) so typical sessions never reallocate.
-    buf = new TokenBuffer(Math.min(prefix.length + mt.maxRounds * (firstIn + firstOut), 1 << 20));
+    buf = new TokenBuffer(Math.min(prefix.length + Math.min(mt.maxRounds, take) * (firstIn + firstOut), 1 << 20));
     if (prefix.length > 0) buf.append(prefix);
   }
   const out: Draft[] = [];
   let t = o.startTime;
-  for (let round = 0; round < mt.maxRounds; round++) {
+  let round = 0;
+  for (; round < mt.maxRounds; round++) {
+    if (out.length >= take || t >= until) break;
     const inLen = round === 0 ? firstIn : inputSampler.sample(rng);
     const outLen = round === 0 ? firstOut : outputSampler.sample(rng);
     const fresh = randomTokenIds(rng, inLen);
     const output = randomTokenIds(rng, outLen);
     const input = buf !== null ? buf.head(buf.append(fresh)) : concatTokens(prefix, fresh);
     const reasonRatio = reasonRatioOf(ratioSampler, rng);
+    bounds.budget?.request(input.length + output.length, o.client.id);
     out.push({
       client: o.client,
       arrival: t,
@@ -121,6 +142,17 @@ export function generateReasoningSession(o: ReasoningSessionOptions): Draft[] {
     if (buf !== null) buf.append(output);
     t += mt.thinkTimeUs;
     t += outLen;
+  }
+  if (bounds.drain === true) {
+    // The same draws as a kept round (lengths, token ids, reason ratio), stored nowhere.
+    for (; round < mt.maxRounds; round++) {
+      bounds.budget?.drawnRound(o.client.id);
+      const inLen = round === 0 ? firstIn : inputSampler.sample(rng);
+      const outLen = round === 0 ? firstOut : outputSampler.sample(rng);
+      skipTokenIds(rng, inLen);
+      skipTokenIds(rng, outLen);
+      reasonRatioOf(ratioSampler, rng);
+    }
   }
   return out;
 }

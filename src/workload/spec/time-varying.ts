@@ -20,6 +20,8 @@ import { goInt64 } from '../../engine/go-math.js';
 import { newLengthSampler } from './length.js';
 import type { LengthSampler } from './length.js';
 import { generateReasoningSession } from './reasoning.js';
+import { GenerationBudget } from './budget.js';
+import { LIMITS, checkLimit } from '../../domain/limits.js';
 import type { ActiveWindow, ArrivalSpec, ClientSpec, DistSpec } from './types.js';
 
 interface WindowParams {
@@ -44,9 +46,26 @@ function resolveWindow(c: ClientSpec, w: ActiveWindow): WindowParams {
  * explicit trace_rate), otherwise aggregate × its weight / the weights of every client active during `w` (the
  * first overlapping window of each; clients without windows contribute their rate_fraction).
  */
-export function computeProportionalRate(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[], aggregateRate: number): number {
+export function computeProportionalRate(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[], aggregateRate: number, totals?: Map<string, number>): number {
   const own = resolveWindow(c, w).traceRate;
   if (aggregateRate === 0 && w.traceRate !== null) return own;
+  const total = totals === undefined ? activeWeight(w, all) : memo(totals, `${w.startUs}:${w.endUs}`, () => activeWeight(w, all));
+  if (total === 0) return 0;
+  return aggregateRate * (own / total);
+}
+
+function memo(m: Map<string, number>, key: string, f: () => number): number {
+  let v = m.get(key);
+  if (v === undefined) m.set(key, (v = f()));
+  return v;
+}
+
+/**
+ * The summed weight of the clients active during `w`. It depends on the window's bounds only, so one generation
+ * computes it once per distinct window: a cohort's members share theirs, and the sum over every client would
+ * otherwise be repeated for each member (quadratic in the population).
+ */
+function activeWeight(w: ActiveWindow, all: readonly ClientSpec[]): number {
   let total = 0.0;
   for (const o of all) {
     if (o.lifecycle === null || o.lifecycle.windows.length === 0) {
@@ -56,8 +75,7 @@ export function computeProportionalRate(c: ClientSpec, w: ActiveWindow, all: rea
     const overlapping = o.lifecycle.windows.find((ow) => ow.startUs < w.endUs && w.startUs < ow.endUs);
     if (overlapping !== undefined) total += resolveWindow(o, overlapping).traceRate;
   }
-  if (total === 0) return 0;
-  return aggregateRate * (own / total);
+  return total;
 }
 
 /** Scales integer gaps so they sum to exactly `target`, preserving their ratios; the last gap takes the residue. */
@@ -78,7 +96,7 @@ export function rescaleIatsToDuration(iats: readonly number[], target: number): 
 }
 
 /** Sessions of a multi-turn client inside one window, started at the (rescaled) gaps. */
-function windowSessions(c: ClientSpec, w: ActiveWindow, iats: readonly number[], rng: GoRand, samplers: [LengthSampler, LengthSampler], prefix: Int32Array | null): Draft[] {
+function windowSessions(c: ClientSpec, w: ActiveWindow, iats: readonly number[], rng: GoRand, samplers: [LengthSampler, LengthSampler], prefix: Int32Array | null, budget: GenerationBudget): Draft[] {
   const reasoning = c.reasoning!;
   const mt = reasoning.multiTurn!;
   const out: Draft[] = [];
@@ -93,11 +111,8 @@ function windowSessions(c: ClientSpec, w: ActiveWindow, iats: readonly number[],
       prefix,
       deadline: (t) => computeDeadline(t, c.timeout, true),
       sloTargetUs: 0,
-    });
-    for (const r of rounds) {
-      if (r.arrival >= w.endUs) break;
-      out.push(r);
-    }
+    }, { until: w.endUs, drain: true, budget });
+    for (const r of rounds) out.push(r);
   };
   if (mt.singleSession) {
     const start = w.startUs + (iats[0] ?? 0);
@@ -113,20 +128,33 @@ function windowSessions(c: ClientSpec, w: ActiveWindow, iats: readonly number[],
   return out;
 }
 
-function windowDrafts(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[], aggregateRate: number, rng: GoRand, prefix: Int32Array | null): Draft[] {
+interface Generation {
+  readonly all: readonly ClientSpec[];
+  readonly aggregateRate: number;
+  readonly budget: GenerationBudget;
+  readonly totals: Map<string, number>;
+}
+
+function windowDrafts(c: ClientSpec, w: ActiveWindow, g: Generation, rng: GoRand, prefix: Int32Array | null): Draft[] {
   const params = resolveWindow(c, w);
-  const rate = computeProportionalRate(c, w, all, aggregateRate);
+  const rate = computeProportionalRate(c, w, g.all, g.aggregateRate, g.totals);
   if (rate <= 0) return [];
   const durationUs = w.endUs - w.startUs;
   const n = goInt64(Math.ceil(rate * (durationUs / 1e6)));
   if (n <= 0) return [];
+  // The window's gaps are all drawn before any request (and rescaled together): refuse a count that could not be.
+  checkLimit(n, LIMITS.requests, `client "${c.id}": the arrivals of one lifecycle window (rate x duration)`, 'lower the window\'s trace_rate, shorten it, or set a shorter horizon');
+  const budget = g.budget;
   const arrival = newArrivalSampler(params.arrival, rate / 1e6);
   const inputSampler = newLengthSampler(params.inputDist);
   const outputSampler = newLengthSampler(params.outputDist);
   const raw: number[] = [];
   for (let i = 0; i < n; i++) raw.push(arrival.sampleIat(rng));
   const iats = rescaleIatsToDuration(raw, durationUs);
-  if (c.reasoning?.multiTurn != null) return windowSessions(c, w, iats, rng, [inputSampler, outputSampler], prefix);
+  if (c.reasoning?.multiTurn != null) {
+    checkLimit(c.reasoning.multiTurn.maxRounds, LIMITS.drawnSessionRounds, `client "${c.id}": reasoning.multi_turn.max_rounds`, 'every round of every session of a time-varying client is drawn (the reference\'s random streams); lower max_rounds');
+    return windowSessions(c, w, iats, rng, [inputSampler, outputSampler], prefix, budget);
+  }
   const out: Draft[] = [];
   let t = w.startUs;
   for (const iat of iats) {
@@ -136,13 +164,15 @@ function windowDrafts(c: ClientSpec, w: ActiveWindow, all: readonly ClientSpec[]
     const outLen = outputSampler.sample(rng);
     const input = randomTokenIds(rng, inLen);
     const output = randomTokenIds(rng, outLen);
+    budget.request(inLen + outLen, c.id);
     out.push({ client: c, arrival: t, input, output, prefixGroup: '', prefixLength: 0, deadline: 0, modality: null });
   }
   return out;
 }
 
 /** Unsorted drafts of every client's windows (windows clipped to the horizon; those starting at or after it skipped). */
-export function generateTimeVaryingDrafts(clients: readonly ClientSpec[], aggregateRate: number, horizon: number, wg: GoRand): Draft[] {
+export function generateTimeVaryingDrafts(clients: readonly ClientSpec[], aggregateRate: number, horizon: number, wg: GoRand, budget: GenerationBudget = new GenerationBudget()): Draft[] {
+  const g: Generation = { all: clients, aggregateRate, budget, totals: new Map() };
   // Drawn for every group to keep the workload stream aligned; only multi-turn sessions use them here.
   const prefixes = generatePrefixTokens(clients, wg);
   const drafts: Draft[] = [];
@@ -152,7 +182,7 @@ export function generateTimeVaryingDrafts(clients: readonly ClientSpec[], aggreg
     for (const w of c.lifecycle.windows) {
       if (w.startUs >= horizon) continue;
       const clipped = w.endUs > horizon ? { ...w, endUs: horizon } : w;
-      for (const d of windowDrafts(c, clipped, clients, aggregateRate, rng, prefixes.get(c.prefixGroup) ?? null)) drafts.push(d);
+      for (const d of windowDrafts(c, clipped, g, rng, prefixes.get(c.prefixGroup) ?? null)) drafts.push(d);
     }
   }
   return drafts;
