@@ -59,7 +59,7 @@ const result = await build({
   target: 'node20',
   external: ['piscina', 'quickjs-wasi'],
   chunkNames: 'chunks/[name]-[hash]',
-  sourcemap: 'linked',
+  sourcemap: false,
   metafile: true,
   logLevel: 'warning',
   // Bundled CommonJS dependencies (commander) call require() for Node built-ins; an ESM bundle has none.
