@@ -20,8 +20,10 @@ const ALLOWED = {
   policy: ['sandbox', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
   trace: ['routing', 'engine', 'format', 'domain', 'config'],
   workload: ['engine', 'format', 'domain', 'config'],
+  // The deployment model: deployment files (models x configurations x pools), parsed and checked.
+  deploy: ['format', 'domain'],
   metrics: ['instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
-  sim: ['cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  sim: ['deploy', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
   // Pure comparison of real and simulated per-request records.
   calibrate: ['workload', 'metrics', 'engine', 'format', 'domain', 'config'],
   // Policy search: candidates x suites -> scores, features and reflection text, through sim.
@@ -35,7 +37,7 @@ const ALLOWED = {
   // Network edges (HTTP client and server): like cli, allowed the wall clock; they drive sim/workload.
   observe: ['calibrate', 'sim', 'workload', 'metrics', 'engine', 'format', 'domain', 'config'],
   serve: ['sim', 'cluster', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
-  cli: ['queue', 'sweep', 'report', 'evaluate', 'serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  cli: ['queue', 'sweep', 'report', 'deploy', 'evaluate', 'serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
 };
 const LAYERS = Object.keys(ALLOWED);
 

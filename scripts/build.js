@@ -23,13 +23,26 @@ const ENTRIES = [
 
 // --no-types: bundle only (quick rebuilds while developing; the declarations and the type check are skipped).
 // Type errors fail the build, after the bundle is written (as tsc itself still emits despite them).
+// The declarations tsc writes this time (--listEmittedFiles): any other .d.ts under dist/ is left from an earlier
+// build (a renamed module, a test helper once compiled) and is removed below, so the package ships none of them.
 let typeErrors = false;
+let declarations = null;
 if (!process.argv.includes('--no-types')) {
+  let out;
   try {
-    execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--emitDeclarationOnly'], { cwd: root, stdio: 'inherit' });
-  } catch {
+    out = execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--emitDeclarationOnly', '--listEmittedFiles'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 1024 * 1024 });
+  } catch (e) {
     typeErrors = true;
+    out = typeof e.stdout === 'string' ? e.stdout : '';
   }
+  declarations = new Set();
+  for (const line of out.split('\n')) {
+    const m = /^TSFILE: (.*)$/.exec(line.trimEnd());
+    if (m) declarations.add(path.resolve(root, m[1]));
+    else if (line.trim() !== '') console.error(line);
+  }
+  // tsc stopped before emitting anything (a broken tsconfig): keep what is there rather than strip every declaration.
+  if (declarations.size === 0) declarations = null;
 }
 
 // commander loads node:child_process at start-up only to spawn executable subcommands, which blis does not
@@ -66,7 +79,8 @@ const result = await build({
   banner: { js: "import { createRequire as __blisCreateRequire } from 'node:module';\nconst require = __blisCreateRequire(import.meta.url);" },
 });
 
-// Remove JavaScript left by earlier builds (per-file tsc output, old chunks): nothing may import a stale file.
+// Remove JavaScript left by earlier builds (per-file tsc output, old chunks): nothing may import a stale file;
+// and declarations tsc did not write this time (after a failed type check too: tsc still emits them all).
 const outputs = new Set(Object.keys(result.metafile.outputs).map((f) => path.join(root, f)));
 function sweep(dir) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -75,6 +89,8 @@ function sweep(dir) {
       sweep(p);
       if (readdirSync(p).length === 0) rmSync(p, { recursive: true });
     } else if (/\.js(\.map)?$/.test(e.name) && !outputs.has(p) && statSync(p).isFile()) {
+      rmSync(p);
+    } else if (declarations !== null && /\.d\.ts(\.map)?$/.test(e.name) && !declarations.has(p) && statSync(p).isFile()) {
       rmSync(p);
     }
   }

@@ -8,18 +8,27 @@
  * -> instance ArrivalEvent at the routing time (metrics still measure from the original arrival).
  */
 import type { AdmissionRecord, PriorityRecord, RoutingRecord } from '../domain/decision-records.js';
-import { RequestState, type Request } from '../domain/request.js';
+import { PdPart, RequestState, type Request } from '../domain/request.js';
 import { EventQueue } from '../engine/event-queue.js';
 import { EventKind, eventOrder, orderInstance } from '../instance/events.js';
 import type { EventSink, Instance } from '../instance/instance.js';
 import { computeCounterfactual } from '../routing/counterfactual.js';
 import type { TenantTracker } from '../routing/tenant.js';
 import type { SloPriorityMap } from '../domain/slo.js';
-import type { AdmissionPolicy, PriorityPolicy, RouterState, RoutingDecision, RoutingPolicy, RoutingSnapshot } from '../routing/types.js';
+import { routingSnapshot, type AdmissionPolicy, type PriorityPolicy, type RouterState, type RoutingDecision, type RoutingPolicy, type RoutingSnapshot } from '../routing/types.js';
 import { inputBlockHashes } from '../domain/block-hash.js';
 import { FlowController, type FlowControlConfig, type FlowControlHost } from './flow-control/controller.js';
 import { DEFAULT_SIGNALS_CONFIG, RouterSignalsTracker, type SignalsConfig } from './signals.js';
 import { SnapshotProvider } from './snapshot.js';
+import { PdCoordinator, type PdHost, type PdPolicies, type PdSetup } from './pd/coordinator.js';
+import { hasRole } from './pd/pools.js';
+import { projectParents } from './pd/project.js';
+import type { StaticFacts } from './snapshot.js';
+import { Autoscaler, type AutoscalerSetup, type ReplicaBuild } from './autoscaler/autoscaler.js';
+import type { ActuatorHost } from './autoscaler/actuator.js';
+import { sampleDelayUs, type DelaySpec, type PlacementManager } from './autoscaler/infra.js';
+import { InstanceState, Lifecycle } from './autoscaler/lifecycle.js';
+import type { GoRand } from '../engine/go-rand.js';
 import type { ClusterSampler } from './timeseries.js';
 
 export interface ClusterConfig {
@@ -49,6 +58,32 @@ export interface ClusterConfig {
   readonly routerSignals?: SignalsConfig | boolean;
   /** DELAYs one request may wait out before its next DELAY counts as a rejection (default 100). */
   readonly maxAdmissionDelays?: number;
+  /** Prefill/decode pools; null/absent = every request routes to one instance (no disaggregation). */
+  readonly pd?: PdSetup | null;
+  /** Per startup instance: what it reports to the router (default: the fields above, for all). */
+  readonly facts?: readonly StaticFacts[];
+  /** Instance lifecycle, node pools and the autoscaler; null/absent = a fixed set of Active instances. */
+  readonly infra?: InfraSetup | null;
+  /** Requests naming no model are served as this one (a deployment of several models); '' = unfiltered. */
+  readonly defaultModel?: string;
+}
+
+/** Lifecycle and scaling (node pools, loading delays, the autoscaler). */
+export interface InfraSetup {
+  /** State of each startup instance: Active (or warm start), else Loading until its loading delay passes. */
+  readonly initialStates: readonly InstanceState[];
+  readonly placement: PlacementManager | null;
+  readonly loadingDelay: DelaySpec;
+  /** The "instance-loading" random stream. */
+  readonly loadingRng: GoRand;
+  /** The autoscaler; null = instances never added or drained. */
+  readonly autoscaler: AutoscalerSetup | null;
+  /** The "autoscaler" random stream (HPA scrape delay). */
+  readonly autoscalerRng: GoRand;
+  /** The "node-provisioning" random stream (beyond the reference: provisioning delays). */
+  readonly provisioningRng: GoRand;
+  /** KV capacity / max-model-len of a replica of `target` (null = cluster-wide) on a GPU with this much memory. */
+  readonly buildFor: (gpuMemoryGiB: number, target: string | null) => ReplicaBuild;
 }
 
 export const DEFAULT_MAX_ADMISSION_DELAYS = 100;
@@ -80,9 +115,12 @@ export interface ClusterPolicies {
   readonly priority?: PriorityPolicy | null;
   /** Tenant in-flight accounting for budgets; null when no budgets are configured. */
   readonly tenants: TenantTracker | null;
+  /** The P/D decider and pool routing policies (required when ClusterConfig.pd is set). */
+  readonly pd?: PdPolicies | null;
 }
 
-export type InstanceFactory = (index: number, sink: EventSink) => Instance;
+/** Builds instance `index`: a startup instance, or (with `replica`) one the autoscaler adds during the run. */
+export type InstanceFactory = (index: number, sink: EventSink, replica?: { readonly id: string; readonly build: ReplicaBuild }) => Instance;
 
 /**
  * Called once for every request that reaches a terminal state — completed, timed out or dropped on an instance
@@ -98,8 +136,11 @@ export type PolicyFactory = (cluster: ClusterSimulator) => ClusterPolicies;
 
 export class ClusterSimulator {
   readonly instances: Instance[] = [];
-  // Client timeouts (one per request, almost all cancelled lazily) wait in a heap of their own.
-  private readonly queue = new EventQueue<Request>(4096, EventKind.Timeout);
+  /**
+   * Payloads: the request an event is about (most events), an instance (lifecycle), or scaling data. Client
+   * timeouts (one per request, almost all cancelled lazily) wait in a heap of their own.
+   */
+  private readonly queue = new EventQueue<object>(4096, EventKind.Timeout);
   clock = 0;
   /** Fresh arrivals in the order their ClusterArrival events executed (the trace export order). */
   readonly arrivals: Request[] = [];
@@ -130,6 +171,7 @@ export class ClusterSimulator {
   /** Time-series sampler (timeseries.ts), called when an event reaches its next tick; unset costs one null check per event. */
   sampler: ClusterSampler | null = null;
   private finished = false;
+  private started = false;
   /** An event beyond the horizon was reached: the reference stops there and discards the rest. */
   private pastHorizon = false;
   private readonly indexById = new Map<string, number>();
@@ -143,6 +185,28 @@ export class ClusterSimulator {
   private pendingAt = 0;
   /** Arrival time of pending[pendingAt] (Infinity when none is left). */
   private nextArrival = Infinity;
+  /** Prefill/decode disaggregation; null when no pools are configured (the standard path pays one null check). */
+  readonly pd: PdCoordinator | null;
+  /** Instance lifecycle states; null when every instance is Active for the whole run (no node pools, no autoscaler). */
+  readonly lifecycle: Lifecycle | null;
+  readonly autoscaler: Autoscaler | null;
+  readonly placement: PlacementManager | null;
+  /** What each instance reports to the router, by index. */
+  readonly facts: StaticFacts[] = [];
+  /** Instances the configuration asked for (the per-instance report prints only when > 1, as the reference). */
+  readonly configuredInstances: number;
+  /** ClusterArrival events pushed and not executed yet (the autoscaler stops ticking at 0 with nothing in flight). */
+  pendingArrivals = 0;
+  /** Requests killed by an immediate drain (or a drain timeout): a terminal state of their own. */
+  drainKilled = 0;
+  /** Queued requests routed again by a redirect drain. */
+  drainRedirected = 0;
+  /** Called for each instance added during the run (recorders hook its steps). */
+  onInstanceAdded: ((inst: Instance, index: number) => void) | null = null;
+  /** After each instance event: lifecycle (drain completion), then P/D completion detection; null when neither exists. */
+  private readonly afterInstanceEvent: ((index: number) => void) | null;
+  private readonly makeInstance: InstanceFactory;
+  private readonly infra: InfraSetup | null;
 
   constructor(
     private readonly cfg: ClusterConfig,
@@ -151,20 +215,184 @@ export class ClusterSimulator {
     makePolicies: PolicyFactory,
     priorities: SloPriorityMap,
   ) {
-    if (numInstances < 1) throw new RangeError('numInstances must be >= 1');
-    for (let i = 0; i < numInstances; i++) {
-      const sink: EventSink = { schedule: (time, kind, req) => this.queue.push(time, eventOrder(i, kind), kind, req) };
-      const inst = makeInstance(i, sink);
-      inst.onRequestDone = (req, tick) => this.requestDone(i, req, tick);
-      this.instances.push(inst);
-      this.inFlight.push(0);
-      this.indexById.set(inst.id, i);
+    if (numInstances < 0) throw new RangeError('numInstances must be >= 0');
+    this.configuredInstances = numInstances;
+    this.makeInstance = makeInstance;
+    this.infra = cfg.infra ?? null;
+    const infra = this.infra;
+    const startup = infra === null ? numInstances : infra.initialStates.length;
+    for (let i = 0; i < startup; i++) {
+      this.facts.push(cfg.facts?.[i] ?? cfg);
+      this.register(makeInstance(i, this.sinkFor(i)));
     }
-    this.snapshots = new SnapshotProvider(this.instances, cfg.snapshotRefreshInterval, cfg.cacheSignalDelay, cfg);
+    this.snapshots = new SnapshotProvider(this.instances, cfg.snapshotRefreshInterval, cfg.cacheSignalDelay, this.facts);
     this.flowController = cfg.flowControl === null ? null : new FlowController(cfg.flowControl, priorities, this.flowHost());
     const sig = cfg.routerSignals ?? false;
     this.signals = sig === false ? null : new RouterSignalsTracker(this.instances, (i, req) => this.snapshots.cachedBlocks(i, req), sig === true ? DEFAULT_SIGNALS_CONFIG : sig);
     this.policies = makePolicies(this);
+    if (cfg.pd) {
+      if (!this.policies.pd) throw new Error('ClusterSimulator: P/D pools need PD policies (decider, pool routing)');
+      this.pd = new PdCoordinator(this.pdHost(), cfg.pd, this.policies.pd, () => this.policies.routing);
+    } else {
+      this.pd = null;
+    }
+    this.placement = infra?.placement ?? null;
+    if (infra !== null) {
+      const lc = new Lifecycle();
+      this.lifecycle = lc;
+      for (const s of infra.initialStates) lc.add(s, 0);
+      // Startup instances that load: their loading delays are drawn in instance order, as at construction.
+      infra.initialStates.forEach((s, i) => {
+        if (s === InstanceState.Loading) this.scheduleLoaded(i);
+      });
+      this.autoscaler = infra.autoscaler === null ? null : new Autoscaler(this.scalingHost(), infra.autoscaler, infra.autoscalerRng);
+    } else {
+      this.lifecycle = null;
+      this.autoscaler = null;
+    }
+    const lc = this.lifecycle;
+    const pd = this.pd;
+    this.afterInstanceEvent = lc === null && pd === null ? null : (idx) => {
+      if (lc !== null) this.afterLifecycleEvent(lc, idx);
+      if (pd !== null && pd.hasPending) pd.afterInstanceEvent(idx);
+    };
+  }
+
+  private sinkFor(i: number): EventSink {
+    return { schedule: (time, kind, req) => this.queue.push(time, eventOrder(i, kind), kind, req) };
+  }
+
+  private register(inst: Instance): number {
+    const i = this.instances.length;
+    inst.onRequestDone = (req, tick) => this.requestDone(i, req, tick);
+    this.instances.push(inst);
+    this.inFlight.push(0);
+    this.indexById.set(inst.id, i);
+    return i;
+  }
+
+  /** Whether instance `i` may be routed to (always, without lifecycle tracking). */
+  routable(i: number): boolean {
+    return this.lifecycle === null || this.lifecycle.routable(i);
+  }
+
+  /** A Draining instance whose own event left it empty terminates (reference: checked after each of its events). */
+  private afterLifecycleEvent(lc: Lifecycle, idx: number): void {
+    if (lc.state(idx) !== InstanceState.Draining) return;
+    const inst = this.instances[idx] as Instance;
+    if (inst.queueDepth !== 0 || inst.batchSize !== 0) return;
+    lc.transition(idx, InstanceState.Terminated, this.clock);
+    this.placement?.release(inst.id);
+  }
+
+  /** Samples instance `i`'s loading delay: Active now if zero, else an InstanceLoaded event. */
+  private scheduleLoaded(i: number): void {
+    const infra = this.infra as InfraSetup;
+    const delay = sampleDelayUs(infra.loadingDelay, infra.loadingRng);
+    if (delay === 0) this.instanceLoaded(i);
+    else this.queue.push(this.clock + delay, eventOrder(-1, EventKind.InstanceLoaded), EventKind.InstanceLoaded, this.instances[i] as Instance);
+  }
+
+  private instanceLoaded(i: number): void {
+    (this.lifecycle as Lifecycle).transition(i, InstanceState.Active, this.clock);
+  }
+
+  private scalingHost(): ActuatorHost {
+    const self = (): ClusterSimulator => this;
+    const infra = this.infra as InfraSetup;
+    return {
+      get clock() {
+        return self().clock;
+      },
+      horizon: this.cfg.horizon,
+      instances: this.instances,
+      inFlight: this.inFlight,
+      get pendingArrivals() {
+        return self().pendingArrivals;
+      },
+      lifecycle: this.lifecycle as Lifecycle,
+      placement: this.placement,
+      maxBatchSize: this.cfg.maxBatchSize,
+      facts: (i) => this.facts[i] as StaticFacts,
+      scheduleCluster: (time, kind, payload) => this.queue.push(time, eventOrder(-1, kind), kind, payload),
+      scalingState: () => this.scalingState(),
+      addReplica: (id, facts, build) => this.addReplica(id, facts, build),
+      loaded: (i) => this.instanceLoaded(i),
+      buildFor: infra.buildFor,
+      loadingRng: infra.loadingRng,
+      loadingDelay: infra.loadingDelay,
+      provisioningRng: infra.provisioningRng,
+      killAll: (i) => this.killAll(i),
+      redirectQueued: (i) => this.redirectQueued(i),
+      terminateIfEmpty: (i) => this.afterLifecycleEvent(this.lifecycle as Lifecycle, i),
+    };
+  }
+
+  /** Immediate drain: every request queued or running on instance `i` ends here, killed. */
+  private killAll(i: number): number {
+    const inst = this.instances[i] as Instance;
+    const victims = [...inst.waitQ.toArray(), ...inst.runningBatch];
+    for (const r of victims) {
+      inst.evictRequest(r);
+      this.inFlight[i] = Math.max(0, (this.inFlight[i] as number) - 1);
+      this.signals?.onDone(r, this.clock);
+      this.policies.tenants?.onComplete(r.tenantId);
+      this.flowController?.onRequestDone(r);
+      r.outcome = 'drain_killed';
+      this.drainKilled++;
+      if (r.pdPart !== PdPart.None) this.pd?.subKilled(r);
+      else this.lost(r);
+    }
+    return victims.length;
+  }
+
+  /** Redirect drain: the requests waiting on instance `i` are routed again, now, among the routable instances. */
+  private redirectQueued(i: number): number {
+    const moved = (this.instances[i] as Instance).takeQueued();
+    for (const r of moved) {
+      this.inFlight[i] = Math.max(0, (this.inFlight[i] as number) - 1);
+      this.signals?.onDone(r, this.clock);
+      this.policies.tenants?.onComplete(r.tenantId);
+      this.flowController?.onRequestDone(r);
+      r.assignedInstance = '';
+      this.drainRedirected++;
+      if (r.pdPart === PdPart.Prefill) {
+        (this.pd as PdCoordinator).redirectPrefill(r, this.clock);
+        continue;
+      }
+      this.queue.push(this.clock + this.cfg.routingLatency, eventOrder(-1, EventKind.RoutingDecision), EventKind.RoutingDecision, r);
+    }
+    return moved.length;
+  }
+
+  /** An instance placed during the run: Loading until its loading delay passes. */
+  private addReplica(id: string, facts: StaticFacts, build: ReplicaBuild): number {
+    const i = this.instances.length;
+    this.facts.push(facts);
+    const inst = this.makeInstance(i, this.sinkFor(i), { id, build });
+    this.register(inst);
+    this.snapshots.addInstance(inst);
+    this.signals?.addInstance();
+    this.pd?.addInstance(build.role ?? 0);
+    (this.lifecycle as Lifecycle).add(InstanceState.Loading, this.clock);
+    this.onInstanceAdded?.(inst, i);
+    return i;
+  }
+
+  /** The autoscaler's view: routable instances of every model, plus the loading ones (capacity only). */
+  private scalingState(): RouterState {
+    const state = this.routerState(null);
+    const lc = this.lifecycle as Lifecycle;
+    const loading: RoutingSnapshot[] = [];
+    for (let i = 0; i < this.instances.length; i++) {
+      if (lc.state(i) !== InstanceState.Loading) continue;
+      const f = this.facts[i] as StaticFacts;
+      if (f.model === '' || f.gpuType === '') continue;
+      const inst = this.instances[i] as Instance;
+      // Built directly, not through the snapshot provider: reading would move its refresh clocks.
+      loading.push(routingSnapshot(inst.id, { model: f.model, gpuType: f.gpuType, tpDegree: f.tpDegree, costPerHour: f.costPerHour ?? 0, totalKvCapacityTokens: inst.kv.totalBlocks * inst.kv.blockSize }));
+    }
+    return { ...state, loadingSnapshots: loading };
   }
 
   /** Consecutive cached prefix blocks of `req` on the instance `id` as the router sees it (0 if unknown). */
@@ -175,14 +403,17 @@ export class ClusterSimulator {
 
   /** Runs the simulation over `requests` (non-decreasing arrival times) to the end. Single use. */
   run(requests: readonly Request[]): void {
+    this.begin();
     if (this.queue.length > 0 || this.finished || !sortedByArrival(requests)) {
       for (const r of requests) this.inject(r);
     } else {
       // The arrivals are not pushed onto the event queue: they are merged in from the sorted list as the run
-      // reaches them, which keeps the queue as small as the in-flight work instead of the whole workload.
+      // reaches them, which keeps the queue as small as the in-flight work instead of the whole workload. Only
+      // with an empty queue: every later event then comes after them in push order, as if pushed upfront.
       this.pending = requests;
       this.pendingAt = 0;
       this.nextArrival = requests.length > 0 ? (requests[0] as Request).arrivalTime : Infinity;
+      this.pendingArrivals += requests.length;
     }
     this.advanceTo(Infinity);
     this.finish();
@@ -205,10 +436,12 @@ export class ClusterSimulator {
    */
   inject(req: Request): void {
     if (this.finished) throw new Error('ClusterSimulator: inject after finish()');
+    if (!this.started) this.begin();
     if (this.clock > 0 && req.arrivalTime < this.clock) {
       throw new RangeError(`ClusterSimulator.inject: ${req.id} arrives at ${req.arrivalTime}, before the clock ${this.clock}`);
     }
     this.queue.push(req.arrivalTime, eventOrder(-1, EventKind.ClusterArrival), EventKind.ClusterArrival, req);
+    this.pendingArrivals++;
   }
 
   /**
@@ -231,6 +464,7 @@ export class ClusterSimulator {
    */
   advanceTo(until: number, maxEvents = Infinity): boolean {
     if (this.pastHorizon) return false;
+    if (!this.started) this.begin();
     const q = this.queue;
     const horizon = this.cfg.horizon;
     let budget = maxEvents;
@@ -266,7 +500,7 @@ export class ClusterSimulator {
       if (idx < 0) {
         this.clock = t;
         if (this.onEvent !== null) this.announce(t, kind, -1);
-        this.executeCluster(kind, req as Request, t);
+        this.executeCluster(kind, req, t);
         continue;
       }
       // A timeout for a request that already completed is cancelled lazily without moving any clock.
@@ -275,9 +509,16 @@ export class ClusterSimulator {
       const inst = this.instances[idx] as Instance;
       inst.clock = t;
       if (this.onEvent !== null) this.announce(t, kind, idx);
-      inst.handle(kind, req, t);
+      inst.handle(kind, req as Request | null, t);
+      if (this.afterInstanceEvent !== null) this.afterInstanceEvent(idx);
     }
     return false;
+  }
+
+  /** Starts what runs on its own clock (the autoscaler's ticks) before the first arrival or event, however the run is driven. */
+  private begin(): void {
+    this.started = true;
+    this.autoscaler?.start();
   }
 
   /** Calls onEvent; its observers read requests, so the running batches' request objects are synced first. */
@@ -292,6 +533,7 @@ export class ClusterSimulator {
     this.finished = true;
     this.sampler?.finish(this.clock);
     for (const inst of this.instances) inst.finalize();
+    if (this.pd !== null) projectParents(this.pd, this.instances);
   }
 
   private requestDone(i: number, req: Request, tick: number): void {
@@ -300,6 +542,8 @@ export class ClusterSimulator {
     this.policies.tenants?.onComplete(req.tenantId);
     this.flowController?.onRequestDone(req);
     if (this.followUps !== null) this.pushFollowUps(req, tick);
+    if (this.pd !== null && req.pdPart !== PdPart.None) this.pd.subDone(req);
+    if (this.autoscaler !== null && req.outcome === 'completed') this.autoscaler.onCompleted(req, tick);
   }
 
   /**
@@ -346,9 +590,13 @@ export class ClusterSimulator {
     this.lost(req);
   }
 
-  private executeCluster(kind: EventKind, req: Request, t: number): void {
+  private executeCluster(kind: EventKind, payload: object | null, t: number): void {
+    const req = payload as Request;
     switch (kind) {
       case EventKind.ClusterArrival:
+        this.pendingArrivals--;
+        if (req.model === '' && this.cfg.defaultModel) req.model = this.cfg.defaultModel;
+        this.autoscaler?.onArrival(req, t);
         this.injectedByClass.set(req.sloClass, (this.injectedByClass.get(req.sloClass) ?? 0) + 1);
         this.arrivals.push(req);
         this.queue.push(t + this.cfg.admissionLatency, eventOrder(-1, EventKind.AdmissionDecision), EventKind.AdmissionDecision, req);
@@ -371,6 +619,33 @@ export class ClusterSimulator {
         return;
       case EventKind.GatewayEviction:
         this.evict(req);
+        return;
+      case EventKind.PrefillRouting:
+        (this.pd as PdCoordinator).routePrefill(req, t);
+        return;
+      case EventKind.KVTransferStarted:
+        (this.pd as PdCoordinator).startTransfer(req, t);
+        return;
+      case EventKind.KVTransferCompleted:
+        (this.pd as PdCoordinator).completeTransfer(req, t);
+        return;
+      case EventKind.ScalingTick:
+        (this.autoscaler as Autoscaler).tick(t);
+        return;
+      case EventKind.ScaleActuation:
+        (this.autoscaler as Autoscaler).actuate(payload as object);
+        return;
+      case EventKind.InstanceLoaded: {
+        const i = this.instances.indexOf(payload as Instance);
+        if (this.autoscaler !== null) this.autoscaler.actuator.ready(i);
+        else this.instanceLoaded(i);
+        return;
+      }
+      case EventKind.ScalingTrigger:
+        (this.autoscaler as Autoscaler).tick(t, 'event');
+        return;
+      case EventKind.DrainTimeout:
+        (this.autoscaler as Autoscaler).actuator.drainTimeout(this.instances.indexOf(payload as Instance));
         return;
       default:
         throw new Error(`cluster: unexpected event kind ${kind}`);
@@ -436,16 +711,33 @@ export class ClusterSimulator {
   }
 
   private route(req: Request, t: number): void {
+    if (this.pd !== null) {
+      this.pd.route(req, t);
+      return;
+    }
+    this.standardRoute(req, t);
+  }
+
+  private standardRoute(req: Request, t: number): void {
     const state = this.routerState(req);
     if (state.snapshots.length === 0) {
-      this.routingRejections++;
-      req.outcome = 'rejected';
-      this.lost(req);
+      this.rejectAtRouting(req);
       return;
     }
     const d = this.policies.routing.route(req, state);
     const index = this.indexById.get(d.targetId);
     if (index === undefined) throw new Error(`routing policy ${this.policies.routing.name} chose unknown instance ${d.targetId}`);
+    this.deliver(req, t, state, d, index);
+  }
+
+  private rejectAtRouting(req: Request): void {
+    this.routingRejections++;
+    req.outcome = 'rejected';
+    this.lost(req);
+  }
+
+  /** Injects `req` into instance `index` as routing decision `d` over `state` chose (records, counters, tenants). */
+  private deliver(req: Request, t: number, state: RouterState, d: RoutingDecision, index: number): void {
     const inst = this.instances[index] as Instance;
     req.assignedInstance = inst.id;
     let expected: boolean | null = null;
@@ -481,6 +773,71 @@ export class ClusterSimulator {
     this.routingRecords.push(rec);
   }
 
+  private pdHost(): PdHost {
+    const clockOf = (): number => this.clock;
+    return {
+      instances: this.instances,
+      inFlight: this.inFlight,
+      get clock() {
+        return clockOf();
+      },
+      scheduleCluster: (time, kind, payload) => this.queue.push(time, eventOrder(-1, kind), kind, payload),
+      poolState: (role, model) => this.poolState(role, model),
+      standardRoute: (req, time) => this.standardRoute(req, time),
+      targetOf: (i) => this.facts[i]?.target,
+      instanceIndex: (id) => this.indexById.get(id) ?? -1,
+      routable: (i) => this.routable(i),
+      deliver: (req, time, state, d, index) => this.deliver(req, time, state, d, index),
+      rejectAtRouting: (req) => this.rejectAtRouting(req),
+      startSub: (req, index) => {
+        this.inFlight[index] = (this.inFlight[index] as number) + 1;
+        this.policies.tenants?.onStart(req.tenantId);
+        this.signals?.onRouted(req, index, (this.instances[index] as Instance).kv.blockSize);
+      },
+      parentDone: (parent, state, progressIndex, tick) => this.parentDone(parent, state, progressIndex, tick),
+      cachedBlocks: (index, req) => (index < 0 ? 0 : this.snapshots.cachedBlocks(index, req)),
+      traceDecisions: this.cfg.traceDecisions,
+      counterfactualK: this.cfg.counterfactualK,
+    };
+  }
+
+  /**
+   * The end of a split request, for session follow-ups: the reference hands its session manager a copy of the
+   * parent with the decode half's state and progress. The parent object itself is lent for the call and
+   * restored, so its recorded lifecycle (an incomplete row in the trace export) does not change.
+   */
+  private parentDone(parent: Request, state: RequestState, progressIndex: number, tick: number): void {
+    if (this.followUps === null) return;
+    const s = parent.state;
+    const pi = parent.progressIndex;
+    parent.state = state;
+    parent.progressIndex = progressIndex;
+    const next = this.followUps(parent, tick);
+    parent.state = s;
+    parent.progressIndex = pi;
+    for (const r of next) this.inject(r);
+  }
+
+  /** The decode- or prefill-pool view of one P/D decision: routable members of the pool, in instance order. */
+  private poolState(role: number, model: string | null): RouterState {
+    this.snapshots.refreshCacheIfNeeded(this.clock);
+    const pd = this.pd as PdCoordinator;
+    const out: RoutingSnapshot[] = [];
+    const sig = this.signals;
+    const positions: number[] | null = sig === null ? null : [];
+    const lc = this.lifecycle;
+    for (let i = 0; i < this.instances.length; i++) {
+      if (!hasRole(pd.role(i), role)) continue;
+      if (lc !== null && !lc.routable(i)) continue;
+      if (model !== null && (this.facts[i] as StaticFacts).model !== model) continue;
+      out.push(this.snapshots.snapshot(i, this.clock, this.inFlight[i] as number));
+      positions?.push(i);
+    }
+    if (sig === null) return { snapshots: out, clock: this.clock };
+    sig.beginDecision(this.clock, out, positions as number[]);
+    return { snapshots: out, clock: this.clock, signals: sig };
+  }
+
   /** Gateway queue counters (all zero until flow control is enabled). */
   gatewayCounters(): { queueDepth: number; queueShed: number; queueRejected: number; evicted: number; expired: number } {
     return this.flowController?.counters() ?? { queueDepth: 0, queueShed: 0, queueRejected: 0, evicted: 0, expired: 0 };
@@ -493,12 +850,13 @@ export class ClusterSimulator {
    */
   private routerState(req: Request | null): RouterState {
     this.snapshots.refreshCacheIfNeeded(this.clock);
-    const cfg = this.cfg;
     const out: RoutingSnapshot[] = [];
     const sig = this.signals;
     const positions: number[] | null = sig === null ? null : [];
+    const lc = this.lifecycle;
     for (let i = 0; i < this.instances.length; i++) {
-      if (req !== null && req.model !== '' && req.model !== cfg.model) continue;
+      if (lc !== null && !lc.routable(i)) continue;
+      if (req !== null && req.model !== '' && req.model !== (this.facts[i] as StaticFacts).model) continue;
       out.push(this.snapshots.snapshot(i, this.clock, this.inFlight[i] as number));
       positions?.push(i);
     }

@@ -93,11 +93,22 @@ export class RunRecorder {
       }
       if (this.opts.prefixAudit === true) this.audit(cs, o);
     };
-    cs.instances.forEach((inst, i) => {
-      this.lastSample.push(-Infinity);
-      this.lastCounters.push({ offloads: 0, reloads: 0 });
-      inst.onStep = (_, info) => this.step(inst, i, info);
-    });
+    cs.instances.forEach((inst, i) => this.watch(inst, i));
+    const prevAdded = cs.onInstanceAdded;
+    cs.onInstanceAdded = (inst, i) => {
+      prevAdded?.(inst, i);
+      this.watch(inst, i);
+    };
+  }
+
+  private watch(inst: Instance, i: number): void {
+    this.lastSample.push(-Infinity);
+    this.lastCounters.push({ offloads: 0, reloads: 0 });
+    const prev = inst.onStep;
+    inst.onStep = prev === null ? (_, info) => this.step(inst, i, info) : (x, info) => {
+      prev(x, info);
+      this.step(inst, i, info);
+    };
   }
 
   private audit(cs: ClusterSimulator, o: RoutingObservation): void {

@@ -100,6 +100,11 @@ export class RouterSignalsTracker implements RouterSignals {
   }
 
   /** Sets the decision the lazy reads refer to; `positions[k]` is the instance index of `snaps[k]`. */
+  /** An instance joined the cluster (appended to the shared instance list). */
+  addInstance(): void {
+    this.kvSamples.push({ time: this.clock, offloads: 0, reloads: 0, offloadRate: 0, reloadRate: 0 });
+  }
+
   beginDecision(clock: number, snaps: readonly RoutingSnapshot[], positions: readonly number[]): void {
     this.advance(clock);
     this.snaps = snaps;

@@ -31,32 +31,50 @@ interface Cached {
   tPreempt: number;
 }
 
-/** What every instance reports that never changes during a run (identical replicas). */
+/** What an instance reports that never changes during its life. */
 export interface StaticFacts {
   readonly model: string;
   readonly gpuType: string;
   readonly tpDegree: number;
   readonly maxBatchSize: number;
+  /** $/hour of the node pool it was placed on (0 without node pools). */
+  readonly costPerHour?: number;
+  /** The scaling target (deployment configuration) it belongs to; absent = its model. */
+  readonly target?: string;
 }
 
 const NO_FACTS: StaticFacts = { model: '', gpuType: '', tpDegree: 0, maxBatchSize: 0 };
+
+function emptyCached(): Cached {
+  return {
+    queueDepth: 0, batchSize: 0, kvUtilization: 0, freeKVBlocks: 0, cacheHitRate: 0, totalKvCapacityTokens: 0,
+    kvTokensInUse: 0, preemptionCount: 0, recentTtftMs: 0, recentTpotMs: 0, estimatedWaitMs: 0, tQueue: 0, tBatch: 0, tKv: 0, tPreempt: 0,
+  };
+}
 
 export class SnapshotProvider {
   private readonly cached: Cached[];
   private cacheLastRefresh = 0;
 
+  /**
+   * @param facts per instance (indexes as `instances`); the array is read live, so instances added later
+   * (autoscaler) bring their facts with them through {@link addInstance}.
+   */
   constructor(
     private readonly instances: readonly Instance[],
     private readonly refreshInterval: number,
     private readonly cacheDelay: number,
-    private readonly facts: StaticFacts = NO_FACTS,
+    private readonly facts: readonly StaticFacts[] = [],
   ) {
-    this.cached = instances.map(() => ({
-      queueDepth: 0, batchSize: 0, kvUtilization: 0, freeKVBlocks: 0, cacheHitRate: 0, totalKvCapacityTokens: 0,
-      kvTokensInUse: 0, preemptionCount: 0, recentTtftMs: 0, recentTpotMs: 0, estimatedWaitMs: 0, tQueue: 0, tBatch: 0, tKv: 0, tPreempt: 0,
-    }));
+    this.cached = instances.map(() => emptyCached());
     // The reference freezes each instance's cache view when it builds the provider (all empty at t=0).
     if (cacheDelay > 0) for (const inst of instances) inst.kv.takeSnapshot();
+  }
+
+  /** An instance joined the cluster (already appended to `instances`): its signals start at zero. */
+  addInstance(inst: Instance): void {
+    this.cached.push(emptyCached());
+    if (this.cacheDelay > 0) inst.kv.takeSnapshot();
   }
 
   private due(last: number, clock: number): boolean {
@@ -67,6 +85,7 @@ export class SnapshotProvider {
   snapshot(i: number, clock: number, inFlight: number): RoutingSnapshot {
     const inst = this.instances[i] as Instance;
     const c = this.cached[i] as Cached;
+    const f = this.facts[i] ?? NO_FACTS;
     if (this.due(c.tPreempt, clock)) {
       c.preemptionCount = inst.metrics.preemptionCount;
       c.tPreempt = clock;
@@ -103,17 +122,17 @@ export class SnapshotProvider {
       cacheHitRate: c.cacheHitRate,
       inFlightRequests: inFlight,
       preemptionCount: c.preemptionCount,
-      model: this.facts.model,
-      gpuType: this.facts.gpuType,
-      tpDegree: this.facts.tpDegree,
-      costPerHour: 0,
+      model: f.model,
+      gpuType: f.gpuType,
+      tpDegree: f.tpDegree,
+      costPerHour: f.costPerHour ?? 0,
       totalKvCapacityTokens: c.totalKvCapacityTokens,
       kvTokensInUse: c.kvTokensInUse,
-      maxBatchSize: this.facts.maxBatchSize,
+      maxBatchSize: f.maxBatchSize,
       residentAdapters: null,
       recentTtftMs: c.recentTtftMs,
       recentTpotMs: c.recentTpotMs,
-      availableCapacity: Math.max(0, this.facts.maxBatchSize - c.batchSize - c.queueDepth),
+      availableCapacity: Math.max(0, f.maxBatchSize - c.batchSize - c.queueDepth),
       estimatedWaitMs: c.estimatedWaitMs,
     };
   }

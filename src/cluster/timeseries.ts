@@ -37,7 +37,7 @@ export interface SeriesProbe {
 
 /** Column names the report recognises beyond the built-in ones. */
 export const SERIES_NAMES = {
-  /** Serving replicas (gauge); the built-in probe reports the instance count. */
+  /** Live replicas (gauge); the built-in probe (scaling-series.ts) reports instances not terminated. */
   replicas: 'replicas',
   /** Prefix of per-pool member counts (gauges), e.g. `pool.prefill`, `pool.decode`. */
   poolPrefix: 'pool.',
@@ -358,16 +358,6 @@ function stepTimes(inst: Instance, cumSteps: readonly number[], otp: number): nu
 
 function round6(v: number): number {
   return Math.round(v * 1e6) / 1e6;
-}
-
-/** The built-in probe: serving replicas = the instances in the cluster now. */
-export function replicaProbe(cs: ClusterSimulator): SeriesProbe {
-  return {
-    columns: [{ name: SERIES_NAMES.replicas, kind: 'gauge' }],
-    read: (_clock, out) => {
-      out[0] = cs.instances.length;
-    },
-  };
 }
 
 function round3(v: number): number {

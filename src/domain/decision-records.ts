@@ -56,3 +56,45 @@ export interface DecisionTrace {
   readonly admissions: readonly AdmissionRecord[];
   readonly routings: readonly RoutingRecord[];
 }
+
+/** P/D: the disaggregation decider's verdict for one request (reference DisaggregationRecord). */
+export interface DisaggregationRecord {
+  readonly requestId: string;
+  readonly clock: number;
+  readonly disaggregate: boolean;
+  /** The decode instance chosen before the decision (beyond the reference: for reflection). */
+  readonly decodeInstance: string;
+  readonly reason: string;
+}
+
+/** P/D: where a prefill half was routed (reference PrefillRoutingRecord). */
+export interface PrefillRoutingRecord {
+  readonly parentRequestId: string;
+  readonly clock: number;
+  readonly chosenInstance: string;
+  readonly scores: ReadonlyMap<string, number> | null;
+  readonly candidates: readonly CandidateScore[] | null;
+  readonly regret: number;
+}
+
+/** P/D: one KV transfer that reached its decode instance (reference KVTransferRecord). */
+export interface KVTransferRecord {
+  readonly parentRequestId: string;
+  readonly transferStartTime: number;
+  readonly transferDuration: number;
+  readonly numKVBlocks: number;
+  readonly prefillInstanceId: string;
+  readonly decodeInstanceId: string;
+}
+
+/** Autoscaler: one replica added or drained, or a scale decision that could not be carried out. */
+export interface ScaleRecord {
+  readonly clock: number;
+  /** Model or deployment configuration the decision was for. */
+  readonly target: string;
+  readonly action: 'up' | 'down' | 'failed';
+  readonly instanceId: string;
+  /** Replicas (routable + loading) of the target after the action. */
+  readonly replicas: number;
+  readonly reason: string;
+}

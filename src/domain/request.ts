@@ -28,7 +28,20 @@ export type RequestOutcome =
   | 'gateway_rejected'
   | 'gateway_shed'
   | 'gateway_expired'
-  | 'gateway_evicted';
+  | 'gateway_evicted'
+  /** Killed on an instance drained with the `immediate` drain mode. */
+  | 'drain_killed';
+
+/** P/D disaggregation: what part of a split request this object is. */
+export const PdPart = {
+  /** An ordinary request (or a parent whose sub-requests do the work). */
+  None: 0,
+  /** The prefill half: same input, no output tokens; completes after its prefill. */
+  Prefill: 1,
+  /** The decode half: arrives with its input KV already allocated by the transfer. */
+  Decode: 2,
+} as const;
+export type PdPart = (typeof PdPart)[keyof typeof PdPart];
 
 const NO_TOKENS = new Int32Array(0);
 
@@ -119,6 +132,8 @@ export class Request {
   lengthCapped = false;
   /** Instance id this request was routed to ('' until routed). */
   assignedInstance = '';
+  /** P/D disaggregation: which half of a split request this is ({@link PdPart}); None otherwise. */
+  pdPart: PdPart = PdPart.None;
   /**
    * Flow control: when the request entered the gateway queue and when it left it for routing (µs). 0 = unset,
    * which the metrics read as "no gateway delay" — so, as in the reference, a request enqueued at t = 0 reports

@@ -85,6 +85,27 @@ describe('evaluateCandidate', () => {
     expect(a.artifacts['summary']).toMatch(/## Outcome/);
     expect(a.error).toBeUndefined();
   });
+  it('autoscale-diurnal: GPU-hours and replicas count the autoscaled replicas while they live', async () => {
+    const diurnal = findSuite('autoscale-diurnal') as Suite;
+    const reference = await evaluateCandidate(candidateFromBundle('none.yaml', '{}\n'), diurnal, { stage: 1 });
+    const always = await evaluateCandidate(candidateFromCode('max.js', 'function evaluate(ctx) { return ctx.maxReplicas; }', 'autoscale'), diurnal, { stage: 1 });
+    expect(reference.error).toBeUndefined();
+    expect(always.error).toBeUndefined();
+    const m0 = reference.scenarios[0]?.metrics as Record<string, number>;
+    const m1 = always.scenarios[0]?.metrics as Record<string, number>;
+    // The saturation analyzer sheds replicas in the night; asking for the maximum every tick holds up to 6.
+    expect(m0['replicas']).toBeGreaterThan(1);
+    expect(m0['replicas']).toBeLessThan(2.5);
+    expect(m1['replicas']).toBeGreaterThan(4);
+    expect(m1['replicas']).toBeLessThanOrEqual(6);
+    for (const m of [m0, m1]) {
+      // One GPU per replica (TP 1) at 4 dollars per GPU-hour.
+      expect(m['cost']).toBeCloseTo(4 * (m['gpu_hours'] as number), 9);
+      expect(m['gpu_hours']).toBeGreaterThan(((m['replicas'] as number) * 60e6) / 3.6e9 * 0.9);
+    }
+    expect(always.scores['gpu_hours']).toBeLessThan(reference.scores['gpu_hours'] as number);
+    expect(always.features['replicas_used']).toBeCloseTo(m1['replicas'] as number, 9);
+  });
   it('broken candidates are scored failures with the reason, and the next evaluation works', async () => {
     const broken = [
       candidateFromCode('syntax.js', 'function route(r, s) { return s.instances[0].id', 'routing'),
@@ -134,7 +155,7 @@ describe('CLI', () => {
     const r = await cli(['suites']);
     expect(r.code).toBe(0);
     const names = (JSON.parse(r.out) as { name: string }[]).map((s) => s.name);
-    expect(names).toEqual(['routing-prefix-heavy', 'admission-bursty-tenants', 'scheduling-slo-mix']);
+    expect(names).toEqual(['routing-prefix-heavy', 'admission-bursty-tenants', 'scheduling-slo-mix', 'autoscale-diurnal']);
   });
   it('blis evaluate: same bytes twice and with --workers 2; a broken candidate exits 0 with an error', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'blis-eval-'));

@@ -14,6 +14,7 @@ import { parseSimulationConfig } from '../sim/simulate.js';
 import type { SimEnv } from '../sim/env.js';
 import { ConfigError } from '../sim/config-error.js';
 import { anomalyReport } from '../sim/policy-report.js';
+import { gpuUsage } from '../sim/scaling-report.js';
 import { rawMetrics, scoreRun } from './fitness.js';
 import { summarizeForReflection, type RunForSummary } from './summary.js';
 import type { Candidate, EvaluationError, EvaluationResult, Scenario, ScenarioResult, Suite } from './types.js';
@@ -81,8 +82,7 @@ async function runOne(c: Candidate, suite: Suite, s: Scenario, seed: number, rep
     output: out.report.clusterOutput,
     anomalies: anomalies.counts,
     simEndedUs: out.report.aggregate.simEndedTime,
-    numInstances: values.int('num-instances'),
-    tp: values.int('tp'),
+    usage: gpuUsage(out.cluster, out.report.aggregate.simEndedTime),
     slo: s.slo,
   });
   const scored = scoreRun(metrics, suite.objectives);

@@ -25,8 +25,8 @@ export interface RunFacts {
   readonly anomalies: Readonly<Record<string, number>>;
   /** End of the simulated run (µs). */
   readonly simEndedUs: number;
-  readonly numInstances: number;
-  readonly tp: number;
+  /** GPU-hours, dollars and time-weighted mean live replicas of the run (autoscaled replicas counted while they live). */
+  readonly usage: { readonly gpuHours: number; readonly cost: number; readonly replicasMean: number };
   readonly slo: Readonly<Record<string, SloTargets>>;
 }
 
@@ -111,8 +111,9 @@ export function rawMetrics(f: RunFacts): RawMetrics {
   const mean = perInstance.reduce((a, b) => a + b, 0) / Math.max(perInstance.length, 1);
   const sd = Math.sqrt(perInstance.reduce((a, b) => a + (b - mean) * (b - mean), 0) / Math.max(perInstance.length, 1));
   m['load_imbalance'] = mean > 0 ? sd / mean : 0;
-  m['replicas'] = f.numInstances;
-  m['gpu_hours'] = (f.numInstances * Math.max(f.tp, 1) * f.simEndedUs) / 3.6e9;
+  m['replicas'] = f.usage.replicasMean;
+  m['gpu_hours'] = f.usage.gpuHours;
+  m['cost'] = f.usage.cost;
   m['admission_delays'] = f.cs.admissionDelays;
   for (const k of Object.keys(f.anomalies).sort()) m[`anomaly_${k}`] = f.anomalies[k] as number;
   return m;
@@ -120,7 +121,7 @@ export function rawMetrics(f: RunFacts): RawMetrics {
 
 export const RAW_METRIC_NAMES: readonly string[] = [
   ...OUTPUT_FIELDS, 'arrived_requests', 'slo_attainment', 'slo_attainment_<class>', 'goodput_rps', 'rejected_requests', 'admission_rate',
-  'cache_hit_rate', 'jain_fairness', 'load_imbalance', 'replicas', 'gpu_hours', 'admission_delays', 'anomaly_<type>',
+  'cache_hit_rate', 'jain_fairness', 'load_imbalance', 'replicas', 'gpu_hours', 'cost', 'admission_delays', 'anomaly_<type>',
 ];
 
 const clamp01 = (x: number): number => (Number.isNaN(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x);

@@ -81,6 +81,62 @@ clients:
     output_distribution: {type: exponential, params: {mean: 400, min: 16, max: 2048}}
 `;
 
+/**
+ * One chat population whose rate follows a day compressed into `periodS` seconds (0.2x at night, 2x at noon).
+ * Output lengths are moderate so a replica's capacity, not one request, decides the latency.
+ */
+const DIURNAL_SPEC = (n: number, rate: number, periodS: number): string => `version: "2"
+seed: 1
+aggregate_rate: ${rate}
+load_profile:
+  segments:
+    - {start_s: 0, end_s: ${periodS}, kind: diurnal, period_s: ${periodS}, peak_at_s: ${periodS / 2}, peak: 2.0, trough: 0.2}
+clients:
+  - id: chat
+    slo_class: standard
+    rate_fraction: 1
+    arrival: {process: poisson}
+    input_distribution: {type: lognormal, params: {mu: 6.0, sigma: 0.6, min: 16, max: 4000}}
+    output_distribution: {type: exponential, params: {mean: 160, min: 8, max: 1024}}
+horizon: ${periodS * 1_000_000}
+num_requests: ${n}
+`;
+
+/**
+ * One H100 configuration between 1 and `max` replicas, evaluated every 5 s; a new replica loads for 8-15 s and
+ * warms up for 10 s, and replicas drain without losing work. No `policy:` key: the candidate's autoscale
+ * control point decides (the reference's saturation analyzer when it has none).
+ */
+const DIURNAL_DEPLOYMENT = (max: number): string => `models:
+  - name: ${MODEL.model}
+    configurations:
+      - name: llama
+        hardware: H100
+        tp: 1
+        cost_per_gpu_hour: 4
+        replicas: 2
+        min_replicas: 1
+        max_replicas: ${max}
+autoscaler:
+  interval_us: 5000000
+  scale_down_stabilization_window_us: 20000000
+  model_load_time: {distribution: uniform, min: 8, max: 15}
+  warmup: {curve: exponential, duration_us: 10000000, initial_penalty: 1.5}
+  drain: {mode: wait}
+`;
+
+function diurnalScenario(name: string, description: string, n: number, rate: number, periodS: number, max: number, seeds: number[]): Scenario {
+  return {
+    name,
+    description,
+    config: { model: MODEL.model, deployment: 'deployment.yaml', workloadSpec: 'workload.yaml' },
+    files: { 'workload.yaml': DIURNAL_SPEC(n, rate, periodS), 'deployment.yaml': DIURNAL_DEPLOYMENT(max) },
+    seeds,
+    weight: 1,
+    slo: DIURNAL_SLO,
+  };
+}
+
 function scenario(name: string, description: string, spec: string, extra: Record<string, unknown>, seeds: number[], sloTargets: Readonly<Record<string, SloTargets>>, weight = 1): Scenario {
   return {
     name,
@@ -97,6 +153,7 @@ const obj = (name: string, metric: string, direction: 'maximize' | 'minimize', w
 
 const PREFIX_SLO = { standard: slo(150, 40, 0) };
 const BURST_SLO = { critical: slo(300, 40, 0), sheddable: slo(5000, 100, 0) };
+const DIURNAL_SLO = { standard: slo(200, 40, 0) };
 const MIX_SLO = { critical: slo(250, 35, 0), standard: slo(1000, 50, 0), batch: slo(10_000, 100, 0) };
 
 export const BUILTIN_SUITES: readonly Suite[] = [
@@ -145,6 +202,22 @@ export const BUILTIN_SUITES: readonly Suite[] = [
       obj('standard_slo_attainment', 'slo_attainment_standard', 'maximize', 2, { kind: 'linear', best: 1, worst: 0 }),
       obj('batch_slo_attainment', 'slo_attainment_batch', 'maximize', 1, { kind: 'linear', best: 1, worst: 0 }),
       obj('throughput_tps', 'tokens_per_sec', 'maximize', 1, { kind: 'ratio', target: 3000 }),
+    ],
+    stage1Threshold: 0.05,
+  },
+  {
+    name: 'autoscale-diurnal',
+    description: 'A day of chat traffic compressed into two minutes (0.2x to 2x the mean rate) on an autoscaled H100 configuration (1-8 replicas, 8-15 s model loads, warm-up): the autoscale policy trades TTFT SLOs against GPU-hours.',
+    stage1: [diurnalScenario('smoke', '60 s day at 30 req/s mean, 1-6 replicas', 2000, 30, 60, 6, [401])],
+    stage2: [
+      diurnalScenario('day', '120 s day at 30 req/s mean, 1-8 replicas', 4000, 30, 120, 8, [11, 12]),
+      diurnalScenario('busy-day', '120 s day at 40 req/s mean, 1-8 replicas', 5500, 40, 120, 8, [13]),
+    ],
+    objectives: [
+      obj('slo_attainment', 'slo_attainment', 'maximize', 3, { kind: 'linear', best: 1, worst: 0 }),
+      obj('ttft_p99_ms', 'ttft_p99_ms', 'minimize', 2, { kind: 'ratio', target: 150 }),
+      // One replica for the whole day is the floor (about 0.017 GPU-hours a minute of simulated time).
+      obj('gpu_hours', 'gpu_hours', 'minimize', 2, { kind: 'ratio', target: 0.04 }),
     ],
     stage1Threshold: 0.05,
   },

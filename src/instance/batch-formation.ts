@@ -4,7 +4,7 @@
  * wait queue while seats, token budget and KV allow, and no preemption happened this step. It works on the
  * running batch's slots (running-batch.ts): a request's object is synced before the KV store or a policy reads it.
  */
-import { RequestState, type Request } from '../domain/request.js';
+import { PdPart, RequestState, type Request } from '../domain/request.js';
 import type { KVStore } from '../kv/types.js';
 import { SchedulerDecisionError, type InstanceScheduler, type PreemptionPolicy, type SchedulerContext } from './scheduler.js';
 import type { RunningBatch } from './running-batch.js';
@@ -140,6 +140,8 @@ export class BatchFormer {
 
   /** Allocates and schedules `next` (chunk capped at `cap` when > 0); false when the KV cache cannot take it. */
   private admit(next: Request, stepCount: number, cap: number): boolean {
+    // A P/D decode half arrives with its input KV allocated: it only needs its next token.
+    if (next.pdPart === PdPart.Decode) return this.admitDecodeHalf(next, stepCount);
     const lim = this.limits;
     const cached = this.kv.getCachedBlocks(next);
     const start = cached.length * this.kv.blockSize;
@@ -159,6 +161,21 @@ export class BatchFormer {
     this.run.push(next);
     return true;
   }
+
+  private admitDecodeHalf(next: Request, stepCount: number): boolean {
+    const pi = next.progressIndex;
+    if (!this.kv.allocate(next, pi, pi + 1, EMPTY)) return false;
+    next.scheduledStepIdx = stepCount;
+    this.outcome.newlyScheduled.push(next);
+    this.budget -= 1;
+    next.state = RequestState.Running;
+    next.numNewTokens = 1;
+    next.computedTokens = pi + 1;
+    // Into the batch's slots last: push copies the fields set above.
+    this.run.push(next);
+    return true;
+  }
+
 
   /** Phase 2 under a policy's {@link InstanceScheduler.makeBatch}: its choice, checked, in its order. */
   private admitChosen(stepCount: number, makeBatch: NonNullable<InstanceScheduler['makeBatch']>): void {

@@ -33,6 +33,13 @@ export class SampleStore {
     for (let i = 0; i < vs.length; i++) this.push(vs[i] as number);
   }
 
+  /** The `i`-th sample (0-based, i < length). */
+  at(i: number): number {
+    const k = Math.floor(i / SampleStore.CHUNK);
+    const c = k < this.chunks.length ? (this.chunks[k] as Int32Array | Float64Array) : this.cur;
+    return c[i - k * SampleStore.CHUNK] as number;
+  }
+
   /** A contiguous copy of every sample, in insertion order. */
   toArray(): Int32Array | Float64Array {
     const out = this.wide ? new Float64Array(this.length) : new Int32Array(this.length);

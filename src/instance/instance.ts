@@ -3,7 +3,7 @@
  * step, enqueue guards, client timeouts. The instance never touches the event queue directly: it asks its
  * {@link EventSink} to schedule events, and the cluster loop delivers them back through {@link handle}.
  */
-import { RequestState, type Request } from '../domain/request.js';
+import { PdPart, RequestState, type Request } from '../domain/request.js';
 import type { SloPriorityMap } from '../domain/slo.js';
 import type { KVStore } from '../kv/types.js';
 import type { LatencyModel } from '../latency/types.js';
@@ -24,6 +24,8 @@ export interface InstanceConfig extends BatchLimits {
   readonly scheduler: SchedulerName;
   /** A policy scheduler (orders, chooses, picks victims); absent/null = the built-in `scheduler`. */
   readonly schedulerPolicy?: InstanceScheduler | null;
+  /** P/D single KV ownership: a finished prefill half keeps its KV until the transfer releases it. */
+  readonly holdPrefillKV?: boolean;
 }
 
 /** How many recent requests the TTFT / TPOT signals average over. */
@@ -175,6 +177,11 @@ export class Instance {
     return (this.waitQ.inputTokens / Math.max(this.cfg.maxNumBatchedTokens, 1)) * this.stepEwma;
   }
 
+  /** The latency model's fixed per-request post-decode overhead (µs): P/D stamps it on parent completions. */
+  postDecodeFixedOverhead(): number {
+    return this.latency.postDecodeFixedOverhead();
+  }
+
   get maxBatchSize(): number {
     return this.cfg.maxNumSeqs;
   }
@@ -211,6 +218,47 @@ export class Instance {
     req.registered = true;
     this.metrics.requests.push(req);
     this.sink.schedule(time, EventKind.Arrival, req);
+  }
+
+  /**
+   * P/D: reserves KV for the whole input of a decode half whose KV is being transferred here (reference
+   * ReserveTransferredKV): the blocks count against this cache for the whole transfer window, and the request
+   * is then decode-ready. False, with nothing allocated, when the cache cannot hold it.
+   */
+  reserveTransferredKV(r: Request): boolean {
+    if (r.inputLen === 0) {
+      r.progressIndex = 0;
+      return true;
+    }
+    if (!this.kv.allocate(r, 0, r.inputLen, EMPTY)) return false;
+    r.progressIndex = r.inputLen;
+    return true;
+  }
+
+  /** P/D single ownership: the held KV of a finished prefill half moved to its decode instance. */
+  releaseTransferredKV(r: Request): void {
+    this.kv.releaseTransferred(r);
+  }
+
+  /** P/D: frees a reservation made by {@link reserveTransferredKV} (the transfer was abandoned). */
+  releaseReservedKV(r: Request): void {
+    this.kv.release(r);
+  }
+
+  /**
+   * P/D: enqueues a decode half whose KV arrived (reference EnqueueDecodeSubRequest): registered here, straight
+   * into the wait queue — no arrival event, no enqueue guards, its input tokens not counted again — and a step
+   * at max(instance clock, `clusterTime`) if the instance is idle.
+   */
+  injectDecodeOnline(r: Request, clusterTime: number): void {
+    r.registered = true;
+    this.metrics.requests.push(r);
+    r.priority = r.hasPolicyPriority ? -r.policyPriority : this.slo.invertForVllm(r.sloClass);
+    this.waitQ.enqueue(r);
+    if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext());
+    // A deadline already past fires now: the reference would schedule it in the past (its clock would step back).
+    if (r.deadline > 0 && r.deadline <= this.cfg.horizon) this.sink.schedule(Math.max(r.deadline, clusterTime), EventKind.Timeout, r);
+    if (this.run.length === 0 && !this.stepPending) this.scheduleStep(Math.max(this.clock, clusterTime));
   }
 
   /** Executes one instance event at `time` (the cluster has already advanced this instance's clock). */
@@ -254,6 +302,27 @@ export class Instance {
     r.state = RequestState.Completed;
     if (this.run.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(this.clock);
     return true;
+  }
+
+  /**
+   * Drain redirect: takes every waiting request except P/D decode halves (their KV lives here) out of this
+   * instance, as if it had never been routed here, so the cluster can route it again.
+   */
+  takeQueued(): Request[] {
+    const out: Request[] = [];
+    for (const r of this.waitQ.toArray()) {
+      if (r.pdPart === PdPart.Decode) continue;
+      this.waitQ.remove(r);
+      this.kv.release(r);
+      r.progressIndex = 0;
+      r.computedTokens = 0;
+      r.registered = false;
+      const k = this.metrics.requests.lastIndexOf(r);
+      if (k >= 0) this.metrics.requests.splice(k, 1);
+      this.metrics.totalInputTokens -= r.inputLen;
+      out.push(r);
+    }
+    return out;
   }
 
   finalize(): void {
@@ -307,16 +376,17 @@ export class Instance {
   private timeout(r: Request, time: number): void {
     if (r.state === RequestState.Completed || r.state === RequestState.TimedOut) return;
     const wasRunning = r.state === RequestState.Running;
-    // Out of the batch first: that syncs the request (and its KV) before the release below.
     const i = wasRunning ? this.run.indexOf(r) : -1;
-    if (i >= 0) this.run.removeAt(i);
+    // A request no longer here (moved by a drain redirect) left this instance's timeout behind.
+    if (wasRunning ? i < 0 : !this.waitQ.remove(r)) return;
+    // Out of the batch first: that syncs the request (and its KV) before the release below.
+    if (wasRunning) this.run.removeAt(i);
     r.state = RequestState.TimedOut;
     r.outcome = 'timed_out';
     this.metrics.timedOutRequests++;
     this.kv.release(r);
     r.computedTokens = 0;
     // A running request's pending step stays scheduled: it finds the empty batch and clears itself (the orphan guard).
-    if (!wasRunning) this.waitQ.remove(r);
     if (this.run.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(time);
     this.onRequestDone?.(r, time);
   }
@@ -501,7 +571,7 @@ export class Instance {
   }
 
   private complete(r: Request, now: number, adv: number): void {
-    this.kv.release(r);
+    if (r.pdPart !== PdPart.Prefill || this.cfg.holdPrefillKV !== true) this.kv.release(r);
     r.finishedStepIdx = this.stepCount;
     this.sink.schedule(now + adv, EventKind.RequestLeft, r);
     this.recordCompletion(r);

@@ -446,6 +446,20 @@ export class BlockKVCache implements KVStore {
     this.listPool.push(list);
   }
 
+  releaseTransferred(req: Request): void {
+    const list = this.lookup(req);
+    if (list === undefined) return;
+    for (let i = 0; i < list.len; i++) {
+      const b = list.at(i);
+      const h = this.hashOf(b);
+      if (this.meta[8 * b + REF] !== 1 || h === NO_HASH) continue;
+      const idx = this.liveIndex(h);
+      if (idx.get(h) === b) idx.delete(h);
+      this.setHashField(b, NO_HASH);
+    }
+    this.release(req);
+  }
+
   // ---- metrics and KVStore plumbing ------------------------------------------------------------------
 
   usedBlocks(): number { return this.totalBlocks - this.freeCnt; }

@@ -144,6 +144,11 @@ export class TieredKVCache implements KVStore {
     this.gpu.release(req);
   }
 
+  /** The GPU copies leave; CPU-tier mirrors of the prefix stay (an offloaded copy is the CPU tier's own). */
+  releaseTransferred(req: Request): void {
+    this.gpu.releaseTransferred(req);
+  }
+
   usedBlocks(): number {
     return this.gpu.usedBlocks();
   }

@@ -29,6 +29,11 @@ export interface KVStore {
   commitDecodeAppends(req: Request, n: number): void;
   /** Release every block `req` holds (reverse order, to the free-list tail); safe for unknown requests. */
   release(req: Request): void;
+  /**
+   * P/D single ownership: release `req`'s blocks after their KV moved to another instance, forgetting the
+   * prefix identity of every block no other request holds (the data left; it is not a cache hit here).
+   */
+  releaseTransferred(req: Request): void;
   usedBlocks(): number;
   /** Block-level hits/(hits+misses) (tiered: CPU misses in the denominator); 0 with no lookups. */
   cacheHitRate(): number;

@@ -32,7 +32,7 @@ const CONTRACTS: Readonly<Record<ControlPoint, { signature: string; returns: str
   autoscale: {
     signature: 'evaluate(ctx)',
     returns: '{action: up|down|none, by?} | {targetReplicas} | number',
-    description: 'Decides a deployment\'s replica count (the interface; the autoscaler that calls it arrives with the deployment model).',
+    description: 'Decides a deployment\'s replica count: called by the autoscaler on every tick and trigger, per scaling target (docs/deployments.md).',
   },
 };
 

@@ -1,8 +1,10 @@
 /**
  * The autoscaling control point (policy-search-design §4): a policy that looks at one deployment's signals
- * and decides whether to change its replica count. This is the contract only; the autoscaler that calls it
- * on a schedule, with provisioning delays and drain, arrives with the deployment-model work.
+ * and decides whether to change its replica count. The cluster's autoscaler (cluster/autoscaler) calls it on
+ * every tick and trigger, clamps the answer into the deployment's bounds, applies the stabilization windows
+ * and actuates it with provisioning, loading, warm-up and drain.
  */
+import type { ReplicaSignal } from './autoscale-saturation.js';
 
 export type ScaleAction = 'none' | 'up' | 'down';
 
@@ -38,6 +40,11 @@ export interface AutoScaleContext {
   readonly clock: number;
   /** µs since the last scale action of this deployment (clock when none yet). */
   readonly timeSinceLastScaleUs: number;
+  /** Each routable replica as the router sees it (stale signals apply). */
+  readonly replicas: readonly ReplicaSignal[];
+  /** Replicas placed but still provisioning or loading, and their KV capacity in tokens. */
+  readonly pendingReplicas: number;
+  readonly pendingCapacityTokens: number;
 }
 
 export interface ScaleDecision {

@@ -15,6 +15,17 @@ import { tenantBudget } from '../routing/admission.js';
 import { makeAdmissionPolicy, makeRoutingPolicy } from '../routing/registry.js';
 import { defaultScorerConfigs, type ScorerConfig } from '../routing/scorer-config.js';
 import { TenantTracker } from '../routing/tenant.js';
+import { makeDisaggregationDecider } from '../routing/disaggregation.js';
+import type { RoutingPolicy } from '../routing/types.js';
+import type { PdPolicies } from '../cluster/pd/coordinator.js';
+import { PoolRole } from '../cluster/pd/pools.js';
+import type { TransferConfig } from '../cluster/pd/transfer.js';
+import type { PdBeyondConfig } from '../cluster/pd/beyond.js';
+import { infraSetup, placementFor, planStartup, type ScalingSetup } from './engine-infra.js';
+import type { DeploymentEngineSetup, PoolConfigSetup } from './resolve-deployment.js';
+import type { StaticFacts } from '../cluster/snapshot.js';
+import type { ReplicaBuild } from '../cluster/autoscaler/actuator.js';
+import { withWarmup } from '../latency/warmup.js';
 import type { BuiltPolicies, PreparedPolicies } from '../policy/build.js';
 import type { PolicyBuildContext } from '../policy/templates/build.js';
 import type { ControlPoint } from '../policy/view.js';
@@ -73,6 +84,37 @@ export const DEFAULT_POLICY_SETUP: PolicySetup = {
   flowControl: null,
 };
 
+/** What one pool's instances run with instead of the cluster-wide setup (P/D per-pool overrides). */
+export interface InstanceOverrides {
+  readonly latency: LatencyModel;
+  readonly kvTotalBlocks: number;
+  readonly maxModelLen: number;
+  readonly tp: number;
+  readonly gpuType: string;
+}
+
+/** Prefill/decode disaggregation, resolved (reference flags --prefill-instances ... --decode-max-model-len). */
+export interface PdEngineSetup {
+  /** Role of each startup instance (see cluster/pd/pools.ts). */
+  readonly roles: readonly number[];
+  readonly decider: string;
+  readonly prefixThreshold: number;
+  readonly transfer: TransferConfig;
+  /** Pool-specific weighted profiles; null = the main routing policy serves that pool too. */
+  readonly prefillScorers: readonly ScorerConfig[] | null;
+  readonly decodeScorers: readonly ScorerConfig[] | null;
+  /** Overrides of prefill-only instances; null = the cluster-wide setup. */
+  readonly prefill: InstanceOverrides | null;
+  /** Overrides of decode and shared-role instances (decode wins for shared pods). */
+  readonly decode: InstanceOverrides | null;
+  /** Models served by P/D pools (deployment file); absent/null = every request takes the P/D path. */
+  readonly pdModels?: readonly string[] | null;
+  /** KV bytes per token of a prefill instance's configuration (by its scaling target); absent = transfer's. */
+  readonly kvBytesPerTokenOf?: (target: string | undefined) => number;
+  /** Beyond-reference P/D behaviour; absent = the reference's. */
+  readonly beyond?: PdBeyondConfig;
+}
+
 export interface EngineSetup {
   /** Simulation seed (router tie-break stream); default 42. */
   readonly seed?: bigint;
@@ -94,6 +136,12 @@ export interface EngineSetup {
   readonly tp?: number;
   readonly sloPriorities?: Readonly<Record<string, number>>;
   readonly policy?: PolicySetup;
+  /** Prefill/decode pools; null/absent = monolithic instances. */
+  readonly pd?: PdEngineSetup | null;
+  /** Node pools, instance lifecycle and the autoscaler; null/absent = a fixed set of Active instances. */
+  readonly scaling?: ScalingSetup | null;
+  /** Models x configurations x pools from a deployment file; null/absent = the flags' one configuration. */
+  readonly deployment?: DeploymentEngineSetup | null;
 }
 
 function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator, rng: PartitionedRng, built: BuiltPolicies | null): ClusterPolicies {
@@ -118,18 +166,57 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
     rng: rng.forSubsystem('router'),
     cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req),
   });
-  return { admission, routing, priority: built?.priority ?? null, tenants };
+  const pd = setup.pd;
+  const poolPolicy = (scorers: readonly ScorerConfig[] | null, subsystem: string): RoutingPolicy | null =>
+    scorers === null ? null : makeRoutingPolicy('weighted', { scorers, blockSize: setup.kv.blockSize, rng: rng.forSubsystem(subsystem), cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req) });
+  const pdPolicies: PdPolicies | null = pd
+    ? {
+      decider: makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
+      prefillRouting: poolPolicy(pd.prefillScorers, 'prefill-router'),
+      decodeRouting: poolPolicy(pd.decodeScorers, 'decode-router'),
+    }
+    : null;
+  return { admission, routing, priority: built?.priority ?? null, tenants, pd: pdPolicies };
 }
 
 /** Scorers that read the instances' actual prefix caches (and so need the stale cache view). */
 const CACHE_AWARE_SCORERS = new Set(['precise-prefix-cache', 'no-hit-lru']);
 
-function readsInstanceCaches(p: PolicySetup): boolean {
+function readsInstanceCaches(p: PolicySetup, pd: PdEngineSetup | null): boolean {
   // Evolvable policies may read cachedPrefixBlocks (observed, with the configured staleness).
   if (p.evolvable?.active === true) return true;
-  if (p.routingPolicy !== 'weighted') return false;
-  const profile = p.routingScorers === null || p.routingScorers.length === 0 ? defaultScorerConfigs() : p.routingScorers;
-  return profile.some((c) => CACHE_AWARE_SCORERS.has(c.name));
+  const cacheAware = (scorers: readonly ScorerConfig[] | null): boolean =>
+    (scorers === null || scorers.length === 0 ? defaultScorerConfigs() : scorers).some((c) => CACHE_AWARE_SCORERS.has(c.name));
+  if (pd) {
+    if (pd.decider === 'prefix-threshold') return true;
+    if (pd.prefillScorers !== null && cacheAware(pd.prefillScorers)) return true;
+    if (pd.decodeScorers !== null && cacheAware(pd.decodeScorers)) return true;
+  }
+  return p.routingPolicy === 'weighted' && cacheAware(p.routingScorers);
+}
+
+/** The overrides startup instance `i` runs with (deployment pool, P/D pool), or null for the cluster-wide setup. */
+export function instanceOverrides(setup: EngineSetup, i: number): InstanceOverrides | null {
+  const d = setup.deployment;
+  if (d) return (d.pools[d.startup[i] ?? 0] as PoolConfigSetup).overrides;
+  return overridesFor(setup.pd, i);
+}
+
+/** The facts startup instance `i` reports to the router. */
+function factsOf(setup: EngineSetup, i: number): StaticFacts {
+  const d = setup.deployment;
+  const base = { model: setup.model ?? '', gpuType: setup.gpuType ?? '', tpDegree: setup.tp ?? 0, maxBatchSize: setup.maxNumSeqs };
+  if (!d) return base;
+  const p = d.pools[d.startup[i] ?? 0] as PoolConfigSetup;
+  return { ...base, model: p.model, gpuType: p.overrides.gpuType, tpDegree: p.overrides.tp, target: p.target, costPerHour: p.costPerGpuHour * p.overrides.tp };
+}
+
+function overridesFor(pd: PdEngineSetup | null | undefined, i: number): InstanceOverrides | null {
+  if (!pd) return null;
+  const role = pd.roles[i] ?? PoolRole.None;
+  if (role === PoolRole.Prefill) return pd.prefill;
+  if (role === PoolRole.Decode || role === PoolRole.PrefillDecode) return pd.decode;
+  return null;
 }
 
 export function buildCluster(setup: EngineSetup): ClusterSimulator {
@@ -151,6 +238,17 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
     built = p.evolvable.build(ctx);
   }
   const schedulerOf = built?.scheduler ?? null;
+  const baseFacts = factsOf(setup, 0);
+  const placement = placementFor(setup.scaling);
+  const plans = planStartup(setup.scaling, {
+    numInstances: setup.numInstances,
+    factsOf: (i) => factsOf(setup, i),
+    tpOf: (i) => instanceOverrides(setup, i)?.tp ?? Math.max(setup.tp ?? 1, 1),
+    maxModelLenOf: (i) => instanceOverrides(setup, i)?.maxModelLen ?? setup.maxModelLen,
+  }, placement, setup.kv.blockSize);
+  const poolByTarget = new Map((setup.deployment?.pools ?? []).map((p) => [p.target, p]));
+  const infra = infraSetup(setup.scaling, plans, placement, rng, setup.kv.blockSize, setup.maxModelLen, Math.max(setup.tp ?? 1, 1), built?.autoscale ?? null);
+  const pd = setup.pd;
   cluster = new ClusterSimulator(
     {
       horizon: setup.horizon,
@@ -158,39 +256,63 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       routingLatency: setup.routingLatency,
       snapshotRefreshInterval: p.snapshotRefreshInterval,
       // Freezing cache views costs work on every KV change; skip it when no policy reads them.
-      cacheSignalDelay: readsInstanceCaches(p) ? p.cacheSignalDelay : 0,
+      cacheSignalDelay: readsInstanceCaches(p, setup.pd ?? null) ? p.cacheSignalDelay : 0,
       traceDecisions: p.traceDecisions,
       counterfactualK: p.counterfactualK,
-      model: setup.model ?? '',
-      gpuType: setup.gpuType ?? '',
-      tpDegree: setup.tp ?? 0,
-      maxBatchSize: setup.maxNumSeqs,
+      ...baseFacts,
       flowControl: p.flowControl,
       routerSignals: p.evolvable?.active === true || p.routerSignals === true,
+      // P/D membership is by configured index; deferred (unplaced) instances leave no position.
+      pd: pd
+        ? {
+          roles: plans.map((x) => pd.roles[x.index] ?? PoolRole.None), transfer: pd.transfer, blockSize: setup.kv.blockSize,
+          models: pd.pdModels ?? null, ...(pd.kvBytesPerTokenOf ? { kvBytesPerTokenOf: pd.kvBytesPerTokenOf } : {}),
+          ...(pd.beyond ? { beyond: pd.beyond } : {}),
+        }
+        : null,
+      facts: plans.map((x) => x.facts),
+      infra,
+      defaultModel: setup.deployment?.defaultModel ?? '',
     },
     setup.numInstances,
-    (i, sink) =>
-      new Instance(
+    (i, sink, replica) => {
+      const plan = plans[i];
+      // Replicas the autoscaler adds run their target's configuration (none: the cluster-wide one).
+      const o = replica === undefined ? (plan !== undefined ? instanceOverrides(setup, plan.index) : null) : (poolByTarget.get(replica.build.target ?? '')?.overrides ?? null);
+      const build = replica?.build ?? plan?.build;
+      const kvBlocks = build?.kvTotalBlocks ?? (o === null ? setup.kv.totalBlocks : o.kvTotalBlocks);
+      const mml = build?.maxModelLen ?? (o === null ? setup.maxModelLen : o.maxModelLen);
+      const holder: { inst: Instance | null } = { inst: null };
+      holder.inst = new Instance(
         {
-          id: `instance_${i}`,
+          id: replica?.id ?? plan?.id ?? `instance_${i}`,
           horizon: setup.horizon,
           scheduler: setup.scheduler,
           schedulerPolicy: schedulerOf === null ? null : schedulerOf(i),
           maxNumSeqs: setup.maxNumSeqs,
           maxNumBatchedTokens: setup.maxNumBatchedTokens,
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
-          maxModelLen: setup.maxModelLen,
+          maxModelLen: mml,
           preemptionPolicy: setup.preemptionPolicy,
+          holdPrefillKV: pd?.beyond?.ownership === 'single',
         },
-        createKVStore(setup.kv),
-        setup.latency,
+        createKVStore(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks }),
+        latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),
         slo,
         sink,
-      ),
+      );
+      return holder.inst;
+    },
     (cs) => buildPolicies(setup, p, slo, cs, rng, built),
     slo,
   );
   return cluster;
+}
+
+/** A replica's latency model: wrapped with its warm-up penalty (read on the replica's own clock) when it has one. */
+function latencyFor(base: LatencyModel, build: ReplicaBuild | undefined, holder: { inst: Instance | null }): LatencyModel {
+  const w = build?.warmup;
+  return w === undefined ? base : withWarmup(base, w.profile, w.state, () => holder.inst?.clock ?? 0);
 }
 
 /**

@@ -7,8 +7,11 @@ import { GPU_NAMES } from '../config/catalog/hardware.js';
 import { FAIRNESS_POLICY_NAMES } from '../cluster/flow-control/bands.js';
 import { DISPATCH_ORDERS } from '../cluster/flow-control/gateway-queue.js';
 import { SATURATION_DETECTOR_NAMES } from '../cluster/flow-control/saturation.js';
+import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES } from '../cluster/pd/beyond.js';
 import { PREEMPTION_POLICIES, SCHEDULERS } from '../instance/scheduler.js';
 import { MOE_COMM_BACKENDS } from '../latency/moe-comm.js';
+import { AUTOSCALE_POLICIES } from '../routing/autoscale-policies.js';
+import { DISAGGREGATION_DECIDERS } from '../routing/disaggregation.js';
 import { ADMISSION_POLICIES, ROUTING_POLICIES } from '../routing/registry.js';
 import { PRESET_NAMES } from '../workload/presets.js';
 import { ConfigError } from './config-error.js';
@@ -96,6 +99,38 @@ export const FLAGS = [
   { name: 'trace-level', kind: 'string', def: 'none', choices: TRACE_LEVELS, help: 'tracing: none or minimal (summary metrics only), decisions (policy decisions and anomaly events), full (also batch formations and preemptions)', scope: 'shared' },
   { name: 'counterfactual-k', kind: 'int', def: 0, help: 'counterfactual candidates per routing decision (needs --trace-level decisions)', scope: 'shared' },
   { name: 'summarize-trace', kind: 'bool', def: false, help: 'print a summary of the decision trace', scope: 'shared' },
+  // autoscaler
+  { name: 'model-autoscaler-interval-us', kind: 'float', def: 0, help: 'autoscaler tick interval in µs (0 = off); overrides the policy bundle\'s autoscaler.interval_us. Scale-up needs the bundle\'s node_pools; run only', scope: 'shared' },
+  { name: 'autoscale-policy', kind: 'string', def: '', choices: AUTOSCALE_POLICIES, help: 'autoscaling policy per model: saturation (the reference analyzer), threshold, target-utilization ("" = the reference pipeline, or the policy bundle\'s autoscale section); needs an autoscaler interval', scope: 'shared' },
+  { name: 'autoscale-min-replicas', kind: 'int', def: 1, help: 'with --autoscale-policy: fewest replicas per model', scope: 'shared' },
+  { name: 'autoscale-max-replicas', kind: 'int', def: 0, help: 'with --autoscale-policy: most replicas per model (0 = as many as the node pools hold; > 0 also allows replicas without node pools)', scope: 'shared' },
+  // deployment model
+  { name: 'deployment', kind: 'string', def: '', help: 'deployment file (YAML/JSON): models x configurations x pools with their own hardware, TP, latency model, KV and replica bounds, and the autoscaler (see docs/deployments.md); replaces --num-instances and the P/D pool flags (replay takes it without its autoscaler)', scope: 'shared' },
+  // prefill/decode disaggregation
+  { name: 'prefill-instances', kind: 'int', def: 0, help: 'instances dedicated to prefill: instance_0 .. instance_{P-1} (0 = no P/D disaggregation)', scope: 'shared' },
+  { name: 'decode-instances', kind: 'int', def: 0, help: 'instances dedicated to decode: the next D instances', scope: 'shared' },
+  { name: 'prefill-decode-instances', kind: 'int', def: 0, help: 'shared-role instances serving both pools: the next S instances (they take the decode overrides)', scope: 'shared' },
+  { name: 'pd-decider', kind: 'string', def: 'never', choices: DISAGGREGATION_DECIDERS, help: 'P/D disaggregation decider: never, always, prefix-threshold', scope: 'shared' },
+  { name: 'pd-prefix-threshold', kind: 'int', def: 16, help: 'prefix-threshold decider: disaggregate when more prompt tokens than this are not cached on the chosen decode pod', scope: 'shared' },
+  { name: 'pd-transfer-bandwidth', kind: 'float', def: 25, help: 'prefill->decode KV transfer bandwidth (GB/s)', scope: 'shared' },
+  { name: 'pd-transfer-base-latency', kind: 'float', def: 0.05, help: 'fixed latency per KV transfer (ms)', scope: 'shared' },
+  { name: 'pd-transfer-contention', kind: 'bool', def: false, help: 'share the transfer bandwidth equally among the transfers in flight when one starts', scope: 'shared' },
+  { name: 'pd-kv-ownership', kind: 'string', def: 'duplicate', choices: PD_KV_OWNERSHIPS, help: 'P/D KV ownership: duplicate (the reference: the prefill pod keeps a cached copy) or single (the prefill pod holds the blocks until the transfer ends, then they are gone there)', scope: 'shared' },
+  { name: 'pd-transfer-mode', kind: 'string', def: 'whole', choices: PD_TRANSFER_MODES, help: 'P/D transfer: whole (the reference: starts when the prefill ends) or pipelined (each prefill chunk ships as soon as it is computed)', scope: 'shared' },
+  { name: 'pd-transfer-granularity', kind: 'string', def: 'stream', choices: PD_TRANSFER_GRANULARITIES, help: 'P/D transfer unit paying the base latency: stream (the reference: once per transfer), chunk, block', scope: 'shared' },
+  { name: 'pd-transfer-chunk-blocks', kind: 'int', def: 16, help: 'blocks per unit with --pd-transfer-granularity chunk', scope: 'shared' },
+  { name: 'pd-backpressure-threshold', kind: 'int', def: 0, help: 'hold new prefills for a decode pod that already has this many requests prefilling or in transfer (0 = off)', scope: 'shared' },
+  { name: 'pd-backpressure-retry-us', kind: 'int', def: 1000, help: 'how often a held prefill looks again (µs)', scope: 'shared' },
+  { name: 'prefill-routing-scorers', kind: 'string', def: '', help: 'weighted scorer profile name:weight,... for the prefill pool (default: the main routing policy)', scope: 'shared' },
+  { name: 'decode-routing-scorers', kind: 'string', def: '', help: 'weighted scorer profile name:weight,... for the decode pool (default: the main routing policy)', scope: 'shared' },
+  { name: 'prefill-tp', kind: 'int', def: 0, help: 'tensor parallelism of prefill-pool instances (0 = --tp)', scope: 'shared' },
+  { name: 'decode-tp', kind: 'int', def: 0, help: 'tensor parallelism of decode-pool and shared instances (0 = --tp)', scope: 'shared' },
+  { name: 'prefill-hardware', kind: 'string', def: '', help: 'GPU of prefill-pool instances ("" = --hardware)', scope: 'shared' },
+  { name: 'decode-hardware', kind: 'string', def: '', help: 'GPU of decode-pool and shared instances ("" = --hardware)', scope: 'shared' },
+  { name: 'prefill-latency-model', kind: 'string', def: '', choices: namesOf(LATENCY_BACKENDS), help: 'latency backend of prefill-pool instances ("" = --latency-model)', scope: 'shared' },
+  { name: 'decode-latency-model', kind: 'string', def: '', choices: namesOf(LATENCY_BACKENDS), help: 'latency backend of decode-pool and shared instances ("" = --latency-model)', scope: 'shared' },
+  { name: 'prefill-max-model-len', kind: 'int', def: 0, help: 'max model length of prefill-pool instances (0 = --max-model-len, capped at the pool\'s KV capacity)', scope: 'shared' },
+  { name: 'decode-max-model-len', kind: 'int', def: 0, help: 'max model length of decode-pool and shared instances (0 = --max-model-len, capped at the pool\'s KV capacity)', scope: 'shared' },
   // gateway queue / flow control
   { name: 'flow-control', kind: 'bool', def: false, help: 'enable the gateway queue (flow control); it replaces --admission-policy', scope: 'shared' },
   { name: 'saturation-detector', kind: 'string', def: 'never', choices: SATURATION_DETECTOR_NAMES, help: 'saturation detector gating dispatch: never, utilization, concurrency', scope: 'shared' },
@@ -160,6 +195,11 @@ export class FlagValues {
 
   changed(name: string): boolean {
     return this.explicit.has(name);
+  }
+
+  /** Whether the option exists here at all (commands borrow subsets of the table). */
+  has(name: string): boolean {
+    return this.raw[camel(name)] !== undefined;
   }
 
   /** The options set explicitly, as [name, value text], in option-table order (reports show them). */

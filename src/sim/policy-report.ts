@@ -13,6 +13,7 @@ import type { PreparedPolicies } from '../policy/build.js';
 import type { PolicyMetadata } from '../policy/spec.js';
 import { printTree } from '../policy/tree/index.js';
 import type { TraceLevel } from './resolve-policies.js';
+import { scaleEvents, scalingSection } from './scaling-report.js';
 
 export interface PolicyReportInput {
   readonly cs: ClusterSimulator;
@@ -47,10 +48,12 @@ export function anomalyReport(x: PolicyReportInput): AnomalyReport {
     preemptions: x.recorder.preemptions,
     routings: x.recorder.routings,
     kvSamples: x.recorder.kvSamples,
-    scaleEvents: [],
-    pdQueueSamples: [],
+    scaleEvents: scaleEvents(x.cs),
+    pdQueueSamples: (x.cs.pd?.beyond?.samples ?? []).map((s) => ({ timeUs: s.timeUs, instance: x.cs.instances[s.instance]?.id ?? '', pending: s.pending, requestIds: s.requestIds })),
   };
-  return detectAnomalies(inputs);
+  // A configured backpressure threshold is where an episode starts.
+  const bp = x.cs.pd?.beyond?.cfg.backpressure ?? 0;
+  return detectAnomalies(inputs, bp > 0 ? { pdBackpressureQueue: bp } : {});
 }
 
 /** The extra top-level keys of the JSON report. */
@@ -76,6 +79,8 @@ export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyRep
   if (x.cs.admissionDelays > 0) {
     out['admission_delays'] = { delays: x.cs.admissionDelays, delay_limit_rejections: x.cs.delayLimitRejections, still_delayed: x.cs.delayedNow.size };
   }
+  const scaling = scalingSection(x.cs);
+  if (scaling !== null) out['autoscaler'] = scaling;
   out['policy_anomalies'] = {
     counts: anomalies.counts,
     shadow_divergences: x.cs.shadowDivergences,
@@ -98,6 +103,19 @@ export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyRep
         ...(r.expectedCacheHit === undefined ? {} : { expected_cache_hit: r.expectedCacheHit, cache_hit: r.cacheHit }),
         ...(r.filteredOut === undefined ? {} : { filtered_out: r.filteredOut }),
       })),
+      ...(x.cs.autoscaler !== null && x.cs.autoscaler.decisions.length > 0
+        ? { scale_decisions: x.cs.autoscaler.decisions.map((d) => ({ clock_us: d.clock, target: d.target, trigger: d.trigger, current: d.current, action: d.decision.action, target_replicas: d.decision.targetReplicas, reason: d.decision.reason })) }
+        : {}),
+      ...(x.cs.autoscaler !== null && x.cs.autoscaler.records.length > 0
+        ? { scales: x.cs.autoscaler.records.map((r) => ({ clock_us: r.clock, target: r.target, action: r.action, instance_id: r.instanceId, replicas: r.replicas, reason: r.reason })) }
+        : {}),
+      ...(x.cs.pd !== null
+        ? {
+          disaggregations: x.cs.pd.disaggregationRecords.map((d) => ({ request_id: d.requestId, clock_us: d.clock, disaggregate: d.disaggregate, decode_instance: d.decodeInstance, reason: d.reason })),
+          prefill_routings: x.cs.pd.prefillRoutingRecords.map((r) => ({ parent_request_id: r.parentRequestId, clock_us: r.clock, chosen_instance: r.chosenInstance, regret: r.regret })),
+          kv_transfers: x.cs.pd.kvTransferRecords.map((k) => ({ parent_request_id: k.parentRequestId, start_us: k.transferStartTime, duration_us: k.transferDuration, blocks: k.numKVBlocks, prefill_instance: k.prefillInstanceId, decode_instance: k.decodeInstanceId })),
+        }
+        : {}),
       ...(x.traceLevel === 'full'
         ? {
             batches: x.recorder.batches.map((b) => ({ time_us: b.timeUs, instance: b.instance, step: b.step, scheduled: b.scheduled, newly_scheduled: b.newlyScheduled, preempted: b.preempted, duration_us: b.durationUs, kv_offloads: b.offloads, kv_reloads: b.reloads })),

@@ -12,6 +12,9 @@ import { aggregateViews, anomalyLines, buildMetricsFile, buildMetricsOutput, ins
 import { goJsonIndent } from '../metrics/go-format.js';
 import type { DecisionTrace } from '../domain/decision-records.js';
 import { summarizeTrace, traceSummaryLines } from '../metrics/trace-summary.js';
+import { pdAggregate, pdMetricsLines, summarizePd } from '../metrics/pd.js';
+import { pdCorrections } from '../cluster/pd/project.js';
+import { PoolRole } from '../cluster/pd/pools.js';
 
 export type Section =
   | { readonly kind: 'metrics'; readonly header: string; readonly json: MetricsOutputJson }
@@ -52,9 +55,10 @@ function text(header: string, key: string, lines: readonly string[] | null, out:
 
 export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_REPORT_OPTIONS): Report {
   const views = cs.instances.map((i) => instanceView(i.metrics));
-  const agg = aggregateViews(views);
+  const pd = cs.pd;
+  const agg = pd === null ? aggregateViews(views) : pdAggregate(aggregateViews(views), pdCorrections(pd), pd.parents.map((p) => p.req));
   const sections: Section[] = [];
-  if (cs.instances.length > 1) {
+  if (cs.configuredInstances > 1) {
     cs.instances.forEach((inst, k) => {
       sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: buildMetricsOutput(views[k] as MetricsView, inst.id) });
     });
@@ -76,6 +80,18 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
   text('Anomaly Counters', 'anomaly_counters', anomalyLines(raw), sections);
   text('KV Cache Metrics', 'kv_cache_metrics', kvCacheLines(raw), sections);
   for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null)) text(s.header, s.key, s.lines, sections);
+  if (pd !== null) {
+    const contention = pd.contentionEnabled;
+    const summary = summarizePd({
+      parents: pd.parents.map((p) => ({ id: p.id, transferStartTime: p.transferStartTime, transferCompleteTime: p.transferCompleteTime, req: p.req })),
+      instances: cs.instances.map((inst, i) => ({ completedRequests: inst.metrics.completedRequests, prefill: pd.inPool(i, PoolRole.Prefill), decode: pd.inPool(i, PoolRole.Decode) })),
+      simEndedTime: agg.simEndedTime,
+      contention,
+      peakConcurrentTransfers: pd.peakConcurrentTransfers,
+      meanTransferQueueDepth: pd.meanTransferQueueDepth,
+    });
+    text('PD Metrics', 'pd_metrics', pdMetricsLines(summary, contention), sections);
+  }
   if (opts.trace && opts.summarizeTrace) text('Trace Summary', 'trace_summary', traceSummaryLines(summarizeTrace(opts.trace)), sections);
   const extras = opts.jsonExtras ?? {};
   if (typeof extras !== 'function') return { sections, aggregate: agg, clusterOutput, jsonExtras: extras };

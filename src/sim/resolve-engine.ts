@@ -4,7 +4,11 @@
  */
 import type { EngineSetup } from './engine-setup.js';
 import { ConfigError } from './config-error.js';
-import { resolveLatency, type ResolvedLatency } from './resolve-latency.js';
+import { resolveLatency, type LatencyInput, type ResolvedLatency } from './resolve-latency.js';
+import { resolveDeployment } from './resolve-deployment.js';
+import type { DeploymentSpec } from '../deploy/spec.js';
+import { resolvePdFlags } from './resolve-pd.js';
+import { calculateKVBlocks } from '../latency/kv-capacity.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { LIMITS, checkLimit } from '../domain/limits.js';
@@ -62,9 +66,12 @@ export interface EngineResolution {
   readonly setup: Omit<EngineSetup, 'horizon'>;
   readonly latency: ResolvedLatency;
   readonly seed: bigint;
+  /** KV blocks of an instance placed on a GPU of given memory (node pools); null when capacity is fixed. */
+  readonly kvForGpu: ((gpuMemoryGiB: number, tp: number) => number | null) | null;
 }
 
-export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<EngineResolution> {
+/** The latency-resolution inputs the flags give (user model and hardware files read), and how to point an error into those files. */
+export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ inputs: LatencyInput; locate: (e: unknown) => unknown }> {
   const folder = f.str('model-config-folder');
   let userModelConfig: { raw: unknown; text: string; label: string } | undefined;
   if (folder !== '') {
@@ -75,34 +82,47 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   // The schema library is loaded only when a user catalog file is given (it costs startup time).
   const hwText = hwPath === '' ? '' : env.readText(hwPath, '--hardware-config');
   const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(hwText, hwPath);
-  let latency: ResolvedLatency;
-  try {
-    latency = resolveLatency({
-      model: f.str('model'),
-      hardware: f.str('hardware'),
-      tp: f.int('tp'),
-      dp: f.int('dp'),
-      backend: f.str('latency-model'),
-      backendExplicit: f.changed('latency-model'),
-      alpha: f.floats('alpha-coeffs'),
-      alphaExplicit: f.changed('alpha-coeffs'),
-      beta: f.floats('beta-coeffs'),
-      betaExplicit: f.changed('beta-coeffs'),
-      totalKvBlocks: f.int('total-kv-blocks'),
-      totalKvBlocksExplicit: f.changed('total-kv-blocks'),
-      blockSize: f.int('block-size-in-tokens'),
-      gpuMemoryUtilization: f.float('gpu-memory-utilization'),
-      maxModelLen: f.int('max-model-len'),
-      maxModelLenExplicit: f.changed('max-model-len'),
-      moeCommBackend: f.str('moe-comm-backend'),
-      enableExpertParallel: f.bool('enable-expert-parallel'),
-      ...(userModelConfig ? { userModelConfig: { raw: userModelConfig.raw, label: userModelConfig.label } } : {}),
-      ...(userHardware ? { userHardware } : {}),
-    });
-  } catch (e) {
+  const inputs: LatencyInput = {
+    model: f.str('model'),
+    hardware: f.str('hardware'),
+    tp: f.int('tp'),
+    dp: f.int('dp'),
+    backend: f.str('latency-model'),
+    backendExplicit: f.changed('latency-model'),
+    alpha: f.floats('alpha-coeffs'),
+    alphaExplicit: f.changed('alpha-coeffs'),
+    beta: f.floats('beta-coeffs'),
+    betaExplicit: f.changed('beta-coeffs'),
+    totalKvBlocks: f.int('total-kv-blocks'),
+    totalKvBlocksExplicit: f.changed('total-kv-blocks'),
+    blockSize: f.int('block-size-in-tokens'),
+    gpuMemoryUtilization: f.float('gpu-memory-utilization'),
+    maxModelLen: f.int('max-model-len'),
+    maxModelLenExplicit: f.changed('max-model-len'),
+    moeCommBackend: f.str('moe-comm-backend'),
+    enableExpertParallel: f.bool('enable-expert-parallel'),
+    ...(userModelConfig ? { userModelConfig: { raw: userModelConfig.raw, label: userModelConfig.label } } : {}),
+    ...(userHardware ? { userHardware } : {}),
+  };
+  const locate = (e: unknown): unknown => {
     const gpu = f.str('hardware');
     const hwFile = userHardware?.has(gpu) === true ? { raw: null, text: hwText, label: hwPath, gpu } : undefined;
-    throw locateUserFileError(e, userModelConfig, hwFile);
+    return locateUserFileError(e, userModelConfig, hwFile);
+  };
+  return { inputs, locate };
+}
+
+export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment: DeploymentSpec | null = null): Promise<EngineResolution> {
+  const { inputs, locate } = await latencyInputs(f, env);
+  const dep = deployment === null ? null : resolveDeployment(deployment, inputs, f, env);
+  let latency: ResolvedLatency;
+  if (dep !== null) latency = dep.first;
+  else {
+    try {
+      latency = resolveLatency(inputs);
+    } catch (e) {
+      throw locate(e);
+    }
   }
   const positive = (name: string): number => {
     const v = f.int(name);
@@ -114,7 +134,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
     if (v < 0) throw new ConfigError('bad-flag', `--${name} must be >= 0, got ${v}`);
     return v;
   };
-  const numInstances = positive('num-instances');
+  const numInstances = dep === null ? positive('num-instances') : dep.numInstances;
   if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
   checkEngineLimits(f, latency, numInstances);
   const scheduler = f.str('scheduler');
@@ -126,15 +146,37 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
   if (cpuBlocks > 0 && !(bw > 0)) throw new ConfigError('bad-flag', `--kv-transfer-bandwidth must be > 0 with --kv-cpu-blocks, got ${bw}`);
   const maxModelLen = latency.maxModelLen;
   const blockSize = f.int('block-size-in-tokens');
+  // `blis serve` shares this resolution but has no pools.
+  const pd = dep !== null
+    ? dep.pd
+    : f.has('prefill-instances')
+      ? resolvePdFlags(f, latency, { numInstances, blockSize, dp: f.int('dp'), gpuMemoryUtilization: f.float('gpu-memory-utilization'), moeCommBackend: f.str('moe-comm-backend') }, (m) => env.warn(m))
+      : null;
   if (maxModelLen > 0 && Math.ceil(maxModelLen / blockSize) > latency.totalKvBlocks) {
     throw new ConfigError('bad-flag', `KV cache too small for --max-model-len ${maxModelLen}: needs ${Math.ceil(maxModelLen / blockSize)} blocks but --total-kv-blocks is ${latency.totalKvBlocks}`);
   }
+  // Per-instance KV capacity on node pools: only when capacity is derived (not given) for an analytical model.
+  const arch = latency.architecture;
+  const params = latency.kvParams;
+  const hw = latency.hardwareConfig;
+  const util = f.float('gpu-memory-utilization');
+  const dp = f.int('dp');
+  const kvForGpu = !f.changed('total-kv-blocks') && arch !== null && params !== null && hw !== null && (latency.backend === 'roofline' || latency.backend === 'trained-physics')
+    ? (mem: number, tp: number): number | null => {
+      try {
+        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util });
+      } catch {
+        return null;
+      }
+    }
+    : null;
   const kvOrigin = f.changed('total-kv-blocks') ? '' : latency.totalKvBlocks === f.int('total-kv-blocks') ? ' (the default)' : ' (sized from GPU memory)';
   env.info?.(`engine: model ${latency.model}, latency model ${latency.backend}${latency.hardware === '' ? '' : `, GPU ${latency.hardware}`}` +
     `${latency.tp > 0 ? `, TP ${latency.tp}` : ''}, ${numInstances} instance(s), ${latency.totalKvBlocks} KV blocks of ${blockSize} tokens${kvOrigin}, max-model-len ${maxModelLen === 0 ? 'unbounded' : maxModelLen}`);
   return {
     seed: f.bigint('seed'),
     latency,
+    kvForGpu,
     setup: {
       seed: f.bigint('seed'),
       model: latency.model,
@@ -157,6 +199,8 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv): Promise<En
         transferBaseLatency: nonNegative('kv-transfer-base-latency'),
       },
       latency: latency.latency,
+      pd,
+      deployment: dep?.engine ?? null,
     },
   };
 }

@@ -14,6 +14,7 @@ import { calculateKVBlocks, resolveMaxModelLen } from '../latency/kv-capacity.js
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import type { HardwareConfig, LatencyModel, ModelConfig } from '../latency/types.js';
+import type { KVCapacityParams } from '../latency/hf-config.js';
 import { ConfigError } from './config-error.js';
 
 export const LATENCY_BACKENDS = { 'trained-physics': true, roofline: true, blackbox: true } as const;
@@ -55,6 +56,18 @@ export interface ResolvedLatency {
   readonly totalKvBlocks: number;
   readonly maxModelLen: number;
   readonly warnings: readonly string[];
+  /** Coefficients in effect (defaults filled in), for pools that run another backend. */
+  readonly alpha: readonly number[];
+  readonly beta: readonly number[];
+  /** KV sizing facts of the model (null for blackbox or when they cannot be read). */
+  readonly kvParams: KVCapacityParams | null;
+  /** A GPU by name: the user's hardware file first, then the catalog. */
+  readonly findHardware: (gpu: string) => HardwareConfig | undefined;
+  /**
+   * The model's architecture even for blackbox (P/D sizes KV transfers from it); null when no config.json is
+   * known for the model.
+   */
+  readonly architecture: ModelConfig | null;
 }
 
 function allZeros(v: readonly number[]): boolean {
@@ -97,6 +110,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     return {
       backend, latency, model, hardware: inp.hardware, tp: inp.tp, modelConfig: null, hardwareConfig: null,
       totalKvBlocks: inp.totalKvBlocks, maxModelLen: inp.maxModelLen, warnings,
+      alpha: inp.alpha, beta: inp.beta, kvParams: null, findHardware: hardwareFinder(inp), architecture: architectureOf(inp, model),
     };
   }
 
@@ -161,13 +175,14 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   }
 
   let totalKvBlocks = inp.totalKvBlocks;
+  let kvParams: KVCapacityParams | null = null;
+  try {
+    kvParams = extractKVCapacityParams(raw, label);
+  } catch (e) {
+    if (!inp.totalKvBlocksExplicit) warnings.push(`could not extract KV capacity params: ${(e as Error).message}; using total-kv-blocks=${totalKvBlocks}`);
+  }
   if (!inp.totalKvBlocksExplicit) {
-    let params;
-    try {
-      params = extractKVCapacityParams(raw, label);
-    } catch (e) {
-      warnings.push(`could not extract KV capacity params: ${(e as Error).message}; using total-kv-blocks=${totalKvBlocks}`);
-    }
+    const params = kvParams;
     if (params) {
       if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
       else totalKvBlocks = calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u });
@@ -187,5 +202,19 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   const latency = backend === 'roofline'
     ? createRooflineModel({ model: mc, hardware: hw, tp, alpha })
     : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta });
-  return { backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings };
+  return {
+    backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings,
+    alpha, beta, kvParams, findHardware: hardwareFinder(inp), architecture: mc,
+  };
+}
+
+function hardwareFinder(inp: LatencyInput): (gpu: string) => HardwareConfig | undefined {
+  return (gpu) => inp.userHardware?.get(gpu) ?? findGpu(gpu);
+}
+
+/** The model's parsed config.json (user folder, else catalog), or null when neither knows it. */
+function architectureOf(inp: LatencyInput, model: string): ModelConfig | null {
+  const raw = inp.userModelConfig?.raw ?? findCatalogModel(model)?.config;
+  if (raw === undefined) return null;
+  return applyWeightPrecisionFallback(parseHFConfig(raw, inp.userModelConfig?.label ?? `catalog:${model}`), model);
 }

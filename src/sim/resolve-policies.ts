@@ -11,6 +11,7 @@ import type { PolicySetup } from './engine-setup.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
 import type { PolicyMetadata } from '../policy/spec.js';
+import type { AutoscalerBundle, InstanceLifecycleBundle, NodePoolBundle } from '../policy/bundle.js';
 import { showValue } from '../domain/errors.js';
 
 /** `--trace-level`: minimal = summary metrics only (as none); decisions adds policy decisions and anomalies; full adds batch formations and preemptions. */
@@ -25,6 +26,15 @@ export interface ResolvedPolicies {
   readonly scheduler: SchedulerName;
   readonly preemptionPolicy: PreemptionPolicy;
   readonly sloPriorities: Readonly<Record<string, number>>;
+  /** The bundle's autoscaler, node pools and instance lifecycle sections (null without a bundle). */
+  readonly scaling: BundleScaling | null;
+}
+
+export interface BundleScaling {
+  readonly file: string;
+  readonly autoscaler: AutoscalerBundle;
+  readonly nodePools: readonly NodePoolBundle[] | null;
+  readonly instanceLifecycle: InstanceLifecycleBundle;
 }
 
 export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<ResolvedPolicies> {
@@ -111,6 +121,7 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
     scheduler: r.scheduler as SchedulerName,
     preemptionPolicy: r.preemptionPolicy as PreemptionPolicy,
     sloPriorities: Object.fromEntries(r.sloPriorityOverrides ?? []),
+    scaling: bundle === null ? null : { file: path, autoscaler: bundle.autoscaler, nodePools: bundle.nodePools, instanceLifecycle: bundle.instanceLifecycle },
     policy: {
       admissionPolicy: a.policy,
       tokenBucketCapacity: a.tokenBucketCapacity,

@@ -33,6 +33,9 @@ import { horizonFlag, resolveEngineFlags } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
+import { resolveScaling } from './resolve-scaling.js';
+import type { DeploymentSpec } from '../deploy/spec.js';
+import { checkDeploymentRequests, checkedDeploymentStream } from './deployment-checks.js';
 import { showValue } from '../domain/errors.js';
 
 /** The TraceV2 export of a run. */
@@ -297,19 +300,25 @@ function render(f: FlagValues, report: Report): string {
 
 export async function simulateRun(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
   outputFormat(f);
-  const { setup, latency, seed } = await resolveEngineFlags(f, env);
-  for (const w of latency.warnings) env.warn(w);
+  const deployment = await readDeployment(f, env);
+  const { setup, latency, seed, kvForGpu } = await resolveEngineFlags(f, env, deployment);
+  if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  const scaling = resolveScaling(f, pol.scaling, 'run', kvForGpu, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
-  const wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
+  let wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
   const count = Array.isArray(wl.requests) ? wl.requests.length : (wl.total ?? 0);
   env.info?.(`workload: ${count} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
   const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(wl.requests, wl.sessions.length > 0, spec === '' && users === 0) };
+  if (setup.deployment) {
+    if (Array.isArray(wl.requests)) checkDeploymentRequests(setup.deployment, wl.requests as readonly Request[], setup.kv.blockSize);
+    else wl = { ...wl, requests: checkedDeploymentStream(setup.deployment, wl.requests, setup.kv.blockSize) };
+  }
   await env.pause?.();
-  const full: EngineSetup = { ...setup, kv, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
+  const full: EngineSetup = { ...setup, kv, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities, scaling };
   // Closed-loop sessions: follow-up rounds enter the cluster as arrivals when their previous round ends.
   let sessions: SessionManager | null = null;
   if (wl.sessions.length > 0) {
@@ -398,9 +407,11 @@ export async function checkSimulation(mode: 'run' | 'replay', f: FlagValues, env
     parseTraceHeaderYaml(env.readText(headerPath, '--trace-header'), headerPath);
     parseTraceCsv(env.readText(dataPath, '--trace-data'), dataPath);
   }
-  const { seed, latency } = await resolveEngineFlags(f, env);
-  for (const w of latency.warnings) env.warn(w);
-  await resolvePolicyFlags(f, env);
+  const deployment = await readDeployment(f, env);
+  const { seed, latency, kvForGpu, setup } = await resolveEngineFlags(f, env, deployment);
+  if (deployment === null) for (const w of latency.warnings) env.warn(w);
+  const pol = await resolvePolicyFlags(f, env);
+  resolveScaling(f, pol.scaling, mode, mode === 'run' ? kvForGpu : null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   cliGoodput(f);
   if (mode === 'replay') {
     if (f.changed('horizon')) horizonFlag(f);
@@ -427,11 +438,14 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   if (records.length === 0) throw new ConfigError('empty-trace', `--trace-data: ${dataPath} has a header row but no records; the reference refuses to replay an empty trace — pass a trace with at least one request`);
   checkReplayRecords(records, dataPath);
   env.info?.(`trace: ${records.length} records from ${dataPath} (trace_version ${header.traceVersion}, mode ${header.mode === '' ? 'unset' : header.mode})`);
-  const { setup, latency, seed } = await resolveEngineFlags(f, env);
-  for (const w of latency.warnings) env.warn(w);
+  const deployment = await readDeployment(f, env);
+  const { setup, latency, seed } = await resolveEngineFlags(f, env, deployment);
+  if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  resolveScaling(f, pol.scaling, 'replay', null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
   const requests = buildReplayRequests(records, seed, dataPath);
+  if (setup.deployment) checkDeploymentRequests(setup.deployment, requests, setup.kv.blockSize);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
   const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(requests, false) };
   const full: EngineSetup = { ...setup, kv, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
@@ -448,6 +462,18 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
   await env.pause?.();
   return outputs(f, { report, cluster: cs, trace: null, recorder, requests, ...series }, () => simResults(report));
+}
+
+/** `--deployment FILE`, parsed and checked (null when not given). */
+async function readDeployment(f: FlagValues, env: SimEnv): Promise<DeploymentSpec | null> {
+  const path = f.has('deployment') ? f.str('deployment') : '';
+  if (path === '') return null;
+  const { parseDeployment } = await import('../deploy/parse.js');
+  return parseDeployment(env.readText(path, '--deployment'), path);
+}
+
+function hasEvolvableAutoscale(pol: ResolvedPolicies): boolean {
+  return pol.policy.evolvable?.evolvable.specs.autoscale !== undefined;
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

@@ -4,7 +4,8 @@
  * scope is `cluster` or an instance id. Counters are per-row deltas (see cluster/timeseries.ts).
  */
 import type { ClusterSimulator } from '../cluster/cluster.js';
-import { replicaProbe, TimeSeriesSampler, type SeriesProbe, type TimeSeriesData } from '../cluster/timeseries.js';
+import { scalingProbes } from '../cluster/scaling-series.js';
+import { TimeSeriesSampler, type SeriesProbe, type TimeSeriesData } from '../cluster/timeseries.js';
 import { ConfigError } from './config-error.js';
 import type { FlagValues } from './options.js';
 
@@ -48,7 +49,7 @@ export function resolveTimeSeries(f: FlagValues, force: boolean): TimeSeriesRequ
 
 /** Attaches a sampler to `cs` (before it runs). */
 export function attachSampler(cs: ClusterSimulator, req: TimeSeriesRequest, outputTokenProcessingUs: number, probes: readonly SeriesProbe[] = []): TimeSeriesSampler {
-  const s = new TimeSeriesSampler(cs, { intervalUs: req.intervalUs, maxRows: req.maxRows, outputTokenProcessingUs, probes: [replicaProbe(cs), ...probes] });
+  const s = new TimeSeriesSampler(cs, { intervalUs: req.intervalUs, maxRows: req.maxRows, outputTokenProcessingUs, probes: [...scalingProbes(cs), ...probes] });
   cs.sampler = s;
   return s;
 }

@@ -4,11 +4,14 @@
  * {@link assertInvariants} runs all that apply and throws with the full list. Expected values are derived
  * from per-request state, never from the counters under test.
  */
-import { RequestState } from '../../src/domain/request.js';
+import { PdPart, RequestState } from '../../src/domain/request.js';
 import { MAX_INT64 } from '../../src/domain/units.js';
 import type { Instance } from '../../src/instance/instance.js';
+import type { Request } from '../../src/domain/request.js';
 import { buildReport } from '../../src/sim/report.js';
-import { classify, countBuckets, instanceOf, queuedTime, STATE_NAMES, waitingBlockAllowance, type Classification, type InvariantContext } from './context.js';
+import { classify, countBuckets, indexOf, instanceOf, limitsOf, queuedTime, STATE_NAMES, topLevel, waitingBlockAllowance, type Classification, type InvariantContext } from './context.js';
+import { checkPd } from './pd.js';
+import { checkScaling } from './scaling.js';
 
 export type { InvariantContext } from './context.js';
 
@@ -40,17 +43,19 @@ export function checkConservation(ctx: InvariantContext, cls: Classification = c
     eq('still_queued (waitQ length)', inst.waitQ.length, c.still_queued);
     eq('still_running (batch length)', inst.runningBatch.length, c.still_running);
     const injected = m.completedRequests + m.stillQueued + m.stillRunning + m.droppedUnservable + m.timedOutRequests;
-    // Requests evicted in flight by the gateway were routed here but leave every instance bucket.
+    // Requests evicted in flight by the gateway or killed by a drain were routed here but leave every instance bucket.
     const gap = m.requests.length - injected;
-    if (gap !== c.instance_pipeline + c.gateway_evicted) {
-      v.push(`INV-1 ${inst.id}: routed=${m.requests.length}, injected=${injected}: gap ${gap} != ${c.instance_pipeline} requests still in the instance pipeline at the horizon + ${c.gateway_evicted} evicted`);
+    if (gap !== c.instance_pipeline + c.gateway_evicted + c.drain_killed) {
+      v.push(`INV-1 ${inst.id}: routed=${m.requests.length}, injected=${injected}: gap ${gap} != ${c.instance_pipeline} requests still in the instance pipeline at the horizon + ${c.gateway_evicted} evicted + ${c.drain_killed} killed by a drain`);
     }
     for (const r of m.requests) {
       if (cls.where.has(r) && cls.where.get(r) !== i) v.push(`INV-1 ${inst.id}: ${r.id} is queued/running on another instance`);
     }
   });
-  const all = countBuckets(cls);
-  const routed = cs.instances.reduce((s, inst) => s + inst.metrics.requests.length, 0);
+  const all = countBuckets(cls, topLevel);
+  // A split request reached the instances through its prefill half (counted once).
+  let routed = cs.instances.reduce((s, inst) => s + inst.metrics.requests.filter(topLevel).length, 0);
+  for (const p of cs.pd?.parents ?? []) if (p.prefill.assignedInstance !== '') routed++;
   const rejections = cs.rejectedRequests + cs.routingRejections;
   if (all.rejected !== rejections) v.push(`INV-1 cluster: ${all.rejected} requests rejected but counters say ${rejections}`);
   const g = cs.gatewayCounters();
@@ -64,6 +69,9 @@ export function checkConservation(ctx: InvariantContext, cls: Classification = c
   // A request dispatched from the gateway whose routing event lies past the horizon is in neither place.
   if (setup.routingLatency === 0) gw('queue_depth', g.queueDepth, all.gateway_queued);
   else if (g.queueDepth > all.gateway_queued) gw('queue_depth', g.queueDepth, all.gateway_queued);
+  // Drains kill what runs on instances: ordinary requests and P/D halves (a split request follows its half).
+  const killed = countBuckets(cls, (r) => !cls.split.has(r)).drain_killed;
+  if (cs.drainKilled !== killed) v.push(`INV-1 cluster: ${cs.drainKilled} requests counted as killed by drains but ${killed} are`);
   if (cs.delayedNow.size !== all.admission_delayed) v.push(`INV-1 cluster: ${cs.delayedNow.size} requests counted as delayed but ${all.admission_delayed} are`);
   const unrouted = rejections + all.gateway_rejected + all.gateway_shed + all.gateway_expired + all.gateway_queued + all.cluster_pipeline + all.admission_delayed;
   if (requests.length !== routed + unrouted) {
@@ -90,6 +98,9 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
   const v: string[] = [];
   const mml = setup.maxModelLen;
   for (const [r, b] of cls.bucket) {
+    // A split request never runs itself; its halves are checked here, the request by checkPd.
+    if (cls.split.has(r)) continue;
+    const decodeHalf = r.pdPart === PdPart.Decode;
     const bad = (what: string): void => {
       v.push(`INV-2 ${r.id} (${b}, state=${STATE_NAMES[r.state] ?? r.state}): ${what}`);
     };
@@ -97,19 +108,27 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
     const inst = instanceOf(cs, r);
     const blocks = inst ? inst.kv.blocksOf(r) : 0;
     const wantState = b === 'completed' ? RequestState.Completed : b === 'timed_out' ? RequestState.TimedOut : b === 'still_running' ? RequestState.Running : RequestState.Queued;
-    // An in-flight eviction takes the request out of its instance in whatever state it had.
-    if (r.state !== wantState && b !== 'gateway_evicted') bad(`expected state ${STATE_NAMES[wantState]}`);
-    const allowed = b === 'still_queued' && inst ? waitingBlockAllowance(inst, r) : 0;
+    // An in-flight eviction or a drain kill takes the request out of its instance in whatever state it had.
+    if (r.state !== wantState && b !== 'gateway_evicted' && b !== 'drain_killed') bad(`expected state ${STATE_NAMES[wantState]}`);
+    // A queued decode half keeps the KV its transfer reserved (until a preemption releases it).
+    const held = r.pdPart === PdPart.Prefill && cs.pd?.parentOf(r)?.heldOnPrefill === true;
+    const allowed = held ? Infinity : b === 'still_queued' && inst ? (decodeHalf ? Math.ceil(r.inputLen / inst.kv.blockSize) : waitingBlockAllowance(inst, r)) : 0;
     if (b !== 'still_running' && blocks > allowed) bad(`holds ${blocks} KV blocks outside the batch (allowed ${allowed})`);
     switch (b) {
       case 'completed':
-        if (!r.hasTTFT || !r.ttftSet) bad('completed without a TTFT');
+        // A decode half arrives with its prompt's KV: its first token is the prefill half's, unless a preemption
+        // on its pod made it prefill again (the reference then stamps its own TTFT).
+        if (!decodeHalf && (!r.hasTTFT || !r.ttftSet)) bad('completed without a TTFT');
+        if (decodeHalf && (r.hasTTFT || r.ttftSet) && (inst?.metrics.preemptionCount ?? 0) === 0) bad('decode half with a TTFT of its own');
         if (!r.hasE2E) bad('completed without an E2E');
         if (!r.hasSchedulingDelay) bad('completed without a scheduling delay');
         if (!r.registered) bad('completed but not registered in the instance metrics');
         if (r.scheduledStepIdx < 1 || r.finishedStepIdx < r.scheduledStepIdx) bad(`step indexes scheduled=${r.scheduledStepIdx} finished=${r.finishedStepIdx}`);
-        if (r.ttft !== r.firstTokenTime) bad(`recorded TTFT ${r.ttft} != first token time ${r.firstTokenTime}`);
-        if (r.lengthCapped) {
+        if (!decodeHalf && r.ttft !== r.firstTokenTime) bad(`recorded TTFT ${r.ttft} != first token time ${r.firstTokenTime}`);
+        if (decodeHalf && !r.lengthCapped) {
+          // Its first decode step moves PI past the input, so a one-token output ends one position later.
+          if (r.progressIndex !== r.inputLen + Math.max(r.outputLen - 1, 1)) bad(`decode half completed at PI=${r.progressIndex}, expected ${r.inputLen + Math.max(r.outputLen - 1, 1)}`);
+        } else if (r.lengthCapped) {
           if (!(mml > 0 && r.progressIndex >= mml - 1)) bad(`length-capped at PI=${r.progressIndex} with max-model-len ${mml}`);
         } else if (r.progressIndex !== r.inputLen + Math.max(r.outputLen, 1) - 1) {
           bad(`completed at PI=${r.progressIndex}, expected inputLen+max(outputLen,1)-1 = ${r.inputLen + Math.max(r.outputLen, 1) - 1}`);
@@ -127,7 +146,9 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
         if (b === 'rejected' && r.assignedInstance !== '') bad('rejected but routed');
         break;
       case 'still_queued':
-        if (r.progressIndex !== 0 || r.ttftSet || r.computedTokens !== 0) bad(`queued with PI=${r.progressIndex} ttftSet=${r.ttftSet} computed=${r.computedTokens} (not reset)`);
+        if (decodeHalf) {
+          if (r.ttftSet || (r.progressIndex !== r.inputLen && r.progressIndex !== 0)) bad(`queued decode half with PI=${r.progressIndex}`);
+        } else if (r.progressIndex !== 0 || r.ttftSet || r.computedTokens !== 0) bad(`queued with PI=${r.progressIndex} ttftSet=${r.ttftSet} computed=${r.computedTokens} (not reset)`);
         break;
       case 'still_running':
         if (!r.registered || !r.hasSchedulingDelay || r.scheduledStepIdx < 1) bad('running without having been scheduled');
@@ -142,6 +163,7 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
         if (r.progressIndex !== 0 || r.hasTTFT || r.hasSchedulingDelay) bad('never enqueued but has progress or samples');
         break;
       case 'gateway_evicted':
+      case 'drain_killed':
         break;
     }
   }
@@ -170,21 +192,35 @@ export function checkClock(ctx: InvariantContext): string[] {
 /** INV-4 KV block conservation at the end of the run, plus no leaked blocks. */
 export function checkKV(ctx: InvariantContext): string[] {
   const v: string[] = [];
-  for (const inst of ctx.cs.instances) {
+  ctx.cs.instances.forEach((inst, i) => {
     const err = inst.kv.checkConservation();
     if (err) v.push(`INV-4 ${inst.id}: ${err}`);
-    v.push(...kvUsage(inst));
-  }
+    v.push(...kvUsage(inst, reservedOn(ctx, i)));
+  });
   return v;
+}
+
+/**
+ * P/D: requests holding KV on instance `index` outside its queue and batch — decode halves whose KV is
+ * reserved while their transfer is in flight, and (single ownership) finished prefill halves holding theirs.
+ */
+export function reservedOn(ctx: InvariantContext, index: number): Request[] {
+  const out: Request[] = [];
+  for (const p of ctx.cs.pd?.parents ?? []) {
+    if (p.decode !== null && p.decodeIndex === index && p.decodeEnqueueTime === 0) out.push(p.decode);
+    if (p.heldOnPrefill && p.prefillIndex === index) out.push(p.prefill);
+  }
+  return out;
 }
 
 /**
  * Used blocks can only be held by requests in the instance (blocks may be shared, so the sum bounds them);
  * waiting requests hold none except the tiered quirk of {@link waitingBlockAllowance}.
  */
-export function kvUsage(inst: Instance): string[] {
+export function kvUsage(inst: Instance, reserved: readonly Request[] = []): string[] {
   const used = inst.kv.usedBlocks();
   let held = 0;
+  for (const r of reserved) held += inst.kv.blocksOf(r);
   for (const r of inst.runningBatch) held += inst.kv.blocksOf(r);
   for (const r of inst.waitQ.toArray()) held += inst.kv.blocksOf(r);
   if (used > inst.kv.totalBlocks || used < 0) return [`INV-4 ${inst.id}: usedBlocks ${used} outside [0, ${inst.kv.totalBlocks}]`];
@@ -200,12 +236,15 @@ export function kvUsage(inst: Instance): string[] {
 export function checkCausality(ctx: InvariantContext, cls: Classification = classify(ctx)): string[] {
   const { setup } = ctx;
   const v: string[] = [];
-  const post = setup.latency.postDecodeFixedOverhead();
-  const otp = setup.latency.outputTokenProcessingTime();
   for (const [r, b] of cls.bucket) {
     if (r.hasTTFT && r.ttft < 1) v.push(`INV-5 ${r.id}: TTFT ${r.ttft} < 1 tick`);
-    if (b !== 'completed') continue;
-    const enq = queuedTime(setup, r);
+    // Split requests and their decode halves have their own causal chain (INV-PD-4, checkPd).
+    if (b !== 'completed' || cls.split.has(r) || r.pdPart === PdPart.Decode) continue;
+    const idx = indexOf(ctx.cs, r);
+    const lat = idx < 0 ? setup.latency : limitsOf(ctx, idx).latency;
+    const post = lat.postDecodeFixedOverhead();
+    const otp = lat.outputTokenProcessingTime();
+    const enq = queuedTime(setup, r, lat);
     const sched = r.arrivalTime + r.schedulingDelay;
     if (!(r.arrivalTime <= enq && enq <= sched)) v.push(`INV-5 ${r.id}: arrival ${r.arrivalTime} <= enqueue ${enq} <= schedule ${sched} violated`);
     if (!(r.schedulingDelay < r.ttft)) v.push(`INV-5 ${r.id}: scheduling delay ${r.schedulingDelay} >= TTFT ${r.ttft}`);
@@ -238,7 +277,7 @@ export function checkWorkConserving(ctx: InvariantContext, cls: Classification =
     }
   }
   if (ctx.setup.horizon >= MAX_INT64) {
-    const c = countBuckets(cls);
+    const c = countBuckets(cls, topLevel);
     const left = c.still_queued + c.still_running + c.instance_pipeline + c.cluster_pipeline;
     if (left > 0) v.push(`INV-8: unbounded horizon but ${left} requests never finished (${JSON.stringify(c)})`);
   }
@@ -267,18 +306,22 @@ export function unservable(inputLen: number, maxOutputLen: number, maxModelLen: 
  */
 export function checkOracleBoundary(ctx: InvariantContext, cls: Classification = classify(ctx)): string[] {
   const { setup } = ctx;
-  const mml = setup.maxModelLen;
   const v: string[] = [];
   const passedGuard = new Set(['completed', 'timed_out', 'dropped_unservable', 'still_queued', 'still_running']);
   for (const [r, b] of cls.bucket) {
     if (!passedGuard.has(b)) continue;
+    // Decode halves skip the enqueue guards (their KV is already allocated); split requests never enqueue.
+    if (cls.split.has(r) || r.pdPart === PdPart.Decode) continue;
+    const idx = indexOf(ctx.cs, r);
+    const lim = idx < 0 ? null : limitsOf(ctx, idx);
+    const mml = lim?.maxModelLen ?? setup.maxModelLen;
     const before = ctx.log?.initialMaxOutputLen.get(r);
     let budget = r.maxOutputLen;
     if (before !== undefined) {
       budget = before === 0 && mml > 0 && r.inputLen < mml ? mml - r.inputLen : before;
       if (r.maxOutputLen !== budget) v.push(`INV-9 ${r.id}: client budget ${before} became ${r.maxOutputLen} at enqueue, expected ${budget}`);
     }
-    const want = unservable(r.inputLen, budget, mml, setup.kv.blockSize, setup.kv.totalBlocks);
+    const want = unservable(r.inputLen, budget, mml, setup.kv.blockSize, lim?.totalBlocks ?? setup.kv.totalBlocks);
     if (want !== (b === 'dropped_unservable')) {
       v.push(`INV-9 ${r.id}: ${b} but the output-blind guard says ${want ? 'unservable' : 'servable'} (input ${r.inputLen}, maxOutputLen ${budget}, outputs ${r.outputLen})`);
     }
@@ -303,8 +346,10 @@ export function checkTokenAccounting(ctx: InvariantContext, cls: Classification 
     let evictedInput = 0;
     for (const r of m.requests) {
       const b = cls.bucket.get(r);
-      if (b === 'completed' || b === 'timed_out' || b === 'still_queued' || b === 'still_running') input += r.inputLen;
-      if (b === 'gateway_evicted') evictedInput += r.inputLen;
+      const decodeHalf = r.pdPart === PdPart.Decode;
+      // A decode half's prompt was counted by its prefill half.
+      if (!decodeHalf && (b === 'completed' || b === 'timed_out' || b === 'still_queued' || b === 'still_running')) input += r.inputLen;
+      if (b === 'gateway_evicted' || b === 'drain_killed') evictedInput += r.inputLen;
       if (b !== 'completed') continue;
       const decoded = r.progressIndex - r.inputLen;
       if (r.lengthCapped) {
@@ -312,7 +357,8 @@ export function checkTokenAccounting(ctx: InvariantContext, cls: Classification 
         out += Math.max(decoded < r.outputLen ? decoded + 1 : decoded, 0);
       } else {
         out += r.outputLen;
-        if (decoded !== Math.max(r.outputLen - 1, 0)) v.push(`tokens ${r.id}: ${decoded} ITL-producing decode steps for ${r.outputLen} outputs`);
+        const want = decodeHalf ? Math.max(r.outputLen - 1, 1) : Math.max(r.outputLen - 1, 0);
+        if (decoded !== want) v.push(`tokens ${r.id}: ${decoded} ITL-producing decode steps for ${r.outputLen} outputs`);
       }
       itls += decoded;
       ttftSum += r.firstTokenTime;
@@ -356,6 +402,8 @@ export function collectViolations(ctx: InvariantContext): string[] {
     ...checkWorkConserving(ctx, cls),
     ...checkOracleBoundary(ctx, cls),
     ...checkTokenAccounting(ctx, cls),
+    ...(ctx.cs.pd !== null ? checkPd(ctx, cls) : []),
+    ...checkScaling(ctx, ctx.scalingBounds ?? null),
   ];
 }
 

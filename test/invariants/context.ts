@@ -7,7 +7,9 @@ import type { ClusterSimulator } from '../../src/cluster/cluster.js';
 import { RequestState, type Request, type RequestOutcome } from '../../src/domain/request.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { TieredKVCache } from '../../src/kv/tiered.js';
-import type { EngineSetup } from '../../src/sim/engine-setup.js';
+import { instanceOverrides, type EngineSetup, type InstanceOverrides } from '../../src/sim/engine-setup.js';
+import type { LatencyModel } from '../../src/latency/types.js';
+import type { PdParent } from '../../src/cluster/pd/parent.js';
 import type { EventRecorder } from './recorder.js';
 
 export interface InvariantContext {
@@ -18,6 +20,8 @@ export interface InvariantContext {
   readonly setup: EngineSetup;
   /** Present when an {@link EventRecorder} observed the run; enables the per-event checks. */
   readonly log?: EventRecorder;
+  /** Replica bounds per scaling target, when the run had them (scale_bounds). */
+  readonly scalingBounds?: import('./scaling.js').ScalingBounds;
 }
 
 export type Bucket =
@@ -36,12 +40,18 @@ export type Bucket =
 
 export const BUCKETS: readonly Bucket[] = [
   'completed', 'timed_out', 'dropped_unservable', 'rejected', 'gateway_rejected', 'gateway_shed', 'gateway_expired',
-  'gateway_evicted', 'still_queued', 'still_running', 'instance_pipeline', 'cluster_pipeline', 'gateway_queued',
+  'gateway_evicted', 'drain_killed', 'still_queued', 'still_running', 'instance_pipeline', 'cluster_pipeline', 'gateway_queued',
   'admission_delayed',
 ];
 
 export interface Classification {
+  /**
+   * Every request's bucket: the run's requests and, with P/D, the prefill and decode halves too; a split
+   * request's own bucket is derived from its halves (see {@link parentBucket}).
+   */
   readonly bucket: Map<Request, Bucket>;
+  /** P/D: the requests that were split (their halves did the work); empty without pools. */
+  readonly split: ReadonlySet<Request>;
   /** Instance index each request sits in (queue or batch), for located requests only. */
   readonly where: Map<Request, number>;
   readonly violations: string[];
@@ -55,8 +65,43 @@ export const STATE_NAMES: Record<number, string> = {
 };
 
 /** Tick at which the request's instance QueuedEvent fires (routing time + the model's queueing delay). */
-export function queuedTime(setup: EngineSetup, r: Request): number {
-  return r.arrivalTime + setup.admissionLatency + setup.routingLatency + setup.latency.queueingTime(r);
+export function queuedTime(setup: EngineSetup, r: Request, latency: LatencyModel = setup.latency): number {
+  return r.arrivalTime + setup.admissionLatency + setup.routingLatency + latency.queueingTime(r);
+}
+
+/** The per-pool overrides startup instance `index` was built with (deployment or P/D), or null for the cluster-wide setup. */
+export function overridesOf(setup: EngineSetup, index: number): InstanceOverrides | null {
+  return index < setup.numInstances ? instanceOverrides(setup, index) : null;
+}
+
+/** Latency model, max-model-len and KV size of instance `index` as it was built. */
+export function limitsOf(ctx: InvariantContext, index: number): { latency: LatencyModel; maxModelLen: number; totalBlocks: number } {
+  const o = overridesOf(ctx.setup, index);
+  const inst = ctx.cs.instances[index];
+  return {
+    latency: o?.latency ?? ctx.setup.latency,
+    maxModelLen: o?.maxModelLen ?? ctx.setup.maxModelLen,
+    totalBlocks: inst?.kv.totalBlocks ?? ctx.setup.kv.totalBlocks,
+  };
+}
+
+/** Index of the instance `r` was routed to (-1 if none). */
+export function indexOf(cs: ClusterSimulator, r: Request): number {
+  return cs.instances.findIndex((i) => i.id === r.assignedInstance);
+}
+
+/**
+ * Where a split request stands, from its halves only: the decode half's bucket once enqueued; dropped when
+ * its KV could not be placed; between the halves ("in transfer") it counts as running, as the reference does.
+ */
+export function parentBucket(p: PdParent, bucket: ReadonlyMap<Request, Bucket>): Bucket | undefined {
+  if (p.req.outcome !== '') return p.req.outcome;
+  if (p.dropped) return 'dropped_unservable';
+  if (p.decode !== null && p.decodeEnqueueTime > 0) return bucket.get(p.decode);
+  const pb = bucket.get(p.prefill);
+  if (pb === 'completed') return 'still_running';
+  if (pb === undefined && p.prefill.assignedInstance === '') return 'cluster_pipeline';
+  return pb;
 }
 
 /**
@@ -79,7 +124,17 @@ export function instanceOf(cs: ClusterSimulator, r: Request): Instance | undefin
  * one (twice in a queue, in a queue and a batch, in a queue with a terminal outcome, ...).
  */
 export function classify(ctx: InvariantContext): Classification {
-  const { cs, requests, setup } = ctx;
+  const { cs, setup } = ctx;
+  const pd = cs.pd;
+  const split = new Set<Request>();
+  const requests: Request[] = [...ctx.requests];
+  if (pd !== null) {
+    for (const p of pd.parents) {
+      split.add(p.req);
+      if (p.prefill.assignedInstance !== '') requests.push(p.prefill);
+      if (p.decode !== null) requests.push(p.decode);
+    }
+  }
   const violations: string[] = [];
   const places = new Map<Request, string[]>();
   const where = new Map<Request, number>();
@@ -98,6 +153,7 @@ export function classify(ctx: InvariantContext): Classification {
   for (const r of requests) {
     if (ids.has(r.id)) violations.push(`INV-1: duplicate request id ${r.id} in the input`);
     ids.add(r.id);
+    if (split.has(r)) continue;
     const p = places.get(r) ?? [];
     const held: string[] = [...p];
     if (r.outcome !== '') held.push(`outcome=${r.outcome}`);
@@ -115,7 +171,8 @@ export function classify(ctx: InvariantContext): Classification {
     } else if (r.outcome !== '') b = r.outcome;
     else if (p.length === 1) b = (p[0] as string).endsWith('.waitQ') ? 'still_queued' : 'still_running';
     else if (r.assignedInstance !== '') {
-      if (queuedTime(setup, r) <= setup.horizon) {
+      const idx = indexOf(cs, r);
+      if (queuedTime(setup, r, idx < 0 ? setup.latency : limitsOf(ctx, idx).latency) <= setup.horizon) {
         violations.push(`INV-1: ${r.id} was routed to ${r.assignedInstance} and enqueued before the horizon, but is in no queue, no batch and has no outcome (lost request)`);
         continue;
       }
@@ -134,7 +191,20 @@ export function classify(ctx: InvariantContext): Classification {
   for (const r of places.keys()) {
     if (!ids.has(r.id)) violations.push(`INV-1: ${r.id} sits in an instance but was never given to run()`);
   }
-  return { bucket, where, violations };
+  if (pd !== null) {
+    for (const p of pd.parents) {
+      if (places.has(p.req)) violations.push(`INV-PD-6: split request ${p.id} sits in an instance itself`);
+      const b = parentBucket(p, bucket);
+      if (b === undefined) violations.push(`INV-1: split request ${p.id} has no derivable state (prefill ${bucket.get(p.prefill) ?? '?'})`);
+      else bucket.set(p.req, b);
+    }
+  }
+  return { bucket, where, violations, split };
+}
+
+/** The requests the cluster counts: the run's own (split ones included), not their halves. */
+export function topLevel(r: Request): boolean {
+  return r.pdPart === 0;
 }
 
 /** Number of requests per bucket, optionally restricted by `filter`. */

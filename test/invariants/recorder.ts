@@ -14,7 +14,7 @@
  * A livelock guard aborts runs that exceed `maxEvents`.
  */
 import type { ClusterSimulator } from '../../src/cluster/cluster.js';
-import { RequestState, type Request, type RequestOutcome } from '../../src/domain/request.js';
+import { PdPart, RequestState, type Request, type RequestOutcome } from '../../src/domain/request.js';
 import { EventKind } from '../../src/instance/events.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { kvUsage } from './checkers.js';
@@ -108,8 +108,19 @@ export class EventRecorder {
     this.pending = null;
     if (p === null || !this.deep) return;
     if (p.idx >= 0) this.afterInstanceEvent(p.t, p.kind, p.idx);
-    // Cluster events can reach into instances (gateway in-flight eviction): resynchronise the snapshots.
-    else this.cs.instances.forEach((inst, i) => this.snapshot(inst, this.snaps[i] as Snapshot));
+    // Cluster events can reach into instances (evictions, drains, P/D KV reservations): resynchronise.
+    else {
+      this.grow();
+      this.cs.instances.forEach((inst, i) => this.snapshot(inst, this.snaps[i] as Snapshot));
+    }
+  }
+
+  /** Instances the autoscaler added since the last look: start their per-instance records. */
+  private grow(): void {
+    while (this.snaps.length < this.cs.instances.length) {
+      this.snaps.push({ batch: [], pi: new Map(), busy: false, stepPending: false });
+      this.lastInstanceTime.push(0);
+    }
   }
 
   private onEvent(t: number, kind: EventKind, idx: number): void {
@@ -118,6 +129,7 @@ export class EventRecorder {
     this.kinds.push(kind);
     this.instanceIndexes.push(idx);
     if (this.times.length > this.maxEvents) throw new LivelockError(this.maxEvents, t);
+    this.grow();
     if (idx >= 0) this.lastInstanceTime[idx] = t;
     this.pending = { t, kind, idx };
   }
@@ -134,10 +146,20 @@ export class EventRecorder {
     this.checkContainers(inst, at);
     const kv = inst.kv.checkConservation();
     if (kv) this.fail(`INV-4 ${at}: ${kv}`);
-    for (const e of kvUsage(inst)) this.fail(`${e} (${at})`);
+    for (const e of kvUsage(inst, this.reservedOn(idx))) this.fail(`${e} (${at})`);
     const busy = inst.waitQ.length > 0 || inst.runningBatch.length > 0;
     if (busy && !inst.isStepPending) this.fail(`INV-8 ${at}: ${inst.waitQ.length} queued / ${inst.runningBatch.length} running but no step pending`);
     this.snapshot(inst, snap);
+  }
+
+  /** P/D requests holding KV here outside the queue and batch (reserved decode halves, held prefill halves). */
+  private reservedOn(idx: number): Request[] {
+    const out: Request[] = [];
+    for (const p of this.cs.pd?.parents ?? []) {
+      if (p.decode !== null && p.decodeIndex === idx && p.decodeEnqueueTime === 0) out.push(p.decode);
+      if (p.heldOnPrefill && p.prefillIndex === idx) out.push(p.prefill);
+    }
+    return out;
   }
 
   private snapshot(inst: Instance, snap: Snapshot): void {
@@ -166,7 +188,12 @@ export class EventRecorder {
 
   private checkTransitions(inst: Instance, kind: EventKind, at: string): void {
     for (const r of inst.metrics.requests) {
-      const prev = this.state.get(r);
+      let prev = this.state.get(r);
+      if (!prev && r.pdPart !== PdPart.None) {
+        // A P/D half first seen here (created by the cluster during the run).
+        prev = { s: RequestState.Queued, o: '' };
+        this.state.set(r, prev);
+      }
       if (!prev) {
         this.fail(`INV-2 ${at}: unknown request ${r.id}`);
         continue;
@@ -174,7 +201,7 @@ export class EventRecorder {
       const s = r.state;
       const o = r.outcome;
       if (s === prev.s && o === prev.o) continue;
-      if (o.startsWith('gateway_')) {
+      if (o.startsWith('gateway_') || o === 'drain_killed') {
         // Changed by a cluster-side eviction, not by this event.
         prev.s = s;
         prev.o = o;
@@ -224,6 +251,11 @@ export class EventRecorder {
       seen.add(r);
       if (r.state !== RequestState.Queued) this.fail(`INV-2 ${at}: ${r.id} in the wait queue with state ${STATE_NAMES[r.state]}`);
       const blocks = inst.kv.blocksOf(r);
+      // A decode half waits with its transferred prompt's KV (PI at the input's end) unless a preemption reset it.
+      if (r.pdPart === PdPart.Decode) {
+        if ((r.progressIndex !== r.inputLen && r.progressIndex !== 0) || blocks > Math.ceil(r.inputLen / bs)) this.fail(`INV-2 ${at}: decode half ${r.id} waiting with PI=${r.progressIndex}, ${blocks} KV blocks`);
+        continue;
+      }
       if (r.progressIndex !== 0 || blocks > waitingBlockAllowance(inst, r)) this.fail(`INV-2 ${at}: ${r.id} waiting with PI=${r.progressIndex}, ${blocks} KV blocks`);
       if (blocks > 0 && !this.tieredQuirks.has('waiting-holder')) this.tieredQuirks.set('waiting-holder', `${at}: ${r.id} waits holding ${blocks} KV blocks`);
     }

@@ -13,6 +13,8 @@ export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.
 export const SHARED_DIR = path.resolve(PROJECT_ROOT, '../shared');
 export const PARITY_DIR = path.join(SHARED_DIR, 'parity');
 export const HAS_PARITY = existsSync(PARITY_DIR);
+/** P/D disaggregation and the autoscaler; their argv name the model configs of PARITY_DIR. */
+export const PARITY_PD_DIR = path.join(SHARED_DIR, 'parity-pd');
 /** Sessions, closed-loop replay, LoRA, multimodal, the encode pool, compose and convert servegen. */
 export const PARITY_MORE_DIR = path.join(SHARED_DIR, 'parity-more');
 export const PARITY_SKIP_NOTE = HAS_PARITY ? '' : ` (skipped: parity fixtures not found at ${PARITY_DIR})`;

@@ -14,6 +14,7 @@ import type { PolicyBuildContext } from '../../src/policy/templates/build.js';
 import { TEMPLATES } from '../../src/policy/templates/catalog.js';
 import type { ControlPoint } from '../../src/policy/view.js';
 import type { AutoScaleContext, AutoScalePolicy } from '../../src/routing/autoscale.js';
+import { AUTOSCALE_POLICIES, makeAutoscalePolicy } from '../../src/routing/autoscale-policies.js';
 import { ADMISSION_POLICY_NAMES, makeAdmissionPolicy, makeRoutingPolicy, ROUTING_POLICY_NAMES } from '../../src/routing/registry.js';
 import { makeRequest, scenarioCachedBlocks, scenarioSnapshots, scenarioTokens } from '../../src/routing/test-fixtures.js';
 import type { AdmissionPolicy, PriorityPolicy, RouterState, RoutingPolicy } from '../../src/routing/types.js';
@@ -226,6 +227,7 @@ describe('autoscale contract', () => {
     }
     const tree = await evolvable('autoscale', 'autoscale:\n  type: decision_tree\n  tree:\n    if: {feature: deployment.avgQueueDepth, op: ">", value: 5}\n    then: {scale: up, by: 2}\n    else: {if: {feature: deployment.avgQueueDepth, op: "<", value: 1}, then: {scale: down}, else: {scale: none}}\n');
     subjects.push({ label: 'tree', make: () => tree().autoscale as AutoScalePolicy });
+    for (const name of AUTOSCALE_POLICIES) subjects.push({ label: `built-in ${name}`, make: () => makeAutoscalePolicy(name) });
     for (const e of ENGINES) {
       const c = await evolvable('autoscale', code('autoscale', e, 'function evaluate(ctx) {\n  if (ctx.metrics.avgQueueDepth > 5) return { action: "up", by: 2, reason: "queue" };\n  if (ctx.metrics.avgQueueDepth < 1) return { action: "down" };\n  return { targetReplicas: ctx.currentReplicas };\n}'));
       subjects.push({ label: `code (${e})`, make: () => c().autoscale as AutoScalePolicy });
@@ -236,7 +238,9 @@ describe('autoscale contract', () => {
     for (const current of [1, 2, 5, 8]) {
       for (const q of [0, 0.5, 3, 9, 50]) {
         for (const since of [0, 120e6]) {
-          grid.push({ configId: 'd', currentReplicas: current, minReplicas: 1, maxReplicas: 8, metrics: { avgQueueDepth: q, avgUtilization: q / 10, requestRate: 10, sloAttainment: {}, avgLatencyMs: 100, p99LatencyMs: 300 }, loadHistory: [], pendingRequests: q * current, clock: 1e9, timeSinceLastScaleUs: since });
+          grid.push({ configId: 'd', currentReplicas: current, minReplicas: 1, maxReplicas: 8, metrics: { avgQueueDepth: q, avgUtilization: q / 10, requestRate: 10, sloAttainment: {}, avgLatencyMs: 100, p99LatencyMs: 300 }, loadHistory: [], pendingRequests: q * current, clock: 1e9, timeSinceLastScaleUs: since,
+            replicas: Array.from({ length: current }, (_, k) => ({ instanceId: `i${k}`, variant: { gpuType: 'H100', tp: 1 }, kvUtilization: q / 10, queueDepth: q, inFlight: q, batchSize: Math.min(256, q * 20), maxBatchSize: 256, costPerHour: 0, totalKvCapacityTokens: 100_000, kvTokensInUse: Math.min(100_000, q * 10_000) })),
+            pendingReplicas: 0, pendingCapacityTokens: 0 });
         }
       }
     }

@@ -1,0 +1,85 @@
+/**
+ * End of a disaggregated run (reference cluster.go Run/projectPDMetrics, blis-cluster.md §8.6): the cluster's
+ * counts are corrected (a split request completes twice, once per half) and every per-request value is
+ * projected onto the parent, so the cluster's per-request view holds parents only (INV-PD-6):
+ *
+ *   completed parent  <=> completionTime > 0 (drops at transfer start count too, as in the reference)
+ *   E2E   = decode scheduling delay + decode's own E2E (just its own E2E after a re-prefill), else
+ *           completionTime − arrival
+ *   TTFT  = decode scheduling delay + the decode half's first ITL, else the prefill half's TTFT
+ *   scheduling delay = the prefill half's; ITL = the decode half's; handled by the decode pod.
+ *
+ * Incomplete parents get no per-request values. The parent's lifecycle state is left untouched (the trace
+ * export records split requests as incomplete, as the reference does).
+ */
+import type { Request } from '../../domain/request.js';
+import type { Instance } from '../../instance/instance.js';
+import type { PdCoordinator } from './coordinator.js';
+import type { PdParent } from './parent.js';
+
+/** Count corrections of the cluster aggregate. */
+export interface PdCorrections {
+  /** Subtracted from completed (prefill halves). */
+  readonly completedDelta: number;
+  /** Added to dropped-unservable (decode-side KV drops). */
+  readonly droppedDelta: number;
+  /** Added to still-running (requests between prefill and decode at the horizon). */
+  readonly stillRunningDelta: number;
+}
+
+export function pdCorrections(pd: PdCoordinator): PdCorrections {
+  const inTransfer = pd.inTransfer;
+  return { completedDelta: -pd.prefillCompleted, droppedDelta: pd.droppedAtDecodeKV, stillRunningDelta: inTransfer > 0 ? inTransfer : 0 };
+}
+
+/** The first ITL (µs) of `r`'s current attempt on `inst`, or undefined when it decoded no token yet. */
+function firstItl(r: Request, inst: Instance): number | undefined {
+  if (r.itlCount === 0) return undefined;
+  // Earlier runs of ITL steps (rare) come before the current one (Request.itlFirst).
+  const first = r.itlRuns !== null && r.itlRuns.length > 0 ? (r.itlRuns[0] as number) : r.itlFirst;
+  return inst.metrics.stepItl.at(first - 1);
+}
+
+/** Writes the parent-level values onto each parent request (idempotent; call once the instances are finalised). */
+export function projectParents(pd: PdCoordinator, instances: readonly Instance[]): void {
+  for (const p of pd.parents) projectOne(p, instances);
+}
+
+function projectOne(p: PdParent, instances: readonly Instance[]): void {
+  const req = p.req;
+  const pfx = p.prefill;
+  const dec = p.decode;
+  const completed = p.completionTime > 0;
+  req.registered = completed;
+  req.hasTTFT = false;
+  req.hasE2E = false;
+  req.hasSchedulingDelay = false;
+  req.itlMean = 0;
+  if (!completed) return;
+  const decodeInst = instances[p.decodeIndex] as Instance;
+  req.assignedInstance = decodeInst.id;
+  const hasDelay = dec !== null && dec.hasSchedulingDelay;
+  const delay = hasDelay ? dec.schedulingDelay : 0;
+  let e2e: number;
+  if (hasDelay && dec.hasE2E) {
+    // Own E2E is measured from the decode half's scheduling unless it re-prefilled after a preemption.
+    e2e = dec.firstTokenTime !== 0 ? dec.e2e : dec.e2e + delay;
+  } else {
+    e2e = p.completionTime - req.arrivalTime;
+  }
+  if (e2e >= 0) {
+    req.hasE2E = true;
+    req.e2e = e2e;
+  }
+  if (pfx.hasTTFT) {
+    const first = hasDelay ? firstItl(dec, decodeInst) : undefined;
+    const ttft = first === undefined ? pfx.ttft : delay + first;
+    req.hasTTFT = true;
+    req.ttft = ttft < 0 ? pfx.ttft : ttft;
+  }
+  if (pfx.hasSchedulingDelay) {
+    req.hasSchedulingDelay = true;
+    req.schedulingDelay = pfx.schedulingDelay;
+  }
+  if (dec !== null && dec.hasE2E) req.itlMean = dec.itlMean;
+}

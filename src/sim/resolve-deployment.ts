@@ -1,0 +1,154 @@
+/**
+ * A deployment file -> the engine's per-pool configurations (each pool resolved like a standalone run:
+ * hardware, TP, latency model, KV capacity derived from its GPU unless given, max-model-len capped at it),
+ * the startup instances (pool by pool, in file order, ids `instance_<k>`), and the P/D setup when any
+ * configuration is disaggregated (KV transfers sized with the prefill pool's own TP).
+ */
+import type { DeploymentSpec } from '../deploy/spec.js';
+import { poolTargetId } from '../deploy/spec.js';
+import { PoolRole } from '../cluster/pd/pools.js';
+import { kvBytesPerToken } from '../latency/kv-capacity.js';
+import { DISAGGREGATION_DECIDERS, isDisaggregationDecider } from '../routing/disaggregation.js';
+import { parseJson } from '../format/yaml.js';
+import { ConfigError } from './config-error.js';
+import type { InstanceOverrides, PdEngineSetup } from './engine-setup.js';
+import type { SimEnv } from './env.js';
+import type { FlagValues } from './options.js';
+import { resolveLatency, type LatencyInput, type ResolvedLatency } from './resolve-latency.js';
+import { pdBeyondFlags, poolScorers } from './resolve-pd.js';
+
+/** One pool of one configuration, resolved. */
+export interface PoolConfigSetup {
+  /** Scaling-target id: the configuration's name, or `<name>/prefill|decode`. */
+  readonly target: string;
+  readonly model: string;
+  readonly role: number;
+  readonly overrides: InstanceOverrides;
+  readonly costPerGpuHour: number;
+  /** Per-GPU KV bytes per token at this pool's TP (KV transfers from a prefill pool). */
+  readonly kvBytesPerToken: number;
+  readonly initialReplicas: number;
+  readonly minReplicas: number;
+  readonly maxReplicas: number;
+}
+
+export interface DeploymentEngineSetup {
+  readonly file: string;
+  readonly pools: readonly PoolConfigSetup[];
+  /** Pool index of each startup instance. */
+  readonly startup: readonly number[];
+  readonly models: readonly string[];
+  readonly defaultModel: string;
+  readonly spec: DeploymentSpec;
+}
+
+/** Flags a deployment file replaces: giving both is ambiguous. */
+const REPLACED = ['num-instances', 'prefill-instances', 'decode-instances', 'prefill-decode-instances', 'prefill-tp', 'decode-tp', 'prefill-hardware', 'decode-hardware', 'prefill-latency-model', 'decode-latency-model', 'prefill-max-model-len', 'decode-max-model-len'];
+
+export interface DeploymentResolution {
+  readonly first: ResolvedLatency;
+  readonly numInstances: number;
+  readonly pd: PdEngineSetup | null;
+  readonly engine: DeploymentEngineSetup;
+}
+
+export function resolveDeployment(spec: DeploymentSpec, base: LatencyInput, f: FlagValues, env: SimEnv): DeploymentResolution {
+  for (const name of REPLACED) {
+    if (f.has(name) && f.changed(name)) throw new ConfigError('bad-flag', `--${name} cannot be combined with --deployment ${spec.file}: the deployment file defines the instances and pools; remove the flag`);
+  }
+  const pools: PoolConfigSetup[] = [];
+  const resolved: ResolvedLatency[] = [];
+  for (const m of spec.models) {
+    const userModelConfig = m.modelConfigFolder !== ''
+      ? { raw: readJson(env, `${m.modelConfigFolder.replace(/\/+$/, '')}/config.json`, `${spec.file}: model_config_folder`), label: `${m.modelConfigFolder}/config.json` }
+      : base.model.toLowerCase() === m.name ? base.userModelConfig : undefined;
+    const { userModelConfig: _drop, ...rest } = base;
+    void _drop;
+    for (const c of m.configs) {
+      for (const p of c.pools) {
+        const kv = p.totalKvBlocks ?? (c.totalKvBlocks > 0 ? c.totalKvBlocks : 0);
+        const mml = p.maxModelLen ?? (c.maxModelLen > 0 ? c.maxModelLen : 0);
+        const backend = p.latencyModel ?? (c.latencyModel !== '' ? c.latencyModel : base.backend);
+        let lat: ResolvedLatency;
+        const where = `${spec.file}: configuration ${poolTargetId(c, p)}`;
+        try {
+          lat = resolveLatency({
+            ...rest,
+            model: m.name,
+            hardware: p.hardware ?? c.hardware,
+            tp: p.tp ?? c.tp,
+            backend,
+            backendExplicit: true,
+            totalKvBlocks: kv > 0 ? kv : base.totalKvBlocks,
+            totalKvBlocksExplicit: kv > 0 || base.totalKvBlocksExplicit,
+            maxModelLen: mml > 0 ? mml : base.maxModelLen,
+            maxModelLenExplicit: mml > 0 || base.maxModelLenExplicit,
+            ...(userModelConfig === undefined ? {} : { userModelConfig }),
+          });
+        } catch (e) {
+          if (e instanceof ConfigError || (e as { code?: unknown }).code !== undefined) throw new ConfigError('bad-config', `${where}: ${(e as Error).message}`);
+          throw e;
+        }
+        for (const w of lat.warnings) env.warn(`${where}: ${w}`);
+        resolved.push(lat);
+        const role = p.kind === 'prefill' ? PoolRole.Prefill : p.kind === 'decode' ? PoolRole.Decode : PoolRole.None;
+        let bytes = 0;
+        if (role !== PoolRole.None) {
+          if (lat.architecture === null) throw new ConfigError('bad-config', `${where}: P/D needs the model's architecture for KV transfer sizing; give model_config_folder`);
+          bytes = kvBytesPerToken(lat.architecture, lat.tp);
+        }
+        pools.push({
+          target: poolTargetId(c, p),
+          model: m.name,
+          role,
+          overrides: { latency: lat.latency, kvTotalBlocks: lat.totalKvBlocks, maxModelLen: lat.maxModelLen, tp: lat.tp, gpuType: lat.hardware },
+          costPerGpuHour: c.costPerGpuHour,
+          kvBytesPerToken: bytes,
+          initialReplicas: p.replicas,
+          minReplicas: p.minReplicas,
+          maxReplicas: p.maxReplicas,
+        });
+      }
+    }
+  }
+  for (const m of spec.models) {
+    const kinds = new Set(m.configs.map((c) => (c.pools.length > 1 ? 'pd' : 'mono')));
+    if (kinds.size > 1) throw new ConfigError('bad-config', `${spec.file}: model ${m.name} mixes monolithic and disaggregated configurations; serve a model either way, not both (requests could not be routed to one of them)`);
+  }
+  const startup: number[] = [];
+  pools.forEach((p, k) => {
+    for (let i = 0; i < p.initialReplicas; i++) startup.push(k);
+  });
+  const engine: DeploymentEngineSetup = { file: spec.file, pools, startup, models: spec.models.map((m) => m.name), defaultModel: spec.defaultModel, spec };
+  return { first: resolved[0] as ResolvedLatency, numInstances: startup.length, pd: pdSetup(engine, f), engine };
+}
+
+function pdSetup(d: DeploymentEngineSetup, f: FlagValues): PdEngineSetup | null {
+  if (!d.pools.some((p) => p.role !== PoolRole.None)) return null;
+  const decider = f.str('pd-decider');
+  if (!isDisaggregationDecider(decider)) throw new ConfigError('bad-flag', `Unknown PD decider "${decider}". Valid: ${DISAGGREGATION_DECIDERS.join(', ')}; set --pd-decider`);
+  const bandwidth = f.float('pd-transfer-bandwidth');
+  const baseLatency = f.float('pd-transfer-base-latency');
+  if (!(bandwidth > 0)) throw new ConfigError('bad-flag', `--pd-transfer-bandwidth must be a finite positive number, got ${bandwidth}`);
+  if (!(baseLatency >= 0)) throw new ConfigError('bad-flag', `--pd-transfer-base-latency must be a finite non-negative number, got ${baseLatency}`);
+  const threshold = f.int('pd-prefix-threshold');
+  if (threshold < 0) throw new ConfigError('bad-flag', `--pd-prefix-threshold must be >= 0, got ${threshold}`);
+  const firstPrefill = d.pools.find((p) => p.role === PoolRole.Prefill) as PoolConfigSetup;
+  return {
+    beyond: pdBeyondFlags(f),
+    roles: d.startup.map((k) => (d.pools[k] as PoolConfigSetup).role),
+    decider,
+    prefixThreshold: threshold,
+    transfer: { bandwidthGBps: bandwidth, baseLatencyMs: baseLatency, contention: f.bool('pd-transfer-contention'), kvBytesPerToken: firstPrefill.kvBytesPerToken, blockSize: f.int('block-size-in-tokens') },
+    prefillScorers: poolScorers(f, 'prefill-routing-scorers'),
+    decodeScorers: poolScorers(f, 'decode-routing-scorers'),
+    pdModels: [...new Set(d.pools.filter((p) => p.role !== PoolRole.None).map((p) => p.model))],
+    kvBytesPerTokenOf: (target) => d.pools.find((p) => p.target === target)?.kvBytesPerToken ?? firstPrefill.kvBytesPerToken,
+    prefill: null,
+    decode: null,
+  };
+}
+
+function readJson(env: SimEnv, path: string, option: string): unknown {
+  return parseJson(env.readText(path, option), path, { code: 'bad-json' });
+}
