@@ -26,6 +26,8 @@ const ALLOWED = {
   sim: ['deploy', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
   // Pure comparison of real and simulated per-request records.
   calibrate: ['workload', 'metrics', 'engine', 'format', 'domain', 'config'],
+  // Latency-model fitting: simulate, linearise in the coefficients, robust least squares (through sim).
+  fit: ['sim', 'cluster', 'instance', 'kv', 'latency', 'workload', 'metrics', 'engine', 'format', 'domain', 'config'],
   // Policy search: candidates x suites -> scores, features and reflection text, through sim.
   evaluate: ['sim', 'cluster', 'policy', 'sandbox', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
   // Sweeps: points of a configuration grid or sample -> jobs (simulations, evaluations) -> rows and a summary.
@@ -37,7 +39,7 @@ const ALLOWED = {
   // Network edges (HTTP client and server): like cli, allowed the wall clock; they drive sim/workload.
   observe: ['calibrate', 'sim', 'workload', 'metrics', 'engine', 'format', 'domain', 'config'],
   serve: ['sim', 'cluster', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
-  cli: ['queue', 'sweep', 'report', 'deploy', 'evaluate', 'serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
+  cli: ['fit', 'queue', 'sweep', 'report', 'deploy', 'evaluate', 'serve', 'observe', 'calibrate', 'sim', 'cluster', 'policy', 'sandbox', 'trace', 'workload', 'metrics', 'instance', 'routing', 'kv', 'latency', 'engine', 'format', 'domain', 'config'],
 };
 const LAYERS = Object.keys(ALLOWED);
 

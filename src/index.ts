@@ -70,3 +70,6 @@ export { SandboxError, loadSandboxEngine, DEFAULT_SANDBOX_LIMITS, type SandboxEn
 export type { AdmissionPolicy, PriorityPolicy, RoutingPolicy, RouterState, RouterSignals } from './routing/types.js';
 export type { AutoScalePolicy, AutoScaleContext, ScaleDecision } from './routing/autoscale.js';
 export type { InstanceScheduler, SchedulerContext, BatchChoice } from './instance/scheduler.js';
+export { fitAggregateRuns, type AggregateRun, type AggregateMeasurements, type AggregateFitOptions, type AggregateFitResult } from './fit/index.js';
+export { parseLatencyProfile, formatLatencyProfile, type LatencyProfile } from './latency/profile.js';
+export { CORRECTED_PHYSICS_COEFFICIENTS, CORRECTED_PHYSICS_DEFAULTS } from './latency/corrected-physics.js';

@@ -39,6 +39,10 @@ function simCacheHitRate(path: string): number | null {
 }
 
 export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
+  if (f.bool('fit')) return (await import('./fit-command.js')).fitCommand(f, io);
+  for (const name of ['profile-out', 'fit-params', 'holdout-every']) {
+    if (f.changed(name)) throw new ConfigError('bad-flag', `--${name} only applies with --fit`);
+  }
   const headerPath = required(f, 'trace-header');
   const dataPath = required(f, 'trace-data');
   const simPath = required(f, 'sim-results');

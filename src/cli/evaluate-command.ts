@@ -19,7 +19,8 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .addOption(new Option('--seed <n>', 'seed of the search\'s own draws').default('1'))
     .addOption(new Option('--start <k=v,...>', 'starting parameters (the others at their defaults)').default(''))
     .addOption(new Option('--holdout-offset <n>', 'also score the start and the best on the suite\'s seeds + n (0 = skip)').default('1000'))
-    .option('--cache <dir>', 'content-addressed result cache');
+    .option('--cache <dir>', 'content-addressed result cache')
+    .option('--latency-profile <file>', 'simulate every scenario with this latency profile (blis calibrate --fit)');
   sc.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
   sc.action(async (o: SearchFlags) => (await import('./evaluate-run.js')).searchCommand(o, io));
 
@@ -43,6 +44,7 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .addOption(new Option('--host <host>', 'address to bind with --serve').default('127.0.0.1'))
     .addOption(new Option('--port <port>', 'port with --serve (0 = any free port)').default('0'))
     .addOption(new Option('--budget <n>', 'evaluations the server grants before answering 429').default('1000'))
+    .option('--latency-profile <file>', 'simulate every scenario with this latency profile (blis calibrate --fit): policies tuned on your server\'s measured latencies')
     .option('--report <file>', 'also write an HTML report of the evaluation (scores, objectives, and each scenario run\'s latency CDFs and timelines); stdout is unchanged')
     .option('--quiet', 'no progress display on stderr (it shows only on a terminal, for evaluations longer than about a second)');
   addQueueOptions(c, '60', 'with --queue: fail once Redis has been unreachable this long (retrying with backoff until then)');

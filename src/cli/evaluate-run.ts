@@ -18,6 +18,7 @@ import {
   type Candidate,
   type EvaluateOptions,
   type EvaluationResult,
+  type Scenario,
   type Suite,
 } from '../evaluate/index.js';
 import { rankPopulation } from '../evaluate/population.js';
@@ -26,6 +27,7 @@ import { findTemplate, type ParamValue } from '../policy/templates/catalog.js';
 import { EvaluationPool } from '../evaluate/pool.js';
 import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
 import { UsageError } from './errors.js';
+import { parseLatencyProfile } from '../latency/profile.js';
 import { BlisError, showValue } from '../domain/errors.js';
 import { parseJson } from '../format/yaml.js';
 import { DECIMAL_FLOAT, parseFloatFlag, parseIntFlag } from '../sim/options.js';
@@ -38,13 +40,31 @@ function read(file: string, flag: string): string {
   return readInputFile(file, flag);
 }
 
-function loadSuite(name: string): Suite {
+function loadSuite(name: string, latencyProfile?: string): Suite {
   const builtin = findSuite(name);
-  if (builtin !== undefined) return builtin;
-  if (!existsSync(name)) {
+  if (builtin === undefined && !existsSync(name)) {
     throw new UsageError('bad-flag', `--suite: ${showValue(name)} is neither a built-in suite (${BUILTIN_SUITES.map((s) => s.name).join(', ')}) nor a file; blis suites lists the built-in ones`);
   }
-  return parseSuite(read(name, '--suite'), name);
+  const suite = builtin ?? parseSuite(read(name, '--suite'), name);
+  return latencyProfile === undefined ? suite : withLatencyProfile(suite, latencyProfile);
+}
+
+const PROFILE_FILE = 'latency-profile.yaml';
+
+/**
+ * Every scenario simulated with the fitted profile (checked here, so a bad file is one located error before any
+ * evaluation). The profile text becomes part of each scenario, hence of the result cache's key.
+ */
+function withLatencyProfile(suite: Suite, file: string): Suite {
+  const text = read(file, '--latency-profile');
+  parseLatencyProfile(text, file);
+  const apply = (sc: Scenario): Scenario => {
+    for (const k of ['latencyModel', 'latencyProfile', 'alphaCoeffs', 'betaCoeffs']) {
+      if (k in sc.config) throw new UsageError('bad-flag', `--latency-profile: scenario "${sc.name}" sets ${k} itself; drop one of them`);
+    }
+    return { ...sc, config: { ...sc.config, latencyProfile: PROFILE_FILE }, files: { ...sc.files, [PROFILE_FILE]: text } };
+  };
+  return { ...suite, stage1: suite.stage1.map(apply), stage2: suite.stage2.map(apply) };
 }
 
 /** Code files a bundle names with `file:` (relative to the bundle), read when they exist. */
@@ -90,6 +110,7 @@ export interface EvaluateFlags {
   host: string;
   port: string;
   budget: string;
+  latencyProfile?: string;
   queue?: string;
   queueName: string;
   redisTimeoutS: string;
@@ -139,7 +160,7 @@ function dirCache(dir: string, io: Io): ResultCache {
 }
 
 export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
-  const suite = loadSuite(o.suite);
+  const suite = loadSuite(o.suite, o.latencyProfile);
   if (o.stage !== '1' && o.stage !== '2') throw new UsageError('bad-flag', `--stage must be 1 or 2, got ${showValue(o.stage)}`);
   if (!(CONTROL_POINTS as readonly string[]).includes(o.controlPoint)) throw new UsageError('bad-flag', `--control-point must be one of ${CONTROL_POINTS.join(', ')}, got ${showValue(o.controlPoint)}`);
   if (o.engine !== 'fast' && o.engine !== 'strict') throw new UsageError('bad-flag', `--engine must be fast or strict, got ${showValue(o.engine)}`);
@@ -255,6 +276,7 @@ export interface SearchFlags {
   start: string;
   holdoutOffset: string;
   cache?: string;
+  latencyProfile?: string;
 }
 
 function parseStart(text: string): Record<string, ParamValue> {
@@ -269,7 +291,7 @@ function parseStart(text: string): Record<string, ParamValue> {
 }
 
 export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
-  const suite = loadSuite(o.suite);
+  const suite = loadSuite(o.suite, o.latencyProfile);
   const t = findTemplate(o.template);
   if (t === undefined) throw new UsageError('bad-flag', `--template: unknown template ${showValue(o.template)}; blis policies lists them`);
   const budget = int('--budget', o.budget, 1);

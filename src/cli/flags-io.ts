@@ -24,7 +24,7 @@ const SERVE_ENGINE = new Set([
   'defaults-filepath', 'moe-comm-backend', 'enable-expert-parallel', 'total-kv-blocks', 'block-size-in-tokens',
   'gpu-memory-utilization', 'kv-cpu-blocks', 'kv-offload-threshold', 'kv-transfer-bandwidth', 'kv-transfer-base-latency',
   'max-num-seqs', 'max-num-batched-tokens', 'long-prefill-token-threshold', 'max-model-len', 'scheduler',
-  'preemption-policy', 'seed', 'log',
+  'preemption-policy', 'seed', 'log', 'latency-profile', 'scheduling-mode',
 ]);
 /** Read by the engine resolution but fixed for a single served instance. */
 const SERVE_FIXED = new Set(['num-instances', 'admission-latency', 'routing-latency']);
@@ -75,10 +75,14 @@ const OBSERVE_BORROWED = new Set([
 ]);
 
 const CALIBRATE: readonly CliFlag[] = [
-  { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML from blis observe (required)' },
-  { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV from blis observe (required)' },
-  { name: 'sim-results', kind: 'string', def: '', help: 'SimResult JSON from blis replay --results-path (required)' },
-  { name: 'report', kind: 'string', def: '', help: 'output path of the calibration report JSON (required)' },
+  { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML from blis observe (required; with --fit a comma-separated list, one per trace)' },
+  { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV from blis observe (required; with --fit a comma-separated list, in --trace-header order)' },
+  { name: 'sim-results', kind: 'string', def: '', help: 'SimResult JSON from blis replay --results-path (required without --fit)' },
+  { name: 'report', kind: 'string', def: '', help: 'output path of the calibration report JSON (required without --fit)' },
+  { name: 'fit', kind: 'bool', def: false, help: 'fit corrected-physics coefficients to the traces (engine flags below describe the server) and write a latency profile; prints the fit report JSON' },
+  { name: 'profile-out', kind: 'string', def: '', help: 'with --fit: output path of the latency profile YAML (required; use it with --latency-profile)' },
+  { name: 'fit-params', kind: 'string', def: '', help: 'with --fit: coefficients to fit, comma-separated (compute, weight_read, kv_read, comm, step_us, request_us, frontend_us); default all but weight_read (on one deployment it moves latencies like step_us), comm only with tp > 1 or dp > 1' },
+  { name: 'holdout-every', kind: 'int', def: 5, help: 'with --fit: hold out every n-th usable request (predicted, never fitted; its errors are reported); 0 = none' },
   { name: 'warmup-requests', kind: 'int', def: -1, help: 'leave out rows with request_id below this (-1 = the header\'s warm_up_requests)' },
   { name: 'network-rtt-us', kind: 'int', def: -1, help: 'round trip added to simulated latencies in µs (-1 = the header\'s network.measured_rtt_ms)' },
   { name: 'network-bandwidth-mbps', kind: 'float', def: 0, help: 'adds token transfer times at this bandwidth (0 = none)' },
@@ -110,6 +114,12 @@ export function commandFlags(command: CommandName): readonly CliFlag[] {
     case 'observe':
       return [...OBSERVE, ...FLAGS.filter((f) => OBSERVE_BORROWED.has(f.name))];
     case 'calibrate':
-      return [...CALIBRATE, ...FLAGS.filter((f) => CALIBRATE_BORROWED.has(f.name))];
+      // The engine flags describe the observed server for --fit (the plain comparison ignores them).
+      return [
+        ...CALIBRATE,
+        ...FLAGS.filter((f) => CALIBRATE_BORROWED.has(f.name)),
+        ...FLAGS.filter((f) => SERVE_ENGINE.has(f.name) && !CALIBRATE_BORROWED.has(f.name)).map((f) => ({ ...f, help: `with --fit: ${f.help}` })),
+        ...FLAGS.filter((f) => SERVE_FIXED.has(f.name)).map((f) => ({ ...f, hidden: true })),
+      ];
   }
 }

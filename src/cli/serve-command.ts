@@ -23,7 +23,8 @@ export async function serveCommand(f: FlagValues, io: Io, hooks: ServeCommandHoo
   if (port < 0 || port > 65535) throw new ConfigError('bad-flag', `--port must be in 0..65535, got ${port}`);
   const defaultMax = f.int('default-max-tokens');
   if (defaultMax < 1) throw new ConfigError('bad-flag', `--default-max-tokens must be >= 1, got ${defaultMax}`);
-  const { setup, latency } = await resolveEngineFlags(f, processEnv(io));
+  const { setup, latency, dpRanks } = await resolveEngineFlags(f, processEnv(io));
+  if (dpRanks > 1) throw new ConfigError('bad-flag', `--dp ${dpRanks} with corrected-physics makes ${dpRanks} engines; one blis serve process is one engine: start one per rank on different ports`);
   for (const w of latency.warnings) io.warn(w);
   const { startServe } = await import('../serve/index.js');
   const requested = f.str('model');

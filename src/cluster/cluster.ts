@@ -147,6 +147,8 @@ export class ClusterSimulator {
   readonly inFlight: number[] = [];
   rejectedRequests = 0;
   routingRejections = 0;
+  /** E/P/D: requests lost at encode routing (the encode pool had no routable pod). */
+  encodeRoutingRejections = 0;
   readonly shedByTier = new Map<string, number>();
   readonly injectedByClass = new Map<string, number>();
   readonly admissionRecords: AdmissionRecord[] = [];
@@ -789,6 +791,11 @@ export class ClusterSimulator {
       routable: (i) => this.routable(i),
       deliver: (req, time, state, d, index) => this.deliver(req, time, state, d, index),
       rejectAtRouting: (req) => this.rejectAtRouting(req),
+      rejectAtEncode: (req) => {
+        this.encodeRoutingRejections++;
+        req.outcome = 'encode_rejected';
+        this.lost(req);
+      },
       startSub: (req, index) => {
         this.inFlight[index] = (this.inFlight[index] as number) + 1;
         this.policies.tenants?.onStart(req.tenantId);

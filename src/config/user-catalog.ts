@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import type { GpuSpec } from './catalog/hardware.js';
+import { DEFAULT_GPU_PHYSICS } from './catalog/gpu-physics.js';
 import type { HFConfigFields } from './catalog/models.js';
 import { BlisError, showValue } from '../domain/errors.js';
 import { locateJson } from '../format/json-locate.js';
@@ -104,8 +105,15 @@ const hfConfigSchema = z
     { message: 'not a HuggingFace model config: expected num_hidden_layers or hidden_size (at the top level or in text_config)' },
   );
 
+const fraction = z.number().positive().max(1);
+const protocolSchema = z.strictObject({ latencyUs: z.number().nonnegative(), busBandwidthGBs: z.number().positive() });
+const linkSchema = z.strictObject({ kind: z.string().default('custom'), small: protocolSchema, large: protocolSchema });
+
 const gpuSchema = z.strictObject({
   _comment: z.string().optional(),
+  // corrected-physics only (docs/fidelity.md): how the GPUs talk and how much of the peaks kernels reach.
+  interconnect: z.strictObject({ intraNode: linkSchema, interNode: linkSchema, gpusPerNode: z.number().int().positive().default(8) }).optional(),
+  efficiency: z.strictObject({ gemm: fraction, attention: fraction, weightRead: fraction, kvRead: fraction }).optional(),
   TFlopsPeak: z.number().positive(),
   TFlopsFP8: z.number().nonnegative().default(0),
   BwPeakTBs: z.number().positive(),
@@ -204,6 +212,9 @@ export function parseUserHardwareConfig(jsonText: string, fileLabel: string): Re
       mfuPrefill: g.mfuPrefill,
       mfuDecode: g.mfuDecode,
       MemoryGiB: g.MemoryGiB,
+      ...(g.interconnect !== undefined || g.efficiency !== undefined
+        ? { physics: { interconnect: g.interconnect ?? DEFAULT_GPU_PHYSICS.interconnect, efficiency: g.efficiency ?? DEFAULT_GPU_PHYSICS.efficiency } }
+        : {}),
     });
   }
   return out;

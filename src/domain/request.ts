@@ -24,6 +24,8 @@ export type RequestOutcome =
   | 'dropped_unservable'
   /** Rejected by admission or by routing (no routable instance). */
   | 'rejected'
+  /** E/P/D: lost at encode routing (the encode pool had no routable pod). */
+  | 'encode_rejected'
   /** Gateway queue: rejected at enqueue, displaced by a more important request, expired, or evicted in flight. */
   | 'gateway_rejected'
   | 'gateway_shed'
@@ -74,7 +76,9 @@ export class Request {
    * decodes in a step gets the same ITL (that step's advance + output-token overhead), so the attempt's ITL
    * list is the instance's per-step values over the steps it decoded in. The steps are runs of consecutive
    * step indexes: the current run is `[itlFirst, itlLast]` (valid when itlCount > 0), earlier ones (rare: a
-   * step that skipped this request) are `itlRuns` as `[first, last, first, last, ...]`.
+   * step that skipped this request) are `itlRuns` as `[first, last, first, last, ...]`. A stalled ITL
+   * (prefill-first scheduling, kept in `itlExtra`) at step s closes the current run and leaves the empty run
+   * `[s + 1, s]`: itlLast still names the step of the last token, and a decode in step s + 1 extends it.
    */
   itlCount = 0;
   itlFirst = 0;
@@ -153,6 +157,15 @@ export class Request {
   e2e = 0;
   /** RequestITLs value: mean ITL in ticks (float). */
   itlMean = 0;
+  /**
+   * Prefill-first scheduling only: ITLs that span stalled steps (the decode waited out prefill-only steps),
+   * kept one by one because they are not any single step's value; null otherwise.
+   */
+  itlExtra: number[] | null = null;
+  /** Prefill-first scheduling only: ticks of prefill-only steps this decode has waited since its last token. */
+  stallTicks = 0;
+  /** When the request entered the instance wait queue (async scheduling decides visibility by it). */
+  enqueueTime: Tick = 0;
   hasSchedulingDelay = false;
   schedulingDelay = 0;
   /** How the request left the system; '' while in flight. */

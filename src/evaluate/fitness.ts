@@ -96,7 +96,7 @@ export function rawMetrics(f: RunFacts): RawMetrics {
   const secs = f.simEndedUs / 1e6;
   m['goodput_rps'] = secs > 0 ? good / secs : 0;
   const g = f.cs.gatewayCounters();
-  const rejected = f.cs.rejectedRequests + f.cs.routingRejections + g.queueRejected + g.queueShed + g.expired;
+  const rejected = f.cs.rejectedRequests + f.cs.routingRejections + f.cs.encodeRoutingRejections + g.queueRejected + g.queueShed + g.expired;
   m['rejected_requests'] = rejected;
   m['admission_rate'] = n === 0 ? 1 : (n - rejected) / n;
   let hits = 0;

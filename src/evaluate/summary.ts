@@ -292,7 +292,7 @@ function buildCtx(run: RunForSummary, index: number, label: string): RunCtx {
       if (t.itlMs > 0 && !(r.itlMean / 1e3 <= t.itlMs)) good = false;
       if (t.e2eMs > 0 && !(r.e2e / 1e3 <= t.e2eMs)) good = false;
     }
-    const lost = r.outcome === 'rejected' || r.outcome.startsWith('gateway_');
+    const lost = r.outcome === 'rejected' || r.outcome === 'encode_rejected' || r.outcome.startsWith('gateway_');
     views.push({
       id: r.id,
       tenant: r.tenantId,

@@ -10,7 +10,20 @@ import { SchedulerDecisionError, type InstanceScheduler, type PreemptionPolicy, 
 import type { RunningBatch } from './running-batch.js';
 import type { WaitQueue } from './wait-queue.js';
 
+/**
+ * How the vLLM scheduler forms steps:
+ * - `sync` (the reference): a request enqueued before a step starts can join it;
+ * - `async` (vLLM V1's default async scheduling): step k+1 is planned while step k runs, so a request enqueued
+ *   after step k started first joins step k+2;
+ * - `prefill-first` (vLLM V0 without chunked prefill): a step with waiting prompts runs only prefills, and
+ *   running decodes stall until no prompt can be admitted.
+ */
+export type SchedulingMode = 'sync' | 'async' | 'prefill-first';
+export const SCHEDULING_MODES: readonly SchedulingMode[] = ['sync', 'async', 'prefill-first'];
+
 export interface BatchLimits {
+  /** Default `sync`. */
+  readonly schedulingMode?: SchedulingMode;
   readonly maxNumSeqs: number;
   readonly maxNumBatchedTokens: number;
   /** 0 = disabled. */
@@ -49,8 +62,11 @@ export class BatchFormer {
     private readonly context: (() => SchedulerContext) | null = null,
   ) {}
 
-  /** Forms the step's batch in place; the returned outcome object is reused between calls. */
-  form(stepCount: number): BatchOutcome {
+  /**
+   * Forms the step's batch in place; the returned outcome object is reused between calls.
+   * `visibleUntil`: only requests enqueued at or before this tick may be admitted (async scheduling).
+   */
+  form(stepCount: number, visibleUntil = Infinity): BatchOutcome {
     const lim = this.limits;
     const out = this.outcome;
     const run = this.run;
@@ -60,6 +76,10 @@ export class BatchFormer {
     out.victims.length = 0;
     this.budget = lim.maxNumBatchedTokens;
     this.preempted = false;
+    if (lim.schedulingMode === 'prefill-first') {
+      this.formPrefillFirst(stepCount);
+      return out;
+    }
     const mml = lim.maxModelLen;
     // Phase 1 only removes slots (no growth), so the arrays stay the same objects.
     const pi = run.pi;
@@ -130,12 +150,97 @@ export class BatchFormer {
       this.admitChosen(stepCount, this.scheduler.makeBatch);
       return out;
     }
+    if (visibleUntil !== Infinity) {
+      this.admitVisible(stepCount, visibleUntil);
+      return out;
+    }
     while (run.reqs.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
       const next = this.waitQ.peekAt(0) as Request;
       if (!this.admit(next, stepCount, 0)) break;
       this.waitQ.dequeue();
     }
     return out;
+  }
+
+  /** Admission when the scheduler has not yet seen requests enqueued after `visibleUntil` (skipped, not blocking). */
+  private admitVisible(stepCount: number, visibleUntil: number): void {
+    const lim = this.limits;
+    let i = 0;
+    while (this.run.reqs.length < lim.maxNumSeqs && i < this.waitQ.length && this.budget > 0 && !this.preempted) {
+      const next = this.waitQ.peekAt(i) as Request;
+      if (next.enqueueTime > visibleUntil) {
+        i++;
+        continue;
+      }
+      if (!this.admit(next, stepCount, 0)) break;
+      if (i === 0) this.waitQ.dequeue();
+      else this.waitQ.remove(next);
+    }
+  }
+
+  /**
+   * vLLM V0 without chunked prefill: while prompts wait and fit, the step runs prefills only (whole prompts;
+   * a prompt longer than the token budget is split over consecutive prefill-only steps) and the running
+   * decodes get no token; otherwise every running request decodes one token and nothing is admitted. Every
+   * slot's new tokens are cleared first, so a victim always refunds what it holds (as if phase 1 reached it).
+   */
+  private formPrefillFirst(stepCount: number): void {
+    const lim = this.limits;
+    const run = this.run;
+    const mml = lim.maxModelLen;
+    run.nn.fill(0, 0, run.reqs.length);
+    this.visited = Number.MAX_SAFE_INTEGER;
+    let prefillTokens = 0;
+    for (let i = 0; i < run.reqs.length; i++) {
+      if (this.budget <= 0) break;
+      const p = run.pi[i] as number;
+      let n = (run.il[i] as number) - p;
+      if (n <= 0) continue;
+      if (this.budget < n) n = this.budget;
+      if (mml > 0) n = Math.min(n, Math.max(mml - 1 - p, 0));
+      const r = this.preemptForTokens(i, n, false);
+      i -= r.adj;
+      if (!r.ok) break;
+      this.budget -= n;
+      run.nn[i] = n;
+      run.ct[i] = (run.ct[i] as number) + n;
+      prefillTokens += n;
+    }
+    while (run.reqs.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
+      const next = this.waitQ.peekAt(0) as Request;
+      const cached = this.kv.getCachedBlocks(next).length * this.kv.blockSize;
+      // Whole prompts only, unless nothing else is scheduled (then the prompt is split over steps).
+      if (prefillTokens > 0 && next.inputLen - cached > this.budget) break;
+      const before = this.budget;
+      if (!this.admit(next, stepCount, 0)) break;
+      this.waitQ.dequeue();
+      prefillTokens += before - this.budget;
+    }
+    if (prefillTokens > 0 || this.preempted) return;
+    for (let i = 0; i < run.reqs.length; i++) {
+      if (this.budget <= 0) break;
+      const p = run.pi[i] as number;
+      if (p < (run.il[i] as number) || (run.ol[i] as number) <= 0) continue;
+      if (mml > 0 && p + 1 > mml - 1) continue;
+      // The decode token as in phase 1 of form: counted against the partial KV block when it has room.
+      if ((run.room[i] as number) > 0) {
+        run.room[i] = (run.room[i] as number) - 1;
+        run.pend[i] = (run.pend[i] as number) + 1;
+      } else {
+        run.commitKv(i);
+        const req = run.reqs[i] as Request;
+        req.progressIndex = p;
+        if (!this.kv.allocate(req, p, p + 1, EMPTY)) {
+          const r = this.preemptForTokens(i, 1, true);
+          i -= r.adj;
+          if (!r.ok) break;
+        }
+        run.room[i] = this.kv.decodeRoom(req, p + 1);
+      }
+      this.budget -= 1;
+      run.nn[i] = 1;
+      run.ct[i] = (run.ct[i] as number) + 1;
+    }
   }
 
   /** Allocates and schedules `next` (chunk capped at `cap` when > 0); false when the KV cache cannot take it. */
@@ -259,6 +364,8 @@ export class BatchFormer {
       victim.itlRuns = null;
       victim.itlCount = 0;
       victim.itlSum = 0;
+      victim.itlExtra = null;
+      victim.stallTicks = 0;
       victim.ttftSet = false;
       this.kv.release(victim);
       victim.computedTokens = 0;

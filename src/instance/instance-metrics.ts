@@ -122,6 +122,8 @@ export class InstanceMetrics {
    */
   readonly stepItl = new SampleStore();
   readonly stepItlUses = new CountStore();
+  /** ITLs that are no single step's value (prefill-first stalls), one entry per token, of completed requests. */
+  readonly extraItl = new SampleStore();
   /** Wait-queue length sampled at every step (for HOL-blocking detection). */
   readonly waitQSamples = new SampleStore();
   readonly runningSamples = new SampleStore();

@@ -110,6 +110,11 @@ export class Instance {
   private finishingCount = 0;
   /** Exponentially weighted mean step duration (µs), 0 before the first step. */
   private stepEwma = 0;
+  /** Start and end ticks of the last executed step (async scheduling's visibility cutoff). */
+  private lastStepStart = -1;
+  private lastStepEnd = -1;
+  private readonly asyncScheduling: boolean;
+  private readonly prefillFirst: boolean;
   private readonly recentTtft = new RecentMean();
   private readonly recentTpot = new RecentMean();
   onRequestDone: RequestDoneHook | null = null;
@@ -141,6 +146,8 @@ export class Instance {
     this.stepInfo = new StepInfoImpl(this.run);
     this.former = new BatchFormer(cfg, kv, this.waitQ, this.run, hooks ? this.policy : null, hooks ? () => this.schedulerContext() : null);
     this.order = this.policy !== null ? this.policy.order : SCHEDULERS[cfg.scheduler];
+    this.asyncScheduling = cfg.schedulingMode === 'async';
+    this.prefillFirst = cfg.schedulingMode === 'prefill-first';
   }
 
   /** What a policy scheduler sees (built on demand; the running requests are synced first). */
@@ -368,6 +375,7 @@ export class Instance {
       return;
     }
     r.priority = r.hasPolicyPriority ? -r.policyPriority : this.slo.invertForVllm(r.sloClass);
+    r.enqueueTime = this.clock;
     this.waitQ.enqueue(r);
     if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext());
     if (r.deadline > 0 && r.deadline <= this.cfg.horizon) this.sink.schedule(r.deadline, EventKind.Timeout, r);
@@ -400,7 +408,10 @@ export class Instance {
     this.stepCount++;
     this.kv.setClock(now);
     if (this.order !== null) this.waitQ.sort(this.order);
-    const outcome = this.former.form(this.stepCount);
+    // Async scheduling planned this step while the previous one ran: it has not seen later arrivals. After
+    // an idle gap there was no previous step to overlap with.
+    const visibleUntil = this.asyncScheduling && this.lastStepEnd >= now ? this.lastStepStart : Infinity;
+    const outcome = this.former.form(this.stepCount, visibleUntil);
     const m = this.metrics;
     m.preemptionCount += outcome.preemptions;
     const ns = outcome.newlyScheduled;
@@ -415,6 +426,8 @@ export class Instance {
     // Phase 2: execute. One pass advances every request and sorts it into still running (kept in order in the
     // spare array) or finishing; the old batch stays intact for the observers until the completions run.
     const adv = this.advance();
+    this.lastStepStart = now;
+    this.lastStepEnd = now + adv;
     const used = this.kv.usedBlocks();
     if (used > m.peakKVBlocksUsed) m.peakKVBlocksUsed = used;
     m.kvBlocksUsed += used * adv;
@@ -474,6 +487,7 @@ export class Instance {
     const step = this.stepCount;
     const itlValue = adv + otp;
     const mml = this.cfg.maxModelLen;
+    const stalls = this.prefillFirst;
     let kept = 0;
     for (let j = 0; j < reqs.length; j++) {
       const inLen = il[j] as number;
@@ -484,20 +498,25 @@ export class Instance {
       } else if ((nn[j] as number) > 0) {
         p++;
         pi[j] = p;
-        // One more ITL for the current attempt: this step's value, extending the current run of steps.
         const c = itc[j] as number;
-        if (c === 0) {
-          itf[j] = step;
-        } else if (itl[j] !== step - 1) {
-          // A step passed this request by (token budget): the run closes and a new one starts.
-          const r = reqs[j] as Request;
-          if (r.itlRuns === null) r.itlRuns = [];
-          r.itlRuns.push(itf[j] as number, itl[j] as number);
-          itf[j] = step;
+        if (stalls && (reqs[j] as Request).stallTicks > 0) {
+          this.recordStalledItl(j, itlValue);
+        } else {
+          // One more ITL for the current attempt: this step's value, extending the current run of steps.
+          if (c === 0) {
+            itf[j] = step;
+          } else if (itl[j] !== step - 1) {
+            // A step passed this request by (token budget or a stall): the run closes and a new one starts.
+            closeRun(reqs[j] as Request, itf[j] as number, itl[j] as number);
+            itf[j] = step;
+          }
+          itl[j] = step;
+          itc[j] = c + 1;
+          its[j] = (its[j] as number) + itlValue;
         }
-        itl[j] = step;
-        itc[j] = c + 1;
-        its[j] = (its[j] as number) + itlValue;
+      } else if (stalls && (ol[j] as number) > 0) {
+        // A decode that sat out a prefill-only step: the wait belongs to its next inter-token gap.
+        (reqs[j] as Request).stallTicks += adv;
       }
       if (p === inLen) {
         const r = reqs[j] as Request;
@@ -521,6 +540,25 @@ export class Instance {
     run.reqs = remaining;
     this.finishingCount = nf;
     return kept;
+  }
+
+  /**
+   * Prefill-first: slot j's token ended a stall, so its ITL is this step's value plus the stalled ticks, kept by
+   * value in itlExtra. The current run of step ITLs closes and the empty run [step + 1, step] is left, so
+   * itlLast still names the step of the last token (the token hook reads it) and a decode next step extends it.
+   */
+  private recordStalledItl(j: number, itlValue: number): void {
+    const run = this.run;
+    const r = run.reqs[j] as Request;
+    const step = this.stepCount;
+    const v = itlValue + r.stallTicks;
+    r.stallTicks = 0;
+    (r.itlExtra ??= []).push(v);
+    if ((run.itc[j] as number) > 0) closeRun(r, run.itf[j] as number, run.itl[j] as number);
+    run.itf[j] = step + 1;
+    run.itl[j] = step;
+    run.itc[j] = (run.itc[j] as number) + 1;
+    run.its[j] = (run.its[j] as number) + v;
   }
 
   /**
@@ -599,8 +637,16 @@ export class Instance {
     // The request's ITLs join the instance's ITL multiset (AllITLs) only now, at completion.
     const runs = r.itlRuns;
     if (runs !== null) for (let i = 0; i < runs.length; i += 2) m.stepItlUses.addRange(runs[i] as number, runs[i + 1] as number);
-    if (r.itlCount > 0) m.stepItlUses.addRange(r.itlFirst, r.itlLast);
+    if (r.itlCount > 0 && r.itlFirst <= r.itlLast) m.stepItlUses.addRange(r.itlFirst, r.itlLast);
+    if (r.itlExtra !== null) m.extraItl.pushAll(r.itlExtra);
   }
 }
 
 const EMPTY: readonly number[] = [];
+
+/** Files the closed run of step ITLs [first, last] in `r.itlRuns` (an empty run, first > last, is dropped). */
+function closeRun(r: Request, first: number, last: number): void {
+  if (first > last) return;
+  if (r.itlRuns === null) r.itlRuns = [];
+  r.itlRuns.push(first, last);
+}

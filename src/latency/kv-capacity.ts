@@ -96,6 +96,11 @@ export interface KVCapacityOptions {
   readonly gpuMemoryUtilization: number;
   /** HBM reserved for resident LoRA adapters (bytes, per DP rank). Default 0. */
   readonly adapterReservedBytes?: number;
+  /**
+   * Divide the pooled memory by the pooled block size (what vLLM allocates), instead of the reference's
+   * per-GPU block size that makes the count grow with tp². Off by default for parity; corrected-physics sets it.
+   */
+  readonly perGpuBlocks?: boolean;
 }
 
 /**
@@ -166,7 +171,7 @@ export function calculateKVBlocks(
   }
 
   const allocatableBytes = Math.trunc((availableGiB - overheadGiB) * GIB);
-  let blocks = Math.trunc(allocatableBytes / perBlock);
+  let blocks = Math.trunc(allocatableBytes / (opts.perGpuBlocks === true ? perBlock * tp : perBlock));
   if (blocks <= 0) {
     bad('MemoryGiB', `computed 0 blocks (allocatable ${(allocatableBytes / GIB).toFixed(2)} GiB, ${perBlock} bytes per block)`);
   }

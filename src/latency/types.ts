@@ -2,6 +2,7 @@
  * Latency-model contract (reference blis-core.md §6) and the model/hardware facts the models consume.
  */
 import type { Request } from '../domain/request.js';
+import type { GpuPhysics } from '../config/catalog/gpu-physics.js';
 
 /**
  * The requests scheduled in a step (those with new tokens, in batch order) as parallel arrays, entries
@@ -41,6 +42,27 @@ export interface LatencyModel {
   outputTokenProcessingTime(): number;
   /** Fixed overhead added once to E2E after the last token (trained-physics alpha1), integer ticks. */
   postDecodeFixedOverhead(): number;
+  /** Present on models whose step time is linear in named coefficients (what `blis calibrate --fit` fits). */
+  readonly linear?: LinearLatency;
+}
+
+/**
+ * A latency model written as `stepTime = Σ_k c_k · ∂stepTime/∂c_k` (piecewise linear and homogeneous in its
+ * coefficients c), so a fit can hold the schedule fixed and solve for c by least squares.
+ */
+export interface LinearLatency {
+  /** Coefficient names, in vector order (the profile file's keys). */
+  readonly names: readonly string[];
+  /** The coefficients this instance of the model uses. */
+  readonly coefficients: readonly number[];
+  /**
+   * Writes ∂stepTime/∂c for the batch (the same arguments as {@link LatencyModel.stepTime}, before the step
+   * executes) into `out` and returns the untruncated step time t: stepTime is 1 for an empty batch, else
+   * max(1, trunc(t)).
+   */
+  stepGradient(batch: StepBatch, out: Float64Array): number;
+  /** Writes ∂queueingTime/∂c into `out` (the per-request overhead before the engine sees the request). */
+  queueingGradient(req: Request, out: Float64Array): void;
 }
 
 /** Architecture facts of a model, as the reference reads them from a HuggingFace config.json. */
@@ -83,4 +105,6 @@ export interface HardwareConfig {
   mfuPrefill: number;
   mfuDecode: number;
   MemoryGiB: number;
+  /** Interconnect and kernel efficiency (corrected-physics only); absent = the catalog's defaults. */
+  physics?: GpuPhysics;
 }

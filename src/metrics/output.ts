@@ -33,6 +33,8 @@ export interface MetricsView {
 export interface ItlMultiset {
   readonly values: SampleStore;
   readonly uses: CountStore;
+  /** Values counted once each (ITLs spanning stalled steps); absent or empty in the reference's modes. */
+  readonly extra?: SampleStore;
 }
 
 export function instanceView(m: InstanceMetrics): MetricsView {
@@ -51,7 +53,7 @@ export function instanceView(m: InstanceMetrics): MetricsView {
     cacheHitRate: m.cacheHitRate,
     kvThrashingRate: m.kvThrashingRate,
     requests: m.requests,
-    itls: [{ values: m.stepItl, uses: m.stepItlUses }],
+    itls: [{ values: m.stepItl, uses: m.stepItlUses, extra: m.extraItl }],
   };
 }
 
@@ -102,6 +104,12 @@ function itlPairs(sets: readonly ItlMultiset[]): { values: Float64Array; counts:
       if (k > 0) {
         vals.push(v[i] as number);
         cnts.push(k);
+      }
+    }
+    if (set.extra !== undefined && set.extra.length > 0) {
+      for (const x of set.extra.toArray()) {
+        vals.push(x);
+        cnts.push(1);
       }
     }
   }

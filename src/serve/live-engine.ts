@@ -259,7 +259,7 @@ export class LiveEngine {
       if (r.hasE2E) {
         live.finishing = true;
         this.deliveries.push(r.arrivalTime + r.e2e, 1, DELIVER_FINISH, { live, index: live.produced, gap: 0 });
-      } else if (r.outcome === 'dropped_unservable' || r.outcome === 'timed_out' || r.outcome === 'rejected') {
+      } else if (r.outcome === 'dropped_unservable' || r.outcome === 'timed_out' || r.outcome === 'rejected' || r.outcome === 'encode_rejected') {
         live.finishing = true;
         this.deliveries.push(this.cs.clock, 1, DELIVER_FAIL, { live, index: 0, gap: 0 });
       }

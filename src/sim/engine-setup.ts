@@ -9,6 +9,7 @@ import type { FlowControlConfig } from '../cluster/flow-control/controller.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Instance } from '../instance/instance.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
+import type { SchedulingMode } from '../instance/batch-formation.js';
 import { createKVStore } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
@@ -17,6 +18,7 @@ import { defaultScorerConfigs, type ScorerConfig } from '../routing/scorer-confi
 import { TenantTracker } from '../routing/tenant.js';
 import { makeDisaggregationDecider } from '../routing/disaggregation.js';
 import type { RoutingPolicy } from '../routing/types.js';
+import { makeEncodeDecider } from '../routing/encode-decider.js';
 import type { PdPolicies } from '../cluster/pd/coordinator.js';
 import { PoolRole } from '../cluster/pd/pools.js';
 import type { TransferConfig } from '../cluster/pd/transfer.js';
@@ -98,6 +100,8 @@ export interface PdEngineSetup {
   /** Role of each startup instance (see cluster/pd/pools.ts). */
   readonly roles: readonly number[];
   readonly decider: string;
+  /** E/P/D encode decider; null/absent = no encode pool (the encode stage is off). */
+  readonly encodeDecider?: string | null;
   readonly prefixThreshold: number;
   readonly transfer: TransferConfig;
   /** Pool-specific weighted profiles; null = the main routing policy serves that pool too. */
@@ -128,6 +132,8 @@ export interface EngineSetup {
   readonly maxModelLen: number;
   readonly scheduler: SchedulerName;
   readonly preemptionPolicy: PreemptionPolicy;
+  /** How steps are formed (default `sync`, the reference's). */
+  readonly schedulingMode?: SchedulingMode;
   readonly kv: KVSetup;
   readonly latency: LatencyModel;
   /** Model / GPU / TP the router sees on each instance ('' / 0 when unknown). */
@@ -174,6 +180,7 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
       decider: makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
       prefillRouting: poolPolicy(pd.prefillScorers, 'prefill-router'),
       decodeRouting: poolPolicy(pd.decodeScorers, 'decode-router'),
+      encode: pd.encodeDecider === null || pd.encodeDecider === undefined ? null : makeEncodeDecider(pd.encodeDecider),
     }
     : null;
   return { admission, routing, priority: built?.priority ?? null, tenants, pd: pdPolicies };
@@ -294,6 +301,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
           maxModelLen: mml,
           preemptionPolicy: setup.preemptionPolicy,
+          schedulingMode: setup.schedulingMode ?? 'sync',
           holdPrefillKV: pd?.beyond?.ownership === 'single',
         },
         createKVStore(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks }),
@@ -440,7 +448,7 @@ function runWithProgress(cs: ClusterSimulator, requests: readonly Request[], tot
 
 /** Requests that reached a terminal state so far (completed, timed out, dropped, rejected, lost at the gateway). */
 export function finishedRequests(cs: ClusterSimulator): number {
-  let n = cs.rejectedRequests + cs.routingRejections;
+  let n = cs.rejectedRequests + cs.routingRejections + cs.encodeRoutingRejections;
   const g = cs.gatewayCounters();
   n += g.queueRejected + g.queueShed + g.expired + g.evicted;
   for (const inst of cs.instances) {

@@ -7,10 +7,12 @@ import { GPU_NAMES } from '../config/catalog/hardware.js';
 import { FAIRNESS_POLICY_NAMES } from '../cluster/flow-control/bands.js';
 import { DISPATCH_ORDERS } from '../cluster/flow-control/gateway-queue.js';
 import { SATURATION_DETECTOR_NAMES } from '../cluster/flow-control/saturation.js';
+import { SCHEDULING_MODES } from '../instance/batch-formation.js';
 import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES } from '../cluster/pd/beyond.js';
 import { PREEMPTION_POLICIES, SCHEDULERS } from '../instance/scheduler.js';
 import { MOE_COMM_BACKENDS } from '../latency/moe-comm.js';
 import { AUTOSCALE_POLICIES } from '../routing/autoscale-policies.js';
+import { ENCODE_DECIDERS } from '../routing/encode-decider.js';
 import { DISAGGREGATION_DECIDERS } from '../routing/disaggregation.js';
 import { ADMISSION_POLICIES, ROUTING_POLICIES } from '../routing/registry.js';
 import { PRESET_NAMES } from '../workload/presets.js';
@@ -55,8 +57,9 @@ export const FLAGS = [
   { name: 'model', kind: 'string', def: '', help: 'model name, e.g. meta-llama/llama-3.1-8b-instruct (required)', scope: 'shared' },
   { name: 'hardware', kind: 'string', def: '', help: `GPU type (${GPU_NAMES.join(', ')}, or one from --hardware-config); default from the model defaults`, scope: 'shared' },
   { name: 'tp', kind: 'int', def: 0, help: 'tensor parallelism; default from the model defaults', scope: 'shared' },
-  { name: 'dp', kind: 'int', def: 1, help: 'data parallelism (MoE, trained-physics only)', scope: 'shared' },
-  { name: 'latency-model', kind: 'string', def: 'trained-physics', choices: namesOf(LATENCY_BACKENDS), help: 'latency backend: trained-physics, roofline or blackbox', scope: 'shared' },
+  { name: 'dp', kind: 'int', def: 1, help: 'data parallelism: MoE models with trained-physics; any model with corrected-physics (DP ranks as independent engines)', scope: 'shared' },
+  { name: 'latency-model', kind: 'string', def: 'trained-physics', choices: namesOf(LATENCY_BACKENDS), help: 'latency backend: trained-physics (the reference\'s), roofline, blackbox, or corrected-physics (interconnect, head_dim, per-GPU efficiencies, vLLM overheads; docs/fidelity.md)', scope: 'shared' },
+  { name: 'latency-profile', kind: 'string', def: '', help: 'latency profile YAML from blis calibrate --fit: corrected-physics with coefficients fitted on your server', scope: 'shared' },
   { name: 'alpha-coeffs', kind: 'floats', def: [0, 0, 0], help: 'alpha coefficients (comma-separated): queueing, post-decode / per-input-token, per-output-token overheads in µs', scope: 'shared' },
   { name: 'beta-coeffs', kind: 'floats', def: [0, 0, 0], help: 'beta coefficients (comma-separated) of the step-time model', scope: 'shared' },
   { name: 'model-config-folder', kind: 'string', def: '', help: 'folder holding a HuggingFace config.json for --model (overrides the embedded catalog)', scope: 'shared' },
@@ -78,6 +81,7 @@ export const FLAGS = [
   { name: 'long-prefill-token-threshold', kind: 'int', def: 0, help: 'chunk prefills longer than this (0 = off)', scope: 'shared' },
   { name: 'max-model-len', kind: 'int', def: 0, help: 'max sequence length (0 = derive from the model, capped at KV capacity)', scope: 'shared' },
   { name: 'scheduler', kind: 'string', def: 'fcfs', choices: namesOf(SCHEDULERS), help: 'wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority', scope: 'shared' },
+  { name: 'scheduling-mode', kind: 'string', def: '', choices: SCHEDULING_MODES, help: 'step formation: sync (the reference), async (vLLM V1 async scheduling: a request arriving during a step joins the step after next), prefill-first (vLLM V0 without chunked prefill: prefill-only steps stall decodes); default async with corrected-physics, else sync', scope: 'shared' },
   { name: 'preemption-policy', kind: 'string', def: 'fcfs', choices: namesOf(PREEMPTION_POLICIES), help: 'preemption victim: fcfs (batch tail) or priority', scope: 'shared' },
   // simulation
   { name: 'seed', kind: 'string', def: '42', int64: true, help: 'random seed (int64)', scope: 'shared' },
@@ -111,6 +115,8 @@ export const FLAGS = [
   { name: 'decode-instances', kind: 'int', def: 0, help: 'instances dedicated to decode: the next D instances', scope: 'shared' },
   { name: 'prefill-decode-instances', kind: 'int', def: 0, help: 'shared-role instances serving both pools: the next S instances (they take the decode overrides)', scope: 'shared' },
   { name: 'pd-decider', kind: 'string', def: 'never', choices: DISAGGREGATION_DECIDERS, help: 'P/D disaggregation decider: never, always, prefix-threshold', scope: 'shared' },
+  { name: 'encode-instances', kind: 'int', def: 0, help: 'E/P/D: instances of the encode pool, the next E after the P/D pools (0 = off; needs a decode-capable pool). Requests the encode decider picks are routed there first with the main routing policy; no encode work is simulated', scope: 'shared' },
+  { name: 'encode-decider', kind: 'string', def: 'never', choices: ENCODE_DECIDERS, help: 'E/P/D encode decider: never, always, multimodal (requests with image, audio or video tokens); other than never needs --encode-instances > 0', scope: 'shared' },
   { name: 'pd-prefix-threshold', kind: 'int', def: 16, help: 'prefix-threshold decider: disaggregate when more prompt tokens than this are not cached on the chosen decode pod', scope: 'shared' },
   { name: 'pd-transfer-bandwidth', kind: 'float', def: 25, help: 'prefill->decode KV transfer bandwidth (GB/s)', scope: 'shared' },
   { name: 'pd-transfer-base-latency', kind: 'float', def: 0.05, help: 'fixed latency per KV transfer (ms)', scope: 'shared' },
@@ -195,6 +201,11 @@ export class FlagValues {
 
   changed(name: string): boolean {
     return this.explicit.has(name);
+  }
+
+  /** A copy with `name` set to `value` as if given explicitly. */
+  with(name: string, value: string): FlagValues {
+    return new FlagValues({ ...this.raw, [camel(name)]: value }, new Set([...this.explicit, name]));
   }
 
   /** Whether the option exists here at all (commands borrow subsets of the table). */

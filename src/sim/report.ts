@@ -72,6 +72,7 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
     scheduler: opts.scheduler,
     rejectedRequests: cs.rejectedRequests,
     routingRejections: cs.routingRejections,
+    encodeRoutingRejections: cs.encodeRoutingRejections,
     injectedByClass: cs.injectedByClass,
     shedByTier: cs.shedByTier,
     gateway: cs.gatewayCounters(),

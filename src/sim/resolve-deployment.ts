@@ -56,6 +56,9 @@ export function resolveDeployment(spec: DeploymentSpec, base: LatencyInput, f: F
   for (const name of REPLACED) {
     if (f.has(name) && f.changed(name)) throw new ConfigError('bad-flag', `--${name} cannot be combined with --deployment ${spec.file}: the deployment file defines the instances and pools; remove the flag`);
   }
+  for (const name of ['encode-instances', 'encode-decider']) {
+    if (f.has(name) && f.changed(name)) throw new ConfigError('bad-flag', `--${name} cannot be combined with --deployment ${spec.file}: a deployment file has no encode pool; use --num-instances with the P/D pool flags and --encode-instances instead`);
+  }
   const pools: PoolConfigSetup[] = [];
   const resolved: ResolvedLatency[] = [];
   for (const m of spec.models) {

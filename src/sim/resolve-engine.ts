@@ -14,6 +14,8 @@ import { MAX_INT64 } from '../domain/units.js';
 import { LIMITS, checkLimit } from '../domain/limits.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
+import type { LatencyProfile } from '../latency/profile.js';
+import { SCHEDULING_MODES, type SchedulingMode } from '../instance/batch-formation.js';
 import { BlisError, showValue } from '../domain/errors.js';
 import { locateJson } from '../format/json-locate.js';
 import { parseJson } from '../format/yaml.js';
@@ -66,6 +68,11 @@ export interface EngineResolution {
   readonly setup: Omit<EngineSetup, 'horizon'>;
   readonly latency: ResolvedLatency;
   readonly seed: bigint;
+  /**
+   * Engines per deployment: corrected-physics runs each of --dp data-parallel ranks as its own engine (its own
+   * scheduler and KV cache) behind the router, so setup.numInstances = --num-instances × this. 1 otherwise.
+   */
+  readonly dpRanks: number;
   /** KV blocks of an instance placed on a GPU of given memory (node pools); null when capacity is fixed. */
   readonly kvForGpu: ((gpuMemoryGiB: number, tp: number) => number | null) | null;
 }
@@ -77,6 +84,12 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
   if (folder !== '') {
     const p = `${folder.replace(/\/+$/, '')}/config.json`;
     userModelConfig = { ...readJson(env, p, '--model-config-folder'), label: p };
+  }
+  const profilePath = f.str('latency-profile');
+  let profile: { profile: LatencyProfile; label: string } | undefined;
+  if (profilePath !== '') {
+    const { parseLatencyProfile } = await import('../latency/profile.js');
+    profile = { profile: parseLatencyProfile(env.readText(profilePath, '--latency-profile'), profilePath), label: profilePath };
   }
   const hwPath = f.str('hardware-config');
   // The schema library is loaded only when a user catalog file is given (it costs startup time).
@@ -103,6 +116,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     enableExpertParallel: f.bool('enable-expert-parallel'),
     ...(userModelConfig ? { userModelConfig: { raw: userModelConfig.raw, label: userModelConfig.label } } : {}),
     ...(userHardware ? { userHardware } : {}),
+    ...(profile ? { profile } : {}),
   };
   const locate = (e: unknown): unknown => {
     const gpu = f.str('hardware');
@@ -134,13 +148,20 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
     if (v < 0) throw new ConfigError('bad-flag', `--${name} must be >= 0, got ${v}`);
     return v;
   };
-  const numInstances = dep === null ? positive('num-instances') : dep.numInstances;
+  const dpRanks = latency.backend === 'corrected-physics' ? f.int('dp') : 1;
+  const numInstances = dep === null ? positive('num-instances') * dpRanks : dep.numInstances;
   if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
   checkEngineLimits(f, latency, numInstances);
   const scheduler = f.str('scheduler');
   if (!Object.hasOwn(SCHEDULERS, scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler ${showValue(scheduler)}; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
   const preemption = f.str('preemption-policy');
   if (!Object.hasOwn(PREEMPTION_POLICIES, preemption)) throw new ConfigError('bad-flag', `unknown --preemption-policy ${showValue(preemption)}; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
+  const modeText = f.str('scheduling-mode');
+  if (modeText !== '' && !(SCHEDULING_MODES as readonly string[]).includes(modeText)) {
+    throw new ConfigError('bad-flag', `unknown --scheduling-mode ${showValue(modeText)}; valid: ${SCHEDULING_MODES.join(', ')}`);
+  }
+  // corrected-physics models vLLM V1, whose scheduler runs one step ahead; the reference's models keep sync.
+  const schedulingMode: SchedulingMode = modeText !== '' ? (modeText as SchedulingMode) : latency.backend === 'corrected-physics' ? 'async' : 'sync';
   const bw = f.float('kv-transfer-bandwidth');
   const cpuBlocks = nonNegative('kv-cpu-blocks');
   if (cpuBlocks > 0 && !(bw > 0)) throw new ConfigError('bad-flag', `--kv-transfer-bandwidth must be > 0 with --kv-cpu-blocks, got ${bw}`);
@@ -176,6 +197,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   return {
     seed: f.bigint('seed'),
     latency,
+    dpRanks,
     kvForGpu,
     setup: {
       seed: f.bigint('seed'),
@@ -191,6 +213,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
       maxModelLen,
       scheduler: scheduler as SchedulerName,
       preemptionPolicy: preemption as PreemptionPolicy,
+      schedulingMode,
       kv: {
         totalBlocks: latency.totalKvBlocks,
         blockSize,

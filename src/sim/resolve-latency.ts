@@ -4,7 +4,8 @@
  * passes any user-supplied config.json / hardware JSON already parsed.
  */
 import { CATALOG_HF_IDS, findCatalogModel } from '../config/catalog/models.js';
-import { findGpu, GPU_NAMES } from '../config/catalog/hardware.js';
+import { canonicalGpuName, findGpu, GPU_NAMES } from '../config/catalog/hardware.js';
+import { DEFAULT_GPU_PHYSICS, findGpuPhysics } from '../config/catalog/gpu-physics.js';
 import { MODEL_DEFAULTS, findModelDefaults, TRAINED_PHYSICS_COEFFICIENTS } from '../config/defaults.js';
 import { showValue } from '../domain/errors.js';
 import { closestNames, didYouMean } from '../domain/suggest.js';
@@ -13,11 +14,13 @@ import { applyWeightPrecisionFallback, extractKVCapacityParams, parseHFConfig } 
 import { calculateKVBlocks, resolveMaxModelLen } from '../latency/kv-capacity.js';
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
+import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
+import type { LatencyProfile } from '../latency/profile.js';
 import type { HardwareConfig, LatencyModel, ModelConfig } from '../latency/types.js';
 import type { KVCapacityParams } from '../latency/hf-config.js';
 import { ConfigError } from './config-error.js';
 
-export const LATENCY_BACKENDS = { 'trained-physics': true, roofline: true, blackbox: true } as const;
+export const LATENCY_BACKENDS = { 'trained-physics': true, roofline: true, blackbox: true, 'corrected-physics': true } as const;
 export type LatencyBackend = keyof typeof LATENCY_BACKENDS;
 
 export interface LatencyInput {
@@ -43,6 +46,8 @@ export interface LatencyInput {
   readonly userModelConfig?: { readonly raw: unknown; readonly label: string };
   /** User GPU entries (hardware_config.json format) overriding the catalog. */
   readonly userHardware?: ReadonlyMap<string, HardwareConfig>;
+  /** A fitted latency profile (--latency-profile): selects corrected-physics with its coefficients. */
+  readonly profile?: { readonly profile: LatencyProfile; readonly label: string };
 }
 
 export interface ResolvedLatency {
@@ -68,6 +73,8 @@ export interface ResolvedLatency {
    * known for the model.
    */
   readonly architecture: ModelConfig | null;
+  /** corrected-physics coefficients from --latency-profile ({} without one), for pools that run that backend. */
+  readonly correctedCoefficients: Readonly<Record<string, number>>;
 }
 
 function allZeros(v: readonly number[]): boolean {
@@ -82,6 +89,16 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     throw new ConfigError('bad-flag', `unknown --latency-model ${showValue(inp.backend)}; valid options: ${Object.keys(LATENCY_BACKENDS).join(', ')}`);
   }
   let backend = inp.backend as LatencyBackend;
+  if (inp.profile !== undefined) {
+    if (inp.backendExplicit && backend !== 'corrected-physics') {
+      throw new ConfigError('bad-flag', `--latency-profile ${inp.profile.label} holds corrected-physics coefficients; it cannot be combined with --latency-model ${backend} (drop one)`);
+    }
+    if (inp.alphaExplicit || inp.betaExplicit) throw new ConfigError('bad-flag', '--latency-profile cannot be combined with --alpha-coeffs/--beta-coeffs: the profile sets the coefficients');
+    backend = 'corrected-physics';
+  }
+  if (backend === 'corrected-physics' && (inp.alphaExplicit || inp.betaExplicit)) {
+    throw new ConfigError('bad-flag', '--latency-model corrected-physics takes no --alpha-coeffs/--beta-coeffs: its coefficients come from the hardware catalog and a fitted profile (--latency-profile, from blis calibrate --fit)');
+  }
   if (inp.alphaExplicit !== inp.betaExplicit) {
     throw new ConfigError('bad-flag', inp.alphaExplicit
       ? '--alpha-coeffs requires --beta-coeffs: give both coefficient sets'
@@ -110,7 +127,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     return {
       backend, latency, model, hardware: inp.hardware, tp: inp.tp, modelConfig: null, hardwareConfig: null,
       totalKvBlocks: inp.totalKvBlocks, maxModelLen: inp.maxModelLen, warnings,
-      alpha: inp.alpha, beta: inp.beta, kvParams: null, findHardware: hardwareFinder(inp), architecture: architectureOf(inp, model),
+      alpha: inp.alpha, beta: inp.beta, kvParams: null, findHardware: hardwareFinder(inp), architecture: architectureOf(inp, model), correctedCoefficients: inp.profile?.profile.coefficients ?? {},
     };
   }
 
@@ -142,7 +159,9 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   }
   let alpha = inp.alpha;
   let beta = inp.beta;
-  if (backend === 'roofline') {
+  if (backend === 'corrected-physics') {
+    // Coefficients come from the profile (or the model's defaults), not from --alpha/--beta.
+  } else if (backend === 'roofline') {
     if (inp.backendExplicit && inp.betaExplicit) {
       throw new ConfigError('bad-flag', '--alpha-coeffs/--beta-coeffs cannot be used with --latency-model roofline (it computes step time analytically); use --latency-model trained-physics for coefficient-based estimation');
     }
@@ -168,7 +187,14 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     label = `catalog:${model}`;
   }
   const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label), model);
-  const hw = inp.userHardware?.get(gpu) ?? findGpu(gpu);
+  const found = inp.userHardware?.get(gpu) ?? findGpu(gpu);
+  const canonical = canonicalGpuName(gpu);
+  const hw: HardwareConfig | undefined = found === undefined || backend !== 'corrected-physics'
+    ? found
+    : { ...found, physics: found.physics ?? (canonical === undefined ? undefined : findGpuPhysics(canonical)) ?? DEFAULT_GPU_PHYSICS };
+  if (backend === 'corrected-physics' && found !== undefined && found.physics === undefined && (canonical === undefined || findGpuPhysics(canonical) === undefined)) {
+    warnings.push(`--hardware ${gpu} has no interconnect/efficiency entry; corrected-physics assumes an H100-class NVSwitch node (add "interconnect" and "efficiency" to its --hardware-config entry)`);
+  }
   if (!hw) {
     const known = [...new Set([...GPU_NAMES, ...(inp.userHardware?.keys() ?? [])])].map((n) => (/^[\x21-\x7e]+$/.test(n) ? n : showValue(n))).join(', ');
     throw new ConfigError('unknown-hardware', `--hardware ${showValue(gpu)} is not a known GPU (known: ${known}); add it with --hardware-config <file.json>`);
@@ -185,26 +211,33 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     const params = kvParams;
     if (params) {
       if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
-      else totalKvBlocks = calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u });
+      // corrected-physics: each DP rank is its own engine with its own KV cache, sized for its tp GPUs.
+      else totalKvBlocks = backend === 'corrected-physics'
+        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true })
+        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u });
     }
   }
   const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);
   warnings.push(...mml.warnings);
   const isMoE = mc.numLocalExperts >= 2;
-  if ((inp.dp > 1 || inp.enableExpertParallel) && backend !== 'trained-physics') {
-    throw new ConfigError('bad-flag', `--dp > 1 and --enable-expert-parallel require --latency-model trained-physics (got --dp=${inp.dp}, --latency-model ${backend})`);
+  if ((inp.dp > 1 || inp.enableExpertParallel) && backend !== 'trained-physics' && backend !== 'corrected-physics') {
+    throw new ConfigError('bad-flag', `--dp > 1 and --enable-expert-parallel require --latency-model trained-physics or corrected-physics (got --dp=${inp.dp}, --latency-model ${backend})`);
   }
-  if (inp.dp > 1 && !isMoE) throw new ConfigError('bad-flag', `--dp > 1 is only supported for MoE models (got --dp=${inp.dp} for a dense model); use --num-instances for replicas`);
+  if (inp.dp > 1 && !isMoE && backend !== 'corrected-physics') throw new ConfigError('bad-flag', `--dp > 1 is only supported for MoE models (got --dp=${inp.dp} for a dense model); use --num-instances for replicas, or --latency-model corrected-physics (DP ranks as independent engines)`);
   if (inp.enableExpertParallel && !isMoE) throw new ConfigError('bad-flag', `--enable-expert-parallel requires a MoE model (got dense model ${showValue(model)})`);
   if (inp.moeCommBackend !== '' && backend !== 'trained-physics') {
-    throw new ConfigError('bad-flag', `--moe-comm-backend requires --latency-model trained-physics (got ${backend})`);
+    throw new ConfigError('bad-flag', `--moe-comm-backend requires --latency-model trained-physics (got ${backend}); corrected-physics uses --enable-expert-parallel for all-to-all dispatch`);
   }
+  if (inp.profile !== undefined) warnings.push(...profileMismatch(inp.profile, model, gpu, tp));
   const latency = backend === 'roofline'
     ? createRooflineModel({ model: mc, hardware: hw, tp, alpha })
-    : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta });
+    : backend === 'corrected-physics'
+      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: inp.profile?.profile.coefficients ?? {} })
+      : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta });
   return {
     backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings,
     alpha, beta, kvParams, findHardware: hardwareFinder(inp), architecture: mc,
+    correctedCoefficients: inp.profile?.profile.coefficients ?? {},
   };
 }
 
@@ -217,4 +250,17 @@ function architectureOf(inp: LatencyInput, model: string): ModelConfig | null {
   const raw = inp.userModelConfig?.raw ?? findCatalogModel(model)?.config;
   if (raw === undefined) return null;
   return applyWeightPrecisionFallback(parseHFConfig(raw, inp.userModelConfig?.label ?? `catalog:${model}`), model);
+}
+
+/**
+ * A profile's coefficients are multipliers on physics and software overheads, so they carry over to another
+ * model, GPU count or GPU of the same class with some error: warn, do not refuse.
+ */
+function profileMismatch(p: { readonly profile: LatencyProfile; readonly label: string }, model: string, gpu: string, tp: number): string[] {
+  const out: string[] = [];
+  const { profile } = p;
+  if (profile.model !== '' && profile.model.toLowerCase() !== model) out.push(`--latency-profile ${p.label} was fitted on model ${profile.model}, not ${model}; its multipliers may not carry over`);
+  if (profile.hardware !== '' && profile.hardware !== gpu) out.push(`--latency-profile ${p.label} was fitted on ${profile.hardware}, not ${gpu}; its multipliers may not carry over`);
+  if (profile.tp > 0 && profile.tp !== tp) out.push(`--latency-profile ${p.label} was fitted at tp=${profile.tp}, not tp=${tp}; communication terms may not carry over`);
+  return out;
 }

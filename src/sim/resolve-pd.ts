@@ -10,11 +10,13 @@ import { parseScorerFlag } from '../policy/scorer-flag.js';
 import { DEFAULT_POLICY_NAMES } from '../policy/names.js';
 import { poolTopologyError, rolesFromCounts } from '../cluster/pd/pools.js';
 import { isDisaggregationDecider, DISAGGREGATION_DECIDERS } from '../routing/disaggregation.js';
+import { ENCODE_DECIDERS, isEncodeDecider, type EncodeDeciderName } from '../routing/encode-decider.js';
 import { validateScorerConfigs, type ScorerConfig } from '../routing/scorer-config.js';
 import { calculateKVBlocks, kvBytesPerToken } from '../latency/kv-capacity.js';
 import { createBlackboxModel } from '../latency/blackbox.js';
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
+import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
 import type { LatencyModel } from '../latency/types.js';
 import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES, type PdBeyondConfig } from '../cluster/pd/beyond.js';
 import { ConfigError } from './config-error.js';
@@ -54,7 +56,8 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
   if (shared < 0) throw bad(`--prefill-decode-instances must be >= 0, got ${shared}`);
   const decider = f.str('pd-decider');
   if (!isDisaggregationDecider(decider)) throw bad(`Unknown PD decider "${decider}". Valid: ${DISAGGREGATION_DECIDERS.join(', ')}; set --pd-decider`);
-  const topo = poolTopologyError(prefill, decode, shared, g.numInstances);
+  const encode = f.int('encode-instances');
+  const topo = poolTopologyError(prefill, decode, shared, g.numInstances, encode);
   if (topo !== null) throw bad(`Invalid PD pool topology: ${topo}`);
   const bandwidth = f.float('pd-transfer-bandwidth');
   const baseLatency = f.float('pd-transfer-base-latency');
@@ -66,6 +69,7 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
   if (decider === 'prefix-threshold' && threshold < 0) throw bad(`--pd-prefix-threshold must be >= 0, got ${threshold}`);
   if (decider !== 'prefix-threshold' && f.changed('pd-prefix-threshold')) warn(`--pd-prefix-threshold=${threshold} is ignored when --pd-decider="${decider}" (only applies to the prefix-threshold decider)`);
   if (decider !== 'never' && prefill === 0) warn(`--pd-decider="${decider}" has no effect because --prefill-instances=0 (disaggregation is disabled); set --prefill-instances and --decode-instances to enable`);
+  const encodeDecider = resolveEncodeDecider(f, encode, warn);
   const perPoolChanged = PER_POOL_FLAGS.some((n) => f.changed(`prefill-${n}`) || f.changed(`decode-${n}`));
   if (perPoolChanged && prefill === 0) warn('per-pool hardware flags (--prefill-tp, --decode-tp, etc.) have no effect when --prefill-instances=0 (disaggregation is disabled)');
   const contention = f.bool('pd-transfer-contention');
@@ -95,8 +99,9 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
   }
   return {
     beyond: pdBeyondFlags(f),
-    roles: rolesFromCounts(g.numInstances, prefill, decode, shared),
+    roles: rolesFromCounts(g.numInstances, prefill, decode, shared, encode),
     decider,
+    encodeDecider,
     prefixThreshold: threshold,
     transfer: { bandwidthGBps: bandwidth, baseLatencyMs: baseLatency, contention, kvBytesPerToken: bytesPerToken, blockSize: g.blockSize },
     prefillScorers: poolScorers(f, 'prefill-routing-scorers'),
@@ -104,6 +109,19 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
     prefill: instanceOverrides(lat, g, prefillO, '--prefill'),
     decode: instanceOverrides(lat, g, decodeO, '--decode'),
   };
+}
+
+/**
+ * The E/P/D flags, checked in the reference's order (the topology check has already refused a negative count
+ * or an encode pool without a decode-capable pool): null when the encode stage is off (no encode pool).
+ */
+export function resolveEncodeDecider(f: FlagValues, encode: number, warn: (m: string) => void): EncodeDeciderName | null {
+  if (encode < 0) throw bad(`--encode-instances must be >= 0, got ${encode}`);
+  const name = f.str('encode-decider');
+  if (!isEncodeDecider(name)) throw bad(`Unknown encode decider "${name}". Valid: ${[...ENCODE_DECIDERS].sort().join(', ')}; set --encode-decider`);
+  if (name !== 'never' && encode === 0) throw bad(`--encode-decider="${name}" requires --encode-instances > 0 (the encode pool is disabled)`);
+  if (encode > 0 && name === 'never') warn(`--encode-decider="${name}" has no effect because --encode-instances=${encode} but the decider never encodes; set --encode-decider=multimodal or always to activate the encode pool`);
+  return encode > 0 ? name : null;
 }
 
 /** The beyond-reference P/D options (defaults: the reference's behaviour). */
@@ -212,6 +230,7 @@ function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: nu
   const hw = lat.hardwareConfig ?? lat.findHardware(lat.hardware);
   if (hw === undefined || hw === null) throw bad(`${flagPrefix}-latency-model ${backend} needs a GPU: set --hardware`);
   if (tp <= 0) throw bad(`${flagPrefix}-tp must be > 0 for the ${backend} latency model`);
+  if (backend === 'corrected-physics') return createCorrectedPhysicsModel({ model: arch, hardware: hw, tp, coefficients: lat.correctedCoefficients });
   return backend === 'roofline'
     ? createRooflineModel({ model: arch, hardware: hw, tp, alpha: lat.alpha })
     : createTrainedPhysicsModel({ model: arch, hardware: hw, tp, dp: g.dp, moeCommBackend: g.moeCommBackend, alpha: lat.alpha, beta: lat.beta });

@@ -10,6 +10,7 @@ import type { Instance } from '../../src/instance/instance.js';
 import type { Request } from '../../src/domain/request.js';
 import { buildReport } from '../../src/sim/report.js';
 import { classify, countBuckets, indexOf, instanceOf, limitsOf, queuedTime, STATE_NAMES, topLevel, waitingBlockAllowance, type Classification, type InvariantContext } from './context.js';
+import { checkEncode } from './encode.js';
 import { checkPd } from './pd.js';
 import { checkScaling } from './scaling.js';
 
@@ -19,7 +20,7 @@ export type { InvariantContext } from './context.js';
  * INV-1 request conservation, per instance and for the cluster, plus "every request ends in exactly one
  * counted state". The reference's identity `injected = completed + queued + running + dropped + timed_out`
  * holds by construction of `injected_requests`; what can break is the counters disagreeing with where the
- * requests really are, so each counter is compared with a count over the requests' own states. The one
+ * requests really are (the encode_routing_rejections term included), so each counter is compared with a count over the requests' own states. The one
  * tolerated gap (requests routed to an instance whose Arrival/Queued event lies past the horizon) is
  * computed exactly: a request is in that gap iff its QueuedEvent time exceeds the horizon.
  */
@@ -73,7 +74,9 @@ export function checkConservation(ctx: InvariantContext, cls: Classification = c
   const killed = countBuckets(cls, (r) => !cls.split.has(r)).drain_killed;
   if (cs.drainKilled !== killed) v.push(`INV-1 cluster: ${cs.drainKilled} requests counted as killed by drains but ${killed} are`);
   if (cs.delayedNow.size !== all.admission_delayed) v.push(`INV-1 cluster: ${cs.delayedNow.size} requests counted as delayed but ${all.admission_delayed} are`);
-  const unrouted = rejections + all.gateway_rejected + all.gateway_shed + all.gateway_expired + all.gateway_queued + all.cluster_pipeline + all.admission_delayed;
+  // E/P/D: lost at encode routing, after the decode pod was chosen but before anything was injected.
+  if (cs.encodeRoutingRejections !== all.encode_rejected) v.push(`INV-1 cluster: encode_routing_rejections=${cs.encodeRoutingRejections} but ${all.encode_rejected} requests are in that state`);
+  const unrouted = rejections + all.encode_rejected + all.gateway_rejected + all.gateway_shed + all.gateway_expired + all.gateway_queued + all.cluster_pipeline + all.admission_delayed;
   if (requests.length !== routed + unrouted) {
     v.push(`INV-1 cluster: num_requests=${requests.length} != routed ${routed} + never routed ${unrouted} (${JSON.stringify(all)})`);
   }
@@ -140,10 +143,11 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
         break;
       case 'dropped_unservable':
       case 'rejected':
+      case 'encode_rejected':
         if (r.registered) bad('left at the door but still registered');
         if (r.hasTTFT || r.hasE2E || r.hasSchedulingDelay) bad('left at the door but has latency samples');
         if (r.progressIndex !== 0) bad(`left at the door with PI=${r.progressIndex}`);
-        if (b === 'rejected' && r.assignedInstance !== '') bad('rejected but routed');
+        if (b !== 'dropped_unservable' && r.assignedInstance !== '') bad('rejected but routed');
         break;
       case 'still_queued':
         if (decodeHalf) {
@@ -403,6 +407,7 @@ export function collectViolations(ctx: InvariantContext): string[] {
     ...checkOracleBoundary(ctx, cls),
     ...checkTokenAccounting(ctx, cls),
     ...(ctx.cs.pd !== null ? checkPd(ctx, cls) : []),
+    ...checkEncode(ctx, cls),
     ...checkScaling(ctx, ctx.scalingBounds ?? null),
   ];
 }

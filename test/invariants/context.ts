@@ -25,7 +25,7 @@ export interface InvariantContext {
 }
 
 export type Bucket =
-  /** Terminal outcomes: completed, timed_out, dropped_unservable, rejected and the gateway ones. */
+  /** Terminal outcomes: completed, timed_out, dropped_unservable, rejected, encode_rejected and the gateway ones. */
   | Exclude<RequestOutcome, ''>
   | 'still_queued'
   | 'still_running'
@@ -39,7 +39,7 @@ export type Bucket =
   | 'admission_delayed';
 
 export const BUCKETS: readonly Bucket[] = [
-  'completed', 'timed_out', 'dropped_unservable', 'rejected', 'gateway_rejected', 'gateway_shed', 'gateway_expired',
+  'completed', 'timed_out', 'dropped_unservable', 'rejected', 'encode_rejected', 'gateway_rejected', 'gateway_shed', 'gateway_expired',
   'gateway_evicted', 'drain_killed', 'still_queued', 'still_running', 'instance_pipeline', 'cluster_pipeline', 'gateway_queued',
   'admission_delayed',
 ];

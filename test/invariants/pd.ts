@@ -34,9 +34,15 @@ export function checkPd(ctx: InvariantContext, cls: Classification): string[] {
   const v: string[] = [];
   const unbounded = setup.horizon >= MAX_INT64;
   // INV-PD-5 / INV-P2-1: membership as configured, each member built with its pool's KV size.
+  // Node pools may leave configured instances unplaced (they take no position): a placed instance keeps the
+  // role its configured index gives it, wherever it sits.
+  cs.instances.forEach((inst, j) => {
+    const m = /^instance_(\d+)$/.exec(inst.id);
+    const k = m === null ? -1 : Number(m[1]);
+    if (k < 0 || k >= pdSetup.roles.length) return;
+    if (pd.role(j) !== pdSetup.roles[k]) v.push(`INV-PD-5: ${inst.id} role ${pd.role(j)} != configured ${pdSetup.roles[k]}`);
+  });
   pdSetup.roles.forEach((role, i) => {
-    if (pd.role(i) !== role) v.push(`INV-PD-5: instance_${i} role ${pd.role(i)} != configured ${role}`);
-    // Node pools may leave configured instances unplaced: there is nothing to compare then.
     if (i >= cs.instances.length || cs.instances[i]?.id !== `instance_${i}`) return;
     const inst = cs.instances[i];
     if (inst === undefined) return;

@@ -22,7 +22,6 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const NOT_YET: Readonly<Record<string, string>> = {
   'm02-replay-closed-loop-gap-think-time': 'replay --session-mode closed-loop',
   'm04-lora-adapters-4inst-scorer-weight': '--lora-config (LoRA adapters)',
-  'm05-encode-pool-multimodal-pd-round-robin': '--encode-instances (the encode pool on P/D pools)',
   'm07-convert-servegen-synthetic': 'blis convert servegen',
 };
 

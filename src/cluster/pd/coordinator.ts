@@ -16,6 +16,8 @@ import { EventKind } from '../../instance/events.js';
 import type { Instance } from '../../instance/instance.js';
 import { computeCounterfactual } from '../../routing/counterfactual.js';
 import type { DisaggregationDecider } from '../../routing/disaggregation.js';
+import type { EncodeDecider } from '../../routing/encode-decider.js';
+import { EncodeStage } from './encode.js';
 import type { RouterState, RoutingDecision, RoutingPolicy } from '../../routing/types.js';
 import { PdParent } from './parent.js';
 import { hasRole, PoolRole } from './pools.js';
@@ -40,6 +42,8 @@ export interface PdHost {
   deliver(req: Request, time: number, state: RouterState, d: RoutingDecision, index: number): void;
   /** A request lost at routing (no routable instance): counted as a routing rejection. */
   rejectAtRouting(req: Request): void;
+  /** A request lost at encode routing (no routable encode pod): INV-1's encode_routing_rejections term. */
+  rejectAtEncode(req: Request): void;
   /** A sub-request starts occupying an instance (in-flight, tenants, signals). */
   startSub(req: Request, index: number): void;
   /** Session follow-ups of the parent's end, as the reference does for a decode completion or timeout. */
@@ -54,6 +58,8 @@ export interface PdPolicies {
   /** Pool-specific weighted policies; null = the main routing policy (one shared object, as the reference). */
   readonly prefillRouting: RoutingPolicy | null;
   readonly decodeRouting: RoutingPolicy | null;
+  /** E/P/D encode decider; null = no encode pool (the stage is skipped). */
+  readonly encode?: EncodeDecider | null;
 }
 
 export interface PdSetup {
@@ -94,6 +100,8 @@ export class PdCoordinator {
   contentionCorrupted = false;
   readonly disaggregationRecords: DisaggregationRecord[] = [];
   readonly prefillRoutingRecords: PrefillRoutingRecord[] = [];
+  /** E/P/D: the encode stage; null without an encode pool. */
+  readonly encode: EncodeStage | null;
   readonly kvTransferRecords: KVTransferRecord[] = [];
   /** Beyond-reference behaviour; null when every option has the reference's value. */
   readonly beyond: PdBeyond | null;
@@ -105,6 +113,7 @@ export class PdCoordinator {
     private readonly mainRouting: () => RoutingPolicy,
   ) {
     this.roles = [...setup.roles];
+    this.encode = policies.encode ? new EncodeStage(host, policies.encode, mainRouting) : null;
     this.beyond = setup.beyond && !isReferencePd(setup.beyond) ? new PdBeyond(setup.beyond, setup.transfer) : null;
     if (this.beyond?.cfg.mode === 'pipelined') host.instances.forEach((inst, i) => this.watchSteps(inst, i));
   }
@@ -179,11 +188,14 @@ export class PdCoordinator {
     if (h.traceDecisions) this.disaggregationRecords.push({ requestId: req.id, clock: h.clock, disaggregate: dec.disaggregate, decodeInstance: d.targetId, reason: dec.reason });
     const index = h.instanceIndex(d.targetId);
     if (index < 0) throw new RangeError(`decode routing chose unknown instance ${d.targetId}`);
+    const encodeIndex = this.encode === null ? -1 : this.encode.route(req, d.targetId, models === null ? null : req.model);
+    if (encodeIndex === null) return;
     if (!dec.disaggregate) {
       h.deliver(req, t, state, d, index);
       return;
     }
     const parent = new PdParent(req, this.setup.blockSize, index);
+    parent.encodeIndex = encodeIndex;
     this.parents.push(parent);
     this.byReq.set(req, parent);
     this.byReq.set(parent.prefill, parent);

@@ -20,6 +20,8 @@ export class PdParent {
   /** Instance indexes (-1 = not chosen yet). */
   prefillIndex = -1;
   decodeIndex: number;
+  /** E/P/D: the encode pod the request was routed to (-1 = the encode stage did not run for it). */
+  encodeIndex = -1;
   /** Dropped at transfer start or end (the decode pod could not take the KV). */
   dropped = false;
   /** Prefill blocks still held for the transfer (single-ownership mode): released when it ends. */

@@ -15,9 +15,22 @@ describe('pool topology (reference ValidatePoolTopology, BuildPoolMembershipFrom
     expect(poolTopologyError(2, 2, 1, 4)).toMatch(/exceeds num-instances \(4\)/);
     expect(poolTopologyError(-1, 2, 0, 4)).toMatch(/prefill-instances must be >= 0/);
   });
+  it('validates the encode pool as the reference does: it needs a decode-capable pool and counts toward the total', () => {
+    expect(poolTopologyError(1, 1, 0, 4, 2)).toBeNull();
+    expect(poolTopologyError(0, 0, 1, 2, 1)).toBeNull();
+    expect(poolTopologyError(0, 0, 0, 4, 2)).toBe('encode-instances (2) requires a decode-capable pool: set --prefill-instances, --decode-instances, or --prefill-decode-instances > 0');
+    expect(poolTopologyError(1, 1, 0, 3, 2)).toBe('prefill-instances (1) + decode-instances (1) + prefill-decode-instances (0) + encode-instances (2) = 4 exceeds num-instances (3)');
+    expect(poolTopologyError(1, 1, 0, 4, -1)).toBe('encode-instances must be >= 0, got -1');
+    // The P/D pairing rule still applies with an encode pool.
+    expect(poolTopologyError(1, 0, 0, 4, 1)).toMatch(/both --prefill-instances and --decode-instances/);
+  });
   it('assigns roles by index; shared pods are members of both pools; leftovers have none', () => {
     const roles = rolesFromCounts(6, 1, 2, 2);
     expect(roles).toEqual([PoolRole.Prefill, PoolRole.Decode, PoolRole.Decode, PoolRole.PrefillDecode, PoolRole.PrefillDecode, PoolRole.None]);
+    // E/P/D: the encode pods follow the shared ones; an encode pod is in neither the prefill nor the decode pool.
+    expect(rolesFromCounts(7, 1, 2, 1, 2)).toEqual([PoolRole.Prefill, PoolRole.Decode, PoolRole.Decode, PoolRole.PrefillDecode, PoolRole.Encode, PoolRole.Encode, PoolRole.None]);
+    expect(hasRole(PoolRole.Encode, PoolRole.Prefill) || hasRole(PoolRole.Encode, PoolRole.Decode)).toBe(false);
+    expect(hasRole(PoolRole.PrefillDecode, PoolRole.Encode)).toBe(false);
     expect(hasRole(PoolRole.PrefillDecode, PoolRole.Prefill)).toBe(true);
     expect(hasRole(PoolRole.PrefillDecode, PoolRole.Decode)).toBe(true);
     expect(hasRole(PoolRole.Decode, PoolRole.Prefill)).toBe(false);

@@ -9,6 +9,8 @@
  * calibration for the closest GPU of the same family, as noted.
  */
 
+import type { GpuPhysics } from './gpu-physics.js';
+
 /** One GPU, structurally identical to the latency layer's HardwareConfig. */
 export interface GpuSpec {
   readonly TFlopsPeak: number;
@@ -17,6 +19,8 @@ export interface GpuSpec {
   readonly mfuPrefill: number;
   readonly mfuDecode: number;
   readonly MemoryGiB: number;
+  /** Interconnect and efficiencies of a user GPU (catalog GPUs keep theirs in gpu-physics.ts). */
+  readonly physics?: GpuPhysics;
 }
 
 const A100_80: GpuSpec = {
@@ -35,6 +39,17 @@ export const GPU_CATALOG = {
     TFlopsPeak: 989.5,
     TFlopsFP8: 1979.0,
     BwPeakTBs: 3.35,
+    mfuPrefill: 0.45,
+    mfuDecode: 0.3,
+    MemoryGiB: 80.0,
+  },
+  'H100-PCIe': {
+    // NVIDIA H100 Tensor Core GPU datasheet, H100 PCIe column: BF16 1,513 and FP8 3,026 TFLOPS with sparsity,
+    // 80 GB HBM2e, 2.0 TB/s; GPUs talk over PCIe 5.0 unless an NVLink bridge pairs them. MFU: the reference's
+    // H100 values (same GH100 die).
+    TFlopsPeak: 756.0,
+    TFlopsFP8: 1513.0,
+    BwPeakTBs: 2.0,
     mfuPrefill: 0.45,
     mfuDecode: 0.3,
     MemoryGiB: 80.0,
@@ -128,11 +143,17 @@ const GPU_ALIASES: Readonly<Record<string, GpuName>> = {
   RTX4090: 'RTX-4090',
   'RTX 4090': 'RTX-4090',
   'RTX-PRO6000': 'RTX-PRO-6000',
+  'H100-PCIE': 'H100-PCIe',
   'RTX PRO 6000': 'RTX-PRO-6000',
 };
 
 export function findGpu(name: string): GpuSpec | undefined {
-  if (Object.hasOwn(GPU_CATALOG, name)) return GPU_CATALOG[name as GpuName];
-  const alias = Object.hasOwn(GPU_ALIASES, name) ? GPU_ALIASES[name] : undefined;
-  return alias === undefined ? undefined : GPU_CATALOG[alias];
+  const canonical = canonicalGpuName(name);
+  return canonical === undefined ? undefined : GPU_CATALOG[canonical];
+}
+
+/** The catalog name `name` stands for (itself or through an alias), or undefined when it is not in the catalog. */
+export function canonicalGpuName(name: string): GpuName | undefined {
+  if (Object.hasOwn(GPU_CATALOG, name)) return name as GpuName;
+  return Object.hasOwn(GPU_ALIASES, name) ? GPU_ALIASES[name] : undefined;
 }

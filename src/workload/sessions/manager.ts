@@ -44,7 +44,7 @@ export interface SessionLog {
 
 /** Outcomes that end a request before any instance served it (the reference never reports these). */
 function lostAtGateway(req: Request): boolean {
-  return req.outcome === 'rejected' || req.outcome.startsWith('gateway_');
+  return req.outcome === 'rejected' || req.outcome === 'encode_rejected' || req.outcome.startsWith('gateway_');
 }
 
 export class SessionManager {

@@ -1,0 +1,49 @@
+/**
+ * The E/P/D encode stage (reference executeDisaggregatedRouting step 4, blis-cluster.md §8.2): after the decode
+ * pod is chosen and the P/D decider has spoken, a request the encode decider picks is routed among the encode
+ * pods with the main routing policy (one shared object, so a round-robin counter advances for it too) and the
+ * choice recorded. The stage takes no time and no encode work runs: encode pods stay idle. An encode pool with
+ * no routable pod loses the request there (INV-1's encode_routing_rejections term).
+ */
+import type { EncodeRoutingRecord } from '../../domain/decision-records.js';
+import type { Request } from '../../domain/request.js';
+import { computeCounterfactual } from '../../routing/counterfactual.js';
+import type { EncodeDecider } from '../../routing/encode-decider.js';
+import type { RoutingPolicy } from '../../routing/types.js';
+import type { PdHost } from './coordinator.js';
+import { PoolRole } from './pools.js';
+
+export class EncodeStage {
+  readonly records: EncodeRoutingRecord[] = [];
+  /** Requests routed through the encode pool. */
+  routed = 0;
+
+  constructor(
+    private readonly host: PdHost,
+    readonly decider: EncodeDecider,
+    private readonly mainRouting: () => RoutingPolicy,
+  ) {}
+
+  /** The encode pod's index (-1 = the decider skipped the stage), or null when the request was lost there. */
+  route(req: Request, decodeId: string, model: string | null): number | null {
+    if (!this.decider.shouldEncode(req, decodeId)) return -1;
+    const h = this.host;
+    const state = h.poolState(PoolRole.Encode, model);
+    if (state.snapshots.length === 0) {
+      h.rejectAtEncode(req);
+      return null;
+    }
+    const d = this.mainRouting().route(req, state);
+    const index = h.instanceIndex(d.targetId);
+    if (index < 0) throw new RangeError(`encode routing chose unknown instance ${d.targetId}`);
+    this.routed++;
+    if (h.traceDecisions) {
+      const cf = computeCounterfactual(d.targetId, d.scores, state.snapshots, h.counterfactualK);
+      this.records.push({
+        parentRequestId: req.id, clock: h.clock, chosenInstance: d.targetId,
+        scores: d.scores === null ? null : new Map(d.scores), candidates: cf.candidates, regret: cf.regret,
+      });
+    }
+    return index;
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * What the corrected-physics latency model needs beyond a GPU's peak numbers: how its GPUs talk to each other
+ * (the interconnect a tensor-parallel all-reduce or an expert-parallel all-to-all runs on) and how much of the
+ * peak real kernels reach. The reference's models have neither: they price all-reduce at HBM bandwidth and
+ * reuse one MFU across GPU classes.
+ *
+ * Collective cost is the α–β model NCCL's own performance notes use — a fixed latency per call plus the bytes
+ * each GPU moves over the achievable bus bandwidth (nccl-tests' `busbw`) — for each of the two protocols a
+ * library chooses between (low-latency for small messages, bandwidth for large), taking the cheaper. Sources
+ * for the numbers, by kind:
+ *
+ * - Link peaks: NVIDIA datasheets (H100 SXM NVLink 4: 900 GB/s bidirectional, 450 GB/s per direction; A100
+ *   SXM NVLink 3: 600 / 300 GB/s; B200 NVLink 5: 1.8 TB/s / 900 GB/s; PCIe 4.0 x16: 32 GB/s and PCIe 5.0
+ *   x16: 64 GB/s per direction; ConnectX-7 NDR InfiniBand 400 Gb/s = 50 GB/s per GPU).
+ * - Bandwidth protocol: published nccl-tests `all_reduce_perf` results — 8×H100 SXM with NVSwitch 460–480
+ *   GB/s at GB sizes, 8×A100 SXM 230–250 GB/s, 8×H100 PCIe without NVLink 35–45 GB/s (e.g. Alaya NeW,
+ *   "NCCL-tests in practice", 2026); the tens-of-MB messages of prefill reach about 75 % of that. NCCL's
+ *   fixed cost on 8×H100 is ≈ 27 µs (microsoft/vidur `data/profiling/network/h100_dgx/all_reduce.csv`: 33 µs
+ *   at 1 MiB, 39 µs at 2 MiB).
+ * - Low-latency protocol: vLLM's custom all-reduce on H100 without CUDA graphs (sgl-project/sglang#2904):
+ *   8.8 / 8.5 / 10.1 µs at 512 B for TP 2/4/8, and a slope of 17.8 / 25.5 / 27.2 µs per MB between 256 KB
+ *   and 1 MB — a bus bandwidth of 56–64 GB/s — with intercepts 8.2 / 13.9 / 17 µs, i.e. ≈ 8.5 µs ×
+ *   (1 + log2 n)/2. Decode messages (tokens × hidden × 2 bytes, 0.05–2 MB) live in this regime. Other links
+ *   scale these by their peak ratio to NVLink 4; PCIe without peer NVLink roughly doubles the latency and an
+ *   inter-node hop adds the NIC round trip.
+ * - Kernel efficiency (fraction of peak that LLM-shaped kernels reach): FlashAttention-2 reaches 50–73 % of
+ *   A100 peak in the forward pass (Dao, 2023, arXiv:2307.08691) and FlashAttention-3 up to 75 % of H100 BF16
+ *   peak (Shah et al., 2024, arXiv:2407.08608), lower at the 0.5–4k-token lengths of serving; cuBLAS BF16
+ *   GEMMs of LLM shapes sustain 65–75 % of Hopper and 80–85 % of Ampere peak; streaming reads sustain 85–90 %
+ *   of HBM peak (H100 SXM: ~3.0 TB/s D2D copy and STREAM triad of 3.35). Ada and workstation Blackwell parts (GDDR) reuse the Ampere/Hopper
+ *   values of the same generation, as noted. Paged-KV decode reads: FlashInfer's batch-decode kernels reach
+ *   ≈ 80 % of HBM bandwidth (Ye et al., MLSys 2025, arXiv:2501.01005); the first choice here, 60 % from a
+ *   profiling blog, made the public 7B run at 20 req/s overload (docs/fidelity.md records this change).
+ *
+ * These are starting points, not truths: `blis calibrate --fit` measures the effective multipliers on a
+ * user's own server (docs/fidelity.md).
+ */
+
+/** One collective protocol: fixed cost per call (at 2 GPUs) and achievable bus bandwidth. */
+export interface ProtocolSpec {
+  /** Latency of one call between 2 GPUs (µs); a call over n GPUs costs (1 + log2 n)/2 times this. */
+  readonly latencyUs: number;
+  /** nccl-tests `busbw` the protocol sustains, GB/s (1e9 bytes). */
+  readonly busBandwidthGBs: number;
+}
+
+/**
+ * One link class. Collective libraries pick a low-latency protocol for small messages (vLLM's custom
+ * all-reduce, NCCL LL/LL128) and a bandwidth protocol for large ones (NCCL Simple ring/tree); a call costs
+ * the cheaper of the two.
+ */
+export interface LinkSpec {
+  /** Human-readable link family, e.g. `nvlink4-nvswitch`, `pcie5`, `infiniband-ndr`. */
+  readonly kind: string;
+  readonly small: ProtocolSpec;
+  readonly large: ProtocolSpec;
+}
+
+export interface InterconnectSpec {
+  /** Between GPUs of one node (TP groups that fit in a node). */
+  readonly intraNode: LinkSpec;
+  /** Between nodes (TP or EP groups larger than a node). */
+  readonly interNode: LinkSpec;
+  readonly gpusPerNode: number;
+}
+
+/** Fractions of peak that serving kernels reach (each in (0, 1]). */
+export interface EfficiencySpec {
+  /** Dense and MoE GEMMs (projections, MLP, experts, LM head) vs TFlopsPeak (or TFlopsFP8 for FP8 weights). */
+  readonly gemm: number;
+  /** Prefill attention (FlashAttention) vs the same peak. */
+  readonly attention: number;
+  /** Streaming weight reads vs BwPeakTBs. */
+  readonly weightRead: number;
+  /** Paged KV-cache reads in decode attention vs BwPeakTBs. */
+  readonly kvRead: number;
+}
+
+export interface GpuPhysics {
+  readonly interconnect: InterconnectSpec;
+  readonly efficiency: EfficiencySpec;
+}
+
+const link = (kind: string, small: [number, number], large: [number, number]): LinkSpec => ({
+  kind,
+  small: { latencyUs: small[0], busBandwidthGBs: small[1] },
+  large: { latencyUs: large[0], busBandwidthGBs: large[1] },
+});
+
+/** NDR 400 Gb/s per GPU (50 GB/s), hierarchical all-reduce across nodes. */
+const IB_NDR = link('infiniband-ndr', [25, 20], [50, 40]);
+/** HDR 200 Gb/s per GPU (25 GB/s), the A100 generation's usual fabric. */
+const IB_HDR = link('infiniband-hdr', [25, 12], [50, 20]);
+/** 100–200 GbE RoCE, common on PCIe inference servers. */
+const ROCE_200 = link('roce-200g', [30, 10], [60, 18]);
+
+const HOPPER: EfficiencySpec = { gemm: 0.7, attention: 0.55, weightRead: 0.85, kvRead: 0.8 };
+const AMPERE: EfficiencySpec = { gemm: 0.8, attention: 0.55, weightRead: 0.85, kvRead: 0.8 };
+/** Blackwell software is younger than Hopper's: same fractions, GEMMs a little lower. */
+const BLACKWELL: EfficiencySpec = { gemm: 0.65, attention: 0.55, weightRead: 0.85, kvRead: 0.8 };
+/** GDDR parts stream slightly less of their peak than HBM. */
+const ADA: EfficiencySpec = { gemm: 0.7, attention: 0.5, weightRead: 0.8, kvRead: 0.75 };
+
+const NVSWITCH_H: InterconnectSpec = { intraNode: link('nvlink4-nvswitch', [8.5, 57], [13.5, 360]), interNode: IB_NDR, gpusPerNode: 8 };
+const NVSWITCH_A: InterconnectSpec = { intraNode: link('nvlink3-nvswitch', [10, 40], [15, 180]), interNode: IB_HDR, gpusPerNode: 8 };
+/** NVLink 5 has twice NVLink 4's per-GPU bandwidth; the H100 figures scaled by it (no public vLLM measurement). */
+const NVSWITCH_B: InterconnectSpec = { intraNode: link('nvlink5-nvswitch', [8, 110], [13, 700]), interNode: IB_NDR, gpusPerNode: 8 };
+const PCIE4: InterconnectSpec = { intraNode: link('pcie4', [15, 10], [25, 18]), interNode: ROCE_200, gpusPerNode: 8 };
+const PCIE5: InterconnectSpec = { intraNode: link('pcie5', [12, 20], [20, 35]), interNode: ROCE_200, gpusPerNode: 8 };
+
+/** Keyed like the GPU catalog (config/catalog/hardware.ts); every catalog GPU has an entry. */
+export const GPU_PHYSICS: Readonly<Record<string, GpuPhysics>> = {
+  H100: { interconnect: NVSWITCH_H, efficiency: HOPPER },
+  'H100-PCIe': { interconnect: PCIE5, efficiency: HOPPER },
+  H200: { interconnect: NVSWITCH_H, efficiency: HOPPER },
+  B200: { interconnect: NVSWITCH_B, efficiency: BLACKWELL },
+  'A100-40': { interconnect: NVSWITCH_A, efficiency: AMPERE },
+  'A100-80': { interconnect: NVSWITCH_A, efficiency: AMPERE },
+  'A100-SXM': { interconnect: NVSWITCH_A, efficiency: AMPERE },
+  // PCIe cards without NVLink: collectives cross the PCIe switch / CPU root complex.
+  L40S: { interconnect: PCIE4, efficiency: ADA },
+  L4: { interconnect: PCIE4, efficiency: ADA },
+  'RTX-4090': { interconnect: PCIE4, efficiency: ADA },
+  'RTX-PRO-6000': { interconnect: PCIE5, efficiency: ADA },
+};
+
+/**
+ * Physics of a catalog GPU (exact name; aliases are resolved by the caller), or the Hopper HGX defaults for
+ * an unknown name — the common case of a user GPU given only by its peaks.
+ */
+export function findGpuPhysics(name: string): GpuPhysics | undefined {
+  return Object.hasOwn(GPU_PHYSICS, name) ? GPU_PHYSICS[name] : undefined;
+}
+
+/** Used for user GPUs that give no interconnect/efficiency of their own. */
+export const DEFAULT_GPU_PHYSICS: GpuPhysics = { interconnect: NVSWITCH_H, efficiency: HOPPER };

@@ -1,0 +1,313 @@
+/**
+ * The corrected-physics latency model (`--latency-model corrected-physics`): one vLLM step priced from the
+ * model's shapes and the GPU's physics, with the reference's known errors fixed (docs/fidelity.md lists each
+ * correction and its measured effect):
+ *
+ * - GEMMs (projections, MLP, experts, LM head) cost max(FLOPs at the GPU class's achievable GEMM rate, weight
+ *   bytes at its achievable streaming bandwidth): a roofline per step, not the reference's fitted multiples;
+ * - prefill attention is causal FLOPs over the request's real context (progress, not the full prompt) at the
+ *   FlashAttention efficiency of the GPU class; decode attention reads the paged KV cache at its own
+ *   efficiency;
+ * - attention uses the model's explicit `head_dim` (Qwen3 and others), not hidden/heads;
+ * - tensor-parallel all-reduce (two per layer) and expert-parallel all-to-all are priced on the GPU's
+ *   interconnect (NVLink/NVSwitch, PCIe, inter-node), not at HBM bandwidth;
+ * - MoE layers at DP > 1 see the tokens of every DP rank (vLLM runs the expert layers in lockstep across
+ *   ranks); the balanced-load estimate dp × local tokens is used;
+ * - vLLM's software overheads are explicit: a fixed cost per step, a cost per scheduled request per step,
+ *   and a per-request front-end cost (HTTP, tokenization, detokenization) before the engine sees it.
+ *
+ * The step time is piecewise linear and homogeneous in seven coefficients — multipliers on the compute,
+ * weight-read, KV-read and communication times, and the three overheads in µs — so `blis calibrate --fit`
+ * can fit them on a user's own server ({@link LinearLatency}).
+ */
+import { clampToInt64 } from '../domain/units.js';
+import { DEFAULT_GPU_PHYSICS, type GpuPhysics, type LinkSpec } from '../config/catalog/gpu-physics.js';
+import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
+import { isMoE, layerSplit } from './layers.js';
+import type { HardwareConfig, LatencyModel, LinearLatency, ModelConfig, StepBatch } from './types.js';
+
+/** Coefficient names in vector order: the keys of a latency profile's `coefficients`. */
+export const CORRECTED_PHYSICS_COEFFICIENTS = ['compute', 'weight_read', 'kv_read', 'comm', 'step_us', 'request_us', 'frontend_us'] as const;
+export type CorrectedPhysicsCoefficient = (typeof CORRECTED_PHYSICS_COEFFICIENTS)[number];
+
+/**
+ * Defaults: the physics multipliers are 1 (the catalog's efficiencies as they are); the software overheads are
+ * vLLM V1's (v0.15.1 on an H100 host) as fitted on the 12 public runs that did not overload (docs/fidelity.md;
+ * `npm run fidelity` prints this in-sample fit). The fidelity report never predicts a run with them: it
+ * re-fits them with that run left out.
+ */
+export const CORRECTED_PHYSICS_DEFAULTS: Readonly<Record<CorrectedPhysicsCoefficient, number>> = {
+  compute: 1,
+  weight_read: 1,
+  kv_read: 1,
+  comm: 1,
+  step_us: 838,
+  request_us: 8,
+  frontend_us: 9030,
+};
+
+export interface CorrectedPhysicsOptions {
+  readonly model: ModelConfig;
+  readonly hardware: HardwareConfig;
+  readonly tp: number;
+  /** Data-parallel ranks of the deployment (each rank is its own engine; MoE layers span all ranks). */
+  readonly dp?: number;
+  /** Experts distributed whole over the tp·dp GPUs (all-to-all dispatch) instead of TP-sharded. */
+  readonly expertParallel?: boolean;
+  /** Coefficients by name; missing ones take {@link CORRECTED_PHYSICS_DEFAULTS}. */
+  readonly coefficients?: Partial<Record<CorrectedPhysicsCoefficient, number>>;
+}
+
+/** Every per-step constant, derived once. Times in µs, rates per µs. */
+interface Plan {
+  readonly L: number;
+  readonly d: number;
+  readonly hPerGpu: number;
+  readonly headDim: number;
+  /** Dense-path FLOPs per token per GPU (projections, dense MLP, shared experts) and their weight bytes. */
+  readonly linFlopsPerToken: number;
+  readonly linBytes: number;
+  /** LM head FLOPs per sampled token per GPU (its weights are in linBytes). */
+  readonly headFlopsPerSample: number;
+  readonly moeLayers: number;
+  readonly experts: number;
+  readonly topK: number;
+  /** One expert's FLOPs per routed token and its bytes, per GPU (already divided by the expert group). */
+  readonly expertFlopsPerToken: number;
+  readonly expertBytes: number;
+  /** tp·dp for MoE at DP > 1 (every rank's tokens reach the expert layers), else tp. */
+  readonly expertGroup: number;
+  readonly dp: number;
+  readonly kvBytesPerToken: number;
+  readonly gemmRate: number;
+  readonly attnRate: number;
+  readonly weightBw: number;
+  readonly kvBw: number;
+  readonly actBytes: number;
+  readonly tp: number;
+  readonly tpLink: LinkSpec;
+  readonly epLink: LinkSpec;
+  readonly expertParallel: boolean;
+}
+
+function fail(code: LatencyErrorCode, field: string, message: string): never {
+  throw new LatencyConfigError(code, field, `corrected-physics: ${message}`);
+}
+
+function checkFraction(v: number, field: string): void {
+  if (!(Number.isFinite(v) && v > 0 && v <= 1)) fail(LatencyErrorCode.InvalidHardwareConfig, field, `${field} must be in (0, 1], got ${v}`);
+}
+
+function checkLink(l: LinkSpec, field: string): void {
+  for (const [name, p] of [['small', l.small], ['large', l.large]] as const) {
+    if (!isPositiveFinite(p.busBandwidthGBs)) fail(LatencyErrorCode.InvalidHardwareConfig, `${field}.${name}.busBandwidthGBs`, `must be > 0, got ${p.busBandwidthGBs}`);
+    if (!(Number.isFinite(p.latencyUs) && p.latencyUs >= 0)) fail(LatencyErrorCode.InvalidHardwareConfig, `${field}.${name}.latencyUs`, `must be >= 0, got ${p.latencyUs}`);
+  }
+}
+
+/** Head size: the config's explicit head_dim when it has one, else hidden/heads. */
+export function headDimOf(mc: ModelConfig): number {
+  return mc.headDim > 0 ? mc.headDim : mc.hiddenDim / mc.numHeads;
+}
+
+function makePlan(opts: CorrectedPhysicsOptions): Plan {
+  const { model: mc, hardware: hw, tp } = opts;
+  const dp = opts.dp ?? 1;
+  const P = LatencyErrorCode.InvalidParallelism;
+  const M = LatencyErrorCode.InvalidModelConfig;
+  if (!Number.isInteger(tp) || tp <= 0) fail(P, 'tp', `tp must be a positive integer, got ${tp}`);
+  if (!Number.isInteger(dp) || dp < 1) fail(P, 'dp', `dp must be an integer >= 1, got ${dp}`);
+  if (mc.numLayers <= 0) fail(M, 'num_hidden_layers', `num_hidden_layers must be > 0, got ${mc.numLayers}`);
+  if (mc.numHeads <= 0) fail(M, 'num_attention_heads', `num_attention_heads must be > 0, got ${mc.numHeads}`);
+  if (mc.hiddenDim <= 0) fail(M, 'hidden_size', `hidden_size must be > 0, got ${mc.hiddenDim}`);
+  if (mc.intermediateDim <= 0 && !isMoE(mc)) fail(M, 'intermediate_size', `intermediate_size must be > 0, got ${mc.intermediateDim}`);
+  if (!isPositiveFinite(mc.bytesPerParam)) fail(M, 'torch_dtype', `bytes per parameter must be > 0, got ${mc.bytesPerParam}`);
+  if (mc.numHeads % tp !== 0) fail(P, 'tp', `num_attention_heads (${mc.numHeads}) must be divisible by tp (${tp})`);
+  if (isMoE(mc) && mc.numExpertsPerTok <= 0) fail(M, 'num_experts_per_tok', `MoE model with ${mc.numLocalExperts} experts needs num_experts_per_tok > 0`);
+  if (!isPositiveFinite(hw.TFlopsPeak)) fail(LatencyErrorCode.InvalidHardwareConfig, 'TFlopsPeak', `TFlopsPeak must be > 0, got ${hw.TFlopsPeak}`);
+  if (!isPositiveFinite(hw.BwPeakTBs)) fail(LatencyErrorCode.InvalidHardwareConfig, 'BwPeakTBs', `BwPeakTBs must be > 0, got ${hw.BwPeakTBs}`);
+  const phys: GpuPhysics = hw.physics ?? DEFAULT_GPU_PHYSICS;
+  const eff = phys.efficiency;
+  checkFraction(eff.gemm, 'efficiency.gemm');
+  checkFraction(eff.attention, 'efficiency.attention');
+  checkFraction(eff.weightRead, 'efficiency.weightRead');
+  checkFraction(eff.kvRead, 'efficiency.kvRead');
+  checkLink(phys.interconnect.intraNode, 'interconnect.intraNode');
+  checkLink(phys.interconnect.interNode, 'interconnect.interNode');
+  const perNode = phys.interconnect.gpusPerNode;
+  if (!Number.isInteger(perNode) || perNode < 1) fail(LatencyErrorCode.InvalidHardwareConfig, 'interconnect.gpusPerNode', `must be a positive integer, got ${perNode}`);
+
+  const d = mc.hiddenDim;
+  const L = mc.numLayers;
+  const hd = headDimOf(mc);
+  const kvHeads = mc.numKVHeads === 0 ? mc.numHeads : mc.numKVHeads;
+  const qDim = mc.numHeads * hd;
+  const kvDim = kvHeads * hd;
+  const wbpp = mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam;
+  const gated = mc.hiddenAct === '' || ['silu', 'swiglu', 'geglu', 'situ'].includes(mc.hiddenAct);
+  const mlpMats = gated ? 3 : 2;
+  const { moe: moeLayers, dense: denseLayers } = layerSplit(mc);
+  const moe = isMoE(mc);
+  const dFFMoE = mc.moeExpertFFNDim > 0 ? mc.moeExpertFFNDim : mc.intermediateDim;
+  const dFFDense = mc.denseIntermediateDim > 0 ? mc.denseIntermediateDim : mc.intermediateDim;
+
+  const attnParams = d * qDim + 2 * d * kvDim + qDim * d;
+  const denseParams = mlpMats * d * dFFDense;
+  const sharedParams = mc.sharedExpertFFNDim > 0 ? 3 * d * mc.sharedExpertFFNDim : 0;
+  const linParams = L * attnParams + denseLayers * denseParams + moeLayers * sharedParams;
+  const headParams = mc.vocabSize * d;
+  const expertGroup = moe && dp > 1 ? tp * dp : tp;
+  const expertParams = 3 * d * dFFMoE;
+  // KV heads fewer than tp are replicated: each GPU holds at least one.
+  const kvPerToken = mc.kvLoraRank > 0
+    ? L * (mc.kvLoraRank + mc.qkRopeHeadDim) * mc.bytesPerParam
+    : L * 2 * hd * Math.max(kvHeads / tp, 1) * mc.bytesPerParam;
+  const peak = (wbpp === 1 && hw.TFlopsFP8 > 0 ? hw.TFlopsFP8 : hw.TFlopsPeak) * 1e6;
+  const bw = hw.BwPeakTBs * 1e6;
+  const linkFor = (gpus: number): LinkSpec => (gpus <= perNode ? phys.interconnect.intraNode : phys.interconnect.interNode);
+  return {
+    L,
+    d,
+    hPerGpu: mc.numHeads / tp,
+    headDim: hd,
+    linFlopsPerToken: (2 * linParams) / tp,
+    linBytes: ((linParams + headParams) * wbpp) / tp,
+    headFlopsPerSample: (2 * headParams) / tp,
+    moeLayers: moe ? moeLayers : 0,
+    experts: moe ? mc.numLocalExperts : 0,
+    topK: moe ? mc.numExpertsPerTok : 0,
+    expertFlopsPerToken: (2 * expertParams) / expertGroup,
+    expertBytes: (expertParams * wbpp) / expertGroup,
+    expertGroup,
+    dp: moe ? dp : 1,
+    kvBytesPerToken: kvPerToken,
+    gemmRate: peak * eff.gemm,
+    attnRate: peak * eff.attention,
+    weightBw: bw * eff.weightRead,
+    kvBw: bw * eff.kvRead,
+    actBytes: mc.bytesPerParam,
+    tp,
+    tpLink: linkFor(tp),
+    epLink: linkFor(expertGroup),
+    expertParallel: opts.expertParallel === true,
+  };
+}
+
+/** One collective moving `busBytes` per GPU over `n` GPUs: the cheaper of the link's two protocols. */
+function collectiveUs(link: LinkSpec, n: number, busBytes: number): number {
+  if (n <= 1) return 0;
+  const hops = (1 + Math.log2(n)) / 2;
+  const small = link.small.latencyUs * hops + busBytes / (link.small.busBandwidthGBs * 1e3);
+  const large = link.large.latencyUs * hops + busBytes / (link.large.busBandwidthGBs * 1e3);
+  return small < large ? small : large;
+}
+
+/** All-reduce of `bytes`: a ring moves 2(n − 1)/n of them per GPU (nccl-tests' busbw convention). */
+function allReduceUs(link: LinkSpec, n: number, bytes: number): number {
+  return collectiveUs(link, n, (bytes * 2 * (n - 1)) / n);
+}
+
+/** All-to-all where each GPU sends `bytes` spread over the other n − 1. */
+function allToAllUs(link: LinkSpec, n: number, bytes: number): number {
+  return collectiveUs(link, n, (bytes * (n - 1)) / n);
+}
+
+/** Index of each coefficient in the vector. */
+const C = { compute: 0, weight: 1, kv: 2, comm: 3, step: 4, request: 5, frontend: 6 } as const;
+const K = CORRECTED_PHYSICS_COEFFICIENTS.length;
+
+/** Writes the gradient into `g` (length K) and returns the step time (µs, untruncated). */
+function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float64Array): number {
+  g.fill(0);
+  const count = batch.count;
+  if (count === 0) return 0;
+  const newTokens = batch.newTokens;
+  const progress = batch.progress;
+  const inputLen = batch.inputLen;
+  let tokens = 0;
+  let samples = 0;
+  let attnFlops = 0;
+  let kvTokens = 0;
+  for (let i = 0; i < count; i++) {
+    const t = newTokens[i]!;
+    const ctx = progress[i]!;
+    const inLen = inputLen[i]!;
+    tokens += t;
+    if (ctx < inLen) {
+      // Causal attention of t new queries over ctx cached tokens plus the chunk itself; the cached part is read.
+      attnFlops += 4 * p.hPerGpu * p.headDim * t * (ctx + (t + 1) / 2);
+      kvTokens += ctx;
+      if (ctx + t >= inLen) samples++;
+    } else {
+      kvTokens += ctx;
+      samples++;
+    }
+  }
+  const { L } = p;
+  // Dense path: one roofline over every projection, dense MLP and the LM head.
+  const linCompute = (tokens * p.linFlopsPerToken + samples * p.headFlopsPerSample) / p.gemmRate;
+  const linMemory = p.linBytes / p.weightBw;
+  if (c[C.compute]! * linCompute >= c[C.weight]! * linMemory) g[C.compute] = linCompute;
+  else g[C.weight] = linMemory;
+  let commBytes = tokens * p.d * p.actBytes;
+  let comm = 2 * L * allReduceUs(p.tpLink, p.tp, commBytes);
+  if (p.moeLayers > 0) {
+    // Expected distinct experts hit by the group's tokens: N·(1 − (1 − k/N)^T).
+    const groupTokens = tokens * p.dp;
+    const active = p.experts * (1 - Math.pow(1 - p.topK / p.experts, groupTokens));
+    const moeCompute = (p.moeLayers * groupTokens * p.topK * p.expertFlopsPerToken) / p.gemmRate;
+    const moeMemory = (p.moeLayers * active * p.expertBytes) / p.weightBw;
+    if (c[C.compute]! * moeCompute >= c[C.weight]! * moeMemory) g[C.compute]! += moeCompute;
+    else g[C.weight]! += moeMemory;
+    if (p.dp > 1) {
+      // Tokens travel to the experts and back: k copies each (all-to-all) or every hidden state (all-gather).
+      commBytes = tokens * p.d * p.actBytes * (p.expertParallel ? p.topK : p.dp);
+      comm += 2 * p.moeLayers * allToAllUs(p.epLink, p.expertGroup, commBytes);
+    }
+  }
+  g[C.compute]! += (L * attnFlops) / p.attnRate;
+  g[C.kv] = (kvTokens * p.kvBytesPerToken) / p.kvBw;
+  g[C.comm] = comm;
+  g[C.step] = 1;
+  g[C.request] = count;
+  let t = 0;
+  for (let k = 0; k < K; k++) t += c[k]! * g[k]!;
+  return t;
+}
+
+export function createCorrectedPhysicsModel(opts: CorrectedPhysicsOptions): LatencyModel {
+  const given = opts.coefficients ?? {};
+  for (const key of Object.keys(given)) {
+    if (!(CORRECTED_PHYSICS_COEFFICIENTS as readonly string[]).includes(key)) {
+      fail(LatencyErrorCode.InvalidCoefficients, key, `unknown coefficient "${key}"; valid: ${CORRECTED_PHYSICS_COEFFICIENTS.join(', ')}`);
+    }
+  }
+  const c = CORRECTED_PHYSICS_COEFFICIENTS.map((name) => given[name] ?? CORRECTED_PHYSICS_DEFAULTS[name]);
+  c.forEach((v, i) => {
+    const name = CORRECTED_PHYSICS_COEFFICIENTS[i]!;
+    if (!Number.isFinite(v) || v < 0) fail(LatencyErrorCode.InvalidCoefficients, name, `coefficient ${name} must be a finite number >= 0, got ${v}`);
+  });
+  if (c[C.compute] === 0 || c[C.weight] === 0) {
+    fail(LatencyErrorCode.InvalidCoefficients, c[C.compute] === 0 ? 'compute' : 'weight_read', 'the compute and weight_read multipliers must be > 0');
+  }
+  const plan = makePlan(opts);
+  const scratch = new Float64Array(K);
+  const frontend = clampToInt64(c[C.frontend]!);
+  const linear: LinearLatency = {
+    names: CORRECTED_PHYSICS_COEFFICIENTS,
+    coefficients: c,
+    stepGradient: (batch, out) => stepGradient(plan, c, batch, out),
+    queueingGradient: (_req, out) => {
+      out.fill(0);
+      out[C.frontend] = 1;
+    },
+  };
+  return {
+    name: 'corrected-physics',
+    stepTime: (batch) => (batch.count === 0 ? 1 : Math.max(1, clampToInt64(stepGradient(plan, c, batch, scratch)))),
+    queueingTime: () => frontend,
+    outputTokenProcessingTime: () => 0,
+    postDecodeFixedOverhead: () => 0,
+    linear,
+  };
+}

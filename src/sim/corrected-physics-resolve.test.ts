@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { parseSimulationConfig } from './simulate.js';
+import { resolveEngineFlags } from './resolve-engine.js';
+
+const PROFILE = `kind: latency-profile
+version: 1
+latency_model: corrected-physics
+model: meta-llama/llama-3.1-70b-instruct
+tp: 2
+coefficients: {step_us: 400, frontend_us: 5000}
+`;
+
+async function resolve(options: Record<string, unknown>, files: Record<string, string> = {}): Promise<{ r: Awaited<ReturnType<typeof resolveEngineFlags>>; warnings: string[] }> {
+  const { values } = parseSimulationConfig({ mode: 'run', model: 'meta-llama/llama-3.1-8b-instruct', hardware: 'H100', tp: 1, ...options });
+  const warnings: string[] = [];
+  const r = await resolveEngineFlags(values, {
+    readText: (p) => {
+      const t = files[p];
+      if (t === undefined) throw new Error(`no file ${p}`);
+      return t;
+    },
+    warn: (m) => warnings.push(m),
+  });
+  return { r, warnings };
+}
+
+describe('resolving corrected-physics', () => {
+  it('a latency profile selects corrected-physics with its coefficients and warns where it was fitted elsewhere', async () => {
+    const { r } = await resolve({ latencyProfile: 'p.yaml' }, { 'p.yaml': PROFILE });
+    expect(r.latency.backend).toBe('corrected-physics');
+    // The profile's coefficients; request_us, which it does not name, keeps the default.
+    expect(r.latency.latency.linear?.coefficients).toEqual([1, 1, 1, 1, 400, 8, 5000]);
+    expect(r.latency.latency.queueingTime({} as never)).toBe(5000);
+    expect(r.latency.warnings.some((w) => w.includes('fitted on model meta-llama/llama-3.1-70b-instruct'))).toBe(true);
+    expect(r.latency.warnings.some((w) => w.includes('fitted at tp=2, not tp=1'))).toBe(true);
+  });
+
+  it('refuses a profile with another latency model, and coefficients flags with corrected-physics', async () => {
+    await expect(resolve({ latencyProfile: 'p.yaml', latencyModel: 'trained-physics' }, { 'p.yaml': PROFILE })).rejects.toThrow(/cannot be combined with --latency-model trained-physics/);
+    await expect(resolve({ latencyModel: 'corrected-physics', alphaCoeffs: [1, 2, 3], betaCoeffs: [1, 2, 3] })).rejects.toThrow(/takes no --alpha-coeffs\/--beta-coeffs/);
+    await expect(resolve({ latencyProfile: 'p.yaml' }, { 'p.yaml': PROFILE.replace('step_us: 400', 'step_us: -4') })).rejects.toThrow(/p\.yaml:6:\d+: coefficients\.step_us: must be a finite number >= 0/);
+  });
+
+  it('schedules asynchronously by default (vLLM V1) and keeps the reference models synchronous', async () => {
+    expect((await resolve({ latencyModel: 'corrected-physics' })).r.setup.schedulingMode).toBe('async');
+    expect((await resolve({})).r.setup.schedulingMode).toBe('sync');
+    expect((await resolve({ latencyModel: 'corrected-physics', schedulingMode: 'prefill-first' })).r.setup.schedulingMode).toBe('prefill-first');
+  });
+
+  it('runs each data-parallel rank as its own engine with its own KV cache, dense models included', async () => {
+    const one = (await resolve({ latencyModel: 'corrected-physics', numInstances: 2 })).r;
+    const dp = (await resolve({ latencyModel: 'corrected-physics', numInstances: 2, dp: 4 })).r;
+    expect(dp.dpRanks).toBe(4);
+    expect(dp.setup.numInstances).toBe(8);
+    expect(dp.setup.kv.totalBlocks).toBe(one.setup.kv.totalBlocks);
+    await expect(resolve({ dp: 2 })).rejects.toThrow(/only supported for MoE models.*corrected-physics/);
+  });
+
+  it('sizes KV per GPU: at TP 4 corrected-physics holds about a quarter of the reference\'s tp²-grown count', async () => {
+    const ref = (await resolve({ model: 'meta-llama/llama-3.1-70b-instruct', tp: 4 })).r.setup.kv.totalBlocks;
+    const fixed = (await resolve({ model: 'meta-llama/llama-3.1-70b-instruct', tp: 4, latencyModel: 'corrected-physics' })).r.setup.kv.totalBlocks;
+    expect(Math.abs(fixed * 4 - ref)).toBeLessThanOrEqual(4);
+  });
+
+  it('reads interconnect and efficiency from a --hardware-config entry, and names a bad field', async () => {
+    const hw = JSON.stringify({
+      MyGPU: {
+        TFlopsPeak: 400, BwPeakTBs: 2, MemoryGiB: 48,
+        interconnect: { intraNode: { kind: 'pcie4', small: { latencyUs: 20, busBandwidthGBs: 10 }, large: { latencyUs: 30, busBandwidthGBs: 20 } }, interNode: { small: { latencyUs: 40, busBandwidthGBs: 5 }, large: { latencyUs: 60, busBandwidthGBs: 10 } } },
+        efficiency: { gemm: 0.6, attention: 0.5, weightRead: 0.8, kvRead: 0.7 },
+      },
+    });
+    const { r } = await resolve({ latencyModel: 'corrected-physics', hardware: 'MyGPU', hardwareConfig: 'hw.json' }, { 'hw.json': hw });
+    expect(r.latency.hardwareConfig?.physics?.efficiency.gemm).toBe(0.6);
+    expect(r.latency.hardwareConfig?.physics?.interconnect.gpusPerNode).toBe(8);
+    await expect(resolve({ latencyModel: 'corrected-physics', hardware: 'MyGPU', hardwareConfig: 'hw.json' }, { 'hw.json': hw.replace('"gemm":0.6', '"gemm":1.6') })).rejects.toThrow(/MyGPU\.efficiency\.gemm/);
+    // A user GPU without physics gets the H100-class defaults and a warning.
+    const plain = await resolve({ latencyModel: 'corrected-physics', hardware: 'Plain', hardwareConfig: 'hw.json' }, { 'hw.json': JSON.stringify({ Plain: { TFlopsPeak: 400, BwPeakTBs: 2, MemoryGiB: 48 } }) });
+    expect(plain.r.latency.warnings.some((w) => w.includes('has no interconnect/efficiency entry'))).toBe(true);
+  });
+});
