@@ -4,3 +4,4 @@ export * from './pairs.js';
 export * from './report.js';
 export * from './io.js';
 export * from './run.js';
+export * from './adapter-reference.js';

@@ -1,6 +1,7 @@
 /**
  * `blis calibrate`: reads the observed trace, the replay's SimResult JSON (and optionally ITL data and the
- * replay's metrics file), writes the report JSON, and prints the summary on stderr.
+ * replay's metrics file), writes the report JSON, and prints the summary on stderr. With `--adapter-reference`
+ * it compares BLIS metrics files with a Digital Twin LoRA reference instead.
  */
 import { ConfigError } from '../sim/config-error.js';
 import { BlisError } from '../domain/errors.js';
@@ -9,7 +10,10 @@ import type { FlagValues } from '../sim/options.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import { parseTraceCsv } from '../workload/tracev2-csv.js';
-import { CalibrateInputError, parseItlCsv, parseSimResults, reportToJson, runCalibration } from '../calibrate/index.js';
+import {
+  adapterReportLines, adapterReportToJson, CalibrateInputError, compareAdapterReference, parseBlisAggregate, parseDtReference, parseItlCsv, parseSimResults,
+  reportToJson, runCalibration,
+} from '../calibrate/index.js';
 import type { Io } from './io.js';
 import { checkOutputPath, commitOutputs } from './outputs.js';
 import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
@@ -38,7 +42,29 @@ function simCacheHitRate(path: string): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }
 
+/** `--adapter-reference`: BLIS aggregates against a Digital Twin LoRA reference (no trace involved). */
+function adapterReferenceMode(f: FlagValues, io: Io, refPath: string): void {
+  const aware = f.str('sim-metrics');
+  if (aware === '') throw new ConfigError('missing-flag', '--sim-metrics is required with --adapter-reference (the metrics file of an adapter-aware blis run/replay --metrics-path)');
+  const reportPath = required(f, 'report');
+  const reportOut = checkOutputPath('--report', reportPath);
+  const threshold = f.float('adapter-mape-threshold');
+  if (!(threshold > 0)) throw new ConfigError('bad-flag', `--adapter-mape-threshold must be a finite number > 0, got ${threshold}`);
+  const ref = parseDtReference(read(refPath, '--adapter-reference'), refPath);
+  const blindPath = f.str('sim-metrics-blind');
+  const blind = blindPath === '' ? null : parseBlisAggregate(read(blindPath, '--sim-metrics-blind'), blindPath, '--sim-metrics-blind');
+  const report = compareAdapterReference(ref, parseBlisAggregate(read(aware, '--sim-metrics'), aware, '--sim-metrics'), blind, threshold);
+  commitOutputs([[reportOut, goJsonIndent(adapterReportToJson(report))]]);
+  const lines = adapterReportLines(report, blind !== null);
+  io.info?.(`Adapter-reference comparison (${report.model}) written to ${reportPath} (MAPE threshold ${(report.threshold * 100).toFixed(0)}%)`);
+  for (const l of lines.info) io.info?.(l);
+  for (const w of lines.warnings) io.warn(w);
+}
+
 export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
+  const refPath = f.str('adapter-reference');
+  if (refPath !== '' && f.bool('fit')) throw new ConfigError('bad-flag', '--adapter-reference and --fit are separate modes of calibrate; give one');
+  if (refPath !== '') return adapterReferenceMode(f, io, refPath);
   if (f.bool('fit')) return (await import('./fit-command.js')).fitCommand(f, io);
   for (const name of ['profile-out', 'fit-params', 'holdout-every']) {
     if (f.changed(name)) throw new ConfigError('bad-flag', `--${name} only applies with --fit`);

@@ -5,6 +5,7 @@ import type { SimEnv } from '../sim/env.js';
 import type { FlagValues } from '../sim/options.js';
 import { simulateReplay, simulateRun, type RunOptions, type SimulationObserver, type SimulationOutputs } from '../sim/run.js';
 import { progressDisplay } from './progress.js';
+import { readServeGenDir } from './servegen-files.js';
 import type { Io } from './io.js';
 import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 import { checkDistinct, checkOutputPath, checkTracePrefix, commitOutputs, type Content, type OutputFile } from './outputs.js';
@@ -19,6 +20,7 @@ export function processEnv(io: Io): SimEnv {
       io.logDebug?.(`read ${path} (${option}): ${text.length} characters`);
       return text;
     },
+    readServeGen: (dir, option) => readServeGenDir(dir, option),
     warn: (m) => io.warn(m),
     info: (m) => io.logInfo?.(m),
     debug: (m) => io.logDebug?.(m),

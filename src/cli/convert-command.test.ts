@@ -103,6 +103,24 @@ inference_perf:
   });
 });
 
+describe('blis compose', () => {
+  const spec = (category: string, id: string): string => `version: "2"\nseed: 1\n${category === '' ? '' : `category: ${category}\n`}aggregate_rate: 4\nclients:\n  - {id: ${id}, rate_fraction: 1, arrival: {process: poisson}, input_distribution: {type: constant, params: {value: 5}}, output_distribution: {type: constant, params: {value: 5}}}\n`;
+  it('merges specs of one category (an unset category is compatible with any)', async () => {
+    const r = await cli('compose', '--from', tempFile('a.yaml', spec('reasoning', 'a')), '--from', tempFile('b.yaml', spec('', 'b')));
+    expect(r.code, r.err.join()).toBe(0);
+    expect(parseWorkloadSpec(r.out, 'out.yaml').category).toBe('reasoning');
+  });
+  it('refuses specs with conflicting categories: one error line naming both files, exit 2, empty stdout', async () => {
+    const a = tempFile('a.yaml', spec('language', 'a'));
+    const b = tempFile('b.yaml', spec('multimodal', 'b'));
+    const r = await cli('compose', '--from', a, '--from', tempFile('c.yaml', spec('', 'c')), '--from', b);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toHaveLength(1);
+    expect(r.err[0]).toBe(`compose: ${a} has category "language" but ${b} has "multimodal"; compose specs of one category (or set the same category: in each)`);
+  });
+});
+
 describe('blis convert without a known subcommand', () => {
   it('is a usage error', async () => {
     for (const argv of [[], ['presets']]) {
@@ -114,10 +132,46 @@ describe('blis convert without a known subcommand', () => {
   });
 });
 
-describe('blis convert servegen', () => {
-  it('is refused as not supported yet', async () => {
-    const r = await cli('convert', 'servegen', '--path', 'data');
+describe('blis convert servegen and servegen_data', () => {
+  const PDF = '{"input_tokens": "{100: 0.5, 400: 0.5}", "output_tokens": "{50: 1.0}"}';
+  const starts = [0, 600, 1200, 28800, 29400, 30000, 50400, 51000, 51600];
+  function serveGenDir(rowOf: (t: number) => string): string {
+    const dir = mkdtempSync(path.join(tmpdir(), 'blis-servegen-'));
+    for (const id of ['0', '3']) {
+      writeFileSync(path.join(dir, `chunk-${id}-trace.csv`), `${starts.map(rowOf).join('\n')}\n`);
+      writeFileSync(path.join(dir, `chunk-${id}-dataset.json`), `{"0": ${PDF}}`);
+    }
+    return dir;
+  }
+
+  it('prints the cohorts of a directory; blis run reads the same directory as servegen_data', async () => {
+    const dir = serveGenDir((t) => `${t},0.8,1.5,Weibull,0.7,2`);
+    const r = await cli('convert', 'servegen', '--path', dir, '--window-duration-seconds', '30', '--drain-timeout-seconds', '10');
+    expect(r.code, r.err.join()).toBe(0);
+    const spec = parseWorkloadSpec(r.out, 'out.yaml');
+    expect(spec.cohorts.map((c) => c.id)).toEqual(['midnight-critical', 'midnight-standard', 'morning-critical', 'morning-standard', 'afternoon-critical', 'afternoon-standard']);
+    expect(spec.cohorts.map((c) => c.spike?.startTimeUs)).toEqual([0, 0, 40e6, 40e6, 80e6, 80e6]);
+    const wl = tempFile('sg.yaml', `version: "2"\nseed: 42\nnum_requests: 60\nservegen_data:\n  path: ${dir}\n  window_duration_secs: 30\n  drain_timeout_secs: 10\n`);
+    const viaData = await cli('run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--workload-spec', wl, '--output-format', 'reference');
+    const converted = tempFile('conv.yaml', r.out.replace('seed: 42', 'seed: 42\nnum_requests: 60'));
+    const viaSpec = await cli('run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--workload-spec', converted, '--output-format', 'reference');
+    expect(viaData.code, viaData.err.join()).toBe(0);
+    expect(viaData.out).toBe(viaSpec.out);
+    expect(viaData.out).toContain('"completed_requests": 60');
+  });
+
+  it.each([
+    [['--path', '/nonexistent/blis-servegen'], /--path: cannot read the ServeGen directory \/nonexistent\/blis-servegen/],
+    [['--path', 'MISSING_COLUMNS'], /have no positive shape and scale \(columns 5 and 6\)/],
+    [['--path', 'MIXED_COLUMNS'], /chunk-0-trace\.csv:2: this row has 4 columns but the first row has 6/],
+    [['--path', 'MISSING_COLUMNS', '--time', 'evening'], /--time must be one of: midnight, morning, afternoon/],
+    [[], /required option '--path <value>' not specified/],
+  ])('bad input is one error line, exit 2 (%#)', async (args, msg) => {
+    const fixed = args.map((a) => (a === 'MISSING_COLUMNS' ? serveGenDir((t) => `${t},0.8,1.5,Gamma`) : a === 'MIXED_COLUMNS' ? serveGenDir((t) => (t === 600 ? `${t},1,1,Gamma` : `${t},1,1,Gamma,1,1`)) : a));
+    const r = await cli('convert', 'servegen', ...fixed);
     expect(r.code).toBe(2);
-    expect(r.err[0]).toMatch(/^blis convert servegen is not supported yet/);
+    expect(r.out).toBe('');
+    expect(r.err).toHaveLength(1);
+    expect(r.err[0]).toMatch(msg);
   });
 });

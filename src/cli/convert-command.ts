@@ -1,6 +1,6 @@
 /**
  * `blis convert preset|inference-perf|servegen`: print a spec v2 YAML on stdout (the conversions themselves are
- * pure functions in src/workload/profiles/convert.ts). Bad input ends as one `error:` line and exit 2, through
+ * pure functions in src/workload/profiles/convert.ts; servegen-files.ts reads a ServeGen directory). Bad input ends as one `error:` line and exit 2, through
  * the coded errors main.ts reports.
  */
 import { Command, Option } from 'commander';
@@ -51,7 +51,7 @@ export function registerComposeCommand(root: Command, io: Io): void {
 export function registerConvertCommand(root: Command, io: Io): void {
   const convert = root
     .command('convert')
-    .description('convert a preset or an inference-perf spec to a workload spec v2 YAML (printed on stdout)');
+    .description('convert a preset, an inference-perf spec or a ServeGen data directory to a workload spec v2 YAML (printed on stdout)');
   convert.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   convert.action(() => {
     throw new UsageError('bad-flag', 'blis convert needs a subcommand: preset, inference-perf or servegen (see blis convert --help)');
@@ -90,12 +90,16 @@ export function registerConvertCommand(root: Command, io: Io): void {
     io.stdout(convertInferencePerf(readFileText(path, '--spec'), path));
   });
 
-  const sg = leaf(convert, 'servegen', 'ServeGen data directory (not supported yet)', io);
-  sg.option('--path <value>', 'ServeGen data directory')
-    .option('--window-duration-seconds <value>', 'duration of each period', '600')
-    .option('--drain-timeout-seconds <value>', 'gap between periods', '180')
+  const sg = leaf(convert, 'servegen', 'a ServeGen data directory (chunk-<id>-trace.csv + chunk-<id>-dataset.json) as cohorts per period and SLO class', io);
+  sg.requiredOption('--path <value>', 'ServeGen data directory')
+    .option('--window-duration-seconds <value>', 'duration of each period (s)', '600')
+    .option('--drain-timeout-seconds <value>', 'gap between periods (s)', '180')
     .option('--time <value>', 'only one period: midnight, morning or afternoon');
-  sg.action(() => {
-    throw new UsageError('unsupported', 'blis convert servegen is not supported yet (ServeGen data loading is not implemented); describe the load with cohorts instead');
+  sg.action(async (o: Record<string, string | undefined>) => {
+    const [{ convertServeGen }, { readServeGenDir }] = await Promise.all([import('../workload/profiles/convert.js'), import('./servegen-files.js')]);
+    const dir = o['path'] ?? '';
+    const window = integer('--window-duration-seconds', o['windowDurationSeconds'] ?? '');
+    const drain = integer('--drain-timeout-seconds', o['drainTimeoutSeconds'] ?? '');
+    io.stdout(convertServeGen(readServeGenDir(dir, '--path'), { dir, windowDurationSecs: window, drainTimeoutSecs: drain, time: o['time'] ?? '', warn: (m) => io.warn(m) }));
   });
 }

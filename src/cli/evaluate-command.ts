@@ -20,6 +20,7 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .addOption(new Option('--start <k=v,...>', 'starting parameters (the others at their defaults)').default(''))
     .addOption(new Option('--holdout-offset <n>', 'also score the start and the best on the suite\'s seeds + n (0 = skip)').default('1000'))
     .option('--cache <dir>', 'content-addressed result cache')
+    .option('--semantics <mode>', 'run every scenario under reference (bug-for-bug) or corrected semantics (docs/reference-differences.md); default: each scenario\'s own config')
     .option('--latency-profile <file>', 'simulate every scenario with this latency profile (blis calibrate --fit)');
   sc.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
   sc.action(async (o: SearchFlags) => (await import('./evaluate-run.js')).searchCommand(o, io));
@@ -38,6 +39,7 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .addOption(new Option('--workers <n>', 'evaluations in parallel worker threads').default('1'))
     .addOption(new Option('--timeout-s <s>', 'wall-clock budget per evaluation in a worker (0 = none; the instruction budget is the real limit)').default('0'))
     .option('--cache <dir>', 'content-addressed result cache (re-evaluating an unchanged candidate is free)')
+    .option('--semantics <mode>', 'run every scenario under reference (bug-for-bug) or corrected semantics (docs/reference-differences.md); default: each scenario\'s own config')
     .option('--queue <url>', 'with --population: evaluate on the Redis job queue at redis://HOST:PORT (blis worker on any number of machines; docs/distributed.md)')
     .addOption(new Option('--worker-wait-s <s>', 'with --queue: fail when no worker has been connected for this long (0 = wait for ever)').default('300'))
     .option('--serve', 'serve GEPA\'s HTTP evaluation protocol (POST /evaluate, /evaluate_examples, /validate; GET /status, /task)')

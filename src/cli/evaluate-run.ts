@@ -13,6 +13,7 @@ import {
   evaluateCandidate,
   findSuite,
   parseSuite,
+  withSemantics,
   ResultCache,
   BUILTIN_SUITES,
   type Candidate,
@@ -26,6 +27,7 @@ import { searchTemplate, templateBundle, withSeedOffset } from '../evaluate/sear
 import { findTemplate, type ParamValue } from '../policy/templates/catalog.js';
 import { EvaluationPool } from '../evaluate/pool.js';
 import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
+import { isSemantics, SEMANTICS } from '../domain/semantics.js';
 import { UsageError } from './errors.js';
 import { parseLatencyProfile } from '../latency/profile.js';
 import { BlisError, showValue } from '../domain/errors.js';
@@ -40,12 +42,14 @@ function read(file: string, flag: string): string {
   return readInputFile(file, flag);
 }
 
-function loadSuite(name: string, latencyProfile?: string): Suite {
+function loadSuite(name: string, semantics: string | undefined, latencyProfile?: string): Suite {
+  if (semantics !== undefined && !isSemantics(semantics)) throw new UsageError('bad-flag', `--semantics must be ${SEMANTICS.join(' or ')}, got ${showValue(semantics)}`);
   const builtin = findSuite(name);
   if (builtin === undefined && !existsSync(name)) {
     throw new UsageError('bad-flag', `--suite: ${showValue(name)} is neither a built-in suite (${BUILTIN_SUITES.map((s) => s.name).join(', ')}) nor a file; blis suites lists the built-in ones`);
   }
-  const suite = builtin ?? parseSuite(read(name, '--suite'), name);
+  const parsed = builtin ?? parseSuite(read(name, '--suite'), name);
+  const suite = semantics === undefined ? parsed : withSemantics(parsed, semantics);
   return latencyProfile === undefined ? suite : withLatencyProfile(suite, latencyProfile);
 }
 
@@ -121,6 +125,7 @@ export interface EvaluateFlags {
   tlsInsecure?: boolean;
   report?: string;
   quiet?: boolean;
+  semantics?: string;
 }
 
 function int(flag: string, v: string, min: number): number {
@@ -160,7 +165,7 @@ function dirCache(dir: string, io: Io): ResultCache {
 }
 
 export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
-  const suite = loadSuite(o.suite, o.latencyProfile);
+  const suite = loadSuite(o.suite, o.semantics, o.latencyProfile);
   if (o.stage !== '1' && o.stage !== '2') throw new UsageError('bad-flag', `--stage must be 1 or 2, got ${showValue(o.stage)}`);
   if (!(CONTROL_POINTS as readonly string[]).includes(o.controlPoint)) throw new UsageError('bad-flag', `--control-point must be one of ${CONTROL_POINTS.join(', ')}, got ${showValue(o.controlPoint)}`);
   if (o.engine !== 'fast' && o.engine !== 'strict') throw new UsageError('bad-flag', `--engine must be fast or strict, got ${showValue(o.engine)}`);
@@ -276,6 +281,7 @@ export interface SearchFlags {
   start: string;
   holdoutOffset: string;
   cache?: string;
+  semantics?: string;
   latencyProfile?: string;
 }
 
@@ -291,7 +297,7 @@ function parseStart(text: string): Record<string, ParamValue> {
 }
 
 export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
-  const suite = loadSuite(o.suite, o.latencyProfile);
+  const suite = loadSuite(o.suite, o.semantics, o.latencyProfile);
   const t = findTemplate(o.template);
   if (t === undefined) throw new UsageError('bad-flag', `--template: unknown template ${showValue(o.template)}; blis policies lists them`);
   const budget = int('--budget', o.budget, 1);

@@ -24,7 +24,8 @@ const SERVE_ENGINE = new Set([
   'defaults-filepath', 'moe-comm-backend', 'enable-expert-parallel', 'total-kv-blocks', 'block-size-in-tokens',
   'gpu-memory-utilization', 'kv-cpu-blocks', 'kv-offload-threshold', 'kv-transfer-bandwidth', 'kv-transfer-base-latency',
   'max-num-seqs', 'max-num-batched-tokens', 'long-prefill-token-threshold', 'max-model-len', 'scheduler',
-  'preemption-policy', 'seed', 'log', 'latency-profile', 'scheduling-mode',
+  'preemption-policy', 'seed', 'log', 'latency-profile', 'scheduling-mode', 'lora-config', 'lora-adapter-capacity',
+  'lora-load-base-latency-us', 'lora-load-bandwidth-bytes-us', 'lora-footprint-bytes-per-rank',
 ]);
 /** Read by the engine resolution but fixed for a single served instance. */
 const SERVE_FIXED = new Set(['num-instances', 'admission-latency', 'routing-latency']);
@@ -49,7 +50,8 @@ const OBSERVE: readonly CliFlag[] = [
   { name: 'seed', kind: 'string', def: '42', help: 'workload seed (int64)' },
   { name: 'horizon', kind: 'string', def: '0', help: 'last arrival time in µs (0 = from the spec or unlimited)' },
   { name: 'concurrency', kind: 'int', def: 0, help: 'closed loop: this many virtual users, each sending its next request when the previous one ends (excludes --rate)' },
-  { name: 'think-time-ms', kind: 'int', def: 0, help: 'closed loop: pause between a response and the user\'s next request (ms)' },
+  { name: 'think-time-ms', kind: 'int', def: 0, help: 'closed loop: pause between a response and the user\'s next request (ms); excludes --think-time-dist' },
+  { name: 'think-time-dist', kind: 'string', def: '', help: 'closed loop (--concurrency): think time drawn per round from lognormal:mu=<log-s>,sigma=<s>[,min=<t>,max=<t>] or constant:value=<t> (t: us, ms or s; bare = ms)' },
   { name: 'prefix-tokens', kind: 'int', def: 0, help: 'shared prefix length (distribution workload)' },
   { name: 'api-format', kind: 'string', def: 'completions', help: 'completions (/v1/completions, "prompt") or chat (/v1/chat/completions, "messages")' },
   { name: 'api-key', kind: 'string', def: '', help: 'bearer token sent as Authorization' },
@@ -75,9 +77,9 @@ const OBSERVE_BORROWED = new Set([
 ]);
 
 const CALIBRATE: readonly CliFlag[] = [
-  { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML from blis observe (required; with --fit a comma-separated list, one per trace)' },
-  { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV from blis observe (required; with --fit a comma-separated list, in --trace-header order)' },
-  { name: 'sim-results', kind: 'string', def: '', help: 'SimResult JSON from blis replay --results-path (required without --fit)' },
+  { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML from blis observe (required unless --adapter-reference; with --fit a comma-separated list, one per trace)' },
+  { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV from blis observe (required unless --adapter-reference; with --fit a comma-separated list, in --trace-header order)' },
+  { name: 'sim-results', kind: 'string', def: '', help: 'SimResult JSON from blis replay --results-path (required without --fit or --adapter-reference)' },
   { name: 'report', kind: 'string', def: '', help: 'output path of the calibration report JSON (required without --fit)' },
   { name: 'fit', kind: 'bool', def: false, help: 'fit corrected-physics coefficients to the traces (engine flags below describe the server) and write a latency profile; prints the fit report JSON' },
   { name: 'profile-out', kind: 'string', def: '', help: 'with --fit: output path of the latency profile YAML (required; use it with --latency-profile)' },
@@ -90,6 +92,9 @@ const CALIBRATE: readonly CliFlag[] = [
   { name: 'sim-metrics', kind: 'string', def: '', help: 'metrics JSON from blis replay --metrics-path (its cache_hit_rate is compared with the observed one)' },
   { name: 'hit-rate-tolerance-pp', kind: 'float', def: 5, help: 'KV hit-rate tolerance in percentage points' },
   { name: 'ttft-mape-threshold', kind: 'float', def: 0.15, help: 'TTFT MAPE threshold of the ttft_tolerance verdict (fraction)' },
+  { name: 'adapter-reference', kind: 'string', def: '', help: 'LoRA fidelity mode: a Digital Twin reference JSON (adapter_aware / adapter_blind mean TTFT and output throughput) compared with --sim-metrics (and --sim-metrics-blind); the trace flags are not used' },
+  { name: 'sim-metrics-blind', kind: 'string', def: '', help: 'with --adapter-reference: metrics JSON of the same run without adapters (adds the aware/blind ratio error)' },
+  { name: 'adapter-mape-threshold', kind: 'float', def: 0.2, help: 'with --adapter-reference: MAPE bound of each metric (fraction)' },
 ];
 const CALIBRATE_BORROWED = new Set(['slo-ttft', 'slo-itl', 'slo-e2e', 'log']);
 

@@ -8,7 +8,7 @@ import { ConfigError } from '../sim/config-error.js';
 import type { FlagValues } from '../sim/options.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
 import { goJsonIndent } from '../metrics/go-format.js';
-import { goParseDuration } from '../metrics/go-parse.js';
+import { goParseDuration } from '../format/go-parse.js';
 import { formatItlCsv } from '../calibrate/io.js';
 import { formatTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
@@ -121,6 +121,8 @@ export async function observeCommand(f: FlagValues, io: Io, hooks: ObserveComman
     horizonUs: Number(horizon),
     concurrency,
     thinkTimeMs: f.int('think-time-ms'),
+    thinkTimeDist: f.changed('think-time-dist') ? f.str('think-time-dist') : null,
+    thinkTimeMsChanged: f.changed('think-time-ms'),
     prefixTokens: f.int('prefix-tokens'),
     prompt: { mean: f.int('prompt-tokens'), stdev: f.int('prompt-tokens-stdev'), min: f.int('prompt-tokens-min'), max: f.int('prompt-tokens-max') },
     output: { mean: f.int('output-tokens'), stdev: f.int('output-tokens-stdev'), min: f.int('output-tokens-min'), max: f.int('output-tokens-max') },

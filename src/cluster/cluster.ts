@@ -58,6 +58,8 @@ export interface ClusterConfig {
   readonly routerSignals?: SignalsConfig | boolean;
   /** DELAYs one request may wait out before its next DELAY counts as a rejection (default 100). */
   readonly maxAdmissionDelays?: number;
+  /** --semantics corrected: the cluster-layer corrections of docs/reference-differences.md. */
+  readonly corrected?: boolean;
   /** Prefill/decode pools; null/absent = every request routes to one instance (no disaggregation). */
   readonly pd?: PdSetup | null;
   /** Per startup instance: what it reports to the router (default: the fields above, for all). */
@@ -228,7 +230,7 @@ export class ClusterSimulator {
       this.register(makeInstance(i, this.sinkFor(i)));
     }
     this.snapshots = new SnapshotProvider(this.instances, cfg.snapshotRefreshInterval, cfg.cacheSignalDelay, this.facts);
-    this.flowController = cfg.flowControl === null ? null : new FlowController(cfg.flowControl, priorities, this.flowHost());
+    this.flowController = cfg.flowControl === null ? null : new FlowController(cfg.flowControl, priorities, this.flowHost(), cfg.corrected === true);
     const sig = cfg.routerSignals ?? false;
     this.signals = sig === false ? null : new RouterSignalsTracker(this.instances, (i, req) => this.snapshots.cachedBlocks(i, req), sig === true ? DEFAULT_SIGNALS_CONFIG : sig);
     this.policies = makePolicies(this);
@@ -582,7 +584,11 @@ export class ClusterSimulator {
 
   private evict(req: Request): void {
     const index = this.indexById.get(req.assignedInstance);
-    if (index === undefined || !(this.instances[index] as Instance).evictRequest(req)) return;
+    if (index === undefined) return;
+    if (!(this.instances[index] as Instance).evictRequest(req)) {
+      this.flowController?.onEvictionFailed(req, req.assignedInstance);
+      return;
+    }
     this.inFlight[index] = Math.max(0, (this.inFlight[index] as number) - 1);
     this.signals?.onDone(req, this.clock);
     this.policies.tenants?.onComplete(req.tenantId);
@@ -713,6 +719,7 @@ export class ClusterSimulator {
   }
 
   private route(req: Request, t: number): void {
+    this.flowController?.onRoutingDecision();
     if (this.pd !== null) {
       this.pd.route(req, t);
       return;

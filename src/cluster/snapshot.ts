@@ -2,7 +2,7 @@
  * What the router sees of each instance, and how stale it is (reference blis-cluster.md §3.6, INV-7).
  *
  * `--snapshot-refresh-interval` > 0 makes queue depth, batch size, KV utilisation (with free blocks, cache hit
- * rate, KV tokens) and preemption count Periodic: each field of each instance is re-read on a query only when
+ * rate, KV tokens), preemption count and the resident LoRA adapters Periodic: each field of each instance is re-read on a query only when
  * `clock - lastRefresh >= interval`, and lastRefresh starts at 0 — so until the first query at or after one
  * interval every Periodic field reads zero, as in the reference. 0 = Immediate (oracle). `--cache-signal-delay`
  * > 0 likewise freezes the prefix-cache view, re-frozen for all instances together at the start of a router
@@ -24,11 +24,14 @@ interface Cached {
   recentTtftMs: number;
   recentTpotMs: number;
   estimatedWaitMs: number;
+  /** LoRA adapters resident when last read (null = none resident, or LoRA off). */
+  residentAdapters: ReadonlySet<string> | null;
   // lastRefresh per field group (ticks)
   tQueue: number;
   tBatch: number;
   tKv: number;
   tPreempt: number;
+  tAdapters: number;
 }
 
 /** What an instance reports that never changes during its life. */
@@ -48,7 +51,8 @@ const NO_FACTS: StaticFacts = { model: '', gpuType: '', tpDegree: 0, maxBatchSiz
 function emptyCached(): Cached {
   return {
     queueDepth: 0, batchSize: 0, kvUtilization: 0, freeKVBlocks: 0, cacheHitRate: 0, totalKvCapacityTokens: 0,
-    kvTokensInUse: 0, preemptionCount: 0, recentTtftMs: 0, recentTpotMs: 0, estimatedWaitMs: 0, tQueue: 0, tBatch: 0, tKv: 0, tPreempt: 0,
+    kvTokensInUse: 0, preemptionCount: 0, recentTtftMs: 0, recentTpotMs: 0, estimatedWaitMs: 0, residentAdapters: null,
+    tQueue: 0, tBatch: 0, tKv: 0, tPreempt: 0, tAdapters: 0,
   };
 }
 
@@ -113,6 +117,11 @@ export class SnapshotProvider {
       c.kvTokensInUse = used * kv.blockSize;
       c.tKv = clock;
     }
+    if (inst.lora !== null && this.due(c.tAdapters, clock)) {
+      // A fresh set per read: a periodic snapshot keeps the frozen view until its next refresh.
+      c.residentAdapters = inst.lora.resident.size === 0 ? null : new Set(inst.lora.resident.ids());
+      c.tAdapters = clock;
+    }
     return {
       id: inst.id,
       queueDepth: c.queueDepth,
@@ -129,7 +138,7 @@ export class SnapshotProvider {
       totalKvCapacityTokens: c.totalKvCapacityTokens,
       kvTokensInUse: c.kvTokensInUse,
       maxBatchSize: f.maxBatchSize,
-      residentAdapters: null,
+      residentAdapters: c.residentAdapters,
       recentTtftMs: c.recentTtftMs,
       recentTpotMs: c.recentTpotMs,
       availableCapacity: Math.max(0, f.maxBatchSize - c.batchSize - c.queueDepth),

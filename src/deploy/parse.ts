@@ -19,7 +19,7 @@ class Reader {
     const n = this.p.deref(node);
     const off = (n as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;
     const { line, col } = this.p.pos(off);
-    throw new BlisError(DEPLOYMENT_ERROR, `${this.p.file}:${line}:${col}: ${path}: ${problem}; ${fix}`, { file: this.p.file, line, col, field: path });
+    throw new BlisError(DEPLOYMENT_ERROR, `${this.p.file}:${line}:${col}: ${path === '' ? 'the deployment file' : path}: ${problem}; ${fix}`, { file: this.p.file, line, col, field: path });
   }
 
   /** The map's entries by key, refusing keys outside `known` and duplicates. */

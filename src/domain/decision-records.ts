@@ -77,15 +77,8 @@ export interface PrefillRoutingRecord {
   readonly regret: number;
 }
 
-/** E/P/D: the encode pod a request was routed to (reference EncodeRoutingRecord; no encode work is simulated). */
-export interface EncodeRoutingRecord {
-  readonly parentRequestId: string;
-  readonly clock: number;
-  readonly chosenInstance: string;
-  readonly scores: ReadonlyMap<string, number> | null;
-  readonly candidates: readonly CandidateScore[] | null;
-  readonly regret: number;
-}
+/** E/P/D: the encode pod a request was routed to (reference EncodeRoutingRecord, the same fields; no encode work is simulated). */
+export type EncodeRoutingRecord = PrefillRoutingRecord;
 
 /** P/D: one KV transfer that reached its decode instance (reference KVTransferRecord). */
 export interface KVTransferRecord {

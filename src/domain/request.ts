@@ -120,6 +120,10 @@ export class Request {
   reasonRatio = 0;
   /** Per-request SLO target (µs) from the workload; 0 = none. */
   sloTargetUs = 0;
+  /** LoRA adapter id ('' = the base model); must name an adapter of the LoRA registry when LoRA is on. */
+  adapter = '';
+  /** Holds a pin on its adapter's resident slot (taken when first scheduled, released at a terminal state). */
+  adapterPinned = false;
 
   // Lifecycle state, owned by the instance engine.
   scheduledStepIdx = 0;

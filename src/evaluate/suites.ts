@@ -3,6 +3,7 @@
  * Every scenario is small enough that a whole suite runs in about a second on one core, so a search can afford
  * thousands of evaluations; stage 1 is one short scenario that rejects broken or hopeless candidates fast.
  */
+import type { Semantics } from '../domain/semantics.js';
 import type { Objective, Scenario, SloTargets, Suite } from './types.js';
 
 const MODEL = { model: 'meta-llama/llama-3.1-8b-instruct', hardware: 'H100', tp: 1 };
@@ -225,6 +226,15 @@ export const BUILTIN_SUITES: readonly Suite[] = [
 
 export function findSuite(name: string): Suite | undefined {
   return BUILTIN_SUITES.find((s) => s.name === name);
+}
+
+/**
+ * `suite` with every scenario run under `semantics` (`blis evaluate --semantics`), replacing any scenario's
+ * own `config.semantics`. The suite is part of every cache key and job, so results of the two modes never mix.
+ */
+export function withSemantics(suite: Suite, semantics: Semantics): Suite {
+  const set = (sc: Scenario): Scenario => ({ ...sc, config: { ...sc.config, semantics } });
+  return { ...suite, stage1: suite.stage1.map(set), stage2: suite.stage2.map(set) };
 }
 
 /** The suites as `blis suites` prints them. */

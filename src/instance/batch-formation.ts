@@ -50,6 +50,11 @@ export class BatchFormer {
   private readonly result = { ok: false, adj: 0 };
   /** Phase 1's position when it started on the current request (victims after it hold last step's tokens). */
   private visited = 0;
+  /**
+   * The LoRA cold-load gate: held(r) is true for a waiting request that may not be admitted yet (its adapter
+   * is not resident). Admission stops there (head-of-line, as the reference). null = no gate.
+   */
+  gate: { held(r: Request): boolean } | null = null;
 
   constructor(
     private readonly limits: BatchLimits,
@@ -156,6 +161,7 @@ export class BatchFormer {
     }
     while (run.reqs.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
       const next = this.waitQ.peekAt(0) as Request;
+      if (this.gate !== null && this.gate.held(next)) break;
       if (!this.admit(next, stepCount, 0)) break;
       this.waitQ.dequeue();
     }
@@ -306,6 +312,7 @@ export class BatchFormer {
     for (let i = 0; i < choice.requests.length; i++) {
       if (this.budget <= 0 || this.preempted) break;
       const next = choice.requests[i] as Request;
+      if (this.gate !== null && this.gate.held(next)) break;
       if (!this.admit(next, stepCount, choice.chunks?.[i] ?? 0)) break;
       this.waitQ.remove(next);
     }

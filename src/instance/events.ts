@@ -26,6 +26,8 @@ export const EventKind = {
   Step: 13,
   RequestLeft: 15,
   Timeout: 16,
+  /** A LoRA adapter load finished (the instance knows which: loads are serialised). */
+  AdapterLoad: 19,
 } as const;
 export type EventKind = (typeof EventKind)[keyof typeof EventKind];
 
@@ -50,6 +52,8 @@ export const EVENT_PRIORITY = {
   [EventKind.Step]: 3,
   [EventKind.RequestLeft]: 5,
   [EventKind.Timeout]: 6,
+  // Before a co-timed step, so the loaded adapter's request is admitted that same tick.
+  [EventKind.AdapterLoad]: 2,
 } as const satisfies Record<EventKind, number>;
 
 /** Same-tick order key: cluster events (instance = -1) first, then instances by index, then event priority. */

@@ -129,4 +129,7 @@ export class InstanceMetrics {
   readonly runningSamples = new SampleStore();
   /** Requests injected into this instance, in injection order. */
   readonly requests: Request[] = [];
+  /** LoRA: cold loads and evictions per adapter id (empty when LoRA is off). */
+  readonly adapterLoads = new Map<string, number>();
+  readonly adapterEvictions = new Map<string, number>();
 }

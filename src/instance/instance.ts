@@ -10,6 +10,7 @@ import type { LatencyModel } from '../latency/types.js';
 import { BatchFormer, type BatchLimits } from './batch-formation.js';
 import { EventKind } from './events.js';
 import { InstanceMetrics } from './instance-metrics.js';
+import { InstanceAdapters, type AdapterCost } from './lora.js';
 import { RunningBatch } from './running-batch.js';
 import { SCHEDULERS, type InstanceScheduler, type SchedulerContext, type SchedulerName } from './scheduler.js';
 import { WaitQueue } from './wait-queue.js';
@@ -24,6 +25,8 @@ export interface InstanceConfig extends BatchLimits {
   readonly scheduler: SchedulerName;
   /** A policy scheduler (orders, chooses, picks victims); absent/null = the built-in `scheduler`. */
   readonly schedulerPolicy?: InstanceScheduler | null;
+  /** LoRA adapters (cost model and slot count); absent/null = off. */
+  readonly lora?: AdapterCost | null;
   /** P/D single KV ownership: a finished prefill half keeps its KV until the transfer releases it. */
   readonly holdPrefillKV?: boolean;
 }
@@ -108,6 +111,10 @@ export class Instance {
   /** The requests finishing in the current step, in batch order: the first finishingCount entries (reused). */
   private readonly finishing: Request[] = [];
   private finishingCount = 0;
+  /** LoRA adapters on this instance (resident slots, load in flight); null when LoRA is off. */
+  readonly lora: InstanceAdapters | null;
+  /** LoRA only: the step's scheduled requests, for the adapter overhead (reused). */
+  private readonly loraScheduled: Request[] = [];
   /** Exponentially weighted mean step duration (µs), 0 before the first step. */
   private stepEwma = 0;
   /** Start and end ticks of the last executed step (async scheduling's visibility cutoff). */
@@ -146,6 +153,9 @@ export class Instance {
     this.stepInfo = new StepInfoImpl(this.run);
     this.former = new BatchFormer(cfg, kv, this.waitQ, this.run, hooks ? this.policy : null, hooks ? () => this.schedulerContext() : null);
     this.order = this.policy !== null ? this.policy.order : SCHEDULERS[cfg.scheduler];
+    const lora = cfg.lora ? new InstanceAdapters(cfg.lora, this.metrics.adapterLoads, this.metrics.adapterEvictions) : null;
+    this.lora = lora;
+    this.former.gate = lora;
     this.asyncScheduling = cfg.schedulingMode === 'async';
     this.prefillFirst = cfg.schedulingMode === 'prefill-first';
   }
@@ -220,6 +230,11 @@ export class Instance {
     return this.stepPending;
   }
 
+  /** The LoRA adapter being loaded ('' = none): its completion event is this instance's pending work. */
+  get adapterLoading(): string {
+    return this.lora?.loading ?? '';
+  }
+
   /** Registers `req` here and schedules its instance ArrivalEvent at `time` (the routing time). */
   injectArrivalAt(req: Request, time: number): void {
     req.registered = true;
@@ -286,6 +301,9 @@ export class Instance {
       case EventKind.Timeout:
         this.timeout(req as Request, time);
         return;
+      case EventKind.AdapterLoad:
+        this.completeAdapterLoad(time);
+        return;
       default:
         throw new Error(`instance ${this.id}: unexpected event kind ${kind}`);
     }
@@ -297,6 +315,7 @@ export class Instance {
    * counts it as evicted. False when `r` is in neither (already finished).
    */
   evictRequest(r: Request): boolean {
+    this.lora?.release(r);
     if (this.waitQ.remove(r)) {
       this.kv.release(r);
       r.state = RequestState.Completed;
@@ -320,6 +339,8 @@ export class Instance {
     for (const r of this.waitQ.toArray()) {
       if (r.pdPart === PdPart.Decode) continue;
       this.waitQ.remove(r);
+      // A preempted request keeps its adapter pin while it waits; the pin stays with this instance.
+      this.lora?.release(r);
       this.kv.release(r);
       r.progressIndex = 0;
       r.computedTokens = 0;
@@ -392,6 +413,7 @@ export class Instance {
     r.state = RequestState.TimedOut;
     r.outcome = 'timed_out';
     this.metrics.timedOutRequests++;
+    this.lora?.release(r);
     this.kv.release(r);
     r.computedTokens = 0;
     // A running request's pending step stays scheduled: it finds the empty batch and clears itself (the orphan guard).
@@ -408,6 +430,10 @@ export class Instance {
     this.stepCount++;
     this.kv.setClock(now);
     if (this.order !== null) this.waitQ.sort(this.order);
+    if (this.lora !== null) {
+      const ticks = this.lora.startLoad(this.waitQ.peekAt(0));
+      if (ticks > 0) this.sink.schedule(now + ticks, EventKind.AdapterLoad, null);
+    }
     // Async scheduling planned this step while the previous one ran: it has not seen later arrivals. After
     // an idle gap there was no previous step to overlap with.
     const visibleUntil = this.asyncScheduling && this.lastStepEnd >= now ? this.lastStepStart : Infinity;
@@ -419,6 +445,7 @@ export class Instance {
       const r = ns[i] as Request;
       r.hasSchedulingDelay = true;
       r.schedulingDelay = now - r.arrivalTime;
+      this.lora?.pin(r);
     }
     m.waitQSamples.push(this.waitQ.length);
     m.runningSamples.push(this.run.length);
@@ -455,6 +482,7 @@ export class Instance {
   /** The step's duration (µs) from the scheduled requests; records the step's ITL value. */
   private advance(): number {
     let adv = this.latency.stepTime(this.run.scheduled());
+    if (this.lora !== null) adv = this.loraOverhead(adv);
     adv += this.kv.consumePendingTransferLatency();
     if (adv < 1) adv = 1;
     this.stepEwma = this.stepEwma === 0 ? adv : 0.8 * this.stepEwma + 0.2 * adv;
@@ -542,6 +570,17 @@ export class Instance {
     return kept;
   }
 
+  /** The LoRA per-step overhead on `base` from the scheduled requests' adapters, in batch order. */
+  private loraOverhead(base: number): number {
+    const run = this.run;
+    const sched = this.loraScheduled;
+    let count = 0;
+    for (let j = 0; j < run.reqs.length; j++) if ((run.nn[j] as number) > 0) sched[count++] = run.reqs[j] as Request;
+    const adv = (this.lora as InstanceAdapters).cost.applyOverhead(base, sched, count);
+    sched.length = 0;
+    return adv;
+  }
+
   /**
    * Prefill-first: slot j's token ended a stall, so its ITL is this step's value plus the stalled ticks, kept by
    * value in itlExtra. The current run of step ITLs closes and the empty run [step + 1, step] is left, so
@@ -604,11 +643,18 @@ export class Instance {
       this.stepPending = true;
     } else {
       this.stepPending = false;
-      if (this.waitQ.length > 0) this.scheduleStep(now + adv);
+      // While an adapter load is in flight the head is held: its completion event re-forms a step.
+      if (this.waitQ.length > 0 && (this.lora === null || this.lora.loading === '')) this.scheduleStep(now + adv);
     }
   }
 
+  private completeAdapterLoad(now: number): void {
+    (this.lora as InstanceAdapters).finishLoad();
+    if (!this.stepPending && this.waitQ.length > 0) this.scheduleStep(now);
+  }
+
   private complete(r: Request, now: number, adv: number): void {
+    this.lora?.release(r);
     if (r.pdPart !== PdPart.Prefill || this.cfg.holdPrefillKV !== true) this.kv.release(r);
     r.finishedStepIdx = this.stepCount;
     this.sink.schedule(now + adv, EventKind.RequestLeft, r);

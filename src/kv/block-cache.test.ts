@@ -289,7 +289,7 @@ describe('decode-block identities', () => {
 
   it('are registered by default (as the reference does) and can be switched off; prompt blocks keep theirs', () => {
     const on = new BlockKVCache(10, 4);
-    const off = new BlockKVCache(10, 4, false);
+    const off = new BlockKVCache(10, 4, false, false);
     const a = blocks(on, decodeAll(on));
     const b = blocks(off, decodeAll(off));
     expect(a).toEqual(b);

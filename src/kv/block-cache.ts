@@ -62,10 +62,13 @@ export class BlockKVCache implements KVStore {
   private misses = 0;
 
   /**
+   * @param corrected --semantics corrected (docs/reference-differences.md K1): reusing a block drops its
+   *   identity's index entry only while that entry still names this block, so a newer copy of the same content
+   *   stays findable.
    * @param decodeIdentities register identities of blocks that fill during decode (the reference does); off is
    *   only for callers that know no prompt can repeat another request's output (see KVStoreConfig).
    */
-  constructor(totalBlocks: number, blockSize: number, private readonly decodeIdentities = true) {
+  constructor(totalBlocks: number, blockSize: number, readonly corrected = false, private readonly decodeIdentities = true) {
     if (!Number.isInteger(totalBlocks) || totalBlocks <= 0) {
       throw new RangeError(`BlockKVCache: totalBlocks must be a positive integer, got ${totalBlocks}`);
     }
@@ -131,7 +134,7 @@ export class BlockKVCache implements KVStore {
     this.meta[8 * b + FILL] = 0;
     const h = this.hashOf(b);
     if (h !== NO_HASH) {
-      this.liveIndex(h).delete(h);
+      if (!this.corrected || this.hashToBlock.get(h) === b) this.liveIndex(h).delete(h);
       this.setHashField(b, NO_HASH);
     }
     if (this.detached.size > 0) this.detached.delete(b);
@@ -551,6 +554,37 @@ export class BlockKVCache implements KVStore {
     const list = this.lookup(req) ?? this.listFor(req);
     this.claim(list, ids, from, to);
     this.syncTail(req, list);
+  }
+
+  /**
+   * Tier-internal (corrected semantics). Undo the last {@link commitCachedBlocks} of `count` blocks after the
+   * rest of the allocation failed: the blocks go back as they were (shared ones keep their other owners,
+   * unowned ones return to the free list, still hittable) and the hits they counted are withdrawn.
+   */
+  uncommitCachedBlocks(req: Request, count: number): void {
+    const list = this.lookup(req);
+    if (list === undefined || count <= 0) return;
+    if (count > list.len) throw new Error(`uncommitCachedBlocks: ${req.id} owns ${list.len} blocks, cannot return ${count}`);
+    for (let k = 0; k < count; k++) {
+      const b = list.at(list.len - 1);
+      list.len--;
+      const rc = (this.meta[8 * b + REF] as number) - 1;
+      this.meta[8 * b + REF] = rc;
+      if (rc === 0) {
+        this.meta[8 * b + IN_USE] = 0;
+        this.appendFree(b);
+      }
+      this.hits--;
+    }
+    if (list.len === 0) {
+      req.kvOwner = null;
+      req.kvBlocks = null;
+      req.kvTail = -1;
+      req.kvTailFill = 0;
+      this.listPool.push(list);
+    } else {
+      this.syncTail(req, list);
+    }
   }
 
   // ---- inspection (tests, debugging) -----------------------------------------------------------------

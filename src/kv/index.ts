@@ -19,6 +19,8 @@ export interface KVStoreConfig {
   transferBandwidth: number;
   /** Fixed ticks per reloaded block. */
   transferBaseLatency: number;
+  /** --semantics corrected: the KV corrections of docs/reference-differences.md (K1, K6, K7). */
+  corrected?: boolean;
   /**
    * Register the identity of blocks that fill during decode (default true, as the reference). A caller may
    * turn it off when no request's prompt can contain another request's output (no multi-turn sessions): then
@@ -30,7 +32,7 @@ export interface KVStoreConfig {
 
 export function createKVStore(cfg: KVStoreConfig): KVStore {
   if (cfg.cpuBlocks > 0) {
-    return new TieredKVCache(cfg.totalBlocks, cfg.blockSize, cfg.cpuBlocks, cfg.transferBandwidth, cfg.transferBaseLatency);
+    return new TieredKVCache(cfg.totalBlocks, cfg.blockSize, cfg.cpuBlocks, cfg.transferBandwidth, cfg.transferBaseLatency, cfg.corrected === true);
   }
-  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize, cfg.decodeIdentities ?? true);
+  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize, cfg.corrected === true, cfg.decodeIdentities ?? true);
 }

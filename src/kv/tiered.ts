@@ -12,6 +12,8 @@ import { BlockKVCache } from './block-cache.js';
 import { CpuTier } from './cpu-tier.js';
 import type { KVStore, KVTierStats } from './types.js';
 
+const NONE: readonly number[] = [];
+
 export class TieredKVCache implements KVStore {
   readonly gpu: BlockKVCache;
   readonly cpu: CpuTier;
@@ -28,14 +30,19 @@ export class TieredKVCache implements KVStore {
   /** GPU block -> CPU slot it was last mirrored to; a hint, verified against the slot's identity on use. */
   private readonly slotHint: Int32Array;
 
-  constructor(gpuBlocks: number, blockSize: number, cpuBlocks: number, transferBandwidth: number, baseLatency: number) {
+  /**
+   * `corrected` (--semantics corrected, docs/reference-differences.md K6/K7, and K1 on the GPU tier): reloaded
+   * blocks are committed only as whole blocks inside the requested range, and handed back when the rest of the
+   * allocation fails, so a waiting request never holds KV and no token is stored twice.
+   */
+  constructor(gpuBlocks: number, blockSize: number, cpuBlocks: number, transferBandwidth: number, baseLatency: number, readonly corrected = false) {
     if (!(transferBandwidth > 0) || !Number.isFinite(transferBandwidth)) {
       throw new RangeError(`TieredKVCache: transfer bandwidth must be finite and > 0, got ${transferBandwidth}`);
     }
     if (!(baseLatency >= 0) || !Number.isFinite(baseLatency)) {
       throw new RangeError(`TieredKVCache: base latency must be >= 0, got ${baseLatency}`);
     }
-    this.gpu = new BlockKVCache(gpuBlocks, blockSize);
+    this.gpu = new BlockKVCache(gpuBlocks, blockSize, corrected);
     this.cpu = new CpuTier(cpuBlocks);
     this.slotHint = new Int32Array(gpuBlocks).fill(-1);
     this.blockSize = blockSize;
@@ -76,6 +83,7 @@ export class TieredKVCache implements KVStore {
     if (this.reloadFromCPU(req, startBlock, prevHash)) {
       const newCached = gpu.getCachedBlocksInto(req, this.reloadedPrefix);
       const newStart = newCached.length * bs;
+      if (newStart > start && this.corrected) return this.allocateWithReloaded(req, start, end, cached, newCached);
       if (newStart > start) {
         const running = gpu.blocksOf(req) > 0;
         // Ceiling division so a running request's partially filled last block is never committed twice.
@@ -97,6 +105,27 @@ export class TieredKVCache implements KVStore {
     const ok = gpu.allocate(req, start, end, cached);
     if (!ok) this.cpuMisses++;
     return ok;
+  }
+
+  /**
+   * Corrected form of the reload commit: the reloaded prefix's whole blocks inside [start, end) are committed,
+   * the rest of the range (a partial last block included) is allocated as usual, and if that fails the commit is
+   * undone, leaving the request as it was (the reloaded blocks stay cached on the free list).
+   */
+  private allocateWithReloaded(req: Request, start: number, end: number, cached: readonly number[], reloaded: readonly number[]): boolean {
+    const gpu = this.gpu;
+    const bs = this.blockSize;
+    const running = gpu.blocksOf(req) > 0;
+    // A running request whose last block is partial continues in that block; reloaded blocks cannot follow it.
+    if (running && start % bs !== 0) return gpu.allocate(req, start, end, cached);
+    const from = running ? start / bs : 0;
+    const upTo = Math.min(reloaded.length, Math.floor(end / bs));
+    if (upTo <= from || upTo * bs <= start) return gpu.allocate(req, start, end, cached);
+    gpu.commitCachedBlocks(req, reloaded, from, upTo);
+    const tail = upTo * bs;
+    if (tail >= end || gpu.allocate(req, tail, end, NONE)) return true;
+    gpu.uncommitCachedBlocks(req, upTo - from);
+    return false;
   }
 
   /**

@@ -3,7 +3,9 @@
  * CLI's max-model-len derivation from max_position_embeddings / rope_scaling.
  *
  * Memory is pooled over the TP group but divided by the per-GPU block size, so the block count grows roughly
- * with tp²; the reference's constants were tuned against that, so it is reproduced, not corrected.
+ * with tp²; the reference's constants were tuned against that, so it is reproduced by default. Corrected
+ * semantics (docs/reference-differences.md E10) divide the pooled memory by the pooled block size: a block holds
+ * its tokens' KV on every rank (KV heads replicated when there are fewer than tp, as vLLM does).
  */
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
 import type { KVCapacityParams } from './hf-config.js';
@@ -31,7 +33,7 @@ function effectiveHeadDim(mc: ModelConfig): number {
  * Per-GPU KV bytes per token. MLA models store one compressed latent per layer, replicated on every TP rank;
  * others store K and V per KV head, sharded by TP (optimistic when KV heads < tp, as in the reference).
  */
-export function kvBytesPerToken(mc: ModelConfig, tp: number): number {
+export function kvBytesPerToken(mc: ModelConfig, tp: number, corrected = false): number {
   if (!Number.isInteger(tp) || tp <= 0) bad('tp', `tp must be a positive integer, got ${tp}`);
   if (mc.numLayers <= 0) bad('num_hidden_layers', `num_hidden_layers must be > 0, got ${mc.numLayers}`);
   if (mc.numHeads <= 0) bad('num_attention_heads', `num_attention_heads must be > 0, got ${mc.numHeads}`);
@@ -55,7 +57,7 @@ export function kvBytesPerToken(mc: ModelConfig, tp: number): number {
   if (kvHeads >= tp && kvHeads % tp !== 0) {
     bad('tp', `num_key_value_heads (${kvHeads}) must be divisible by tp (${tp})`);
   }
-  const perGPU = (mc.numLayers * 2.0 * effectiveHeadDim(mc) * kvHeads * mc.bytesPerParam) / tp;
+  const perGPU = (mc.numLayers * 2.0 * effectiveHeadDim(mc) * (corrected ? Math.max(kvHeads, tp) : kvHeads) * mc.bytesPerParam) / tp;
   if (perGPU <= 0) bad('num_key_value_heads', `per-token KV bytes came out as ${perGPU}; check head_dim and torch_dtype`);
   return perGPU;
 }
@@ -96,6 +98,8 @@ export interface KVCapacityOptions {
   readonly gpuMemoryUtilization: number;
   /** HBM reserved for resident LoRA adapters (bytes, per DP rank). Default 0. */
   readonly adapterReservedBytes?: number;
+  /** --semantics corrected: blocks sized over the whole TP group (E10). */
+  readonly corrected?: boolean;
   /**
    * Divide the pooled memory by the pooled block size (what vLLM allocates), instead of the reference's
    * per-GPU block size that makes the count grow with tp². Off by default for parity; corrected-physics sets it.
@@ -136,7 +140,9 @@ export function calculateKVBlocks(
     );
   }
 
-  const perToken = kvBytesPerToken(mc, tp);
+  const corrected = opts.corrected === true;
+  // Corrected: one block occupies its per-GPU bytes on each of the tp ranks of the pooled memory below.
+  const perToken = kvBytesPerToken(mc, tp, corrected) * (corrected ? tp : 1);
   const perBlock = Math.trunc(perToken * blockSize);
   if (perBlock <= 0) bad('blockSize', `per-block KV bytes is ${perBlock}; check torch_dtype and tp`);
 
@@ -171,7 +177,8 @@ export function calculateKVBlocks(
   }
 
   const allocatableBytes = Math.trunc((availableGiB - overheadGiB) * GIB);
-  let blocks = Math.trunc(allocatableBytes / (opts.perGpuBlocks === true ? perBlock * tp : perBlock));
+  // Corrected semantics already pool the block over the tp ranks (and replicate KV heads below tp).
+  let blocks = Math.trunc(allocatableBytes / (opts.perGpuBlocks === true && !corrected ? perBlock * tp : perBlock));
   if (blocks <= 0) {
     bad('MemoryGiB', `computed 0 blocks (allocatable ${(allocatableBytes / GIB).toFixed(2)} GiB, ${perBlock} bytes per block)`);
   }

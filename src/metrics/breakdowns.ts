@@ -6,6 +6,23 @@
 import { newDistribution, type Distribution, type RequestOutcomeView } from './cluster-metrics.js';
 import { goCompareStrings } from './go-format.js';
 
+/**
+ * Output tokens a completed request generated: its first token comes with the end of prefill (progress =
+ * input length), each decode step adds one, so a length-capped request generated fewer than planned.
+ */
+export function generatedTokens(r: Pick<RequestOutcomeView, 'outputLen' | 'inputLen' | 'progressIndex'>): number {
+  if (r.outputLen <= 0) return 0;
+  return Math.max(0, Math.min(r.outputLen, r.progressIndex - r.inputLen + 1));
+}
+
+/**
+ * Whether a request's TTFT joins the latency breakdowns: the reference counts every request that produced a
+ * first token; corrected semantics count the completed ones, the population of the E2E figures beside them.
+ */
+function ttftCounts(r: RequestOutcomeView, corrected: boolean): boolean {
+  return r.hasTTFT && (r.hasE2E || !corrected);
+}
+
 /** Empty SLO class is reported as "default" in per-class output and goodput. */
 export function sloClassKey(cls: string): string {
   return cls === '' ? 'default' : cls;
@@ -27,14 +44,14 @@ function push(m: Map<string, number[]>, k: string, v: number): void {
 }
 
 /** Per-class distributions; a class appears when any of its requests has a TTFT or an E2E. */
-export function computePerSloDistributions(requests: readonly RequestOutcomeView[]): Map<string, SloMetrics> {
+export function computePerSloDistributions(requests: readonly RequestOutcomeView[], corrected = false): Map<string, SloMetrics> {
   const ttft = new Map<string, number[]>();
   const itl = new Map<string, number[]>();
   const e2e = new Map<string, number[]>();
   for (const r of requests) {
     if (!r.registered) continue;
     const cls = sloClassKey(r.sloClass);
-    if (r.hasTTFT) push(ttft, cls, r.ttft);
+    if (ttftCounts(r, corrected)) push(ttft, cls, r.ttft);
     // The mean ITL is recorded together with the E2E at completion.
     if (r.hasE2E) {
       push(itl, cls, r.itlMean);
@@ -63,18 +80,21 @@ export interface ModelMetrics {
   readonly totalRequests: number;
 }
 
-/** Per-model metrics over requests with a model tag; null when none has one (section not printed). */
-export function computePerModelMetrics(requests: readonly RequestOutcomeView[], simEndedTime: number): Map<string, ModelMetrics> | null {
+/**
+ * Per-model metrics over requests with a model tag; null when none has one (section not printed). Tokens are
+ * the planned output lengths (reference) or the generated ones (`corrected`).
+ */
+export function computePerModelMetrics(requests: readonly RequestOutcomeView[], simEndedTime: number, corrected = false): Map<string, ModelMetrics> | null {
   const ttft = new Map<string, number[]>();
   const e2e = new Map<string, number[]>();
   const tokens = new Map<string, number>();
   for (const r of requests) {
     if (!r.registered || r.model === '') continue;
-    if (r.hasTTFT) push(ttft, r.model, r.ttft);
+    if (ttftCounts(r, corrected)) push(ttft, r.model, r.ttft);
     if (r.hasE2E) {
       push(e2e, r.model, r.e2e);
-      // Planned output length (the oracle token count), even for length-capped requests.
-      tokens.set(r.model, (tokens.get(r.model) ?? 0) + r.outputLen);
+      // The reference adds the planned output length (the oracle token count), even for length-capped requests.
+      tokens.set(r.model, (tokens.get(r.model) ?? 0) + (corrected ? generatedTokens(r) : r.outputLen));
     }
   }
   if (ttft.size === 0 && e2e.size === 0) return null;
@@ -105,20 +125,21 @@ export function computePerModelMetrics(requests: readonly RequestOutcomeView[], 
 export interface TenantMetrics {
   readonly tenantId: string;
   readonly completedRequests: number;
-  /** Σ planned output tokens of the completed requests. */
+  /** Σ output tokens of the completed requests: planned (reference) or generated (corrected). */
   readonly totalTokensServed: number;
 }
 
 /** Per-tenant completion counts; null when no completed request carries a tenant (section not printed). */
-export function computePerTenantMetrics(requests: readonly RequestOutcomeView[]): Map<string, TenantMetrics> | null {
+export function computePerTenantMetrics(requests: readonly RequestOutcomeView[], corrected = false): Map<string, TenantMetrics> | null {
   const acc = new Map<string, { n: number; tokens: number }>();
   for (const r of requests) {
     if (!r.registered || !r.hasE2E || r.tenantId === '') continue;
+    const tokens = corrected ? generatedTokens(r) : r.outputLen;
     const a = acc.get(r.tenantId);
     if (a) {
       a.n++;
-      a.tokens += r.outputLen;
-    } else acc.set(r.tenantId, { n: 1, tokens: r.outputLen });
+      a.tokens += tokens;
+    } else acc.set(r.tenantId, { n: 1, tokens });
   }
   if (acc.size === 0) return null;
   const out = new Map<string, TenantMetrics>();
@@ -159,7 +180,7 @@ export interface SessionMetrics {
 }
 
 /** Session metrics; null when no registered request has a session id. */
-export function computeSessionMetrics(requests: readonly RequestOutcomeView[]): SessionMetrics | null {
+export function computeSessionMetrics(requests: readonly RequestOutcomeView[], corrected = false): SessionMetrics | null {
   const sessionReqs = requests.filter((r) => r.registered && r.sessionId !== '');
   if (sessionReqs.length === 0) return null;
   // Request-id order fixes the float accumulation and the order samples are collected in.
@@ -168,7 +189,7 @@ export function computeSessionMetrics(requests: readonly RequestOutcomeView[]): 
   const warm: number[] = [];
   const sessions = new Map<string, { round0Ms: number; hasRound0: boolean; maxCompMs: number }>();
   for (const r of sessionReqs) {
-    if (r.hasTTFT) (r.roundIndex === 0 ? cold : warm).push(r.ttft / 1000.0);
+    if (ttftCounts(r, corrected)) (r.roundIndex === 0 ? cold : warm).push(r.ttft / 1000.0);
     let sd = sessions.get(r.sessionId);
     if (!sd) {
       sd = { round0Ms: 0, hasRound0: false, maxCompMs: 0 };

@@ -25,6 +25,8 @@ export type RequestOutcomeView = Pick<
   | 'roundIndex'
   | 'arrivalTime'
   | 'outputLen'
+  | 'inputLen'
+  | 'progressIndex'
 >;
 
 /** Summary statistics of one metric, in the unit of its inputs (ticks unless stated otherwise). */
@@ -226,6 +228,8 @@ export interface RawMetricsInput {
   readonly injectedByClass?: ReadonlyMap<string, number>;
   readonly shedByTier?: ReadonlyMap<string, number>;
   readonly gateway?: GatewayCounters;
+  /** --semantics corrected: the TTFT distribution covers completed requests only (as E2E does). */
+  readonly corrected?: boolean;
 }
 
 /** The reference's RawMetrics; extends the counters the Anomaly / KV sections print. */
@@ -242,8 +246,9 @@ export function collectRawMetrics(input: RawMetricsInput): RawMetrics {
   const ttft: number[] = [];
   const e2e: number[] = [];
   // The reference reads the merged TTFT/E2E tables directly, registered or not.
+  const completedOnly = input.corrected === true;
   for (const r of agg.requests) {
-    if (r.hasTTFT) ttft.push(r.ttft);
+    if (r.hasTTFT && (r.hasE2E || !completedOnly)) ttft.push(r.ttft);
     if (r.hasE2E) e2e.push(r.e2e);
   }
   let rps = 0;

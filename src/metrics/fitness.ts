@@ -4,7 +4,7 @@
  */
 import type { RawMetrics } from './cluster-metrics.js';
 import { goCompareStrings, goFixed } from './go-format.js';
-import { GoParseError, goParseFloat } from './go-parse.js';
+import { GoParseError, goParseFloat } from '../format/go-parse.js';
 import { BlisError } from '../domain/errors.js';
 
 export class FitnessError extends BlisError {

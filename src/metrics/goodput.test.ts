@@ -69,8 +69,8 @@ describe('goodput attainment', () => {
   const injected = new Map([['critical', 4], ['', 1], ['default', 1], ['batch', 7]]);
   it('counts good completions per class over all arrivals of the class ("" folded into default)', () => {
     const { overall, perClass } = sloAttainment(reqs, injected, targets);
-    expect(perClass.get('critical')).toEqual({ good: 1, injected: 4, byDim: new Map([['e2e', 1], ['itl', 0.5], ['ttft', 0.5]]) });
-    expect(perClass.get('default')).toEqual({ good: 1, injected: 2, byDim: new Map([['e2e', 1]]) });
+    expect(perClass.get('critical')).toEqual({ good: 1, injected: 4, completed: 2, byDim: new Map([['e2e', 1], ['itl', 0.5], ['ttft', 0.5]]) });
+    expect(perClass.get('default')).toEqual({ good: 1, injected: 2, completed: 1, byDim: new Map([['e2e', 1]]) });
     expect(overall).toBe(2 / 6);
   });
   it('builds the JSON fields with Go key order and omitempty', () => {

@@ -6,7 +6,7 @@
 import type { RequestOutcomeView } from './cluster-metrics.js';
 import { sloClassKey } from './breakdowns.js';
 import { goCompareStrings } from './go-format.js';
-import { GoParseError, goParseDuration } from './go-parse.js';
+import { GoParseError, goParseDuration } from '../format/go-parse.js';
 import type { MetricsOutputJson } from './output.js';
 import { percentilesMs } from './stats.js';
 import { BlisError } from '../domain/errors.js';
@@ -118,6 +118,8 @@ export interface ClassAttainment {
   readonly good: number;
   /** Arrivals of the class (drops, rejections and timeouts included). */
   readonly injected: number;
+  /** Completed (E2E-bearing) requests of the class. */
+  readonly completed: number;
   /** Met / gated per configured (> 0) dimension: keys among 'e2e', 'itl', 'ttft'. */
   readonly byDim: ReadonlyMap<string, number>;
 }
@@ -127,24 +129,28 @@ const frac = (num: number, den: number): number => (den === 0 ? 0 : num / den);
 /**
  * Per-class attainment over the completed (E2E-bearing) requests. A request's class folds "" → "default";
  * classes without a target are ignored in numerator and denominator. The "default" denominator also counts
- * arrivals with an empty class.
+ * arrivals with an empty class. The reference files a completed request missing from the request table under
+ * "default"; `corrected` keeps its own class.
  */
 export function sloAttainment(
   requests: readonly RequestOutcomeView[],
   injectedByClass: ReadonlyMap<string, number>,
   targets: ReadonlyMap<string, SloDimTargets>,
+  corrected = false,
 ): { overall: number; perClass: Map<string, ClassAttainment> } {
   const perClass = new Map<string, ClassAttainment>();
   if (targets.size === 0) return { overall: 0, perClass };
-  const acc = new Map<string, { good: number; tm: number; tc: number; im: number; ic: number; em: number; ec: number }>();
-  for (const k of targets.keys()) acc.set(k, { good: 0, tm: 0, tc: 0, im: 0, ic: 0, em: 0, ec: 0 });
+  type Acc = { good: number; n: number; tm: number; tc: number; im: number; ic: number; em: number; ec: number };
+  const acc = new Map<string, Acc>();
+  for (const k of targets.keys()) acc.set(k, { good: 0, n: 0, tm: 0, tc: 0, im: 0, ic: 0, em: 0, ec: 0 });
   for (const r of requests) {
     if (!r.hasE2E) continue;
-    // A request missing from the request table has no class to read: it counts as "".
-    const cls = sloClassKey(r.registered ? r.sloClass : '');
+    // A request missing from the reference's request table has no class to read there: it counts as "".
+    const cls = sloClassKey(r.registered || corrected ? r.sloClass : '');
     const t = targets.get(cls);
     const a = acc.get(cls);
     if (!t || !a) continue;
+    a.n++;
     let good = true;
     // Latencies compare in ms, converted from ticks as the reference does before comparing.
     if (t.ttftMs > 0) {
@@ -167,7 +173,7 @@ export function sloAttainment(
   let totalGood = 0;
   let totalInjected = 0;
   for (const cls of [...targets.keys()].sort(goCompareStrings)) {
-    const a = acc.get(cls) as { good: number; tm: number; tc: number; im: number; ic: number; em: number; ec: number };
+    const a = acc.get(cls) as Acc;
     const t = targets.get(cls) as SloDimTargets;
     let injected = injectedByClass.get(cls) ?? 0;
     if (cls === 'default') injected += injectedByClass.get('') ?? 0;
@@ -175,7 +181,7 @@ export function sloAttainment(
     if (t.e2eMs > 0) byDim.set('e2e', frac(a.em, a.ec));
     if (t.itlMs > 0) byDim.set('itl', frac(a.im, a.ic));
     if (t.ttftMs > 0) byDim.set('ttft', frac(a.tm, a.tc));
-    perClass.set(cls, { good: a.good, injected, byDim });
+    perClass.set(cls, { good: a.good, injected, completed: a.n, byDim });
     totalGood += a.good;
     totalInjected += injected;
   }
@@ -212,16 +218,20 @@ export interface GoodputFields {
 /**
  * Goodput over the aggregated requests (reference emitGoodput). `simEndedTime` in ticks is the runtime
  * denominator. Null when no target is configured (the output stays byte-identical to a goodput-free run).
+ * A class's `count` is its arrivals in the reference, although the latency figures beside it describe its
+ * completions; `corrected` reports the completions. Attainment keeps arrivals as its denominator in both
+ * modes: a rejected or timed-out request did not meet its SLO (otherwise shedding load would raise it).
  */
 export function computeGoodput(
   requests: readonly RequestOutcomeView[],
   injectedByClass: ReadonlyMap<string, number>,
   simEndedTime: number,
   targets: ReadonlyMap<string, SloDimTargets> | null,
+  corrected = false,
 ): GoodputFields | null {
   if (!targets || targets.size === 0) return null;
   const runtimeSec = simEndedTime / 1e6;
-  const { overall, perClass } = sloAttainment(requests, injectedByClass, targets);
+  const { overall, perClass } = sloAttainment(requests, injectedByClass, targets, corrected);
   let totalGood = 0;
   const per: Record<string, Record<string, unknown>> = {};
   for (const cls of [...perClass.keys()].sort(goCompareStrings)) {
@@ -229,7 +239,7 @@ export function computeGoodput(
     totalGood += a.good;
     const stats = classLatencyStats(requests, cls);
     // Keys in sorted order, as encoding/json writes a map; zero latency stats are left out.
-    const e: Record<string, unknown> = { count: a.injected };
+    const e: Record<string, unknown> = { count: corrected ? a.completed : a.injected };
     if (stats.e2eP99 > 0) e['e2e_p99_ms'] = stats.e2eP99;
     e['goodput_rps'] = runtimeSec > 0 ? a.good / runtimeSec : 0;
     if (stats.itlMean > 0) e['itl_mean_ms'] = stats.itlMean;

@@ -5,6 +5,7 @@
 import { goSortSlice } from '../engine/go-sort.js';
 import type { Request } from '../domain/request.js';
 import type { CountStore, InstanceMetrics, SampleStore } from '../instance/instance-metrics.js';
+import { adapterMetrics, sumCounts, type AdapterCounts } from './adapters.js';
 import { goFixed, goJsonIndent, goJsonIndentChunks } from './go-format.js';
 import { meanMs, percentilesMs, weightedMeanMs, weightedPercentilesMs } from './stats.js';
 
@@ -28,6 +29,8 @@ export interface MetricsView {
   requests: readonly Request[];
   /** The ITL multiset of completed requests, per instance: per-step values and their use counts. */
   itls: readonly ItlMultiset[];
+  /** LoRA adapter loads and evictions (summed for the cluster). */
+  adapterCounts: AdapterCounts;
 }
 
 export interface ItlMultiset {
@@ -54,6 +57,7 @@ export function instanceView(m: InstanceMetrics): MetricsView {
     kvThrashingRate: m.kvThrashingRate,
     requests: m.requests,
     itls: [{ values: m.stepItl, uses: m.stepItlUses, extra: m.extraItl }],
+    adapterCounts: { loads: m.adapterLoads, evictions: m.adapterEvictions },
   };
 }
 
@@ -63,6 +67,7 @@ export function aggregateViews(views: readonly MetricsView[]): MetricsView {
     completedRequests: 0, stillQueued: 0, stillRunning: 0, droppedUnservable: 0, timedOutRequests: 0,
     lengthCappedRequests: 0, totalInputTokens: 0, totalOutputTokens: 0, simEndedTime: 0, preemptionCount: 0,
     kvAllocationFailures: 0, cacheHitRate: 0, kvThrashingRate: 0, requests: [], itls: [],
+    adapterCounts: sumCounts(views.map((v) => v.adapterCounts)),
   };
   const reqs: Request[] = [];
   const itls: ItlMultiset[] = [];
@@ -119,7 +124,12 @@ function itlPairs(sets: readonly ItlMultiset[]): { values: Float64Array; counts:
 /** The reference `MetricsOutput` JSON object, keys in its field order. */
 export type MetricsOutputJson = Record<string, unknown>;
 
-export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsOutputJson {
+/**
+ * `corrected` (--semantics corrected): TTFT over completed requests only, like E2E (the reference also counts
+ * timed-out and unfinished requests that produced a first token), and total_input_tokens over completed
+ * requests (the reference sums every request that passed the enqueue guards, timeouts included).
+ */
+export function buildMetricsOutput(v: MetricsView, instanceId: string, corrected = false): MetricsOutputJson {
   const dur = v.simEndedTime / 1e6;
   let rps = 0;
   let tps = 0;
@@ -129,7 +139,7 @@ export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsO
     const e2e: number[] = [];
     const sched: number[] = [];
     for (const r of v.requests) {
-      if (r.hasTTFT) ttft.push(r.ttft);
+      if (r.hasTTFT && (r.hasE2E || !corrected)) ttft.push(r.ttft);
       if (r.hasE2E) e2e.push(r.e2e);
       if (r.hasSchedulingDelay) sched.push(r.schedulingDelay);
     }
@@ -151,7 +161,7 @@ export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsO
     still_queued: v.stillQueued,
     still_running: v.stillRunning,
     injected_requests: v.completedRequests + v.stillQueued + v.stillRunning + v.droppedUnservable + v.timedOutRequests,
-    total_input_tokens: v.totalInputTokens,
+    total_input_tokens: corrected ? completedInputTokens(v.requests) : v.totalInputTokens,
     total_output_tokens: v.totalOutputTokens,
     vllm_estimated_duration_s: dur,
     responses_per_sec: rps,
@@ -178,6 +188,22 @@ export function buildMetricsOutput(v: MetricsView, instanceId: string): MetricsO
   return o;
 }
 
+/**
+ * Appends the per-adapter block (`adapters`), which the reference prints last (after the goodput fields), when
+ * any adapter appears.
+ */
+export function withAdapters(output: MetricsOutputJson, v: MetricsView): MetricsOutputJson {
+  const adapters = adapterMetrics(v.requests, v.adapterCounts, v.simEndedTime);
+  if (adapters !== null) output['adapters'] = adapters;
+  return output;
+}
+
+function completedInputTokens(requests: readonly Request[]): number {
+  let n = 0;
+  for (const r of requests) if (r.hasE2E) n += r.inputLen;
+  return n;
+}
+
 /** Registered requests in the metrics file's row order: by id, then by the rendered arrived_at (seconds). */
 function detailOrder(v: MetricsView): Request[] {
   const regs = v.requests.filter((r) => r.registered);
@@ -188,9 +214,9 @@ function detailOrder(v: MetricsView): Request[] {
 }
 
 /** The `--metrics-path` document: the output plus cache_hit_rate and per-request details (arrival order). */
-export function buildMetricsFile(v: MetricsView, output: MetricsOutputJson): MetricsOutputJson {
+export function buildMetricsFile(v: MetricsView, output: MetricsOutputJson, corrected = false): MetricsOutputJson {
   const regs = detailOrder(v);
-  return metricsFileShape(v, output, regs.length > 0 ? regs.map((r) => requestDetail(r)) : null);
+  return metricsFileShape(v, output, regs.length > 0 ? regs.map((r) => requestDetail(r, corrected)) : null);
 }
 
 function metricsFileShape(v: MetricsView, output: MetricsOutputJson, rows: unknown): MetricsOutputJson {
@@ -208,19 +234,23 @@ function metricsFileShape(v: MetricsView, output: MetricsOutputJson, rows: unkno
  * The `--metrics-path` document as text chunks (the bytes of goJsonIndent(buildMetricsFile(...))), one row
  * built at a time: a run of millions of requests never holds all the rows or the whole text.
  */
-export function* metricsFileChunks(v: MetricsView, output: MetricsOutputJson): Generator<string> {
+export function* metricsFileChunks(v: MetricsView, output: MetricsOutputJson, corrected = false): Generator<string> {
   const regs = detailOrder(v);
   if (regs.length === 0) {
     yield goJsonIndent(metricsFileShape(v, output, null));
     return;
   }
   const rows = (function* (): Generator<Record<string, unknown>> {
-    for (const r of regs) yield requestDetail(r);
+    for (const r of regs) yield requestDetail(r, corrected);
   })();
   yield* goJsonIndentChunks(metricsFileShape(v, output, []), 'requests', rows, regs.length);
 }
 
-function requestDetail(r: Request): Record<string, unknown> {
+/**
+ * One request's row. The reference reads an enqueue time of 0 as "never queued at the gateway", so a request
+ * queued at t = 0 reports no gateway delay; `corrected` reports it (a dispatched request was queued).
+ */
+function requestDetail(r: Request, corrected: boolean): Record<string, unknown> {
   const d: Record<string, unknown> = {
     arrived_at: r.arrivalTime / 1e6,
     requestID: r.id,
@@ -235,8 +265,9 @@ function requestDetail(r: Request): Record<string, unknown> {
   if (r.tenantId !== '') d['tenant_id'] = r.tenantId;
   if (r.assignedInstance !== '') d['handled_by'] = r.assignedInstance;
   if (r.model !== '') d['model'] = r.model;
+  if (r.adapter !== '') d['adapter'] = r.adapter;
   if (r.lengthCapped) d['length_capped'] = true;
-  if (r.gatewayDispatchTime > 0 && r.gatewayEnqueueTime > 0) {
+  if (r.gatewayDispatchTime > 0 && (r.gatewayEnqueueTime > 0 || corrected)) {
     const delay = (r.gatewayDispatchTime - r.gatewayEnqueueTime) / 1000;
     if (delay !== 0) d['gateway_queue_delay_ms'] = delay;
   }

@@ -13,31 +13,46 @@ const f2 = (x: number): string => goFixed(x, 2);
  * `=== Per-SLO Metrics ===` (values in ticks). A single class is printed only when goodput targets are
  * configured, so the classes gating goodput are always visible.
  */
-export function perSloLines(slo: ReadonlyMap<string, SloMetrics>, goodputConfigured: boolean): string[] | null {
+/**
+ * How latencies print: the reference prints the Per-SLO and Per-Model sections in µs without a unit while the
+ * Session section prints ms; corrected semantics print all three in ms, marked.
+ */
+interface LatencyUnit {
+  readonly scale: number;
+  readonly suffix: string;
+}
+const TICKS: LatencyUnit = { scale: 1, suffix: '' };
+const MS: LatencyUnit = { scale: 1e3, suffix: ' ms' };
+
+export function perSloLines(slo: ReadonlyMap<string, SloMetrics>, goodputConfigured: boolean, inMs = false): string[] | null {
   if (slo.size === 0 || (slo.size === 1 && !goodputConfigured)) return null;
+  const u = inMs ? MS : TICKS;
+  const v = (x: number): string => f2(x / u.scale);
   const lines: string[] = [];
   for (const cls of goSortedKeys(slo)) {
     const m = slo.get(cls) as SloMetrics;
     lines.push(
       `  ${cls}:`,
-      `    TTFT: mean=${f2(m.ttft.mean)} p99=${f2(m.ttft.p99)} (n=${m.ttft.count})`,
-      `    ITL:  mean=${f2(m.itl.mean)} p99=${f2(m.itl.p99)} (n=${m.itl.count})`,
-      `    E2E:  mean=${f2(m.e2e.mean)} p99=${f2(m.e2e.p99)} (n=${m.e2e.count})`,
+      `    TTFT: mean=${v(m.ttft.mean)} p99=${v(m.ttft.p99)}${u.suffix} (n=${m.ttft.count})`,
+      `    ITL:  mean=${v(m.itl.mean)} p99=${v(m.itl.p99)}${u.suffix} (n=${m.itl.count})`,
+      `    E2E:  mean=${v(m.e2e.mean)} p99=${v(m.e2e.p99)}${u.suffix} (n=${m.e2e.count})`,
     );
   }
   return lines;
 }
 
-/** `=== Per-Model Metrics ===` (latencies in ticks). */
-export function perModelLines(models: ReadonlyMap<string, ModelMetrics> | null): string[] | null {
+/** `=== Per-Model Metrics ===` (latencies in ticks, or ms with `inMs`). */
+export function perModelLines(models: ReadonlyMap<string, ModelMetrics> | null, inMs = false): string[] | null {
   if (!models || models.size === 0) return null;
+  const u = inMs ? MS : TICKS;
+  const v = (x: number): string => f2(x / u.scale);
   const lines: string[] = [];
   for (const name of goSortedKeys(models)) {
     const m = models.get(name) as ModelMetrics;
     lines.push(
       `  ${name}:`,
-      `    TTFT: p50=${f2(m.ttft.p50)} p99=${f2(m.ttft.p99)} (n=${m.ttft.count})`,
-      `    E2E:  p50=${f2(m.e2e.p50)} p99=${f2(m.e2e.p99)} (n=${m.e2e.count})`,
+      `    TTFT: p50=${v(m.ttft.p50)} p99=${v(m.ttft.p99)}${u.suffix} (n=${m.ttft.count})`,
+      `    E2E:  p50=${v(m.e2e.p50)} p99=${v(m.e2e.p99)}${u.suffix} (n=${m.e2e.count})`,
       `    Throughput: ${f2(m.throughputRps)} req/s, ${f2(m.tokensPerSec)} tok/s`,
     );
   }
@@ -72,17 +87,22 @@ export function sessionLines(s: SessionMetrics | null): string[] | null {
   return lines;
 }
 
-/** The four breakdown sections in the reference's print order, leaving out those it does not print. */
+/**
+ * The four breakdown sections in the reference's print order, leaving out those it does not print.
+ * `corrected` (--semantics corrected): latencies in ms throughout, TTFT over completed requests, generated
+ * rather than planned token counts.
+ */
 export function breakdownSections(
   requests: readonly RequestOutcomeView[],
   simEndedTime: number,
   goodputConfigured: boolean,
+  corrected = false,
 ): { header: string; key: string; lines: string[] }[] {
   const all = [
-    { header: 'Per-SLO Metrics', key: 'per_slo_metrics', lines: perSloLines(computePerSloDistributions(requests), goodputConfigured) },
-    { header: 'Per-Model Metrics', key: 'per_model_metrics', lines: perModelLines(computePerModelMetrics(requests, simEndedTime)) },
-    { header: 'Per-Tenant Metrics', key: 'per_tenant_metrics', lines: perTenantLines(computePerTenantMetrics(requests)) },
-    { header: 'Session Metrics', key: 'session_metrics', lines: sessionLines(computeSessionMetrics(requests)) },
+    { header: 'Per-SLO Metrics', key: 'per_slo_metrics', lines: perSloLines(computePerSloDistributions(requests, corrected), goodputConfigured, corrected) },
+    { header: 'Per-Model Metrics', key: 'per_model_metrics', lines: perModelLines(computePerModelMetrics(requests, simEndedTime, corrected), corrected) },
+    { header: 'Per-Tenant Metrics', key: 'per_tenant_metrics', lines: perTenantLines(computePerTenantMetrics(requests, corrected)) },
+    { header: 'Session Metrics', key: 'session_metrics', lines: sessionLines(computeSessionMetrics(requests, corrected)) },
   ];
   return all.filter((s): s is { header: string; key: string; lines: string[] } => s.lines !== null);
 }

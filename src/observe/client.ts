@@ -49,6 +49,8 @@ export interface PendingRequest {
   readonly vllmPriority: number;
   readonly tenantId: string;
   readonly sloTargetUs: number;
+  /** LoRA adapter: sent as the request's `model`, as vLLM addresses LoRA modules ('' = the base model). */
+  readonly adapter?: string;
 }
 
 export type RequestStatus = 'ok' | 'error' | 'timeout';
@@ -72,7 +74,7 @@ const DEFAULT_MAX_OUTPUT = 2048;
 const MAX_INT32 = 2147483647;
 
 export function requestBody(p: PendingRequest, cfg: Pick<ClientConfig, 'model' | 'apiFormat'>): Record<string, unknown> {
-  const body: Record<string, unknown> = { model: cfg.model, stream: p.streaming };
+  const body: Record<string, unknown> = { model: p.adapter !== undefined && p.adapter !== '' ? p.adapter : cfg.model, stream: p.streaming };
   if (!p.unconstrained) body['max_tokens'] = p.maxOutputTokens > 0 ? p.maxOutputTokens : DEFAULT_MAX_OUTPUT;
   else if (cfg.apiFormat === 'completions') body['max_tokens'] = MAX_INT32;
   if (p.minTokens > 0) body['min_tokens'] = p.minTokens;

@@ -167,6 +167,18 @@ describe('observe against blis serve (in-process)', () => {
     }
   });
 
+  it('--think-time-dist draws each user\'s think time from the distribution instead of the constant', async () => {
+    const flags = {
+      workloadSpec: '', specText: '', preset: '', rate: null, numRequests: 12, seed: 3n, seedChanged: true, horizonUs: 0, concurrency: 3, thinkTimeMs: 0, prefixTokens: 0,
+      prompt: { mean: 50, stdev: 0, min: 50, max: 50 }, output: { mean: 4, stdev: 0, min: 4, max: 4 },
+    };
+    const wl = await buildObserveWorkload({ ...flags, thinkTimeDist: 'constant:value=250ms' });
+    expect(wl.sessions.length).toBe(3);
+    for (const bp of wl.sessions) expect(bp.thinkTimeSampler?.sample(bp.rng)).toBe(250_000);
+    const plain = await buildObserveWorkload(flags);
+    for (const bp of plain.sessions) expect(bp.thinkTimeSampler).toBeNull();
+  });
+
   it('continues multi-turn spec sessions, growing the conversation the server sees', async () => {
     const spec = [
       'version: "2"', 'seed: 8', 'aggregate_rate: 20', 'num_requests: 4', 'clients:', '  - id: chat', '    rate_fraction: 1', '    streaming: true',
@@ -258,6 +270,9 @@ describe('observe flags and KV metrics', () => {
       [[...base, '--rate', '5', '--num-requests', '3', '--api-format', 'grpc'], /--api-format must be completions or chat/],
       [[...base, '--rate', '5', '--num-requests', '3', '--timeout', '0'], /--timeout must be between 1 and 86400/],
       [[...base, '--rate', '5'], /--num-requests or --horizon/],
+      [[...base, '--concurrency', '2', '--num-requests', '4', '--think-time-dist', 'lognormal:mu=1'], /--think-time-dist "lognormal:mu=1": lognormal requires parameter "sigma"/],
+      [[...base, '--concurrency', '2', '--num-requests', '4', '--think-time-dist', 'constant:value=1s', '--think-time-ms', '5'], /mutually exclusive/],
+      [[...base, '--rate', '5', '--num-requests', '4', '--think-time-dist', 'constant:value=1s'], /--think-time-dist requires --concurrency/],
     ];
     for (const [args, msg] of cases) {
       const errs: string[] = [];

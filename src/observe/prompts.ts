@@ -66,6 +66,7 @@ export function pendingFactory(o: PromptOptions): (req: Request) => PendingReque
       vllmPriority: req.sloClass === '' ? 0 : slo.invertForVllm(req.sloClass),
       tenantId: req.tenantId,
       sloTargetUs: req.sloTargetUs,
+      adapter: req.adapter,
     };
   };
 }

@@ -12,6 +12,7 @@ import { generateWorkload } from '../workload/sessions/workload.js';
 import { isPresetName, resolvePreset, validateDistributionParams, PRESET_NAMES } from '../workload/presets.js';
 import type { SloDimTargets } from '../workload/tracev2-types.js';
 import { BlisError, showValue } from '../domain/errors.js';
+import { parseThinkTimeDist } from '../workload/think-time.js';
 
 export class ObserveConfigError extends BlisError {
   constructor(message: string) {
@@ -34,6 +35,9 @@ export interface ObserveWorkloadFlags {
   readonly horizonUs: number;
   readonly concurrency: number;
   readonly thinkTimeMs: number;
+  /** `--think-time-dist` when given (null = not given). */
+  readonly thinkTimeDist?: string | null;
+  readonly thinkTimeMsChanged?: boolean;
   readonly prefixTokens: number;
   readonly prompt: GaussianLengthParams;
   readonly output: GaussianLengthParams;
@@ -75,6 +79,10 @@ export async function buildObserveWorkload(f: ObserveWorkloadFlags): Promise<Obs
   if (f.concurrency > 0 && rateGiven) throw new ObserveConfigError('--concurrency and --rate are mutually exclusive; use one or the other');
   if (f.concurrency < 0) throw new ObserveConfigError(`--concurrency must be >= 0, got ${f.concurrency}`);
   if (f.thinkTimeMs < 0) throw new ObserveConfigError(`--think-time-ms must be >= 0, got ${f.thinkTimeMs}`);
+  const dist = f.thinkTimeDist ?? null;
+  if (dist !== null && f.thinkTimeMsChanged === true) throw new ObserveConfigError('--think-time-ms and --think-time-dist are mutually exclusive; give one');
+  if (dist !== null && dist !== '' && f.concurrency <= 0) throw new ObserveConfigError('--think-time-dist requires --concurrency');
+  const thinkSampler = dist === null ? null : parseThinkTimeDist(dist);
   if (f.rate !== null && !(f.rate > 0)) throw new ObserveConfigError(`--rate must be a finite value > 0, got ${f.rate}`);
   if (f.numRequests < 0) throw new ObserveConfigError(`--num-requests must be >= 0, got ${f.numRequests}`);
   const horizon = f.horizonUs > 0 ? f.horizonUs : MAX_INT64;
@@ -105,6 +113,8 @@ export async function buildObserveWorkload(f: ObserveWorkloadFlags): Promise<Obs
     if (f.numRequests === 0 && horizon >= MAX_INT64) throw new ObserveConfigError('--concurrency needs --num-requests or --horizon to bound the run');
     const spec = synthesizeConcurrencySpec({ seed: f.seed, concurrency: f.concurrency, thinkTimeMs: f.thinkTimeMs, numRequests: f.numRequests, prefixTokens: f.prefixTokens, prompt: f.prompt, output: f.output });
     const w = generateWorkload(spec, { seed: f.seed, numRequests: f.numRequests, horizon });
+    // The drawn think time replaces the constant one for every user (each draws from its own stream).
+    if (thinkSampler !== null) for (const bp of w.sessions) bp.thinkTimeSampler = thinkSampler;
     return { requests: w.requests, seed: f.seed, specLabel: '', prefixGroups: groupsOf(w.requests), specGoodput: null, sessions: w.sessions, followUpBudget: w.followUpBudget, streamAll: true };
   }
 

@@ -90,6 +90,11 @@ export interface PolicyBundle {
 export interface ParsePolicyBundleOptions extends SpecReadOptions {
   /** Valid names; defaults to {@link DEFAULT_POLICY_NAMES} for any list not given. */
   readonly names?: Partial<PolicyNameSets>;
+  /**
+   * --semantics corrected: strict numbers (see PolicyDecoder), `priority.policy` other than constant refused,
+   * and `admission.slo_targets` values checked to be > 0 (the reference only warns, and checks nothing).
+   */
+  readonly corrected?: boolean;
 }
 
 /** Where a parsed bundle's values are in its file, for errors raised after parsing (flag merging). */
@@ -118,13 +123,20 @@ export function parsePolicyBundle(yamlText: string, fileLabel: string, options: 
   }
   // Evolvable sections come out first (typed, validated); the reference decoder reads what is left.
   const evolvable = extractEvolvable(yamlText, fileLabel, doc, options);
-  const d = new PolicyDecoder(doc, fileLabel);
+  const corrected = options.corrected === true;
+  const d = new PolicyDecoder(doc, fileLabel, corrected);
   const bundle = decodeBundle(d, doc.doc.contents);
   validatePolicyBundle(bundle, d, nameSets(options.names));
   const prio = bundle.priority.policy;
+  const why = 'request priority is fixed by each request\'s SLO class (set slo_class in the workload spec, or override class priorities with admission.slo_priorities)';
   if (prio !== '' && prio !== 'constant') {
-    d.warn(['priority', 'policy'], `priority policy ${showValue(prio)} has no effect: request priority is fixed by each request's SLO class ` +
-      '(set slo_class in the workload spec, or override class priorities with admission.slo_priorities)');
+    if (corrected) d.fail('POLICY_UNKNOWN_NAME', ['priority', 'policy'], `unknown priority policy ${showValue(prio)}`, `use constant or remove the key: ${why}`);
+    d.warn(['priority', 'policy'], `priority policy ${showValue(prio)} has no effect: ${why}`);
+  }
+  if (corrected && bundle.admission.sloTargets !== null) {
+    for (const [cls, us] of bundle.admission.sloTargets) {
+      if (!(us > 0)) d.fail('POLICY_RANGE', ['admission', 'slo_targets', cls], `TTFT target for "${cls}" must be > 0 µs, got ${us}`, 'give the target in whole microseconds, e.g. 100000');
+    }
   }
   const result: PolicyBundle = { ...bundle, warnings: d.warnings.slice(), evolvable };
   locators.set(result, { file: fileLabel, position: (path) => d.position(path) });

@@ -8,6 +8,9 @@
  *   entry the value's zero; null list items and null map keys are dropped;
  * - `<<` merge keys are expanded after the explicit keys, which win;
  * - an unknown struct key, a duplicate key, or a value of the wrong kind is an error at its line:col.
+ * With `strict` (--semantics corrected) numbers must be plain decimals (no `1_000`, `0x10`, or `010`, which
+ * yaml.v3 reads as octal 8), an integer field refuses a fraction instead of truncating it, and a map entry
+ * needs a value.
  */
 import { isMap, isScalar, isSeq } from 'yaml';
 import type { Node as YamlNode, Scalar, YAMLMap } from 'yaml';
@@ -38,6 +41,7 @@ export class PolicyDecoder {
   constructor(
     private readonly parsed: ParsedYaml,
     readonly file: string,
+    private readonly strict = false,
   ) {}
 
   /** Throws at `path`'s value (or key) position, falling back to the nearest enclosing node that exists. */
@@ -94,7 +98,10 @@ export class PolicyDecoder {
     if (n !== null && isScalar(n)) {
       const s = this.scalar(n, path);
       if (s.kind === 'null') return null;
-      if (s.kind === 'int' || s.kind === 'float') return s.value;
+      if (s.kind === 'int' || s.kind === 'float') {
+        if (this.strict) this.requireDecimal(n, path);
+        return s.value;
+      }
     }
     return this.typeError(n, path, 'a number', 'write a plain number such as 0.5 (no quotes)');
   }
@@ -105,6 +112,12 @@ export class PolicyDecoder {
     if (n !== null && isScalar(n)) {
       const s = this.scalar(n, path);
       if (s.kind === 'null') return null;
+      if (this.strict && (s.kind === 'int' || s.kind === 'float')) {
+        this.requireDecimal(n, path);
+        if (s.kind === 'float' && !Number.isInteger(s.value)) {
+          this.fail('POLICY_TYPE', path, `expected an integer, got ${this.text(n)}`, 'write a whole number such as 3');
+        }
+      }
       if (s.kind === 'int') return s.value;
       if (s.kind === 'float' && Number.isFinite(s.value) && Math.abs(s.value) < 2 ** 63) {
         const t = Math.trunc(s.value) + 0;
@@ -161,7 +174,9 @@ export class PolicyDecoder {
     for (const { key, keyNode, value } of this.entries(n, path)) {
       const childPath = [...path, key];
       this.note(childPath, keyNode, value);
-      out.set(key, read(value, childPath) ?? zero);
+      const v = read(value, childPath);
+      if (v === null && this.strict) this.fail('POLICY_TYPE', childPath, `"${key}" has no value`, `give it a value or remove the entry`);
+      out.set(key, v ?? zero);
     }
     return out;
   }
@@ -186,6 +201,14 @@ export class PolicyDecoder {
   }
 
   // ---- internals -----------------------------------------------------------------------------------------
+
+  /** Strict mode: a number written as a plain decimal (YAML 1.2's reading, not yaml.v3's Go literals). */
+  private requireDecimal(n: Scalar, path: PolicyPath): void {
+    const t = this.text(n);
+    if (!/^[-+]?(0|[1-9][0-9]*)(\.[0-9]*)?([eE][-+]?[0-9]+)?$/.test(t) && !/^[-+]?\.[0-9]+([eE][-+]?[0-9]+)?$/.test(t)) {
+      this.fail('POLICY_TYPE', path, `${t} is not a plain decimal number`, 'write it in decimal digits, e.g. 8 or 0.5 (no underscores, prefixes or leading zeros)');
+    }
+  }
 
   /** Explicit keys in order, then merged-in keys that were not given explicitly. */
   private entries(map: YAMLMap, path: PolicyPath): Entry[] {

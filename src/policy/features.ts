@@ -48,6 +48,7 @@ export interface ClusterView {
   instancesWithPrefix: number;
   /** Largest cachedPrefixBlocks over the instances. */
   maxCachedPrefixBlocks: number;
+  instancesWithAdapter: number;
   /** Largest ShadowKV matchedBlocks over the instances. */
   maxShadowMatchedBlocks: number;
 }
@@ -76,6 +77,7 @@ export const FEATURES: readonly FeatureSpec[] = [
   f('request.arrivalUs', 'number', [...ROUTER, 'scheduler'], 'arrival time (µs)'),
   f('request.prefixBlocks', 'number', ROUTER, 'number of full prompt blocks (length of prefixHashes)'),
   f('request.admissionDelays', 'number', ROUTER, 'admission DELAYs already waited out'),
+  f('request.adapter', 'string', ROUTER, 'LoRA adapter the request needs (\'\' = base model)'),
   f('request.waitUs', 'number', ['scheduler'], 'µs since arrival'),
   f('request.progress', 'number', ['scheduler'], 'prompt tokens already computed'),
   // tenant
@@ -104,6 +106,7 @@ export const FEATURES: readonly FeatureSpec[] = [
   f('cluster.totalAvailableCapacity', 'number', ROUTER, 'free seats, all instances'),
   f('cluster.instancesWithPrefix', 'number', ROUTER, 'instances holding at least one leading block of the request'),
   f('cluster.maxCachedPrefixBlocks', 'number', ROUTER, 'most leading blocks of the request cached on one instance'),
+  f('cluster.instancesWithAdapter', 'number', ROUTER, 'instances holding the request\'s LoRA adapter resident (0 for base-model requests)'),
   f('cluster.maxShadowMatchedBlocks', 'number', ROUTER, 'most leading blocks of the request on one instance per ShadowKV'),
   // per instance, inside routing rules
   ...([
@@ -122,6 +125,7 @@ export const FEATURES: readonly FeatureSpec[] = [
     ['availableCapacity', 'number', 'free seats'],
     ['preemptionCount', 'number', 'preemptions so far'],
     ['cachedPrefixBlocks', 'number', 'leading blocks of the request cached there (observed)'],
+    ['adapterResident', 'boolean', 'the request\'s LoRA adapter is resident there (no cold load)'],
     ['prefixMatchRatio', 'number', 'cachedPrefixBlocks / the request\'s full prompt blocks'],
     ['shadowMatchedBlocks', 'number', 'leading blocks of the request there per ShadowKV'],
     ['cpuUtilization', 'number', 'CPU KV tier utilization'],
@@ -185,7 +189,7 @@ export function readFeature(env: FeatureEnv, path: readonly string[], type: Feat
 export function clusterView(state: StateView): ClusterView {
   const inst = state.instances;
   const n = inst.length;
-  let tq = 0, mq = 0, tif = 0, minL = Infinity, maxL = 0, skv = 0, mkv = 0, free = 0, cap = 0, withPrefix = 0, maxCached = 0, maxShadow = 0;
+  let tq = 0, mq = 0, tif = 0, minL = Infinity, maxL = 0, skv = 0, mkv = 0, free = 0, cap = 0, withPrefix = 0, withAdapter = 0, maxCached = 0, maxShadow = 0;
   inst.forEach((x, i) => {
     tq += x.queueDepth;
     if (x.queueDepth > mq) mq = x.queueDepth;
@@ -198,6 +202,7 @@ export function clusterView(state: StateView): ClusterView {
     cap += x.availableCapacity;
     if (x.cachedPrefixBlocks > 0) withPrefix++;
     if (x.cachedPrefixBlocks > maxCached) maxCached = x.cachedPrefixBlocks;
+    if (x.adapterResident) withAdapter++;
     const sh = state.shadowKv[i]?.matchedBlocks ?? 0;
     if (sh > maxShadow) maxShadow = sh;
   });
@@ -215,6 +220,7 @@ export function clusterView(state: StateView): ClusterView {
     totalAvailableCapacity: cap,
     instancesWithPrefix: withPrefix,
     maxCachedPrefixBlocks: maxCached,
+    instancesWithAdapter: withAdapter,
     maxShadowMatchedBlocks: maxShadow,
   };
 }

@@ -103,6 +103,12 @@ export type SourceKey =
 
 export interface ResolvePolicyOptions {
   readonly names?: Partial<PolicyNameSets>;
+  /**
+   * --semantics corrected: tier_shed_min_priority defaults to 3 whenever tier-shed is the effective policy,
+   * `--slo-targets` without `--flow-control` is an error, and `--routing-scorers` is parsed (and checked)
+   * whatever the routing policy.
+   */
+  readonly corrected?: boolean;
 }
 
 const GAIE_QD_DEFAULT = 5;
@@ -116,6 +122,7 @@ export function resolvePolicySettings(
   options: ResolvePolicyOptions = {},
 ): ResolvedPolicySettings {
   const names = nameSets(options.names);
+  const corrected = options.corrected === true;
   const warnings: string[] = [...(bundle?.warnings ?? [])];
   const sources = {} as Record<SourceKey, SettingSource>;
   const flag = <K extends keyof PolicyFlags>(k: K): FlagSetting<FlagValues[K]> =>
@@ -141,8 +148,9 @@ export function resolvePolicySettings(
   const tokenBucketCapacity = pick('tokenBucketCapacity', 'token-bucket-capacity', ba?.tokenBucketCapacity ?? null);
   const tokenBucketRefillRate = pick('tokenBucketRefillRate', 'token-bucket-refill-rate', ba?.tokenBucketRefillRate ?? null);
   const tierShedThreshold = bundleOnly('tierShedThreshold', ba?.tierShedThreshold, 0);
-  // Keyed on the bundle's own policy, not the merged one: `--admission-policy tier-shed` alone keeps 0.
-  const minPriDefault = ba?.policy === 'tier-shed' ? TIER_SHED_BUNDLE_MIN_PRIORITY : 0;
+  // The reference keys this on the bundle's own policy, not the merged one: `--admission-policy tier-shed`
+  // alone keeps 0. Corrected semantics key it on the policy in effect.
+  const minPriDefault = (corrected ? admissionPolicy : ba?.policy) === 'tier-shed' ? TIER_SHED_BUNDLE_MIN_PRIORITY : 0;
   const tierShedMinPriority = bundleOnly('tierShedMinPriority', ba?.tierShedMinPriority, minPriDefault);
   const tenantBudgets = bundleOnly('tenantBudgets', bundle?.tenantBudgets, null);
   const sloPriorityOverrides = bundleOnly('sloPriorityOverrides', ba?.sloPriorities, null);
@@ -183,6 +191,9 @@ export function resolvePolicySettings(
   checkName('scheduler', 'scheduler', ['scheduler'], scheduler, names.schedulers, 'scheduler');
   checkName('preemptionPolicy', 'preemption-policy', ['preemption', 'policy'], preemptionPolicy, names.preemption, 'preemption policy');
 
+  if (corrected && !flag('flow-control').value && flag('slo-targets').value !== '') {
+    throw new PolicyConfigError('POLICY_FLAG', null, '--slo-targets', 'has no effect without --flow-control (it sets the gateway queue\'s slo-deadline targets)', 'add --flow-control --dispatch-order slo-deadline, or drop --slo-targets');
+  }
   if (flag('flow-control').value) {
     const fromFlag = parseSloTargetsFlag(flag('slo-targets').value);
     if (fromFlag !== null) {
@@ -194,7 +205,7 @@ export function resolvePolicySettings(
     }
   }
 
-  const scorers = resolveScorers(routingPolicy, bundle?.routing.scorers ?? null, flag, names, sources, warnings);
+  const scorers = resolveScorers(routingPolicy, bundle?.routing.scorers ?? null, flag, names, sources, warnings, corrected);
   if (admissionPolicy === 'tier-shed' && tierShedMinPriority === 0) {
     warnings.push('tier-shed with tier_shed_min_priority 0 rejects only sheddable classes (priority < 0) under overload; ' +
       'set admission.tier_shed_min_priority: 3 in the policy config to protect standard and critical only');
@@ -222,12 +233,14 @@ function resolveScorers(
   names: PolicyNameSets,
   sources: Record<SourceKey, SettingSource>,
   warnings: string[],
+  corrected: boolean,
 ): readonly ScorerSetting[] {
   const text = flag('routing-scorers').value;
   const lora = flag('lora-scorer-weight');
   sources.routingScorers = 'default';
   if (routingPolicy !== 'weighted') {
-    // The flag text is not even parsed then, so a malformed --routing-scorers is only a warning.
+    // The flag text is not even parsed then (reference), so a malformed --routing-scorers is only a warning.
+    if (corrected) parseScorerFlag(text, names.scorers);
     if (text !== '') warnings.push(`--routing-scorers has no effect when the routing policy is ${showValue(routingPolicy)} (only weighted uses it)`);
     if (lora.explicit) warnings.push(`--lora-scorer-weight has no effect when the routing policy is ${showValue(routingPolicy)} (only weighted uses it)`);
     return [];

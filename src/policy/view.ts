@@ -42,6 +42,8 @@ export interface RequestView {
   prefixHashes: number[];
   /** Admission DELAYs already waited out. */
   admissionDelays: number;
+  /** LoRA adapter the request needs ('' = the base model). */
+  adapter: string;
 }
 
 export interface InstanceView {
@@ -63,6 +65,10 @@ export interface InstanceView {
   cachedPrefixBlocks: number;
   /** queueDepth + batchSize + inFlight (the load figure of the built-in load policies). */
   load: number;
+  /** LoRA adapters resident there, sorted (refreshed like queueDepth); [] without LoRA. */
+  residentAdapters: string[];
+  /** The request's adapter is resident there (false for base-model requests): no cold load. */
+  adapterResident: boolean;
   pool: 'monolithic';
 }
 
@@ -131,6 +137,7 @@ export function requestView(req: Request, blockSize: number): RequestView {
     arrivalUs: req.arrivalTime,
     prefixHashes: Array.from(inputBlockHashes(req, blockSize)),
     admissionDelays: req.admissionDelays,
+    adapter: req.adapter,
   };
 }
 
@@ -138,7 +145,7 @@ function tenantView(t: TenantSignal): TenantView {
   return { requestCount: t.requestCount, activeRequests: t.activeRequests, recentRate: t.recentRate, sloClass: t.sloClass, burstDetected: t.burstDetected };
 }
 
-export function instanceView(s: RoutingSnapshot, index: number, cachedPrefixBlocks: number): InstanceView {
+export function instanceView(s: RoutingSnapshot, index: number, cachedPrefixBlocks: number, adapter = ''): InstanceView {
   return {
     id: s.id,
     index,
@@ -155,6 +162,8 @@ export function instanceView(s: RoutingSnapshot, index: number, cachedPrefixBloc
     preemptionCount: s.preemptionCount,
     cachedPrefixBlocks,
     load: s.queueDepth + s.batchSize + s.inFlightRequests,
+    residentAdapters: s.residentAdapters === null ? [] : [...s.residentAdapters].sort(),
+    adapterResident: adapter !== '' && s.residentAdapters?.has(adapter) === true,
     pool: 'monolithic',
   };
 }
@@ -162,7 +171,7 @@ export function instanceView(s: RoutingSnapshot, index: number, cachedPrefixBloc
 /** The full state view for `req` (signals absent: tenants, global and KV views read as empty). */
 export function stateView(req: Request | null, state: RouterState): StateView {
   const sig: RouterSignals | null = state.signals ?? null;
-  const instances = state.snapshots.map((s, i) => instanceView(s, i, sig !== null && req !== null ? sig.cachedPrefixBlocks(i, req) : 0));
+  const instances = state.snapshots.map((s, i) => instanceView(s, i, sig !== null && req !== null ? sig.cachedPrefixBlocks(i, req) : 0, req?.adapter ?? ''));
   const tenants: Record<string, TenantView> = {};
   if (sig !== null) for (const id of sig.tenantIds()) tenants[id] = tenantView(sig.tenant(id));
   const own = req === null ? EMPTY_TENANT : (sig?.tenant(req.tenantId) ?? EMPTY_TENANT);

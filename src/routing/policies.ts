@@ -31,16 +31,18 @@ export function decision(snapshots: readonly RoutingSnapshot[], target: number, 
 
 /**
  * Cycles through the snapshot list; the counter advances once per call and is not reset when the list
- * changes size. The reason carries the counter (the call number), not the chosen position.
+ * changes size. The reference's reason carries the counter (the call number), not the chosen position;
+ * `reasonShowsTarget` (--semantics corrected) prints the position.
  */
-export function roundRobin(): RoutingPolicy {
+export function roundRobin(reasonShowsTarget = false): RoutingPolicy {
   let counter = 0;
   return {
     name: 'round-robin',
     route(_req: Request, state: RouterState): RoutingDecision {
       const snaps = requireSnapshots('round-robin', state);
       const call = counter++;
-      return decision(snaps, call % snaps.length, `round-robin[${call}]`);
+      const target = call % snaps.length;
+      return decision(snaps, target, `round-robin[${reasonShowsTarget ? target : call}]`);
     },
   };
 }

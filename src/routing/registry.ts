@@ -22,10 +22,12 @@ export interface RoutingPolicyOptions {
   readonly cachedBlocks: CachedBlocksFn | null;
   /** Router-side prefix LRU capacity per instance (default 10,000 blocks). */
   readonly prefixLruCapacity?: number;
+  /** --semantics corrected (round-robin reasons, NaN scores, scorer clamping). */
+  readonly corrected?: boolean;
 }
 
 export const ROUTING_POLICIES = {
-  'round-robin': (_o: RoutingPolicyOptions) => roundRobin(),
+  'round-robin': (o: RoutingPolicyOptions) => roundRobin(o.corrected === true),
   'least-loaded': (o: RoutingPolicyOptions) => leastLoaded(o.rng),
   weighted: (o: RoutingPolicyOptions) => weighted(o),
   'always-busiest': (_o: RoutingPolicyOptions) => alwaysBusiest(),

@@ -24,6 +24,11 @@ export interface ScorerContext {
   readonly cachedBlocks: CachedBlocksFn | null;
   /** Router-side prefix LRU capacity per instance (default 10,000 blocks). */
   readonly prefixLruCapacity?: number;
+  /**
+   * --semantics corrected: scorers keep their [0, 1] contract themselves (kv-utilization clamps; the
+   * reference relies on the weighted policy to clamp), and weighted treats a NaN score as 0.
+   */
+  readonly corrected?: boolean;
 }
 
 export const SCORERS = {
@@ -31,7 +36,7 @@ export const SCORERS = {
   'precise-prefix-cache': (ctx: ScorerContext) => precisePrefixCacheScorer(ctx.cachedBlocks),
   'no-hit-lru': (ctx: ScorerContext) => noHitLruScorer(ctx.cachedBlocks),
   'queue-depth': () => queueDepthScorer(),
-  'kv-utilization': () => kvUtilizationScorer(),
+  'kv-utilization': (ctx: ScorerContext) => kvUtilizationScorer(ctx.corrected === true),
   'load-balance': () => loadBalanceScorer(),
   'active-requests': () => activeRequestsScorer(),
   'running-requests': () => runningRequestsScorer(),

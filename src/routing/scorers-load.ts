@@ -54,8 +54,12 @@ export function runningRequestsScorer(): Scorer {
   return stateless('running-requests', (_req, snaps) => invertedMinMax(snaps, (s) => s.batchSize));
 }
 
-/** 1 − KV utilisation. Not clamped here: a utilisation above 1 is clamped by the weighted policy. */
-export function kvUtilizationScorer(): Scorer {
+/**
+ * 1 − KV utilisation. The reference does not clamp here (a utilisation above 1 is clamped by the weighted
+ * policy); `clamp` keeps the score in [0, 1] for every caller.
+ */
+export function kvUtilizationScorer(clamp = false): Scorer {
+  if (clamp) return stateless('kv-utilization', (_req, snaps) => perInstance(snaps, (s) => Math.min(1, Math.max(0, 1.0 - s.kvUtilization))));
   return stateless('kv-utilization', (_req, snaps) => perInstance(snaps, (s) => 1.0 - s.kvUtilization));
 }
 
@@ -93,13 +97,9 @@ export function vllmDpScorer(): Scorer {
   return stateless('vllm-dp', (_req, snaps) => invertedMinMax(snaps, (s) => s.queueDepth * 4 + s.batchSize));
 }
 
-/**
- * The request's LoRA adapter id ('' for base-model requests). The domain Request has no adapter field yet;
- * when the workload layer adds one (`adapter: string`) this picks it up unchanged.
- */
+/** The request's LoRA adapter id ('' for base-model requests). */
 export function requestAdapter(req: Request): string {
-  const adapter = (req as Request & { readonly adapter?: unknown }).adapter;
-  return typeof adapter === 'string' ? adapter : '';
+  return req.adapter;
 }
 
 /**

@@ -23,8 +23,16 @@ export interface WeightedOptions extends ScorerContext {
 }
 
 function clampUnit(s: number): number {
-  // NaN passes through unchanged, as in the reference; it then never wins the argmax.
+  // NaN passes through unchanged, as in the reference; it then never wins the argmax, and when every
+  // composite is NaN no instance is found at all.
   if (s < 0) return 0;
+  if (s > 1) return 1;
+  return s;
+}
+
+/** --semantics corrected: a NaN score is the lowest score (0) instead of poisoning the composite. */
+function clampUnitNaNLowest(s: number): number {
+  if (!(s >= 0)) return 0;
   if (s > 1) return 1;
   return s;
 }
@@ -34,13 +42,14 @@ export function weighted(opts: WeightedOptions): RoutingPolicy {
   const weights = normalizeScorerWeights(profile);
   const scorers: Scorer[] = profile.map((c) => makeScorer(c.name, opts));
   const rng = opts.rng;
+  const clamp = opts.corrected === true ? clampUnitNaNLowest : clampUnit;
 
   function composite(req: Request, snaps: readonly RoutingSnapshot[]): { total: Float64Array; parts: ScorerContribution[] } {
     const total = new Float64Array(snaps.length);
     const parts: ScorerContribution[] = [];
     scorers.forEach((scorer, k) => {
       const w = weights[k] as number;
-      const values = scorer.score(req, snaps).map(clampUnit);
+      const values = scorer.score(req, snaps).map(clamp);
       for (let i = 0; i < snaps.length; i++) total[i] = (total[i] as number) + (values[i] ?? 0) * w;
       parts.push({ scorer: scorer.name, weight: w, values });
     });

@@ -75,6 +75,7 @@ export async function startServe(cfg: ServeConfig): Promise<RunningServer> {
     ...(cfg.maxBodyBytes === undefined ? {} : { maxBodyBytes: cfg.maxBodyBytes }),
     limits: {
       modelNames: [cfg.modelName, ...(cfg.aliases ?? [])],
+      adapterNames: cfg.setup.lora?.cfg.adapters.map((a) => a.id) ?? [],
       maxModelLen: cfg.setup.maxModelLen,
       totalKvBlocks: cfg.setup.kv.totalBlocks,
       blockSize: cfg.setup.kv.blockSize,

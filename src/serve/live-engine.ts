@@ -144,11 +144,12 @@ export class LiveEngine {
    * simulated clock, since events already executed cannot be revisited (nothing happened in between when
    * the clock is still earlier).
    */
-  submit(id: string, input: Int32Array, outputLen: number, sloClass: string, listener: LiveListener, arrivedUs = this.nowUs()): LiveHandle {
+  submit(id: string, input: Int32Array, outputLen: number, sloClass: string, listener: LiveListener, arrivedUs = this.nowUs(), adapter = ''): LiveHandle {
     if (this.closed) throw new Error('LiveEngine: submit after close');
     const t = Math.max(arrivedUs, this.cs.clock);
     const req = new Request(id, input, new Int32Array(outputLen), t, outputLen, 0);
     req.sloClass = sloClass;
+    req.adapter = adapter;
     req.streaming = true;
     const live: Live = { req, listener, produced: 0, lastTokenTime: 0, finishing: false };
     this.active.add(live);

@@ -40,6 +40,8 @@ function intText(v: number): string {
 export interface ServeLimits {
   /** Names a request's `model` may use. */
   readonly modelNames: readonly string[];
+  /** LoRA adapter ids a request's `model` may name instead (vLLM's convention for LoRA modules). */
+  readonly adapterNames?: readonly string[];
   /** 0 = unknown. */
   readonly maxModelLen: number;
   readonly totalKvBlocks: number;
@@ -54,6 +56,8 @@ export interface CompletionRequest {
   readonly outputLen: number;
   readonly stream: boolean;
   readonly includeUsage: boolean;
+  /** The LoRA adapter the request's `model` named ('' = the base model). */
+  readonly adapter: string;
 }
 
 /** Without a model length, the largest output a request may ask for (keeps the oracle arrays bounded). */
@@ -116,7 +120,8 @@ export function parseCompletionRequest(kind: ApiKind, body: unknown, lim: ServeL
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidRequest('Input should be a valid dictionary or object to extract fields from');
   const o = body as Record<string, unknown>;
   const model = o['model'];
-  if (model !== undefined && model !== null && (typeof model !== 'string' || !lim.modelNames.includes(model))) {
+  const adapter = typeof model === 'string' && !lim.modelNames.includes(model) && (lim.adapterNames ?? []).includes(model) ? model : '';
+  if (model !== undefined && model !== null && adapter === '' && (typeof model !== 'string' || !lim.modelNames.includes(model))) {
     const shown = typeof model === 'string' ? model : describeValue(model);
     throw new ApiError(404, `The model \`${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}\` does not exist.`, 'NotFoundError', 'model');
   }
@@ -147,7 +152,7 @@ export function parseCompletionRequest(kind: ApiKind, body: unknown, lim: ServeL
   // Without max_tokens vLLM fills what the context leaves; blis serve uses the default output length, clamped the same way.
   let outputLen = maxTokens ?? Math.max(minTokens, lim.defaultMaxTokens);
   if (outputLen > room) outputLen = room;
-  return { kind, input, outputLen, stream, includeUsage };
+  return { kind, input, outputLen, stream, includeUsage, adapter };
 }
 
 /** Text of token `index` (1-based). */

@@ -82,7 +82,7 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
 
   const complete = (kind: ApiKind, c: CompletionRequest, req: IncomingMessage, res: ServerResponse, arrivedUs: number): void => {
     counter++;
-    const ids: ResponseIds = { id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${counter}`, created: Math.floor(Date.now() / 1000), model: modelName };
+    const ids: ResponseIds = { id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${counter}`, created: Math.floor(Date.now() / 1000), model: c.adapter !== '' ? c.adapter : modelName };
     const prompt = c.input.length;
     metrics.promptTokens += prompt;
     // The llm-d objective header names the request's SLO class; the engine derives its priority from it.
@@ -129,7 +129,7 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
         write('[DONE]');
         res.end();
       },
-    }, arrivedUs);
+    }, arrivedUs, c.adapter);
     // When the simulated request started (the arrival observe records, so a replay starts it then too).
     const epoch = engine.epochOfSimUs(handle.req.arrivalTime);
     if (epoch !== null) arrival = { [ARRIVAL_HEADER]: `t=${Math.round(epoch)}` };
@@ -163,14 +163,15 @@ export function createServeServer(opts: ServeOptions): ServeHandle {
       case 'GET /v1/models':
         sendJson(res, 200, JSON.stringify({
           object: 'list',
-          // vLLM's ModelCard, field for field (an emulator of vLLM reports itself as vLLM does).
-          data: [{
-            id: modelName, object: 'model', created: started, owned_by: 'vllm', root: modelName, parent: null, max_model_len: limits.maxModelLen,
+          // vLLM's ModelCard, field for field (an emulator of vLLM reports itself as vLLM does); LoRA modules as vLLM
+          // lists them: their own id, the base model as parent.
+          data: [modelName, ...(limits.adapterNames ?? [])].map((id) => ({
+            id, object: 'model', created: started, owned_by: 'vllm', root: id, parent: id === modelName ? null : modelName, max_model_len: limits.maxModelLen,
             permission: [{
-              id: `modelperm-${modelName}`, object: 'model_permission', created: started, allow_create_engine: false, allow_sampling: true, allow_logprobs: true,
+              id: `modelperm-${id}`, object: 'model_permission', created: started, allow_create_engine: false, allow_sampling: true, allow_logprobs: true,
               allow_search_indices: false, allow_view: true, allow_fine_tuning: false, organization: '*', group: null, is_blocking: false,
             }],
-          }],
+          })),
         }));
         return;
       case 'POST /v1/completions':

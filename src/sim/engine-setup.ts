@@ -4,13 +4,15 @@
  */
 import type { Request } from '../domain/request.js';
 import { SloPriorityMap } from '../domain/slo.js';
+import { isCorrected, type Semantics } from '../domain/semantics.js';
 import { ClusterSimulator, type ClusterPolicies, type FollowUpHook } from '../cluster/cluster.js';
 import type { FlowControlConfig } from '../cluster/flow-control/controller.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Instance } from '../instance/instance.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
+import type { AdapterCost } from '../instance/lora.js';
 import type { SchedulingMode } from '../instance/batch-formation.js';
-import { createKVStore } from '../kv/index.js';
+import { createKVStore, type KVStoreConfig } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
 import { makeAdmissionPolicy, makeRoutingPolicy } from '../routing/registry.js';
@@ -120,6 +122,8 @@ export interface PdEngineSetup {
 }
 
 export interface EngineSetup {
+  /** Reference bugs reproduced (default) or corrected (docs/reference-differences.md). */
+  readonly semantics?: Semantics;
   /** Simulation seed (router tie-break stream); default 42. */
   readonly seed?: bigint;
   readonly numInstances: number;
@@ -142,6 +146,8 @@ export interface EngineSetup {
   readonly tp?: number;
   readonly sloPriorities?: Readonly<Record<string, number>>;
   readonly policy?: PolicySetup;
+  /** LoRA adapters (cost model and slots per instance); absent/null = off. */
+  readonly lora?: AdapterCost | null;
   /** Prefill/decode pools; null/absent = monolithic instances. */
   readonly pd?: PdEngineSetup | null;
   /** Node pools, instance lifecycle and the autoscaler; null/absent = a fixed set of Active instances. */
@@ -171,10 +177,11 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
     blockSize: setup.kv.blockSize,
     rng: rng.forSubsystem('router'),
     cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req),
+    corrected: isCorrected(setup.semantics),
   });
   const pd = setup.pd;
   const poolPolicy = (scorers: readonly ScorerConfig[] | null, subsystem: string): RoutingPolicy | null =>
-    scorers === null ? null : makeRoutingPolicy('weighted', { scorers, blockSize: setup.kv.blockSize, rng: rng.forSubsystem(subsystem), cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req) });
+    scorers === null ? null : makeRoutingPolicy('weighted', { scorers, blockSize: setup.kv.blockSize, rng: rng.forSubsystem(subsystem), cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req), corrected: isCorrected(setup.semantics) });
   const pdPolicies: PdPolicies | null = pd
     ? {
       decider: makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
@@ -227,6 +234,8 @@ function overridesFor(pd: PdEngineSetup | null | undefined, i: number): Instance
 }
 
 export function buildCluster(setup: EngineSetup): ClusterSimulator {
+  const corrected = isCorrected(setup.semantics);
+  const kvStoreConfig = (kv: KVSetup): KVStoreConfig => (corrected ? { ...kv, corrected } : kv);
   const slo = new SloPriorityMap(setup.sloPriorities ?? {});
   const p = setup.policy ?? DEFAULT_POLICY_SETUP;
   const rng = new PartitionedRng(setup.seed ?? 42n);
@@ -269,6 +278,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       ...baseFacts,
       flowControl: p.flowControl,
       routerSignals: p.evolvable?.active === true || p.routerSignals === true,
+      corrected,
       // P/D membership is by configured index; deferred (unplaced) instances leave no position.
       pd: pd
         ? {
@@ -301,10 +311,11 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
           maxModelLen: mml,
           preemptionPolicy: setup.preemptionPolicy,
+          lora: setup.lora ?? null,
           schedulingMode: setup.schedulingMode ?? 'sync',
           holdPrefillKV: pd?.beyond?.ownership === 'single',
         },
-        createKVStore(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks }),
+        createKVStore(kvStoreConfig(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks })),
         latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),
         slo,
         sink,

@@ -5,9 +5,16 @@ import type { EngineDriver } from './engine-setup.js';
  * hardware catalogs, workload specs, policy bundles, traces) and a place for warnings. The CLI reads the
  * file system and writes stderr; the library API serves inline content only.
  */
+import type { ServeGenChunkFiles } from '../workload/servegen/index.js';
+
 export interface SimEnv {
   /** The text of `path`, named by `option` (e.g. `--workload-spec`); throws a ConfigError when unreadable. */
   readText(path: string, option: string): string;
+  /**
+   * The chunk files of a ServeGen directory (a spec's `servegen_data.path`), in byte order of their names;
+   * absent when the host cannot list directories (such specs are then refused).
+   */
+  readServeGen?(dir: string, option: string): ServeGenChunkFiles[];
   /** A diagnostic line (warn level). */
   warn(message: string): void;
   /** What was resolved (model, hardware, KV blocks, policies, workload): shown with `--log info` or `debug`. */

@@ -99,6 +99,17 @@ export interface SimulationMetrics {
   readonly goodput_rps?: number;
   readonly slo_attainment?: number;
   readonly per_class?: Readonly<Record<string, ClassGoodput>>;
+  /** Per LoRA adapter that served, loaded or was evicted (present only when one did; `loraConfig`). */
+  readonly adapters?: Readonly<Record<string, AdapterMetrics>>;
+}
+
+/** One LoRA adapter's counters: cold loads, evictions, TTFT percentiles (µs) and output tokens per second. */
+export interface AdapterMetrics {
+  readonly load_count: number;
+  readonly eviction_count: number;
+  readonly ttft_p50_us: number;
+  readonly ttft_p99_us: number;
+  readonly throughput_tok_per_s: number;
 }
 
 /**

@@ -4,6 +4,7 @@
  * and defaults, and strict value parsing (a malformed number is an error naming the option).
  */
 import { GPU_NAMES } from '../config/catalog/hardware.js';
+import { SEMANTICS } from '../domain/semantics.js';
 import { FAIRNESS_POLICY_NAMES } from '../cluster/flow-control/bands.js';
 import { DISPATCH_ORDERS } from '../cluster/flow-control/gateway-queue.js';
 import { SATURATION_DETECTOR_NAMES } from '../cluster/flow-control/saturation.js';
@@ -86,6 +87,7 @@ export const FLAGS = [
   // simulation
   { name: 'seed', kind: 'string', def: '42', int64: true, help: 'random seed (int64)', scope: 'shared' },
   { name: 'horizon', kind: 'string', def: MAX_INT64_TEXT, int64: true, help: 'simulation horizon in µs ticks (replay default: 2 x the last injection time)', scope: 'shared' },
+  { name: 'semantics', kind: 'string', def: 'reference', choices: [...SEMANTICS], help: 'reference (default): reproduce the reference simulator exactly, its known bugs included; corrected: fix the reference bugs marked corrected in docs/reference-differences.md (results then differ from the reference)', scope: 'shared' },
   { name: 'log', kind: 'string', def: 'warn', choices: ['debug', 'info', 'warn', 'error'], help: 'stderr diagnostics: debug (also files read, timings, an internal error\'s stack), info (also what was resolved: engine, policies, workload), warn (default: warnings), error (errors only)', scope: 'shared' },
   { name: 'num-instances', kind: 'int', def: 1, help: 'number of instances', scope: 'shared' },
   { name: 'admission-latency', kind: 'int', def: 0, help: 'admission decision latency (µs)', scope: 'shared' },
@@ -98,11 +100,18 @@ export const FLAGS = [
   { name: 'token-bucket-refill-rate', kind: 'float', def: 1000, help: 'token bucket refill rate (tokens/second)', scope: 'shared' },
   { name: 'routing-policy', kind: 'string', def: 'round-robin', choices: namesOf(ROUTING_POLICIES), help: 'routing policy: round-robin, least-loaded, weighted, always-busiest', scope: 'shared' },
   { name: 'routing-scorers', kind: 'string', def: '', help: 'weighted routing profile name:weight,... (default precise-prefix-cache:2,queue-depth:1,kv-utilization:1); scorers: prefix-affinity, precise-prefix-cache, no-hit-lru, queue-depth, kv-utilization, load-balance, running-requests, active-requests, load-aware', scope: 'shared' },
+  { name: 'lora-scorer-weight', kind: 'float', def: 0, help: 'weight of the lora-affinity scorer appended to the weighted profile (prefers instances holding the request\'s LoRA adapter); must be > 0 when given; weighted routing only', scope: 'shared' },
   { name: 'snapshot-refresh-interval', kind: 'int', def: 50000, help: 'refresh interval of the router\'s queue/batch/KV signals in µs (0 = live)', scope: 'shared' },
   { name: 'cache-signal-delay', kind: 'int', def: 50000, help: 'staleness of the prefix-cache signal in µs for precise-prefix-cache and no-hit-lru (0 = live)', scope: 'shared' },
   { name: 'trace-level', kind: 'string', def: 'none', choices: TRACE_LEVELS, help: 'tracing: none or minimal (summary metrics only), decisions (policy decisions and anomaly events), full (also batch formations and preemptions)', scope: 'shared' },
   { name: 'counterfactual-k', kind: 'int', def: 0, help: 'counterfactual candidates per routing decision (needs --trace-level decisions)', scope: 'shared' },
   { name: 'summarize-trace', kind: 'bool', def: false, help: 'print a summary of the decision trace', scope: 'shared' },
+  // LoRA adapters
+  { name: 'lora-config', kind: 'string', def: '', help: 'LoRA YAML with a top-level lora: block: adapters [{id, rank, base_model}], adapter_capacity (resident slots per instance), load and step-overhead coefficients (defaults from the reference\'s defaults.yaml)', scope: 'shared' },
+  { name: 'lora-adapter-capacity', kind: 'int', def: 0, help: 'resident LoRA adapter slots per instance (overrides adapter_capacity; must be > 0 with adapters)', scope: 'shared' },
+  { name: 'lora-load-base-latency-us', kind: 'float', def: 0, help: 'fixed cold-load latency of an adapter in µs (overrides --lora-config; default 1500)', scope: 'shared' },
+  { name: 'lora-load-bandwidth-bytes-us', kind: 'float', def: 0, help: 'adapter load bandwidth in bytes/µs (overrides --lora-config; default 2e6)', scope: 'shared' },
+  { name: 'lora-footprint-bytes-per-rank', kind: 'float', def: 0, help: 'adapter HBM bytes per rank unit: load size and KV reservation (overrides --lora-config; default 2e6)', scope: 'shared' },
   // autoscaler
   { name: 'model-autoscaler-interval-us', kind: 'float', def: 0, help: 'autoscaler tick interval in µs (0 = off); overrides the policy bundle\'s autoscaler.interval_us. Scale-up needs the bundle\'s node_pools; run only', scope: 'shared' },
   { name: 'autoscale-policy', kind: 'string', def: '', choices: AUTOSCALE_POLICIES, help: 'autoscaling policy per model: saturation (the reference analyzer), threshold, target-utilization ("" = the reference pipeline, or the policy bundle\'s autoscale section); needs an autoscaler interval', scope: 'shared' },
@@ -177,7 +186,7 @@ export const FLAGS = [
   { name: 'output-tokens-min', kind: 'int', def: 2, help: 'output length min', scope: 'run', max: MAX_REQUEST_TOKENS },
   { name: 'output-tokens-max', kind: 'int', def: 7000, help: 'output length max', scope: 'run', max: MAX_REQUEST_TOKENS },
   { name: 'concurrency', kind: 'int', def: 0, help: 'closed-loop virtual users: each sends its next request --think-time-ms after its previous one finishes (mutually exclusive with --rate and --workload-spec; set --num-requests or --horizon)', scope: 'run' },
-  { name: 'think-time-ms', kind: 'int', def: 0, help: 'think time between a response and the same user\'s next request, in ms (--concurrency)', scope: 'run' },
+  { name: 'think-time-ms', kind: 'int', def: 0, help: 'think time in ms: between a response and the same user\'s next request (run --concurrency); replay closed-loop: between a round\'s end and the next round (0 = from the trace; excludes --think-time-dist)', scope: 'shared' },
   { name: 'timeout', kind: 'int', def: 300, help: 'client timeout per request in seconds (negative disables; 0 is rejected)', scope: 'run' },
   { name: 'trace-output', kind: 'string', def: '', writesFile: 'trace', help: 'export the arrivals as TraceV2: writes <prefix>.yaml and <prefix>.csv', scope: 'run' },
   { name: 'fitness-weights', kind: 'string', def: '', help: 'fitness score weights key:value,... (throughput, tokens_per_sec, p99_ttft, p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)', scope: 'run' },
@@ -185,6 +194,8 @@ export const FLAGS = [
   { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML (required)', scope: 'replay' },
   { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV (required)', scope: 'replay' },
   { name: 'results-path', kind: 'string', def: '', writesFile: 'results', help: 'write per-request results (SimResult[] JSON) to this file', scope: 'replay' },
+  { name: 'session-mode', kind: 'string', def: 'fixed', choices: ['fixed', 'closed-loop'], help: 'fixed (every row injected at its recorded time) or closed-loop (round 0 of each session injected; later rounds follow each round\'s end after a think time, with the recorded lengths)', scope: 'replay' },
+  { name: 'think-time-dist', kind: 'string', def: '', help: 'closed-loop think time distribution: lognormal:mu=<log-s>,sigma=<s>[,min=<t>,max=<t>] or constant:value=<t> (t: us, ms or s; bare = ms); excludes --think-time-ms', scope: 'replay' },
 ] as const satisfies readonly FlagSpec[];
 
 /** One entry of {@link FLAGS} with its literal name, kind and choices (the library derives its config type from them). */

@@ -8,7 +8,7 @@ import { breakdownSections } from '../metrics/sections.js';
 import { collectRawMetrics, instanceRawView } from '../metrics/cluster-metrics.js';
 import { computeFitness, fitnessLines } from '../metrics/fitness.js';
 import { applyGoodput, computeGoodput, type SloDimTargets } from '../metrics/goodput.js';
-import { aggregateViews, anomalyLines, buildMetricsFile, buildMetricsOutput, instanceView, kvCacheLines, metricsFileChunks, type MetricsOutputJson, type MetricsView } from '../metrics/output.js';
+import { aggregateViews, anomalyLines, buildMetricsFile, buildMetricsOutput, instanceView, kvCacheLines, metricsFileChunks, withAdapters, type MetricsOutputJson, type MetricsView } from '../metrics/output.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import type { DecisionTrace } from '../domain/decision-records.js';
 import { summarizeTrace, traceSummaryLines } from '../metrics/trace-summary.js';
@@ -26,6 +26,8 @@ export interface Report {
   readonly jsonExtras: Readonly<Record<string, unknown>>;
   readonly aggregate: MetricsView;
   readonly clusterOutput: MetricsOutputJson;
+  /** Built under --semantics corrected. */
+  readonly corrected: boolean;
 }
 
 export interface ReportOptions {
@@ -43,6 +45,8 @@ export interface ReportOptions {
    * A function is called once, when the report's `jsonExtras` is first read (only the JSON rendering reads it).
    */
   readonly jsonExtras?: Readonly<Record<string, unknown>> | (() => Readonly<Record<string, unknown>>);
+  /** --semantics corrected: the metrics corrections of docs/reference-differences.md (E5, E6, M2-M4). */
+  readonly corrected?: boolean;
 }
 
 export const DEFAULT_REPORT_OPTIONS: ReportOptions = {
@@ -54,17 +58,18 @@ function text(header: string, key: string, lines: readonly string[] | null, out:
 }
 
 export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_REPORT_OPTIONS): Report {
+  const corrected = opts.corrected === true;
   const views = cs.instances.map((i) => instanceView(i.metrics));
   const pd = cs.pd;
   const agg = pd === null ? aggregateViews(views) : pdAggregate(aggregateViews(views), pdCorrections(pd), pd.parents.map((p) => p.req));
   const sections: Section[] = [];
   if (cs.configuredInstances > 1) {
     cs.instances.forEach((inst, k) => {
-      sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: buildMetricsOutput(views[k] as MetricsView, inst.id) });
+      sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: withAdapters(buildMetricsOutput(views[k] as MetricsView, inst.id, corrected), views[k] as MetricsView) });
     });
   }
-  const goodput = computeGoodput(agg.requests, cs.injectedByClass, agg.simEndedTime, opts.goodputTargets);
-  const clusterOutput = applyGoodput(buildMetricsOutput(agg, 'cluster'), goodput);
+  const goodput = computeGoodput(agg.requests, cs.injectedByClass, agg.simEndedTime, opts.goodputTargets, corrected);
+  const clusterOutput = withAdapters(applyGoodput(buildMetricsOutput(agg, 'cluster', corrected), goodput), agg);
   sections.push({ kind: 'metrics', header: 'Simulation Metrics', json: clusterOutput });
   const raw = collectRawMetrics({
     aggregate: agg,
@@ -76,11 +81,12 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
     injectedByClass: cs.injectedByClass,
     shedByTier: cs.shedByTier,
     gateway: cs.gatewayCounters(),
+    corrected,
   });
   if (opts.fitnessWeights) text('Fitness Evaluation', 'fitness', fitnessLines(computeFitness(raw, opts.fitnessWeights)), sections);
   text('Anomaly Counters', 'anomaly_counters', anomalyLines(raw), sections);
   text('KV Cache Metrics', 'kv_cache_metrics', kvCacheLines(raw), sections);
-  for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null)) text(s.header, s.key, s.lines, sections);
+  for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null, corrected)) text(s.header, s.key, s.lines, sections);
   if (pd !== null) {
     const contention = pd.contentionEnabled;
     const summary = summarizePd({
@@ -95,12 +101,13 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
   }
   if (opts.trace && opts.summarizeTrace) text('Trace Summary', 'trace_summary', traceSummaryLines(summarizeTrace(opts.trace)), sections);
   const extras = opts.jsonExtras ?? {};
-  if (typeof extras !== 'function') return { sections, aggregate: agg, clusterOutput, jsonExtras: extras };
+  if (typeof extras !== 'function') return { sections, aggregate: agg, clusterOutput, jsonExtras: extras, corrected };
   let computed: Readonly<Record<string, unknown>> | null = null;
   return {
     sections,
     aggregate: agg,
     clusterOutput,
+    corrected,
     get jsonExtras() {
       return (computed ??= extras());
     },
@@ -160,10 +167,10 @@ export function renderJson(r: Report): string {
 }
 
 export function renderMetricsFile(r: Report): string {
-  return goJsonIndent(buildMetricsFile(r.aggregate, r.clusterOutput));
+  return goJsonIndent(buildMetricsFile(r.aggregate, r.clusterOutput, r.corrected));
 }
 
 /** {@link renderMetricsFile}'s bytes as chunks, built one request row at a time (for files of any size). */
 export function metricsFileText(r: Report): Iterable<string> {
-  return metricsFileChunks(r.aggregate, r.clusterOutput);
+  return metricsFileChunks(r.aggregate, r.clusterOutput, r.corrected);
 }

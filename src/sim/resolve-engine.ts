@@ -11,9 +11,11 @@ import { resolvePdFlags } from './resolve-pd.js';
 import { calculateKVBlocks } from '../latency/kv-capacity.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { MAX_INT64 } from '../domain/units.js';
+import { DEFAULT_SEMANTICS, SEMANTICS, isSemantics, type Semantics } from '../domain/semantics.js';
 import { LIMITS, checkLimit } from '../domain/limits.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
+import { resolveLoraFlags, type LoraSetup } from './resolve-lora.js';
 import type { LatencyProfile } from '../latency/profile.js';
 import { SCHEDULING_MODES, type SchedulingMode } from '../instance/batch-formation.js';
 import { BlisError, showValue } from '../domain/errors.js';
@@ -68,6 +70,7 @@ export interface EngineResolution {
   readonly setup: Omit<EngineSetup, 'horizon'>;
   readonly latency: ResolvedLatency;
   readonly seed: bigint;
+  readonly lora: LoraSetup;
   /**
    * Engines per deployment: corrected-physics runs each of --dp data-parallel ranks as its own engine (its own
    * scheduler and KV cache) behind the router, so setup.numInstances = --num-instances × this. 1 otherwise.
@@ -77,8 +80,16 @@ export interface EngineResolution {
   readonly kvForGpu: ((gpuMemoryGiB: number, tp: number) => number | null) | null;
 }
 
+/** `--semantics`: reference (default) or corrected. */
+export function semanticsFlag(f: FlagValues): Semantics {
+  // Commands without the option (serve) read '' and run the default.
+  const v = f.changed('semantics') || f.str('semantics') !== '' ? f.str('semantics') : DEFAULT_SEMANTICS;
+  if (!isSemantics(v)) throw new ConfigError('bad-flag', `--semantics must be ${SEMANTICS.join(' or ')}, got "${v}"`, { field: '--semantics' });
+  return v;
+}
+
 /** The latency-resolution inputs the flags give (user model and hardware files read), and how to point an error into those files. */
-export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ inputs: LatencyInput; locate: (e: unknown) => unknown }> {
+export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ inputs: LatencyInput; locate: (e: unknown) => unknown; lora: LoraSetup }> {
   const folder = f.str('model-config-folder');
   let userModelConfig: { raw: unknown; text: string; label: string } | undefined;
   if (folder !== '') {
@@ -95,6 +106,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
   // The schema library is loaded only when a user catalog file is given (it costs startup time).
   const hwText = hwPath === '' ? '' : env.readText(hwPath, '--hardware-config');
   const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(hwText, hwPath);
+  const lora = resolveLoraFlags(f, env);
   const inputs: LatencyInput = {
     model: f.str('model'),
     hardware: f.str('hardware'),
@@ -114,8 +126,10 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     maxModelLenExplicit: f.changed('max-model-len'),
     moeCommBackend: f.str('moe-comm-backend'),
     enableExpertParallel: f.bool('enable-expert-parallel'),
+    ...(semanticsFlag(f) === 'corrected' ? { corrected: true } : {}),
     ...(userModelConfig ? { userModelConfig: { raw: userModelConfig.raw, label: userModelConfig.label } } : {}),
     ...(userHardware ? { userHardware } : {}),
+    adapterReservedBytes: lora.reservedBytes,
     ...(profile ? { profile } : {}),
   };
   const locate = (e: unknown): unknown => {
@@ -123,11 +137,12 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     const hwFile = userHardware?.has(gpu) === true ? { raw: null, text: hwText, label: hwPath, gpu } : undefined;
     return locateUserFileError(e, userModelConfig, hwFile);
   };
-  return { inputs, locate };
+  return { inputs, locate, lora };
 }
 
 export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment: DeploymentSpec | null = null): Promise<EngineResolution> {
-  const { inputs, locate } = await latencyInputs(f, env);
+  const semantics = semanticsFlag(f);
+  const { inputs, locate, lora } = await latencyInputs(f, env);
   const dep = deployment === null ? null : resolveDeployment(deployment, inputs, f, env);
   let latency: ResolvedLatency;
   if (dep !== null) latency = dep.first;
@@ -151,7 +166,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const dpRanks = latency.backend === 'corrected-physics' ? f.int('dp') : 1;
   const numInstances = dep === null ? positive('num-instances') * dpRanks : dep.numInstances;
   if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
-  checkEngineLimits(f, latency, numInstances);
+  checkEngineLimits(f, latency, numInstances, dep !== null);
   const scheduler = f.str('scheduler');
   if (!Object.hasOwn(SCHEDULERS, scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler ${showValue(scheduler)}; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
   const preemption = f.str('preemption-policy');
@@ -171,7 +186,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const pd = dep !== null
     ? dep.pd
     : f.has('prefill-instances')
-      ? resolvePdFlags(f, latency, { numInstances, blockSize, dp: f.int('dp'), gpuMemoryUtilization: f.float('gpu-memory-utilization'), moeCommBackend: f.str('moe-comm-backend') }, (m) => env.warn(m))
+      ? resolvePdFlags(f, latency, { numInstances, blockSize, dp: f.int('dp'), gpuMemoryUtilization: f.float('gpu-memory-utilization'), moeCommBackend: f.str('moe-comm-backend'), adapterReservedBytes: Math.trunc(lora.reservedBytes), ...(semantics === 'corrected' ? { corrected: true } : {}) }, (m) => env.warn(m))
       : null;
   if (maxModelLen > 0 && Math.ceil(maxModelLen / blockSize) > latency.totalKvBlocks) {
     throw new ConfigError('bad-flag', `KV cache too small for --max-model-len ${maxModelLen}: needs ${Math.ceil(maxModelLen / blockSize)} blocks but --total-kv-blocks is ${latency.totalKvBlocks}`);
@@ -185,7 +200,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const kvForGpu = !f.changed('total-kv-blocks') && arch !== null && params !== null && hw !== null && (latency.backend === 'roofline' || latency.backend === 'trained-physics')
     ? (mem: number, tp: number): number | null => {
       try {
-        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util });
+        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util, adapterReservedBytes: Math.trunc(lora.reservedBytes), ...(semantics === 'corrected' ? { corrected: true } : {}) });
       } catch {
         return null;
       }
@@ -197,9 +212,11 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   return {
     seed: f.bigint('seed'),
     latency,
+    lora,
     dpRanks,
     kvForGpu,
     setup: {
+      semantics,
       seed: f.bigint('seed'),
       model: latency.model,
       gpuType: latency.hardware,
@@ -222,6 +239,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
         transferBaseLatency: nonNegative('kv-transfer-base-latency'),
       },
       latency: latency.latency,
+      lora: lora.cost,
       pd,
       deployment: dep?.engine ?? null,
     },
@@ -229,8 +247,9 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
 }
 
 /** Instances and KV blocks this machine can hold, checked before anything is allocated. */
-function checkEngineLimits(f: FlagValues, latency: ResolvedLatency, numInstances: number): void {
-  checkLimit(numInstances, LIMITS.instances, '--num-instances', 'simulate fewer, larger instances or a sample of the cluster', { field: '--num-instances' });
+function checkEngineLimits(f: FlagValues, latency: ResolvedLatency, numInstances: number, fromDeployment = false): void {
+  const what = fromDeployment ? 'the deployment file\'s replicas' : '--num-instances';
+  checkLimit(numInstances, LIMITS.instances, what, fromDeployment ? 'give the configurations fewer replicas' : 'simulate fewer, larger instances or a sample of the cluster', { field: fromDeployment ? '--deployment' : '--num-instances' });
   const gpu = latency.totalKvBlocks;
   const fix = f.changed('total-kv-blocks')
     ? 'give a smaller --total-kv-blocks'

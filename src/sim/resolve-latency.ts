@@ -46,6 +46,10 @@ export interface LatencyInput {
   readonly userModelConfig?: { readonly raw: unknown; readonly label: string };
   /** User GPU entries (hardware_config.json format) overriding the catalog. */
   readonly userHardware?: ReadonlyMap<string, HardwareConfig>;
+  /** HBM reserved for resident LoRA adapters (bytes): less room for auto-sized KV. Default 0. */
+  readonly adapterReservedBytes?: number;
+  /** --semantics corrected: catalog figure fixes (L1) and KV capacity over the TP group (E10). */
+  readonly corrected?: boolean;
   /** A fitted latency profile (--latency-profile): selects corrected-physics with its coefficients. */
   readonly profile?: { readonly profile: LatencyProfile; readonly label: string };
 }
@@ -187,7 +191,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     label = `catalog:${model}`;
   }
   const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label), model);
-  const found = inp.userHardware?.get(gpu) ?? findGpu(gpu);
+  const found = inp.userHardware?.get(gpu) ?? findGpu(gpu, inp.corrected === true);
   const canonical = canonicalGpuName(gpu);
   const hw: HardwareConfig | undefined = found === undefined || backend !== 'corrected-physics'
     ? found
@@ -207,14 +211,18 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   } catch (e) {
     if (!inp.totalKvBlocksExplicit) warnings.push(`could not extract KV capacity params: ${(e as Error).message}; using total-kv-blocks=${totalKvBlocks}`);
   }
+  if (inp.totalKvBlocksExplicit && (inp.adapterReservedBytes ?? 0) > 0) {
+    warnings.push(`--total-kv-blocks set explicitly (${totalKvBlocks} blocks); the LoRA adapter HBM reservation (${((inp.adapterReservedBytes ?? 0) / 2 ** 30).toFixed(2)} GiB) is not subtracted from it — omit --total-kv-blocks to let auto-sizing subtract it`);
+  }
   if (!inp.totalKvBlocksExplicit) {
     const params = kvParams;
     if (params) {
+      const reserved = Math.trunc(inp.adapterReservedBytes ?? 0);
       if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
       // corrected-physics: each DP rank is its own engine with its own KV cache, sized for its tp GPUs.
       else totalKvBlocks = backend === 'corrected-physics'
-        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true })
-        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u });
+        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...(inp.corrected === true ? { corrected: true } : {}) })
+        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...(inp.corrected === true ? { corrected: true } : {}) });
     }
   }
   const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);
@@ -242,7 +250,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
 }
 
 function hardwareFinder(inp: LatencyInput): (gpu: string) => HardwareConfig | undefined {
-  return (gpu) => inp.userHardware?.get(gpu) ?? findGpu(gpu);
+  return (gpu) => inp.userHardware?.get(gpu) ?? findGpu(gpu, inp.corrected === true);
 }
 
 /** The model's parsed config.json (user folder, else catalog), or null when neither knows it. */

@@ -31,6 +31,10 @@ export interface PdGlobals {
   readonly dp: number;
   readonly gpuMemoryUtilization: number;
   readonly moeCommBackend: string;
+  /** The LoRA adapter slots' HBM, subtracted from a pool's auto-sized KV capacity (as from the global one). */
+  readonly adapterReservedBytes?: number;
+  /** --semantics corrected: a pool's recomputed KV capacity is sized over its TP group (E10). */
+  readonly corrected?: boolean;
 }
 
 interface PoolOverrideFlags {
@@ -194,7 +198,7 @@ function autoCapacity(f: FlagValues, lat: ResolvedLatency, g: PdGlobals, pool: '
   }
   let blocks: number;
   try {
-    blocks = calculateKVBlocks(arch, hw, params, { tp, dp: g.dp, blockSize: g.blockSize, gpuMemoryUtilization: g.gpuMemoryUtilization });
+    blocks = calculateKVBlocks(arch, hw, params, { tp, dp: g.dp, blockSize: g.blockSize, gpuMemoryUtilization: g.gpuMemoryUtilization, adapterReservedBytes: g.adapterReservedBytes ?? 0, ...(g.corrected === true ? { corrected: true } : {}) });
   } catch (e) {
     throw bad(`--${pool}-tp/--${pool}-hardware: KV capacity auto-calculation failed for ${pool} pool: ${(e as Error).message}`);
   }

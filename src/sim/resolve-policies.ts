@@ -45,7 +45,9 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
   const engineFlag = f.str('policy-engine');
   if (engineFlag !== '' && engineFlag !== 'fast' && engineFlag !== 'strict') throw new ConfigError('bad-flag', `--policy-engine must be fast or strict, got ${showValue(engineFlag)}`);
   const bundleDir = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
+  const corrected = f.str('semantics') === 'corrected';
   const bundle = path === '' ? null : parsePolicyBundle(env.readText(path, '--policy-config'), path, {
+    corrected,
     // Code files are relative to the bundle's folder (absolute paths stay as they are).
     readFile: (p) => env.readText(p.startsWith('/') ? p : `${bundleDir}${p}`, `--policy-config ${path}: code file`),
   });
@@ -56,12 +58,13 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
     'token-bucket-refill-rate': flag('token-bucket-refill-rate', f.float('token-bucket-refill-rate')),
     'routing-policy': flag('routing-policy', f.str('routing-policy')),
     'routing-scorers': flag('routing-scorers', f.str('routing-scorers')),
+    'lora-scorer-weight': flag('lora-scorer-weight', f.float('lora-scorer-weight')),
     scheduler: flag('scheduler', f.str('scheduler')),
     'preemption-policy': flag('preemption-policy', f.str('preemption-policy')),
     'flow-control': flag('flow-control', f.bool('flow-control')),
     'dispatch-order': flag('dispatch-order', f.str('dispatch-order')),
     'slo-targets': flag('slo-targets', f.str('slo-targets')),
-  });
+  }, { corrected });
   for (const w of r.warnings) io.warn(w);
   if (!Object.hasOwn(SCHEDULERS, r.scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler ${showValue(r.scheduler)}; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
   if (!Object.hasOwn(PREEMPTION_POLICIES, r.preemptionPolicy)) throw new ConfigError('bad-flag', `unknown --preemption-policy ${showValue(r.preemptionPolicy)}; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);

@@ -11,7 +11,8 @@ import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from 
 import { checkDistributionWorkload, distributionWorkloadStream, type DistributionWorkloadOptions } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
-import { buildReplayRequests, checkReplayRecords, defaultReplayHorizon } from '../workload/replay.js';
+import { checkReplayRecords, defaultReplayHorizon } from '../workload/replay.js';
+import { buildReplayWorkload } from './replay-workload.js';
 import { SessionManager } from '../workload/sessions/manager.js';
 import type { SessionLog } from '../workload/sessions/manager.js';
 import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
@@ -29,10 +30,11 @@ import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
-import { horizonFlag, resolveEngineFlags } from './resolve-engine.js';
+import { horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
+import { checkAdapterReferences, type AdapterReference, type LoraSetup } from './resolve-lora.js';
 import { resolveScaling } from './resolve-scaling.js';
 import type { DeploymentSpec } from '../deploy/spec.js';
 import { checkDeploymentRequests, checkedDeploymentStream } from './deployment-checks.js';
@@ -102,6 +104,7 @@ function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, g
     trace: level === 'decisions' || level === 'full' ? { admissions: cs.admissionRecords, routings: cs.routingRecords } : null,
     summarizeTrace: f.bool('summarize-trace'),
     jsonExtras,
+    corrected: semanticsFlag(f) === 'corrected',
   };
 }
 
@@ -176,6 +179,8 @@ interface RunWorkload {
   readonly sessions: SessionBlueprint[];
   /** Follow-up cap; -1 = none. */
   readonly followUpBudget: number;
+  /** The spec's LoRA adapter references (checked against --lora-config). */
+  readonly adapterRefs?: readonly AdapterReference[];
 }
 
 /** `--concurrency` / `--think-time-ms`, checked as the reference does before any workload is built. */
@@ -194,6 +199,7 @@ function concurrencyFlags(f: FlagValues): { users: number; thinkMs: number } {
  */
 function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs: number): RunWorkload {
   const timeoutSecs = f.int('timeout');
+  const corrected = semanticsFlag(f) === 'corrected';
   const numRequests = f.int('num-requests');
   const prefixTokens = f.int('prefix-tokens');
   const werr = validateWorkloadFlags({ rate: f.float('rate'), numRequests, prefixTokens, timeoutSecs }, false);
@@ -206,7 +212,9 @@ function concurrencyWorkload(f: FlagValues, seed: bigint, users: number, thinkMs
   const horizon = horizonFlag(f);
   if (cap === 0 && horizon >= MAX_INT64) throw new ConfigError('bad-flag', 'Workload requires either num_requests or --horizon to bound generation');
   const spec = synthesizeConcurrencySpec({ seed, concurrency: users, thinkTimeMs: thinkMs, numRequests: cap, prefixTokens, prompt, output });
-  const wl = generateWorkload(spec, { seed, numRequests: cap, horizon, timeoutSecs });
+  // The reference always applies --timeout (300 s by default); corrected semantics only when it is given.
+  const timeout = corrected && !f.changed('timeout') ? {} : { timeoutSecs };
+  const wl = generateWorkload(spec, { seed, numRequests: cap, horizon, ...timeout, ...(corrected ? { corrected } : {}) });
   return { requests: wl.requests, streamed: false, horizon, seed, specGoodput: null, sessions: wl.sessions, followUpBudget: wl.followUpBudget };
 }
 
@@ -241,7 +249,8 @@ function distributionOptions(f: FlagValues): Omit<DistributionWorkloadOptions, '
     prefixTokens: custom ? workloadFlags.prefixTokens : shape.prefixTokens,
     prompt,
     output,
-    timeoutUs: timeoutSecs > 0 ? timeoutSecs * 1e6 : 0,
+    // The reference gives every request the 300 s default; corrected semantics apply only an explicit --timeout.
+    timeoutUs: timeoutSecs > 0 && (f.changed('timeout') || semanticsFlag(f) !== 'corrected') ? timeoutSecs * 1e6 : 0,
   };
   // Nothing bounding the workload, or more than one run can hold: refused here, before any work.
   return { ...options, total: checkDistributionWorkload(options, false) };
@@ -267,7 +276,8 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
     ...(f.changed('num-requests') ? { numRequests: f.int('num-requests') } : {}),
     ...(f.changed('horizon') ? { horizon: horizonFlag(f) } : {}),
     ...(f.changed('timeout') ? { timeoutSecs: f.int('timeout') } : {}),
-  });
+    ...(semanticsFlag(f) === 'corrected' ? { corrected: true } : {}),
+  }, { onWarning: (m) => env.warn(m), ...(env.readServeGen ? { readServeGen: (dir: string) => env.readServeGen!(dir, 'servegen_data.path') } : {}) });
   return {
     requests: r.requests,
     streamed: false,
@@ -276,6 +286,10 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
     specGoodput: r.goodputSloTargets.size > 0 ? r.goodputSloTargets : null,
     sessions: r.sessions,
     followUpBudget: r.followUpBudget,
+    adapterRefs: [
+      ...r.spec.clients.map((c) => ({ kind: 'client', id: c.id, adapter: c.adapter, model: c.model })),
+      ...r.spec.cohorts.map((c) => ({ kind: 'cohort', id: c.id, adapter: c.adapter, model: c.model })),
+    ],
   };
 }
 
@@ -301,13 +315,14 @@ function render(f: FlagValues, report: Report): string {
 export async function simulateRun(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
   outputFormat(f);
   const deployment = await readDeployment(f, env);
-  const { setup, latency, seed, kvForGpu } = await resolveEngineFlags(f, env, deployment);
+  const { setup, latency, seed, kvForGpu, lora } = await resolveEngineFlags(f, env, deployment);
   if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
   const scaling = resolveScaling(f, pol.scaling, 'run', kvForGpu, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
   let wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
+  checkAdapterReferences(wl.adapterRefs ?? [], lora);
   const count = Array.isArray(wl.requests) ? wl.requests.length : (wl.total ?? 0);
   env.info?.(`workload: ${count} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
@@ -439,29 +454,32 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   checkReplayRecords(records, dataPath);
   env.info?.(`trace: ${records.length} records from ${dataPath} (trace_version ${header.traceVersion}, mode ${header.mode === '' ? 'unset' : header.mode})`);
   const deployment = await readDeployment(f, env);
-  const { setup, latency, seed } = await resolveEngineFlags(f, env, deployment);
+  const { setup, latency, seed, lora } = await resolveEngineFlags(f, env, deployment);
   if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
   resolveScaling(f, pol.scaling, 'replay', null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
-  const requests = buildReplayRequests(records, seed, dataPath);
+  warnUndeclaredAdapters(records, lora, env);
+  const { requests, sessions } = buildReplayWorkload(f, env, { header, records }, seed, dataPath);
   if (setup.deployment) checkDeploymentRequests(setup.deployment, requests, setup.kv.blockSize);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
-  const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(requests, false) };
+  // Closed-loop replay: follow-up prompts carry earlier rounds' outputs.
+  const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(requests, sessions !== null) };
   const full: EngineSetup = { ...setup, kv, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
-  const cs = await driveEngine(full, requests, null, prepare, env.drive ?? null, opts.onProgress ?? null, true);
-  observe?.(cs, requests, full, null);
+  const cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
+  const all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
+  observe?.(cs, all, full, sessions === null ? null : sessions.log());
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
-  const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, requests, pol, goodputTargets), ...reportDataSection(f, cs, requests, series.timeseries, 'replay') }) : {};
+  const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'replay') }) : {};
   await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
   await env.pause?.();
-  return outputs(f, { report, cluster: cs, trace: null, recorder, requests, ...series }, () => simResults(report));
+  return outputs(f, { report, cluster: cs, trace: null, recorder, requests: all, ...series }, () => simResults(report));
 }
 
 /** `--deployment FILE`, parsed and checked (null when not given). */
@@ -474,6 +492,16 @@ async function readDeployment(f: FlagValues, env: SimEnv): Promise<DeploymentSpe
 
 function hasEvolvableAutoscale(pol: ResolvedPolicies): boolean {
   return pol.policy.evolvable?.evolvable.specs.autoscale !== undefined;
+}
+
+/** Trace rows naming adapters --lora-config does not declare replay as the reference does, but say so. */
+function warnUndeclaredAdapters(records: readonly { adapter: string }[], lora: LoraSetup, env: SimEnv): void {
+  const used = new Set(records.map((r) => r.adapter).filter((a) => a !== ''));
+  if (used.size === 0) return;
+  const declared = new Set(lora.registry.map((a) => a.id));
+  const missing = [...used].filter((a) => !declared.has(a)).sort();
+  if (lora.cost === null) env.warn(`the trace names LoRA adapters (${[...used].sort().join(', ')}) but LoRA is off (no --lora-config with adapter_capacity): no adapter loads or slots are simulated`);
+  else if (missing.length > 0) env.warn(`the trace names LoRA adapters --lora-config does not declare (${missing.join(', ')}): they load in 1 µs and never add step overhead, as in the reference`);
 }
 
 /** The replay's per-request results: requests with both TTFT and E2E and a numeric `request_<n>` id. */

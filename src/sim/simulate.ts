@@ -23,6 +23,7 @@ import { camel, FLAGS, FlagValues, type FlagSpec } from './options.js';
 import { renderJson, renderReferenceText } from './report.js';
 import { simulateReplay, simulateRun, type SimulationOutputs } from './run.js';
 import type { ClusterSimulator } from '../cluster/cluster.js';
+import { byteOrder, datasetFileName, type ServeGenChunkFiles } from '../workload/servegen/index.js';
 
 export type * from './library-types.js';
 
@@ -70,6 +71,20 @@ function editDistance(a: string, b: string): number {
     }
   }
   return row[b.length] as number;
+}
+
+const CHUNK_TRACE = /^chunk-([^/]*)-trace\.csv$/;
+
+function serveGenFromFiles(files: Readonly<Record<string, string>>, dir: string): ServeGenChunkFiles[] {
+  const base = dir.endsWith('/') ? dir : `${dir}/`;
+  return Object.keys(files)
+    .filter((k) => k.startsWith(base) && CHUNK_TRACE.test(k.slice(base.length)))
+    .map((k) => k.slice(base.length))
+    .sort(byteOrder)
+    .map((name) => {
+      const id = CHUNK_TRACE.exec(name)![1]!;
+      return { id, trace: files[`${base}${name}`]!, dataset: files[`${base}${datasetFileName(id)}`] ?? null };
+    });
 }
 
 function suggestKey(key: string, mode: 'run' | 'replay'): string {
@@ -267,6 +282,8 @@ export async function simulate(config: SimulationConfig, options: SimulateOption
         if (text === undefined) throw new ConfigError('missing-file', `${option}: "${path}" is not in config.files; pass its contents as files["${path}"]`, { field: option });
         return text;
       },
+      // A ServeGen directory is given as files["<dir>/chunk-<id>-trace.csv"] and files["<dir>/chunk-<id>-dataset.json"].
+      readServeGen: (dir) => serveGenFromFiles(files, dir),
       warn: (m) => {
         if (!quiet) warnings.push(m);
       },

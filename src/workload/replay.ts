@@ -62,39 +62,48 @@ export function checkReplayRecords(records: readonly TraceRecord[], file: string
 export function buildReplayRequests(records: readonly TraceRecord[], seed: bigint, file = 'the trace data'): Request[] {
   checkReplayRecords(records, file);
   const rng = new GoRand(seed);
+  const prefixes = replayPrefixes(records, rng);
 
-  // A group's prefix length is that of its first record with a positive prefix_length.
+  return records.map((rec) => {
+    let input = randomTokenIds(rng, effectiveInputTokenCount(rec));
+    const prefix = rec.prefixGroup === '' ? undefined : prefixes.get(rec.prefixGroup);
+    if (prefix !== undefined) input = concatTokens(prefix, input);
+    return requestFromRecord(rec, input, randomTokenIds(rng, rec.outputTokens));
+  });
+}
+
+/** The shared prefix of each prefix group, drawn first from `rng` in record order (its first positive length). */
+export function replayPrefixes(records: readonly TraceRecord[], rng: GoRand): Map<string, Int32Array> {
   const prefixes = new Map<string, Int32Array>();
   for (const rec of records) {
     if (rec.prefixGroup !== '' && rec.prefixLength > 0 && !prefixes.has(rec.prefixGroup)) {
       prefixes.set(rec.prefixGroup, randomTokenIds(rng, rec.prefixLength));
     }
   }
+  return prefixes;
+}
 
-  return records.map((rec) => {
-    let input = randomTokenIds(rng, effectiveInputTokenCount(rec));
-    const prefix = rec.prefixGroup === '' ? undefined : prefixes.get(rec.prefixGroup);
-    if (prefix !== undefined) input = concatTokens(prefix, input);
-    const output = randomTokenIds(rng, rec.outputTokens);
-    const req = new Request(`request_${rec.requestId}`, input, output, injectionTime(rec), output.length, rec.deadlineUs);
-    req.tenantId = rec.tenantId;
-    req.sloClass = rec.sloClass;
-    req.sessionId = rec.sessionId;
-    req.roundIndex = rec.roundIndex;
-    req.textTokens = rec.textTokens;
-    req.imageTokens = rec.imageTokens;
-    req.audioTokens = rec.audioTokens;
-    req.videoTokens = rec.videoTokens;
-    req.reasonRatio = rec.reasonRatio;
-    req.model = rec.model;
-    req.sloTargetUs = rec.sloTargetUs;
-    req.clientId = rec.clientId;
-    req.prefixGroup = rec.prefixGroup;
-    // Copied as recorded even when the group's shared prefix has another length, as the reference does.
-    req.prefixLength = rec.prefixLength;
-    req.streaming = rec.streaming;
-    return req;
-  });
+/** The request a trace record stands for, with the given token ids: id `request_<request_id>`, every tag copied. */
+export function requestFromRecord(rec: TraceRecord, input: Int32Array, output: Int32Array): Request {
+  const req = new Request(`request_${rec.requestId}`, input, output, injectionTime(rec), output.length, rec.deadlineUs);
+  req.tenantId = rec.tenantId;
+  req.sloClass = rec.sloClass;
+  req.sessionId = rec.sessionId;
+  req.roundIndex = rec.roundIndex;
+  req.textTokens = rec.textTokens;
+  req.imageTokens = rec.imageTokens;
+  req.audioTokens = rec.audioTokens;
+  req.videoTokens = rec.videoTokens;
+  req.reasonRatio = rec.reasonRatio;
+  req.model = rec.model;
+  req.sloTargetUs = rec.sloTargetUs;
+  req.clientId = rec.clientId;
+  req.prefixGroup = rec.prefixGroup;
+  // Copied as recorded even when the group's shared prefix has another length, as the reference does.
+  req.prefixLength = rec.prefixLength;
+  req.streaming = rec.streaming;
+  req.adapter = rec.adapter;
+  return req;
 }
 
 /** Horizon for a maximum injection time: twice it, 10 minutes when it is <= 0, unbounded if doubling overflows. */

@@ -80,6 +80,7 @@ export function recordFromRequest(req: Request, requestId: number): TraceRecord 
   r.model = req.model;
   r.deadlineUs = req.deadline;
   r.sloTargetUs = req.sloTargetUs;
+  r.adapter = req.adapter;
   return r;
 }
 

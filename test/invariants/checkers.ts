@@ -9,6 +9,7 @@ import { MAX_INT64 } from '../../src/domain/units.js';
 import type { Instance } from '../../src/instance/instance.js';
 import type { Request } from '../../src/domain/request.js';
 import { buildReport } from '../../src/sim/report.js';
+import { loraViolations } from './lora.js';
 import { classify, countBuckets, indexOf, instanceOf, limitsOf, queuedTime, STATE_NAMES, topLevel, waitingBlockAllowance, type Classification, type InvariantContext } from './context.js';
 import { checkEncode } from './encode.js';
 import { checkPd } from './pd.js';
@@ -276,7 +277,8 @@ export function checkCausality(ctx: InvariantContext, cls: Classification = clas
 export function checkWorkConserving(ctx: InvariantContext, cls: Classification = classify(ctx)): string[] {
   const v: string[] = [];
   for (const inst of ctx.cs.instances) {
-    if ((inst.waitQ.length > 0 || inst.runningBatch.length > 0) && !inst.isStepPending) {
+    // A LoRA load in flight is pending work too: its completion forms the next step.
+    if ((inst.waitQ.length > 0 || inst.runningBatch.length > 0) && !inst.isStepPending && inst.adapterLoading === '') {
       v.push(`INV-8 ${inst.id}: ${inst.waitQ.length} queued / ${inst.runningBatch.length} running but no step pending (stranded)`);
     }
   }
@@ -406,6 +408,7 @@ export function collectViolations(ctx: InvariantContext): string[] {
     ...checkWorkConserving(ctx, cls),
     ...checkOracleBoundary(ctx, cls),
     ...checkTokenAccounting(ctx, cls),
+    ...ctx.cs.instances.flatMap((inst) => loraViolations(inst)),
     ...(ctx.cs.pd !== null ? checkPd(ctx, cls) : []),
     ...checkEncode(ctx, cls),
     ...checkScaling(ctx, ctx.scalingBounds ?? null),

@@ -112,7 +112,7 @@ export function parentBucket(p: PdParent, bucket: ReadonlyMap<Request, Bucket>):
  * "partial improvement" branch). Nothing else may hold blocks while waiting.
  */
 export function waitingBlockAllowance(inst: Instance, r: Request): number {
-  return inst.kv instanceof TieredKVCache && r.state === RequestState.Queued ? Math.floor(r.inputLen / inst.kv.blockSize) : 0;
+  return inst.kv instanceof TieredKVCache && !inst.kv.corrected && r.state === RequestState.Queued ? Math.floor(r.inputLen / inst.kv.blockSize) : 0;
 }
 
 export function instanceOf(cs: ClusterSimulator, r: Request): Instance | undefined {

@@ -15,6 +15,7 @@
  */
 import type { ClusterSimulator } from '../../src/cluster/cluster.js';
 import { PdPart, RequestState, type Request, type RequestOutcome } from '../../src/domain/request.js';
+import { loraViolations } from './lora.js';
 import { EventKind } from '../../src/instance/events.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { kvUsage } from './checkers.js';
@@ -148,7 +149,8 @@ export class EventRecorder {
     if (kv) this.fail(`INV-4 ${at}: ${kv}`);
     for (const e of kvUsage(inst, this.reservedOn(idx))) this.fail(`${e} (${at})`);
     const busy = inst.waitQ.length > 0 || inst.runningBatch.length > 0;
-    if (busy && !inst.isStepPending) this.fail(`INV-8 ${at}: ${inst.waitQ.length} queued / ${inst.runningBatch.length} running but no step pending`);
+    if (busy && !inst.isStepPending && inst.adapterLoading === '') this.fail(`INV-8 ${at}: ${inst.waitQ.length} queued / ${inst.runningBatch.length} running but no step pending`);
+    for (const e of loraViolations(inst)) this.fail(`${e} (${at})`);
     this.snapshot(inst, snap);
   }
 
@@ -225,7 +227,8 @@ export class EventRecorder {
 
   private checkContainers(inst: Instance, at: string): void {
     const seen = new Set<Request>();
-    const tiered = inst.kv instanceof TieredKVCache;
+    // Corrected semantics fix both tiered quirks: there they are violations like any other.
+    const tiered = inst.kv instanceof TieredKVCache && !inst.kv.corrected;
     const bs = inst.kv.blockSize;
     for (const r of inst.runningBatch) {
       if (seen.has(r)) this.fail(`INV-12 ${at}: ${r.id} twice in the batch`);

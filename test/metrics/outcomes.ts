@@ -19,6 +19,9 @@ export function outcome(p: Partial<RequestOutcomeView> & { id: string }): Reques
     roundIndex: 0,
     arrivalTime: 0,
     outputLen: 0,
+    inputLen: 0,
+    // A finished request's progress: its input plus every output token after the first.
+    progressIndex: (p.inputLen ?? 0) + Math.max((p.outputLen ?? 0) - 1, 0),
     ...p,
   };
 }

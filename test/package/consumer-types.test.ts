@@ -27,7 +27,7 @@ function tsBlocks(markdown: string, heading: string): string[] {
 
 const CONSUMER = `import { simulate, BlisError, type SimulationConfig, type RunConfig, type SimulationMetrics, type SimulationResult } from 'blis-ts';
 
-const run: RunConfig = { mode: 'run', model: 'meta-llama/llama-3.1-8b-instruct', numRequests: 40, rate: 10, seed: 7n, routingPolicy: 'least-loaded', scheduler: 'priority-fcfs', gpuMemoryUtilization: 0.85 };
+const run: RunConfig = { mode: 'run', model: 'meta-llama/llama-3.1-8b-instruct', numRequests: 40, rate: 10, seed: 7n, routingPolicy: 'least-loaded', scheduler: 'priority-fcfs', gpuMemoryUtilization: 0.85, semantics: 'corrected' };
 const replay: SimulationConfig = { mode: 'replay', model: 'm', traceHeader: 'h.yaml', traceData: 'd.csv', outputs: { results: true } };
 void replay;
 
@@ -37,13 +37,15 @@ const typo: SimulationConfig = { mode: 'run', numRequest: 5 };
 await simulate({ mode: 'run', model: 'm', routingPolicies: 'weighted' }).catch((e: unknown) => e);
 // @ts-expect-error -- unknown enum value
 const badEnum: SimulationConfig = { mode: 'run', scheduler: 'lifo' };
+// @ts-expect-error -- semantics is reference or corrected
+const badSemantics: SimulationConfig = { mode: 'run', semantics: 'fixed' };
 // @ts-expect-error -- wrong type: numbers are numbers
 const badType: SimulationConfig = { mode: 'run', numRequests: '5' };
 // @ts-expect-error -- a replay option in run mode
 const wrongMode: SimulationConfig = { mode: 'run', traceHeader: 'h.yaml' };
 // @ts-expect-error -- file-writing options are not library keys (ask for the content with outputs)
 const writes: SimulationConfig = { mode: 'run', metricsPath: 'm.json' };
-void [typo, badEnum, badType, wrongMode, writes];
+void [typo, badEnum, badSemantics, badType, wrongMode, writes];
 
 const r: SimulationResult = await simulate(run, { onProgress: (p) => void p.requestsDone });
 const m: SimulationMetrics = r.metrics;

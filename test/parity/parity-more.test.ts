@@ -20,9 +20,6 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Cases whose feature is not built yet, with what is missing (the test is skipped and says so). */
 const NOT_YET: Readonly<Record<string, string>> = {
-  'm02-replay-closed-loop-gap-think-time': 'replay --session-mode closed-loop',
-  'm04-lora-adapters-4inst-scorer-weight': '--lora-config (LoRA adapters)',
-  'm07-convert-servegen-synthetic': 'blis convert servegen',
 };
 
 const caseFile = (c: ParityCase, f: string): string => readFileSync(path.join(c.dir, f), 'utf8');

@@ -1,5 +1,5 @@
 /**
- * Locating the reference parity fixtures (/work/shared/parity) from tests, and reading a case's argv.
+ * Locating the reference parity fixtures (../shared/parity beside the checkout) from tests, and reading a case's argv.
  *
  * The fixtures are data owned outside this repository: tests read them in place and skip, with a message
  * saying so, when the shared folder is absent.

@@ -10,7 +10,9 @@
  * CPU->GPU reload leaves the waiting request holding the reloaded blocks (reference sim/kv/tiered.go, kept for
  * parity), which can starve a request that needs the whole cache and livelock the run. A run that trips the
  * livelock guard in exactly that state (and broke no per-event invariant before) is discarded and counted; the
- * count is asserted small, and invariants.test.ts pins the behaviour with a fixed reproduction.
+ * count is asserted small, and tiered-quirks.test.ts pins the behaviour with fixed reproductions. Under
+ * `--semantics corrected` (reference-differences K6/K7 fixed) the same tiered scenarios run with no tolerance:
+ * a livelock there fails the property.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +27,14 @@ const tally = { tieredDeadlocks: 0, decodeIdentityChecks: 0 };
 function checkSpec(spec: EngineSpec): void {
   checkScenario(toSetup(spec), () => buildRequests(spec), spec.cpuBlocks > 0, MAX_EVENTS, tally);
 }
+
+/** Corrected semantics: nothing is discarded (a livelock throws and fails the property). */
+function checkCorrected(spec: EngineSpec): void {
+  checkScenario({ ...toSetup(spec), semantics: 'corrected' }, () => buildRequests(spec), false, MAX_EVENTS, tally);
+}
+
+/** Tiered KV under pressure only: where the reference livelocks. */
+const tieredArb = (maxInstances: number, maxRequests: number) => engineSpecArb({ maxInstances, maxRequests }).map((s) => (s.cpuBlocks > 0 ? s : { ...s, cpuBlocks: 1 + (s.totalBlocks % 16) }));
 
 describe('engine properties', () => {
   it('single instance: every invariant holds, output is deterministic', () => {
@@ -45,5 +55,16 @@ describe('engine properties', () => {
     expect(tally.tieredDeadlocks).toBeLessThan(numRuns * 0.02);
     // Most runs also pass the decode-identities comparison (the others' prompts repeat outputs: tiny alphabets).
     expect(tally.decodeIdentityChecks).toBeGreaterThan(numRuns * 0.2);
+  });
+
+  it('--semantics corrected, tiered KV (1 and 1-4 instances): every invariant holds, no livelock tolerated', () => {
+    fc.assert(fc.property(tieredArb(1, 30), checkCorrected), { seed: 20260501, numRuns: 800 });
+    fc.assert(fc.property(tieredArb(4, 50), checkCorrected), { seed: 4242, numRuns: 400 });
+  });
+
+  it('the same tiered scenarios under reference semantics do livelock (what the corrected run proves absent)', () => {
+    tally.tieredDeadlocks = 0;
+    fc.assert(fc.property(tieredArb(1, 30), checkSpec), { seed: 20260501, numRuns: 800 });
+    expect(tally.tieredDeadlocks).toBeGreaterThan(0); // 14 of 800 at this seed
   });
 });

@@ -16,7 +16,6 @@ import type { LengthSampler } from '../../src/workload/spec/length.js';
 import { hasPerWindowParameters, isInActiveWindow, lastWindowEndUs, normalizeRateFractions } from '../../src/workload/spec/rates.js';
 import { TokenBuffer, reasonRatioOf } from '../../src/workload/spec/reasoning.js';
 import type { ReasoningSessionOptions } from '../../src/workload/spec/reasoning.js';
-import { assertGeneratable } from '../../src/workload/spec/support.js';
 import { generateTimeVaryingDrafts } from '../../src/workload/spec/time-varying.js';
 import { WORKLOAD_GEN_SUBSYSTEM, resolveClients } from '../../src/workload/spec/generate.js';
 import type { ResolvedClients, SpecGenerateOptions } from '../../src/workload/spec/generate.js';
@@ -31,7 +30,6 @@ export function eagerSpecDrafts(spec: WorkloadSpec, opts: SpecGenerateOptions): 
   if (!Number.isSafeInteger(numRequests) || numRequests < 0) {
     throw new RangeError(`maxRequests must be a non-negative integer, got ${numRequests}`);
   }
-  assertGeneratable(spec);
   const { clients, aggregateRate } = resolved;
   const wg = new PartitionedRng(resolved.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
   let drafts: Draft[];

@@ -141,10 +141,10 @@ export function globalStrictPolicy(): FairnessPolicy {
 
 /**
  * Cycles tenants in sorted order with one cursor per band priority (the last tenant served). When that tenant's
- * flow has since emptied and vanished, the scan restarts at the first tenant rather than at its successor —
- * the reference's behaviour, kept for parity.
+ * flow has since emptied and vanished, the reference restarts the scan at the first tenant, which favours the
+ * tenants that sort first; `continueFromSuccessor` (--semantics corrected) resumes at the tenant after it.
  */
-export function roundRobinPolicy(): FairnessPolicy {
+export function roundRobinPolicy(continueFromSuccessor = false): FairnessPolicy {
   const cursors = new Map<number, string>();
   return {
     name: 'round-robin',
@@ -157,6 +157,7 @@ export function roundRobinPolicy(): FairnessPolicy {
       if (last !== undefined) {
         const i = keys.indexOf(last);
         if (i >= 0) start = (i + 1) % n;
+        else if (continueFromSuccessor) start = successorIndex(keys, last) % n;
       }
       for (let k = 0; k < n; k++) {
         const tid = keys[(start + k) % n] as string;
@@ -172,13 +173,26 @@ export function roundRobinPolicy(): FairnessPolicy {
   };
 }
 
-export function makeFairnessPolicy(name: string): FairnessPolicy {
+/** Index of the first of the sorted `keys` after `id` (keys.length when none). */
+function successorIndex(keys: readonly string[], id: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareTenantIds(keys[mid] as string, id) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** `corrected`: round-robin resumes after a vanished tenant (see {@link roundRobinPolicy}). */
+export function makeFairnessPolicy(name: string, corrected = false): FairnessPolicy {
   switch (name) {
     case '':
     case 'global-strict':
       return globalStrictPolicy();
     case 'round-robin':
-      return roundRobinPolicy();
+      return roundRobinPolicy(corrected);
     default:
       throw new RangeError(`unknown fairness policy ${JSON.stringify(name)} (must be global-strict or round-robin)`);
   }

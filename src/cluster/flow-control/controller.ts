@@ -103,15 +103,23 @@ export class FlowController {
   private tickPending = false;
   private expired = 0;
   private evicted = 0;
+  /** Released to routing and not yet routed (counted only under corrected semantics). */
+  private pending = 0;
 
-  constructor(cfg: FlowControlConfig, priorities: SloPriorityMap, host: FlowControlHost) {
+  /**
+   * `corrected` (--semantics corrected): rejected requests create no band, "fifo" dispatches in arrival order
+   * under gating, round-robin fairness resumes after a vanished tenant, one attempt releases every request the
+   * gate lets through (the reference releases one per enqueue and one per tick), and a failed in-flight
+   * eviction keeps its candidate.
+   */
+  constructor(cfg: FlowControlConfig, priorities: SloPriorityMap, host: FlowControlHost, private readonly corrected = false) {
     if (!(cfg.requestTtl >= 0)) throw new RangeError(`flow control: request TTL must be >= 0, got ${cfg.requestTtl}`);
     if (!(cfg.dispatchTickInterval >= 0)) throw new RangeError(`flow control: dispatch tick interval must be >= 0, got ${cfg.dispatchTickInterval}`);
-    const q = new GatewayQueue(cfg.dispatchOrder, cfg.maxQueueDepth, priorities);
+    const q = new GatewayQueue(cfg.dispatchOrder, cfg.maxQueueDepth, priorities, corrected);
     if (cfg.sloTargets !== null) q.setSloTargets(cfg.sloTargets);
     if (cfg.perBandCapacity > 0) q.setPerBandCapacity(cfg.perBandCapacity);
     if (cfg.usageLimitThreshold > 0 && cfg.usageLimitThreshold < 1.0) q.setUsageLimitThreshold(cfg.usageLimitThreshold);
-    q.setFairnessPolicy(makeFairnessPolicy(cfg.fairnessPolicy));
+    q.setFairnessPolicy(makeFairnessPolicy(cfg.fairnessPolicy, corrected));
     q.setSheddingEnabled(cfg.queueShedding);
     this.queue = q;
     this.detector = makeSaturationDetector(cfg.detector, cfg);
@@ -152,7 +160,9 @@ export class FlowController {
   /**
    * One dispatch attempt (reference tryDispatchFromGatewayQueue): nothing when the queue is empty; otherwise
    * keeps one dispatch tick pending, reads saturation on a fresh state, and either schedules one in-flight
-   * eviction (without dispatching) or releases at most one request to routing. True when one was released.
+   * eviction (without dispatching) or releases at most one request to routing — under corrected semantics,
+   * every request the gate lets through, re-reading saturation (pending releases included) after each. True
+   * when one was released.
    */
   tryDispatch(now: number): boolean {
     if (this.queue.length === 0) return false;
@@ -160,19 +170,31 @@ export class FlowController {
       this.tickPending = true;
       this.host.scheduleDispatchTick(now + this.tickInterval);
     }
-    const sat = this.detector.saturation(this.host.routerState());
-    if (!Number.isFinite(sat)) throw new Error(`flow control: saturation ${sat} is not finite (detector ${this.detector.name})`);
-    const tracker = this.tracker;
-    if (sat >= 1.0 && tracker !== null && tracker.length > 0 && this.queue.hasNonSheddableWaiting()) {
-      const victim = tracker.pop();
-      if (victim !== null) this.host.scheduleEviction(now, victim.request, victim.instanceId);
-      return false;
-    }
-    const req = this.queue.dequeueGated(sat);
-    if (req === null) return false;
-    req.gatewayDispatchTime = now;
-    this.host.scheduleRouting(req, now);
-    return true;
+    let released = false;
+    do {
+      const state = this.host.routerState();
+      let sat = this.detector.saturation(state);
+      if (this.corrected && this.pending > 0) sat += this.detector.pendingShare(this.pending, state.snapshots.length);
+      if (!Number.isFinite(sat)) throw new Error(`flow control: saturation ${sat} is not finite (detector ${this.detector.name})`);
+      const tracker = this.tracker;
+      if (sat >= 1.0 && tracker !== null && tracker.length > 0 && this.queue.hasNonSheddableWaiting()) {
+        const victim = tracker.pop();
+        if (victim !== null) this.host.scheduleEviction(now, victim.request, victim.instanceId);
+        return released;
+      }
+      const req = this.queue.dequeueGated(sat);
+      if (req === null) return released;
+      req.gatewayDispatchTime = now;
+      this.pending++;
+      this.host.scheduleRouting(req, now);
+      released = true;
+    } while (this.corrected && this.queue.length > 0);
+    return released;
+  }
+
+  /** A request released by the gateway reached its routing decision (routed or rejected there). */
+  onRoutingDecision(): void {
+    if (this.pending > 0) this.pending--;
   }
 
   /** GatewayDispatchTickEvent at `at`: one attempt, then the next tick while requests remain queued. */
@@ -202,6 +224,15 @@ export class FlowController {
   /** After a GatewayEvictionEvent actually removed its request from the instance. */
   onEvicted(_req: Request): void {
     this.evicted++;
+  }
+
+  /**
+   * A GatewayEvictionEvent found its request on neither queue nor batch (e.g. still in its instance's queueing
+   * delay). The reference has already popped the candidate and forgets it; under corrected semantics a request
+   * still in flight becomes a candidate again.
+   */
+  onEvictionFailed(req: Request, instanceId: string): void {
+    if (this.corrected && req.outcome === '') this.tracker?.track(req, instanceId);
   }
 
   get depth(): number {

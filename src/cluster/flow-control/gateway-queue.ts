@@ -3,12 +3,15 @@
  * per-tenant FIFO flows, until the saturation gate lets them through to routing (reference
  * `sim/cluster/gateway_queue.go`, blis-cluster.md §2.4).
  *
- * Behaviours that look surprising but are the reference's and matter for parity:
+ * Behaviours that look surprising but are the reference's and matter for parity (`corrected`, from
+ * --semantics corrected, fixes both):
  * - A band is created by the first request that maps to it, *before* the capacity checks, so even a rejected
- *   request adds its band for good — and the band count sets every usage-limit ceiling.
+ *   request adds its band for good — and the band count sets every usage-limit ceiling. Corrected: only an
+ *   enqueued request creates its band.
  * - `dequeueGated` (the only dequeue the cluster uses) always visits bands highest-priority first; dispatch
  *   order "fifo" therefore does not mean global arrival order under gating. The ungated {@link dequeue} with
- *   true FIFO exists for the order's own semantics and tests.
+ *   true FIFO exists for the order's own semantics and tests. Corrected: "fifo" takes the earliest arrival
+ *   among the bands the saturation gate lets through.
  * - Per-band capacity never displaces anything; only the global depth limit can shed, and only with shedding
  *   enabled.
  */
@@ -54,7 +57,7 @@ export class GatewayQueue {
   private rejected = 0;
 
   /** `maxDepth` 0 = unlimited. */
-  constructor(order: DispatchOrder, maxDepth: number, priorities: SloPriorityMap) {
+  constructor(order: DispatchOrder, maxDepth: number, priorities: SloPriorityMap, private readonly corrected = false) {
     if (!(DISPATCH_ORDERS as readonly string[]).includes(order)) {
       throw new RangeError(`gateway queue: unknown dispatch order ${JSON.stringify(order)} (must be fifo, priority, or slo-deadline)`);
     }
@@ -115,7 +118,13 @@ export class GatewayQueue {
     return this.bands.some((b) => b.priority >= 0 && b.total > 0);
   }
 
+  /** The band of `priority`, created when absent. */
   private bandFor(priority: number): Band {
+    return this.findBand(priority, true) as Band;
+  }
+
+  /** The band of `priority`; created when absent if `create`, else null then. */
+  private findBand(priority: number, create: boolean): Band | null {
     let lo = 0;
     let hi = this.bands.length;
     while (lo < hi) {
@@ -125,6 +134,7 @@ export class GatewayQueue {
     }
     const found = this.bands[lo];
     if (found !== undefined && found.priority === priority) return found;
+    if (!create) return null;
     const band = new Band(priority);
     this.bands.splice(lo, 0, band);
     return band;
@@ -136,8 +146,8 @@ export class GatewayQueue {
    */
   enqueue(req: Request, seq: number): EnqueueResult {
     const priority = this.priorities.priority(req.sloClass);
-    const band = this.bandFor(priority);
-    if (this.perBandCapacity > 0 && band.total >= this.perBandCapacity) {
+    const existing = this.findBand(priority, !this.corrected);
+    if (this.perBandCapacity > 0 && existing !== null && existing.total >= this.perBandCapacity) {
       this.rejected++;
       return REJECTED;
     }
@@ -153,6 +163,7 @@ export class GatewayQueue {
       victim = this.takeAt(found.loc, found.index).request;
       this.shed++;
     }
+    const band = existing ?? this.bandFor(priority);
     const flow = band.flowFor(req.tenantId === '' ? DEFAULT_TENANT : req.tenantId);
     flow.push({ request: req, seq });
     band.total++;
@@ -200,14 +211,35 @@ export class GatewayQueue {
   dequeueGated(saturation: number): Request | null {
     if (this.total === 0) return null;
     const n = this.bands.length;
+    const fifo = this.corrected && this.order === 'fifo';
+    let open = 0;
     for (let i = 0; i < n; i++) {
       const band = this.bands[i] as Band;
       const ceiling = n > 1 ? 1.0 - (i * (1.0 - this.usageLimit)) / (n - 1) : 1.0;
-      if (saturation >= ceiling) return null;
-      if (band.total === 0) continue;
+      if (saturation >= ceiling) break;
+      open = i + 1;
+      if (band.total === 0 || fifo) continue;
       return this.takeFromBand(band);
     }
-    return null;
+    return fifo ? this.dequeueFifoAmong(open) : null;
+  }
+
+  /** The earliest admitted request among the first `open` bands (the ones the gate lets through). */
+  private dequeueFifoAmong(open: number): Request | null {
+    let best: Location | null = null;
+    let bestSeq = 0;
+    for (let i = 0; i < open; i++) {
+      const band = this.bands[i] as Band;
+      if (band.total === 0) continue;
+      for (const tid of band.order) {
+        const flow = band.flows.get(tid) as Flow;
+        if (flow.length > 0 && (best === null || flow.at(0).seq < bestSeq)) {
+          best = { band, flow };
+          bestSeq = flow.at(0).seq;
+        }
+      }
+    }
+    return best === null ? null : this.takeAt(best, 0).request;
   }
 
   /** Ungated dequeue (not used by the cluster): true FIFO for "fifo", else highest non-empty band first. */

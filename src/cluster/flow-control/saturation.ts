@@ -11,6 +11,12 @@ import type { RouterState } from '../../routing/types.js';
 export interface SaturationDetector {
   readonly name: SaturationDetectorName;
   saturation(state: RouterState): number;
+  /**
+   * What `pending` requests released to routing but not yet routed add to the saturation over `instances`
+   * instances (an upper bound): the gateway counts them when it dispatches several at once (--semantics
+   * corrected), since no instance sees them yet.
+   */
+  pendingShare(pending: number, instances: number): number;
 }
 
 /** Accepted `--saturation-detector` values; '' means the default (never). */
@@ -26,7 +32,7 @@ export const DEFAULT_QUEUE_DEPTH_THRESHOLD = 5;
 export const DEFAULT_KV_CACHE_UTIL_THRESHOLD = 0.8;
 export const DEFAULT_MAX_CONCURRENCY = 100;
 
-const NEVER: SaturationDetector = { name: 'never', saturation: () => 0 };
+const NEVER: SaturationDetector = { name: 'never', saturation: () => 0, pendingShare: () => 0 };
 
 /** Always 0: the gateway queue becomes a pass-through (each enqueue dispatches at once). */
 export function neverSaturated(): SaturationDetector {
@@ -54,6 +60,8 @@ export function utilizationDetector(queueDepthThreshold: number, kvCacheUtilThre
       for (const s of snaps) sum += Math.max(s.queueDepth / queueDepthThreshold, s.kvUtilization / kvCacheUtilThreshold);
       return sum / snaps.length;
     },
+    // Each pending request will join some instance's queue: max(q + 1, k) <= max(q, k) + 1 per request.
+    pendingShare: (pending, instances) => (instances === 0 ? 0 : pending / queueDepthThreshold / instances),
   };
 }
 
@@ -71,6 +79,7 @@ export function concurrencyDetector(maxConcurrency: number): SaturationDetector 
       for (const s of snaps) inFlight += s.inFlightRequests;
       return inFlight / (snaps.length * maxConcurrency);
     },
+    pendingShare: (pending, instances) => (instances === 0 ? 0 : pending / (instances * maxConcurrency)),
   };
 }
 

@@ -147,9 +147,11 @@ const GPU_ALIASES: Readonly<Record<string, GpuName>> = {
   'RTX PRO 6000': 'RTX-PRO-6000',
 };
 
-export function findGpu(name: string): GpuSpec | undefined {
+export function findGpu(name: string, corrected = false): GpuSpec | undefined {
   const canonical = canonicalGpuName(name);
-  return canonical === undefined ? undefined : GPU_CATALOG[canonical];
+  if (canonical === undefined) return undefined;
+  const spec = GPU_CATALOG[canonical];
+  return corrected && Object.hasOwn(CORRECTED_SPECS, canonical) ? { ...spec, ...CORRECTED_SPECS[canonical] } : spec;
 }
 
 /** The catalog name `name` stands for (itself or through an alias), or undefined when it is not in the catalog. */
@@ -157,3 +159,11 @@ export function canonicalGpuName(name: string): GpuName | undefined {
   if (Object.hasOwn(GPU_CATALOG, name)) return name as GpuName;
   return Object.hasOwn(GPU_ALIASES, name) ? GPU_ALIASES[name] : undefined;
 }
+
+/**
+ * --semantics corrected (docs/reference-differences.md L1): catalog figures the reference gets wrong. The
+ * L40S FP8 peak is the datasheet's dense figure, like its BF16 one, not the with-sparsity 1466.
+ */
+const CORRECTED_SPECS: Partial<Record<GpuName, Partial<GpuSpec>>> = {
+  L40S: { TFlopsFP8: 733.0 },
+};

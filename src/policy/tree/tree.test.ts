@@ -762,14 +762,14 @@ function checkRule(rule: RouteRule, raw: Plain, env: FeatureEnv, instances: Rout
 function request(over: Partial<RequestView>): RequestView {
   return {
     id: 'r1', inputTokens: 100, outputTokens: null, tenant: '', sloClass: 'standard', priority: 0, model: '', sessionId: '', arrivalUs: 0,
-    prefixHashes: [], admissionDelays: 0, ...over,
+    prefixHashes: [], admissionDelays: 0, adapter: '', ...over,
   };
 }
 
 function instance(index: number, queueDepth: number, cachedPrefixBlocks = 0, kvUtilization = 0): InstanceView {
   return {
     id: `i${index}`, index, queueDepth, batchSize: 0, inFlight: 0, kvUtilization, freeKvBlocks: 100, cacheHitRate: 0, recentTtftMs: 0, recentTpotMs: 0,
-    estimatedWaitMs: 0, availableCapacity: 8, preemptionCount: 0, cachedPrefixBlocks, load: queueDepth, pool: 'monolithic',
+    estimatedWaitMs: 0, availableCapacity: 8, preemptionCount: 0, cachedPrefixBlocks, load: queueDepth, residentAdapters: [], adapterResident: false, pool: 'monolithic',
   };
 }
 

@@ -25,6 +25,7 @@ import type { ClientSpec, DistSpec, StageSpec, WorkloadSpec } from '../spec/type
 import { specToYaml } from './emit.js';
 import type { LoadSegment } from './types.js';
 import { BlisError } from '../../domain/errors.js';
+import { convertServeGenChunks, type ServeGenChunkFiles } from '../servegen/index.js';
 
 /** A bad conversion input; the message names the flag or file and the fix. */
 export class ConvertError extends BlisError {
@@ -207,11 +208,18 @@ export interface ComposeSource {
  * within its spec), so every client keeps its absolute rate. Like the reference, the result keeps only
  * `clients` and the first spec's `category`: seed (printed as 0), num_requests, horizon, goodput targets,
  * cohorts and load profiles are dropped (docs/reference-differences.md, W6), and the merged spec must itself
- * be valid (specs with and without `slo_class` cannot be mixed).
+ * be valid (specs with and without `slo_class` cannot be mixed). Specs of different categories are refused.
  */
 export function composeSpecs(sources: readonly ComposeSource[]): WorkloadSpec {
   if (sources.length === 0) throw new ConvertError('blis compose needs at least one --from FILE');
   const specs = sources.map((s) => parseWorkloadSpec(s.text, s.file));
+  // The reference keeps the first spec's category and drops the others silently (W9); a merge of two
+  // categories is refused instead (an empty category is compatible with any).
+  const first = specs.findIndex((s) => s.category !== '');
+  const other = first < 0 ? -1 : specs.findIndex((s) => s.category !== '' && s.category !== specs[first]!.category);
+  if (other >= 0) {
+    throw new ConvertError(`compose: ${sources[first]!.file} has category "${specs[first]!.category}" but ${sources[other]!.file} has "${specs[other]!.category}"; compose specs of one category (or set the same category: in each)`);
+  }
   const total = specs.reduce((sum, s) => sum + s.aggregateRate, 0);
   if (!Number.isFinite(total)) throw new ConvertError(`compose: the total aggregate rate is not finite (${total}); check aggregate_rate in each --from spec`);
   const clients: ClientSpec[] = [];
@@ -239,5 +247,48 @@ export function composeSpecs(sources: readonly ComposeSource[]): WorkloadSpec {
 export function composeSpecsYaml(sources: readonly ComposeSource[]): string {
   const text = specToYaml(composeSpecs(sources));
   parseWorkloadSpec(text, `the composed spec (${sources.map((s) => s.file).join(' + ')})`);
+  return text;
+}
+
+export interface ServeGenConvertOptions {
+  /** The directory as named on the command line (messages only). */
+  readonly dir: string;
+  readonly windowDurationSecs: number;
+  readonly drainTimeoutSecs: number;
+  /** Keep one period only: midnight, morning or afternoon ('' = all). */
+  readonly time: string;
+  readonly warn?: (message: string) => void;
+}
+
+/** The seed `blis convert servegen` draws its window picks and shuffles from (and writes into the spec). */
+export const SERVEGEN_CONVERT_SEED = 42n;
+
+/**
+ * `blis convert servegen`: the directory's cohorts (see src/workload/servegen) as a spec with seed 42 and no
+ * clients, in absolute-rate mode. The spec is validated before it is printed, as the reference does.
+ */
+export function convertServeGen(chunks: readonly ServeGenChunkFiles[], o: ServeGenConvertOptions): string {
+  if (!(o.windowDurationSecs > 0)) throw new ConvertError(`--window-duration-seconds must be > 0, got ${o.windowDurationSecs}`);
+  if (o.drainTimeoutSecs < 0) throw new ConvertError(`--drain-timeout-seconds must be >= 0, got ${o.drainTimeoutSecs}`);
+  const periods = ['midnight', 'morning', 'afternoon'];
+  if (o.time !== '' && !periods.includes(o.time)) throw new ConvertError(`--time must be one of: ${periods.join(', ')} (got "${o.time}")`);
+  const sg = convertServeGenChunks(chunks, { dir: o.dir, seed: SERVEGEN_CONVERT_SEED, windowDurationSecs: o.windowDurationSecs, drainTimeoutSecs: o.drainTimeoutSecs, ...(o.warn ? { warn: o.warn } : {}) });
+  if (sg.category === 'reasoning' && o.time !== '') throw new ConvertError('--time is not supported for reasoning ServeGen data (it has no periods); drop --time');
+  const cohorts = o.time === '' ? sg.cohorts : sg.cohorts.filter((c) => c.id.startsWith(`${o.time}-`));
+  if (cohorts.length === 0) throw new ConvertError(`no cohorts found for period "${o.time}" in ${o.dir}; try another --time or none`);
+  const text = specToYaml({
+    version: '2',
+    seed: SERVEGEN_CONVERT_SEED,
+    category: sg.category,
+    clients: [],
+    cohorts,
+    aggregateRate: 0,
+    horizon: 0,
+    numRequests: 0,
+    servegenData: null,
+    inferencePerf: null,
+    goodputSloTargets: new Map(),
+  });
+  parseWorkloadSpec(text, `the spec converted from ${o.dir}`);
   return text;
 }

@@ -26,6 +26,7 @@ function blueprint(over: Partial<SessionBlueprint> = {}): SessionBlueprint {
     sloClass: 'standard',
     model: 'm',
     sloTargetUs: 0,
+    adapter: '',
     ...over,
   };
 }

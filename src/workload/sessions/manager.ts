@@ -120,6 +120,7 @@ export class SessionManager {
     next.clientId = bp.clientId;
     next.sessionId = bp.sessionId;
     next.roundIndex = s.round;
+    next.adapter = bp.adapter;
     if (this.budget >= 0) this.followUpCount++;
     this.delays.set(next, delay);
     this.created.push(next);

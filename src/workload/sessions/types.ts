@@ -48,6 +48,8 @@ export interface SessionBlueprint {
   readonly model: string;
   /** Per-request TTFT target in µs (0 = none). */
   readonly sloTargetUs: number;
+  /** LoRA adapter every round uses ('' = the base model). */
+  readonly adapter: string;
 }
 
 /** A generated workload: initial requests plus the sessions that continue some of them. */

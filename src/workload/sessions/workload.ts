@@ -49,7 +49,7 @@ export function generateWorkload(spec: WorkloadSpec, opts: SpecGenerateOptions):
   }
   const { sessions, closedLoop } = closedLoopBlueprints(clients, gen.drafts, seed, opts.horizon);
   const kept = gen.drafts.filter((d) => d.session === undefined || d.session.round === 0 || !closedLoop.has(d.session.id));
-  const conc = concurrencySeeds(clients, seed, opts.horizon, opts.numRequests, kept.length);
+  const conc = concurrencySeeds(clients, seed, opts.horizon, opts.numRequests, kept.length, opts.corrected === true);
   for (const bp of conc.blueprints) sessions.push(bp);
   const all = sortAndCap([...kept, ...conc.seeds], 0);
   const requests = numberDrafts(all, gen.timeoutUs);
@@ -111,6 +111,7 @@ function closedLoopBlueprints(
         sloClass: c.sloClass,
         model: c.model,
         sloTargetUs: c.sloTargetUs ?? 0,
+        adapter: c.adapter,
       });
     }
   }
@@ -124,7 +125,7 @@ interface ConcurrencySeeds {
   readonly users: number;
 }
 
-function concurrencySeeds(clients: readonly ClientSpec[], seed: bigint, horizon: number, cap: number, alreadyKept: number): ConcurrencySeeds {
+function concurrencySeeds(clients: readonly ClientSpec[], seed: bigint, horizon: number, cap: number, alreadyKept: number, corrected: boolean): ConcurrencySeeds {
   const out: ConcurrencySeeds = { seeds: [], blueprints: [], users: 0 };
   if (!clients.some((c) => c.concurrency > 0)) return out;
   // Every user is a seed request and a live session: without a cap (which stops the loop below), refuse a count
@@ -134,7 +135,7 @@ function concurrencySeeds(clients: readonly ClientSpec[], seed: bigint, horizon:
     checkLimit(total, LIMITS.requests, 'the number of closed-loop users (concurrency)', 'simulate fewer users, or set num_requests (--num-requests) to cap them');
   }
   // The same group prefixes generation drew: a fresh workload stream replays the same first draws.
-  const prefixes = generatePrefixTokens(clients, new PartitionedRng(seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM));
+  const prefixes = generatePrefixTokens(clients, new PartitionedRng(seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM), corrected);
   const rng = offsetSeed(seed, CONCURRENCY_SEED_OFFSET);
   let users = 0;
   for (const c of clients) {
@@ -185,6 +186,7 @@ function concurrencySeeds(clients: readonly ClientSpec[], seed: bigint, horizon:
         sloClass: c.sloClass,
         model: c.model,
         sloTargetUs: c.sloTargetUs ?? 0,
+        adapter: c.adapter,
       });
     }
     users += c.concurrency;

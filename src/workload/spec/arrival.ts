@@ -134,9 +134,12 @@ function cvOf(spec: ArrivalSpec): number {
 
 /**
  * Builds the sampler for `spec` at `ratePerUs` requests/µs (floored at {@link MIN_RATE_PER_US}). Unknown
- * processes fall back to Poisson, as in the reference (validation rejects them first).
+ * processes fall back to Poisson, as in the reference (validation rejects them first). `honourBurstyGamma`
+ * (--semantics corrected) keeps a gamma process with CV > 10 gamma instead of silently substituting Poisson:
+ * the boosted Marsaglia–Tsang draw stays valid for tiny shapes (a factor U^(1/shape) that underflows is a gap
+ * below 1 µs, lifted to 1 like any other).
  */
-export function newArrivalSampler(spec: ArrivalSpec, ratePerUs: number): ArrivalSampler {
+export function newArrivalSampler(spec: ArrivalSpec, ratePerUs: number, honourBurstyGamma = false): ArrivalSampler {
   const rate = ratePerUs < MIN_RATE_PER_US ? MIN_RATE_PER_US : ratePerUs;
   switch (spec.process) {
     case 'constant':
@@ -149,7 +152,7 @@ export function newArrivalSampler(spec: ArrivalSpec, ratePerUs: number): Arrival
       const shape = 1.0 / (cv * cv);
       const scale = (1.0 / rate) * cv * cv;
       // Extremely bursty CVs make Marsaglia–Tsang's boost degenerate; the reference switches to Poisson.
-      if (shape < 0.01) return new PoissonSampler(rate);
+      if (shape < 0.01 && !honourBurstyGamma) return new PoissonSampler(rate);
       return new GammaSampler(shape, scale);
     }
     case 'weibull': {

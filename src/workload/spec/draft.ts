@@ -59,14 +59,19 @@ export function computeDeadline(arrival: number, timeout: number | null, session
 
 /**
  * One shared prefix per prefix group, drawn from the workload stream in client order before any client seed.
- * The group's first client alone fixes the length (its prefix_length, or 50 when unset): later members share
- * that prefix whatever their own prefix_length says.
+ * The reference lets the group's first client alone fix the length (its prefix_length, or 50 when unset): later
+ * members share that prefix whatever their own prefix_length says. `firstThatSets` (--semantics corrected)
+ * follows the documented rule instead: the first client of the group that sets prefix_length, else 50.
  */
-export function generatePrefixTokens(clients: readonly ClientSpec[], rng: GoRand): Map<string, Int32Array> {
+export function generatePrefixTokens(clients: readonly ClientSpec[], rng: GoRand, firstThatSets = false): Map<string, Int32Array> {
   const prefixes = new Map<string, Int32Array>();
   for (const c of clients) {
     if (c.prefixGroup === '' || prefixes.has(c.prefixGroup)) continue;
-    const length = c.prefixLength > 0 ? c.prefixLength : DEFAULT_PREFIX_LENGTH;
+    let length = c.prefixLength > 0 ? c.prefixLength : DEFAULT_PREFIX_LENGTH;
+    if (firstThatSets && !(c.prefixLength > 0)) {
+      const setter = clients.find((o) => o.prefixGroup === c.prefixGroup && o.prefixLength > 0);
+      if (setter !== undefined) length = setter.prefixLength;
+    }
     prefixes.set(c.prefixGroup, randomTokenIds(rng, length));
   }
   return prefixes;
@@ -90,6 +95,7 @@ function toRequest(d: Draft, id: string): Request {
   r.tenantId = c.tenantId;
   r.sloClass = c.sloClass;
   r.model = c.model;
+  r.adapter = c.adapter;
   r.clientId = c.id;
   r.prefixGroup = d.prefixGroup;
   r.prefixLength = d.prefixLength;

@@ -5,7 +5,6 @@ import { PartitionedRng } from '../../engine/partitioned-rng.js';
 import { randomTokenIds } from '../tokens.js';
 import { GOLDEN_WORKLOADS } from '../../../test/fixtures/workload-spec-golden.js';
 import { BlisError } from '../../domain/errors.js';
-import { WorkloadSpecError } from './errors.js';
 import { WORKLOAD_GEN_SUBSYSTEM, generateSpecWorkload } from './generate.js';
 import { parseWorkloadSpec } from './parse.js';
 import { WorkloadFlagError, loadSpecWorkloadForRun } from './run.js';
@@ -96,11 +95,13 @@ describe('generation order and bounds', () => {
     expect(generateSpecWorkload(spec, { numRequests: 1, horizon: MAX_INT64, timeoutSecs: -1 })[0]?.deadline).toBe(0);
   });
 
-  it('rejects unsupported features instead of generating something else', () => {
+  it('gives every request of a client its LoRA adapter (the registry check is the run\'s)', () => {
     const spec = parse(ONE_CLIENT);
     const adapter: WorkloadSpec = { ...spec, clients: spec.clients.map((c) => ({ ...c, adapter: 'lora-1' })) };
-    expect(() => generateSpecWorkload(adapter, { numRequests: 1, horizon: MAX_INT64 })).toThrow(WorkloadSpecError);
-    expect(() => generateSpecWorkload(adapter, { numRequests: 1, horizon: MAX_INT64 })).toThrow(/clients\[0\]\.adapter: LoRA adapters are not supported yet/);
+    const reqs = generateSpecWorkload(adapter, { numRequests: 5, horizon: MAX_INT64 });
+    expect(reqs).toHaveLength(5);
+    expect(reqs.every((r) => r.adapter === 'lora-1')).toBe(true);
+    expect(generateSpecWorkload(spec, { numRequests: 5, horizon: MAX_INT64 }).every((r) => r.adapter === '')).toBe(true);
   });
 
   it('rescales window gaps to the window length, the last gap taking the residue', () => {

@@ -36,7 +36,6 @@ import { ClientStream, ListStream, mergeStreams } from './merge.js';
 import type { ClientStreamContext, DraftStream } from './merge.js';
 import { hasPerWindowParameters, isInActiveWindow, lastWindowEndUs, normalizeRateFractions } from './rates.js';
 import { generateReasoningSession } from './reasoning.js';
-import { assertGeneratable } from './support.js';
 import { generateTimeVaryingDrafts } from './time-varying.js';
 import type { ClientSpec, WorkloadSpec } from './types.js';
 
@@ -55,6 +54,12 @@ export interface SpecGenerateOptions {
    * overriding the spec's per-client timeouts. Absent = the spec's timeouts apply.
    */
   readonly timeoutSecs?: number;
+  /**
+   * --semantics corrected: no implicit 300 s timeout for closed-loop clients, prefix length from the first
+   * client of a group that sets it, gamma arrivals with CV > 10 kept gamma, and on the per-window path the
+   * steady-state request semantics and the clients without windows generated too.
+   */
+  readonly corrected?: boolean;
   /** Counts (and limits) what generation materialises; a fresh one with the default limits when absent. */
   readonly budget?: GenerationBudget;
 }
@@ -78,7 +83,9 @@ export function resolveClients(spec: WorkloadSpec, opts: SpecGenerateOptions): R
     explicit = ip.clients;
     aggregateRate = ip.aggregateRate;
   }
-  const withTimeout = <T extends { timeout: number | null }>(c: T): T => (timeoutUs === undefined ? c : { ...c, timeout: timeoutUs });
+  // Corrected semantics give a client without a timeout none (the reference gives closed-loop ones 300 s).
+  const implicit = opts.corrected === true ? 0 : null;
+  const withTimeout = <T extends { timeout: number | null }>(c: T): T => (timeoutUs === undefined ? (c.timeout === null && implicit !== null ? { ...c, timeout: implicit } : c) : { ...c, timeout: timeoutUs });
   const clients = [...explicit.map(withTimeout), ...expandCohorts(spec.cohorts.map(withTimeout))];
   return { clients, aggregateRate, timeoutUs, seed: opts.seed ?? spec.seed };
 }
@@ -86,7 +93,6 @@ export function resolveClients(spec: WorkloadSpec, opts: SpecGenerateOptions): R
 /**
  * The spec's requests, sorted by arrival with ids `request_<i>` — every round of every session included.
  *
- * @throws WorkloadSpecError (WORKLOAD_SPEC_UNSUPPORTED) for features not generated yet (ServeGen, LoRA adapters).
  * @throws BlisError for a negative request cap, or when nothing bounds generation (no cap, no horizon, and a
  *   client without lifecycle windows); LimitError past the documented limits (domain/limits.ts).
  */
@@ -114,22 +120,49 @@ export function generateSpecDrafts(spec: WorkloadSpec, opts: SpecGenerateOptions
     throw new BlisError('bad-flag', `num_requests must be a non-negative integer, got ${numRequests}`, { field: 'num_requests' });
   }
   checkLimit(numRequests, LIMITS.requests, 'num_requests', 'simulate fewer requests', { field: 'num_requests' });
-  assertGeneratable(spec);
   const { clients, aggregateRate } = resolved;
+  const corrected = opts.corrected === true;
   const budget = opts.budget ?? new GenerationBudget();
   const wg = new PartitionedRng(resolved.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
   if (hasPerWindowParameters(clients)) {
-    return { ...resolved, drafts: sortAndCap(generateTimeVaryingDrafts(clients, aggregateRate, horizon, wg, budget), numRequests) };
+    if (!corrected) return { ...resolved, drafts: sortAndCap(generateTimeVaryingDrafts(clients, aggregateRate, horizon, wg, budget), numRequests) };
+    // The reference generates nothing for the clients without windows then; corrected semantics generate them
+    // at their steady-state rates (their seeds drawn after the windowed clients', whose draws stay as they were),
+    // merged after the windowed requests (ties to them, as a stable sort of windowed-then-windowless would).
+    const prefixes = generatePrefixTokens(clients, wg, true);
+    const windowed = new ListStream(generateTimeVaryingDrafts(clients, aggregateRate, horizon, wg, budget, true, prefixes));
+    const rates = normalizeRateFractions(clients, aggregateRate).map((r, i) => (windowless(clients[i]!) ? r : 0));
+    const streams = steadyStateStreams(spec, clients, rates, prefixes, wg, opts, budget);
+    return { ...resolved, drafts: mergeStreams([windowed, ...streams], numRequests) };
   }
-  const prefixes = generatePrefixTokens(clients, wg);
+  const prefixes = generatePrefixTokens(clients, wg, corrected);
   const rates = normalizeRateFractions(clients, aggregateRate);
+  return { ...resolved, drafts: mergeStreams(steadyStateStreams(spec, clients, rates, prefixes, wg, opts, budget), numRequests) };
+}
+
+function windowless(c: ClientSpec): boolean {
+  return c.lifecycle === null || c.lifecycle.windows.length === 0;
+}
+
+/** Step 3 of the module comment: one stream per client with a positive rate, in client order. */
+function steadyStateStreams(
+  spec: WorkloadSpec,
+  clients: readonly ClientSpec[],
+  rates: readonly number[],
+  prefixes: ReadonlyMap<string, Int32Array>,
+  wg: GoRand,
+  opts: SpecGenerateOptions,
+  budget: GenerationBudget,
+): DraftStream[] {
+  const { horizon, numRequests } = opts;
+  const corrected = opts.corrected === true;
   // A windowless client with a rate would generate until the end of time (the run command refuses this case
   // up front; lifecycle windows, single sessions, pre-drawn samplers and the time-varying path end on their own).
   if (numRequests === 0 && horizon >= MAX_INT64 && clients.some((c, i) => rates[i]! > 0 && unbounded(c))) {
     throw new BlisError(UNBOUNDED_WORKLOAD, 'Workload requires either num_requests or --horizon to bound generation', { field: 'num_requests' });
   }
   if (numRequests === 0) checkDrainedRounds(clients, rates);
-  const ctx: ClientStreamContext = { horizon, cap: numRequests, loadProfile: spec.loadProfile, budget, scratch: new GoRand(0n) };
+  const ctx: ClientStreamContext = { horizon, cap: numRequests, loadProfile: spec.loadProfile, budget, scratch: new GoRand(0n), honourBurstyGamma: corrected };
   const streams: DraftStream[] = [];
   clients.forEach((c, i) => {
     const rate = rates[i]!;
@@ -139,13 +172,13 @@ export function generateSpecDrafts(spec: WorkloadSpec, opts: SpecGenerateOptions
     const prefix = prefixes.get(c.prefixGroup) ?? null;
     if (c.reasoning?.multiTurn != null) {
       const rng = new GoRand(seed);
-      const arrival = c.customSamplerFactory === undefined ? newArrivalSampler(c.arrival, rate) : c.customSamplerFactory(new GoRand(rng.int63Big()));
+      const arrival = c.customSamplerFactory === undefined ? newArrivalSampler(c.arrival, rate, corrected) : c.customSamplerFactory(new GoRand(rng.int63Big()));
       streams.push(new ListStream(reasoningClientDrafts(c, arrival, rng, prefix, horizon, numRequests, budget)));
     } else {
       streams.push(new ClientStream(c, seed, rate, prefix, ctx));
     }
   });
-  return { ...resolved, drafts: mergeStreams(streams, numRequests) };
+  return streams;
 }
 
 function unbounded(c: ClientSpec): boolean {

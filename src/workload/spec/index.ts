@@ -15,6 +15,5 @@ export type { ArrivalSampler } from './arrival.js';
 export { newLengthSampler, DIST_TYPES, DistributionError } from './length.js';
 export type { LengthSampler } from './length.js';
 export { expandCohorts } from './cohort.js';
-export { findUnsupported } from './support.js';
 export { expandInferencePerf, findInferencePerfProblem, distributeEvenly, NormalizedExponentialSampler } from './inference-perf.js';
 export type { ExpandedInferencePerf, InferencePerfProblem } from './inference-perf.js';

@@ -105,6 +105,8 @@ export interface ClientStreamContext {
   readonly budget: GenerationBudget;
   /** Reseeded to find each client's first arrival without allocating a generator per client. */
   readonly scratch: GoRand;
+  /** `--semantics corrected`: a gamma process with CV > 10 stays gamma (see newArrivalSampler). */
+  readonly honourBurstyGamma?: boolean;
 }
 
 /** A client's generator state: rebuilt from the seed, it replays the same draws. */
@@ -141,7 +143,7 @@ export class ClientStream implements DraftStream {
 
   private wake(rng: GoRand = new GoRand(this.seed)): Live {
     const c = this.c;
-    const arrival = c.customSamplerFactory === undefined ? newArrivalSampler(c.arrival, this.rate) : c.customSamplerFactory(new GoRand(rng.int63Big()));
+    const arrival = c.customSamplerFactory === undefined ? newArrivalSampler(c.arrival, this.rate, this.ctx.honourBurstyGamma === true) : c.customSamplerFactory(new GoRand(rng.int63Big()));
     // Load profile / misbehavior extension (profiles/shaping.ts): null, drawing nothing, for clients without them.
     const shaping = shapeClient(c, this.ctx.loadProfile, rng);
     return { rng, arrival, shaping, shaped: shaping === null ? null : shaping.arrivals(arrival, rng), t: 0, count: 0 };

@@ -212,9 +212,8 @@ describe('parseWorkloadSpec: each error class names file:line:col, the field and
     expectError(spec('', 'aggregate_rate: 1\ninference_perf: {stages: []}\n'), 'WORKLOAD_SPEC_CONFLICT', 3, 1, 'inference_perf', 'mutually exclusive');
   });
 
-  it('features not generated yet', () => {
-    expectError(spec('    adapter: lora-1\n'), 'WORKLOAD_SPEC_UNSUPPORTED', 9, 5, 'clients[0].adapter', 'not supported yet');
-    expectError('aggregate_rate: 1\nservegen_data: {path: x}\n', 'WORKLOAD_SPEC_UNSUPPORTED', 2, 1, 'servegen_data', 'not supported yet');
+  it('servegen_data is a source of its own (expanded to cohorts when generated)', () => {
+    expect(parseWorkloadSpec('servegen_data: {path: x, window_duration_secs: 60}\n', 'w.yaml').servegenData).toMatchObject({ path: 'x', windowDurationSecs: 60 });
   });
 
   it('cohort rules, and cohorts keep v1 class names (the reference upgrades clients only)', () => {

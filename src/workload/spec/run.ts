@@ -12,6 +12,8 @@ import { parseWorkloadSpec } from './parse.js';
 import type { ParseWorkloadSpecOptions } from './parse.js';
 import type { SloDimTargets, WorkloadSpec } from './types.js';
 import { BlisError } from '../../domain/errors.js';
+import { specToYaml } from '../profiles/emit.js';
+import { convertServeGenChunks, type ServeGenChunkFiles } from '../servegen/index.js';
 
 /** A bad command-line value in combination with a spec (e.g. `--timeout 0`, or no bound on generation). */
 export class WorkloadFlagError extends BlisError {
@@ -29,6 +31,8 @@ export interface SpecRunFlags {
   readonly horizon?: number;
   /** Request timeout in seconds (negative = no timeout; 0 is rejected, as by the reference). */
   readonly timeoutSecs?: number;
+  /** `--semantics corrected` (see SpecGenerateOptions.corrected). */
+  readonly corrected?: boolean;
 }
 
 export interface SpecRunWorkload {
@@ -52,6 +56,35 @@ export interface SpecRunWorkload {
   readonly goodputSloTargets: ReadonlyMap<string, SloDimTargets>;
 }
 
+export interface SpecRunOptions extends ParseWorkloadSpecOptions {
+  /** Reads a `servegen_data` directory (an I/O edge supplies it); absent = such specs are refused. */
+  readonly readServeGen?: (dir: string) => ServeGenChunkFiles[];
+}
+
+/**
+ * A `servegen_data` source converted to cohorts (as the reference loads it, with the run's seed), then validated
+ * like any spec. As in the reference the directory is ignored when the spec also has clients or cohorts, and the
+ * period gap defaults to 0 when `drain_timeout_secs` is not given (180 only for `blis convert servegen`).
+ */
+function expandServeGen(spec: WorkloadSpec, fileLabel: string, seed: bigint, opts: SpecRunOptions): WorkloadSpec {
+  const sg = spec.servegenData!;
+  if (spec.clients.length > 0 || spec.cohorts.length > 0) {
+    opts.onWarning?.(`${fileLabel}: servegen_data is ignored because the spec also has cohorts`);
+    return { ...spec, servegenData: null };
+  }
+  if (sg.path === '') throw new WorkloadFlagError(`${fileLabel}: servegen_data.path is empty; name the ServeGen directory (chunk-<id>-trace.csv + chunk-<id>-dataset.json files)`);
+  if (opts.readServeGen === undefined) throw new WorkloadFlagError(`${fileLabel}: servegen_data needs the ServeGen directory ${sg.path}, which this host cannot read`);
+  const conv = convertServeGenChunks(opts.readServeGen(sg.path), {
+    dir: sg.path,
+    seed,
+    windowDurationSecs: sg.windowDurationSecs,
+    drainTimeoutSecs: sg.drainTimeoutSecs,
+    ...(opts.onWarning ? { warn: opts.onWarning } : {}),
+  });
+  const expanded: WorkloadSpec = { ...spec, category: conv.category === '' ? spec.category : conv.category, cohorts: conv.cohorts, aggregateRate: 0, servegenData: null };
+  return parseWorkloadSpec(specToYaml(expanded), `${fileLabel} (servegen_data ${sg.path}, converted)`, opts);
+}
+
 /**
  * Parses, validates and generates a spec workload for `blis run`.
  * @throws WorkloadSpecError for spec problems, WorkloadFlagError for flag problems.
@@ -60,11 +93,12 @@ export function loadSpecWorkloadForRun(
   yamlText: string,
   fileLabel: string,
   flags: SpecRunFlags,
-  opts: ParseWorkloadSpecOptions = {},
+  opts: SpecRunOptions = {},
 ): SpecRunWorkload {
   if (flags.timeoutSecs === 0) throw new WorkloadFlagError('--timeout must be positive (seconds) or negative to disable; got 0');
-  const spec = parseWorkloadSpec(yamlText, fileLabel, opts);
+  let spec = parseWorkloadSpec(yamlText, fileLabel, opts);
   const seed = flags.seed ?? spec.seed;
+  if (spec.servegenData !== null) spec = expandServeGen(spec, fileLabel, seed, opts);
   const horizon = flags.horizon ?? (spec.horizon > 0 ? spec.horizon : MAX_INT64);
   const maxRequests = flags.numRequests ?? spec.numRequests;
   if (!Number.isSafeInteger(maxRequests) || maxRequests < 0) {
@@ -78,6 +112,7 @@ export function loadSpecWorkloadForRun(
     numRequests: maxRequests,
     horizon,
     ...(flags.timeoutSecs === undefined ? {} : { timeoutSecs: flags.timeoutSecs }),
+    ...(flags.corrected === true ? { corrected: true } : {}),
   });
   return {
     spec,

@@ -10,11 +10,14 @@
  *   group either; their deadlines are left at 0 whatever the client's timeout says (only `--timeout` sets them);
  * - multi-turn clients generate sessions from the window's gaps (one, from the first gap, for single_session),
  *   with the prefix, the session deadline and no SLO target; rounds at or past the window end are dropped.
+ * `corrected` (--semantics corrected) gives single-turn requests what the steady-state path gives them (the
+ * group prefix and the client's deadline) and keeps each window's last arrival, which the rescaling puts
+ * exactly on the window end (so ceil(rate x duration) requests per window, not one fewer).
  */
 import { GoRand } from '../../engine/go-rand.js';
-import { randomTokenIds } from '../tokens.js';
+import { concatTokens, randomTokenIds } from '../tokens.js';
 import { newArrivalSampler } from './arrival.js';
-import { computeDeadline, generatePrefixTokens } from './draft.js';
+import { computeDeadline, generatePrefixTokens, isClosedLoop } from './draft.js';
 import type { Draft } from './draft.js';
 import { goInt64 } from '../../engine/go-math.js';
 import { newLengthSampler } from './length.js';
@@ -133,6 +136,9 @@ interface Generation {
   readonly aggregateRate: number;
   readonly budget: GenerationBudget;
   readonly totals: Map<string, number>;
+  /** --semantics corrected (see the module comment). */
+  readonly corrected: boolean;
+  readonly horizon: number;
 }
 
 function windowDrafts(c: ClientSpec, w: ActiveWindow, g: Generation, rng: GoRand, prefix: Int32Array | null): Draft[] {
@@ -144,8 +150,8 @@ function windowDrafts(c: ClientSpec, w: ActiveWindow, g: Generation, rng: GoRand
   if (n <= 0) return [];
   // The window's gaps are all drawn before any request (and rescaled together): refuse a count that could not be.
   checkLimit(n, LIMITS.requests, `client "${c.id}": the arrivals of one lifecycle window (rate x duration)`, 'lower the window\'s trace_rate, shorten it, or set a shorter horizon');
-  const budget = g.budget;
-  const arrival = newArrivalSampler(params.arrival, rate / 1e6);
+  const { budget, corrected, horizon } = g;
+  const arrival = newArrivalSampler(params.arrival, rate / 1e6, corrected);
   const inputSampler = newLengthSampler(params.inputDist);
   const outputSampler = newLengthSampler(params.outputDist);
   const raw: number[] = [];
@@ -156,25 +162,51 @@ function windowDrafts(c: ClientSpec, w: ActiveWindow, g: Generation, rng: GoRand
     return windowSessions(c, w, iats, rng, [inputSampler, outputSampler], prefix, budget);
   }
   const out: Draft[] = [];
+  const withPrefix = corrected && prefix !== null && prefix.length > 0;
   let t = w.startUs;
   for (const iat of iats) {
     t += iat;
-    if (t >= w.endUs) break;
+    // The window end is the last arrival's place unless it is the horizon, where arrivals end.
+    if (t > w.endUs || (t === w.endUs && !(corrected && w.endUs < horizon))) break;
     const inLen = inputSampler.sample(rng);
     const outLen = outputSampler.sample(rng);
     const input = randomTokenIds(rng, inLen);
     const output = randomTokenIds(rng, outLen);
-    budget.request(inLen + outLen, c.id);
-    out.push({ client: c, arrival: t, input, output, prefixGroup: '', prefixLength: 0, deadline: 0, modality: null });
+    if (!corrected) {
+      budget.request(inLen + outLen, c.id);
+      out.push({ client: c, arrival: t, input, output, prefixGroup: '', prefixLength: 0, deadline: 0, modality: null });
+      continue;
+    }
+    const full = withPrefix ? concatTokens(prefix, input) : input;
+    budget.request(full.length + outLen, c.id);
+    out.push({
+      client: c,
+      arrival: t,
+      input: full,
+      output,
+      prefixGroup: c.prefixGroup,
+      prefixLength: withPrefix ? prefix.length : 0,
+      deadline: computeDeadline(t, c.timeout, isClosedLoop(c)),
+      modality: null,
+    });
   }
   return out;
 }
 
 /** Unsorted drafts of every client's windows (windows clipped to the horizon; those starting at or after it skipped). */
-export function generateTimeVaryingDrafts(clients: readonly ClientSpec[], aggregateRate: number, horizon: number, wg: GoRand, budget: GenerationBudget = new GenerationBudget()): Draft[] {
-  const g: Generation = { all: clients, aggregateRate, budget, totals: new Map() };
+export function generateTimeVaryingDrafts(
+  clients: readonly ClientSpec[],
+  aggregateRate: number,
+  horizon: number,
+  wg: GoRand,
+  budget: GenerationBudget = new GenerationBudget(),
+  corrected = false,
+  /** The group prefixes when the caller has drawn them already (the same first draws from `wg`). */
+  drawn: ReadonlyMap<string, Int32Array> | null = null,
+): Draft[] {
+  const g: Generation = { all: clients, aggregateRate, budget, totals: new Map(), corrected, horizon };
   // Drawn for every group to keep the workload stream aligned; only multi-turn sessions use them here.
-  const prefixes = generatePrefixTokens(clients, wg);
+  const prefixes = drawn ?? generatePrefixTokens(clients, wg, corrected);
   const drafts: Draft[] = [];
   for (const c of clients) {
     if (c.lifecycle === null || c.lifecycle.windows.length === 0) continue;

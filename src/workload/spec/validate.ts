@@ -1,7 +1,7 @@
 /**
  * Semantic validation of a parsed spec: the reference's `WorkloadSpec.Validate` rules (in its order, so the same
  * spec fails on the same problem), plus the sampler-construction checks the reference only hits at generation
- * time, plus the rejection of features not generated yet. Every failure names `file:line:col` and the field.
+ * time. Every failure names `file:line:col` and the field.
  *
  * Deliberately stricter than the reference in a few places, all of which the reference would accept and then
  * mis-generate silently (docs/reference-differences.md, "Inputs blis-ts refuses"): unknown per-window arrival
@@ -13,7 +13,6 @@
 import { showValue } from '../../domain/errors.js';
 import type { SpecPath } from './errors.js';
 import { findInferencePerfProblem } from './inference-perf.js';
-import { findUnsupported } from './support.js';
 import type { ClientSpec, CohortSpec, LifecycleSpec, TrafficSource, WorkloadSpec } from './types.js';
 import {
   CATEGORIES,
@@ -37,10 +36,6 @@ const SPEC_VERSIONS: readonly string[] = ['', '1', '2'];
 export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void {
   checkTopLevel(spec, src);
   checkSources(spec, src);
-  const unsupported = findUnsupported(spec);
-  if (unsupported !== null && unsupported.path[0] === 'servegen_data') {
-    src.fail('WORKLOAD_SPEC_UNSUPPORTED', unsupported.path, unsupported.problem, unsupported.fix, true);
-  }
   if (spec.inferencePerf !== null) {
     // The expanded clients are valid by construction once the block itself is.
     const bad = findInferencePerfProblem(spec.inferencePerf);
@@ -55,7 +50,7 @@ export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void 
     );
   }
   checkAggregateRate(spec, src);
-  if (spec.clients.length === 0 && spec.cohorts.length === 0 && spec.inferencePerf === null) {
+  if (spec.clients.length === 0 && spec.cohorts.length === 0 && spec.inferencePerf === null && spec.servegenData === null) {
     src.fail(
       'WORKLOAD_SPEC_EMPTY',
       ['clients'],
@@ -82,7 +77,6 @@ export function validateWorkloadSpec(spec: WorkloadSpec, src: SpecSource): void 
       checkNonNegative(src, ['goodput_slo_targets', cls, key], v, 'threshold in ms (0 = not gated)');
     }
   }
-  if (unsupported !== null) src.fail('WORKLOAD_SPEC_UNSUPPORTED', unsupported.path, unsupported.problem, unsupported.fix, true);
   checkTrafficShaping(spec, src);
 }
 

@@ -1,0 +1,66 @@
+/**
+ * `--lora-config` and the `--lora-*` flags → the run's LoRA setup (the reference's resolveLoRAConfig): the file's
+ * `lora:` block, coefficients it omits from the reference defaults, flags over both; then the adapter
+ * references of the workload checked against the registry.
+ */
+import { adapterReservedBytes, EMPTY_LORA_CONFIG, parseLoraConfig, resolveLora, type AdapterSpec, type ResolvedLora } from '../config/lora.js';
+import { AdapterCost } from '../instance/lora.js';
+import { ConfigError } from './config-error.js';
+import type { SimEnv } from './env.js';
+import type { FlagValues } from './options.js';
+
+export interface LoraSetup {
+  /** The cost model shared by every instance; null = LoRA off. */
+  readonly cost: AdapterCost | null;
+  readonly resolved: ResolvedLora | null;
+  /** The declared adapters (even when inert for want of a capacity): workload references are checked against it. */
+  readonly registry: readonly AdapterSpec[];
+  /** HBM each instance reserves for its adapter slots (bytes; subtracted from auto-sized KV capacity). */
+  readonly reservedBytes: number;
+}
+
+export const NO_LORA: LoraSetup = { cost: null, resolved: null, registry: [], reservedBytes: 0 };
+
+export function resolveLoraFlags(f: FlagValues, env: SimEnv): LoraSetup {
+  const path = f.str('lora-config');
+  const given = ['lora-adapter-capacity', 'lora-load-base-latency-us', 'lora-load-bandwidth-bytes-us', 'lora-footprint-bytes-per-rank'].some((n) => f.changed(n));
+  if (path === '' && !given) return NO_LORA;
+  const file = path === '' ? EMPTY_LORA_CONFIG : parseLoraConfig(env.readText(path, '--lora-config'), path);
+  const resolved = resolveLora(file, {
+    ...(f.changed('lora-adapter-capacity') ? { adapterCapacity: f.int('lora-adapter-capacity') } : {}),
+    ...(f.changed('lora-load-base-latency-us') ? { loadBaseLatencyUs: f.float('lora-load-base-latency-us') } : {}),
+    ...(f.changed('lora-load-bandwidth-bytes-us') ? { loadBandwidthBytesUs: f.float('lora-load-bandwidth-bytes-us') } : {}),
+    ...(f.changed('lora-footprint-bytes-per-rank') ? { footprintBytesPerRank: f.float('lora-footprint-bytes-per-rank') } : {}),
+  }, path === '' ? 'the --lora-* flags' : `--lora-config ${path}`, (m) => env.warn(m));
+  return { cost: resolved === null ? null : new AdapterCost(resolved), resolved, registry: file.adapters, reservedBytes: adapterReservedBytes(resolved) };
+}
+
+/** One workload source's adapter reference: a spec client or cohort, or a trace row. */
+export interface AdapterReference {
+  readonly kind: string;
+  readonly id: string;
+  readonly adapter: string;
+  readonly model: string;
+}
+
+/**
+ * Every referenced adapter must be declared, and an adapter that names a base model attaches only to that model
+ * (compared, as in the reference, with the client's own `model` field).
+ * @throws ConfigError naming the client and the fix.
+ */
+export function checkAdapterReferences(refs: Iterable<AdapterReference>, lora: LoraSetup): void {
+  const byId = new Map(lora.registry.map((a) => [a.id, a]));
+  for (const r of refs) {
+    if (r.adapter === '') continue;
+    if (byId.size === 0) {
+      throw new ConfigError('lora-reference', `${r.kind} "${r.id}" uses LoRA adapter "${r.adapter}" but no adapters are declared; pass --lora-config with a lora: block listing it (adapters: [{id: ${r.adapter}, rank: ...}])`);
+    }
+    const a = byId.get(r.adapter);
+    if (a === undefined) {
+      throw new ConfigError('lora-reference', `${r.kind} "${r.id}" uses LoRA adapter "${r.adapter}", which --lora-config does not declare (declared: ${[...byId.keys()].sort().join(', ')}); add it or fix the name`);
+    }
+    if (a.baseModel !== '' && a.baseModel !== r.model) {
+      throw new ConfigError('lora-reference', `${r.kind} "${r.id}" has model "${r.model}" but its LoRA adapter "${r.adapter}" attaches to base model "${a.baseModel}"; set the ${r.kind}'s model to "${a.baseModel}" or use an adapter for "${r.model}"`);
+    }
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * `--semantics`: KV cache corrections (docs/reference-differences.md K1; K6/K7 are pinned in both modes by
+ * test/invariants/tiered-quirks.test.ts and the property suites).
+ */
+import { describe, expect, it } from 'vitest';
+import { BlockKVCache } from '../../src/kv/block-cache.js';
+import { req } from './helpers.js';
+
+describe('K1: reusing a block drops its identity', () => {
+  /** Two copies of the same 16-token block; the older copy is then reused for other content. */
+  function afterReuse(corrected: boolean): number {
+    const kv = new BlockKVCache(3, 16, corrected);
+    const a = req(1, 16, 1, 0);
+    expect(kv.allocate(a, 0, 16, [])).toBe(true); // block 0, identity h
+    kv.release(a); // free list: 1, 2, 0 (block 0 still findable)
+    const b = req(2, 16, 1, 0);
+    expect(kv.allocate(b, 0, 16, [])).toBe(true); // a second copy of h in block 1, now the indexed one
+    const other = req(3, 32, 1, 0, { base: 500 });
+    expect(kv.allocate(other, 0, 32, [])).toBe(true); // takes blocks 2 and 0: the old copy is reused
+    return kv.getCachedBlocks(req(4, 16, 1, 0)).length;
+  }
+
+  it('reference: the index entry is deleted by identity, so the live copy in block 1 becomes unfindable', () => {
+    expect(afterReuse(false)).toBe(0);
+  });
+
+  it('corrected: only an entry that names the reused block is deleted; the live copy stays a prefix hit', () => {
+    expect(afterReuse(true)).toBe(1);
+  });
+});

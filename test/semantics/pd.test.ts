@@ -1,0 +1,61 @@
+/**
+ * `--semantics` on the P/D and autoscaler paths: both modes run (every invariant checker passes), and corrected
+ * mode leaves P/D and scaling behaviour as the reference's (D1-D9 have no corrected form yet) while the
+ * corrections that do apply (here E9: no implicit 300 s deadline) still reach these paths.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ClusterSimulator } from '../../src/cluster/cluster.js';
+import { runCli } from '../parity/harness.js';
+import { checkRun } from '../parity/invariant-hook.js';
+import { PARITY_DIR } from '../parity/workload-fixtures.js';
+
+/** The reference's calibration files (the autoscaler case drains only with the reference's step times). */
+const CONFIGS = ['--model-config-folder', path.join(PARITY_DIR, 'model_configs/llama-3.1-8b-instruct'), '--hardware-config', path.join(PARITY_DIR, 'hardware_config.json')];
+const HAS_CONFIGS = existsSync(CONFIGS[1]!) && existsSync(CONFIGS[3]!);
+
+const MODEL = ['--model', 'meta-llama/llama-3.1-8b-instruct', '--hardware', 'H100', '--tp', '1'];
+const LOAD = ['--rate', '20', '--num-requests', '120', '--seed', '101', '--prompt-tokens', '1024', '--prompt-tokens-stdev', '0', '--output-tokens', '64', '--output-tokens-stdev', '0'];
+
+async function run(argv: readonly string[]): Promise<{ cs: ClusterSimulator; doc: Record<string, unknown> }> {
+  const r = await runCli(['run', ...MODEL, ...argv]);
+  expect(r.code, r.stderr).toBe(0);
+  const sim = r.sims[0];
+  if (sim === undefined) throw new Error('no simulation');
+  checkRun(sim.cs, sim.requests, sim.setup, sim.sessions);
+  return { cs: sim.cs, doc: JSON.parse(r.stdout) as Record<string, unknown> };
+}
+
+describe('--semantics with P/D disaggregation and the autoscaler', () => {
+  it('P/D by flags: the same pods and transfers in both modes; corrected drops the implicit deadline', async () => {
+    const pd = ['--num-instances', '4', '--prefill-instances', '2', '--decode-instances', '2', '--pd-decider', 'always', ...LOAD];
+    const ref = await run(pd);
+    const cor = await run([...pd, '--semantics', 'corrected']);
+    const parents = (cs: ClusterSimulator) => (cs.pd?.parents ?? []).map((p) => [p.id, p.prefillIndex, p.transferStartTime, p.transferCompleteTime, p.completionTime]);
+    expect(parents(ref.cs)).toHaveLength(120);
+    expect(parents(cor.cs)).toEqual(parents(ref.cs));
+    expect(ref.cs.pd!.parents.every((p) => p.req.deadline === p.req.arrivalTime + 300_000_000)).toBe(true);
+    expect(cor.cs.pd!.parents.every((p) => p.req.deadline === 0)).toBe(true);
+    expect(cor.doc['completed_requests']).toBe(ref.doc['completed_requests']);
+  });
+
+  it.skipIf(!HAS_CONFIGS)(`the CLI autoscaler drains the same instances in both modes${HAS_CONFIGS ? '' : ` (skipped: no calibration files under ${PARITY_DIR})`}`, async () => {
+    const scaled = [...CONFIGS, '--num-instances', '3', '--model-autoscaler-interval-us', '500000', '--routing-policy', 'least-loaded', '--total-kv-blocks', '3000', '--rate', '8', '--num-requests', '300', '--seed', '203'];
+    const ref = await run(scaled);
+    const cor = await run([...scaled, '--semantics', 'corrected']);
+    const served = (cs: ClusterSimulator) => cs.instances.map((inst, i) => [inst.id, inst.metrics.completedRequests, cs.lifecycle?.state(i)]);
+    // The reference drains instance_0 then instance_1 under this light load: instance_2 serves most requests.
+    const counts = served(ref.cs);
+    expect(counts[2]![1] as number).toBeGreaterThan((counts[0]![1] as number) + (counts[1]![1] as number));
+    expect(served(cor.cs)).toEqual(counts);
+    expect(cor.doc['completed_requests']).toBe(ref.doc['completed_requests']);
+  });
+
+  it('refuses an unknown --semantics value with P/D flags too', async () => {
+    const r = await runCli(['run', ...MODEL, '--num-instances', '2', '--prefill-instances', '1', '--decode-instances', '1', '--semantics', 'fixed', ...LOAD]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('--semantics must be reference or corrected, got "fixed"');
+  });
+});
