@@ -60,6 +60,8 @@ export interface PdPolicies {
   readonly decodeRouting: RoutingPolicy | null;
   /** E/P/D encode decider; null = no encode pool (the stage is skipped). */
   readonly encode?: EncodeDecider | null;
+  /** The encode pool's own routing policy; null/absent = the main routing policy (shared, as the reference). */
+  readonly encodeRouting?: RoutingPolicy | null;
 }
 
 export interface PdSetup {
@@ -113,7 +115,8 @@ export class PdCoordinator {
     private readonly mainRouting: () => RoutingPolicy,
   ) {
     this.roles = [...setup.roles];
-    this.encode = policies.encode ? new EncodeStage(host, policies.encode, mainRouting) : null;
+    const encodeRouting = policies.encodeRouting ?? null;
+    this.encode = policies.encode ? new EncodeStage(host, policies.encode, encodeRouting === null ? mainRouting : () => encodeRouting) : null;
     this.beyond = setup.beyond && !isReferencePd(setup.beyond) ? new PdBeyond(setup.beyond, setup.transfer) : null;
     if (this.beyond?.cfg.mode === 'pipelined') host.instances.forEach((inst, i) => this.watchSteps(inst, i));
   }

@@ -1,8 +1,8 @@
 /**
  * The E/P/D encode stage (reference executeDisaggregatedRouting step 4, blis-cluster.md §8.2): after the decode
  * pod is chosen and the P/D decider has spoken, a request the encode decider picks is routed among the encode
- * pods with the main routing policy (one shared object, so a round-robin counter advances for it too) and the
- * choice recorded. The stage takes no time and no encode work runs: encode pods stay idle. An encode pool with
+ * pods with the main routing policy (one shared object, so a round-robin counter advances for it too; corrected
+ * semantics hand in the pool's own instance) and the choice recorded. The stage takes no time and no encode work runs: encode pods stay idle. An encode pool with
  * no routable pod loses the request there (INV-1's encode_routing_rejections term).
  */
 import type { EncodeRoutingRecord } from '../../domain/decision-records.js';

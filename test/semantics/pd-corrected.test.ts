@@ -1,0 +1,61 @@
+/**
+ * The corrected forms of the P/D, encode-pool and autoscaler entries of docs/reference-differences.md (D1-D11,
+ * A5): each test runs both `--semantics` modes on one scenario and asserts the reference's behaviour and the
+ * corrected one with numbers (every invariant checker runs on both simulations).
+ */
+import { describe, expect, it } from 'vitest';
+import type { ClusterSimulator } from '../../src/cluster/cluster.js';
+import type { Semantics } from '../../src/domain/semantics.js';
+import { runCli } from '../parity/harness.js';
+import { checkRun } from '../parity/invariant-hook.js';
+
+const MODEL = ['--model', 'meta-llama/llama-3.1-8b-instruct', '--hardware', 'H100', '--tp', '1'];
+const LOAD = ['--rate', '20', '--num-requests', '120', '--seed', '101', '--prompt-tokens', '1024', '--prompt-tokens-stdev', '0', '--output-tokens', '64', '--output-tokens-stdev', '0'];
+
+interface Ran { cs: ClusterSimulator; stdout: string; stderr: string }
+
+async function run(argv: readonly string[], mode: Semantics): Promise<Ran> {
+  const r = await runCli(['run', ...MODEL, ...argv, '--semantics', mode]);
+  expect(r.code, r.stderr).toBe(0);
+  const sim = r.sims[0];
+  if (sim === undefined) throw new Error('no simulation');
+  checkRun(sim.cs, sim.requests, sim.setup, sim.sessions);
+  return { cs: sim.cs, stdout: r.stdout, stderr: r.stderr };
+}
+
+async function both(argv: readonly string[]): Promise<Record<Semantics, Ran>> {
+  return { reference: await run(argv, 'reference'), corrected: await run(argv, 'corrected') };
+}
+
+/** Requests served per instance id (P/D halves count on the pod that ran them). */
+function servedBy(cs: ClusterSimulator): Record<string, number> {
+  return Object.fromEntries(cs.instances.map((i) => [i.id, i.metrics.completedRequests]));
+}
+
+describe('corrected P/D semantics', () => {
+  it('D5: round-robin gets one policy object per pool, so every pod of each pool serves', async () => {
+    const argv = ['--num-instances', '4', '--prefill-instances', '2', '--decode-instances', '2', '--pd-decider', 'always', '--routing-policy', 'round-robin', ...LOAD];
+    const m = await both(argv);
+    // instance_0/1 prefill, instance_2/3 decode: the shared counter alternates parity, one pod of each pool works.
+    expect(servedBy(m.reference.cs)).toEqual({ instance_0: 0, instance_1: 120, instance_2: 120, instance_3: 0 });
+    expect(servedBy(m.corrected.cs)).toEqual({ instance_0: 60, instance_1: 60, instance_2: 60, instance_3: 60 });
+  });
+
+  it('D10: the encode pool routes with its own policy object; decode choices no longer depend on it', async () => {
+    const base = ['--routing-policy', 'round-robin', '--pd-decider', 'always', ...LOAD];
+    const withEncode = ['--num-instances', '5', '--prefill-instances', '1', '--decode-instances', '2', '--encode-instances', '2', '--encode-decider', 'always', ...base];
+    const m = await both(withEncode);
+    const decodes = (cs: ClusterSimulator) => (cs.pd?.parents ?? []).map((p) => p.decodeIndex);
+    const encodes = (cs: ClusterSimulator) => (cs.pd?.parents ?? []).map((p) => p.encodeIndex);
+    // Reference: decode, prefill and encode calls share one counter: decode pods alternate only thanks to the encode call.
+    expect(servedBy(m.reference.cs)).toMatchObject({ instance_0: 120, instance_1: 60, instance_2: 60, instance_3: 0, instance_4: 0 });
+    // Corrected: each pool cycles on its own: decode pods 1,2,1,2,...; encode pods 3,4,3,4,...
+    expect(decodes(m.corrected.cs).slice(0, 4)).toEqual([1, 2, 1, 2]);
+    expect(encodes(m.corrected.cs).slice(0, 4)).toEqual([3, 4, 3, 4]);
+    // Without the encode pool the corrected decode choices are the same (the encode call no longer shifts them).
+    const noEncode = await run(['--num-instances', '3', '--prefill-instances', '1', '--decode-instances', '2', ...base], 'corrected');
+    expect(decodes(noEncode.cs)).toEqual(decodes(m.corrected.cs));
+    const refNoEncode = await run(['--num-instances', '3', '--prefill-instances', '1', '--decode-instances', '2', ...base], 'reference');
+    expect(servedBy(refNoEncode.cs)).toEqual({ instance_0: 120, instance_1: 120, instance_2: 0 });
+  });
+});
