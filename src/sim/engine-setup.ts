@@ -294,7 +294,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
         ? {
           roles: plans.map((x) => pd.roles[x.index] ?? PoolRole.None), transfer: pd.transfer, blockSize: setup.kv.blockSize,
           models: pd.pdModels ?? null, ...(pd.kvBytesPerTokenOf ? { kvBytesPerTokenOf: pd.kvBytesPerTokenOf } : {}),
-          ...(pd.beyond ? { beyond: pd.beyond } : {}),
+          ...(pd.beyond ? { beyond: pd.beyond } : {}), ...(corrected ? { corrected } : {}),
         }
         : null,
       facts: plans.map((x) => x.facts),

@@ -58,4 +58,25 @@ describe('corrected P/D semantics', () => {
     const refNoEncode = await run(['--num-instances', '3', '--prefill-instances', '1', '--decode-instances', '2', ...base], 'reference');
     expect(servedBy(refNoEncode.cs)).toEqual({ instance_0: 120, instance_1: 120, instance_2: 0 });
   });
+
+  it('D3: decode-side KV drops are counted on the PD line, and dropped requests get no latencies', async () => {
+    const argv = ['--num-instances', '2', '--prefill-instances', '1', '--decode-instances', '1', '--pd-decider', 'always', '--total-kv-blocks', '150',
+      '--rate', '50', '--num-requests', '40', '--seed', '101', '--prompt-tokens', '1024', '--prompt-tokens-stdev', '0', '--output-tokens', '256', '--output-tokens-stdev', '0'];
+    const m = await both(argv);
+    const doc = (r: Ran) => JSON.parse(r.stdout) as { simulation_metrics: Record<string, number>; pd_metrics: Record<string, number> };
+    const ref = doc(m.reference);
+    const cor = doc(m.corrected);
+    // 150 blocks hold one 64-block prompt being decoded plus one more: 38 of 40 decode halves find no room.
+    expect(m.reference.cs.pd?.droppedAtDecodeKV).toBe(38);
+    expect(ref.simulation_metrics['dropped_unservable']).toBe(38);
+    expect(cor.simulation_metrics['dropped_unservable']).toBe(38);
+    expect(ref.pd_metrics['dropped_at_decode_kv']).toBe(0);
+    expect(cor.pd_metrics['dropped_at_decode_kv']).toBe(38);
+    // The reference averages the drops' time-to-drop into E2E; corrected averages the 2 served requests only.
+    expect(ref.simulation_metrics['e2e_mean_ms']).toBeLessThan(200);
+    expect(cor.simulation_metrics['e2e_mean_ms']).toBeGreaterThan(2000);
+    const served = (m.corrected.cs.pd?.parents ?? []).filter((p) => !p.dropped).map((p) => p.req.e2e / 1000);
+    expect(served).toHaveLength(2);
+    expect(cor.simulation_metrics['e2e_mean_ms']).toBeCloseTo((served[0]! + served[1]!) / 2, 3);
+  });
 });

@@ -75,6 +75,8 @@ export interface PdSetup {
   readonly kvBytesPerTokenOf?: (target: string | undefined) => number;
   /** Ownership, pipelining, granularity, backpressure (absent = the reference's behaviour). */
   readonly beyond?: PdBeyondConfig;
+  /** --semantics corrected: the P/D corrections of docs/reference-differences.md (D3, D4, D7). */
+  readonly corrected?: boolean;
 }
 
 export class PdCoordinator {
@@ -147,6 +149,10 @@ export class PdCoordinator {
     this.roles.push(role);
     const i = this.roles.length - 1;
     if (this.beyond?.cfg.mode === 'pipelined') this.watchSteps(this.host.instances[i] as Instance, i);
+  }
+
+  get corrected(): boolean {
+    return this.setup.corrected === true;
   }
 
   get contentionEnabled(): boolean {

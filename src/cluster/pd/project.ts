@@ -9,7 +9,8 @@
  *   TTFT  = decode scheduling delay + the decode half's first ITL, else the prefill half's TTFT
  *   scheduling delay = the prefill half's; ITL = the decode half's; handled by the decode pod.
  *
- * Incomplete parents get no per-request values. The parent's lifecycle state is left untouched (the trace
+ * Incomplete parents get no per-request values (nor, under corrected semantics, parents dropped at the decode
+ * pod: the reference gives them an E2E up to the drop). The parent's lifecycle state is left untouched (the trace
  * export records split requests as incomplete, as the reference does).
  */
 import type { Request } from '../../domain/request.js';
@@ -40,14 +41,15 @@ function firstItl(r: Request, inst: Instance): number | undefined {
 
 /** Writes the parent-level values onto each parent request (idempotent; call once the instances are finalised). */
 export function projectParents(pd: PdCoordinator, instances: readonly Instance[]): void {
-  for (const p of pd.parents) projectOne(p, instances);
+  for (const p of pd.parents) projectOne(p, instances, pd.corrected);
 }
 
-function projectOne(p: PdParent, instances: readonly Instance[]): void {
+function projectOne(p: PdParent, instances: readonly Instance[], corrected: boolean): void {
   const req = p.req;
   const pfx = p.prefill;
   const dec = p.decode;
-  const completed = p.completionTime > 0;
+  // Corrected semantics: a request dropped at the decode pod was not served (no latencies of its own).
+  const completed = p.completionTime > 0 && !(corrected && p.dropped);
   req.registered = completed;
   req.hasTTFT = false;
   req.hasE2E = false;
