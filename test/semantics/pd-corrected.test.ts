@@ -3,6 +3,9 @@
  * A5): each test runs both `--semantics` modes on one scenario and asserts the reference's behaviour and the
  * corrected one with numbers (every invariant checker runs on both simulations).
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ClusterSimulator } from '../../src/cluster/cluster.js';
 import type { Semantics } from '../../src/domain/semantics.js';
@@ -78,5 +81,39 @@ describe('corrected P/D semantics', () => {
     const served = (m.corrected.cs.pd?.parents ?? []).filter((p) => !p.dropped).map((p) => p.req.e2e / 1000);
     expect(served).toHaveLength(2);
     expect(cor.simulation_metrics['e2e_mean_ms']).toBeCloseTo((served[0]! + served[1]!) / 2, 3);
+  });
+
+  it('D4: the trace export records a split request\'s outcome, a routing record names its decode pod, and replay loads it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'blis-d4-'));
+    try {
+      const argv = ['--num-instances', '4', '--prefill-instances', '2', '--decode-instances', '2', '--pd-decider', 'always', '--rate', '20', '--num-requests', '30',
+        '--seed', '101', '--prompt-tokens', '1024', '--output-tokens', '64', '--trace-level', 'decisions', '--summarize-trace', '--output-format', 'reference'];
+      const rows = (mode: string) => {
+        const lines = readFileSync(path.join(dir, `${mode}.csv`), 'utf8').trim().split('\n');
+        const head = (lines[0] as string).split(',');
+        return lines.slice(1).map((l) => Object.fromEntries(l.split(',').map((v, i) => [head[i], v])) as Record<string, string>);
+      };
+      const ref = await run([...argv, '--trace-output', path.join(dir, 'reference')], 'reference');
+      const cor = await run([...argv, '--trace-output', path.join(dir, 'corrected')], 'corrected');
+      expect(rows('reference').map((r) => r['status'])).toEqual(Array(30).fill('incomplete'));
+      expect(rows('reference').every((r) => r['first_chunk_time_us'] === '0' && r['last_chunk_time_us'] === '0')).toBe(true);
+      expect(ref.stdout).toContain('Unique Targets: 0\n');
+      const c = rows('corrected');
+      expect(c.map((r) => r['status'])).toEqual(Array(30).fill('ok'));
+      // First chunk at arrival + the projected TTFT; last at arrival + E2E without the 777 µs output-token overhead.
+      const parents = cor.cs.pd!.parents;
+      c.forEach((r, i) => {
+        const p = parents[i]!.req;
+        expect(Number(r['first_chunk_time_us'])).toBe(p.arrivalTime + p.ttft);
+        expect(Number(r['last_chunk_time_us'])).toBe(p.arrivalTime + p.e2e - 777);
+      });
+      expect(cor.stdout).toContain('Unique Targets: 2\nTarget Distribution:\n  instance_2: 15\n  instance_3: 15\n');
+      const replay = await runCli(['replay', ...MODEL, '--num-instances', '4', '--prefill-instances', '2', '--decode-instances', '2', '--pd-decider', 'always',
+        '--trace-header', path.join(dir, 'corrected.yaml'), '--trace-data', path.join(dir, 'corrected.csv'), '--semantics', 'corrected']);
+      expect(replay.code, replay.stderr).toBe(0);
+      expect((JSON.parse(replay.stdout) as { simulation_metrics: Record<string, number> }).simulation_metrics['injected_requests']).toBe(30);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

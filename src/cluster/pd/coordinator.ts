@@ -40,6 +40,8 @@ export interface PdHost {
   routable(index: number): boolean;
   /** The standard injection path (routing record, in-flight, tenants, eviction tracking) for a local request. */
   deliver(req: Request, time: number, state: RouterState, d: RoutingDecision, index: number): void;
+  /** Writes the standard routing record of a split request (corrected semantics: its decode pod, D4). */
+  recordSplit(req: Request, state: RouterState, d: RoutingDecision): void;
   /** A request lost at routing (no routable instance): counted as a routing rejection. */
   rejectAtRouting(req: Request): void;
   /** A request lost at encode routing (no routable encode pod): INV-1's encode_routing_rejections term. */
@@ -203,6 +205,7 @@ export class PdCoordinator {
       h.deliver(req, t, state, d, index);
       return;
     }
+    if (h.traceDecisions && this.corrected) h.recordSplit(req, state, d);
     const parent = new PdParent(req, this.setup.blockSize, index);
     parent.encodeIndex = encodeIndex;
     this.parents.push(parent);
@@ -256,7 +259,11 @@ export class PdCoordinator {
   subDone(req: Request): void {
     if (req.pdPart === PdPart.Prefill) {
       if (req.outcome === 'completed') this.doneP.push(req);
-      else this.beyond?.leave((this.byReq.get(req) as PdParent).decodeIndex, this.host.clock);
+      else {
+        const parent = this.byReq.get(req) as PdParent;
+        if (req.state === RequestState.TimedOut) parent.finalState = RequestState.TimedOut;
+        this.beyond?.leave(parent.decodeIndex, this.host.clock);
+      }
     } else if (req.outcome === 'completed') this.doneD.push(req);
     else if (req.state === RequestState.TimedOut) this.doneT.push(req);
   }
@@ -266,9 +273,11 @@ export class PdCoordinator {
     const parent = this.byReq.get(req);
     if (parent === undefined) return;
     if (req.pdPart === PdPart.Decode) {
+      parent.finalState = RequestState.TimedOut;
       this.pendingDecode--;
       this.decodeKilled++;
     } else {
+      parent.finalState = RequestState.TimedOut;
       this.beyond?.leave(parent.decodeIndex, this.host.clock);
     }
     this.host.parentDone(parent.req, RequestState.TimedOut, req.progressIndex, this.host.clock);
@@ -298,6 +307,7 @@ export class PdCoordinator {
         parent.completionTime = clock + overhead;
         this.pendingDecode--;
         this.decodeCompleted++;
+        parent.finalState = RequestState.Completed;
         h.parentDone(parent.req, RequestState.Completed, sub.progressIndex, parent.completionTime);
       }
     }
@@ -309,6 +319,7 @@ export class PdCoordinator {
         parent.completionTime = clock;
         this.pendingDecode--;
         this.decodeTimedOut++;
+        parent.finalState = RequestState.TimedOut;
         h.parentDone(parent.req, RequestState.TimedOut, sub.progressIndex, parent.completionTime);
       }
     }

@@ -4,7 +4,7 @@
  * + the decode pod's post-decode overhead, INV-PD-6b), on a drop at transfer start or end, and on a decode
  * timeout.
  */
-import { PdPart, Request } from '../../domain/request.js';
+import { PdPart, Request, type RequestState } from '../../domain/request.js';
 
 export class PdParent {
   readonly prefill: Request;
@@ -24,6 +24,8 @@ export class PdParent {
   encodeIndex = -1;
   /** Dropped at transfer start or end (the decode pod could not take the KV). */
   dropped = false;
+  /** How the request ended: Completed or TimedOut (a half timed out or was killed); null = neither. */
+  finalState: RequestState | null = null;
   /** Prefill blocks still held for the transfer (single-ownership mode): released when it ends. */
   heldOnPrefill = false;
 
