@@ -4,7 +4,7 @@
  * overrides (TP, hardware, latency model, max-model-len) apply only with --prefill-instances > 0; a pool whose
  * TP or GPU differs from the global one gets its KV capacity recomputed for its own TP/GPU even when
  * --total-kv-blocks was given, and its max-model-len capped at that capacity; shared-role pods take the decode
- * overrides; KV transfers are sized with the prefill pool's TP.
+ * overrides; KV transfers are sized with the prefill pool's TP; a pool's GPU does not change its step times.
  */
 import { parseScorerFlag } from '../policy/scorer-flag.js';
 import { DEFAULT_POLICY_NAMES } from '../policy/names.js';
@@ -17,7 +17,9 @@ import { createBlackboxModel } from '../latency/blackbox.js';
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
-import type { LatencyModel } from '../latency/types.js';
+import type { HardwareConfig, LatencyModel } from '../latency/types.js';
+import { canonicalGpuName } from '../config/catalog/hardware.js';
+import { DEFAULT_GPU_PHYSICS, findGpuPhysics } from '../config/catalog/gpu-physics.js';
 import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES, type PdBeyondConfig } from '../cluster/pd/beyond.js';
 import { ConfigError } from './config-error.js';
 import type { InstanceOverrides, PdEngineSetup } from './engine-setup.js';
@@ -221,21 +223,31 @@ function instanceOverrides(lat: ResolvedLatency, g: PdGlobals, o: PoolOverrideFl
   const gpu = o.gpu ?? lat.hardware;
   const backend = o.backend ?? lat.backend;
   let latency: LatencyModel = lat.latency;
-  // The pool's GPU only labels it and sizes its KV: its step times keep the global GPU's coefficients, as the
-  // reference resolves per-pool configs (the hardware calibration is not overridden).
-  if (tp !== lat.tp || backend !== lat.backend) latency = poolLatency(lat, g, backend, tp, flagPrefix);
+  // The reference's pool GPU only labels it and sizes its KV: its step times keep the global GPU's coefficients
+  // (the hardware calibration is not overridden). Corrected semantics time the pool on its own GPU (D1).
+  const ownGpu = g.corrected === true && gpu !== lat.hardware && backend !== 'blackbox';
+  if (tp !== lat.tp || backend !== lat.backend || ownGpu) latency = poolLatency(lat, g, backend, tp, flagPrefix, ownGpu ? gpu : null);
   return { latency, kvTotalBlocks: o.totalKvBlocks ?? lat.totalKvBlocks, maxModelLen: o.maxModelLen ?? lat.maxModelLen, tp, gpuType: gpu };
 }
 
-function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: number, flagPrefix: string): LatencyModel {
+function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: number, flagPrefix: string, gpu: string | null): LatencyModel {
   if (backend === 'blackbox') return createBlackboxModel({ alpha: lat.alpha, beta: lat.beta });
   const arch = lat.architecture;
   if (arch === null) throw bad(`${flagPrefix}-latency-model ${backend} needs the model's config.json; pass --model-config-folder`);
-  const hw = lat.hardwareConfig ?? lat.findHardware(lat.hardware);
+  const hw = gpu === null ? lat.hardwareConfig ?? lat.findHardware(lat.hardware) : poolGpu(lat, gpu, backend, flagPrefix);
   if (hw === undefined || hw === null) throw bad(`${flagPrefix}-latency-model ${backend} needs a GPU: set --hardware`);
   if (tp <= 0) throw bad(`${flagPrefix}-tp must be > 0 for the ${backend} latency model`);
   if (backend === 'corrected-physics') return createCorrectedPhysicsModel({ model: arch, hardware: hw, tp, coefficients: lat.correctedCoefficients });
   return backend === 'roofline'
     ? createRooflineModel({ model: arch, hardware: hw, tp, alpha: lat.alpha })
     : createTrainedPhysicsModel({ model: arch, hardware: hw, tp, dp: g.dp, moeCommBackend: g.moeCommBackend, alpha: lat.alpha, beta: lat.beta });
+}
+
+/** The pool's own GPU (corrected semantics), with the physics entry corrected-physics needs filled in as for --hardware. */
+function poolGpu(lat: ResolvedLatency, gpu: string, backend: string, flagPrefix: string): HardwareConfig {
+  const hw = lat.findHardware(gpu);
+  if (hw === undefined) throw bad(`${flagPrefix}-hardware: unknown GPU "${gpu}"; use a GPU of the catalog or add it to --hardware-config`);
+  if (backend !== 'corrected-physics' || hw.physics !== undefined) return hw;
+  const canonical = canonicalGpuName(gpu);
+  return { ...hw, physics: (canonical === undefined ? undefined : findGpuPhysics(canonical)) ?? DEFAULT_GPU_PHYSICS };
 }

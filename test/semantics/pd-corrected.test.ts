@@ -116,4 +116,20 @@ describe('corrected P/D semantics', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('D1: a pool on another GPU runs at that GPU\'s speed', async () => {
+    const argv = (gpu: string) => ['--num-instances', '2', '--prefill-instances', '1', '--decode-instances', '1', '--prefill-hardware', gpu, '--pd-decider', 'always',
+      '--rate', '2', '--num-requests', '10', '--seed', '101', '--prompt-tokens', '2048', '--prompt-tokens-stdev', '0', '--output-tokens', '64', '--output-tokens-stdev', '0'];
+    const prefillTtft = (r: Ran) => r.cs.pd!.parents.map((p) => p.prefill.ttft);
+    const h100 = await run(argv('H100'), 'reference');
+    const l4 = await both(argv('L4'));
+    // The reference times the L4 prefill pool with the H100's figures: identical prefill times.
+    expect(prefillTtft(l4.reference)).toEqual(prefillTtft(h100));
+    // Corrected: the L4 (121 TFLOPS, 0.3 TB/s) takes several times as long for each 2,048-token prefill.
+    const ratio = prefillTtft(l4.corrected)[0]! / prefillTtft(h100)[0]!;
+    expect(ratio).toBeGreaterThan(3);
+    expect(prefillTtft(l4.corrected).every((t, i) => t > prefillTtft(h100)[i]! * 3)).toBe(true);
+    // The decode pool stays on the H100.
+    expect(l4.corrected.cs.pd!.parents.map((p) => p.decode?.itlSum)).toEqual(h100.cs.pd!.parents.map((p) => p.decode?.itlSum));
+  });
 });
