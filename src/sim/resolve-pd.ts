@@ -3,7 +3,7 @@
  * overrides and per-pool KV auto-capacity; blis-cluster.md §8.1). Quirks kept for parity: the per-pool
  * overrides (TP, hardware, latency model, max-model-len) apply only with --prefill-instances > 0; a pool whose
  * TP or GPU differs from the global one gets its KV capacity recomputed for its own TP/GPU even when
- * --total-kv-blocks was given, and its max-model-len capped at that capacity; shared-role pods take the decode
+ * --total-kv-blocks was given (corrected semantics keep the given size), and its max-model-len capped at that capacity; shared-role pods take the decode
  * overrides; KV transfers are sized with the prefill pool's TP; a pool's GPU does not change its step times.
  */
 import { parseScorerFlag } from '../policy/scorer-flag.js';
@@ -189,6 +189,8 @@ function autoCapacity(f: FlagValues, lat: ResolvedLatency, g: PdGlobals, pool: '
   const tp = f.changed(`${pool}-tp`) ? f.int(`${pool}-tp`) : lat.tp;
   const gpu = f.changed(`${pool}-hardware`) ? f.str(`${pool}-hardware`) : lat.hardware;
   if (tp === lat.tp && gpu === lat.hardware) return;
+  // Corrected semantics (D2): an explicit --total-kv-blocks is every pool's size, as it is the cluster's.
+  if (g.corrected === true && f.changed('total-kv-blocks')) return;
   const hw = lat.findHardware(gpu);
   if (hw === undefined) {
     warn(`--${pool}-hardware: failed to load hardware config for GPU "${gpu}"; ${pool} pool will use global total-kv-blocks=${lat.totalKvBlocks}`);

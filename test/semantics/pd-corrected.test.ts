@@ -132,4 +132,16 @@ describe('corrected P/D semantics', () => {
     // The decode pool stays on the H100.
     expect(l4.corrected.cs.pd!.parents.map((p) => p.decode?.itlSum)).toEqual(h100.cs.pd!.parents.map((p) => p.decode?.itlSum));
   });
+
+  it('D2: an explicit --total-kv-blocks sizes a pool with another TP too', async () => {
+    const argv = ['--num-instances', '2', '--prefill-instances', '1', '--decode-instances', '1', '--prefill-tp', '2', '--total-kv-blocks', '5000', '--pd-decider', 'always',
+      '--rate', '2', '--num-requests', '10', '--seed', '101'];
+    const m = await both(argv);
+    const blocks = (r: Ran) => r.cs.instances.map((i) => i.kv.totalBlocks);
+    // The reference recomputes the TP-2 prefill pool's capacity from GPU memory and ignores the 5,000 given.
+    const [refPrefill, refDecode] = blocks(m.reference);
+    expect(refDecode).toBe(5000);
+    expect(refPrefill).toBe(125_278);
+    expect(blocks(m.corrected)).toEqual([5000, 5000]);
+  });
 });
