@@ -402,7 +402,9 @@ export class PdCoordinator {
     }
     h.startSub(dsub, parent.decodeIndex);
     this.pendingDecode++;
-    inst.injectDecodeOnline(dsub, t);
+    inst.injectDecodeOnline(dsub, t, this.corrected);
+    // Corrected semantics (D7): a half timed out on arrival ends its parent now, at the transfer's end.
+    if (this.corrected && this.hasPending) this.afterInstanceEvent(parent.decodeIndex);
   }
 
   /** Single ownership: the prefill pod lets go of the blocks it held for the transfer (moved, or not). */
