@@ -144,4 +144,22 @@ describe('corrected P/D semantics', () => {
     expect(refPrefill).toBe(125_278);
     expect(blocks(m.corrected)).toEqual([5000, 5000]);
   });
+
+  it('D7: a decode half whose deadline passed during its transfer times out at the transfer\'s end, before any step', async () => {
+    // 1,024 tokens of KV at 0.1 GB/s take ~1.3 s; every deadline (arrival + 1 s) passes during the transfer.
+    const argv = ['--num-instances', '2', '--prefill-instances', '1', '--decode-instances', '1', '--pd-decider', 'always', '--pd-transfer-bandwidth', '0.1', '--timeout', '1',
+      '--rate', '2', '--num-requests', '6', '--seed', '101', '--prompt-tokens', '1024', '--prompt-tokens-stdev', '0', '--output-tokens', '64', '--output-tokens-stdev', '0'];
+    const m = await both(argv);
+    for (const r of [m.reference, m.corrected]) {
+      const ps = r.cs.pd!.parents;
+      expect(ps.every((p) => p.req.deadline < p.transferCompleteTime && p.completionTime === p.transferCompleteTime)).toBe(true);
+      expect(r.cs.instances[1]!.metrics.timedOutRequests).toBe(6);
+    }
+    // The reference's decode pod runs a step for each expired half first: it decodes one token, then times out.
+    const decoded = (r: Ran) => r.cs.pd!.parents.map((p) => p.decode!.progressIndex - 1024);
+    expect(decoded(m.reference)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(decoded(m.corrected)).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(m.reference.cs.instances[1]!.metrics.stepItl.length).toBeGreaterThan(0);
+    expect(m.corrected.cs.instances[1]!.metrics.stepItl.length).toBe(0);
+  });
 });
