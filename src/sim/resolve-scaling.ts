@@ -23,6 +23,20 @@ export function resolveScaling(
   deployment: DeploymentEngineSetup | null = null,
   evolvableAutoscale = false,
 ): ScalingSetup | null {
+  const s = resolveReferenceScaling(f, bundle, mode, kvForGpu, deployment, evolvableAutoscale);
+  if (s === null || !(f.has('semantics') && f.str('semantics') === 'corrected')) return s;
+  // Corrected semantics: the HPA's stabilization rule (docs/reference-differences.md D9).
+  return s.autoscaler === null ? s : { ...s, autoscaler: { ...s.autoscaler, hpaStabilization: true } };
+}
+
+function resolveReferenceScaling(
+  f: FlagValues,
+  bundle: BundleScaling | null,
+  mode: 'run' | 'replay',
+  kvForGpu: ScalingSetup['kvForGpu'],
+  deployment: DeploymentEngineSetup | null,
+  evolvableAutoscale: boolean,
+): ScalingSetup | null {
   const flagSet = f.has('model-autoscaler-interval-us') && f.changed('model-autoscaler-interval-us');
   const policyFlag = f.has('autoscale-policy') ? f.str('autoscale-policy') : '';
   if (policyFlag !== '' && !isAutoscalePolicyName(policyFlag)) throw new ConfigError('bad-flag', `unknown --autoscale-policy "${policyFlag}"; valid: ${AUTOSCALE_POLICIES.join(', ')}`);
