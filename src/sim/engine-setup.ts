@@ -265,7 +265,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
   }
   const schedulerOf = built?.scheduler ?? null;
   const baseFacts = factsOf(setup, 0);
-  const placement = placementFor(setup.scaling);
+  const placement = placementFor(setup.scaling, rng);
   const plans = planStartup(setup.scaling, {
     numInstances: setup.numInstances,
     factsOf: (i) => factsOf(setup, i),

@@ -25,8 +25,15 @@ export function resolveScaling(
 ): ScalingSetup | null {
   const s = resolveReferenceScaling(f, bundle, mode, kvForGpu, deployment, evolvableAutoscale);
   if (s === null || !(f.has('semantics') && f.str('semantics') === 'corrected')) return s;
-  // Corrected semantics: the HPA's stabilization rule (docs/reference-differences.md D9).
-  return s.autoscaler === null ? s : { ...s, autoscaler: { ...s.autoscaler, hpaStabilization: true } };
+  // Corrected semantics (docs/reference-differences.md D8, D9): node pools provision nodes; without node pools
+  // the saturation pipeline adds unplaced replicas (as deployment files do); the HPA's stabilization rule.
+  const a = s.autoscaler;
+  const launch = a === null ? undefined : a.launch ?? { provisioningDelay: null, modelLoadTime: null, warmup: null, costPerGpuHourOf: () => 0, unplaced: true };
+  return {
+    ...s,
+    provisionNodes: true,
+    autoscaler: a === null || launch === undefined ? null : { ...a, hpaStabilization: true, launch: { ...launch, unplacedUntargeted: true } },
+  };
 }
 
 function resolveReferenceScaling(

@@ -1,9 +1,16 @@
 /**
  * The corrected forms of the autoscaler entries of docs/reference-differences.md: D9 (the HPA's stabilization
- * rule instead of the reference's timers), shown on scripted decision sequences through both stabilizers and
- * through a bundle-configured run in both `--semantics` modes.
+ * rule instead of the reference's timers) on scripted decision sequences through both stabilizers, and D8
+ * (node provisioning; scale-up without node pools) on overloaded runs in both `--semantics` modes.
  */
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ClusterSimulator } from '../../src/cluster/cluster.js';
+import type { Semantics } from '../../src/domain/semantics.js';
+import { runCli } from '../parity/harness.js';
+import { checkRun } from '../parity/invariant-hook.js';
 import { HpaStabilizer, TimerStabilizer, type Stabilizer } from '../../src/cluster/autoscaler/stabilize.js';
 import type { ScaleDelta } from '../../src/routing/autoscale-saturation.js';
 
@@ -49,5 +56,54 @@ describe('D9: stabilization windows', () => {
     // +2, +1, +3 at 4 replicas: recommendations 6, 5, 7.
     expect(drive(new TimerStabilizer(up), [2, 1, 3, 0, 3], 4)).toEqual([{ tick: 2, delta: 3 }]);
     expect(drive(new HpaStabilizer(up), [2, 1, 3, 0, 3], 4)).toEqual([{ tick: 2, delta: 1 }]);
+  });
+});
+
+describe('D8: node pools provision nodes; without node pools the saturation pipeline places unplaced replicas', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'blis-d8-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const MODEL = ['--model', 'meta-llama/llama-3.1-8b-instruct', '--hardware', 'H100', '--tp', '1'];
+  const LOAD = ['--num-instances', '1', '--rate', '30', '--num-requests', '1500', '--seed', '5', '--prompt-tokens', '2000', '--output-tokens', '300', '--total-kv-blocks', '3000'];
+
+  async function run(argv: readonly string[], mode: Semantics): Promise<{ cs: ClusterSimulator; doc: { simulation_metrics: Record<string, number> } }> {
+    const r = await runCli(['run', ...MODEL, ...LOAD, ...argv, '--semantics', mode]);
+    expect(r.code, r.stderr).toBe(0);
+    const sim = r.sims[0]!;
+    checkRun(sim.cs, sim.requests, sim.setup, sim.sessions);
+    return { cs: sim.cs, doc: JSON.parse(r.stdout) as { simulation_metrics: Record<string, number> } };
+  }
+  const ups = (cs: ClusterSimulator) => (cs.autoscaler?.records ?? []).filter((x) => x.action === 'up');
+  const failed = (cs: ClusterSimulator) => (cs.autoscaler?.records ?? []).filter((x) => x.action === 'failed');
+
+  it('a node pool of 1 initial and 3 max nodes with a 20 s provisioning delay', async () => {
+    const bundle = path.join(dir, 'np.yaml');
+    writeFileSync(bundle, 'autoscaler:\n  interval_us: 1000000\nnode_pools:\n  - {name: p, gpu_type: H100, gpus_per_node: 1, gpu_memory_gib: 80, initial_nodes: 1, min_nodes: 0, max_nodes: 3, provisioning_delay: {mean: 20, stddev: 0}, cost_per_hour: 4}\n');
+    const ref = await run(['--policy-config', bundle], 'reference');
+    const cor = await run(['--policy-config', bundle], 'corrected');
+    // Reference: only the initial node exists; every scale-up fails and one instance serves the overload.
+    expect(ups(ref.cs)).toEqual([]);
+    expect(failed(ref.cs).length).toBeGreaterThan(0);
+    expect(failed(ref.cs).every((x) => x.reason === 'no Ready node has 1 free H100 GPUs')).toBe(true);
+    expect(ref.cs.instances).toHaveLength(1);
+    // Corrected: nodes p-1 and p-2 are provisioned (max_nodes 3); each replica serves from 20 s after its scale-up.
+    expect(ups(cor.cs).map((x) => x.reason)).toEqual(['placed on p-1', 'placed on p-2']);
+    expect(cor.cs.instances).toHaveLength(3);
+    for (const u of ups(cor.cs)) {
+      const inst = cor.cs.instances.find((i) => i.id === u.instanceId)!;
+      const first = Math.min(...inst.metrics.requests.map((q) => q.arrivalTime));
+      expect(first).toBeGreaterThanOrEqual(u.clock + 20_000_000);
+    }
+    expect(cor.doc.simulation_metrics['e2e_mean_ms']).toBeLessThan(ref.doc.simulation_metrics['e2e_mean_ms']! / 2);
+  });
+
+  it('the CLI flag alone: the reference cannot scale up, corrected adds unplaced replicas', async () => {
+    const flag = ['--model-autoscaler-interval-us', '1000000'];
+    const ref = await run(flag, 'reference');
+    const cor = await run(flag, 'corrected');
+    expect(ups(ref.cs)).toEqual([]);
+    expect(failed(ref.cs).every((x) => x.reason === 'no node pools to place on')).toBe(true);
+    expect(ups(cor.cs).length).toBeGreaterThan(0);
+    expect(ups(cor.cs).every((x) => x.reason === 'unplaced replica')).toBe(true);
+    expect(cor.doc.simulation_metrics['e2e_mean_ms']).toBeLessThan(ref.doc.simulation_metrics['e2e_mean_ms']! / 2);
   });
 });
