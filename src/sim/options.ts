@@ -130,7 +130,7 @@ export const FLAGS = [
   { name: 'pd-transfer-bandwidth', kind: 'float', def: 25, help: 'prefill->decode KV transfer bandwidth (GB/s)', scope: 'shared' },
   { name: 'pd-transfer-base-latency', kind: 'float', def: 0.05, help: 'fixed latency per KV transfer (ms)', scope: 'shared' },
   { name: 'pd-transfer-contention', kind: 'bool', def: false, help: 'share the transfer bandwidth equally among the transfers in flight when one starts', scope: 'shared' },
-  { name: 'pd-kv-ownership', kind: 'string', def: 'duplicate', choices: PD_KV_OWNERSHIPS, help: 'P/D KV ownership: duplicate (the reference: the prefill pod keeps a cached copy) or single (the prefill pod holds the blocks until the transfer ends, then they are gone there)', scope: 'shared' },
+  { name: 'pd-kv-ownership', kind: 'string', def: 'duplicate', choices: PD_KV_OWNERSHIPS, help: 'P/D KV ownership: duplicate (the reference: the prefill pod keeps a cached copy; the default unless --semantics corrected) or single (the prefill pod holds the blocks until the transfer ends, then they are gone there; the default with --semantics corrected)', scope: 'shared' },
   { name: 'pd-transfer-mode', kind: 'string', def: 'whole', choices: PD_TRANSFER_MODES, help: 'P/D transfer: whole (the reference: starts when the prefill ends) or pipelined (each prefill chunk ships as soon as it is computed)', scope: 'shared' },
   { name: 'pd-transfer-granularity', kind: 'string', def: 'stream', choices: PD_TRANSFER_GRANULARITIES, help: 'P/D transfer unit paying the base latency: stream (the reference: once per transfer), chunk, block', scope: 'shared' },
   { name: 'pd-transfer-chunk-blocks', kind: 'int', def: 16, help: 'blocks per unit with --pd-transfer-granularity chunk', scope: 'shared' },

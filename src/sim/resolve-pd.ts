@@ -143,8 +143,10 @@ export function pdBeyondFlags(f: FlagValues): PdBeyondConfig {
   if (backpressure < 0) throw bad(`--pd-backpressure-threshold must be >= 0 (0 = off), got ${backpressure}`);
   const retryUs = f.int('pd-backpressure-retry-us');
   if (retryUs < 1) throw bad(`--pd-backpressure-retry-us must be >= 1, got ${retryUs}`);
+  // Corrected semantics (D6): a block is owned once unless --pd-kv-ownership says otherwise.
+  const corrected = f.has('semantics') && f.str('semantics') === 'corrected';
   return {
-    ownership: pick('pd-kv-ownership', PD_KV_OWNERSHIPS),
+    ownership: corrected && !f.changed('pd-kv-ownership') ? 'single' : pick('pd-kv-ownership', PD_KV_OWNERSHIPS),
     mode: pick('pd-transfer-mode', PD_TRANSFER_MODES),
     granularity: pick('pd-transfer-granularity', PD_TRANSFER_GRANULARITIES),
     chunkBlocks,

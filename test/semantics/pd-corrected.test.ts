@@ -162,4 +162,19 @@ describe('corrected P/D semantics', () => {
     expect(m.reference.cs.instances[1]!.metrics.stepItl.length).toBeGreaterThan(0);
     expect(m.corrected.cs.instances[1]!.metrics.stepItl.length).toBe(0);
   });
+
+  it('D6: the transferred blocks are owned once: the prefill pod keeps no cached copy (unless --pd-kv-ownership duplicate)', async () => {
+    const argv = ['--num-instances', '2', '--prefill-instances', '1', '--decode-instances', '1', '--pd-decider', 'always', '--rate', '5', '--num-requests', '40', '--seed', '101',
+      '--prefix-tokens', '512', '--prompt-tokens', '512', '--prompt-tokens-stdev', '0', '--output-tokens', '32', '--output-tokens-stdev', '0'];
+    const m = await both(argv);
+    // Reference: every prompt after the first hits the shared 512-token prefix on the prefill pod (39 of 40 half the blocks).
+    expect(m.reference.cs.instances[0]!.metrics.cacheHitRate).toBe(0.4875);
+    expect(m.reference.cs.pd!.parents.map((p) => p.prefill.ttft).slice(0, 3)).toEqual([24767, 23594, 23594]);
+    // Corrected: the blocks moved to the decode pod; the prefill pod recomputes every prompt.
+    expect(m.corrected.cs.instances[0]!.metrics.cacheHitRate).toBe(0);
+    expect(m.corrected.cs.pd!.parents.every((p) => p.prefill.ttft === 24767)).toBe(true);
+    // The option still chooses: duplicate in corrected mode gives the reference's prefill hits back.
+    const dup = await run([...argv, '--pd-kv-ownership', 'duplicate'], 'corrected');
+    expect(dup.cs.instances[0]!.metrics.cacheHitRate).toBe(0.4875);
+  });
 });
