@@ -3,7 +3,7 @@
  * A5): each test runs both `--semantics` modes on one scenario and asserts the reference's behaviour and the
  * corrected one with numbers (every invariant checker runs on both simulations).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -176,5 +176,30 @@ describe('corrected P/D semantics', () => {
     // The option still chooses: duplicate in corrected mode gives the reference's prefill hits back.
     const dup = await run([...argv, '--pd-kv-ownership', 'duplicate'], 'corrected');
     expect(dup.cs.instances[0]!.metrics.cacheHitRate).toBe(0.4875);
+  });
+
+  it('A5: both halves of a split request carry its LoRA adapter (cold loads on both pods)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'blis-a5-'));
+    try {
+      writeFileSync(path.join(dir, 'lora.yaml'), 'lora:\n  adapter_capacity: 1\n  adapters:\n    - {id: a1, rank: 16}\n    - {id: a2, rank: 16}\n');
+      const client = (id: string, adapter: string) => `  - {id: ${id}, adapter: ${adapter}, rate_fraction: 0.5, arrival: {process: poisson}, input_distribution: {type: constant, params: {value: 512}}, output_distribution: {type: constant, params: {value: 32}}}\n`;
+      writeFileSync(path.join(dir, 'w.yaml'), `version: "2"\nseed: 5\naggregate_rate: 10\nnum_requests: 60\nclients:\n${client('c1', 'a1')}${client('c2', 'a2')}`);
+      const argv = ['--num-instances', '2', '--prefill-instances', '1', '--decode-instances', '1', '--pd-decider', 'always',
+        '--lora-config', path.join(dir, 'lora.yaml'), '--workload-spec', path.join(dir, 'w.yaml')];
+      const m = await both(argv);
+      type Doc = { simulation_metrics: Record<string, unknown>; instances: { adapters?: Record<string, { load_count: number }> }[] };
+      const doc = (r: Ran) => JSON.parse(r.stdout) as Doc;
+      const loads = (r: Ran) => doc(r).instances.map((i) => (i.adapters === undefined ? null : [i.adapters['a1']?.load_count, i.adapters['a2']?.load_count]));
+      // Reference: the halves have no adapter: no pod loads one, and TTFT is that of an adapter-free run.
+      expect(loads(m.reference)).toEqual([null, null]);
+      // Corrected: one slot per pod and two alternating adapters: 15 cold loads of each on each pod.
+      expect(loads(m.corrected)).toEqual([[15, 15], [15, 15]]);
+      const ttft = (r: Ran) => doc(r).simulation_metrics['ttft_mean_ms'] as number;
+      expect(ttft(m.reference)).toBeLessThan(30);
+      expect(ttft(m.corrected)).toBeGreaterThan(10 * ttft(m.reference));
+      expect(m.corrected.cs.pd!.parents.every((p) => p.prefill.adapter === p.req.adapter && p.decode!.adapter === p.req.adapter)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -206,7 +206,7 @@ export class PdCoordinator {
       return;
     }
     if (h.traceDecisions && this.corrected) h.recordSplit(req, state, d);
-    const parent = new PdParent(req, this.setup.blockSize, index);
+    const parent = new PdParent(req, this.setup.blockSize, index, this.corrected);
     parent.encodeIndex = encodeIndex;
     this.parents.push(parent);
     this.byReq.set(req, parent);
