@@ -162,6 +162,11 @@ export class Instance {
     return (this.waitQ.inputTokens / Math.max(this.cfg.maxNumBatchedTokens, 1)) * this.stepEwma;
   }
 
+  /** Step time (µs) of a lone prefill of `tokens` tokens here: E/P/D prices encode work with it. */
+  loneStepTimeUs(req: Request): number {
+    return this.latency.stepTime([req], 1);
+  }
+
   /** The latency model's fixed per-request post-decode overhead (µs): P/D stamps it on parent completions. */
   postDecodeFixedOverhead(): number {
     return this.latency.postDecodeFixedOverhead();

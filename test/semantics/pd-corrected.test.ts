@@ -202,4 +202,59 @@ describe('corrected P/D semantics', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('D10: encode work runs on the encode pod before the prefill, taking a lone prefill of the media tokens', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'blis-d10-'));
+    try {
+      writeFileSync(path.join(dir, 'w.yaml'), `version: "2"
+seed: 31
+aggregate_rate: 8
+num_requests: 80
+clients:
+  - id: vision
+    rate_fraction: 0.5
+    arrival: {process: poisson}
+    input_distribution: {type: constant, params: {value: 100}}
+    output_distribution: {type: constant, params: {value: 50}}
+    multimodal:
+      text_distribution: {type: constant, params: {value: 100}}
+      image_distribution: {type: constant, params: {value: 2000}}
+      image_count_distribution: {type: constant, params: {value: 1}}
+  - id: text
+    rate_fraction: 0.5
+    arrival: {process: poisson}
+    input_distribution: {type: constant, params: {value: 100}}
+    output_distribution: {type: constant, params: {value: 50}}
+`);
+      const argv = ['--num-instances', '4', '--prefill-instances', '1', '--decode-instances', '2', '--encode-instances', '1', '--pd-decider', 'always', '--encode-decider', 'multimodal',
+        '--workload-spec', path.join(dir, 'w.yaml'), '--horizon', '60000000'];
+      const m = await both(argv);
+      const media = (r: Ran) => r.cs.pd!.parents.filter((p) => p.req.imageTokens > 0);
+      const text = (r: Ran) => r.cs.pd!.parents.filter((p) => p.req.imageTokens === 0);
+      expect(media(m.reference).length).toBeGreaterThan(20);
+      // Reference: the prefill is routed the moment the request arrives; the encode pod does nothing.
+      expect(media(m.reference).every((p) => p.prefillEnqueueTime === p.req.arrivalTime)).toBe(true);
+      expect(m.reference.cs.pd!.encode!.jobs).toBe(0);
+      // Corrected: each image request waits for its encode job (a lone 2,000-token prefill on the encode pod,
+      // queued first come first served there); text requests skip it.
+      const ttft = (ps: readonly { req: { ttft: number } }[]) => ps.reduce((n, p) => n + p.req.ttft, 0) / ps.length;
+      const enc = m.corrected.cs.pd!.encode!;
+      expect(enc.jobs).toBe(media(m.corrected).length);
+      const job = enc.busyUs / enc.jobs;
+      expect(job).toBeGreaterThan(10_000);
+      expect(media(m.corrected).every((p) => p.prefillEnqueueTime - p.req.arrivalTime >= job)).toBe(true);
+      expect(text(m.corrected).every((p) => p.prefillEnqueueTime === p.req.arrivalTime)).toBe(true);
+      expect(ttft(media(m.corrected)) - ttft(media(m.reference))).toBeGreaterThanOrEqual(job);
+      // Requests served whole (decider never) wait for their encode job too, then join their decode pod's queue.
+      const whole = await both(argv.map((a) => (a === 'always' ? 'never' : a)));
+      const waits = (r: Ran) => new Map(r.cs.instances.flatMap((i) => i.metrics.requests).filter((q) => q.imageTokens > 0).map((q) => [q.id, q.enqueueTime - q.arrivalTime]));
+      expect(whole.corrected.cs.pd!.encode!.jobs).toBe(enc.jobs);
+      const ref = waits(whole.reference);
+      const cor = waits(whole.corrected);
+      expect(cor.size).toBe(ref.size);
+      for (const [id, w] of cor) expect(w - (ref.get(id) as number)).toBeGreaterThanOrEqual(job);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

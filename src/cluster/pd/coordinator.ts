@@ -109,6 +109,8 @@ export class PdCoordinator {
   /** E/P/D: the encode stage; null without an encode pool. */
   readonly encode: EncodeStage | null;
   readonly kvTransferRecords: KVTransferRecord[] = [];
+  /** Corrected semantics: requests served whole waiting for their encode job, with their routing decision. */
+  private readonly encodedLocal = new Map<Request, { state: RouterState; d: RoutingDecision; index: number; encodeIndex: number }>();
   /** Beyond-reference behaviour; null when every option has the reference's value. */
   readonly beyond: PdBeyond | null;
 
@@ -165,6 +167,11 @@ export class PdCoordinator {
     return this.transferStartCount === 0 ? 0 : this.transferDepthSum / this.transferStartCount;
   }
 
+  /** Whether `req` (served whole) waits for its encode job to end (corrected semantics). */
+  encoding(req: Request): boolean {
+    return this.encodedLocal.has(req);
+  }
+
   /** The parent of a sub-request or of an original request, if split. */
   parentOf(req: Request): PdParent | undefined {
     return this.byReq.get(req);
@@ -201,23 +208,43 @@ export class PdCoordinator {
     if (index < 0) throw new RangeError(`decode routing chose unknown instance ${d.targetId}`);
     const encodeIndex = this.encode === null ? -1 : this.encode.route(req, d.targetId, models === null ? null : req.model);
     if (encodeIndex === null) return;
+    // Corrected semantics (D10): the encode job runs first; the request moves on when it ends.
+    const encodeEnd = this.corrected && encodeIndex >= 0 ? (this.encode as EncodeStage).run(req, encodeIndex, t) : t;
     if (!dec.disaggregate) {
+      if (encodeEnd > t) {
+        this.encodedLocal.set(req, { state, d, index, encodeIndex });
+        h.scheduleCluster(encodeEnd, EventKind.PrefillRouting, req);
+        return;
+      }
       h.deliver(req, t, state, d, index);
       return;
     }
     if (h.traceDecisions && this.corrected) h.recordSplit(req, state, d);
     const parent = new PdParent(req, this.setup.blockSize, index, this.corrected);
     parent.encodeIndex = encodeIndex;
+    parent.encodePending = encodeEnd > t;
     this.parents.push(parent);
     this.byReq.set(req, parent);
     this.byReq.set(parent.prefill, parent);
-    h.scheduleCluster(t, EventKind.PrefillRouting, parent.prefill);
+    h.scheduleCluster(encodeEnd, EventKind.PrefillRouting, parent.prefill);
   }
 
-  /** PrefillRouting: the prefill half to a prefill-capable pod. */
+  /** PrefillRouting: the prefill half to a prefill-capable pod (or, after its encode job, a request served whole). */
   routePrefill(sub: Request, t: number): void {
     const h = this.host;
+    const local = this.encodedLocal.get(sub);
+    if (local !== undefined) {
+      this.encodedLocal.delete(sub);
+      (this.encode as EncodeStage).finish(local.encodeIndex);
+      if (h.routable(local.index)) h.deliver(sub, t, local.state, local.d, local.index);
+      else h.rejectAtRouting(sub);
+      return;
+    }
     const parent = this.byReq.get(sub) as PdParent;
+    if (parent.encodePending) {
+      parent.encodePending = false;
+      (this.encode as EncodeStage).finish(parent.encodeIndex);
+    }
     const b = this.beyond;
     if (b !== null && !b.admits(parent.decodeIndex)) {
       // Backpressure: the decode pod's queue is full; hold this prefill and look again shortly.

@@ -6,7 +6,7 @@
  * no routable pod loses the request there (INV-1's encode_routing_rejections term).
  */
 import type { EncodeRoutingRecord } from '../../domain/decision-records.js';
-import type { Request } from '../../domain/request.js';
+import { Request } from '../../domain/request.js';
 import { computeCounterfactual } from '../../routing/counterfactual.js';
 import type { EncodeDecider } from '../../routing/encode-decider.js';
 import type { RoutingPolicy } from '../../routing/types.js';
@@ -17,6 +17,11 @@ export class EncodeStage {
   readonly records: EncodeRoutingRecord[] = [];
   /** Requests routed through the encode pool. */
   routed = 0;
+  /** Corrected semantics: when each encode pod's last job ends (µs), by instance index. */
+  private readonly busyUntil = new Map<number, number>();
+  /** Encode jobs run (corrected semantics) and their summed duration (µs). */
+  jobs = 0;
+  busyUs = 0;
 
   constructor(
     private readonly host: PdHost,
@@ -46,4 +51,31 @@ export class EncodeStage {
     }
     return index;
   }
+
+  /**
+   * Corrected semantics: queues `req`'s encode job on pod `index` at `now`; returns when it ends (µs). The
+   * pod counts it in flight until {@link finish}.
+   */
+  run(req: Request, index: number, now: number): number {
+    const media = req.imageTokens + req.audioTokens + req.videoTokens;
+    if (media <= 0) return now;
+    const inst = this.host.instances[index];
+    if (inst === undefined) return now;
+    const job = new Request(`${req.id}_encode`, new Int32Array(media), EMPTY, now, 0, 0);
+    job.numNewTokens = media;
+    const d = inst.loneStepTimeUs(job);
+    const end = Math.max(now, this.busyUntil.get(index) ?? 0) + d;
+    this.busyUntil.set(index, end);
+    this.jobs++;
+    this.busyUs += d;
+    this.host.inFlight[index] = (this.host.inFlight[index] ?? 0) + 1;
+    return end;
+  }
+
+  /** The job on pod `index` ended: it no longer counts in flight there. */
+  finish(index: number): void {
+    this.host.inFlight[index] = Math.max(0, (this.host.inFlight[index] ?? 0) - 1);
+  }
 }
+
+const EMPTY = new Int32Array(0);

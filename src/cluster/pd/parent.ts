@@ -22,6 +22,8 @@ export class PdParent {
   decodeIndex: number;
   /** E/P/D: the encode pod the request was routed to (-1 = the encode stage did not run for it). */
   encodeIndex = -1;
+  /** Corrected semantics: its encode job is still running (the prefill is routed when it ends). */
+  encodePending = false;
   /** Dropped at transfer start or end (the decode pod could not take the KV). */
   dropped = false;
   /** How the request ended: Completed or TimedOut (a half timed out or was killed); null = neither. */
