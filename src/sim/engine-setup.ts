@@ -111,6 +111,8 @@ export interface PdEngineSetup {
   readonly prefill: InstanceOverrides | null;
   /** Overrides of decode and shared-role instances (decode wins for shared pods). */
   readonly decode: InstanceOverrides | null;
+  /** Overrides of encode-pool instances (--encode-tp, --encode-hardware); absent/null = the cluster-wide setup. */
+  readonly encode?: InstanceOverrides | null;
   /** Models served by P/D pools (deployment file); absent/null = every request takes the P/D path. */
   readonly pdModels?: readonly string[] | null;
   /** KV bytes per token of a prefill instance's configuration (by its scaling target); absent = transfer's. */
@@ -237,6 +239,7 @@ function overridesFor(pd: PdEngineSetup | null | undefined, i: number): Instance
   const role = pd.roles[i] ?? PoolRole.None;
   if (role === PoolRole.Prefill) return pd.prefill;
   if (role === PoolRole.Decode || role === PoolRole.PrefillDecode) return pd.decode;
+  if (role === PoolRole.Encode) return pd.encode ?? null;
   return null;
 }
 

@@ -145,6 +145,8 @@ export const FLAGS = [
   { name: 'prefill-latency-model', kind: 'string', def: '', choices: namesOf(LATENCY_BACKENDS), help: 'latency backend of prefill-pool instances ("" = --latency-model)', scope: 'shared' },
   { name: 'decode-latency-model', kind: 'string', def: '', choices: namesOf(LATENCY_BACKENDS), help: 'latency backend of decode-pool and shared instances ("" = --latency-model)', scope: 'shared' },
   { name: 'prefill-max-model-len', kind: 'int', def: 0, help: 'max model length of prefill-pool instances (0 = --max-model-len, capped at the pool\'s KV capacity)', scope: 'shared' },
+  { name: 'encode-tp', kind: 'int', def: 0, help: 'tensor parallelism of encode-pool instances (0 = --tp; beyond the reference): the GPUs they take on node pools and, with --semantics corrected, the speed of their encode jobs', scope: 'shared' },
+  { name: 'encode-hardware', kind: 'string', def: '', help: 'GPU of encode-pool instances ("" = --hardware; beyond the reference): their node-pool placement and, with --semantics corrected, the speed of their encode jobs', scope: 'shared' },
   { name: 'decode-max-model-len', kind: 'int', def: 0, help: 'max model length of decode-pool and shared instances (0 = --max-model-len, capped at the pool\'s KV capacity)', scope: 'shared' },
   // gateway queue / flow control
   { name: 'flow-control', kind: 'bool', def: false, help: 'enable the gateway queue (flow control); it replaces --admission-policy', scope: 'shared' },

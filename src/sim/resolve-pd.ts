@@ -76,6 +76,8 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
   if (decider !== 'prefix-threshold' && f.changed('pd-prefix-threshold')) warn(`--pd-prefix-threshold=${threshold} is ignored when --pd-decider="${decider}" (only applies to the prefix-threshold decider)`);
   if (decider !== 'never' && prefill === 0) warn(`--pd-decider="${decider}" has no effect because --prefill-instances=0 (disaggregation is disabled); set --prefill-instances and --decode-instances to enable`);
   const encodeDecider = resolveEncodeDecider(f, encode, warn);
+  const encodeSet = ['encode-tp', 'encode-hardware'].find((n) => f.has(n) && f.changed(n));
+  if (encodeSet !== undefined && encode === 0) throw bad(`--${encodeSet} needs an encode pool: set --encode-instances (or drop --${encodeSet})`);
   const perPoolChanged = PER_POOL_FLAGS.some((n) => f.changed(`prefill-${n}`) || f.changed(`decode-${n}`));
   if (perPoolChanged && prefill === 0) warn('per-pool hardware flags (--prefill-tp, --decode-tp, etc.) have no effect when --prefill-instances=0 (disaggregation is disabled)');
   const contention = f.bool('pd-transfer-contention');
@@ -91,9 +93,13 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
   if (arch === null) throw bad(`PD disaggregation requires model architecture for KV transfer sizing: no config.json is known for "${lat.model}"; pass --model-config-folder`);
   const prefillO = prefill > 0 ? overrideFlags(f, 'prefill') : emptyOverrides();
   const decodeO = prefill > 0 ? overrideFlags(f, 'decode') : emptyOverrides();
-  if (prefill > 0 && (lat.backend === 'roofline' || lat.backend === 'trained-physics')) {
-    autoCapacity(f, lat, g, 'prefill', prefillO, warn);
-    autoCapacity(f, lat, g, 'decode', decodeO, warn);
+  const encodeO = encode > 0 ? encodeOverrideFlags(f) : emptyOverrides();
+  if (lat.backend === 'roofline' || lat.backend === 'trained-physics') {
+    if (prefill > 0) {
+      autoCapacity(f, lat, g, 'prefill', prefillO, warn);
+      autoCapacity(f, lat, g, 'decode', decodeO, warn);
+    }
+    if (encode > 0) autoCapacity(f, lat, g, 'encode', encodeO, warn);
   }
   const prefillTp = prefillO.tp ?? lat.tp;
   if (prefillTp <= 0) throw bad('PD disaggregation requires prefill TP > 0 (set --tp or --prefill-tp)');
@@ -114,6 +120,7 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
     decodeScorers: poolScorers(f, 'decode-routing-scorers'),
     prefill: instanceOverrides(lat, g, prefillO, '--prefill'),
     decode: instanceOverrides(lat, g, decodeO, '--decode'),
+    encode: instanceOverrides(lat, g, encodeO, '--encode'),
   };
 }
 
@@ -180,8 +187,20 @@ function overrideFlags(f: FlagValues, pool: 'prefill' | 'decode'): PoolOverrideF
   return o;
 }
 
+/** The encode pool's overrides (beyond the reference: TP and GPU only). */
+function encodeOverrideFlags(f: FlagValues): PoolOverrideFlags {
+  const o = emptyOverrides();
+  if (f.has('encode-tp') && f.changed('encode-tp')) {
+    const tp = f.int('encode-tp');
+    if (tp <= 0) throw bad(`--encode-tp must be > 0, got ${tp}`);
+    o.tp = tp;
+  }
+  if (f.has('encode-hardware') && f.changed('encode-hardware')) o.gpu = f.str('encode-hardware');
+  return o;
+}
+
 /** Per-pool KV capacity for a pool whose TP or GPU differs from the global one (reference per-pool auto-calc). */
-function autoCapacity(f: FlagValues, lat: ResolvedLatency, g: PdGlobals, pool: 'prefill' | 'decode', o: PoolOverrideFlags, warn: (m: string) => void): void {
+function autoCapacity(f: FlagValues, lat: ResolvedLatency, g: PdGlobals, pool: 'prefill' | 'decode' | 'encode', o: PoolOverrideFlags, warn: (m: string) => void): void {
   const params = lat.kvParams;
   const arch = lat.architecture;
   if (params === null || arch === null) {
@@ -209,7 +228,7 @@ function autoCapacity(f: FlagValues, lat: ResolvedLatency, g: PdGlobals, pool: '
     throw bad(`--${pool}-tp/--${pool}-hardware: KV capacity auto-calculation failed for ${pool} pool: ${(e as Error).message}`);
   }
   o.totalKvBlocks = blocks;
-  if (!f.changed(`${pool}-max-model-len`)) {
+  if (pool === 'encode' || !f.changed(`${pool}-max-model-len`)) {
     const feasible = blocks * g.blockSize;
     if (feasible < lat.maxModelLen) o.maxModelLen = feasible;
   }

@@ -257,4 +257,47 @@ clients:
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('D11: --encode-hardware / --encode-tp configure the encode pods: corrected encode jobs run at that GPU\'s speed', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'blis-d11-'));
+    try {
+      writeFileSync(path.join(dir, 'w.yaml'), `version: "2"
+seed: 31
+aggregate_rate: 4
+num_requests: 20
+clients:
+  - id: vision
+    rate_fraction: 1
+    arrival: {process: poisson}
+    input_distribution: {type: constant, params: {value: 100}}
+    output_distribution: {type: constant, params: {value: 50}}
+    multimodal:
+      text_distribution: {type: constant, params: {value: 100}}
+      image_distribution: {type: constant, params: {value: 2000}}
+      image_count_distribution: {type: constant, params: {value: 1}}
+`);
+      const argv = ['--num-instances', '3', '--prefill-instances', '1', '--decode-instances', '1', '--encode-instances', '1', '--pd-decider', 'always', '--encode-decider', 'multimodal',
+        '--workload-spec', path.join(dir, 'w.yaml')];
+      const h100 = await both(argv);
+      const l4 = await both([...argv, '--encode-hardware', 'L4', '--encode-tp', '2']);
+      const times = (r: Ran) => r.cs.pd!.parents.map((p) => [p.prefillEnqueueTime, p.completionTime]);
+      // Reference: encode pods do no work, so their configuration changes no result.
+      expect(times(l4.reference)).toEqual(times(h100.reference));
+      // The encode pod runs at TP 2 on the L4 in both modes (what node-pool placement reads).
+      expect(l4.reference.cs.instances[2]!.kv.totalBlocks).not.toBe(h100.reference.cs.instances[2]!.kv.totalBlocks);
+      // Corrected: each encode job is priced on the encode pod's own GPU and TP.
+      const job = (r: Ran) => r.cs.pd!.encode!.busyUs / r.cs.pd!.encode!.jobs;
+      expect(h100.corrected.cs.pd!.encode!.jobs).toBe(20);
+      expect(job(l4.corrected)).toBeGreaterThan(1.5 * job(h100.corrected));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('D11: --encode-tp / --encode-hardware without an encode pool are refused', async () => {
+    const r = await runCli(['run', ...MODEL, '--num-instances', '2', '--prefill-instances', '1', '--decode-instances', '1', '--encode-tp', '2', ...LOAD]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('--encode-tp needs an encode pool: set --encode-instances');
+  });
 });
