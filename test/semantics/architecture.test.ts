@@ -14,7 +14,7 @@ import { calculateKVBlocks, modelWeightBytes } from '../../src/latency/kv-capaci
 import { createRooflineModel } from '../../src/latency/roofline.js';
 import { createTrainedPhysicsModel } from '../../src/latency/trained-physics.js';
 import { TRAINED_PHYSICS_COEFFICIENTS } from '../../src/config/defaults.js';
-import type { ModelConfig } from '../../src/latency/types.js';
+import { stepBatchOf, type ModelConfig } from '../../src/latency/types.js';
 
 const model = (name: keyof typeof MODEL_CATALOG): ModelConfig => parseHFConfig(MODEL_CATALOG[name].config);
 const h100 = findGpu('H100')!;
@@ -70,8 +70,8 @@ describe('E11: roofline counts a gated MLP as three matrices and uses head_dim',
 
   it('reference: two MLP matrices (5.10 B non-embedding parameters); corrected: three (6.98 B, the real count)', () => {
     const mc = model('llama-3.1-8b-instruct');
-    const ref = createRooflineModel({ model: mc, hardware: h100, tp: 1, alpha: [0, 0, 0] }).stepTime([decoding(1000)], 1);
-    const cor = createRooflineModel({ model: mc, hardware: h100, tp: 1, alpha: [0, 0, 0], corrected: true }).stepTime([decoding(1000)], 1);
+    const ref = createRooflineModel({ model: mc, hardware: h100, tp: 1, alpha: [0, 0, 0] }).stepTime(stepBatchOf([decoding(1000)]));
+    const cor = createRooflineModel({ model: mc, hardware: h100, tp: 1, alpha: [0, 0, 0], corrected: true }).stepTime(stepBatchOf([decoding(1000)]));
     expect(Math.abs(ref - memoryUs(2))).toBeLessThanOrEqual(1);
     expect(Math.abs(cor - memoryUs(3))).toBeLessThanOrEqual(1);
     expect(cor / ref).toBeGreaterThan(1.3);
@@ -80,7 +80,7 @@ describe('E11: roofline counts a gated MLP as three matrices and uses head_dim',
   it('corrected roofline: MLA moves the 576-element latent per layer instead of 2 x 16 heads x 128', () => {
     const mc = model('deepseek-v2-lite');
     const at = (ctx: number, corrected: boolean): number =>
-      createRooflineModel({ model: mc, hardware: h100, tp: 1, alpha: [0, 0, 0], corrected }).stepTime([decoding(ctx)], 1);
+      createRooflineModel({ model: mc, hardware: h100, tp: 1, alpha: [0, 0, 0], corrected }).stepTime(stepBatchOf([decoding(ctx)]));
     // Extra KV bytes read for 100,000 more tokens of context: 27 layers x elements x 2 bytes each.
     const perToken = (elements: number): number => (27 * elements * 2) / (h100.BwPeakTBs * 1e12) * 1e6;
     expect(Math.abs(at(101000, false) - at(1000, false) - 100000 * perToken(4096))).toBeLessThanOrEqual(2);
@@ -90,7 +90,7 @@ describe('E11: roofline counts a gated MLP as three matrices and uses head_dim',
 
 describe('E11/L3: trained-physics', () => {
   const tp = (mc: ModelConfig, corrected: boolean, r: Request): number =>
-    createTrainedPhysicsModel({ model: mc, hardware: h100, tp: 1, alpha: TRAINED_PHYSICS_COEFFICIENTS.alpha, beta: TRAINED_PHYSICS_COEFFICIENTS.beta, corrected }).stepTime([r], 1);
+    createTrainedPhysicsModel({ model: mc, hardware: h100, tp: 1, alpha: TRAINED_PHYSICS_COEFFICIENTS.alpha, beta: TRAINED_PHYSICS_COEFFICIENTS.beta, corrected }).stepTime(stepBatchOf([r]));
 
   it('is unchanged for a model whose definition already agrees (llama-3.1-8b: head_dim = d/H, dense, gated)', () => {
     const mc = model('llama-3.1-8b-instruct');
