@@ -6,7 +6,7 @@
  * no routable pod loses the request there (INV-1's encode_routing_rejections term).
  */
 import type { EncodeRoutingRecord } from '../../domain/decision-records.js';
-import { Request } from '../../domain/request.js';
+import type { Request } from '../../domain/request.js';
 import { computeCounterfactual } from '../../routing/counterfactual.js';
 import type { EncodeDecider } from '../../routing/encode-decider.js';
 import type { RoutingPolicy } from '../../routing/types.js';
@@ -61,9 +61,7 @@ export class EncodeStage {
     if (media <= 0) return now;
     const inst = this.host.instances[index];
     if (inst === undefined) return now;
-    const job = new Request(`${req.id}_encode`, new Int32Array(media), EMPTY, now, 0, 0);
-    job.numNewTokens = media;
-    const d = inst.loneStepTimeUs(job);
+    const d = inst.loneStepTimeUs(media);
     const end = Math.max(now, this.busyUntil.get(index) ?? 0) + d;
     this.busyUntil.set(index, end);
     this.jobs++;
@@ -77,5 +75,3 @@ export class EncodeStage {
     this.host.inFlight[index] = Math.max(0, (this.host.inFlight[index] ?? 0) - 1);
   }
 }
-
-const EMPTY = new Int32Array(0);
