@@ -98,6 +98,12 @@ export class Instance {
   private readonly recentTpot = new RecentMean();
   onRequestDone: RequestDoneHook | null = null;
   /**
+   * Optional observer of a completed request leaving at the end of the step that finished it (its RequestLeft
+   * event, at the time `onRequestDone` was given): the cluster's corrected semantics count the completion
+   * there. Unset, one null check per completion.
+   */
+  onRequestLeft: RequestDoneHook | null = null;
+  /**
    * Optional observer of token production (a live server streams tokens at these times). Called once per
    * token, right after the step that produced it, with the absolute tick the token becomes available: the
    * first token at arrival + TTFT, each decode token at arrival + TTFT + the ITLs so far — the same clock the
@@ -256,6 +262,7 @@ export class Instance {
         this.step(time);
         return;
       case EventKind.RequestLeft:
+        this.onRequestLeft?.(req as Request, time);
         return;
       case EventKind.Timeout:
         this.timeout(req as Request, time);

@@ -22,4 +22,27 @@ describe('router signals under --semantics', () => {
     // The scrape at t = 0 saw idle instances: all 100 blocks free until the 60 ms refresh, when request_0 (64 prompt + ~60 generated tokens) holds 8.
     expect(free('corrected')).toEqual(['instance_0:100 instance_1:100', 'instance_0:100 instance_1:100', 'instance_0:92 instance_1:100']);
   });
+
+  it('M6: a completion leaves the in-flight count when its step starts (reference) or when it ends (corrected)', () => {
+    // request_0 (1 output token) finishes in the step [0, 1000 µs); request_1 is routed at 500 µs, mid-step.
+    const setup = engineSetup({
+      numInstances: 2,
+      policy: policy({ routingPolicy: 'least-loaded', snapshotRefreshInterval: 0, traceDecisions: true, counterfactualK: 2 }),
+    });
+    const runs = bothModes(setup, () => [req(0, 16, 1, 0), req(1, 16, 1, 500)]);
+    for (const m of ['reference', 'corrected'] as const) {
+      const [first, second] = runs[m].cs.routingRecords;
+      const firstTarget = first!.chosenInstance;
+      const seen = new Map((second!.candidates ?? []).map((c) => [c.instanceId, c.inFlightRequests]));
+      if (m === 'reference') {
+        // Both instances look empty at 500 µs: request_0's instance already counted it done at t = 0.
+        expect([...seen.values()]).toEqual([0, 0]);
+      } else {
+        expect(seen.get(firstTarget)).toBe(1);
+        expect(second!.chosenInstance).not.toBe(firstTarget);
+      }
+      // The requests complete at the same times in both modes.
+      expect(runs[m].reqs.map((r) => r.e2e)).toEqual([1000, 1000]);
+    }
+  });
 });
