@@ -726,7 +726,7 @@ export class ClusterSimulator {
   }
 
   private recordRouting(req: Request, d: RoutingDecision, snaps: readonly RoutingSnapshot[], expected: boolean | null, actual: boolean | null): void {
-    const cf = computeCounterfactual(d.targetId, d.scores, snaps, this.cfg.counterfactualK);
+    const cf = computeCounterfactual(d.targetId, d.regretScores ?? d.scores, snaps, this.cfg.counterfactualK);
     const rec: RoutingRecord = {
       requestId: req.id,
       clock: this.clock,

@@ -215,6 +215,12 @@ export interface RoutingDecision {
   readonly breakdown: readonly ScorerContribution[] | null;
   /** Instance ids the policy eliminated before scoring (absent = none). */
   readonly filteredOut?: readonly string[];
+  /**
+   * Scores on the objective counterfactual regret is measured on, when that is not `scores` (absent = `scores`,
+   * or −EffectiveLoad without scores). Only corrected least-loaded sets it: its own scores are the load it
+   * minimised, so regret on them would always be 0.
+   */
+  readonly regretScores?: ReadonlyMap<string, number>;
 }
 
 /** What a priority policy returns (policy-search-design §3 PriorityPolicy). */
