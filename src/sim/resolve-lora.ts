@@ -44,11 +44,13 @@ export interface AdapterReference {
 }
 
 /**
- * Every referenced adapter must be declared, and an adapter that names a base model attaches only to that model
- * (compared, as in the reference, with the client's own `model` field).
+ * Every referenced adapter must be declared, and an adapter that names a base model attaches only to that model:
+ * compared, as in the reference, with the client's own `model` field, or, when `runsOn` is given (--semantics
+ * corrected), with the model the client's requests run on: its `model` field, else `runsOn` (the simulated
+ * model), case-insensitively as --model is read.
  * @throws ConfigError naming the client and the fix.
  */
-export function checkAdapterReferences(refs: Iterable<AdapterReference>, lora: LoraSetup): void {
+export function checkAdapterReferences(refs: Iterable<AdapterReference>, lora: LoraSetup, runsOn: string | null = null): void {
   const byId = new Map(lora.registry.map((a) => [a.id, a]));
   for (const r of refs) {
     if (r.adapter === '') continue;
@@ -58,6 +60,14 @@ export function checkAdapterReferences(refs: Iterable<AdapterReference>, lora: L
     const a = byId.get(r.adapter);
     if (a === undefined) {
       throw new ConfigError('lora-reference', `${r.kind} "${r.id}" uses LoRA adapter "${r.adapter}", which --lora-config does not declare (declared: ${[...byId.keys()].sort().join(', ')}); add it or fix the name`);
+    }
+    if (runsOn !== null) {
+      const model = r.model !== '' ? r.model : runsOn;
+      if (a.baseModel !== '' && a.baseModel.toLowerCase() !== model.toLowerCase()) {
+        const whose = r.model !== '' ? `has model "${model}"` : `runs on the simulated model "${model}"`;
+        throw new ConfigError('lora-reference', `${r.kind} "${r.id}" ${whose} but its LoRA adapter "${r.adapter}" attaches to base model "${a.baseModel}"; use an adapter for "${model}" or fix the adapter's base_model`);
+      }
+      continue;
     }
     if (a.baseModel !== '' && a.baseModel !== r.model) {
       throw new ConfigError('lora-reference', `${r.kind} "${r.id}" has model "${r.model}" but its LoRA adapter "${r.adapter}" attaches to base model "${a.baseModel}"; set the ${r.kind}'s model to "${a.baseModel}" or use an adapter for "${r.model}"`);

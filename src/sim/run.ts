@@ -307,7 +307,8 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
   let wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
-  checkAdapterReferences(wl.adapterRefs ?? [], lora);
+  // --semantics corrected (A3): base models are checked against the model a client's requests run on.
+  checkAdapterReferences(wl.adapterRefs ?? [], lora, semanticsFlag(f) === 'corrected' ? (setup.deployment?.defaultModel ?? setup.model ?? '') : null);
   const count = Array.isArray(wl.requests) ? wl.requests.length : (wl.total ?? 0);
   env.info?.(`workload: ${count} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
