@@ -106,7 +106,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
   // The schema library is loaded only when a user catalog file is given (it costs startup time).
   const hwText = hwPath === '' ? '' : env.readText(hwPath, '--hardware-config');
   const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(hwText, hwPath);
-  const lora = resolveLoraFlags(f, env);
+  const lora = resolveLoraFlags(f, env, semanticsFlag(f) === 'corrected');
   const inputs: LatencyInput = {
     model: f.str('model'),
     hardware: f.str('hardware'),

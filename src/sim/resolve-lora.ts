@@ -21,7 +21,8 @@ export interface LoraSetup {
 
 export const NO_LORA: LoraSetup = { cost: null, resolved: null, registry: [], reservedBytes: 0 };
 
-export function resolveLoraFlags(f: FlagValues, env: SimEnv): LoraSetup {
+/** `corrected` (--semantics corrected): adapters without a capacity get one slot (A1) instead of staying inert. */
+export function resolveLoraFlags(f: FlagValues, env: SimEnv, corrected = false): LoraSetup {
   const path = f.str('lora-config');
   const given = ['lora-adapter-capacity', 'lora-load-base-latency-us', 'lora-load-bandwidth-bytes-us', 'lora-footprint-bytes-per-rank'].some((n) => f.changed(n));
   if (path === '' && !given) return NO_LORA;
@@ -31,7 +32,7 @@ export function resolveLoraFlags(f: FlagValues, env: SimEnv): LoraSetup {
     ...(f.changed('lora-load-base-latency-us') ? { loadBaseLatencyUs: f.float('lora-load-base-latency-us') } : {}),
     ...(f.changed('lora-load-bandwidth-bytes-us') ? { loadBandwidthBytesUs: f.float('lora-load-bandwidth-bytes-us') } : {}),
     ...(f.changed('lora-footprint-bytes-per-rank') ? { footprintBytesPerRank: f.float('lora-footprint-bytes-per-rank') } : {}),
-  }, path === '' ? 'the --lora-* flags' : `--lora-config ${path}`, (m) => env.warn(m));
+  }, path === '' ? 'the --lora-* flags' : `--lora-config ${path}`, (m) => env.warn(m), corrected);
   return { cost: resolved === null ? null : new AdapterCost(resolved), resolved, registry: file.adapters, reservedBytes: adapterReservedBytes(resolved) };
 }
 

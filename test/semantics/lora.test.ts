@@ -47,4 +47,21 @@ describe('LoRA adapters under --semantics', () => {
     const other = { ...cfg, semantics: 'corrected' as const, files: { ...cfg.files, 'w.yaml': spec([{ adapter: 'med' }]) } };
     expect(await outcome(other)).toMatch(/client "c0" runs on the simulated model "meta-llama\/llama-3\.1-8b-instruct" but its LoRA adapter "med" attaches to base model "other-model"/);
   });
+
+  it('A1: adapters without adapter_capacity leave LoRA inert (reference) or get one slot, vLLM\'s --max-loras default (corrected)', async () => {
+    const lora = 'lora:\n  adapters:\n    - {id: sql, rank: 8}\n    - {id: legal, rank: 32}\n';
+    const cfg = { mode: 'run' as const, model: MODEL, workloadSpec: 'w.yaml', loraConfig: 'l.yaml', files: { 'l.yaml': lora, 'w.yaml': spec([{ adapter: 'sql' }, { adapter: 'legal' }]) } };
+    const ref = (await simulate(cfg)).metrics;
+    const cor = (await simulate({ ...cfg, semantics: 'corrected' })).metrics;
+    const one = (await simulate({ ...cfg, semantics: 'corrected', loraAdapterCapacity: 1 })).metrics;
+    // Reference: no slots, no loads; the run is the adapter-free run.
+    const none = (await simulate({ ...cfg, loraConfig: '', files: { 'w.yaml': spec([{ adapter: '' }, { adapter: '' }]) } })).metrics;
+    expect(loads(ref)).toBe(0);
+    expect(ref.ttft_mean_ms).toBe(none.ttft_mean_ms);
+    // Corrected: two adapters share one slot, so they load (and evict) repeatedly, and cold loads cost TTFT.
+    expect(loads(cor)).toBeGreaterThan(2);
+    expect(cor.ttft_mean_ms).toBeGreaterThan(ref.ttft_mean_ms);
+    // Exactly what an explicit adapter_capacity of 1 gives.
+    expect(cor).toEqual(one);
+  });
 });
