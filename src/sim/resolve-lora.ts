@@ -41,7 +41,8 @@ export interface AdapterReference {
   readonly kind: string;
   readonly id: string;
   readonly adapter: string;
-  readonly model: string;
+  /** null: no base-model check (trace rows, whose adapters the reference never checks at all). */
+  readonly model: string | null;
 }
 
 /**
@@ -62,6 +63,7 @@ export function checkAdapterReferences(refs: Iterable<AdapterReference>, lora: L
     if (a === undefined) {
       throw new ConfigError('lora-reference', `${r.kind} "${r.id}" uses LoRA adapter "${r.adapter}", which --lora-config does not declare (declared: ${[...byId.keys()].sort().join(', ')}); add it or fix the name`);
     }
+    if (r.model === null) continue;
     if (runsOn !== null) {
       const model = r.model !== '' ? r.model : runsOn;
       if (a.baseModel !== '' && a.baseModel.toLowerCase() !== model.toLowerCase()) {

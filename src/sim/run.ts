@@ -437,7 +437,9 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const pol = await resolvePolicyFlags(f, env);
   resolveScaling(f, pol.scaling, 'replay', null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
-  warnUndeclaredAdapters(records, lora, env);
+  // --semantics corrected (A2): a row naming an undeclared adapter is refused, as a spec client is.
+  if (semanticsFlag(f) === 'corrected') checkAdapterReferences(records.map((r) => ({ kind: `--trace-data ${dataPath}: request_id`, id: String(r.requestId), adapter: r.adapter, model: null })), lora);
+  else warnUndeclaredAdapters(records, lora, env);
   const { requests, sessions } = buildReplayWorkload(f, env, { header, records }, seed, dataPath);
   if (setup.deployment) checkDeploymentRequests(setup.deployment, requests, setup.kv.blockSize);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
