@@ -4,9 +4,7 @@
  * `--snapshot-refresh-interval` > 0 makes queue depth, batch size, KV utilisation (with free blocks, cache hit
  * rate, KV tokens), preemption count and the resident LoRA adapters Periodic: each field of each instance is re-read on a query only when
  * `clock - lastRefresh >= interval`, and lastRefresh starts at 0 — so until the first query at or after one
- * interval every Periodic field reads zero, as in the reference (zero free KV blocks and zero KV capacity read as a
- * full cache); `--semantics corrected` scrapes each instance once when it starts or joins instead (see
- * `scrapeAtStart`), keeping the same refresh schedule. 0 = Immediate (oracle). `--cache-signal-delay`
+ * interval every Periodic field reads zero, as in the reference. 0 = Immediate (oracle). `--cache-signal-delay`
  * > 0 likewise freezes the prefix-cache view, re-frozen for all instances together at the start of a router
  * state build once the delay has elapsed. In-flight counts are the router's own and always live.
  */
@@ -71,31 +69,16 @@ export class SnapshotProvider {
     private readonly refreshInterval: number,
     private readonly cacheDelay: number,
     private readonly facts: readonly StaticFacts[] = [],
-    /**
-     * --semantics corrected (docs/reference-differences.md M5): read every field once when an instance starts
-     * (t = 0) or joins, as a scraper's first scrape would, instead of zeros until the first refresh. Chosen
-     * once here; the refresh schedule (timestamps from 0) is the reference's either way.
-     */
-    private readonly scrapeAtStart = false,
   ) {
     this.cached = instances.map(() => emptyCached());
     // The reference freezes each instance's cache view when it builds the provider (all empty at t=0).
     if (cacheDelay > 0) for (const inst of instances) inst.kv.takeSnapshot();
-    if (scrapeAtStart) for (let i = 0; i < instances.length; i++) this.scrape(i);
   }
 
-  /** An instance joined the cluster (already appended to `instances`): its signals start at zero (reference). */
+  /** An instance joined the cluster (already appended to `instances`): its signals start at zero. */
   addInstance(inst: Instance): void {
     this.cached.push(emptyCached());
     if (this.cacheDelay > 0) inst.kv.takeSnapshot();
-    if (this.scrapeAtStart) this.scrape(this.cached.length - 1);
-  }
-
-  /** Forces one read of every field of instance `i`; the refresh timestamps stay 0, as the reference's. */
-  private scrape(i: number): void {
-    const c = this.cached[i] as Cached;
-    c.tQueue = c.tBatch = c.tKv = c.tPreempt = c.tAdapters = -Infinity;
-    this.snapshot(i, 0, 0);
   }
 
   private due(last: number, clock: number): boolean {
