@@ -23,6 +23,7 @@ const SERVE_ENGINE = new Set([
   'model', 'hardware', 'tp', 'dp', 'latency-model', 'alpha-coeffs', 'beta-coeffs', 'model-config-folder', 'hardware-config',
   'defaults-filepath', 'moe-comm-backend', 'enable-expert-parallel', 'total-kv-blocks', 'block-size-in-tokens',
   'gpu-memory-utilization', 'kv-cpu-blocks', 'kv-offload-threshold', 'kv-transfer-bandwidth', 'kv-transfer-base-latency',
+  'kv-storage-blocks', 'kv-storage-bandwidth', 'kv-storage-latency-us', 'kv-thrash-window-us',
   'max-num-seqs', 'max-num-batched-tokens', 'long-prefill-token-threshold', 'max-model-len', 'scheduler',
   'preemption-policy', 'seed', 'log', 'latency-profile', 'scheduling-mode', 'lora-config', 'lora-adapter-capacity',
   'lora-load-base-latency-us', 'lora-load-bandwidth-bytes-us', 'lora-footprint-bytes-per-rank',

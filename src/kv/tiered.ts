@@ -10,7 +10,8 @@ import { NO_HASH, hashBlock, inputBlockHashes } from '../domain/block-hash.js';
 import type { Request } from '../domain/request.js';
 import { BlockKVCache } from './block-cache.js';
 import { CpuTier } from './cpu-tier.js';
-import type { KVStore, KVTierStats } from './types.js';
+import type { StorageTier } from './storage-tier.js';
+import type { KVStore, KVTierReport, KVTierStats } from './types.js';
 
 const NONE: readonly number[] = [];
 
@@ -25,6 +26,9 @@ export class TieredKVCache implements KVStore {
   private cpuHits = 0;
   private cpuMisses = 0;
   private mirrors = 0;
+  private cpuLookups = 0;
+  /** Blocks staged into the CPU tier by storage reloads (with mirrors, every CPU store). */
+  private staged = 0;
   /** Separate from the GPU's lookup buffer, which may still hold the caller's `cached` argument. */
   private readonly reloadedPrefix: number[] = [];
   /** GPU block -> CPU slot it was last mirrored to; a hint, verified against the slot's identity on use. */
@@ -35,7 +39,8 @@ export class TieredKVCache implements KVStore {
    * blocks are committed only as whole blocks inside the requested range, and handed back when the rest of the
    * allocation fails, so a waiting request never holds KV and no token is stored twice.
    */
-  constructor(gpuBlocks: number, blockSize: number, cpuBlocks: number, transferBandwidth: number, baseLatency: number, readonly corrected = false) {
+  /** `storage`: the optional third tier (docs/kv-tiers.md); null keeps the reference's GPU+CPU model untouched. */
+  constructor(gpuBlocks: number, blockSize: number, cpuBlocks: number, transferBandwidth: number, baseLatency: number, readonly corrected = false, readonly storage: StorageTier | null = null) {
     if (!(transferBandwidth > 0) || !Number.isFinite(transferBandwidth)) {
       throw new RangeError(`TieredKVCache: transfer bandwidth must be finite and > 0, got ${transferBandwidth}`);
     }
@@ -49,6 +54,7 @@ export class TieredKVCache implements KVStore {
     this.totalBlocks = gpuBlocks;
     this.transferBandwidth = transferBandwidth;
     this.baseLatency = baseLatency;
+    if (storage !== null) this.cpu.onEvict = (h) => storage.offload(h);
   }
 
   getCachedBlocks(req: Request): readonly number[] {
@@ -143,19 +149,40 @@ export class TieredKVCache implements KVStore {
     const gpu = this.gpu;
     const maxReloads = gpu.freeCount;
     const perBlock = this.baseLatency + Math.ceil(bs / this.transferBandwidth);
+    const st = this.storage;
     let reloads = 0;
+    let fromStorage = 0;
     let prev = prevHash;
     for (let i = startBlock; i < n; i++) {
       const h = onCanon ? (canon[i] as number) : hashBlock(prev, req.inputTokens, i * bs, (i + 1) * bs);
       prev = h;
       if (gpu.hasHash(h)) continue;
-      if (!this.cpu.has(h)) break;
+      this.cpuLookups++;
+      if (!this.cpu.has(h)) {
+        if (st === null || !st.lookup(h) || reloads >= maxReloads || !gpu.installReloadedBlock(h)) break;
+        // Storage -> host memory -> GPU: the block is staged into the CPU tier as most recent.
+        st.touchReloaded(h);
+        st.noteReload(h, 'storage');
+        this.cpu.store(h);
+        this.staged++;
+        fromStorage++;
+        reloads++;
+        continue;
+      }
       if (reloads >= maxReloads) break;
       if (!gpu.installReloadedBlock(h)) break;
       this.pendingLatency += perBlock;
       this.cpu.touch(h);
       this.cpuHits++;
       reloads++;
+      if (st !== null) st.noteReload(h, 'cpu');
+    }
+    if (st !== null && reloads > 0) {
+      const fromCpu = reloads - fromStorage;
+      st.recordCpu('reload', fromCpu, fromCpu * perBlock);
+      st.issueReload(fromStorage);
+      st.flushOffloads();
+      st.flushCycles();
     }
     return reloads > 0;
   }
@@ -186,7 +213,7 @@ export class TieredKVCache implements KVStore {
   consumePendingTransferLatency(): number {
     const lat = this.pendingLatency;
     this.pendingLatency = 0;
-    return lat;
+    return this.storage === null ? lat : lat + this.storage.consumeWait();
   }
 
   /** Reads without clearing (tests, diagnostics). */
@@ -195,13 +222,16 @@ export class TieredKVCache implements KVStore {
   }
 
   /** No time-dependent behaviour remains in the mirror model (the reference's SetClock is a no-op too). */
-  setClock(_now: number): void {}
+  setClock(now: number): void {
+    this.storage?.setClock(now);
+  }
 
   mirrorToCPU(batch: readonly Request[]): void {
     const gpu = this.gpu;
     const cpu = this.cpu;
     const hint = this.slotHint;
     const bs = this.blockSize;
+    const before = this.mirrors;
     for (let r = 0; r < batch.length; r++) {
       const list = gpu.ownedList(batch[r] as Request);
       if (list === undefined) continue;
@@ -214,6 +244,12 @@ export class TieredKVCache implements KVStore {
         if (cpu.lastStored) this.mirrors++;
       }
     }
+    const st = this.storage;
+    if (st !== null) {
+      // The reference's model charges nothing for mirroring: recorded with no duration.
+      st.recordCpu('offload', this.mirrors - before, 0);
+      st.flushOffloads();
+    }
   }
 
   blocksOf(req: Request): number {
@@ -221,11 +257,54 @@ export class TieredKVCache implements KVStore {
   }
 
   tierStats(): KVTierStats {
-    return { cpuTotalBlocks: this.cpu.capacity, cpuUsedBlocks: this.cpu.used, offloads: this.mirrors, reloads: this.cpuHits };
+    const st = this.storage;
+    if (st === null) return { cpuTotalBlocks: this.cpu.capacity, cpuUsedBlocks: this.cpu.used, offloads: this.mirrors, reloads: this.cpuHits };
+    return {
+      cpuTotalBlocks: this.cpu.capacity, cpuUsedBlocks: this.cpu.used, offloads: this.mirrors, reloads: this.cpuHits,
+      storageTotalBlocks: st.capacity, storageUsedBlocks: st.used, storageOffloads: st.offloadedBlocks, storageReloads: st.reloadedBlocks,
+    };
+  }
+
+  tierReport(): KVTierReport | null {
+    const st = this.storage;
+    if (st === null) return null;
+    const gpu = this.gpu;
+    return {
+      gpu: { capacityBlocks: this.totalBlocks, usedBlocks: gpu.usedBlocks(), lookups: gpu.cacheHits + gpu.cacheMisses + this.cpuMisses, hits: gpu.cacheHits },
+      cpu: { capacityBlocks: this.cpu.capacity, usedBlocks: this.cpu.used, lookups: this.cpuLookups, hits: this.cpuHits, stores: this.mirrors + this.staged, evictions: this.cpu.evictionCount },
+      storage: { capacityBlocks: st.capacity, usedBlocks: st.used, lookups: st.lookups, hits: st.hits, stores: st.storeCount, evictions: st.evictions },
+      gpuToCpuBlocks: this.mirrors,
+      cpuToGpuBlocks: this.cpuHits,
+      cpuToStorageBlocks: st.offloadedBlocks,
+      storageToGpuBlocks: st.reloadedBlocks,
+      blockBytes: st.cfg.blockBytes,
+      transfers: st.records,
+      cycles: st.cycles,
+    };
   }
 
   checkConservation(): string | null {
     return this.gpu.checkConservation();
+  }
+
+  /**
+   * Block conservation of the lower tiers: each LRU holds what was stored minus what it evicted, never more
+   * than its capacity; storage holds exactly the blocks written back minus its evictions (it is only written
+   * by CPU evictions). Returns an error text or null.
+   */
+  checkTierConservation(): string | null {
+    const cpu = this.cpu;
+    const cpuStores = this.mirrors + this.staged;
+    if (cpu.used > cpu.capacity) return `CPU tier holds ${cpu.used} blocks > capacity ${cpu.capacity}`;
+    if (cpu.used !== cpuStores - cpu.evictionCount) return `CPU tier holds ${cpu.used} blocks but ${cpuStores} were stored and ${cpu.evictionCount} evicted`;
+    const st = this.storage;
+    if (st === null) return null;
+    if (st.used > st.capacity) return `storage tier holds ${st.used} blocks > capacity ${st.capacity}`;
+    if (st.used !== st.storeCount - st.evictions) return `storage tier holds ${st.used} blocks but ${st.storeCount} were written and ${st.evictions} evicted`;
+    if (st.storeCount > cpu.evictionCount) return `storage tier was written ${st.storeCount} blocks but the CPU tier evicted only ${cpu.evictionCount}`;
+    if (st.offloadedBlocks !== st.storeCount) return `storage tier: ${st.storeCount} blocks written but ${st.offloadedBlocks} offloads issued`;
+    if (st.reloadedBlocks > st.hits) return `storage tier: ${st.reloadedBlocks} reloads but only ${st.hits} lookup hits`;
+    return null;
   }
 
   /** Blocks reloaded from the CPU tier so far. */

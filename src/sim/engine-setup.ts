@@ -12,7 +12,7 @@ import { Instance } from '../instance/instance.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
 import type { AdapterCost } from '../instance/lora.js';
 import type { SchedulingMode } from '../instance/batch-formation.js';
-import { createKVStore, type KVStoreConfig } from '../kv/index.js';
+import { createKVStore, type KVStoreConfig, type StorageTierConfig } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
 import { makeAdmissionPolicy, makeRoutingPolicy } from '../routing/registry.js';
@@ -40,6 +40,8 @@ export interface KVSetup {
   readonly cpuBlocks: number;
   readonly transferBandwidth: number;
   readonly transferBaseLatency: number;
+  /** The storage tier below the CPU tier; absent = none (docs/kv-tiers.md). */
+  readonly storage?: StorageTierConfig | null;
 }
 
 /** Cluster-level policy settings (flags, policy bundles). Every field has the reference's default. */

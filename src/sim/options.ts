@@ -76,6 +76,10 @@ export const FLAGS = [
   { name: 'kv-offload-threshold', kind: 'float', def: 0.9, help: 'deprecated and ignored', scope: 'shared' },
   { name: 'kv-transfer-bandwidth', kind: 'float', def: 100, help: 'CPU->GPU reload bandwidth (tokens per tick)', scope: 'shared' },
   { name: 'kv-transfer-base-latency', kind: 'int', def: 0, help: 'fixed latency per reloaded block (ticks)', scope: 'shared' },
+  { name: 'kv-storage-blocks', kind: 'int', def: 0, help: 'storage-tier KV blocks per instance below the CPU tier (local NVMe / remote store; needs --kv-cpu-blocks; 0 = no storage tier; docs/kv-tiers.md)', scope: 'shared' },
+  { name: 'kv-storage-bandwidth', kind: 'float', def: 5, help: 'storage-tier bandwidth per instance (GB/s), shared by its offloads and reloads', scope: 'shared' },
+  { name: 'kv-storage-latency-us', kind: 'float', def: 100, help: 'storage-tier access latency per transfer (µs)', scope: 'shared' },
+  { name: 'kv-thrash-window-us', kind: 'int', def: 1000000, help: 'with a storage tier: a block reloaded into the GPU again within this window counts as a thrashing cycle (µs)', scope: 'shared' },
   // batching
   { name: 'max-num-seqs', kind: 'int', def: 256, help: 'max running requests per step', aliases: ['max-num-running-reqs'], scope: 'shared' },
   { name: 'max-num-batched-tokens', kind: 'int', def: 2048, help: 'token budget per step', aliases: ['max-num-scheduled-tokens'], scope: 'shared' },

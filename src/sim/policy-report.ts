@@ -14,6 +14,7 @@ import type { PolicyMetadata } from '../policy/spec.js';
 import { printTree } from '../policy/tree/index.js';
 import type { TraceLevel } from './resolve-policies.js';
 import { scaleEvents, scalingSection } from './scaling-report.js';
+import { kvTierTransferTrace, kvTiersSection, tierReports } from './kv-tiers-report.js';
 
 export interface PolicyReportInput {
   readonly cs: ClusterSimulator;
@@ -48,6 +49,7 @@ export function anomalyReport(x: PolicyReportInput): AnomalyReport {
     preemptions: x.recorder.preemptions,
     routings: x.recorder.routings,
     kvSamples: x.recorder.kvSamples,
+    tierCycles: tierReports(x.cs).flatMap(({ id, report }) => report.cycles.map((c) => ({ timeUs: c.timeUs, instance: id, cpu: c.cpu, storage: c.storage }))),
     scaleEvents: scaleEvents(x.cs),
     pdQueueSamples: (x.cs.pd?.beyond?.samples ?? []).map((s) => ({ timeUs: s.timeUs, instance: x.cs.instances[s.instance]?.id ?? '', pending: s.pending, requestIds: s.requestIds })),
   };
@@ -79,6 +81,8 @@ export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyRep
   if (x.cs.admissionDelays > 0) {
     out['admission_delays'] = { delays: x.cs.admissionDelays, delay_limit_rejections: x.cs.delayLimitRejections, still_delayed: x.cs.delayedNow.size };
   }
+  const tiers = kvTiersSection(x.cs);
+  if (tiers !== null) out['kv_tiers'] = tiers;
   const scaling = scalingSection(x.cs);
   if (scaling !== null) out['autoscaler'] = scaling;
   out['policy_anomalies'] = {
@@ -87,6 +91,7 @@ export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyRep
     ...(traced ? { events: anomalies.events.map((e) => ({ type: e.type, timestamp_us: e.timestampUs, description: e.description, requests: e.requests, severity: e.severity })) } : {}),
   };
   if (traced) {
+    const tierTrace = kvTierTransferTrace(x.cs);
     out['trace'] = {
       level: x.traceLevel,
       ...(x.metadata === null ? {} : { policy_id: x.metadata.id }),
@@ -117,6 +122,7 @@ export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyRep
           kv_transfers: x.cs.pd.kvTransferRecords.map((k) => ({ parent_request_id: k.parentRequestId, start_us: k.transferStartTime, duration_us: k.transferDuration, blocks: k.numKVBlocks, prefill_instance: k.prefillInstanceId, decode_instance: k.decodeInstanceId })),
         }
         : {}),
+      ...(tierTrace === null ? {} : { kv_tier_transfers: tierTrace }),
       ...(x.traceLevel === 'full'
         ? {
             batches: x.recorder.batches.map((b) => ({ time_us: b.timeUs, instance: b.instance, step: b.step, scheduled: b.scheduled, newly_scheduled: b.newlyScheduled, preempted: b.preempted, duration_us: b.durationUs, kv_offloads: b.offloads, kv_reloads: b.reloads })),
