@@ -50,6 +50,8 @@ export class BatchFormer {
    * resident). Admission stops there (head-of-line, as the reference). null = no gate.
    */
   gate: ((r: Request) => boolean) | null = null;
+  /** The KV store's reload-before-sizing hook (storage-tier mode only); null = the reference's order. */
+  private readonly prefixReload: ((r: Request) => void) | null;
 
   constructor(
     private readonly limits: BatchLimits,
@@ -59,7 +61,9 @@ export class BatchFormer {
     private readonly scheduler: InstanceScheduler | null = null,
     /** Builds the scheduler's context on demand (only called when a hook runs). */
     private readonly context: ((batch: readonly Request[]) => SchedulerContext) | null = null,
-  ) {}
+  ) {
+    this.prefixReload = kv.prefixReload ?? null;
+  }
 
   /**
    * Forms the step's batch in place in `batch`; the returned outcome object is reused between calls.
@@ -196,6 +200,7 @@ export class BatchFormer {
     // A P/D decode half arrives with its input KV allocated: it only needs its next token.
     if (next.pdPart === PdPart.Decode) return this.admitDecodeHalf(batch, next, stepCount);
     const lim = this.limits;
+    if (this.prefixReload !== null) this.prefixReload(next);
     const cached = this.kv.getCachedBlocks(next);
     const start = cached.length * this.kv.blockSize;
     let n = next.inputLen - start;

@@ -55,6 +55,18 @@ export class TieredKVCache implements KVStore {
     this.transferBandwidth = transferBandwidth;
     this.baseLatency = baseLatency;
     if (storage !== null) this.cpu.onEvict = (h) => storage.offload(h);
+    this.prefixReload = storage === null ? null : (req) => this.reloadAhead(req);
+  }
+
+  readonly prefixReload: ((req: Request) => void) | null;
+
+  /** Reload the prompt's next blocks past its GPU-cached prefix (a request holding no blocks yet). */
+  private reloadAhead(req: Request): void {
+    const gpu = this.gpu;
+    if (gpu.blocksOf(req) > 0) return;
+    const cached = gpu.getCachedBlocks(req);
+    const k = cached.length;
+    this.reloadFromCPU(req, k, k > 0 ? gpu.blockHash(cached[k - 1] as number) : NO_HASH);
   }
 
   getCachedBlocks(req: Request): readonly number[] {

@@ -49,6 +49,12 @@ export interface KVStore {
   snapshotPrefixBlocks(req: Request): number;
   /** CPU tier size and use, and the cumulative GPU->CPU offloads (mirrors) and CPU->GPU reloads; zeros for one tier. */
   tierStats(): KVTierStats;
+  /**
+   * Storage-tier mode only (docs/kv-tiers.md): bring the lower tiers' blocks of a waiting request's prompt
+   * prefix back to the GPU before admission sizes its prefill, so those hits save compute (the reference's
+   * GPU+CPU model reloads inside {@link allocate}, after the compute was sized). Absent or null otherwise.
+   */
+  readonly prefixReload?: ((req: Request) => void) | null;
   /** Per-tier figures and transfer records when a storage tier is configured; absent or null otherwise. */
   tierReport?(): KVTierReport | null;
   /** INV-4 check: free-list length + in-use count == total, and the free counter matches. Returns an error text or null. */
