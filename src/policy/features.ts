@@ -59,6 +59,9 @@ export interface RoutedInstanceView extends InstanceView {
   cpuFreeBlocks: number;
   offloadRate: number;
   reloadRate: number;
+  storageUtilization: number;
+  storageFreeBlocks: number;
+  storageReloadRate: number;
   shadowMatchedBlocks: number;
   /** cachedPrefixBlocks / the request's full prompt blocks (0 when the prompt is shorter than a block). */
   prefixMatchRatio: number;
@@ -132,6 +135,9 @@ export const FEATURES: readonly FeatureSpec[] = [
     ['cpuFreeBlocks', 'number', 'free CPU KV blocks'],
     ['offloadRate', 'number', 'GPU->CPU block offloads per second'],
     ['reloadRate', 'number', 'CPU->GPU block reloads per second'],
+    ['storageUtilization', 'number', 'storage KV tier utilization (0 without one)'],
+    ['storageFreeBlocks', 'number', 'free storage KV blocks (0 without a storage tier)'],
+    ['storageReloadRate', 'number', 'storage->GPU block reloads per second'],
   ] as const).map(([n, t, d]) => f(`instance.${n}`, t, ['routing'], d, 'instance')),
   // the instance a scheduler runs on
   f('instance.queueDepth', 'number', ['scheduler'], 'wait-queue length'),
@@ -247,6 +253,9 @@ export function routedInstances(request: RequestView, state: StateView): RoutedI
       cpuFreeBlocks: o?.freeBlocks.cpu ?? 0,
       offloadRate: o?.offloadRate ?? 0,
       reloadRate: o?.reloadRate ?? 0,
+      storageUtilization: o?.utilization.storage ?? 0,
+      storageFreeBlocks: o?.freeBlocks.storage ?? 0,
+      storageReloadRate: o?.storageReloadRate ?? 0,
       shadowMatchedBlocks: state.shadowKv[i]?.matchedBlocks ?? 0,
       prefixMatchRatio: blocks === 0 ? 0 : x.cachedPrefixBlocks / blocks,
     };

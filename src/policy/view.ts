@@ -91,11 +91,13 @@ export interface GlobalView {
 
 export interface ObservedKvView {
   id: string;
-  utilization: { gpu: number; cpu: number };
-  freeBlocks: { gpu: number; cpu: number };
+  utilization: { gpu: number; cpu: number; storage: number };
+  freeBlocks: { gpu: number; cpu: number; storage: number };
   hitRate: number;
   offloadRate: number;
   reloadRate: number;
+  storageOffloadRate: number;
+  storageReloadRate: number;
 }
 
 export interface ShadowKvView {
@@ -179,11 +181,13 @@ export function stateView(req: Request | null, state: RouterState): StateView {
     const o = sig?.observedKv(i);
     return {
       id: s.id,
-      utilization: { gpu: o?.gpuUtilization ?? s.kvUtilization, cpu: o?.cpuUtilization ?? 0 },
-      freeBlocks: { gpu: o?.gpuFreeBlocks ?? s.freeKVBlocks, cpu: o?.cpuFreeBlocks ?? 0 },
+      utilization: { gpu: o?.gpuUtilization ?? s.kvUtilization, cpu: o?.cpuUtilization ?? 0, storage: o?.storageUtilization ?? 0 },
+      freeBlocks: { gpu: o?.gpuFreeBlocks ?? s.freeKVBlocks, cpu: o?.cpuFreeBlocks ?? 0, storage: o?.storageFreeBlocks ?? 0 },
       hitRate: o?.hitRate ?? s.cacheHitRate,
       offloadRate: o?.offloadRate ?? 0,
       reloadRate: o?.reloadRate ?? 0,
+      storageOffloadRate: o?.storageOffloadRate ?? 0,
+      storageReloadRate: o?.storageReloadRate ?? 0,
     };
   });
   const shadowKv: ShadowKvView[] = state.snapshots.map((s, i) => {

@@ -201,7 +201,7 @@ else:
   it('routing: a filter nothing passes keeps every instance; NaN objectives rank last', () => {
     const t = tree('routing', `route: {minimize: instance.recentTtftMs, filter: {feature: instance.load, op: '>', value: 100}}`);
     const rule = (evaluateTree(t, {}) as Extract<TreeLeaf, { point: 'routing' }>).rule as ObjectiveRule;
-    const routed = [instance(0, 1), instance(1, 2), instance(2, 3)].map((x) => ({ ...x, cpuUtilization: 0, cpuFreeBlocks: 0, offloadRate: 0, reloadRate: 0, shadowMatchedBlocks: 0, prefixMatchRatio: 0 }));
+    const routed = [instance(0, 1), instance(1, 2), instance(2, 3)].map((x) => ({ ...x, cpuUtilization: 0, cpuFreeBlocks: 0, offloadRate: 0, reloadRate: 0, storageUtilization: 0, storageFreeBlocks: 0, storageReloadRate: 0, shadowMatchedBlocks: 0, prefixMatchRatio: 0 }));
     expect(filterInstances(rule, {}, routed)).toEqual([0, 1, 2]);
     routed[0]!.recentTtftMs = NaN;
     routed[1]!.recentTtftMs = 7;
