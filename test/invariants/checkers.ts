@@ -14,6 +14,7 @@ import { classify, countBuckets, indexOf, instanceOf, limitsOf, queuedTime, STAT
 import { checkEncode } from './encode.js';
 import { checkPd } from './pd.js';
 import { checkScaling } from './scaling.js';
+import { kvTierViolations } from './kv-tiers.js';
 
 export type { InvariantContext } from './context.js';
 
@@ -201,6 +202,7 @@ export function checkKV(ctx: InvariantContext): string[] {
     const err = inst.kv.checkConservation();
     if (err) v.push(`INV-4 ${inst.id}: ${err}`);
     v.push(...kvUsage(inst, reservedOn(ctx, i)));
+    v.push(...kvTierViolations(inst));
   });
   return v;
 }
