@@ -29,6 +29,7 @@ export class TieredKVCache implements KVStore {
   private cpuLookups = 0;
   /** Blocks staged into the CPU tier by storage reloads (with mirrors, every CPU store). */
   private staged = 0;
+  private readonly stagedHashes: number[] = [];
   /** Separate from the GPU's lookup buffer, which may still hold the caller's `cached` argument. */
   private readonly reloadedPrefix: number[] = [];
   /** GPU block -> CPU slot it was last mirrored to; a hint, verified against the slot's identity on use. */
@@ -172,11 +173,9 @@ export class TieredKVCache implements KVStore {
       this.cpuLookups++;
       if (!this.cpu.has(h)) {
         if (st === null || !st.lookup(h) || reloads >= maxReloads || !gpu.installReloadedBlock(h)) break;
-        // Storage -> host memory -> GPU: the block is staged into the CPU tier as most recent.
         st.touchReloaded(h);
         st.noteReload(h, 'storage');
-        this.cpu.store(h);
-        this.staged++;
+        this.stagedHashes.push(h);
         fromStorage++;
         reloads++;
         continue;
@@ -190,6 +189,11 @@ export class TieredKVCache implements KVStore {
       if (st !== null) st.noteReload(h, 'cpu');
     }
     if (st !== null && reloads > 0) {
+      // Storage -> host memory -> GPU: the blocks are staged into the CPU tier as most recent, after the walk
+      // so that staging cannot push the chain's later blocks out of the CPU tier while it is being read.
+      const staged = this.stagedHashes;
+      for (let k = 0; k < staged.length; k++) if (this.cpu.touchOrStore(staged[k] as number)) this.staged++;
+      staged.length = 0;
       const fromCpu = reloads - fromStorage;
       st.recordCpu('reload', fromCpu, fromCpu * perBlock);
       st.issueReload(fromStorage);
