@@ -13,6 +13,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ClusterSimulator } from '../../src/cluster/cluster.js';
+import type { RoutingSnapshot } from '../../src/routing/types.js';
 import { runCli } from '../parity/harness.js';
 import { checkRun } from '../parity/invariant-hook.js';
 
@@ -33,6 +35,7 @@ function writeSpec(): string {
 }
 
 interface Run {
+  readonly cs: ClusterSimulator;
   readonly doc: Record<string, unknown>;
   readonly ttftMs: number;
   readonly hitRate: number;
@@ -47,7 +50,7 @@ async function run(extra: readonly string[]): Promise<Run> {
   const doc = JSON.parse(r.stdout) as Record<string, unknown>;
   const m = doc['simulation_metrics'] as Record<string, number>;
   const kv = doc['kv_cache_metrics'] as Record<string, number>;
-  return { doc, ttftMs: m['ttft_mean_ms'] as number, hitRate: kv['cache_hit_rate'] as number };
+  return { cs: sim.cs, doc, ttftMs: m['ttft_mean_ms'] as number, hitRate: kv['cache_hit_rate'] as number };
 }
 
 function tierThrashing(doc: Record<string, unknown>): number {
@@ -89,6 +92,15 @@ describe('storage KV tier scenarios', () => {
     expect(sum('storage', 'gpu', 'bytes')).toBe(moved['storage_to_gpu_bytes']);
     expect(moved['storage_to_gpu_bytes']).toBe((moved['storage_to_gpu_blocks'] as number) * 16 * 81920);
     expect(records.every((t) => t.end_us >= t.start_us)).toBe(true);
+    // What a routing policy sees (ObservedKV) agrees with the instance's storage figures.
+    const sig = fast.cs.signals;
+    if (sig === null) throw new Error('traced runs keep the router state');
+    sig.beginDecision(fast.cs.clock, [{ kvUtilization: 0, freeKVBlocks: 0, cacheHitRate: 0 } as unknown as RoutingSnapshot], [0]);
+    const observed = sig.observedKv(0);
+    const inst0 = (fast.doc['kv_tiers'] as { instances: Record<string, Record<string, number>>[] }).instances[0]?.['storage'] as Record<string, number>;
+    expect(observed.storageFreeBlocks).toBe(20000 - (inst0['used_blocks'] as number));
+    expect(observed.storageUtilization).toBeCloseTo(inst0['utilization'] as number, 12);
+    expect(observed.storageUtilization).toBeGreaterThan(0.3);
   }, 120_000);
 
   it('cross-tier cache_thrashing: raised when prefixes keep cycling through the GPU, absent when the GPU holds the working set', async () => {
