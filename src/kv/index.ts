@@ -25,6 +25,13 @@ export interface KVStoreConfig {
   corrected?: boolean;
   /** The storage tier below the CPU tier (needs `cpuBlocks > 0`); absent/null = none (the reference's model). */
   storage?: StorageTierConfig | null;
+  /**
+   * Register the identity of blocks that fill during decode (default true, as the reference). A caller may
+   * turn it off when no request's prompt can contain another request's output (no multi-turn sessions): then
+   * no lookup can ever find such an identity and skipping it changes nothing but the work. The tiered cache
+   * always keeps them (it mirrors every identified block to its CPU tier).
+   */
+  decodeIdentities?: boolean;
 }
 
 export function createKVStore(cfg: KVStoreConfig): KVStore {
@@ -33,5 +40,5 @@ export function createKVStore(cfg: KVStoreConfig): KVStore {
     return new TieredKVCache(cfg.totalBlocks, cfg.blockSize, cfg.cpuBlocks, cfg.transferBandwidth, cfg.transferBaseLatency, cfg.corrected === true, storage);
   }
   if (cfg.storage) throw new RangeError('createKVStore: a storage tier needs a CPU tier (cpuBlocks > 0)');
-  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize, cfg.corrected === true);
+  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize, cfg.corrected === true, cfg.decodeIdentities ?? true);
 }

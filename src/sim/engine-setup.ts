@@ -42,6 +42,8 @@ export interface KVSetup {
   readonly transferBaseLatency: number;
   /** The storage tier below the CPU tier; absent = none (docs/kv-tiers.md). */
   readonly storage?: StorageTierConfig | null;
+  /** Identities of blocks filled in decode (default true); see KVStoreConfig.decodeIdentities. */
+  readonly decodeIdentities?: boolean;
 }
 
 /** Cluster-level policy settings (flags, policy bundles). Every field has the reference's default. */
