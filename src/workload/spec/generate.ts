@@ -57,7 +57,8 @@ export interface SpecGenerateOptions {
   /**
    * --semantics corrected: no implicit 300 s timeout for closed-loop clients, prefix length from the first
    * client of a group that sets it, gamma arrivals with CV > 10 kept gamma, and on the per-window path the
-   * steady-state request semantics and the clients without windows generated too.
+   * steady-state request semantics and the clients without windows generated too, and inference-perf
+   * multi-turn chat expanded open loop (inference-perf.ts).
    */
   readonly corrected?: boolean;
   /** Counts (and limits) what generation materialises; a fresh one with the default limits when absent. */
@@ -79,7 +80,7 @@ export function resolveClients(spec: WorkloadSpec, opts: SpecGenerateOptions): R
   let aggregateRate = spec.aggregateRate;
   if (spec.inferencePerf !== null && explicit.length === 0) {
     // The stage rates define the load: a spec's own aggregate_rate is replaced, as in the reference.
-    const ip = expandInferencePerf(spec.inferencePerf);
+    const ip = expandInferencePerf(spec.inferencePerf, { openLoop: opts.corrected === true });
     explicit = ip.clients;
     aggregateRate = ip.aggregateRate;
   }
