@@ -13,7 +13,7 @@ import type { TraceV2 } from '../workload/tracev2-types.js';
 import { ConfigError } from './config-error.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
-import { horizonFlag } from './resolve-engine.js';
+import { horizonFlag, semanticsFlag } from './resolve-engine.js';
 
 export interface ReplayWorkload {
   readonly requests: Request[];
@@ -39,7 +39,7 @@ export function buildReplayWorkload(f: FlagValues, env: SimEnv, trace: TraceV2, 
   const think = thinkTimeSampler(f, mode === 'closed-loop');
   if (mode === 'fixed') return { requests: buildReplayRequests(trace.records, seed, dataPath), sessions: null };
   const followUpHorizon = f.changed('horizon') ? horizonFlag(f) : closedLoopFollowUpHorizon(trace.records);
-  const built = buildClosedLoopReplay(trace, seed, think, followUpHorizon, dataPath);
+  const built = buildClosedLoopReplay(trace, seed, think, followUpHorizon, dataPath, semanticsFlag(f) === 'corrected');
   if (built.sessions.length === 0) {
     env.warn('--session-mode closed-loop: no session records found in the trace; every request is injected at its recorded time');
     return { requests: built.requests, sessions: null };

@@ -16,8 +16,8 @@
 import { GoRand } from '../engine/go-rand.js';
 import type { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
-import { effectiveInputTokenCount, horizonFromMaxArrival, replayPrefixes, requestFromRecord } from './replay.js';
-import type { SessionBlueprint } from './sessions/types.js';
+import { effectiveInputTokenCount, horizonFromMaxArrival, injectionTime, replayPrefixes, requestFromRecord } from './replay.js';
+import type { RecordedRound, SessionBlueprint } from './sessions/types.js';
 import type { LengthSampler } from './spec/length.js';
 import { concatTokens, randomTokenIds } from './tokens.js';
 import { TraceFormatError, type TraceV2, type TraceRecord } from './tracev2-types.js';
@@ -78,14 +78,32 @@ function thinkSamplerFor(rounds: readonly TraceRecord[], given: LengthSampler | 
   return null;
 }
 
+function recordedRound(rec: TraceRecord): RecordedRound {
+  return {
+    id: `request_${rec.requestId}`,
+    timeoutUs: rec.deadlineUs > 0 ? Math.max(1, rec.deadlineUs - injectionTime(rec)) : 0,
+    clientId: rec.clientId,
+    tenantId: rec.tenantId,
+    sloClass: rec.sloClass,
+    model: rec.model,
+    sloTargetUs: rec.sloTargetUs,
+    adapter: rec.adapter,
+    streaming: rec.streaming,
+    reasonRatio: rec.reasonRatio,
+  };
+}
+
 /**
  * Round-0 requests and blueprints of a closed-loop replay.
  * @param thinkTime `--think-time-dist` / `--think-time-ms` sampler; null = from the trace.
  * @param horizon follow-ups arriving after it are not generated (<= 0 = unbounded).
+ * @param corrected --semantics corrected: each regenerated round keeps its row's id (`request_<request_id>`),
+ *   deadline offset, prefix group, streaming flag, reason ratio and tags (the reference names it
+ *   `session_<id>_round_<r>_<n>`, gives it a 300 s deadline and the tags of round 0).
  * @throws TraceFormatError for an empty trace, a session whose round indexes are not 0, 1, 2, ... or an unknown
  *   `session_context_growth`.
  */
-export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: LengthSampler | null, horizon: number, file = ''): ClosedLoopReplay {
+export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: LengthSampler | null, horizon: number, file = '', corrected = false): ClosedLoopReplay {
   const { header, records } = trace;
   if (records.length === 0) throw new TraceFormatError('TRACE_CSV_EMPTY', file, 0, '', 'empty trace: the trace data file has no records to replay');
   const growth = header.sessionContextGrowth;
@@ -152,6 +170,7 @@ export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: L
       model: r0.model,
       sloTargetUs: r0.sloTargetUs,
       adapter: r0.adapter,
+      ...(corrected ? { prefixGroup: r0.prefixGroup, recordedRounds: rounds.slice(1).map(recordedRound) } : {}),
     });
   }
   for (const rec of loose) {

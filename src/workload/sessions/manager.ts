@@ -7,7 +7,9 @@
  *   timed out, dropped at enqueue (still Queued) or lost at the gateway → cancelled;
  *   the last of `max_rounds` → completed; follow-up budget used up → budget_exhausted;
  *   next arrival = tick + think time (+ tool latency, agentic extension) beyond the horizon → horizon_interrupted;
- *   otherwise round r+1, id `session_<sessionId>_round_<r+1>_<n>` (n counts every follow-up of the run),
+ *   otherwise round r+1, id `session_<sessionId>_round_<r+1>_<n>` (n counts every follow-up of the run) — or,
+ *   for a blueprint with recorded rounds (closed-loop replay, --semantics corrected), the recorded row's id,
+ *   deadline offset and attributes —
  *   drawn from the session's stream: [think time], [tool latency], input length, output length, input ids,
  *   output ids.
  * With `accumulate` the new input is the conversation so far — prefix, round 0's conversation, then for each
@@ -19,7 +21,7 @@ import { Request, RequestState } from '../../domain/request.js';
 import { computeDeadline } from '../spec/draft.js';
 import { TokenBuffer } from '../spec/reasoning.js';
 import { concatTokens, randomTokenIds } from '../tokens.js';
-import type { SessionBlueprint, SessionState } from './types.js';
+import type { RecordedRound, SessionBlueprint, SessionState } from './types.js';
 
 interface ActiveSession {
   readonly bp: SessionBlueprint;
@@ -45,6 +47,22 @@ export interface SessionLog {
 /** Outcomes that end a request before any instance served it (the reference never reports these). */
 function lostAtGateway(req: Request): boolean {
   return req.outcome === 'rejected' || req.outcome === 'encode_rejected' || req.outcome.startsWith('gateway_');
+}
+
+/** A recorded round's own attributes, and the group prefix the session prepends (corrected closed-loop replay). */
+function recordedAttributes(next: Request, rec: RecordedRound, bp: SessionBlueprint): void {
+  next.sloTargetUs = rec.sloTargetUs;
+  next.tenantId = rec.tenantId;
+  next.sloClass = rec.sloClass;
+  next.model = rec.model;
+  next.clientId = rec.clientId;
+  next.adapter = rec.adapter;
+  next.streaming = rec.streaming;
+  next.reasonRatio = rec.reasonRatio;
+  if (bp.prefix !== null && bp.prefix.length > 0 && bp.prefixGroup !== undefined && bp.prefixGroup !== '') {
+    next.prefixGroup = bp.prefixGroup;
+    next.prefixLength = bp.prefix.length;
+  }
 }
 
 export class SessionManager {
@@ -112,7 +130,10 @@ export class SessionManager {
     if (input === null) return [];
     s.round++;
     this.idCounter++;
-    const next = new Request(`session_${bp.sessionId}_round_${s.round}_${this.idCounter}`, input, output, arrival, output.length, computeDeadline(arrival, bp.timeout, true));
+    const rec = bp.recordedRounds?.[s.round - 1];
+    const next = rec === undefined
+      ? new Request(`session_${bp.sessionId}_round_${s.round}_${this.idCounter}`, input, output, arrival, output.length, computeDeadline(arrival, bp.timeout, true))
+      : new Request(rec.id, input, output, arrival, output.length, rec.timeoutUs > 0 ? arrival + rec.timeoutUs : 0);
     next.sloTargetUs = bp.sloTargetUs;
     next.tenantId = bp.tenantId;
     next.sloClass = bp.sloClass;
@@ -121,6 +142,7 @@ export class SessionManager {
     next.sessionId = bp.sessionId;
     next.roundIndex = s.round;
     next.adapter = bp.adapter;
+    if (rec !== undefined) recordedAttributes(next, rec, bp);
     if (this.budget >= 0) this.followUpCount++;
     this.delays.set(next, delay);
     this.created.push(next);

@@ -1,0 +1,88 @@
+/**
+ * `--semantics`: trace export and replay (docs/reference-differences.md W1, W3, W4, W8, W9, W10). A multi-turn
+ * `blis run` is exported as a trace and replayed in both modes.
+ */
+import { describe, expect, it } from 'vitest';
+import { simulate } from '../../src/sim/simulate.js';
+import { RequestState } from '../../src/domain/request.js';
+import { buildClosedLoopReplay } from '../../src/workload/replay-closed-loop.js';
+import { SessionManager } from '../../src/workload/sessions/manager.js';
+import { parseTraceCsv } from '../../src/workload/tracev2-csv.js';
+import { parseTraceHeaderYaml } from '../../src/workload/tracev2-yaml-parse.js';
+
+const MODEL = 'meta-llama/llama-3.1-8b-instruct';
+
+/** 10 chat sessions of 3 rounds (0.5 s think time), 2 s deadlines, a 64-token system prompt. */
+const CHAT = `version: "2"
+seed: 5
+aggregate_rate: 4
+num_requests: 18
+clients:
+  - id: chat
+    rate_fraction: 1
+    prefix_group: sys
+    prefix_length: 64
+    streaming: true
+    timeout: 2000000
+    arrival: {process: poisson}
+    input_distribution: {type: constant, params: {value: 100}}
+    output_distribution: {type: constant, params: {value: 40}}
+    reasoning: {reason_ratio_distribution: {type: constant, params: {value: 0}}, multi_turn: {max_rounds: 3, think_time_us: 500000}}
+`;
+
+async function chatTrace(semantics: 'reference' | 'corrected' = 'reference'): Promise<{ yaml: string; csv: string }> {
+  const r = await simulate({ mode: 'run', model: MODEL, workloadSpec: 'c.yaml', files: { 'c.yaml': CHAT }, semantics, outputs: { trace: true } });
+  return { yaml: r.files.traceYaml!, csv: r.files.traceCsv! };
+}
+
+function rows(csv: string): Record<string, string>[] {
+  const [head, ...lines] = csv.trim().split('\n');
+  const cols = head!.split(',');
+  return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [cols[i]!, v])));
+}
+
+async function replay(trace: { yaml: string; csv: string }, semantics: 'reference' | 'corrected', extra: Record<string, unknown> = {}) {
+  return simulate({ mode: 'replay', model: MODEL, traceHeader: 't.yaml', traceData: 't.csv', files: { 't.yaml': trace.yaml, 't.csv': trace.csv }, sessionMode: 'closed-loop', semantics, outputs: { results: true, metrics: true }, ...extra });
+}
+
+describe('closed-loop replay under --semantics', () => {
+  it('W10: follow-ups are renamed, get 300 s deadlines and lose their tags, so results.json omits them (reference); they keep their rows (corrected)', async () => {
+    const trace = await chatTrace();
+    const recorded = rows(trace.csv);
+    expect(recorded).toHaveLength(30);
+    expect(recorded.filter((r) => r['round_index'] !== '0')).toHaveLength(20);
+    const horizon = '9223372036854775807';
+    const ref = await replay(trace, 'reference', { horizon });
+    const cor = await replay(trace, 'corrected', { horizon });
+    const ids = (r: typeof ref) => (JSON.parse(r.files.results!) as { request_id: number }[]).map((x) => x.request_id);
+    expect(ref.metrics['completed_requests']).toBe(30);
+    expect(cor.metrics['completed_requests']).toBe(30);
+    expect(ids(ref)).toHaveLength(10);
+    expect(ids(cor)).toEqual(recorded.map((r) => Number(r['request_id'])).sort((a, b) => a - b));
+    const perRequest = (r: typeof ref) => (JSON.parse(r.files.metrics!) as { requests: { requestID: string }[] }).requests.map((q) => q.requestID);
+    expect(perRequest(ref).filter((id) => id.startsWith('session_'))).toHaveLength(20);
+    expect(perRequest(cor).filter((id) => id.startsWith('session_'))).toHaveLength(0);
+  });
+
+  it('W10: a follow-up gets the 300 s session deadline and round 0\'s tags (reference) or its row\'s deadline offset, id and tags (corrected)', () => {
+    const csv = `request_id,client_id,tenant_id,slo_class,session_id,round_index,prefix_group,prefix_length,streaming,input_tokens,output_tokens,text_tokens,image_tokens,audio_tokens,video_tokens,reason_ratio,model,deadline_us,server_input_tokens,arrival_time_us,send_time_us,first_chunk_time_us,last_chunk_time_us,num_chunks,status,error_message,finish_reason
+7,c,t0,batch,s1,0,g,16,false,10,4,0,0,0,0,0,,1500000,0,1000000,1000000,0,0,0,ok,,
+9,c2,t1,interactive,s1,1,,0,true,12,5,0,0,0,0,0.25,,3750000,0,3000000,3000000,0,0,0,ok,,
+`;
+    const trace = { header: parseTraceHeaderYaml('trace_version: 3\n', 't.yaml'), records: parseTraceCsv(csv, 't.csv') };
+    const followUp = (corrected: boolean) => {
+      const built = buildClosedLoopReplay(trace, 1n, null, 0, 't.csv', corrected);
+      const r0 = built.requests[0]!;
+      r0.state = RequestState.Completed;
+      return new SessionManager(built.sessions).onComplete(r0, 1_200_000)[0]!;
+    };
+    const ref = followUp(false);
+    const cor = followUp(true);
+    // Arrival: round 0 ends at 1.2 s, plus the recorded gap (3.0 s − 1.0 s).
+    expect(ref.arrivalTime).toBe(3_200_000);
+    expect(cor.arrivalTime).toBe(3_200_000);
+    expect([ref.id, ref.deadline - ref.arrivalTime, ref.tenantId, ref.sloClass, ref.streaming, ref.reasonRatio, ref.prefixGroup, ref.prefixLength]).toEqual(['session_s1_round_1_1', 300_000_000, 't0', 'batch', false, 0, '', 0]);
+    expect([cor.id, cor.deadline - cor.arrivalTime, cor.tenantId, cor.sloClass, cor.streaming, cor.reasonRatio, cor.prefixGroup, cor.prefixLength]).toEqual(['request_9', 750_000, 't1', 'interactive', true, 0.25, 'g', 16]);
+    expect(cor.inputLen).toBe(28);
+  });
+});
