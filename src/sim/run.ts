@@ -11,7 +11,7 @@ import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from 
 import { checkDistributionWorkload, distributionWorkloadStream, type DistributionWorkloadOptions } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
-import { checkReplayRecords, defaultReplayHorizon } from '../workload/replay.js';
+import { checkReplayRecords, defaultReplayHorizon, recordedReplayHorizon } from '../workload/replay.js';
 import { buildReplayWorkload } from './replay-workload.js';
 import { SessionManager } from '../workload/sessions/manager.js';
 import type { SessionLog } from '../workload/sessions/manager.js';
@@ -439,7 +439,8 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   warnUndeclaredAdapters(records, lora, env);
   const { requests, sessions } = buildReplayWorkload(f, env, { header, records }, seed, dataPath);
   if (setup.deployment) checkDeploymentRequests(setup.deployment, requests, setup.kv.blockSize);
-  const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
+  // Corrected semantics cover the rounds a closed-loop replay regenerates (the same bound as in fixed mode).
+  const horizon = f.changed('horizon') ? horizonFlag(f) : semanticsFlag(f) === 'corrected' ? recordedReplayHorizon(records) : defaultReplayHorizon(requests);
   const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));

@@ -113,6 +113,17 @@ export function horizonFromMaxArrival(maxArrival: number): number {
   return maxArrival * 2;
 }
 
+/**
+ * --semantics corrected: the replay horizon (and closed-loop follow-up horizon) from the latest injection time
+ * of every record, the rounds closed loop regenerates included (the reference takes round 0 and the rows
+ * outside sessions only, and for the follow-up bound their `arrival_time_us`).
+ */
+export function recordedReplayHorizon(records: readonly TraceRecord[]): number {
+  let max = 0;
+  for (const r of records) max = Math.max(max, injectionTime(r));
+  return horizonFromMaxArrival(max);
+}
+
 /** The replay horizon when `--horizon` is not given: from the latest injection time of the built requests. */
 export function defaultReplayHorizon(requests: readonly Pick<Request, 'arrivalTime'>[]): number {
   if (requests.length === 0) return MAX_INT64;

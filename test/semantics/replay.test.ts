@@ -85,4 +85,27 @@ describe('closed-loop replay under --semantics', () => {
     expect([cor.id, cor.deadline - cor.arrivalTime, cor.tenantId, cor.sloClass, cor.streaming, cor.reasonRatio, cor.prefixGroup, cor.prefixLength]).toEqual(['request_9', 750_000, 't1', 'interactive', true, 0.25, 'g', 16]);
     expect(cor.inputLen).toBe(28);
   });
+
+  it('W9: the default horizon is twice the latest round-0 arrival, cutting late sessions (reference), or covers every row (corrected)', async () => {
+    const trace = await chatTrace();
+    const ref = await replay(trace, 'reference');
+    const cor = await replay(trace, 'corrected');
+    // Round 0 ends by 2.43 s: the reference stops at 4.85 s with the last session's last round unfinished.
+    expect([ref.metrics['injected_requests'], ref.metrics['completed_requests']]).toEqual([30, 29]);
+    expect([cor.metrics['injected_requests'], cor.metrics['completed_requests']]).toEqual([30, 30]);
+  });
+
+  it('W4: the follow-up horizon comes from arrival_time_us although rows are injected at send_time_us (reference) or from the injection times (corrected)', async () => {
+    // An observed trace whose send times are 0.9 s after the recorded arrivals.
+    const csv = `request_id,client_id,tenant_id,slo_class,session_id,round_index,prefix_group,prefix_length,streaming,input_tokens,output_tokens,text_tokens,image_tokens,audio_tokens,video_tokens,reason_ratio,model,deadline_us,server_input_tokens,arrival_time_us,send_time_us,first_chunk_time_us,last_chunk_time_us,num_chunks,status,error_message,finish_reason
+0,c,,,s1,0,,0,true,50,10,0,0,0,0,0,,0,0,100000,1000000,0,0,0,ok,,
+1,c,,,s1,1,,0,true,50,10,0,0,0,0,0,,0,0,400000,1300000,0,0,0,ok,,
+`;
+    const trace = { yaml: 'trace_version: 3\nmode: real\n', csv };
+    const ref = await replay(trace, 'reference');
+    const cor = await replay(trace, 'corrected');
+    // The reference bounds follow-ups at 2 × 0.1 s: round 1 (due ≈ 1.3 s) is never generated.
+    expect(ref.metrics['completed_requests']).toBe(1);
+    expect(cor.metrics['completed_requests']).toBe(2);
+  });
 });
