@@ -15,6 +15,7 @@ import { checkReplayRecords, defaultReplayHorizon, recordedReplayHorizon } from 
 import { buildReplayWorkload } from './replay-workload.js';
 import { SessionManager } from '../workload/sessions/manager.js';
 import type { SessionLog } from '../workload/sessions/manager.js';
+import type { TraceHeader, TraceRecord } from '../workload/tracev2-types.js';
 import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
 import type { SessionBlueprint } from '../workload/sessions/types.js';
 import { generateWorkload } from '../workload/sessions/workload.js';
@@ -353,6 +354,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
       outcome: { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: request.itlSum },
     })));
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
+    if (semanticsFlag(f) === 'corrected' && sessions !== null) recordSessions(records, header, cs.arrivals, sessions.log(), wl.sessions, env);
     trace = {
       yaml: formatTraceHeaderYaml(header),
       get csv() {
@@ -362,6 +364,21 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     };
   }
   return outputs(f, { report, cluster: cs, stdout: render(f, report), trace, recorder, requests: all, ...series }, null);
+}
+
+/**
+ * --semantics corrected: what a closed-loop replay needs to regenerate the sessions as they ran — each
+ * follow-up's think time (the delay the session manager put before it) and, when every session accumulates its
+ * context, `session_context_growth: accumulate` (a mix cannot be written in the one header field: warned).
+ */
+function recordSessions(records: TraceRecord[], header: TraceHeader, arrivals: readonly Request[], log: SessionLog, blueprints: readonly SessionBlueprint[], env: SimEnv): void {
+  arrivals.forEach((req, i) => {
+    const delay = log.delays.get(req);
+    if (delay !== undefined) records[i]!.thinkTimeUs = delay;
+  });
+  const growth = new Set(blueprints.map((b) => b.contextGrowth));
+  if (growth.size === 1 && growth.has('accumulate')) header.sessionContextGrowth = 'accumulate';
+  else if (growth.has('accumulate')) env.warn('--trace-output: some sessions accumulate their context and some do not; the trace header can say only one, so it says neither (a closed-loop replay resends each round\'s recorded input)');
 }
 
 /** Outputs whose per-request files are rendered only when read. */

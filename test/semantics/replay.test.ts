@@ -108,4 +108,55 @@ describe('closed-loop replay under --semantics', () => {
     expect(ref.metrics['completed_requests']).toBe(1);
     expect(cor.metrics['completed_requests']).toBe(2);
   });
+
+  it('W7: multi-turn rows lose their prefix group and streaming flag, follow-ups their prefix and reason ratio (reference); corrected keeps them', async () => {
+    const ref = rows((await chatTrace('reference')).csv);
+    const cor = rows((await chatTrace('corrected')).csv);
+    const pick = (rs: Record<string, string>[], round0: boolean) => new Set(rs.filter((r) => (r['round_index'] === '0') === round0).map((r) => [r['prefix_group'], r['prefix_length'], r['streaming'], r['input_tokens'], r['reason_ratio']].join('|')));
+    // reason_ratio: a constant 0 percentage is drawn as 1 (a length sampler's floor), 0.01.
+    expect(pick(ref, true)).toEqual(new Set(['|64|false|100|0.01']));
+    expect(pick(ref, false)).toEqual(new Set(['|0|false|164|0']));
+    expect(pick(cor, true)).toEqual(new Set(['sys|64|true|100|0.01']));
+    expect(pick(cor, false)).toEqual(new Set(['sys|64|true|100|0.01']));
+    // A fixed-mode replay of the reference trace builds round 0 from the 100-token suffix: no shared prefix.
+    const fixed = async (trace: { yaml: string; csv: string }) => (await simulate({ mode: 'replay', model: MODEL, traceHeader: 't.yaml', traceData: 't.csv', files: { 't.yaml': trace.yaml, 't.csv': trace.csv }, outputs: { metrics: true } })).files.metrics!;
+    const inputs = (m: string) => (JSON.parse(m) as { requests: { num_prefill_tokens: number }[] }).requests.reduce((a, r) => a + r.num_prefill_tokens, 0);
+    expect(inputs(await fixed(await chatTrace('reference')))).toBe(10 * 100 + 20 * 164);
+    expect(inputs(await fixed(await chatTrace('corrected')))).toBe(30 * 164);
+  });
+
+  it('W8: a run trace records no think times or context growth, so a closed-loop replay stretches sessions and resends whole prompts (reference); it records both (corrected)', async () => {
+    const spec = CHAT.replace('multi_turn: {max_rounds: 3, think_time_us: 500000}', 'multi_turn: {max_rounds: 3, think_time_us: 500000, context_growth: accumulate}');
+    const run = async (semantics: 'reference' | 'corrected') => {
+      const r = await simulate({ mode: 'run', model: MODEL, workloadSpec: 'c.yaml', files: { 'c.yaml': spec }, semantics, outputs: { trace: true, metrics: true } });
+      return { trace: { yaml: r.files.traceYaml!, csv: r.files.traceCsv! }, metrics: r.files.metrics! };
+    };
+    type Row = { requestID: string; arrived_at: number; num_prefill_tokens: number };
+    const perRequest = (m: string) => (JSON.parse(m) as { requests: Row[] }).requests;
+    const ref = await run('reference');
+    const cor = await run('corrected');
+    expect(ref.trace.yaml).not.toContain('session_context_growth');
+    expect(ref.trace.csv.split('\n')[0]).not.toContain('think_time_us');
+    expect(cor.trace.yaml).toContain('session_context_growth: accumulate');
+    const corRows = rows(cor.trace.csv);
+    expect(corRows.filter((r) => r['round_index'] !== '0').every((r) => r['think_time_us'] === '500000')).toBe(true);
+    expect(corRows.filter((r) => r['round_index'] === '0').every((r) => r['think_time_us'] === '0')).toBe(true);
+    // The run itself is the same in both modes (nothing here is a run-side correction).
+    const ran = perRequest(ref.metrics);
+    expect(perRequest(cor.metrics).map((r) => [r.arrived_at, r.num_prefill_tokens])).toEqual(ran.map((r) => [r.arrived_at, r.num_prefill_tokens]));
+    const span = (rs: Row[]) => Math.max(...rs.map((r) => r.arrived_at));
+    const prompts = (rs: Row[]) => rs.reduce((a, r) => a + r.num_prefill_tokens, 0);
+    const refReplay = perRequest((await replay(ref.trace, 'reference', { horizon: '9223372036854775807' })).files.metrics!);
+    const corReplay = perRequest((await replay(cor.trace, 'corrected', { horizon: '9223372036854775807' })).files.metrics!);
+    expect(refReplay).toHaveLength(30);
+    expect(corReplay).toHaveLength(30);
+    // The reference replay waits the recorded arrival gap (service time included) on top of each round's end.
+    expect(span(refReplay) - span(ran)).toBeGreaterThan(0.4);
+    expect(Math.abs(span(corReplay) - span(ran))).toBeLessThan(0.05);
+    // The corrected replay regrows the conversation from the recorded whole prompts: 164, 303, 442 tokens, as
+    // the run sent them. The reference replay resends each recorded length, round 0 without its prefix (W7).
+    expect(corReplay.map((r) => r.num_prefill_tokens)).toEqual(ran.map((r) => r.num_prefill_tokens));
+    expect(new Set(ran.map((r) => r.num_prefill_tokens))).toEqual(new Set([164, 303, 442]));
+    expect(prompts(refReplay)).toBe(prompts(ran) - 10 * 64);
+  });
 });

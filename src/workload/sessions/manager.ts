@@ -59,6 +59,11 @@ function recordedAttributes(next: Request, rec: RecordedRound, bp: SessionBluepr
   next.adapter = rec.adapter;
   next.streaming = rec.streaming;
   next.reasonRatio = rec.reasonRatio;
+  withGroupPrefix(next, bp);
+}
+
+/** Names the group prefix the session prepends (the reference leaves follow-ups without group and length). */
+function withGroupPrefix(next: Request, bp: SessionBlueprint): void {
   if (bp.prefix !== null && bp.prefix.length > 0 && bp.prefixGroup !== undefined && bp.prefixGroup !== '') {
     next.prefixGroup = bp.prefixGroup;
     next.prefixLength = bp.prefix.length;
@@ -122,7 +127,8 @@ export class SessionManager {
       s.state = 'horizon_interrupted';
       return [];
     }
-    const inLen = bp.inputSampler.sample(bp.rng);
+    let inLen = bp.inputSampler.sample(bp.rng);
+    if (bp.wholeInputs === true && s.buf !== null) inLen = Math.max(0, inLen - this.conversationLength(s, req));
     const outLen = bp.outputSampler.sample(bp.rng);
     const fresh = randomTokenIds(bp.rng, inLen);
     const output = randomTokenIds(bp.rng, outLen);
@@ -143,10 +149,23 @@ export class SessionManager {
     next.roundIndex = s.round;
     next.adapter = bp.adapter;
     if (rec !== undefined) recordedAttributes(next, rec, bp);
+    else if (bp.followUpTags !== undefined) {
+      next.streaming = bp.followUpTags.streaming;
+      next.reasonRatio = bp.followUpTags.reasonRatios[s.round] ?? bp.followUpTags.reasonRatios[0] ?? 0;
+      withGroupPrefix(next, bp);
+    }
     if (this.budget >= 0) this.followUpCount++;
     this.delays.set(next, delay);
     this.created.push(next);
     return [next];
+  }
+
+  /** How long the conversation is once `req`'s output is appended (what {@link accumulate} will hold before the new input). */
+  private conversationLength(s: ActiveSession, req: Request): number {
+    const prefix = s.bp.prefix?.length ?? 0;
+    const base = s.seeded ? s.buf!.length : prefix <= req.inputLen ? req.inputLen : prefix + req.inputLen;
+    const produced = Math.max(0, req.progressIndex - req.inputLen);
+    return base + (req.outputLen > 0 ? Math.min(produced, req.outputLen) : 0);
   }
 
   /** Appends `req`'s actual output and the new input to the session buffer; null when the session had to be cancelled. */
