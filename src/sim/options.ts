@@ -188,7 +188,7 @@ export const FLAGS = [
   { name: 'concurrency', kind: 'int', def: 0, help: 'closed-loop virtual users: each sends its next request --think-time-ms after its previous one finishes (mutually exclusive with --rate and --workload-spec; set --num-requests or --horizon)', scope: 'run' },
   { name: 'think-time-ms', kind: 'int', def: 0, help: 'think time in ms: between a response and the same user\'s next request (run --concurrency); replay closed-loop: between a round\'s end and the next round (0 = from the trace; excludes --think-time-dist)', scope: 'shared' },
   { name: 'timeout', kind: 'int', def: 300, help: 'client timeout per request in seconds (negative disables; 0 is rejected)', scope: 'run' },
-  { name: 'trace-output', kind: 'string', def: '', writesFile: 'trace', help: 'export the arrivals as TraceV2: writes <prefix>.yaml and <prefix>.csv', scope: 'run' },
+  { name: 'trace-output', kind: 'string', def: '', writesFile: 'trace', help: 'export the requests as TraceV2: writes <prefix>.yaml and <prefix>.csv (run: the arrivals; replay: the trace\'s requests with their replayed outcomes, header mode "replayed")', scope: 'shared' },
   { name: 'fitness-weights', kind: 'string', def: '', help: 'fitness score weights key:value,... (throughput, tokens_per_sec, p99_ttft, p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)', scope: 'run' },
   // replay
   { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML (required)', scope: 'replay' },

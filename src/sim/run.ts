@@ -19,7 +19,7 @@ import type { TraceHeader, TraceRecord } from '../workload/tracev2-types.js';
 import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
 import type { SessionBlueprint } from '../workload/sessions/types.js';
 import { generateWorkload } from '../workload/sessions/workload.js';
-import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-export.js';
+import { buildReplayTraceHeader, buildRunTraceHeader, buildRunTraceRecords, outcomeFromRequest } from '../workload/trace-export.js';
 import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
@@ -355,13 +355,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     })));
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
     if (semanticsFlag(f) === 'corrected' && sessions !== null) recordSessions(records, header, cs.arrivals, sessions.log(), wl.sessions, env);
-    trace = {
-      yaml: formatTraceHeaderYaml(header),
-      get csv() {
-        return formatTraceCsv(records, header.mode);
-      },
-      csvChunks: () => formatTraceCsvChunks(records, header.mode),
-    };
+    trace = traceOutput(header, records);
   }
   return outputs(f, { report, cluster: cs, stdout: render(f, report), trace, recorder, requests: all, ...series }, null);
 }
@@ -379,6 +373,27 @@ function recordSessions(records: TraceRecord[], header: TraceHeader, arrivals: r
   const growth = new Set(blueprints.map((b) => b.contextGrowth));
   if (growth.size === 1 && growth.has('accumulate')) header.sessionContextGrowth = 'accumulate';
   else if (growth.has('accumulate')) env.warn('--trace-output: some sessions accumulate their context and some do not; the trace header can say only one, so it says neither (a closed-loop replay resends each round\'s recorded input)');
+}
+
+/**
+ * replay `--trace-output`: as the reference, one row per request built from the trace (every row in fixed mode;
+ * round 0 and the rows outside sessions in closed loop), whether or not it was injected before the horizon, with
+ * its state when the replay stopped; header mode "replayed", the input trace's observed KV metrics carried over.
+ */
+function replayTrace(requests: readonly Request[], goodput: ReadonlyMap<string, SloDimTargets> | null, observed: TraceHeader['observedKvMetrics']): TraceOutput {
+  const records = buildRunTraceRecords(requests.map((request) => ({ request, outcome: outcomeFromRequest(request) })));
+  const header = buildReplayTraceHeader({ ...(goodput ? { goodputSloTargets: goodput } : {}), observedKvMetrics: observed });
+  return traceOutput(header, records);
+}
+
+function traceOutput(header: TraceHeader, records: readonly TraceRecord[]): TraceOutput {
+  return {
+    yaml: formatTraceHeaderYaml(header),
+    get csv() {
+      return formatTraceCsv(records, header.mode);
+    },
+    csvChunks: () => formatTraceCsvChunks(records, header.mode),
+  };
 }
 
 /** Outputs whose per-request files are rendered only when read. */
@@ -472,7 +487,8 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
   await env.pause?.();
-  return outputs(f, { report, cluster: cs, stdout: render(f, report), trace: null, recorder, requests: all, ...series }, () => simResults(report));
+  const trace = f.str('trace-output') === '' ? null : replayTrace(requests, goodputTargets, header.observedKvMetrics);
+  return outputs(f, { report, cluster: cs, stdout: render(f, report), trace, recorder, requests: all, ...series }, () => simResults(report));
 }
 
 /** `--deployment FILE`, parsed and checked (null when not given). */
