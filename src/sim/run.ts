@@ -379,6 +379,7 @@ function recordSessions(records: TraceRecord[], header: TraceHeader, arrivals: r
  * replay `--trace-output`: as the reference, one row per request built from the trace (every row in fixed mode;
  * round 0 and the rows outside sessions in closed loop), whether or not it was injected before the horizon, with
  * its state when the replay stopped; header mode "replayed", the input trace's observed KV metrics carried over.
+ * Under --semantics corrected the caller passes the injected requests instead.
  */
 function replayTrace(requests: readonly Request[], goodput: ReadonlyMap<string, SloDimTargets> | null, observed: TraceHeader['observedKvMetrics']): TraceOutput {
   const records = buildRunTraceRecords(requests.map((request) => ({ request, outcome: outcomeFromRequest(request) })));
@@ -487,7 +488,9 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
   await env.pause?.();
-  const trace = f.str('trace-output') === '' ? null : replayTrace(requests, goodputTargets, header.observedKvMetrics);
+  // Corrected semantics export what was injected (follow-ups included), as run does; the reference every built request.
+  const exported = semanticsFlag(f) === 'corrected' ? cs.arrivals : requests;
+  const trace = f.str('trace-output') === '' ? null : replayTrace(exported, goodputTargets, header.observedKvMetrics);
   return outputs(f, { report, cluster: cs, stdout: render(f, report), trace, recorder, requests: all, ...series }, () => simResults(report));
 }
 

@@ -159,4 +159,30 @@ describe('closed-loop replay under --semantics', () => {
     expect(new Set(ran.map((r) => r.num_prefill_tokens))).toEqual(new Set([164, 303, 442]));
     expect(prompts(refReplay)).toBe(prompts(ran) - 10 * 64);
   });
+
+  it('W3: replay --trace-output writes every built request, injected or not (reference), or the injected ones with their follow-ups (corrected)', async () => {
+    const trace = await chatTrace();
+    const reexport = async (semantics: 'reference' | 'corrected', sessionMode: 'fixed' | 'closed-loop') => {
+      const r = await simulate({ mode: 'replay', model: MODEL, traceHeader: 't.yaml', traceData: 't.csv', files: { 't.yaml': trace.yaml, 't.csv': trace.csv }, sessionMode, semantics, horizon: '2000000', outputs: { trace: true } });
+      return rows(r.files.traceCsv!);
+    };
+    const late = rows(trace.csv).filter((r) => Number(r['arrival_time_us']) >= 2_000_000).length;
+    expect(late).toBe(20);
+    // Fixed: the reference writes the 20 rows after the 2 s horizon too, as incomplete requests that never arrived.
+    const refFixed = await reexport('reference', 'fixed');
+    expect(refFixed).toHaveLength(30);
+    expect(refFixed.filter((r) => Number(r['arrival_time_us']) >= 2_000_000).every((r) => r['status'] === 'incomplete' && r['first_chunk_time_us'] === '0')).toBe(true);
+    const corFixed = await reexport('corrected', 'fixed');
+    expect(corFixed).toHaveLength(10);
+    expect(corFixed.every((r) => Number(r['arrival_time_us']) < 2_000_000)).toBe(true);
+    // Closed loop: the reference writes round 0 of all 10 sessions (5 start after the horizon) and no follow-up.
+    const refClosed = await reexport('reference', 'closed-loop');
+    expect(refClosed).toHaveLength(10);
+    expect(refClosed.filter((r) => Number(r['arrival_time_us']) >= 2_000_000)).toHaveLength(5);
+    expect(refClosed.every((r) => r['round_index'] === '0')).toBe(true);
+    const corClosed = await reexport('corrected', 'closed-loop');
+    expect(corClosed.every((r) => Number(r['arrival_time_us']) < 2_000_000)).toBe(true);
+    expect(corClosed.filter((r) => r['round_index'] !== '0').length).toBeGreaterThan(0);
+    expect(corClosed.filter((r) => r['round_index'] === '0')).toHaveLength(refClosed.filter((r) => Number(r['arrival_time_us']) < 2_000_000).length);
+  });
 });
