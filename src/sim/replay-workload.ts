@@ -37,7 +37,7 @@ export function buildReplayWorkload(f: FlagValues, env: SimEnv, trace: TraceV2, 
   const mode = f.str('session-mode');
   if (mode !== 'fixed' && mode !== 'closed-loop') throw new ConfigError('bad-flag', `--session-mode must be "fixed" or "closed-loop", got "${mode}"`);
   const think = thinkTimeSampler(f, mode === 'closed-loop');
-  if (mode === 'fixed') return { requests: buildReplayRequests(trace.records, seed, dataPath), sessions: null };
+  if (mode === 'fixed') return { requests: buildReplayRequests(trace.records, seed, dataPath, semanticsFlag(f) === 'corrected'), sessions: null };
   const corrected = semanticsFlag(f) === 'corrected';
   const followUpHorizon = f.changed('horizon') ? horizonFlag(f) : corrected ? recordedReplayHorizon(trace.records) : closedLoopFollowUpHorizon(trace.records);
   const built = buildClosedLoopReplay(trace, seed, think, followUpHorizon, dataPath, corrected);

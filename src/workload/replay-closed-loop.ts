@@ -153,6 +153,7 @@ export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: L
     let input = randomTokenIds(srng, inputs[0]!);
     if (prefix !== null) input = concatTokens(prefix, input);
     const req = requestFromRecord(r0, input, randomTokenIds(srng, r0.outputTokens));
+    if (corrected) req.prefixLength = prefix?.length ?? 0;
     req.sessionId = sessionId;
     req.roundIndex = 0;
     requests.push(req);
@@ -183,7 +184,9 @@ export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: L
     let input = randomTokenIds(rng, effectiveInputTokenCount(rec));
     const prefix = rec.prefixGroup === '' ? undefined : prefixes.get(rec.prefixGroup);
     if (prefix !== undefined) input = concatTokens(prefix, input);
-    requests.push(requestFromRecord(rec, input, randomTokenIds(rng, rec.outputTokens)));
+    const req = requestFromRecord(rec, input, randomTokenIds(rng, rec.outputTokens));
+    if (corrected) req.prefixLength = prefix?.length ?? 0;
+    requests.push(req);
   }
   return { requests, sessions };
 }

@@ -56,10 +56,11 @@ export function checkReplayRecords(records: readonly TraceRecord[], file: string
 }
 
 /**
- * One request per record, in record order, ids `request_<request_id>`.
+ * One request per record, in record order, ids `request_<request_id>`. `corrected` (--semantics corrected): a
+ * request's prefix length is the length of the group prefix prepended to it (the reference copies the row's).
  * @throws as {@link checkReplayRecords} (an empty trace, counts past the limits).
  */
-export function buildReplayRequests(records: readonly TraceRecord[], seed: bigint, file = 'the trace data'): Request[] {
+export function buildReplayRequests(records: readonly TraceRecord[], seed: bigint, file = 'the trace data', corrected = false): Request[] {
   checkReplayRecords(records, file);
   const rng = new GoRand(seed);
   const prefixes = replayPrefixes(records, rng);
@@ -68,7 +69,9 @@ export function buildReplayRequests(records: readonly TraceRecord[], seed: bigin
     let input = randomTokenIds(rng, effectiveInputTokenCount(rec));
     const prefix = rec.prefixGroup === '' ? undefined : prefixes.get(rec.prefixGroup);
     if (prefix !== undefined) input = concatTokens(prefix, input);
-    return requestFromRecord(rec, input, randomTokenIds(rng, rec.outputTokens));
+    const req = requestFromRecord(rec, input, randomTokenIds(rng, rec.outputTokens));
+    if (corrected) req.prefixLength = prefix?.length ?? 0;
+    return req;
   });
 }
 
@@ -99,7 +102,8 @@ export function requestFromRecord(rec: TraceRecord, input: Int32Array, output: I
   req.sloTargetUs = rec.sloTargetUs;
   req.clientId = rec.clientId;
   req.prefixGroup = rec.prefixGroup;
-  // Copied as recorded even when the group's shared prefix has another length, as the reference does.
+  // Copied as recorded even when the group's shared prefix has another length, as the reference does
+  // (--semantics corrected: the callers set the length of the prefix actually prepended).
   req.prefixLength = rec.prefixLength;
   req.streaming = rec.streaming;
   req.adapter = rec.adapter;

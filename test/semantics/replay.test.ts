@@ -185,4 +185,20 @@ describe('closed-loop replay under --semantics', () => {
     expect(corClosed.filter((r) => r['round_index'] !== '0').length).toBeGreaterThan(0);
     expect(corClosed.filter((r) => r['round_index'] === '0')).toHaveLength(refClosed.filter((r) => Number(r['arrival_time_us']) < 2_000_000).length);
   });
+
+  it('W1: a replayed request keeps its row\'s prefix_length whatever prefix it got, inflating re-exports (reference), or records the prefix it got (corrected)', async () => {
+    // Group g's prefix is drawn with the first row's 32 tokens; the others say 16 and 0 but get those 32 too.
+    const csv = `request_id,client_id,tenant_id,slo_class,session_id,round_index,prefix_group,prefix_length,streaming,input_tokens,output_tokens,text_tokens,image_tokens,audio_tokens,video_tokens,reason_ratio,model,deadline_us,server_input_tokens,arrival_time_us,send_time_us,first_chunk_time_us,last_chunk_time_us,num_chunks,status,error_message,finish_reason
+0,c,,,,0,g,32,false,10,4,0,0,0,0,0,,0,0,1000,1000,0,0,0,ok,,
+1,c,,,,0,g,16,false,10,4,0,0,0,0,0,,0,0,2000,2000,0,0,0,ok,,
+2,c,,,,0,g,0,false,10,4,0,0,0,0,0,,0,0,3000,3000,0,0,0,ok,,
+`;
+    const reexport = async (semantics: 'reference' | 'corrected') => {
+      const r = await simulate({ mode: 'replay', model: MODEL, traceHeader: 't.yaml', traceData: 't.csv', files: { 't.yaml': 'trace_version: 3\n', 't.csv': csv }, semantics, outputs: { trace: true } });
+      return rows(r.files.traceCsv!).map((x) => [x['prefix_length'], x['input_tokens']]);
+    };
+    // Every request sends 42 tokens; the reference re-export says 32+10, 16+26 and 0+42.
+    expect(await reexport('reference')).toEqual([['32', '10'], ['16', '26'], ['0', '42']]);
+    expect(await reexport('corrected')).toEqual([['32', '10'], ['32', '10'], ['32', '10']]);
+  });
 });
