@@ -99,12 +99,15 @@ export function registerConvertCommand(root: Command, io: Io): void {
   sg.requiredOption('--path <value>', 'ServeGen data directory')
     .option('--window-duration-seconds <value>', 'duration of each period (s)', '600')
     .option('--drain-timeout-seconds <value>', 'gap between periods (s)', '180')
-    .option('--time <value>', 'only one period: midnight, morning or afternoon');
+    .option('--time <value>', 'only one period: midnight, morning or afternoon')
+    .option('--semantics <mode>', 'reference (default): refuse Poisson-only windows, as the reference cannot convert them; corrected: convert them as Poisson', 'reference');
   sg.action(async (o: Record<string, string | undefined>) => {
     const [{ convertServeGen }, { readServeGenDir }] = await Promise.all([import('../workload/profiles/convert.js'), import('./servegen-files.js')]);
     const dir = o['path'] ?? '';
     const window = integer('--window-duration-seconds', o['windowDurationSeconds'] ?? '');
     const drain = integer('--drain-timeout-seconds', o['drainTimeoutSeconds'] ?? '');
-    io.stdout(convertServeGen(readServeGenDir(dir, '--path'), { dir, windowDurationSecs: window, drainTimeoutSecs: drain, time: o['time'] ?? '', warn: (m) => io.warn(m) }));
+    const semantics = o['semantics'] ?? 'reference';
+    if (!isSemantics(semantics)) throw new UsageError('bad-flag', `--semantics must be ${SEMANTICS.join(' or ')}, got ${showValue(semantics)}`);
+    io.stdout(convertServeGen(readServeGenDir(dir, '--path'), { dir, windowDurationSecs: window, drainTimeoutSecs: drain, time: o['time'] ?? '', warn: (m) => io.warn(m), ...(semantics === 'corrected' ? { corrected: true } : {}) }));
   });
 }

@@ -324,6 +324,8 @@ export interface ServeGenConvertOptions {
   /** Keep one period only: midnight, morning or afternoon ('' = all). */
   readonly time: string;
   readonly warn?: (message: string) => void;
+  /** --semantics corrected: Poisson windows converted as Poisson (see ServeGenOptions.corrected). */
+  readonly corrected?: boolean;
 }
 
 /** The seed `blis convert servegen` draws its window picks and shuffles from (and writes into the spec). */
@@ -338,7 +340,7 @@ export function convertServeGen(chunks: readonly ServeGenChunkFiles[], o: ServeG
   if (o.drainTimeoutSecs < 0) throw new ConvertError(`--drain-timeout-seconds must be >= 0, got ${o.drainTimeoutSecs}`);
   const periods = ['midnight', 'morning', 'afternoon'];
   if (o.time !== '' && !periods.includes(o.time)) throw new ConvertError(`--time must be one of: ${periods.join(', ')} (got "${o.time}")`);
-  const sg = convertServeGenChunks(chunks, { dir: o.dir, seed: SERVEGEN_CONVERT_SEED, windowDurationSecs: o.windowDurationSecs, drainTimeoutSecs: o.drainTimeoutSecs, ...(o.warn ? { warn: o.warn } : {}) });
+  const sg = convertServeGenChunks(chunks, { dir: o.dir, seed: SERVEGEN_CONVERT_SEED, windowDurationSecs: o.windowDurationSecs, drainTimeoutSecs: o.drainTimeoutSecs, ...(o.warn ? { warn: o.warn } : {}), ...(o.corrected === true ? { corrected: true } : {}) });
   if (sg.category === 'reasoning' && o.time !== '') throw new ConvertError('--time is not supported for reasoning ServeGen data (it has no periods); drop --time');
   const cohorts = o.time === '' ? sg.cohorts : sg.cohorts.filter((c) => c.id.startsWith(`${o.time}-`));
   if (cohorts.length === 0) throw new ConvertError(`no cohorts found for period "${o.time}" in ${o.dir}; try another --time or none`);
