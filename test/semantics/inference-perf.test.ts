@@ -53,9 +53,9 @@ describe('inference-perf multi-turn chat under --semantics (W5)', () => {
     // (TTFT ≈ 26 ms) and the 10 s stage stretches to ≈ 38 s. Open loop sends 8/s into 8 seats: TTFT ≈ 1.5 s.
     expect(ref['completed_requests']).toBe(80);
     expect(cor['completed_requests']).toBe(80);
-    expect(ref['ttft_mean_ms'] as number).toBeLessThan(50);
-    expect(cor['ttft_mean_ms'] as number).toBeGreaterThan(1000);
-    expect(ref['vllm_estimated_duration_s'] as number).toBeGreaterThan(30);
-    expect(cor['vllm_estimated_duration_s'] as number).toBeLessThan(20);
+    expect(ref['ttft_mean_ms']).toBeLessThan(50);
+    expect(cor['ttft_mean_ms']).toBeGreaterThan(1000);
+    expect(ref['vllm_estimated_duration_s']).toBeGreaterThan(30);
+    expect(cor['vllm_estimated_duration_s']).toBeLessThan(20);
   });
 });
