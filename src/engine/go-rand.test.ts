@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { GoRand, goLog } from './go-rand.js';
+import { goRandWasmBytes, wasmFiller } from './go-rand-wasm.js';
 import { RNG_LEN, RNG_TAP, cookedHi, cookedLo } from './go-rand-tables.js';
 
 // Expected values below were produced by running Go 1.19's math/rand on linux/amd64. The v1 value
@@ -230,6 +232,56 @@ describe('GoRand: structural checks', () => {
       if (got !== want) mismatches.push(`draw ${i}: ${got} !== ${want}`);
     }
     expect(mismatches.slice(0, 5)).toEqual([]);
+  });
+
+  it('fillInt31n draws exactly what int31n draws, in place, and leaves the stream where int31n would', () => {
+    for (const n of [128000, 1024, 1, 7, 2147483647, 1073741825]) {
+      const a = new GoRand(BigInt(n) * 31n + 5n);
+      const b = new GoRand(BigInt(n) * 31n + 5n);
+      const out = new Int32Array(3000).fill(-1);
+      b.fillInt31n(out, 1000, 2500, n);
+      const want = Array.from({ length: 1500 }, () => a.int31n(n));
+      expect(Array.from(out.subarray(1000, 2500))).toEqual(want);
+      expect(out[999]).toBe(-1);
+      expect(out[2500]).toBe(-1);
+      expect(b.int63()).toBe(a.int63());
+      expect(b.float64()).toBe(a.float64());
+    }
+    expect(() => new GoRand(1n).fillInt31n(new Int32Array(1), 0, 1, 0)).toThrow(RangeError);
+  });
+
+  it('fillInt31n matches int31n across many short fills that start and end anywhere in the state ring', () => {
+    const a = new GoRand(99n);
+    const b = new GoRand(99n);
+    const out = new Int32Array(700);
+    for (let k = 0; k < 400; k++) {
+      const len = (k * 37) % 690;
+      const n = k % 3 === 0 ? 1024 : k % 3 === 1 ? 1073741825 : 128000;
+      b.fillInt31n(out, 0, len, n);
+      for (let j = 0; j < len; j++) if (out[j] !== a.int31n(n)) throw new Error(`fill ${k}, draw ${j} differs`);
+      if (k % 5 === 0) expect(b.int31()).toBe(a.int31());
+    }
+    expect(b.int63()).toBe(a.int63());
+  });
+
+  it('long fills run in WebAssembly (here, where it is available) with the same values, across its chunks', () => {
+    expect(wasmFiller()).not.toBeNull();
+    for (const n of [128000, 1073741825]) {
+      const a = new GoRand(7n);
+      const b = new GoRand(7n);
+      const out = new Int32Array(150_000);
+      b.fillInt31n(out, 0, out.length, n);
+      for (let j = 0; j < out.length; j++) if (out[j] !== a.int31n(n)) throw new Error(`n ${n}, draw ${j} differs`);
+      expect(b.uint32()).toBe(a.uint32());
+      expect(b.int63()).toBe(a.int63());
+    }
+  });
+
+  it('the WebAssembly bytes are go-rand.wat assembled', async () => {
+    const wabt = await (await import('wabt')).default();
+    const wat = readFileSync(new URL('./go-rand.wat', import.meta.url), 'utf8');
+    const { buffer } = wabt.parseWat('go-rand.wat', wat).toBinary({});
+    expect(Buffer.from(buffer).equals(Buffer.from(goRandWasmBytes()))).toBe(true);
   });
 
   it('reduces seeds modulo 2^31-1 with zero mapped to a fixed seed', () => {
