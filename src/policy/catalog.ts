@@ -34,6 +34,11 @@ const CONTRACTS: Readonly<Record<ControlPoint, { signature: string; returns: str
     returns: '{action: up|down|none, by?} | {targetReplicas} | number',
     description: 'Decides a deployment\'s replica count: called by the autoscaler on every tick and trigger, per scaling target (docs/deployments.md).',
   },
+  disaggregation: {
+    signature: 'decide(request, state)',
+    returns: 'boolean | {disaggregate: boolean, decodeInstance?: id | index, reason?}',
+    description: 'The P/D decider: after the decode routing chose a decode pod (state.selected), decides whether the prefill runs on a prefill pod (KV transferred) or locally on that decode pod; state.instances is the decode pool, state.prefillInstances the prefill pool (docs/deployments.md).',
+  },
 };
 
 export function policyCatalog(): Record<string, unknown> {

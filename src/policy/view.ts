@@ -11,8 +11,8 @@ import type { SchedulerContext } from '../instance/scheduler.js';
 import type { AutoScaleContext } from '../routing/autoscale.js';
 import type { GlobalSignal, HistoryWindow, RouterSignals, RouterState, RoutingSnapshot, TenantSignal } from '../routing/types.js';
 
-export type ControlPoint = 'admission' | 'priority' | 'routing' | 'scheduler' | 'autoscale';
-export const CONTROL_POINTS: readonly ControlPoint[] = ['admission', 'priority', 'routing', 'scheduler', 'autoscale'];
+export type ControlPoint = 'admission' | 'priority' | 'routing' | 'scheduler' | 'autoscale' | 'disaggregation';
+export const CONTROL_POINTS: readonly ControlPoint[] = ['admission', 'priority', 'routing', 'scheduler', 'autoscale', 'disaggregation'];
 
 /** Default code entry point per control point (docs/policies.md). */
 export const DEFAULT_ENTRYPOINTS: Readonly<Record<ControlPoint, string>> = {
@@ -21,6 +21,7 @@ export const DEFAULT_ENTRYPOINTS: Readonly<Record<ControlPoint, string>> = {
   routing: 'route',
   scheduler: 'makeBatch',
   autoscale: 'evaluate',
+  disaggregation: 'decide',
 };
 
 /** A request as the router knows it. */

@@ -182,7 +182,8 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
     scorers === null ? null : makeRoutingPolicy('weighted', { scorers, blockSize: setup.kv.blockSize, rng: rng.forSubsystem(subsystem), cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req), corrected: isCorrected(setup.semantics) });
   const pdPolicies: PdPolicies | null = pd
     ? {
-      decider: makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
+      // A bundle's disaggregation policy replaces the --pd-decider built-in (resolve-deciders checks the pair).
+      decider: built?.disaggregation ?? makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
       prefillRouting: poolPolicy(pd.prefillScorers, 'prefill-router'),
       decodeRouting: poolPolicy(pd.decodeScorers, 'decode-router'),
       encode: pd.encodeDecider === null || pd.encodeDecider === undefined ? null : makeEncodeDecider(pd.encodeDecider),

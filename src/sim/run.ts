@@ -32,6 +32,7 @@ import type { FlagValues } from './options.js';
 import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
 import { horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
+import { checkBundleDeciders } from './resolve-deciders.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
 import { checkAdapterReferences, type AdapterReference, type LoraSetup } from './resolve-lora.js';
@@ -303,6 +304,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const { setup, latency, seed, kvForGpu, lora } = await resolveEngineFlags(f, env, deployment);
   if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  checkBundleDeciders(f, pol, setup.pd);
   const scaling = resolveScaling(f, pol.scaling, 'run', kvForGpu, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
@@ -403,6 +405,7 @@ export async function checkSimulation(mode: 'run' | 'replay', f: FlagValues, env
   const { seed, latency, kvForGpu, setup } = await resolveEngineFlags(f, env, deployment);
   if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  checkBundleDeciders(f, pol, setup.pd);
   resolveScaling(f, pol.scaling, mode, mode === 'run' ? kvForGpu : null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   cliGoodput(f);
   if (mode === 'replay') {
@@ -434,6 +437,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const { setup, latency, seed, lora } = await resolveEngineFlags(f, env, deployment);
   if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  checkBundleDeciders(f, pol, setup.pd);
   resolveScaling(f, pol.scaling, 'replay', null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
   warnUndeclaredAdapters(records, lora, env);

@@ -4,6 +4,7 @@ export { validateTemplate } from './validate.js';
 export {
   buildTemplateAdmission,
   buildTemplateAutoscale,
+  buildTemplateDisaggregation,
   buildTemplatePriority,
   buildTemplateRouting,
   buildTemplateScheduler,

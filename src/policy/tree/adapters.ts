@@ -7,12 +7,14 @@
 import type { Request } from '../../domain/request.js';
 import type { BatchChoice, InstanceScheduler, SchedulerContext } from '../../instance/scheduler.js';
 import { clampScaleDecision, type AutoScalePolicy } from '../../routing/autoscale.js';
+import type { DisaggregationDecider } from '../../routing/disaggregation.js';
 import { breakTie, decision, requireSnapshots } from '../../routing/policies.js';
 import type { ScorerConfig } from '../../routing/scorer-config.js';
 import type { ScorerName } from '../../routing/scorer-registry.js';
 import type { AdmissionPolicy, PriorityPolicy, RouterState, RoutingPolicy } from '../../routing/types.js';
 import { weighted } from '../../routing/weighted.js';
 import { routedInstances, routerEnv, schedulerEnv, autoscaleEnv, type FeatureEnv } from '../features.js';
+import { disaggregationEnv } from '../pd-view.js';
 import type { PolicyBuildContext } from '../templates/build.js';
 import { requestView, schedRequestView, schedulerView, stateView } from '../view.js';
 import { bestInstances, evaluateTree, filterInstances } from './eval.js';
@@ -115,6 +117,18 @@ export function treeAutoscale(tree: DecisionTree): AutoScalePolicy {
       if (leaf.scaleTo !== null) return clampScaleDecision(ctx, leaf.scaleTo, leaf.reason);
       const delta = leaf.scale === 'up' ? leaf.by : leaf.scale === 'down' ? -leaf.by : 0;
       return clampScaleDecision(ctx, ctx.currentReplicas + delta, leaf.reason);
+    },
+  };
+}
+
+/** A P/D decider: the tree's leaf says whether this request's prefill runs on a prefill pod. */
+export function treeDisaggregation(tree: DecisionTree): DisaggregationDecider {
+  const fixed = constantLeaf(tree);
+  return {
+    name: 'tree',
+    decide(req, ctx) {
+      const leaf = (fixed ?? evaluateTree(tree, disaggregationEnv(req, ctx))) as Extract<TreeLeaf, { point: 'disaggregation' }>;
+      return { disaggregate: leaf.disaggregate, reason: leaf.reason || (leaf.disaggregate ? 'tree: disaggregate' : 'tree: prefill locally') };
     },
   };
 }

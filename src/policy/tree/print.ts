@@ -61,6 +61,7 @@ export function printLeaf(leaf: TreeLeaf): string {
     case 'autoscale':
       if (leaf.scaleTo !== null) return `scale to ${leaf.scaleTo}${why(leaf.reason)}`;
       return `scale ${leaf.scale}${leaf.by > 1 ? ` by ${leaf.by}` : ''}${why(leaf.reason)}`;
+    case 'disaggregation': return `${leaf.disaggregate ? 'disaggregate' : 'prefill locally'}${why(leaf.reason)}`;
   }
 }
 
@@ -158,6 +159,7 @@ export function leafToPlain(leaf: TreeLeaf): Plain {
       if (leaf.reason !== '') out.reason = leaf.reason;
       return out;
     }
+    case 'disaggregation': return leaf.reason === '' ? { disaggregate: leaf.disaggregate } : { disaggregate: leaf.disaggregate, reason: leaf.reason };
   }
 }
 

@@ -629,6 +629,7 @@ function leafArb(point: ControlPoint): fc.Arbitrary<Plain> {
       reasonArb.map((r) => withReason({ scale: 'none' }, r)),
       fc.tuple(fc.integer({ min: 0, max: 50 }), reasonArb).map(([n, r]) => withReason({ scale_to: n }, r)),
     );
+    case 'disaggregation': return fc.tuple(fc.boolean(), reasonArb).map(([d, r]) => withReason({ disaggregate: d }, r));
     case 'routing': {
       const filter = fc.option(predicateArb(ROUTING_ALL), { nil: undefined });
       const scorers = fc.uniqueArray(fc.constantFrom(...SCORER_NAMES), { minLength: 1, maxLength: 4 })
