@@ -123,7 +123,7 @@ export const FLAGS = [
   { name: 'prefill-instances', kind: 'int', def: 0, help: 'instances dedicated to prefill: instance_0 .. instance_{P-1} (0 = no P/D disaggregation)', scope: 'shared' },
   { name: 'decode-instances', kind: 'int', def: 0, help: 'instances dedicated to decode: the next D instances', scope: 'shared' },
   { name: 'prefill-decode-instances', kind: 'int', def: 0, help: 'shared-role instances serving both pools: the next S instances (they take the decode overrides)', scope: 'shared' },
-  { name: 'pd-decider', kind: 'string', def: 'never', choices: DISAGGREGATION_DECIDERS, help: 'P/D disaggregation decider: never, always, prefix-threshold', scope: 'shared' },
+  { name: 'pd-decider', kind: 'string', def: 'never', choices: DISAGGREGATION_DECIDERS, help: 'P/D disaggregation decider: never, always, prefix-threshold (a policy bundle\'s disaggregation section replaces it unless this is given)', scope: 'shared' },
   { name: 'encode-instances', kind: 'int', def: 0, help: 'E/P/D: instances of the encode pool, the next E after the P/D pools (0 = off; needs a decode-capable pool). Requests the encode decider picks are routed there first with the main routing policy; no encode work is simulated', scope: 'shared' },
   { name: 'encode-decider', kind: 'string', def: 'never', choices: ENCODE_DECIDERS, help: 'E/P/D encode decider: never, always, multimodal (requests with image, audio or video tokens); other than never needs --encode-instances > 0', scope: 'shared' },
   { name: 'pd-prefix-threshold', kind: 'int', def: 16, help: 'prefix-threshold decider: disaggregate when more prompt tokens than this are not cached on the chosen decode pod', scope: 'shared' },
