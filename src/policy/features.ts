@@ -10,6 +10,7 @@
  * | scheduler | request (a waiting request), instance (this instance), clock |
  * | autoscale | deployment, clock |
  * | disaggregation | request, tenant, global, clock, `selected` (the chosen decode pod), `decode` and `prefill` (pool aggregates) |
+ * | encode | request, tenant, global, clock, `encode` (the encode pool's aggregates) |
  */
 import type { ControlPoint, GlobalView, InstanceView, RequestView, SchedRequestView, SchedulerView, StateView, TenantView } from './view.js';
 import type { AutoScaleContext } from '../routing/autoscale.js';
@@ -28,7 +29,7 @@ export interface FeatureSpec {
 
 const ROUTER: readonly ControlPoint[] = ['admission', 'priority', 'routing'];
 /** Points that see the request as the router knows it (the P/D decider decides per request too). */
-const REQUEST_POINTS: readonly ControlPoint[] = [...ROUTER, 'disaggregation'];
+const REQUEST_POINTS: readonly ControlPoint[] = [...ROUTER, 'disaggregation', 'encode'];
 
 function f(name: string, type: FeatureType, points: readonly ControlPoint[], description: string, scope: 'decision' | 'instance' = 'decision'): FeatureSpec {
   return { name, type, points, scope, description };
@@ -68,7 +69,7 @@ export interface RoutedInstanceView extends InstanceView {
 }
 
 const FEATURES_BASE: readonly FeatureSpec[] = [
-  f('clock', 'number', ['admission', 'priority', 'routing', 'scheduler', 'autoscale', 'disaggregation'], 'simulation clock (µs)'),
+  f('clock', 'number', ['admission', 'priority', 'routing', 'scheduler', 'autoscale', 'disaggregation', 'encode'], 'simulation clock (µs)'),
   // request (router view)
   f('request.inputTokens', 'number', [...REQUEST_POINTS, 'scheduler'], 'prompt length (tokens)'),
   f('request.outputTokens', 'number', [...REQUEST_POINTS, 'scheduler'], 'client output budget (max_tokens); 0 when the workload does not state one'),
@@ -81,6 +82,10 @@ const FEATURES_BASE: readonly FeatureSpec[] = [
   f('request.prefixBlocks', 'number', REQUEST_POINTS, 'number of full prompt blocks (length of prefixHashes)'),
   f('request.admissionDelays', 'number', REQUEST_POINTS, 'admission DELAYs already waited out'),
   f('request.adapter', 'string', REQUEST_POINTS, 'LoRA adapter the request needs (\'\' = base model)'),
+  f('request.imageTokens', 'number', REQUEST_POINTS, 'image input tokens (0 for text-only requests)'),
+  f('request.audioTokens', 'number', REQUEST_POINTS, 'audio input tokens'),
+  f('request.videoTokens', 'number', REQUEST_POINTS, 'video input tokens'),
+  f('request.multimodalTokens', 'number', REQUEST_POINTS, 'image + audio + video tokens (> 0: the request is multimodal)'),
   f('request.waitUs', 'number', ['scheduler'], 'µs since arrival'),
   f('request.progress', 'number', ['scheduler'], 'prompt tokens already computed'),
   // tenant
@@ -176,13 +181,15 @@ const FEATURES_BASE: readonly FeatureSpec[] = [
   ] as const).map(([n, t, d]) => f(`selected.${n}`, t, ['disaggregation'], `chosen decode pod: ${d}`)),
 ];
 
-/** `cluster.*` re-rooted over one P/D pool (`decode.*`, `prefill.*`) for the disaggregation decider. */
-function poolFeatures(root: 'decode' | 'prefill'): FeatureSpec[] {
+/** `cluster.*` re-rooted over one pool (`decode.*`, `prefill.*` for the P/D decider, `encode.*` for the encode decider). */
+function poolFeatures(root: 'decode' | 'prefill' | 'encode', point: ControlPoint): FeatureSpec[] {
   return FEATURES_BASE.filter((x) => x.name.startsWith('cluster.')).map((x) =>
-    f(`${root}.${x.name.slice('cluster.'.length)}`, x.type, ['disaggregation'], `${root} pool: ${x.description.replace('routable instances', 'routable pods')}`));
+    f(`${root}.${x.name.slice('cluster.'.length)}`, x.type, [point], `${root} pool: ${x.description.replace('routable instances', 'routable pods')}`));
 }
 
-export const FEATURES: readonly FeatureSpec[] = [...FEATURES_BASE, ...poolFeatures('decode'), ...poolFeatures('prefill')];
+export const FEATURES: readonly FeatureSpec[] = [
+  ...FEATURES_BASE, ...poolFeatures('decode', 'disaggregation'), ...poolFeatures('prefill', 'disaggregation'), ...poolFeatures('encode', 'encode'),
+];
 
 /** Feature by name and control point. */
 export function findFeature(name: string, point: ControlPoint): FeatureSpec | undefined {
@@ -254,11 +261,16 @@ export function clusterView(state: StateView): ClusterView {
   };
 }
 
+/** The `request` root of a router-side decision (the view plus the derived request features). */
+export function requestEnv(request: RequestView): Record<string, unknown> {
+  return { ...request, prefixBlocks: request.prefixHashes.length, outputTokens: request.outputTokens ?? 0, multimodalTokens: request.imageTokens + request.audioTokens + request.videoTokens };
+}
+
 /** The environment of an admission, priority or routing decision. */
 export function routerEnv(request: RequestView, state: StateView): FeatureEnv {
   return {
     clock: state.clock,
-    request: { ...request, prefixBlocks: request.prefixHashes.length, outputTokens: request.outputTokens ?? 0 },
+    request: requestEnv(request),
     tenant: state.tenant satisfies TenantView,
     global: state.global satisfies GlobalView,
     cluster: clusterView(state),

@@ -1,5 +1,5 @@
 /**
- * What an external P/D disaggregation decider sees (docs/policies.md): the decode pool's state as a routing
+ * What an external P/D disaggregation decider (and encode decider) sees (docs/policies.md): the decode pool's state as a routing
  * policy sees it, the decode pod the decode routing chose with its prefix-cache figures, and the
  * prefill-capable pool. The prefill pool is read only when a decider asks for it (its snapshots are refreshed
  * by the read, as a prefill routing at that instant would), so trees that never name `prefill.*` and
@@ -7,7 +7,8 @@
  */
 import type { Request } from '../domain/request.js';
 import type { DisaggregationContext } from '../routing/disaggregation.js';
-import { clusterView, type ClusterView, type FeatureEnv, routerEnv } from './features.js';
+import type { EncodeContext } from '../routing/encode-decider.js';
+import { clusterView, type ClusterView, type FeatureEnv, requestEnv, routerEnv } from './features.js';
 import { instanceView, requestView, stateView, type InstanceView, type RequestView, type StateView } from './view.js';
 
 /** The chosen decode pod, with what a local prefill would cost there. */
@@ -77,6 +78,39 @@ export function disaggregationEnv(req: Request, ctx: DisaggregationContext): Fea
     get prefill(): ClusterView {
       prefill ??= clusterView(prefillStateView(req, ctx));
       return prefill;
+    },
+  };
+}
+
+/** `state` of a code encode decider: the encode pool's state view plus the chosen decode pod's id. */
+export interface EncodeStateView extends StateView {
+  decodeInstance: string;
+}
+
+export function encodeView(req: Request, decodeInstanceId: string, ctx: EncodeContext, blockSize: number): { request: RequestView; state: EncodeStateView } {
+  return { request: requestView(req, blockSize), state: { ...stateView(req, ctx.encodeState()), decodeInstance: decodeInstanceId } };
+}
+
+/**
+ * The decision-tree environment of the encode decider: `request` and `clock`, and `tenant`, `global` and
+ * `encode` (the encode pool's aggregates) from the encode pool's state, built on the first read of any of them.
+ */
+export function encodeEnv(req: Request, ctx: EncodeContext, blockSize: number): FeatureEnv {
+  let view: StateView | null = null;
+  let pool: ClusterView | null = null;
+  const v = (): StateView => (view ??= stateView(req, ctx.encodeState()));
+  return {
+    clock: ctx.clock,
+    request: requestEnv(requestView(req, blockSize)),
+    get tenant(): unknown {
+      return v().tenant;
+    },
+    get global(): unknown {
+      return v().global;
+    },
+    get encode(): ClusterView {
+      pool ??= clusterView(v());
+      return pool;
     },
   };
 }

@@ -186,7 +186,7 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
       decider: built?.disaggregation ?? makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
       prefillRouting: poolPolicy(pd.prefillScorers, 'prefill-router'),
       decodeRouting: poolPolicy(pd.decodeScorers, 'decode-router'),
-      encode: pd.encodeDecider === null || pd.encodeDecider === undefined ? null : makeEncodeDecider(pd.encodeDecider),
+      encode: pd.encodeDecider === null || pd.encodeDecider === undefined ? null : (built?.encode ?? makeEncodeDecider(pd.encodeDecider)),
     }
     : null;
   return { admission, routing, priority: built?.priority ?? null, tenants, pd: pdPolicies };

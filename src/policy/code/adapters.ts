@@ -12,10 +12,11 @@ import type { Request } from '../../domain/request.js';
 import type { BatchChoice, InstanceScheduler, SchedulerContext } from '../../instance/scheduler.js';
 import { clampScaleDecision, type AutoScaleContext, type AutoScalePolicy } from '../../routing/autoscale.js';
 import type { DisaggregationDecider } from '../../routing/disaggregation.js';
+import type { EncodeContext, EncodeDecider, EncodeDecision } from '../../routing/encode-decider.js';
 import type { AdmissionDecision, AdmissionPolicy, PriorityPolicy, RouterState, RoutingDecision, RoutingPolicy } from '../../routing/types.js';
 import { SandboxError, kindText, type SandboxEngine, type SandboxProgram } from '../../sandbox/types.js';
 import { PolicyRuntimeError } from '../errors.js';
-import { disaggregationView } from '../pd-view.js';
+import { disaggregationView, encodeView } from '../pd-view.js';
 import type { PolicyBuildContext } from '../templates/build.js';
 import type { PolicySpec } from '../spec.js';
 import { requestView, schedRequestView, schedulerView, stateView, type ControlPoint } from '../view.js';
@@ -42,6 +43,7 @@ const ENTRIES: Readonly<Record<ControlPoint, readonly string[]>> = {
   routing: ['$blisCall'],
   autoscale: ['$blisCall'],
   disaggregation: ['$blisCall'],
+  encode: ['$blisCall'],
   scheduler: ['$blisHooks', '$blisMakeBatch', '$blisVictim', '$blisArrival'],
 };
 
@@ -224,6 +226,24 @@ export function codeDisaggregation(spec: CodeSpec, engine: SandboxEngine, ctx: P
       if (k < 0) c.bad(what, `decodeInstance ${JSON.stringify(t)?.slice(0, 80)} is not a routable decode pod; return an id from state.instances (${snaps.map((s) => s.id).join(', ')}) or its index`);
       return { disaggregate, reason, decodeOverride: (snaps[k] as { id: string }).id };
     },
+  };
+}
+
+export function codeEncode(spec: CodeSpec, engine: SandboxEngine, ctx: PolicyBuildContext): EncodeDecider {
+  const c = new Caller(spec, compileCode(spec, engine, ctx));
+  const decide = (req: Request, decodeId: string, ectx: EncodeContext): EncodeDecision => {
+    const what = `${spec.entrypoint}(${req.id}) at t=${ectx.clock}`;
+    const v = encodeView(req, decodeId, ectx, ctx.blockSize);
+    const r = c.call('$blisCall', [v.request, v.state], what);
+    if (typeof r === 'boolean') return { encode: r, reason: `${spec.entrypoint}: ${r ? 'encode' : 'skip'}` };
+    if (!isObj(r) || typeof r['encode'] !== 'boolean') return c.bad(what, `expected true, false or {encode: true|false, reason?}, got ${JSON.stringify(r)?.slice(0, 120)}`);
+    return { encode: r['encode'], reason: reasonOf(c, r['reason'], what) || `${spec.entrypoint}: ${r['encode'] ? 'encode' : 'skip'}` };
+  };
+  return {
+    name: `code:${spec.entrypoint}`,
+    decide,
+    // The encode stage calls decide; this form (no pool state) serves callers without one.
+    shouldEncode: (req, decodeId) => decide(req, decodeId, { encodeState: () => ({ snapshots: [], clock: 0 }), clock: 0 }).encode,
   };
 }
 

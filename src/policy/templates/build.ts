@@ -7,6 +7,7 @@ import type { SloPriorityMap } from '../../domain/slo.js';
 import type { BatchChoice, InstanceScheduler, SchedulerContext } from '../../instance/scheduler.js';
 import { clampScaleDecision, type AutoScaleContext, type AutoScalePolicy } from '../../routing/autoscale.js';
 import { prefixThresholdDecider, type DisaggregationDecider } from '../../routing/disaggregation.js';
+import type { EncodeDecider, EncodeDecision } from '../../routing/encode-decider.js';
 import { clusterView } from '../features.js';
 import { prefillStateView, selectedView } from '../pd-view.js';
 import { breakTie, decision, requireSnapshots } from '../../routing/policies.js';
@@ -354,5 +355,21 @@ export function buildTemplateDisaggregation(template: string, p: TemplateParamet
     }
     default:
       throw new Error(`no disaggregation template ${template}`);
+  }
+}
+
+export function buildTemplateEncode(template: string, p: TemplateParameters): EncodeDecider {
+  const name = `template:${template}`;
+  switch (template) {
+    case 'multimodal_encode': {
+      const min = n(p, 'min_multimodal_tokens');
+      const decide = (req: Request): EncodeDecision => {
+        const mm = req.imageTokens + req.audioTokens + req.videoTokens;
+        return { encode: mm >= min, reason: `${mm} multimodal tokens ${mm >= min ? '>=' : '<'} ${min}` };
+      };
+      return { name, decide, shouldEncode: (req) => decide(req).encode };
+    }
+    default:
+      throw new Error(`no encode template ${template}`);
   }
 }

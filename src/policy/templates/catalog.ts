@@ -206,6 +206,15 @@ export const TEMPLATES: readonly TemplateSpec[] = [
       int('local_if_decode_load_below', 0, 0, 1e6, 'prefill locally when the chosen decode pod\'s load (queue + batch + in-flight) is below this (0 = off)'),
     ],
   },
+  // ---- encode (E/P/D encode decider) ----
+  {
+    name: 'multimodal_encode',
+    point: 'encode',
+    description: 'Sends a request through the encode pool when it carries at least min_multimodal_tokens image, audio and video tokens (with the default 1, exactly --encode-decider multimodal).',
+    parameters: [
+      int('min_multimodal_tokens', 1, 0, 1e9, 'image + audio + video tokens from which a request is encoded (0 = every request)'),
+    ],
+  },
 ];
 
 export function findTemplate(name: string): TemplateSpec | undefined {

@@ -5,6 +5,7 @@ export {
   buildTemplateAdmission,
   buildTemplateAutoscale,
   buildTemplateDisaggregation,
+  buildTemplateEncode,
   buildTemplatePriority,
   buildTemplateRouting,
   buildTemplateScheduler,

@@ -36,6 +36,7 @@ const LEAF_KEYS: Readonly<Record<ControlPoint, readonly string[]>> = {
   scheduler: ['priority'],
   autoscale: ['scale', 'by', 'scale_to', 'reason'],
   disaggregation: ['disaggregate', 'reason'],
+  encode: ['encode', 'reason'],
 };
 
 const LEAF_FORMS: Readonly<Record<ControlPoint, string>> = {
@@ -45,6 +46,7 @@ const LEAF_FORMS: Readonly<Record<ControlPoint, string>> = {
   scheduler: '{priority: NUMBER}',
   autoscale: '{scale: up | down | none, by?: N, reason?: TEXT} or {scale_to: N, reason?: TEXT}',
   disaggregation: '{disaggregate: true | false, reason?: TEXT}',
+  encode: '{encode: true | false, reason?: TEXT}',
 };
 
 const LEAF_EXAMPLES: Readonly<Record<ControlPoint, string>> = {
@@ -54,6 +56,7 @@ const LEAF_EXAMPLES: Readonly<Record<ControlPoint, string>> = {
   scheduler: '{priority: 1}',
   autoscale: '{scale: none}',
   disaggregation: '{disaggregate: false}',
+  encode: '{encode: false}',
 };
 
 /** The key that marks a leaf of each kind, for "this leaf belongs to another control point". */
@@ -63,6 +66,7 @@ const LEAF_MARKERS: readonly (readonly [string, readonly ControlPoint[]])[] = [
   ['scale', ['autoscale']],
   ['scale_to', ['autoscale']],
   ['disaggregate', ['disaggregation']],
+  ['encode', ['encode']],
   ['priority', ['priority', 'scheduler']],
 ];
 
@@ -241,6 +245,7 @@ class TreeParser {
       case 'scheduler': return this.schedulerLeaf(o, rel);
       case 'autoscale': return this.autoscaleLeaf(o, rel);
       case 'disaggregation': return this.disaggregationLeaf(o, rel);
+      case 'encode': return this.encodeLeaf(o, rel);
     }
   }
 
@@ -290,6 +295,14 @@ class TreeParser {
     const d = o.disaggregate;
     if (typeof d !== 'boolean') this.fail([...rel, 'disaggregate'], `disaggregate must be true or false, got ${describe(d)}`, 'write disaggregate: true (prefill on a prefill pod, KV transferred) or false (prefill on the chosen decode pod)');
     return Object.freeze({ point: 'disaggregation', disaggregate: d, reason: this.optionalText(o, 'reason', rel) });
+  }
+
+  private encodeLeaf(o: Obj, rel: Rel): TreeLeaf {
+    if (!has(o, 'encode')) this.notALeaf(o, rel);
+    this.checkKeys(o, rel, LEAF_KEYS.encode, 'an encode leaf');
+    const e = o.encode;
+    if (typeof e !== 'boolean') this.fail([...rel, 'encode'], `encode must be true or false, got ${describe(e)}`, 'write encode: true (through the encode pool) or false (skip it)');
+    return Object.freeze({ point: 'encode', encode: e, reason: this.optionalText(o, 'reason', rel) });
   }
 
   private autoscaleLeaf(o: Obj, rel: Rel): TreeLeaf {
