@@ -20,12 +20,12 @@
  * weight-read, KV-read and communication times, and the three overheads in µs — so `blis calibrate --fit`
  * can fit them on a user's own server ({@link LinearLatency}).
  */
-import type { Request } from '../domain/request.js';
 import { clampToInt64 } from '../domain/units.js';
 import { DEFAULT_GPU_PHYSICS, type GpuPhysics, type LinkSpec } from '../config/catalog/gpu-physics.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
-import { isMoE, layerSplit } from './layers.js';
-import type { HardwareConfig, LatencyModel, LinearLatency, ModelConfig } from './types.js';
+import { isMoE } from './layers.js';
+import { architectureOf } from './architecture.js';
+import type { HardwareConfig, LatencyModel, LinearLatency, ModelConfig, StepBatch } from './types.js';
 
 /** Coefficient names in vector order: the keys of a latency profile's `coefficients`. */
 export const CORRECTED_PHYSICS_COEFFICIENTS = ['compute', 'weight_read', 'kv_read', 'comm', 'step_us', 'request_us', 'frontend_us'] as const;
@@ -106,11 +106,6 @@ function checkLink(l: LinkSpec, field: string): void {
   }
 }
 
-/** Head size: the config's explicit head_dim when it has one, else hidden/heads. */
-export function headDimOf(mc: ModelConfig): number {
-  return mc.headDim > 0 ? mc.headDim : mc.hiddenDim / mc.numHeads;
-}
-
 function makePlan(opts: CorrectedPhysicsOptions): Plan {
   const { model: mc, hardware: hw, tp } = opts;
   const dp = opts.dp ?? 1;
@@ -140,28 +135,29 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
 
   const d = mc.hiddenDim;
   const L = mc.numLayers;
-  const hd = headDimOf(mc);
-  const kvHeads = mc.numKVHeads === 0 ? mc.numHeads : mc.numKVHeads;
-  const qDim = mc.numHeads * hd;
+  const a = architectureOf(mc);
+  const hd = a.headDim;
+  const kvHeads = a.kvHeads;
+  const qDim = a.qDim;
   const kvDim = kvHeads * hd;
   const wbpp = mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam;
-  const gated = mc.hiddenAct === '' || ['silu', 'swiglu', 'geglu', 'situ'].includes(mc.hiddenAct);
-  const mlpMats = gated ? 3 : 2;
-  const { moe: moeLayers, dense: denseLayers } = layerSplit(mc);
+  const mlpMats = a.mlpMatrices;
+  const moeLayers = a.moeLayers;
+  const denseLayers = a.denseLayers;
   const moe = isMoE(mc);
-  const dFFMoE = mc.moeExpertFFNDim > 0 ? mc.moeExpertFFNDim : mc.intermediateDim;
-  const dFFDense = mc.denseIntermediateDim > 0 ? mc.denseIntermediateDim : mc.intermediateDim;
+  const dFFMoE = a.expertWidth;
+  const dFFDense = a.denseWidth;
 
   const attnParams = d * qDim + 2 * d * kvDim + qDim * d;
   const denseParams = mlpMats * d * dFFDense;
-  const sharedParams = mc.sharedExpertFFNDim > 0 ? 3 * d * mc.sharedExpertFFNDim : 0;
+  const sharedParams = a.sharedWidth > 0 ? mlpMats * d * a.sharedWidth : 0;
   const linParams = L * attnParams + denseLayers * denseParams + moeLayers * sharedParams;
   const headParams = mc.vocabSize * d;
   const expertGroup = moe && dp > 1 ? tp * dp : tp;
-  const expertParams = 3 * d * dFFMoE;
+  const expertParams = mlpMats * d * dFFMoE;
   // KV heads fewer than tp are replicated: each GPU holds at least one.
-  const kvPerToken = mc.kvLoraRank > 0
-    ? L * (mc.kvLoraRank + mc.qkRopeHeadDim) * mc.bytesPerParam
+  const kvPerToken = a.mla
+    ? L * a.kvElementsPerLayer * mc.bytesPerParam
     : L * 2 * hd * Math.max(kvHeads / tp, 1) * mc.bytesPerParam;
   const peak = (wbpp === 1 && hw.TFlopsFP8 > 0 ? hw.TFlopsFP8 : hw.TFlopsPeak) * 1e6;
   const bw = hw.BwPeakTBs * 1e6;
@@ -218,23 +214,27 @@ const C = { compute: 0, weight: 1, kv: 2, comm: 3, step: 4, request: 5, frontend
 const K = CORRECTED_PHYSICS_COEFFICIENTS.length;
 
 /** Writes the gradient into `g` (length K) and returns the step time (µs, untruncated). */
-function stepGradient(p: Plan, c: readonly number[], batch: readonly Request[], count: number, g: Float64Array): number {
+function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float64Array): number {
   g.fill(0);
+  const count = batch.count;
   if (count === 0) return 0;
+  const newTokens = batch.newTokens;
+  const progress = batch.progress;
+  const inputLen = batch.inputLen;
   let tokens = 0;
   let samples = 0;
   let attnFlops = 0;
   let kvTokens = 0;
   for (let i = 0; i < count; i++) {
-    const r = batch[i]!;
-    const t = r.numNewTokens;
-    const ctx = r.progressIndex;
+    const t = newTokens[i]!;
+    const ctx = progress[i]!;
+    const inLen = inputLen[i]!;
     tokens += t;
-    if (ctx < r.inputLen) {
+    if (ctx < inLen) {
       // Causal attention of t new queries over ctx cached tokens plus the chunk itself; the cached part is read.
       attnFlops += 4 * p.hPerGpu * p.headDim * t * (ctx + (t + 1) / 2);
       kvTokens += ctx;
-      if (ctx + t >= r.inputLen) samples++;
+      if (ctx + t >= inLen) samples++;
     } else {
       kvTokens += ctx;
       samples++;
@@ -293,7 +293,7 @@ export function createCorrectedPhysicsModel(opts: CorrectedPhysicsOptions): Late
   const linear: LinearLatency = {
     names: CORRECTED_PHYSICS_COEFFICIENTS,
     coefficients: c,
-    stepGradient: (batch, count, out) => stepGradient(plan, c, batch, count, out),
+    stepGradient: (batch, out) => stepGradient(plan, c, batch, out),
     queueingGradient: (_req, out) => {
       out.fill(0);
       out[C.frontend] = 1;
@@ -301,7 +301,7 @@ export function createCorrectedPhysicsModel(opts: CorrectedPhysicsOptions): Late
   };
   return {
     name: 'corrected-physics',
-    stepTime: (batch, count) => (count === 0 ? 1 : Math.max(1, clampToInt64(stepGradient(plan, c, batch, count, scratch)))),
+    stepTime: (batch) => (batch.count === 0 ? 1 : Math.max(1, clampToInt64(stepGradient(plan, c, batch, scratch)))),
     queueingTime: () => frontend,
     outputTokenProcessingTime: () => 0,
     postDecodeFixedOverhead: () => 0,

@@ -3,7 +3,7 @@ import type { Request } from '../domain/request.js';
 import { LatencyConfigError } from './errors.js';
 import { createRooflineModel, transformerFlops } from './roofline.js';
 import { model, req, times } from './test-fixtures.js';
-import type { HardwareConfig, ModelConfig } from './types.js';
+import { stepBatchOf, type HardwareConfig, type ModelConfig } from './types.js';
 
 /**
  * Expected step times come from running the reference Go implementation (commit f90a1e3) on the same
@@ -39,7 +39,7 @@ const decode32 = (): Request[] => times(32, () => req(512, 10, 522, 1));
 const prefill64x512 = (): Request[] => times(64, () => req(512, 0, 0, 512));
 
 function step(mc: ModelConfig, hw: HardwareConfig, tp: number, batch: Request[]): number {
-  return createRooflineModel({ model: mc, hardware: hw, tp, alpha: [0, 0, 0] }).stepTime(batch, batch.length);
+  return createRooflineModel({ model: mc, hardware: hw, tp, alpha: [0, 0, 0] }).stepTime(stepBatchOf(batch, batch.length));
 }
 
 describe('roofline step time (reference values)', () => {
@@ -72,13 +72,13 @@ describe('roofline step time (reference values)', () => {
 
   it('is 1 tick for an empty batch and for a batch of zero-output requests past their prompt', () => {
     const m = createRooflineModel({ model: llamaLike, hardware: testHw, tp: 1, alpha: [0, 0, 0] });
-    expect(m.stepTime([], 0)).toBe(1);
-    expect(m.stepTime([req(100, 0, 100, 1)], 1)).toBe(1);
+    expect(m.stepTime(stepBatchOf([], 0))).toBe(1);
+    expect(m.stepTime(stepBatchOf([req(100, 0, 100, 1)], 1))).toBe(1);
   });
 
   it('sees only batch[0..count)', () => {
     const m = createRooflineModel({ model: llamaLike, hardware: testHw, tp: 1, alpha: [0, 0, 0] });
-    expect(m.stepTime([...decode1(), ...prefill2048()], 1)).toBe(3065);
+    expect(m.stepTime(stepBatchOf([...decode1(), ...prefill2048()], 1))).toBe(3065);
   });
 
   it('counts a decode step as one token whatever numNewTokens says', () => {
@@ -99,10 +99,14 @@ describe('roofline FLOPs', () => {
     // gemm = 2·3·(64+2·8·8) + 2·3·64 + 4·2·3·6·4 + 2·3·(2·8·16) = 1152 + 384 + 576 + 1536 = 3648
     // sram = 5·2·3·6 + 2·3·8 = 228
     const s = {
-      d: 8, L: 1, H: 2, kvH: 2, dHead: 4, dKV: 8, moeLayers: 0, denseLayers: 1,
-      dFFMoE: 16, dFFDense: 16, topK: 0, experts: 0, bpp: 2, wbpp: 2,
+      d: 8, qDim: 8, L: 1, H: 2, kvH: 2, dHead: 4, dKV: 8, moeLayers: 0, denseLayers: 1,
+      dFFMoE: 16, dFFDense: 16, topK: 0, experts: 0, bpp: 2, wbpp: 2, mlp: 2, shared: 0, kvPerToken: 32,
     };
     expect(transformerFlops(s, 5, 3)).toBe(3648 + 228);
+    // Corrected: a third (gate) matrix adds 2·3·(8·16) = 768; a query width of 12 (3 heads of 4) adds
+    // 2·3·(8·4) to the QKV and output projections each = 384; a shared expert is not counted without MoE layers.
+    expect(transformerFlops({ ...s, mlp: 3 }, 5, 3)).toBe(3648 + 228 + 768);
+    expect(transformerFlops({ ...s, qDim: 12 }, 5, 3)).toBe(3648 + 228 + 384);
   });
 });
 

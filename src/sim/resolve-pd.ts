@@ -236,6 +236,6 @@ function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: nu
   if (tp <= 0) throw bad(`${flagPrefix}-tp must be > 0 for the ${backend} latency model`);
   if (backend === 'corrected-physics') return createCorrectedPhysicsModel({ model: arch, hardware: hw, tp, coefficients: lat.correctedCoefficients });
   return backend === 'roofline'
-    ? createRooflineModel({ model: arch, hardware: hw, tp, alpha: lat.alpha })
-    : createTrainedPhysicsModel({ model: arch, hardware: hw, tp, dp: g.dp, moeCommBackend: g.moeCommBackend, alpha: lat.alpha, beta: lat.beta });
+    ? createRooflineModel({ model: arch, hardware: hw, tp, alpha: lat.alpha, corrected: g.corrected === true })
+    : createTrainedPhysicsModel({ model: arch, hardware: hw, tp, dp: g.dp, moeCommBackend: g.moeCommBackend, alpha: lat.alpha, beta: lat.beta, corrected: g.corrected === true });
 }
