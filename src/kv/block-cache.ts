@@ -45,10 +45,17 @@ export class BlockKVCache implements KVStore {
 
   private hits = 0;
   private misses = 0;
+  /**
+   * Input tokens a prefix hit may not cover: 0 (reference), or 1 under corrected semantics (E1), where, as in
+   * vLLM v1, a hit stops before the prompt's last token so a fully cached prompt recomputes its last block and
+   * claims the blocks before it, instead of claiming nothing.
+   */
+  readonly hitHoldback: number;
 
   /**
-   * `corrected` (--semantics corrected, docs/reference-differences.md K1): reusing a block drops its identity's
-   * index entry only while that entry still names this block, so a newer copy of the same content stays findable.
+   * `corrected` (--semantics corrected, docs/reference-differences.md K1, E1): reusing a block drops its identity's
+   * index entry only while that entry still names this block, so a newer copy of the same content stays findable;
+   * a prefix hit never covers the prompt's last token ({@link hitHoldback}).
    */
   constructor(totalBlocks: number, blockSize: number, readonly corrected = false) {
     if (!Number.isInteger(totalBlocks) || totalBlocks <= 0) {
@@ -59,6 +66,7 @@ export class BlockKVCache implements KVStore {
     }
     this.totalBlocks = totalBlocks;
     this.blockSize = blockSize;
+    this.hitHoldback = corrected ? 1 : 0;
     this.refCount = new Int32Array(totalBlocks);
     this.inUse = new Uint8Array(totalBlocks);
     this.hash = new Float64Array(totalBlocks);
@@ -415,7 +423,9 @@ export class BlockKVCache implements KVStore {
   getCachedBlocksInto(req: Request, out: number[]): number[] {
     const hashes = inputBlockHashes(req, this.blockSize);
     out.length = 0;
-    for (let i = 0; i < hashes.length; i++) {
+    // E1: with a holdback the last full block of a block-aligned prompt is never a hit.
+    const n = Math.min(hashes.length, Math.floor((req.inputLen - this.hitHoldback) / this.blockSize));
+    for (let i = 0; i < n; i++) {
       const b = this.hashToBlock.get(hashes[i] as number);
       if (b < 0) break;
       out.push(b);

@@ -135,7 +135,8 @@ export class TieredKVCache implements KVStore {
    */
   private reloadFromCPU(req: Request, startBlock: number, prevHash: number): boolean {
     const bs = this.blockSize;
-    const n = Math.floor(req.inputLen / bs);
+    // E1 (corrected): a block the prefix hit cannot use is not worth reloading.
+    const n = Math.floor((req.inputLen - this.gpu.hitHoldback) / bs);
     if (startBlock >= n) return false;
     const canon = inputBlockHashes(req, bs);
     // The cached canonical chain is usable whenever the seed agrees with it; otherwise hash afresh.

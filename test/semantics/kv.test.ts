@@ -17,7 +17,8 @@ describe('K1: reusing a block drops its identity', () => {
     expect(kv.allocate(b, 0, 16, [])).toBe(true); // a second copy of h in block 1, now the indexed one
     const other = req(3, 32, 1, 0, { base: 500 });
     expect(kv.allocate(other, 0, 32, [])).toBe(true); // takes blocks 2 and 0: the old copy is reused
-    return kv.getCachedBlocks(req(4, 16, 1, 0)).length;
+    // A 17-token prompt starting with that block (a hit never covers a prompt's last token under corrected E1).
+    return kv.getCachedBlocks(req(4, 17, 1, 0)).length;
   }
 
   it('reference: the index entry is deleted by identity, so the live copy in block 1 becomes unfindable', () => {

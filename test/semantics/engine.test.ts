@@ -1,0 +1,36 @@
+/**
+ * `--semantics`: engine corrections (docs/reference-differences.md E1, E2, E3, E4, E7, E8). Each test runs a small
+ * fixed scenario in both modes and checks the reference's figure and the corrected one, computed by hand from the
+ * blackbox step costs in helpers.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { createBlackboxModel } from '../../src/latency/blackbox.js';
+import type { Request } from '../../src/domain/request.js';
+import { bothModes, engineSetup, req } from './helpers.js';
+
+/** β0 = 1,000 µs per step plus 10 µs per prefill token: a prefill's size shows in its step time. */
+const PREFILL_COST = createBlackboxModel({ alpha: [0, 0, 0], beta: [1000, 10, 0] });
+
+describe('E1: a fully cached prompt', () => {
+  /** A 32-token prompt (two 16-token blocks) computed, then the same prompt again once the first has left. */
+  const run = (): ReturnType<typeof bothModes> =>
+    bothModes(engineSetup({ latency: PREFILL_COST }), () => [req(0, 32, 2, 0), req(1, 32, 2, 10_000)]);
+
+  it('reference: claims no block and its prefill costs nothing; corrected: claims the first block and recomputes the last', () => {
+    const { reference: ref, corrected: cor } = run();
+    const second = (x: { reqs: Request[] }): Request => x.reqs[1] as Request;
+    // First request: a 32-token prefill (1,000 + 320 µs) in both modes.
+    expect(ref.reqs[0]!.ttft).toBe(1320);
+    expect(cor.reqs[0]!.ttft).toBe(1320);
+    // Reference: zero new tokens, so the step prices no prefill at all (β0 only).
+    expect(second(ref).ttft).toBe(1000);
+    // Corrected: the last 16-token block is recomputed (1,000 + 160 µs), the first is a hit.
+    expect(second(cor).ttft).toBe(1160);
+    // Block-level hits / (hits + misses). The first request misses 3 blocks (2 prompt, 1 decode). Reference: the
+    // second claims nothing and misses its decode block, 0 / 4. Corrected: 1 hit, the recomputed block and the
+    // decode block missed, 1 / 6.
+    const hr = (x: { cs: ReturnType<typeof bothModes>['reference']['cs'] }): number => x.cs.instances[0]!.kv.cacheHitRate();
+    expect(hr(ref)).toBe(0);
+    expect(hr(cor)).toBeCloseTo(1 / 6, 12);
+  });
+});
