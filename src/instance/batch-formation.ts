@@ -29,6 +29,8 @@ export interface BatchLimits {
   /** 0 = unlimited. */
   readonly maxModelLen: number;
   readonly preemptionPolicy: PreemptionPolicy;
+  /** --semantics corrected (docs/reference-differences.md E-rows); read once at construction. Default false. */
+  readonly corrected?: boolean;
 }
 
 export interface BatchOutcome {

@@ -94,6 +94,8 @@ export class Instance {
   private lastStepEnd = -1;
   private readonly asyncScheduling: boolean;
   private readonly prefillFirst: boolean;
+  /** --semantics corrected: the engine corrections E3, E7, E8 (docs/reference-differences.md). */
+  private readonly corrected: boolean;
   private readonly recentTtft = new RecentMean();
   private readonly recentTpot = new RecentMean();
   onRequestDone: RequestDoneHook | null = null;
@@ -127,6 +129,7 @@ export class Instance {
     if (lora !== null) this.former.gate = (r) => lora.held(r);
     this.asyncScheduling = cfg.schedulingMode === 'async';
     this.prefillFirst = cfg.schedulingMode === 'prefill-first';
+    this.corrected = cfg.corrected === true;
   }
 
   /** What a policy scheduler sees (built on demand). */
@@ -501,7 +504,8 @@ export class Instance {
       const r = batch[i] as Request;
       if (r.progressIndex >= r.inputLen + Math.max(r.outputLen, 1) - 1) {
         r.state = RequestState.Completed;
-        if (r.outputLen > 0 && r.progressIndex < r.inputLen + r.outputLen) {
+        // E3 (corrected): the final token is never attended to, so it gets no KV.
+        if (!this.corrected && r.outputLen > 0 && r.progressIndex < r.inputLen + r.outputLen) {
           // The final output token's KV: it can pop (and un-hash) an LRU free block; kept for parity.
           if (!this.kv.allocate(r, r.progressIndex, r.progressIndex + 1, EMPTY)) this.metrics.kvAllocationFailures++;
         }

@@ -34,3 +34,28 @@ describe('E1: a fully cached prompt', () => {
     expect(hr(cor)).toBeCloseTo(1 / 6, 12);
   });
 });
+
+describe('E3: the final output token', () => {
+  /**
+   * Cache of 2 blocks, requests with one output token (done right after their prefill). Y (16 tokens) leaves its
+   * prompt block cached; Z (16 other tokens) runs; then C (Y's prompt plus one token) looks Y's block up.
+   */
+  const run = (): ReturnType<typeof bothModes> =>
+    bothModes(engineSetup({ kv: { totalBlocks: 2, blockSize: 16, cpuBlocks: 0, transferBandwidth: 100, transferBaseLatency: 0 } }), () => [
+      req(0, 16, 1, 0),
+      req(1, 16, 1, 100_000, { base: 500 }),
+      req(2, 17, 1, 200_000),
+    ]);
+
+  it('reference: allocates KV for it at completion, evicting a cached prefix; corrected: allocates nothing', () => {
+    const { reference: ref, corrected: cor } = run();
+    const hitRate = (x: { cs: ReturnType<typeof bothModes>['reference']['cs'] }): number => x.cs.instances[0]!.kv.cacheHitRate();
+    // Reference: Y's final token takes the second block; Z's prompt takes the LRU head (that block) and Z's final
+    // token takes Y's prompt block, so C finds nothing: 0 hits over 2 + 2 + 2 misses.
+    expect(hitRate(ref)).toBe(0);
+    // Corrected: Y and Z miss one block each and Y's survives; C hits it and misses its 17th token's block: 1 / 4.
+    expect(hitRate(cor)).toBe(1 / 4);
+    expect(ref.cs.instances[0]!.metrics.completedRequests).toBe(3);
+    expect(cor.cs.instances[0]!.metrics.completedRequests).toBe(3);
+  });
+});
