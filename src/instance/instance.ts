@@ -540,8 +540,11 @@ export class Instance {
     this.lora?.release(r);
     if (r.pdPart !== PdPart.Prefill || this.cfg.holdPrefillKV !== true) this.kv.release(r);
     r.finishedStepIdx = this.stepCount;
-    this.sink.schedule(now + adv, EventKind.RequestLeft, r);
     this.recordCompletion(r);
+    // E8 (corrected): the request leaves when its E2E says (output-token overheads and post-decode time
+    // included), not at the step's end. P/D halves keep the step end: their E2E is not measured from arrival.
+    const left = this.corrected && r.pdPart === PdPart.None ? Math.max(now + adv, r.arrivalTime + r.e2e) : now + adv;
+    this.sink.schedule(left, EventKind.RequestLeft, r);
     this.onRequestDone?.(r, now + adv);
   }
 

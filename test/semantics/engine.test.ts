@@ -59,3 +59,19 @@ describe('E3: the final output token', () => {
     expect(cor.cs.instances[0]!.metrics.completedRequests).toBe(3);
   });
 });
+
+describe('E8: when a completed request leaves', () => {
+  /** Steps of 1,000 µs, 500 µs of output-token processing per token; one request, 16 tokens in, 3 out, at 0. */
+  const run = (): ReturnType<typeof bothModes> =>
+    bothModes(engineSetup({ latency: createBlackboxModel({ alpha: [0, 0, 500], beta: [1000, 0, 0] }) }), () => [req(0, 16, 3, 0)]);
+
+  it('reference: at the end of its last step (3 ms), short of its E2E; corrected: at arrival + E2E (4.5 ms)', () => {
+    const { reference: ref, corrected: cor } = run();
+    // TTFT 1,000 + 500; two decode steps of 1,000 + 500 each.
+    expect(ref.reqs[0]!.e2e).toBe(4500);
+    expect(cor.reqs[0]!.e2e).toBe(4500);
+    // The last event sets the simulated duration (vllm_estimated_duration_s).
+    expect(ref.cs.instances[0]!.metrics.simEndedTime).toBe(3000);
+    expect(cor.cs.instances[0]!.metrics.simEndedTime).toBe(4500);
+  });
+});
