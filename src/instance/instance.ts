@@ -403,8 +403,17 @@ export class Instance {
     const ns = outcome.newlyScheduled;
     for (let i = 0; i < ns.length; i++) {
       const r = ns[i] as Request;
-      r.hasSchedulingDelay = true;
-      r.schedulingDelay = now - r.arrivalTime;
+      if (this.corrected && r.pdPart !== PdPart.Decode) {
+        // E7 (corrected): the wait in the queue (from enqueue, after the alpha queueing time) to the first
+        // admission. P/D decode halves keep the reference's measure: the parent's projection uses it as an offset.
+        if (!r.hasSchedulingDelay) {
+          r.hasSchedulingDelay = true;
+          r.schedulingDelay = now - r.enqueueTime;
+        }
+      } else {
+        r.hasSchedulingDelay = true;
+        r.schedulingDelay = now - r.arrivalTime;
+      }
       this.lora?.pin(r);
     }
     m.waitQSamples.push(this.waitQ.length);

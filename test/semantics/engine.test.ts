@@ -75,3 +75,31 @@ describe('E8: when a completed request leaves', () => {
     expect(cor.cs.instances[0]!.metrics.simEndedTime).toBe(4500);
   });
 });
+
+describe('E7: scheduling delay', () => {
+  /**
+   * 300 µs of alpha queueing per request, 1,000 µs steps, 4 blocks of 16 tokens. A and B (10 tokens in, 30 out)
+   * arrive at 0, are enqueued at 300 and admitted together. When A's 33rd position needs a third block (the step
+   * at 1,300 + 22 × 1,000 = 23,300) none is free and B, the batch's tail, is preempted; it is admitted again in
+   * the next step, at 24,300.
+   */
+  const run = (): ReturnType<typeof bothModes> =>
+    bothModes(
+      engineSetup({
+        latency: createBlackboxModel({ alpha: [300, 0, 0], beta: [1000, 0, 0] }),
+        kv: { totalBlocks: 4, blockSize: 16, cpuBlocks: 0, transferBandwidth: 100, transferBaseLatency: 0 },
+      }),
+      () => [req(0, 10, 30, 0), req(1, 10, 30, 0, { base: 500 })],
+    );
+
+  it('reference: last admission minus arrival (alpha included); corrected: first admission minus enqueue', () => {
+    const { reference: ref, corrected: cor } = run();
+    expect(ref.cs.instances[0]!.metrics.preemptionCount).toBe(1);
+    expect(cor.cs.instances[0]!.metrics.preemptionCount).toBe(1);
+    expect(ref.reqs.map((r) => r.schedulingDelay)).toEqual([300, 24_300]);
+    expect(cor.reqs.map((r) => r.schedulingDelay)).toEqual([0, 0]);
+    // Nothing else moves: the restarted B gets its first token after its re-admission step in both modes.
+    expect(cor.reqs.map((r) => r.ttft)).toEqual(ref.reqs.map((r) => r.ttft));
+    expect(ref.reqs[1]!.ttft).toBe(25_300);
+  });
+});
