@@ -103,7 +103,9 @@ export class TieredKVCache implements KVStore {
       return gpu.allocate(req, start, end, cached);
     }
     const ok = gpu.allocate(req, start, end, cached);
-    if (!ok) this.cpuMisses++;
+    // K4: the reference counts every failed allocation (preemption retries, a blocked queue head each step) as
+    // a miss. Corrected: no lookup missed there; every block is counted once, as a hit or a miss, when allocated.
+    if (!ok && !this.corrected) this.cpuMisses++;
     return ok;
   }
 

@@ -1,9 +1,10 @@
 /**
- * `--semantics`: KV cache corrections (docs/reference-differences.md K1; K6/K7 are pinned in both modes by
+ * `--semantics`: KV cache corrections (docs/reference-differences.md K1, K2, K3, K4; K6/K7 are pinned in both modes by
  * test/invariants/tiered-quirks.test.ts and the property suites).
  */
 import { describe, expect, it } from 'vitest';
 import { BlockKVCache } from '../../src/kv/block-cache.js';
+import { TieredKVCache } from '../../src/kv/tiered.js';
 import { req } from './helpers.js';
 
 describe('K1: reusing a block drops its identity', () => {
@@ -27,5 +28,30 @@ describe('K1: reusing a block drops its identity', () => {
 
   it('corrected: only an entry that names the reused block is deleted; the live copy stays a prefix hit', () => {
     expect(afterReuse(true)).toBe(1);
+  });
+});
+
+describe('K4: failed allocations and the tiered hit rate', () => {
+  /** 2 GPU blocks: A's prompt block stays cached; C (A's prompt + 1 token) hits it and fills the cache; B fails 3 times. */
+  function hitRate(corrected: boolean): number {
+    const kv = new TieredKVCache(2, 16, 4, 100, 0, corrected);
+    const a = req(1, 16, 1, 0);
+    expect(kv.allocate(a, 0, 16, [])).toBe(true); // miss
+    kv.release(a);
+    const c = req(2, 17, 1, 0);
+    const cached = [...kv.getCachedBlocks(c)];
+    expect(cached).toHaveLength(1);
+    expect(kv.allocate(c, 16, 17, cached)).toBe(true); // hit, miss
+    const b = req(3, 16, 1, 0, { base: 500 });
+    for (let i = 0; i < 3; i++) expect(kv.allocate(b, 0, 16, [])).toBe(false);
+    return kv.cacheHitRate();
+  }
+
+  it('reference: each of the 3 failures counts a CPU miss: 1 hit / (2 misses + 3)', () => {
+    expect(hitRate(false)).toBe(1 / 6);
+  });
+
+  it('corrected: failures count nothing; the hit rate is over the blocks allocated: 1 hit / (1 + 2 misses)', () => {
+    expect(hitRate(true)).toBe(1 / 3);
   });
 });
