@@ -46,6 +46,7 @@ const EMPTY: readonly number[] = [];
 export class BatchFormer {
   private budget = 0;
   private preempted = false;
+  private readonly corrected: boolean;
   private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0, victims: [] };
   /**
    * The LoRA cold-load gate: true for a waiting request that may not be admitted yet (its adapter is not
@@ -61,7 +62,9 @@ export class BatchFormer {
     private readonly scheduler: InstanceScheduler | null = null,
     /** Builds the scheduler's context on demand (only called when a hook runs). */
     private readonly context: ((batch: readonly Request[]) => SchedulerContext) | null = null,
-  ) {}
+  ) {
+    this.corrected = limits.corrected === true;
+  }
 
   /**
    * Forms the step's batch in place in `batch`; the returned outcome object is reused between calls.
@@ -214,6 +217,9 @@ export class BatchFormer {
     next.state = RequestState.Running;
     next.numNewTokens = n;
     next.computedTokens = n + start;
+    // E2 (corrected): the cached prefix is context the first step attends to; the reference leaves progress at
+    // 0, so roofline (and corrected-physics) price that step as if nothing were cached.
+    if (this.corrected) next.progressIndex = start;
     return true;
   }
 

@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createBlackboxModel } from '../../src/latency/blackbox.js';
+import { createRooflineModel } from '../../src/latency/roofline.js';
+import { model } from '../../src/latency/test-fixtures.js';
 import type { Request } from '../../src/domain/request.js';
 import { bothModes, engineSetup, req } from './helpers.js';
 
@@ -101,5 +103,30 @@ describe('E7: scheduling delay', () => {
     // Nothing else moves: the restarted B gets its first token after its re-admission step in both modes.
     expect(cor.reqs.map((r) => r.ttft)).toEqual(ref.reqs.map((r) => r.ttft));
     expect(ref.reqs[1]!.ttft).toBe(25_300);
+  });
+});
+
+describe('E2: a cached prefix in the first step', () => {
+  const hw = { TFlopsPeak: 989.0, TFlopsFP8: 0, BwPeakTBs: 3.35, mfuPrefill: 0.55, mfuDecode: 0.3, MemoryGiB: 80 };
+  /** Roofline, llama-8B shape. A computes a 4,096-token prompt; B (the same 4,096 tokens + 16 more) hits 256 blocks. */
+  const run = (): ReturnType<typeof bothModes> =>
+    bothModes(
+      engineSetup({ latency: createRooflineModel({ model: model({ vocabSize: 128256 }), hardware: hw, tp: 1, alpha: [0, 0, 0] }), kv: { totalBlocks: 1000, blockSize: 16, cpuBlocks: 0, transferBandwidth: 100, transferBaseLatency: 0 } }),
+      () => [req(0, 4096, 1, 0), req(1, 4112, 1, 1_000_000)],
+    );
+
+  it('reference: the 16-token prefill of B is priced at position 0; corrected: after its 4,096 cached tokens', () => {
+    const { reference: ref, corrected: cor } = run();
+    expect(cor.reqs[0]!.ttft).toBe(ref.reqs[0]!.ttft);
+    // The same step priced by hand: 16 new tokens at position 0 (reference) or 4,096 (corrected).
+    const step = (pi: number): number => {
+      const r = req(9, 4112, 1, 0);
+      r.progressIndex = pi;
+      r.numNewTokens = 16;
+      return createRooflineModel({ model: model({ vocabSize: 128256 }), hardware: hw, tp: 1, alpha: [0, 0, 0] }).stepTime([r], 1);
+    };
+    expect(ref.reqs[1]!.ttft).toBe(step(0));
+    expect(cor.reqs[1]!.ttft).toBe(step(4096));
+    expect(step(4096)).toBeGreaterThan(step(0));
   });
 });
