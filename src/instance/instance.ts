@@ -571,7 +571,10 @@ export class Instance {
     r.outcome = 'completed';
     if (r.itlCount > 0) this.recentTpot.push(sum / r.itlCount);
     if (r.outputLen > 0) {
-      r.itlMean = r.lengthCapped ? sum / Math.max(r.itlCount - 1, 1) : sum / Math.max(r.outputLen - 1, 1);
+      // E4: the reference takes a capped request to have stopped one token early and divides by one ITL fewer
+      // than it has; it stopped where vLLM does (input + output = max-model-len), so corrected divides by them all.
+      const cappedGaps = this.corrected ? r.itlCount : r.itlCount - 1;
+      r.itlMean = r.lengthCapped ? sum / Math.max(cappedGaps, 1) : sum / Math.max(r.outputLen - 1, 1);
     } else {
       r.itlMean = 0;
     }

@@ -130,3 +130,23 @@ describe('E2: a cached prefix in the first step', () => {
     expect(step(4096)).toBeGreaterThan(step(0));
   });
 });
+
+describe('E4: a request stopped by max-model-len', () => {
+  /** max-model-len 20; a 10-token prompt with 100 planned output tokens (library: no max_output_len). */
+  const run = (): ReturnType<typeof bothModes> => bothModes(engineSetup({ maxModelLen: 20 }), () => [req(0, 10, 100, 0)]);
+
+  it('stops where vLLM does in both modes; its ITL mean divides by one gap fewer (reference) or by all 9 (corrected)', () => {
+    const { reference: ref, corrected: cor } = run();
+    for (const x of [ref, cor]) {
+      const r = x.reqs[0]!;
+      expect(r.lengthCapped).toBe(true);
+      // vLLM: prompt + output reaches max-model-len, 10 output tokens: the first token and 9 decode steps.
+      expect(x.cs.instances[0]!.metrics.totalOutputTokens).toBe(10);
+      expect(r.itlCount).toBe(9);
+      expect(r.itlSum).toBe(9000);
+      expect(r.e2e).toBe(10_000);
+    }
+    expect(ref.reqs[0]!.itlMean).toBe(1125);
+    expect(cor.reqs[0]!.itlMean).toBe(1000);
+  });
+});
