@@ -51,6 +51,9 @@ export class BlockKVCache implements KVStore {
    * claims the blocks before it, instead of claiming nothing.
    */
   readonly hitHoldback: number;
+  /** Corrected semantics (K3): free blocks a reload must not overwrite (the caller's looked-up prefix); else null. */
+  private readonly pinned: Uint8Array | null;
+  private pinnedFree = 0;
 
   /**
    * `corrected` (--semantics corrected, docs/reference-differences.md K1, E1): reusing a block drops its identity's
@@ -67,6 +70,7 @@ export class BlockKVCache implements KVStore {
     this.totalBlocks = totalBlocks;
     this.blockSize = blockSize;
     this.hitHoldback = corrected ? 1 : 0;
+    this.pinned = corrected ? new Uint8Array(totalBlocks) : null;
     this.refCount = new Int32Array(totalBlocks);
     this.inUse = new Uint8Array(totalBlocks);
     this.hash = new Float64Array(totalBlocks);
@@ -88,6 +92,17 @@ export class BlockKVCache implements KVStore {
     if (this.freeTail !== NIL) this.nextFree[this.freeTail] = b;
     else this.freeHead = b;
     this.freeTail = b;
+  }
+
+  /** Relink free block `b` as the LRU head (K3: the block a reload overwrites when the head is pinned). */
+  private moveToFreeHead(b: number): void {
+    this.unlinkFree(b);
+    this.freeCnt++;
+    this.prevFree[b] = NIL;
+    this.nextFree[b] = this.freeHead;
+    if (this.freeHead !== NIL) this.prevFree[this.freeHead] = b;
+    else this.freeTail = b;
+    this.freeHead = b;
   }
 
   private unlinkFree(b: number): void {
@@ -446,11 +461,44 @@ export class BlockKVCache implements KVStore {
   ownedList(req: Request): BlockList | undefined { return this.lookup(req); }
 
   /**
+   * Tier-internal (corrected semantics, K3). Pin the free blocks among `ids` (a prefix the caller looked up) so
+   * {@link installReloadedBlock} passes over them until {@link unpinFree}.
+   */
+  pinFree(ids: readonly number[]): void {
+    const pinned = this.pinned as Uint8Array;
+    for (let i = 0; i < ids.length; i++) {
+      const b = ids[i] as number;
+      if (this.inUse[b] === 0 && pinned[b] === 0) {
+        pinned[b] = 1;
+        this.pinnedFree++;
+      }
+    }
+  }
+
+  /** Tier-internal (corrected semantics, K3). Undo {@link pinFree}. */
+  unpinFree(ids: readonly number[]): void {
+    const pinned = this.pinned as Uint8Array;
+    for (let i = 0; i < ids.length; i++) pinned[ids[i] as number] = 0;
+    this.pinnedFree = 0;
+  }
+
+  /** Tier-internal. Free blocks a reload may overwrite (the free count minus pinned blocks). */
+  get reloadableCount(): number { return this.freeCnt - this.pinnedFree; }
+
+  /**
    * Tier-internal. Overwrite the LRU head with a full block of identity `h` (content reloaded from the CPU
-   * tier) and park it, unowned, at the free-list tail. Returns false if the free list is empty.
+   * tier) and park it, unowned, at the free-list tail. Returns false if the free list is empty. Pinned blocks
+   * (corrected semantics) are passed over: the first unpinned block from the head is overwritten.
    */
   installReloadedBlock(h: number): boolean {
     if (this.freeHead === NIL) return false;
+    if (this.pinnedFree > 0) {
+      const pinned = this.pinned as Uint8Array;
+      let c = this.freeHead;
+      while (c !== NIL && pinned[c] !== 0) c = this.nextFree[c] as number;
+      if (c === NIL) return false;
+      if (c !== this.freeHead) this.moveToFreeHead(c);
+    }
     const b = this.takeFree();
     this.fill[b] = this.blockSize;
     this.refCount[b] = 0;

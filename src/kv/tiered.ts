@@ -80,7 +80,11 @@ export class TieredKVCache implements KVStore {
       startBlock = own.len;
       prevHash = gpu.blockHash(own.last());
     }
-    if (this.reloadFromCPU(req, startBlock, prevHash)) {
+    // K3 (corrected): the reload must not overwrite the free blocks of the prefix the caller just looked up.
+    if (this.corrected && cached.length > 0) gpu.pinFree(cached);
+    const reloaded = this.reloadFromCPU(req, startBlock, prevHash);
+    if (this.corrected && cached.length > 0) gpu.unpinFree(cached);
+    if (reloaded) {
       const newCached = gpu.getCachedBlocksInto(req, this.reloadedPrefix);
       const newStart = newCached.length * bs;
       if (newStart > start && this.corrected) return this.allocateWithReloaded(req, start, end, cached, newCached);
@@ -144,7 +148,7 @@ export class TieredKVCache implements KVStore {
     // The cached canonical chain is usable whenever the seed agrees with it; otherwise hash afresh.
     const onCanon = startBlock === 0 ? prevHash === NO_HASH : canon[startBlock - 1] === prevHash;
     const gpu = this.gpu;
-    const maxReloads = gpu.freeCount;
+    const maxReloads = gpu.reloadableCount;
     const perBlock = this.baseLatency + Math.ceil(bs / this.transferBandwidth);
     let reloads = 0;
     let prev = prevHash;

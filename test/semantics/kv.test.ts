@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { BlockKVCache } from '../../src/kv/block-cache.js';
 import { TieredKVCache } from '../../src/kv/tiered.js';
+import { inputBlockHashes } from '../../src/domain/block-hash.js';
 import { req } from './helpers.js';
 
 describe('K1: reusing a block drops its identity', () => {
@@ -53,5 +54,41 @@ describe('K4: failed allocations and the tiered hit rate', () => {
 
   it('corrected: failures count nothing; the hit rate is over the blocks allocated: 1 hit / (1 + 2 misses)', () => {
     expect(hitRate(true)).toBe(1 / 3);
+  });
+});
+
+describe('K3: a reload and the caller\'s looked-up prefix', () => {
+  /**
+   * Tiered cache, 5 GPU blocks of 4 tokens. X computes blocks A, AB, ABC (all mirrored to the CPU tier) and
+   * leaves; Y's 12 other tokens push ABC off the GPU and leave too, so the free list is [AB, A, Y's 3 blocks].
+   * Q (X's 12 tokens + 1) looks up [A, AB] and allocates its tail, which reloads ABC from the CPU tier.
+   */
+  function scenario(corrected: boolean): { qChain: boolean; zHits: number } {
+    const kv = new TieredKVCache(5, 4, 8, 100, 0, corrected);
+    const x = req(1, 12, 1, 0);
+    expect(kv.allocate(x, 0, 12, [])).toBe(true);
+    kv.mirrorToCPU([x]);
+    kv.release(x);
+    const y = req(2, 12, 1, 0, { base: 500 });
+    expect(kv.allocate(y, 0, 12, [])).toBe(true);
+    kv.release(y);
+    const q = req(3, 13, 1, 0);
+    const cached = [...kv.getCachedBlocks(q)];
+    expect(cached).toHaveLength(2);
+    expect(kv.allocate(q, 8, 13, cached)).toBe(true);
+    const hashes = inputBlockHashes(q, 4);
+    const own = kv.gpu.ownedList(q)!;
+    // Q's first three blocks should carry the identities A, AB, ABC of its prompt.
+    const qChain = [0, 1, 2].every((i) => kv.gpu.blockHash(own.at(i)) === hashes[i]);
+    kv.release(q);
+    return { qChain, zHits: kv.getCachedBlocks(req(4, 13, 1, 0)).length };
+  }
+
+  it('reference: the reload overwrites AB, the fallback claims it anyway: Q\'s chain is wrong and AB is lost', () => {
+    expect(scenario(false)).toEqual({ qChain: false, zHits: 1 });
+  });
+
+  it('corrected: A and AB are pinned during the reload; Q holds A, AB, ABC and all three stay cached', () => {
+    expect(scenario(true)).toEqual({ qChain: true, zHits: 3 });
   });
 });
