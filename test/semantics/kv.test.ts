@@ -92,3 +92,42 @@ describe('K3: a reload and the caller\'s looked-up prefix', () => {
     expect(scenario(true)).toEqual({ qChain: true, zHits: 3 });
   });
 });
+
+describe('K2: a partial last block and the CPU reload chain', () => {
+  /**
+   * Tiered cache, 10 GPU blocks of 4 tokens. Q (17 tokens) computes a first chunk of 6 tokens: block A and a
+   * partial block. X (Q's first 16 tokens) then computes A, AB, ABC, ABCD, is mirrored to the CPU tier and
+   * leaves, and Y's 32 other tokens push X's copies off the GPU. Q's next chunk is tokens [6, 12).
+   */
+  function scenario(corrected: boolean): { reloads: number; hits: number; blocks: number; chainOk: boolean } {
+    const kv = new TieredKVCache(10, 4, 16, 100, 0, corrected);
+    const q = req(1, 17, 1, 0);
+    expect(kv.allocate(q, 0, 6, [])).toBe(true);
+    q.progressIndex = 6;
+    const x = req(2, 16, 1, 0);
+    expect(kv.allocate(x, 0, 16, [])).toBe(true);
+    kv.mirrorToCPU([x]);
+    kv.release(x);
+    const y = req(3, 32, 1, 0, { base: 500 });
+    expect(kv.allocate(y, 0, 32, [])).toBe(true);
+    kv.release(y);
+    const hitsBefore = kv.gpu.cacheHits;
+    expect(kv.allocate(q, 6, 12, [])).toBe(true);
+    const own = kv.gpu.ownedList(q)!;
+    const hashes = inputBlockHashes(q, 4);
+    return {
+      reloads: kv.tierStats().reloads,
+      hits: kv.gpu.cacheHits - hitsBefore,
+      blocks: own.len,
+      chainOk: [0, 1, 2].every((i) => kv.gpu.blockHash(own.at(i)) === hashes[i]),
+    };
+  }
+
+  it('reference: the chain is seeded with the partial block\'s empty hash, so nothing is reloaded and ABC is recomputed', () => {
+    expect(scenario(false)).toEqual({ reloads: 0, hits: 0, blocks: 3, chainOk: true });
+  });
+
+  it('corrected: the chain continues from AB; ABC and ABCD come back from the CPU tier and ABC is a hit', () => {
+    expect(scenario(true)).toEqual({ reloads: 2, hits: 1, blocks: 3, chainOk: true });
+  });
+});
