@@ -8,13 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GoRand } from '../dist/engine/go-rand.js';
-import { Request } from '../dist/domain/request.js';
-import { SloPriorityMap } from '../dist/domain/slo.js';
-import { parsePolicyBundle } from '../dist/policy/bundle.js';
-import { preparePolicies } from '../dist/policy/build.js';
-import { makeRoutingPolicy } from '../dist/routing/registry.js';
-import { routingSnapshot } from '../dist/routing/types.js';
+import { GoRand, Request, SloPriorityMap, parsePolicyBundle, preparePolicies, makeRoutingPolicy, routingSnapshot } from '../dist/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const repsArg = process.argv.indexOf('--reps');

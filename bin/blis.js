@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-import { main, reportInternal } from '../dist/cli/main.js';
-import { processIo } from '../dist/cli/io.js';
+import { main, processIo, reportInternal } from '../dist/cli/main.js';
 
 const argv = process.argv.slice(2);
 // A fault outside the awaited command (a server's request handler, a timer): still one `internal:` line and

@@ -2,8 +2,9 @@
  * The `blis` command line. The only module that exits or touches process streams (through {@link Io}).
  */
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
-import { runCommand, replayCommand, type SimulationObserver } from './commands.js';
+import type { SimulationObserver } from './commands.js';
 import { registerComposeCommand, registerConvertCommand } from './convert-command.js';
 import { registerPoliciesCommand } from './policies-command.js';
 import { registerEvaluateCommands } from './evaluate-command.js';
@@ -13,6 +14,9 @@ import { EXIT_INTERNAL, EXIT_USAGE, RunFailure, UsageError, isCodedError } from 
 import { readFlags, registerFlags } from './flags.js';
 import type { CommandName } from './flags-io.js';
 import { LOG_LEVELS, ioAtLevel, processIo, type Io, type LogLevel } from './io.js';
+
+// bin/blis.js takes the process streams from here: dist/cli/main.js is the CLI's one bundle entry point.
+export { processIo };
 import { oneLine, showValue } from '../domain/errors.js';
 
 /** The I/O commands: a simulated server, a load generator for real servers, and their comparison. */
@@ -22,29 +26,41 @@ const IO_COMMANDS: readonly [CommandName, string][] = [
   ['calibrate', 'compare an observed trace with its replay (blis replay --results-path): MAPE, Pearson r, quality per metric'],
 ];
 
-/** The package version (package.json sits two folders above both src/cli and dist/cli). */
+/**
+ * The subcommand `argv` invokes (`blis help run` names run too), or null. Only its flags are registered:
+ * building the option objects of every command cost more than the rest of `blis --help`.
+ */
+function invoked(argv: readonly string[]): string | null {
+  const i = argv.findIndex((a) => !a.startsWith('-'));
+  if (i < 0) return null;
+  return argv[i] === 'help' ? (argv[i + 1] ?? null) : (argv[i] as string);
+}
+
+/** The package version (package.json sits at the root above src/ and dist/, whichever bundle chunk this is in). */
 export function packageVersion(): string {
-  const pkg = createRequire(import.meta.url)('../../package.json') as { version?: unknown };
+  const here = fileURLToPath(import.meta.url);
+  const root = here.slice(0, Math.max(here.lastIndexOf('/dist/'), here.lastIndexOf('/src/')));
+  const pkg = createRequire(import.meta.url)(`${root}/package.json`) as { version?: unknown };
   return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
 }
 
-function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<void>): Command {
+function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<void>, wanted: string | null): Command {
   const root = new Command('blis')
     .description('blis-ts: deterministic discrete-event simulator of LLM inference serving clusters')
     .version(packageVersion(), '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   const run = root.command('run').description('simulate a generated workload (default: the distribution workload) on one or more instances');
-  registerFlags(run, 'run');
+  if (wanted === 'run') registerFlags(run, 'run');
   run.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   run.action(async () => onAction('run', run));
   const replay = root.command('replay').description('replay a TraceV2 trace (--trace-header, --trace-data) through the simulator');
-  registerFlags(replay, 'replay');
+  if (wanted === 'replay') registerFlags(replay, 'replay');
   replay.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   replay.action(async () => onAction('replay', replay));
   for (const [name, description] of IO_COMMANDS) {
     const c = root.command(name).description(description);
-    registerFlags(c, name);
+    if (wanted === name) registerFlags(c, name);
     c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
     c.action(async () => onAction(name, c));
   }
@@ -81,13 +97,14 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
       const out = ioAtLevel(io, level as LogLevel);
       const t0 = performance.now();
       out.logDebug?.(`blis ${name}: ${argv.length} arguments`);
-      if (name === 'run') await runCommand(flags, out, observe);
-      else if (name === 'replay') await replayCommand(flags, out, observe);
+      // Every command's implementation is loaded only when it runs: `blis --help` needs none of them.
+      if (name === 'run') await (await import('./commands.js')).runCommand(flags, out, observe);
+      else if (name === 'replay') await (await import('./commands.js')).replayCommand(flags, out, observe);
       else if (name === 'serve') await (await import('./serve-command.js')).serveCommand(flags, out);
       else if (name === 'observe') await (await import('./observe-command.js')).observeCommand(flags, out);
       else await (await import('./calibrate-command.js')).calibrateCommand(flags, out);
       out.logDebug?.(`blis ${name}: finished in ${(performance.now() - t0).toFixed(0)} ms`);
-    });
+    }, invoked(argv));
     if (argv.length === 0) {
       // A bare `blis` is a usage error: the help goes to stderr so nothing lands in a redirected stdout.
       io.info?.(root.helpInformation().trimEnd());

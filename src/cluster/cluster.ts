@@ -90,6 +90,13 @@ export interface InfraSetup {
 
 export const DEFAULT_MAX_ADMISSION_DELAYS = 100;
 
+const ARRIVAL_ORDER = eventOrder(-1, EventKind.ClusterArrival);
+
+function sortedByArrival(requests: readonly Request[]): boolean {
+  for (let i = 1; i < requests.length; i++) if ((requests[i] as Request).arrivalTime < (requests[i - 1] as Request).arrivalTime) return false;
+  return true;
+}
+
 /** A routing decision about to be applied, for observers (anomaly detectors, traces). */
 export interface RoutingObservation {
   readonly req: Request;
@@ -131,8 +138,11 @@ export type PolicyFactory = (cluster: ClusterSimulator) => ClusterPolicies;
 
 export class ClusterSimulator {
   readonly instances: Instance[] = [];
-  /** Payloads: the request an event is about (most events), an instance (lifecycle), or scaling data. */
-  private readonly queue = new EventQueue<object>(4096);
+  /**
+   * Payloads: the request an event is about (most events), an instance (lifecycle), or scaling data. Client
+   * timeouts (one per request, almost all cancelled lazily) wait in a heap of their own.
+   */
+  private readonly queue = new EventQueue<object>(4096, EventKind.Timeout);
   clock = 0;
   /** Fresh arrivals in the order their ClusterArrival events executed (the trace export order). */
   readonly arrivals: Request[] = [];
@@ -174,6 +184,11 @@ export class ClusterSimulator {
   readonly flowController: FlowController | null;
   private readonly policies: ClusterPolicies;
   private followUps: FollowUpHook | null = null;
+  /** Arrivals of {@link run} not executed yet: pending[pendingAt..], in arrival order. */
+  private pending: readonly Request[] = [];
+  private pendingAt = 0;
+  /** Arrival time of pending[pendingAt] (Infinity when none is left). */
+  private nextArrival = Infinity;
   /** Prefill/decode disaggregation; null when no pools are configured (the standard path pays one null check). */
   readonly pd: PdCoordinator | null;
   /** Instance lifecycle states; null when every instance is Active for the whole run (no node pools, no autoscaler). */
@@ -393,9 +408,30 @@ export class ClusterSimulator {
   /** Runs the simulation over `requests` (non-decreasing arrival times) to the end. Single use. */
   run(requests: readonly Request[]): void {
     this.begin();
-    for (const r of requests) this.inject(r);
+    if (this.queue.length > 0 || this.finished || !sortedByArrival(requests)) {
+      for (const r of requests) this.inject(r);
+    } else {
+      // The arrivals are not pushed onto the event queue: they are merged in from the sorted list as the run
+      // reaches them, which keeps the queue as small as the in-flight work instead of the whole workload. Only
+      // with an empty queue: every later event then comes after them in push order, as if pushed upfront.
+      this.pending = requests;
+      this.pendingAt = 0;
+      this.nextArrival = requests.length > 0 ? (requests[0] as Request).arrivalTime : Infinity;
+      this.pendingArrivals += requests.length;
+    }
     this.advanceTo(Infinity);
     this.finish();
+  }
+
+  /**
+   * Whether the next arrival of the pending list comes before the queue's earliest event. Pushed upfront (as
+   * inject does) they would have had the smallest sequence numbers, so they win every (time, order) tie.
+   */
+  private pendingFirst(): boolean {
+    const t = this.nextArrival;
+    if (t === Infinity) return false;
+    const qt = this.queue.peekTime();
+    return t < qt || (t === qt && ARRIVAL_ORDER <= this.queue.peekOrder());
   }
 
   /**
@@ -422,7 +458,7 @@ export class ClusterSimulator {
 
   /** Time of the next pending event (Infinity when none). */
   nextEventTime(): number {
-    return this.queue.peekTime();
+    return this.pendingFirst() ? (this.pending[this.pendingAt] as Request).arrivalTime : this.queue.peekTime();
   }
 
   /**
@@ -436,7 +472,23 @@ export class ClusterSimulator {
     const q = this.queue;
     const horizon = this.cfg.horizon;
     let budget = maxEvents;
-    while (q.length > 0) {
+    while (q.length > 0 || this.nextArrival !== Infinity) {
+      if (this.pendingFirst()) {
+        const r = this.pending[this.pendingAt] as Request;
+        const t = r.arrivalTime;
+        if (t > horizon) {
+          this.pastHorizon = true;
+          return false;
+        }
+        if (t > until || budget-- <= 0) return true;
+        if (this.sampler !== null && t >= this.sampler.next) this.sampler.sampleUpTo(t);
+        this.pendingAt++;
+        this.nextArrival = this.pendingAt < this.pending.length ? (this.pending[this.pendingAt] as Request).arrivalTime : Infinity;
+        this.clock = t;
+        if (this.onEvent !== null) this.announce(t, EventKind.ClusterArrival, -1);
+        this.executeCluster(EventKind.ClusterArrival, r, t);
+        continue;
+      }
       const t = q.peekTime();
       if (t > horizon) {
         this.pastHorizon = true;
@@ -451,7 +503,7 @@ export class ClusterSimulator {
       const idx = orderInstance(order);
       if (idx < 0) {
         this.clock = t;
-        this.onEvent?.(t, kind, -1);
+        if (this.onEvent !== null) this.announce(t, kind, -1);
         this.executeCluster(kind, req, t);
         continue;
       }
@@ -460,7 +512,7 @@ export class ClusterSimulator {
       this.clock = t;
       const inst = this.instances[idx] as Instance;
       inst.clock = t;
-      this.onEvent?.(t, kind, idx);
+      if (this.onEvent !== null) this.announce(t, kind, idx);
       inst.handle(kind, req as Request | null, t);
       if (this.afterInstanceEvent !== null) this.afterInstanceEvent(idx);
     }
@@ -471,6 +523,12 @@ export class ClusterSimulator {
   private begin(): void {
     this.started = true;
     this.autoscaler?.start();
+  }
+
+  /** Calls onEvent; its observers read requests, so the running batches' request objects are synced first. */
+  private announce(t: number, kind: EventKind, idx: number): void {
+    for (const inst of this.instances) inst.syncRunning();
+    (this.onEvent as (time: number, kind: EventKind, instanceIndex: number) => void)(t, kind, idx);
   }
 
   /** Ends the run: finalises every instance (still-queued/running counts, end time). */

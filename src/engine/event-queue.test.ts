@@ -53,3 +53,32 @@ describe('EventQueue', () => {
     expect(() => q.pop()).toThrow(/empty/);
   });
 });
+
+describe('EventQueue with a side heap', () => {
+  it('pops in exactly the order of a single heap, whichever heap holds the events', () => {
+    let x = 777;
+    const next = (): number => {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      return x;
+    };
+    const one = new EventQueue<string>(4);
+    const two = new EventQueue<string>(4, 3);
+    const popped: [string[], string[]] = [[], []];
+    for (let i = 0; i < 20000; i++) {
+      const t = next() % 60;
+      const o = next() % 5;
+      const kind = next() % 4;
+      for (const q of [one, two]) q.push(t, o, kind, `e${i}`);
+      if (next() % 3 === 0) {
+        expect([two.peekTime(), two.peekOrder(), two.peekKind()]).toEqual([one.peekTime(), one.peekOrder(), one.peekKind()]);
+        for (const [k, q] of [one, two].entries()) {
+          popped[k]?.push(q.peekPayload() ?? '');
+          q.pop();
+        }
+      }
+    }
+    expect(two.length).toBe(one.length);
+    expect(drain(two)).toEqual(drain(one));
+    expect(popped[1]).toEqual(popped[0]);
+  });
+});

@@ -232,6 +232,36 @@ describe('GoRand: structural checks', () => {
     expect(mismatches.slice(0, 5)).toEqual([]);
   });
 
+  it('fillInt31n draws exactly what int31n draws, in place, and leaves the stream where int31n would', () => {
+    for (const n of [128000, 1024, 1, 7, 2147483647, 1073741825]) {
+      const a = new GoRand(BigInt(n) * 31n + 5n);
+      const b = new GoRand(BigInt(n) * 31n + 5n);
+      const out = new Int32Array(3000).fill(-1);
+      b.fillInt31n(out, 1000, 2500, n);
+      const want = Array.from({ length: 1500 }, () => a.int31n(n));
+      expect(Array.from(out.subarray(1000, 2500))).toEqual(want);
+      expect(out[999]).toBe(-1);
+      expect(out[2500]).toBe(-1);
+      expect(b.int63()).toBe(a.int63());
+      expect(b.float64()).toBe(a.float64());
+    }
+    expect(() => new GoRand(1n).fillInt31n(new Int32Array(1), 0, 1, 0)).toThrow(RangeError);
+  });
+
+  it('fillInt31n matches int31n across many short fills that start and end anywhere in the state ring', () => {
+    const a = new GoRand(99n);
+    const b = new GoRand(99n);
+    const out = new Int32Array(700);
+    for (let k = 0; k < 400; k++) {
+      const len = (k * 37) % 690;
+      const n = k % 3 === 0 ? 1024 : k % 3 === 1 ? 1073741825 : 128000;
+      b.fillInt31n(out, 0, len, n);
+      for (let j = 0; j < len; j++) if (out[j] !== a.int31n(n)) throw new Error(`fill ${k}, draw ${j} differs`);
+      if (k % 5 === 0) expect(b.int31()).toBe(a.int31());
+    }
+    expect(b.int63()).toBe(a.int63());
+  });
+
   it('reduces seeds modulo 2^31-1 with zero mapped to a fixed seed', () => {
     const first = (s: bigint): bigint => new GoRand(s).int63Big();
     expect(first(-1n)).toBe(first(2147483646n));

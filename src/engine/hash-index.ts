@@ -5,10 +5,14 @@
  * operations as the largest cost after allocation itself. Linear probing with backward-shift deletion keeps
  * lookups short without tombstones, which matters because lazy hash deletion makes deletes as common as
  * inserts.
+ *
+ * One slot is four int32s — the key's low and high 32 bits, the value, padding — in a single array, so a probe
+ * and the value it finds share one cache line (the tables are large and accessed at random: most probes miss
+ * the CPU caches, and separate key and value arrays cost two misses).
  */
-const EMPTY = 0;
 const GOLDEN = 0x9e3779b1 | 0;
 const INV_TWO32 = 1 / 4294967296;
+const TWO32 = 4294967296;
 /** Largest table: 2^30 slots. Slots are addressed with 32-bit integer arithmetic (`>>>`, `&`, `1 << bits`). */
 export const HASH_INDEX_MAX_BITS = 30;
 
@@ -21,8 +25,8 @@ function tableBits(expected: number): number {
 }
 
 export class HashIndex {
-  private keys: Float64Array;
-  private vals: Int32Array;
+  /** Slot i at [4i, 4i+3]: key low word, key high word (both 0 = empty), value, unused. */
+  private table: Int32Array;
   private shift: number;
   private mask: number;
   private count = 0;
@@ -30,8 +34,7 @@ export class HashIndex {
   /** `expected`: the most entries the caller will hold; sized so the table never needs to grow for it. */
   constructor(expected: number) {
     const bits = tableBits(expected);
-    this.keys = new Float64Array(1 << bits);
-    this.vals = new Int32Array(1 << bits);
+    this.table = new Int32Array(4 << bits);
     this.shift = 32 - bits;
     this.mask = (1 << bits) - 1;
   }
@@ -40,67 +43,76 @@ export class HashIndex {
     return this.count;
   }
 
-  private slot(k: number): number {
-    // `| 0` keeps the low 32 bits of an integral double exactly (and cheaply, unlike `%`).
-    const lo = k | 0;
-    const hi = (k * INV_TWO32) | 0;
+  private slotOf(lo: number, hi: number): number {
     return Math.imul(lo ^ hi, GOLDEN) >>> this.shift;
+  }
+
+  /** Slot index holding `k` (split as lo/hi), or -1. */
+  private find(lo: number, hi: number): number {
+    const t = this.table;
+    for (let i = this.slotOf(lo, hi); ; i = (i + 1) & this.mask) {
+      const a = t[4 * i] as number;
+      const b = t[4 * i + 1] as number;
+      if (a === lo && b === hi) return lo === 0 && hi === 0 ? -1 : i;
+      if (a === 0 && b === 0) return -1;
+    }
   }
 
   /** Value stored under `k`, or -1. */
   get(k: number): number {
-    const keys = this.keys;
-    for (let i = this.slot(k); ; i = (i + 1) & this.mask) {
-      const x = keys[i] as number;
-      if (x === EMPTY) return -1;
-      if (x === k) return this.vals[i] as number;
-    }
+    // `| 0` keeps the low 32 bits of an integral double exactly (and cheaply, unlike `%`).
+    const i = this.find(k | 0, (k * INV_TWO32) | 0);
+    return i < 0 ? -1 : (this.table[4 * i + 2] as number);
   }
 
   has(k: number): boolean {
-    return this.get(k) !== -1;
+    return this.find(k | 0, (k * INV_TWO32) | 0) >= 0;
   }
 
   set(k: number, v: number): void {
-    if (k === EMPTY) throw new RangeError('HashIndex: key 0 is reserved');
-    const keys = this.keys;
-    let i = this.slot(k);
+    if (k === 0) throw new RangeError('HashIndex: key 0 is reserved');
+    const lo = k | 0;
+    const hi = (k * INV_TWO32) | 0;
+    const t = this.table;
+    let i = this.slotOf(lo, hi);
     for (; ; i = (i + 1) & this.mask) {
-      const x = keys[i] as number;
-      if (x === k) {
-        this.vals[i] = v;
+      const a = t[4 * i] as number;
+      const b = t[4 * i + 1] as number;
+      if (a === lo && b === hi) {
+        t[4 * i + 2] = v;
         return;
       }
-      if (x === EMPTY) break;
+      if (a === 0 && b === 0) break;
     }
-    keys[i] = k;
-    this.vals[i] = v;
-    if (++this.count * 2 > keys.length) this.grow();
+    t[4 * i] = lo;
+    t[4 * i + 1] = hi;
+    t[4 * i + 2] = v;
+    if (++this.count * 2 > this.mask + 1) this.grow();
   }
 
   delete(k: number): boolean {
-    const keys = this.keys;
-    const vals = this.vals;
+    const lo = k | 0;
+    const hi = (k * INV_TWO32) | 0;
+    let i = this.find(lo, hi);
+    if (i < 0) return false;
+    const t = this.table;
     const mask = this.mask;
-    let i = this.slot(k);
-    for (; ; i = (i + 1) & mask) {
-      const x = keys[i] as number;
-      if (x === EMPTY) return false;
-      if (x === k) break;
-    }
     // Pull later members of the probe run back over the hole so no lookup ever stops early.
     for (let j = (i + 1) & mask; ; j = (j + 1) & mask) {
-      const x = keys[j] as number;
-      if (x === EMPTY) break;
-      const home = this.slot(x);
+      const a = t[4 * j] as number;
+      const b = t[4 * j + 1] as number;
+      if (a === 0 && b === 0) break;
+      const home = this.slotOf(a, b);
       const stays = i <= j ? home > i && home <= j : home > i || home <= j;
       if (!stays) {
-        keys[i] = x;
-        vals[i] = vals[j] as number;
+        t[4 * i] = a;
+        t[4 * i + 1] = b;
+        t[4 * i + 2] = t[4 * j + 2] as number;
         i = j;
       }
     }
-    keys[i] = EMPTY;
+    t[4 * i] = 0;
+    t[4 * i + 1] = 0;
     this.count--;
     return true;
   }
@@ -108,26 +120,27 @@ export class HashIndex {
   /** All (key, value) pairs, in table order. */
   entries(): [number, number][] {
     const out: [number, number][] = [];
-    for (let i = 0; i < this.keys.length; i++) {
-      const k = this.keys[i] as number;
-      if (k !== EMPTY) out.push([k, this.vals[i] as number]);
+    const t = this.table;
+    for (let i = 0; i <= this.mask; i++) {
+      const lo = t[4 * i] as number;
+      const hi = t[4 * i + 1] as number;
+      if (lo !== 0 || hi !== 0) out.push([hi * TWO32 + (lo >>> 0), t[4 * i + 2] as number]);
     }
     return out;
   }
 
   private grow(): void {
-    const oldKeys = this.keys;
-    const oldVals = this.vals;
+    const old = this.table;
     const bits = 32 - this.shift + 1;
     if (bits > HASH_INDEX_MAX_BITS) throw new RangeError(`HashIndex: more than 2^${HASH_INDEX_MAX_BITS - 1} entries`);
-    this.keys = new Float64Array(1 << bits);
-    this.vals = new Int32Array(1 << bits);
+    this.table = new Int32Array(4 << bits);
     this.shift = 32 - bits;
     this.mask = (1 << bits) - 1;
     this.count = 0;
-    for (let i = 0; i < oldKeys.length; i++) {
-      const k = oldKeys[i] as number;
-      if (k !== EMPTY) this.set(k, oldVals[i] as number);
+    for (let i = 0; i < old.length; i += 4) {
+      const lo = old[i] as number;
+      const hi = old[i + 1] as number;
+      if (lo !== 0 || hi !== 0) this.set(hi * TWO32 + (lo >>> 0), old[i + 2] as number);
     }
   }
 }

@@ -2,27 +2,28 @@
  * A fixed-capacity LRU set of non-zero integer keys below 2^53 (block identities), on typed arrays: a
  * {@link HashIndex} from key to slot plus an intrusive doubly linked recency list. Touch, insert, evict and
  * lookup are O(1) with no allocation. (A JS Map used as an insertion-ordered LRU degrades: every move leaves a
- * hole that `keys().next()` must skip when evicting.)
+ * hole that `keys().next()` must skip when evicting.) A slot's links and key sit together (four int32s: prev,
+ * next, key low and high words), so moving a slot touches one cache line of it.
  */
 import { HashIndex } from './hash-index.js';
 
 const NIL = -1;
+const TWO32 = 4294967296;
+const INV_TWO32 = 1 / 4294967296;
 
 export class HashLru {
   private readonly index: HashIndex;
-  private readonly keyOf: Float64Array;
-  private readonly prev: Int32Array;
-  private readonly next: Int32Array;
+  /** Slot s at [4s, 4s+3]: prev, next, key low word, key high word. Grows with use, up to the capacity. */
+  private slots: Int32Array;
   private head = NIL; // least recently used
   private tail = NIL; // most recently used
   private count = 0;
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`HashLru: capacity must be a positive integer, got ${capacity}`);
-    this.index = new HashIndex(capacity);
-    this.keyOf = new Float64Array(capacity);
-    this.prev = new Int32Array(capacity);
-    this.next = new Int32Array(capacity);
+    // Both grow on demand: capacities are set for the worst case (a whole KV cache), runs often use a fraction.
+    this.index = new HashIndex(Math.min(capacity, 4096));
+    this.slots = new Int32Array(4 * Math.min(capacity, 4096));
   }
 
   get size(): number {
@@ -43,14 +44,21 @@ export class HashLru {
       }
       return;
     }
+    let sl = this.slots;
     if (this.count < this.capacity) {
       s = this.count++;
+      if (4 * s >= sl.length) {
+        const grown = new Int32Array(Math.min(2 * sl.length, 4 * this.capacity));
+        grown.set(sl);
+        this.slots = sl = grown;
+      }
     } else {
       s = this.head;
       this.unlink(s);
-      this.index.delete(this.keyOf[s] as number);
+      this.index.delete((sl[4 * s + 3] as number) * TWO32 + ((sl[4 * s + 2] as number) >>> 0));
     }
-    this.keyOf[s] = key;
+    sl[4 * s + 2] = key | 0;
+    sl[4 * s + 3] = (key * INV_TWO32) | 0;
     this.index.set(key, s);
     this.append(s);
   }
@@ -58,23 +66,26 @@ export class HashLru {
   /** Keys from least to most recently used (tests, debugging). */
   keys(): number[] {
     const out: number[] = [];
-    for (let s = this.head; s !== NIL; s = this.next[s] as number) out.push(this.keyOf[s] as number);
+    const sl = this.slots;
+    for (let s = this.head; s !== NIL; s = sl[4 * s + 1] as number) out.push((sl[4 * s + 3] as number) * TWO32 + ((sl[4 * s + 2] as number) >>> 0));
     return out;
   }
 
   private unlink(s: number): void {
-    const p = this.prev[s] as number;
-    const n = this.next[s] as number;
-    if (p !== NIL) this.next[p] = n;
+    const sl = this.slots;
+    const p = sl[4 * s] as number;
+    const n = sl[4 * s + 1] as number;
+    if (p !== NIL) sl[4 * p + 1] = n;
     else this.head = n;
-    if (n !== NIL) this.prev[n] = p;
+    if (n !== NIL) sl[4 * n] = p;
     else this.tail = p;
   }
 
   private append(s: number): void {
-    this.prev[s] = this.tail;
-    this.next[s] = NIL;
-    if (this.tail !== NIL) this.next[this.tail] = s;
+    const sl = this.slots;
+    sl[4 * s] = this.tail;
+    sl[4 * s + 1] = NIL;
+    if (this.tail !== NIL) sl[4 * this.tail + 1] = s;
     else this.head = s;
     this.tail = s;
   }

@@ -21,10 +21,14 @@ export interface PoolOptions {
   readonly recycleAfter?: number;
 }
 
-/** The compiled worker module (tests run from sources: use the build beside them). */
+/**
+ * The built worker module, dist/evaluate/worker.js (an entry point of the bundle). This code may sit in any
+ * bundle chunk under dist/, or in src/ when tests run from sources (they use the build beside them).
+ */
 function workerFile(): string {
   const here = fileURLToPath(import.meta.url);
-  return here.endsWith('.ts') ? here.replace(/\/src\/evaluate\/pool\.ts$/, '/dist/evaluate/worker.js') : here.replace(/pool\.js$/, 'worker.js');
+  if (here.endsWith('.ts')) return here.replace(/\/src\/evaluate\/pool\.ts$/, '/dist/evaluate/worker.js');
+  return `${here.slice(0, here.lastIndexOf('/dist/') + '/dist/'.length)}evaluate/worker.js`;
 }
 
 /** A task that did not finish: its worker died or its wall-clock budget passed (not a fact about the task). */

@@ -112,9 +112,9 @@ export function simulateLinearized(setup: EngineSetup, requests: readonly Reques
   const qGrad = new Float64Array(k);
   const recording: LatencyModel = {
     name: inner.name,
-    stepTime(batch, count) {
-      const t = lin.stepGradient(batch, count, grad);
-      return count === 0 ? 1 : Math.max(1, clampToInt64(t));
+    stepTime(batch) {
+      const t = lin.stepGradient(batch, grad);
+      return batch.count === 0 ? 1 : Math.max(1, clampToInt64(t));
     },
     queueingTime: (req) => inner.queueingTime(req),
     outputTokenProcessingTime: () => inner.outputTokenProcessingTime(),
@@ -157,7 +157,8 @@ export function simulateLinearized(setup: EngineSetup, requests: readonly Reques
         p = { ttftRow: null, decodeRow: new Float64Array(k) };
         pending.set(r, p);
       }
-      const decodedNow = r.itlCount > 0 && (r.itlRuns[r.itlRuns.length - 1] === info.step || (r.itlExtra !== null && r.numNewTokens > 0 && r.progressIndex > r.inputLen));
+      // itlLast is the step of the last token, a step ITL's or a stalled one's (Request.itlFirst).
+      const decodedNow = r.itlCount > 0 && r.itlLast === info.step;
       if (r.numNewTokens > 0 && decodedNow) {
         for (let c = 0; c < k; c++) p.decodeRow[c]! += grad[c] as number;
         uses++;

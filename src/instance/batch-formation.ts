@@ -1,11 +1,13 @@
 /**
  * vLLM-style continuous batch formation (reference blis-core.md §3): continuing requests first (chunked
  * prefill and one decode token each, preempting from the batch when KV runs out), then new requests from the
- * wait queue while seats, token budget and KV allow, and no preemption happened this step.
+ * wait queue while seats, token budget and KV allow, and no preemption happened this step. It works on the
+ * running batch's slots (running-batch.ts): a request's object is synced before the KV store or a policy reads it.
  */
 import { PdPart, RequestState, type Request } from '../domain/request.js';
 import type { KVStore } from '../kv/types.js';
 import { SchedulerDecisionError, type InstanceScheduler, type PreemptionPolicy, type SchedulerContext } from './scheduler.js';
+import type { RunningBatch } from './running-batch.js';
 import type { WaitQueue } from './wait-queue.js';
 
 /**
@@ -48,101 +50,140 @@ export class BatchFormer {
   private preempted = false;
   private readonly corrected: boolean;
   private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0, victims: [] };
+  private readonly result = { ok: false, adj: 0 };
+  /** Phase 1's position when it started on the current request (victims after it hold last step's tokens). */
+  private visited = 0;
   /**
-   * The LoRA cold-load gate: true for a waiting request that may not be admitted yet (its adapter is not
-   * resident). Admission stops there (head-of-line, as the reference). null = no gate.
+   * The LoRA cold-load gate: held(r) is true for a waiting request that may not be admitted yet (its adapter
+   * is not resident). Admission stops there (head-of-line, as the reference). null = no gate.
    */
-  gate: ((r: Request) => boolean) | null = null;
+  gate: { held(r: Request): boolean } | null = null;
 
   constructor(
     private readonly limits: BatchLimits,
     private readonly kv: KVStore,
     private readonly waitQ: WaitQueue,
+    private readonly run: RunningBatch,
     /** A policy scheduler with hooks; null for the built-in orderings (no hooks, nothing to call). */
     private readonly scheduler: InstanceScheduler | null = null,
-    /** Builds the scheduler's context on demand (only called when a hook runs). */
-    private readonly context: ((batch: readonly Request[]) => SchedulerContext) | null = null,
+    /** Builds the scheduler's context on demand (only called when a hook runs; it syncs the batch). */
+    private readonly context: (() => SchedulerContext) | null = null,
   ) {
     this.corrected = limits.corrected === true;
   }
 
   /**
-   * Forms the step's batch in place in `batch`; the returned outcome object is reused between calls.
+   * Forms the step's batch in place; the returned outcome object is reused between calls.
    * `visibleUntil`: only requests enqueued at or before this tick may be admitted (async scheduling).
    */
-  form(batch: Request[], stepCount: number, visibleUntil = Infinity): BatchOutcome {
+  form(stepCount: number, visibleUntil = Infinity): BatchOutcome {
     const lim = this.limits;
     const out = this.outcome;
+    const run = this.run;
+    const kv = this.kv;
     out.newlyScheduled.length = 0;
     out.preemptions = 0;
     out.victims.length = 0;
     this.budget = lim.maxNumBatchedTokens;
     this.preempted = false;
-    for (let i = 0; i < batch.length; i++) (batch[i] as Request).numNewTokens = 0;
     if (lim.schedulingMode === 'prefill-first') {
-      this.formPrefillFirst(batch, stepCount);
+      this.formPrefillFirst(stepCount);
       return out;
     }
+    const mml = lim.maxModelLen;
+    // Phase 1 only removes slots (no growth), so the arrays stay the same objects.
+    const pi = run.pi;
+    const il = run.il;
+    const ol = run.ol;
+    const nn = run.nn;
+    const ct = run.ct;
+    const room = run.room;
+    const pend = run.pend;
 
-    // Phase 1: continuing requests. An index loop that re-reads the length: preemption shrinks the batch.
-    for (let i = 0; i < batch.length; i++) {
-      if (this.budget <= 0) break;
-      const req = batch[i] as Request;
-      let n = req.inputLen - req.progressIndex;
+    // Phase 1: continuing requests. An index loop that re-reads the length: preemption shrinks the batch. Each
+    // request's numNewTokens is cleared when the loop reaches it (and the rest's when it stops): the previous
+    // step's values stay readable until this step forms (the invariant checkers read them).
+    for (let i = 0; i < run.reqs.length; i++) {
+      nn[i] = 0;
+      this.visited = i;
+      if (this.budget <= 0) {
+        nn.fill(0, i + 1, run.reqs.length);
+        break;
+      }
+      const p = pi[i] as number;
+      const inLen = il[i] as number;
+      let n = inLen - p;
       if (n > 0) {
         const th = lim.longPrefillTokenThreshold;
         if (th > 0 && th < n) n = th;
         if (this.budget < n) n = this.budget;
-        if (lim.maxModelLen > 0) n = Math.min(n, Math.max(lim.maxModelLen - 1 - req.progressIndex, 0));
-        const r = this.preemptForTokens(batch, req, n, i);
+        if (mml > 0) n = Math.min(n, Math.max(mml - 1 - p, 0));
+        const r = this.preemptForTokens(i, n, false);
         i -= r.adj;
-        if (!r.ok) break;
-        this.budget -= n;
-        req.numNewTokens = n;
-        req.computedTokens += n;
-      }
-      if (req.progressIndex >= req.inputLen && req.outputLen > 0) {
-        const d = lim.maxModelLen > 0 && req.progressIndex + 1 > lim.maxModelLen - 1 ? 0 : 1;
-        if (d > 0) {
-          const r = this.preemptForTokens(batch, req, 1, i);
-          i -= r.adj;
-          if (!r.ok) break;
-          this.budget -= 1;
-          req.numNewTokens = 1;
-          req.computedTokens += 1;
+        if (!r.ok) {
+          // The request itself was preempted: position i now holds the first request not reached.
+          nn.fill(0, i, run.reqs.length);
+          break;
         }
+        this.budget -= n;
+        nn[i] = n;
+        ct[i] = (ct[i] as number) + n;
+      }
+      if (p >= inLen && (ol[i] as number) > 0 && !(mml > 0 && p + 1 > mml - 1)) {
+        // The decode token: almost always an append to the request's partial last block, counted here and
+        // handed to the KV store in one call per block.
+        if ((room[i] as number) > 0) {
+          room[i] = (room[i] as number) - 1;
+          pend[i] = (pend[i] as number) + 1;
+        } else {
+          run.commitKv(i);
+          const req = run.reqs[i] as Request;
+          req.progressIndex = p;
+          if (!kv.allocate(req, p, p + 1, EMPTY)) {
+            const r = this.preemptForTokens(i, 1, true);
+            i -= r.adj;
+            if (!r.ok) {
+              nn.fill(0, i, run.reqs.length);
+              break;
+            }
+          }
+          room[i] = kv.decodeRoom(req, p + 1);
+        }
+        this.budget -= 1;
+        nn[i] = 1;
+        ct[i] = (ct[i] as number) + 1;
       }
     }
 
     // Phase 2: admit from the wait queue head (no skip-ahead: head-of-line blocking on KV failure).
     if (this.scheduler?.makeBatch) {
-      this.admitChosen(batch, stepCount, this.scheduler.makeBatch);
+      this.admitChosen(stepCount, this.scheduler.makeBatch);
       return out;
     }
     if (visibleUntil !== Infinity) {
-      this.admitVisible(batch, stepCount, visibleUntil);
+      this.admitVisible(stepCount, visibleUntil);
       return out;
     }
-    while (batch.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
+    while (run.reqs.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
       const next = this.waitQ.peekAt(0) as Request;
-      if (this.gate !== null && this.gate(next)) break;
-      if (!this.admit(batch, next, stepCount, 0)) break;
+      if (this.gate !== null && this.gate.held(next)) break;
+      if (!this.admit(next, stepCount, 0)) break;
       this.waitQ.dequeue();
     }
     return out;
   }
 
   /** Admission when the scheduler has not yet seen requests enqueued after `visibleUntil` (skipped, not blocking). */
-  private admitVisible(batch: Request[], stepCount: number, visibleUntil: number): void {
+  private admitVisible(stepCount: number, visibleUntil: number): void {
     const lim = this.limits;
     let i = 0;
-    while (batch.length < lim.maxNumSeqs && i < this.waitQ.length && this.budget > 0 && !this.preempted) {
+    while (this.run.reqs.length < lim.maxNumSeqs && i < this.waitQ.length && this.budget > 0 && !this.preempted) {
       const next = this.waitQ.peekAt(i) as Request;
       if (next.enqueueTime > visibleUntil) {
         i++;
         continue;
       }
-      if (!this.admit(batch, next, stepCount, 0)) break;
+      if (!this.admit(next, stepCount, 0)) break;
       if (i === 0) this.waitQ.dequeue();
       else this.waitQ.remove(next);
     }
@@ -151,55 +192,72 @@ export class BatchFormer {
   /**
    * vLLM V0 without chunked prefill: while prompts wait and fit, the step runs prefills only (whole prompts;
    * a prompt longer than the token budget is split over consecutive prefill-only steps) and the running
-   * decodes get no token; otherwise every running request decodes one token and nothing is admitted.
+   * decodes get no token; otherwise every running request decodes one token and nothing is admitted. Every
+   * slot's new tokens are cleared first, so a victim always refunds what it holds (as if phase 1 reached it).
    */
-  private formPrefillFirst(batch: Request[], stepCount: number): void {
+  private formPrefillFirst(stepCount: number): void {
     const lim = this.limits;
+    const run = this.run;
+    const mml = lim.maxModelLen;
+    run.nn.fill(0, 0, run.reqs.length);
+    this.visited = Number.MAX_SAFE_INTEGER;
     let prefillTokens = 0;
-    for (let i = 0; i < batch.length; i++) {
+    for (let i = 0; i < run.reqs.length; i++) {
       if (this.budget <= 0) break;
-      const req = batch[i] as Request;
-      let n = req.inputLen - req.progressIndex;
+      const p = run.pi[i] as number;
+      let n = (run.il[i] as number) - p;
       if (n <= 0) continue;
       if (this.budget < n) n = this.budget;
-      if (lim.maxModelLen > 0) n = Math.min(n, Math.max(lim.maxModelLen - 1 - req.progressIndex, 0));
-      const r = this.preemptForTokens(batch, req, n, i);
+      if (mml > 0) n = Math.min(n, Math.max(mml - 1 - p, 0));
+      const r = this.preemptForTokens(i, n, false);
       i -= r.adj;
       if (!r.ok) break;
       this.budget -= n;
-      req.numNewTokens = n;
-      req.computedTokens += n;
+      run.nn[i] = n;
+      run.ct[i] = (run.ct[i] as number) + n;
       prefillTokens += n;
     }
-    while (batch.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
+    while (run.reqs.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
       const next = this.waitQ.peekAt(0) as Request;
       const cached = this.kv.getCachedBlocks(next).length * this.kv.blockSize;
       // Whole prompts only, unless nothing else is scheduled (then the prompt is split over steps).
       if (prefillTokens > 0 && next.inputLen - cached > this.budget) break;
       const before = this.budget;
-      if (!this.admit(batch, next, stepCount, 0)) break;
+      if (!this.admit(next, stepCount, 0)) break;
       this.waitQ.dequeue();
       prefillTokens += before - this.budget;
     }
     if (prefillTokens > 0 || this.preempted) return;
-    for (let i = 0; i < batch.length; i++) {
+    for (let i = 0; i < run.reqs.length; i++) {
       if (this.budget <= 0) break;
-      const req = batch[i] as Request;
-      if (req.progressIndex < req.inputLen || req.outputLen <= 0) continue;
-      if (lim.maxModelLen > 0 && req.progressIndex + 1 > lim.maxModelLen - 1) continue;
-      const r = this.preemptForTokens(batch, req, 1, i);
-      i -= r.adj;
-      if (!r.ok) break;
+      const p = run.pi[i] as number;
+      if (p < (run.il[i] as number) || (run.ol[i] as number) <= 0) continue;
+      if (mml > 0 && p + 1 > mml - 1) continue;
+      // The decode token as in phase 1 of form: counted against the partial KV block when it has room.
+      if ((run.room[i] as number) > 0) {
+        run.room[i] = (run.room[i] as number) - 1;
+        run.pend[i] = (run.pend[i] as number) + 1;
+      } else {
+        run.commitKv(i);
+        const req = run.reqs[i] as Request;
+        req.progressIndex = p;
+        if (!this.kv.allocate(req, p, p + 1, EMPTY)) {
+          const r = this.preemptForTokens(i, 1, true);
+          i -= r.adj;
+          if (!r.ok) break;
+        }
+        run.room[i] = this.kv.decodeRoom(req, p + 1);
+      }
       this.budget -= 1;
-      req.numNewTokens = 1;
-      req.computedTokens += 1;
+      run.nn[i] = 1;
+      run.ct[i] = (run.ct[i] as number) + 1;
     }
   }
 
   /** Allocates and schedules `next` (chunk capped at `cap` when > 0); false when the KV cache cannot take it. */
-  private admit(batch: Request[], next: Request, stepCount: number, cap: number): boolean {
+  private admit(next: Request, stepCount: number, cap: number): boolean {
     // A P/D decode half arrives with its input KV allocated: it only needs its next token.
-    if (next.pdPart === PdPart.Decode) return this.admitDecodeHalf(batch, next, stepCount);
+    if (next.pdPart === PdPart.Decode) return this.admitDecodeHalf(next, stepCount);
     const lim = this.limits;
     const cached = this.kv.getCachedBlocks(next);
     const start = cached.length * this.kv.blockSize;
@@ -210,7 +268,6 @@ export class BatchFormer {
     if (this.budget < n) n = this.budget;
     if (lim.maxModelLen > 0) n = Math.min(n, Math.max(lim.maxModelLen - 1 - start, 0));
     if (!this.kv.allocate(next, start, start + n, cached)) return false;
-    batch.push(next);
     next.scheduledStepIdx = stepCount;
     this.outcome.newlyScheduled.push(next);
     this.budget -= n;
@@ -218,31 +275,35 @@ export class BatchFormer {
     next.numNewTokens = n;
     next.computedTokens = n + start;
     // E2 (corrected): the cached prefix is context the first step attends to; the reference leaves progress at
-    // 0, so roofline (and corrected-physics) price that step as if nothing were cached.
+    // 0, so roofline (and corrected-physics) price that step as if nothing were cached. Set before the push,
+    // which copies the request's fields into its slot.
     if (this.corrected) next.progressIndex = start;
+    this.run.push(next);
     return true;
   }
 
-  private admitDecodeHalf(batch: Request[], next: Request, stepCount: number): boolean {
+  private admitDecodeHalf(next: Request, stepCount: number): boolean {
     const pi = next.progressIndex;
     if (!this.kv.allocate(next, pi, pi + 1, EMPTY)) return false;
-    batch.push(next);
     next.scheduledStepIdx = stepCount;
     this.outcome.newlyScheduled.push(next);
     this.budget -= 1;
     next.state = RequestState.Running;
     next.numNewTokens = 1;
     next.computedTokens = pi + 1;
+    // Into the batch's slots last: push copies the fields set above.
+    this.run.push(next);
     return true;
   }
 
+
   /** Phase 2 under a policy's {@link InstanceScheduler.makeBatch}: its choice, checked, in its order. */
-  private admitChosen(batch: Request[], stepCount: number, makeBatch: NonNullable<InstanceScheduler['makeBatch']>): void {
+  private admitChosen(stepCount: number, makeBatch: NonNullable<InstanceScheduler['makeBatch']>): void {
     const lim = this.limits;
     const name = (this.scheduler as InstanceScheduler).name;
     if (this.waitQ.length === 0) return;
-    const choice = makeBatch((this.context as (b: readonly Request[]) => SchedulerContext)(batch));
-    const seats = lim.maxNumSeqs - batch.length;
+    const choice = makeBatch((this.context as () => SchedulerContext)());
+    const seats = lim.maxNumSeqs - this.run.reqs.length;
     if (choice.requests.length > Math.max(seats, 0)) {
       throw new SchedulerDecisionError(name, 'makeBatch', `chose ${choice.requests.length} requests but only ${Math.max(seats, 0)} seats are free (max running requests ${lim.maxNumSeqs})`);
     }
@@ -260,53 +321,63 @@ export class BatchFormer {
     for (let i = 0; i < choice.requests.length; i++) {
       if (this.budget <= 0 || this.preempted) break;
       const next = choice.requests[i] as Request;
-      if (this.gate !== null && this.gate(next)) break;
-      if (!this.admit(batch, next, stepCount, choice.chunks?.[i] ?? 0)) break;
+      if (this.gate !== null && this.gate.held(next)) break;
+      if (!this.admit(next, stepCount, choice.chunks?.[i] ?? 0)) break;
       this.waitQ.remove(next);
     }
   }
 
-  /** The victim's index in `batch`: the policy's choice when it has a hook, else the preemption policy's. */
-  private victimIndex(batch: Request[]): number {
+  /** The victim's slot: the policy's choice when it has a hook, else the preemption policy's. */
+  private victimIndex(): number {
+    const reqs = this.run.reqs;
     const hook = this.scheduler?.selectPreemptionVictim;
     if (hook) {
-      const victim = hook((this.context as (b: readonly Request[]) => SchedulerContext)(batch));
-      const i = batch.indexOf(victim);
+      const victim = hook((this.context as () => SchedulerContext)());
+      const i = reqs.indexOf(victim);
       if (i < 0) throw new SchedulerDecisionError((this.scheduler).name, 'selectPreemptionVictim', `chose ${(victim as Request | undefined)?.id ?? 'nothing'}, which is not running on this instance`);
       return i;
     }
-    return this.limits.preemptionPolicy === 'priority' ? selectPriorityVictim(batch) : batch.length - 1;
+    return this.limits.preemptionPolicy === 'priority' ? selectPriorityVictim(reqs) : reqs.length - 1;
   }
 
-  private readonly result = { ok: false, adj: 0 };
-
-  /** Allocates `n` tokens for `req`, evicting victims from the batch until it fits or `req` itself goes. */
-  private preemptForTokens(batch: Request[], req: Request, n: number, reqIndex: number): { ok: boolean; adj: number } {
+  /**
+   * Allocates `n` tokens for the request phase 1 reached at slot `reqIndex`, evicting victims from the batch
+   * until it fits or the request itself goes. `failedOnce`: the caller's own first attempt already failed (a
+   * tiered cache counts every failed attempt). `adj` is how many slots before the request were freed.
+   */
+  private preemptForTokens(reqIndex: number, n: number, failedOnce: boolean): { ok: boolean; adj: number } {
+    const run = this.run;
     const res = this.result;
     res.adj = 0;
-    for (;;) {
-      if (this.kv.allocate(req, req.progressIndex, req.progressIndex + n, EMPTY)) {
-        res.ok = true;
-        return res;
+    const req = run.reqs[reqIndex] as Request;
+    for (let first = true; ; first = false) {
+      if (!(first && failedOnce)) {
+        const at = reqIndex - res.adj;
+        run.commitKv(at);
+        const p = run.pi[at] as number;
+        req.progressIndex = p;
+        if (this.kv.allocate(req, p, p + n, EMPTY)) {
+          res.ok = true;
+          return res;
+        }
       }
-      if (batch.length === 0) {
+      if (run.reqs.length === 0) {
         res.ok = false;
         return res;
       }
       this.preempted = true;
-      const victimIdx = this.victimIndex(batch);
-      const victim = batch[victimIdx] as Request;
-      batch.splice(victimIdx, 1);
+      const victimIdx = this.victimIndex();
+      // Only a request phase 1 has reached holds this step's tokens (the others' are last step's).
+      const refund = victimIdx <= this.visited - res.adj ? (run.nn[victimIdx] as number) : 0;
+      const victim = run.removeAt(victimIdx);
       if (victimIdx < reqIndex - res.adj) res.adj++;
       this.outcome.preemptions++;
       this.outcome.victims.push(victim);
-      if (victim.numNewTokens > 0) {
-        this.budget += victim.numNewTokens;
-        victim.numNewTokens = 0;
-      }
+      if (refund > 0) this.budget += refund;
+      victim.numNewTokens = 0;
       victim.state = RequestState.Queued;
       victim.progressIndex = 0;
-      victim.itlRuns.length = 0;
+      victim.itlRuns = null;
       victim.itlCount = 0;
       victim.itlSum = 0;
       victim.itlExtra = null;

@@ -59,21 +59,43 @@ export class SampleStore {
   }
 }
 
-/** Growable per-index counters (one per step). */
+/**
+ * Growable per-index counters (one per step), kept as a difference array: a completed request adds one use to
+ * every step it decoded in, a range as long as its output, so a range costs O(1) here and the counts are
+ * summed once when read.
+ */
 export class CountStore {
-  counts = new Int32Array(1024);
+  private diff = new Int32Array(1024);
+  private summed: Int32Array | null = null;
 
   /** Adds one to every index in [first, last] (1-based step numbers). */
   addRange(first: number, last: number): void {
-    if (last > this.counts.length) {
-      let cap = this.counts.length * 2;
-      while (cap < last) cap *= 2;
-      const c = new Int32Array(cap);
-      c.set(this.counts);
-      this.counts = c;
+    if (last >= this.diff.length) {
+      let cap = this.diff.length * 2;
+      while (cap <= last) cap *= 2;
+      const d = new Int32Array(cap);
+      d.set(this.diff);
+      this.diff = d;
     }
-    const c = this.counts;
-    for (let s = first - 1; s < last; s++) c[s] = (c[s] as number) + 1;
+    const d = this.diff;
+    d[first - 1] = (d[first - 1] as number) + 1;
+    d[last] = (d[last] as number) - 1;
+    this.summed = null;
+  }
+
+  /** The count of every index (index s-1 for step s); do not mutate. */
+  get counts(): Int32Array {
+    if (this.summed === null) {
+      const d = this.diff;
+      const out = new Int32Array(d.length);
+      let run = 0;
+      for (let i = 0; i < d.length; i++) {
+        run += d[i] as number;
+        out[i] = run;
+      }
+      this.summed = out;
+    }
+    return this.summed;
   }
 }
 

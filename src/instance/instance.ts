@@ -11,6 +11,7 @@ import { BatchFormer, type BatchLimits } from './batch-formation.js';
 import { EventKind } from './events.js';
 import { InstanceMetrics } from './instance-metrics.js';
 import { InstanceAdapters, type AdapterCost } from './lora.js';
+import { RunningBatch } from './running-batch.js';
 import { SCHEDULERS, type InstanceScheduler, type SchedulerContext, type SchedulerName } from './scheduler.js';
 import { WaitQueue } from './wait-queue.js';
 
@@ -71,22 +72,49 @@ export interface StepInfo {
 
 export type StepHook = (inst: Instance, info: StepInfo) => void;
 
+/** The one StepInfo of an instance: `batch` is synced from the running batch's slots when first read. */
+class StepInfoImpl implements StepInfo {
+  clock = 0;
+  step = 0;
+  newlyScheduled: readonly Request[] = [];
+  preempted: readonly Request[] = [];
+  duration = 0;
+  raw: readonly Request[] = [];
+  synced = false;
+  constructor(private readonly run: RunningBatch) {}
+  get batch(): readonly Request[] {
+    if (!this.synced) {
+      this.run.syncAll();
+      this.synced = true;
+    }
+    return this.raw;
+  }
+}
+
 export class Instance {
   readonly id: string;
   clock = 0;
   readonly metrics = new InstanceMetrics();
   readonly waitQ = new WaitQueue();
-  /** The running batch; empty array stands for the reference's nil batch. */
-  private batch: Request[] = [];
-  private spare: Request[] = [];
+  /** The running batch: requests and their per-step fields (see running-batch.ts). */
+  private readonly run: RunningBatch;
+  /**
+   * The batch as others see it: the running batch, except that from a step's execution until its completions
+   * have run it still holds the requests finishing in that step. Empty stands for the reference's nil batch.
+   */
+  private batch: readonly Request[] = [];
   private stepPending = false;
   private stepCount = 0;
   private readonly former: BatchFormer;
   private readonly order: ((a: Request, b: Request) => number) | null;
   private readonly policy: InstanceScheduler | null;
-  private readonly scheduled: Request[] = [];
+  /** The requests finishing in the current step, in batch order: the first finishingCount entries (reused). */
+  private readonly finishing: Request[] = [];
+  private finishingCount = 0;
   /** LoRA adapters on this instance (resident slots, load in flight); null when LoRA is off. */
   readonly lora: InstanceAdapters | null;
+  /** LoRA only: the step's scheduled requests, for the adapter overhead (reused). */
+  private readonly loraScheduled: Request[] = [];
   /** Exponentially weighted mean step duration (µs), 0 before the first step. */
   private stepEwma = 0;
   /** Start and end ticks of the last executed step (async scheduling's visibility cutoff). */
@@ -110,7 +138,7 @@ export class Instance {
   /** Optional observer of every executed step (traces, anomaly detectors); unset, one null check per step. */
   onStep: StepHook | null = null;
   /** Reused for every onStep call (read during the call only). */
-  private readonly stepInfo: { -readonly [K in keyof StepInfo]: StepInfo[K] } = { clock: 0, step: 0, batch: [], newlyScheduled: [], preempted: [], duration: 0 };
+  private readonly stepInfo: StepInfoImpl;
 
   constructor(
     private readonly cfg: InstanceConfig,
@@ -122,23 +150,27 @@ export class Instance {
     this.id = cfg.id;
     this.policy = cfg.schedulerPolicy ?? null;
     const hooks = this.policy !== null && (this.policy.makeBatch !== null || this.policy.selectPreemptionVictim !== null);
-    this.former = new BatchFormer(cfg, kv, this.waitQ, hooks ? this.policy : null, hooks ? (b) => this.schedulerContext(b) : null);
+    this.run = new RunningBatch(kv, Math.min(Math.max(cfg.maxNumSeqs, 1), 256));
+    this.batch = this.run.reqs;
+    this.stepInfo = new StepInfoImpl(this.run);
+    this.former = new BatchFormer(cfg, kv, this.waitQ, this.run, hooks ? this.policy : null, hooks ? () => this.schedulerContext() : null);
     this.order = this.policy !== null ? this.policy.order : SCHEDULERS[cfg.scheduler];
     const lora = cfg.lora ? new InstanceAdapters(cfg.lora, this.metrics.adapterLoads, this.metrics.adapterEvictions) : null;
     this.lora = lora;
-    if (lora !== null) this.former.gate = (r) => lora.held(r);
+    this.former.gate = lora;
     this.asyncScheduling = cfg.schedulingMode === 'async';
     this.prefillFirst = cfg.schedulingMode === 'prefill-first';
     this.corrected = cfg.corrected === true;
   }
 
-  /** What a policy scheduler sees (built on demand). */
-  private schedulerContext(running: readonly Request[]): SchedulerContext {
+  /** What a policy scheduler sees (built on demand; the running requests are synced first). */
+  private schedulerContext(): SchedulerContext {
+    this.run.syncAll();
     return {
       instanceId: this.id,
       clock: this.clock,
       waiting: this.waitQ.toArray(),
-      running,
+      running: this.run.reqs,
       maxBatchSize: this.cfg.maxNumSeqs,
       maxTokenBudget: this.cfg.maxNumBatchedTokens,
       kvFreeBlocks: this.kv.totalBlocks - this.kv.usedBlocks(),
@@ -182,9 +214,18 @@ export class Instance {
     return this.batch.length;
   }
 
-  /** Read-only view of the running batch (invariant checkers; do not mutate). */
+  /** Read-only view of the running batch, synced (invariant checkers; do not mutate). */
   get runningBatch(): readonly Request[] {
+    this.run.syncAll();
     return this.batch;
+  }
+
+  /**
+   * Brings the running requests' objects up to date with the step loop's slots. Observers that read requests
+   * between events (invariant checkers) call it first; everything inside the engine syncs as needed.
+   */
+  syncRunning(): void {
+    this.run.syncAll();
   }
 
   /** Whether a StepEvent is scheduled and not yet executed (INV-8 work-conserving checks). */
@@ -239,10 +280,10 @@ export class Instance {
     this.metrics.requests.push(r);
     r.priority = r.hasPolicyPriority ? -r.policyPriority : this.slo.invertForVllm(r.sloClass);
     this.waitQ.enqueue(r);
-    if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext(this.batch));
+    if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext());
     // A deadline already past fires now: the reference would schedule it in the past (its clock would step back).
     if (r.deadline > 0 && r.deadline <= this.cfg.horizon) this.sink.schedule(Math.max(r.deadline, clusterTime), EventKind.Timeout, r);
-    if (this.batch.length === 0 && !this.stepPending) this.scheduleStep(Math.max(this.clock, clusterTime));
+    if (this.run.length === 0 && !this.stepPending) this.scheduleStep(Math.max(this.clock, clusterTime));
   }
 
   /** Executes one instance event at `time` (the cluster has already advanced this instance's clock). */
@@ -283,12 +324,12 @@ export class Instance {
       r.state = RequestState.Completed;
       return true;
     }
-    const i = this.batch.indexOf(r);
+    const i = this.run.indexOf(r);
     if (i < 0) return false;
-    this.batch.splice(i, 1);
+    this.run.removeAt(i);
     this.kv.release(r);
     r.state = RequestState.Completed;
-    if (this.batch.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(this.clock);
+    if (this.run.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(this.clock);
     return true;
   }
 
@@ -316,6 +357,7 @@ export class Instance {
   }
 
   finalize(): void {
+    this.run.syncAll();
     const m = this.metrics;
     m.stillQueued = this.waitQ.length;
     m.stillRunning = this.batch.length;
@@ -359,30 +401,31 @@ export class Instance {
     r.priority = r.hasPolicyPriority ? -r.policyPriority : this.slo.invertForVllm(r.sloClass);
     r.enqueueTime = this.clock;
     this.waitQ.enqueue(r);
-    if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext(this.batch));
+    if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext());
     if (r.deadline > 0 && r.deadline <= this.cfg.horizon) this.sink.schedule(r.deadline, EventKind.Timeout, r);
   }
 
   private timeout(r: Request, time: number): void {
     if (r.state === RequestState.Completed || r.state === RequestState.TimedOut) return;
     const wasRunning = r.state === RequestState.Running;
-    const i = wasRunning ? this.batch.indexOf(r) : -1;
+    const i = wasRunning ? this.run.indexOf(r) : -1;
     // A request no longer here (moved by a drain redirect) left this instance's timeout behind.
     if (wasRunning ? i < 0 : !this.waitQ.remove(r)) return;
+    // Out of the batch first: that syncs the request (and its KV) before the release below.
+    if (wasRunning) this.run.removeAt(i);
     r.state = RequestState.TimedOut;
     r.outcome = 'timed_out';
     this.metrics.timedOutRequests++;
     this.lora?.release(r);
     this.kv.release(r);
     r.computedTokens = 0;
-    // The pending step stays scheduled: it finds the empty batch and clears itself (the orphan guard).
-    if (wasRunning) this.batch.splice(i, 1);
-    if (this.batch.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(time);
+    // A running request's pending step stays scheduled: it finds the empty batch and clears itself (the orphan guard).
+    if (this.run.length === 0 && !this.stepPending && this.waitQ.length > 0) this.scheduleStep(time);
     this.onRequestDone?.(r, time);
   }
 
   private step(now: number): void {
-    if (this.batch.length === 0 && this.waitQ.length === 0) {
+    if (this.run.length === 0 && this.waitQ.length === 0) {
       this.stepPending = false;
       return;
     }
@@ -397,7 +440,7 @@ export class Instance {
     // Async scheduling planned this step while the previous one ran: it has not seen later arrivals. After
     // an idle gap there was no previous step to overlap with.
     const visibleUntil = this.asyncScheduling && this.lastStepEnd >= now ? this.lastStepStart : Infinity;
-    const outcome = this.former.form(this.batch, this.stepCount, visibleUntil);
+    const outcome = this.former.form(this.stepCount, visibleUntil);
     const m = this.metrics;
     m.preemptionCount += outcome.preemptions;
     const ns = outcome.newlyScheduled;
@@ -417,78 +460,162 @@ export class Instance {
       this.lora?.pin(r);
     }
     m.waitQSamples.push(this.waitQ.length);
-    m.runningSamples.push(this.batch.length);
+    m.runningSamples.push(this.run.length);
 
-    // Phase 2: execute.
-    const adv = this.execute(now);
+    // Phase 2: execute. One pass advances every request and sorts it into still running (kept in order in the
+    // spare array) or finishing; the old batch stays intact for the observers until the completions run.
+    const adv = this.advance();
     this.lastStepStart = now;
     this.lastStepEnd = now + adv;
+    const used = this.kv.usedBlocks();
+    if (used > m.peakKVBlocksUsed) m.peakKVBlocksUsed = used;
+    m.kvBlocksUsed += used * adv;
+    const kept = this.executeAndSplit(now, adv);
     if (this.onStep !== null) {
       const info = this.stepInfo;
       info.clock = now;
       info.step = this.stepCount;
-      info.batch = this.batch;
+      info.raw = this.batch;
+      info.synced = false;
       info.newlyScheduled = ns;
       info.preempted = outcome.victims;
       info.duration = adv;
       this.onStep(this, info);
     }
-    if (this.onToken !== null) this.reportTokens(this.onToken, now, adv);
+    if (this.onToken !== null) {
+      this.run.syncAll();
+      this.reportTokens(this.onToken, now, adv);
+    }
     this.kv.mirrorToCPU(this.batch);
-    // Phases 3 and 4: completions, next step.
-    this.processCompletionsAndContinue(now, adv);
+    // Phases 3 and 4: completions in batch order, next step.
+    this.completeAndContinue(now, adv, kept);
   }
 
-  private execute(now: number): number {
-    const batch = this.batch;
-    const sched = this.scheduled;
-    let count = 0;
-    for (let i = 0; i < batch.length; i++) {
-      const r = batch[i] as Request;
-      if (r.numNewTokens > 0) sched[count++] = r;
-    }
-    let adv = this.latency.stepTime(sched, count);
-    if (this.lora !== null) adv = this.lora.cost.applyOverhead(adv, sched, count);
-    sched.length = 0;
+  /** The step's duration (µs) from the scheduled requests; records the step's ITL value. */
+  private advance(): number {
+    let adv = this.latency.stepTime(this.run.scheduled());
+    if (this.lora !== null) adv = this.loraOverhead(adv);
     adv += this.kv.consumePendingTransferLatency();
     if (adv < 1) adv = 1;
-    const otp = this.latency.outputTokenProcessingTime();
-    const step = this.stepCount;
-    const itl = adv + otp;
     this.stepEwma = this.stepEwma === 0 ? adv : 0.8 * this.stepEwma + 0.2 * adv;
-    this.metrics.stepItl.push(itl);
-    const stalls = this.prefillFirst;
-    for (let i = 0; i < batch.length; i++) {
-      const r = batch[i] as Request;
-      if (r.progressIndex < r.inputLen) {
-        r.progressIndex = r.computedTokens;
-      } else if (r.numNewTokens > 0) {
-        r.progressIndex++;
-        if (stalls && r.stallTicks > 0) recordStalledItl(r, itl);
-        else recordItl(r, step, itl);
-      } else if (stalls && r.outputLen > 0) {
-        // A decode that sat out a prefill-only step: the wait belongs to its next inter-token gap.
-        r.stallTicks += adv;
-      }
-      if (r.progressIndex === r.inputLen && !r.ttftSet) {
-        r.ttftSet = true;
-        r.firstTokenTime = now + adv + otp - r.arrivalTime;
-        r.hasTTFT = true;
-        r.ttft = r.firstTokenTime;
-        this.recentTtft.push(r.firstTokenTime);
-      }
-    }
-    const used = this.kv.usedBlocks();
-    const m = this.metrics;
-    if (used > m.peakKVBlocksUsed) m.peakKVBlocksUsed = used;
-    m.kvBlocksUsed += used * adv;
+    this.metrics.stepItl.push(adv + this.latency.outputTokenProcessingTime());
     return adv;
   }
 
   /**
-   * Kept out of {@link execute} so the step loop is untouched when nobody listens. A request decoded this step
-   * iff its last ITL run ends at this step; it produced its first token this step iff its TTFT (computed with
-   * the very same expression as in execute) ends at this step's end.
+   * Advances every request of the batch by its scheduled tokens (progress, ITL, first token) and splits the
+   * batch: the requests that go on keep their order in the running batch (returns how many); the ones that
+   * finish this step (completed or length-capped) are synced and collected in `finishing`, in order. `batch`
+   * keeps showing the whole pre-split batch until the completions have run.
+   */
+  private executeAndSplit(now: number, adv: number): number {
+    const run = this.run;
+    const reqs = run.reqs;
+    const remaining = run.spare;
+    const finishing = this.finishing;
+    const pi = run.pi;
+    const il = run.il;
+    const ol = run.ol;
+    const nn = run.nn;
+    const ct = run.ct;
+    const itc = run.itc;
+    const itf = run.itf;
+    const itl = run.itl;
+    const its = run.its;
+    let nf = 0;
+    const otp = this.latency.outputTokenProcessingTime();
+    const step = this.stepCount;
+    const itlValue = adv + otp;
+    const mml = this.cfg.maxModelLen;
+    const stalls = this.prefillFirst;
+    let kept = 0;
+    for (let j = 0; j < reqs.length; j++) {
+      const inLen = il[j] as number;
+      let p = pi[j] as number;
+      if (p < inLen) {
+        p = ct[j] as number;
+        pi[j] = p;
+      } else if ((nn[j] as number) > 0) {
+        p++;
+        pi[j] = p;
+        const c = itc[j] as number;
+        if (stalls && (reqs[j] as Request).stallTicks > 0) {
+          this.recordStalledItl(j, itlValue);
+        } else {
+          // One more ITL for the current attempt: this step's value, extending the current run of steps.
+          if (c === 0) {
+            itf[j] = step;
+          } else if (itl[j] !== step - 1) {
+            // A step passed this request by (token budget or a stall): the run closes and a new one starts.
+            closeRun(reqs[j] as Request, itf[j] as number, itl[j] as number);
+            itf[j] = step;
+          }
+          itl[j] = step;
+          itc[j] = c + 1;
+          its[j] = (its[j] as number) + itlValue;
+        }
+      } else if (stalls && (ol[j] as number) > 0) {
+        // A decode that sat out a prefill-only step: the wait belongs to its next inter-token gap.
+        (reqs[j] as Request).stallTicks += adv;
+      }
+      if (p === inLen) {
+        const r = reqs[j] as Request;
+        if (!r.ttftSet) {
+          r.ttftSet = true;
+          r.firstTokenTime = now + adv + otp - r.arrivalTime;
+          r.hasTTFT = true;
+          r.ttft = r.firstTokenTime;
+          this.recentTtft.push(r.firstTokenTime);
+        }
+      }
+      if (p >= inLen + Math.max(ol[j] as number, 1) - 1 || (mml > 0 && p >= mml - 1)) {
+        finishing[nf++] = run.sync(j);
+      } else {
+        if (kept !== j) run.move(j, kept);
+        remaining[kept++] = reqs[j] as Request;
+      }
+    }
+    remaining.length = kept;
+    run.spare = reqs;
+    run.reqs = remaining;
+    this.finishingCount = nf;
+    return kept;
+  }
+
+  /** The LoRA per-step overhead on `base` from the scheduled requests' adapters, in batch order. */
+  private loraOverhead(base: number): number {
+    const run = this.run;
+    const sched = this.loraScheduled;
+    let count = 0;
+    for (let j = 0; j < run.reqs.length; j++) if ((run.nn[j] as number) > 0) sched[count++] = run.reqs[j] as Request;
+    const adv = (this.lora as InstanceAdapters).cost.applyOverhead(base, sched, count);
+    sched.length = 0;
+    return adv;
+  }
+
+  /**
+   * Prefill-first: slot j's token ended a stall, so its ITL is this step's value plus the stalled ticks, kept by
+   * value in itlExtra. The current run of step ITLs closes and the empty run [step + 1, step] is left, so
+   * itlLast still names the step of the last token (the token hook reads it) and a decode next step extends it.
+   */
+  private recordStalledItl(j: number, itlValue: number): void {
+    const run = this.run;
+    const r = run.reqs[j] as Request;
+    const step = this.stepCount;
+    const v = itlValue + r.stallTicks;
+    r.stallTicks = 0;
+    (r.itlExtra ??= []).push(v);
+    if ((run.itc[j] as number) > 0) closeRun(r, run.itf[j] as number, run.itl[j] as number);
+    run.itf[j] = step + 1;
+    run.itl[j] = step;
+    run.itc[j] = (run.itc[j] as number) + 1;
+    run.its[j] = (run.its[j] as number) + v;
+  }
+
+  /**
+   * Kept out of the step loop so it is untouched when nobody listens. A request decoded this step iff its last
+   * ITL run ends at this step; it produced its first token this step iff its TTFT (computed with the very same
+   * expression as in executeAndSplit) ends at this step's end.
    */
   private reportTokens(hook: TokenHook, now: number, adv: number): void {
     const otp = this.latency.outputTokenProcessingTime();
@@ -497,20 +624,17 @@ export class Instance {
     for (let i = 0; i < batch.length; i++) {
       const r = batch[i] as Request;
       if (r.itlCount > 0) {
-        if (r.itlRuns[r.itlRuns.length - 1] === step) hook(r, r.arrivalTime + r.firstTokenTime + r.itlSum);
+        if (r.itlLast === step) hook(r, r.arrivalTime + r.firstTokenTime + r.itlSum);
       } else if (r.ttftSet && r.firstTokenTime === now + adv + otp - r.arrivalTime) {
         hook(r, r.arrivalTime + r.firstTokenTime);
       }
     }
   }
 
-  private processCompletionsAndContinue(now: number, adv: number): void {
-    const batch = this.batch;
-    const remaining = this.spare;
-    remaining.length = 0;
-    const mml = this.cfg.maxModelLen;
-    for (let i = 0; i < batch.length; i++) {
-      const r = batch[i] as Request;
+  private completeAndContinue(now: number, adv: number, kept: number): void {
+    const finishing = this.finishing;
+    for (let i = 0; i < this.finishingCount; i++) {
+      const r = finishing[i] as Request;
       if (r.progressIndex >= r.inputLen + Math.max(r.outputLen, 1) - 1) {
         r.state = RequestState.Completed;
         // E3 (corrected): the final token is never attended to, so it gets no KV.
@@ -519,18 +643,15 @@ export class Instance {
           if (!this.kv.allocate(r, r.progressIndex, r.progressIndex + 1, EMPTY)) this.metrics.kvAllocationFailures++;
         }
         this.complete(r, now, adv);
-      } else if (mml > 0 && r.progressIndex >= mml - 1) {
+      } else {
         this.metrics.lengthCappedRequests++;
         r.lengthCapped = true;
         r.state = RequestState.Completed;
         this.complete(r, now, adv);
-      } else {
-        remaining.push(r);
       }
     }
-    this.spare = batch;
-    this.batch = remaining;
-    if (remaining.length > 0) {
+    this.batch = this.run.reqs;
+    if (kept > 0) {
       this.sink.schedule(now + adv, EventKind.Step, null);
       this.stepPending = true;
     } else {
@@ -580,28 +701,17 @@ export class Instance {
     }
     // The request's ITLs join the instance's ITL multiset (AllITLs) only now, at completion.
     const runs = r.itlRuns;
-    for (let i = 0; i < runs.length; i += 2) m.stepItlUses.addRange(runs[i] as number, runs[i + 1] as number);
+    if (runs !== null) for (let i = 0; i < runs.length; i += 2) m.stepItlUses.addRange(runs[i] as number, runs[i + 1] as number);
+    if (r.itlCount > 0 && r.itlFirst <= r.itlLast) m.stepItlUses.addRange(r.itlFirst, r.itlLast);
     if (r.itlExtra !== null) m.extraItl.pushAll(r.itlExtra);
   }
 }
 
-/** Appends one ITL that spans stalled steps (not a single step's value, so it is kept by value). */
-function recordStalledItl(r: Request, itl: number): void {
-  const v = itl + r.stallTicks;
-  r.stallTicks = 0;
-  (r.itlExtra ??= []).push(v);
-  r.itlCount++;
-  r.itlSum += v;
-}
-
-/** Appends one ITL (this step's value) to `r`'s current attempt. */
-function recordItl(r: Request, step: number, itl: number): void {
-  const runs = r.itlRuns;
-  const n = runs.length;
-  if (n > 0 && runs[n - 1] === step - 1) runs[n - 1] = step;
-  else runs.push(step, step);
-  r.itlCount++;
-  r.itlSum += itl;
-}
-
 const EMPTY: readonly number[] = [];
+
+/** Files the closed run of step ITLs [first, last] in `r.itlRuns` (an empty run, first > last, is dropped). */
+function closeRun(r: Request, first: number, last: number): void {
+  if (first > last) return;
+  if (r.itlRuns === null) r.itlRuns = [];
+  r.itlRuns.push(first, last);
+}

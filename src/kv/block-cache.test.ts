@@ -274,3 +274,58 @@ describe('free list and lazy hash deletion', () => {
     expectConserved(kv);
   });
 });
+
+describe('decode-block identities', () => {
+  /** A 6-token prompt and 6 output tokens on 4-token blocks: block 0 fills in prefill, blocks 1 and 2 in decode. */
+  function decodeAll(kv: BlockKVCache): Request {
+    const req = mk('r', [1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 12]);
+    expect(kv.allocate(req, 0, 6, [])).toBe(true);
+    for (let p = 6; p < 12; p++) {
+      req.progressIndex = p;
+      expect(kv.allocate(req, p, p + 1, [])).toBe(true);
+    }
+    return req;
+  }
+
+  it('are registered by default (as the reference does) and can be switched off; prompt blocks keep theirs', () => {
+    const on = new BlockKVCache(10, 4);
+    const off = new BlockKVCache(10, 4, false, false);
+    const a = blocks(on, decodeAll(on));
+    const b = blocks(off, decodeAll(off));
+    expect(a).toEqual(b);
+    const prompt = h(NO_HASH, [1, 2, 3, 4]);
+    expect(on.blockHash(a[0] as number)).toBe(prompt);
+    expect(off.blockHash(b[0] as number)).toBe(prompt);
+    expect(on.blockHash(a[1] as number)).toBe(h(prompt, [5, 6, 7, 8]));
+    expect(on.blockHash(a[2] as number)).toBe(h(h(prompt, [5, 6, 7, 8]), [9, 10, 11, 12]));
+    expect(off.blockHash(b[1] as number)).toBe(NO_HASH);
+    expect(off.blockHash(b[2] as number)).toBe(NO_HASH);
+    expect(off.hashEntries().map(([k]) => k)).toEqual([prompt]);
+    for (const kv of [on, off]) expect(kv.blockFill(a[2] as number)).toBe(4);
+  });
+
+  it('counted decode appends (decodeRoom, commitDecodeAppends) leave the same state as one allocate per token', () => {
+    const direct = new BlockKVCache(10, 4);
+    const counted = new BlockKVCache(10, 4);
+    const r1 = mk('r', [1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11]);
+    const r2 = mk('r', [1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11]);
+    for (const [kv, r] of [[direct, r1], [counted, r2]] as const) expect(kv.allocate(r, 0, 5, [])).toBe(true);
+    // Position 5 goes through allocate; the room after it is the rest of block 1 short of filling it.
+    r1.progressIndex = r2.progressIndex = 5;
+    expect(direct.allocate(r1, 5, 6, [])).toBe(true);
+    expect(counted.allocate(r2, 5, 6, [])).toBe(true);
+    expect(counted.decodeRoom(r2, 6)).toBe(1);
+    expect(counted.decodeRoom(r2, 7)).toBe(0);
+    r1.progressIndex = 6;
+    expect(direct.allocate(r1, 6, 7, [])).toBe(true);
+    counted.commitDecodeAppends(r2, 1);
+    expect(blocks(counted, r2)).toEqual(blocks(direct, r1));
+    for (const b of blocks(direct, r1)) expect(counted.blockFill(b)).toBe(direct.blockFill(b));
+    // The token that fills the block goes through allocate in both, and gives the block its identity.
+    r1.progressIndex = r2.progressIndex = 7;
+    expect(direct.allocate(r1, 7, 8, [])).toBe(true);
+    expect(counted.allocate(r2, 7, 8, [])).toBe(true);
+    expect(counted.hashEntries().sort()).toEqual(direct.hashEntries().sort());
+    expectConserved(counted);
+  });
+});

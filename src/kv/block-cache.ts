@@ -18,6 +18,17 @@ import { HashIndex } from '../engine/hash-index.js';
 import type { KVStore, KVTierStats } from './types.js';
 
 const NIL = -1;
+// Field offsets of a block's state in `meta` (hash: the 53-bit identity's low and high 32 bits, 0 = none).
+const REF = 0;
+const IN_USE = 1;
+const FILL = 2;
+const START = 3;
+const PREV = 4;
+const NEXT = 5;
+const HASH_LO = 6;
+const HASH_HI = 7;
+const TWO32 = 4294967296;
+const INV_TWO32 = 1 / 4294967296;
 
 const NO_TIER: KVTierStats = { cpuTotalBlocks: 0, cpuUsedBlocks: 0, offloads: 0, reloads: 0 };
 
@@ -25,13 +36,17 @@ export class BlockKVCache implements KVStore {
   readonly totalBlocks: number;
   readonly blockSize: number;
 
-  private readonly refCount: Int32Array;
-  private readonly inUse: Uint8Array;
-  private readonly hash: Float64Array;
-  private readonly fill: Int32Array;
-  private readonly startPos: Int32Array;
-  private readonly prevFree: Int32Array;
-  private readonly nextFree: Int32Array;
+  /**
+   * Per-block state, eight int32s per block (see REF..HASH_HI): one cache line holds two blocks' whole state,
+   * so taking, filling and freeing a block touches one line of it instead of one per field.
+   */
+  private readonly meta: Int32Array;
+  /**
+   * The free list, in LRU order, is the never-used blocks `pristine .. totalBlocks-1` (in id order: nothing is
+   * ever inserted ahead of them) followed by a linked list of released blocks (freeHead .. freeTail). Keeping
+   * the never-used ones implicit means a cache touches only the memory of the blocks a run actually uses.
+   */
+  private pristine = 0;
   private freeHead = NIL;
   private freeTail = NIL;
   private freeCnt = 0;
@@ -56,11 +71,14 @@ export class BlockKVCache implements KVStore {
   private pinnedFree = 0;
 
   /**
-   * `corrected` (--semantics corrected, docs/reference-differences.md K1, E1): reusing a block drops its identity's
-   * index entry only while that entry still names this block, so a newer copy of the same content stays findable;
-   * a prefix hit never covers the prompt's last token ({@link hitHoldback}).
+   * @param corrected --semantics corrected (docs/reference-differences.md K1, E1, K3): reusing a block drops its
+   *   identity's index entry only while that entry still names this block, so a newer copy of the same content
+   *   stays findable; a prefix hit never covers the prompt's last token ({@link hitHoldback}); a reload passes
+   *   over pinned blocks.
+   * @param decodeIdentities register identities of blocks that fill during decode (the reference does); off is
+   *   only for callers that know no prompt can repeat another request's output (see KVStoreConfig).
    */
-  constructor(totalBlocks: number, blockSize: number, readonly corrected = false) {
+  constructor(totalBlocks: number, blockSize: number, readonly corrected = false, private readonly decodeIdentities = true) {
     if (!Number.isInteger(totalBlocks) || totalBlocks <= 0) {
       throw new RangeError(`BlockKVCache: totalBlocks must be a positive integer, got ${totalBlocks}`);
     }
@@ -71,25 +89,30 @@ export class BlockKVCache implements KVStore {
     this.blockSize = blockSize;
     this.hitHoldback = corrected ? 1 : 0;
     this.pinned = corrected ? new Uint8Array(totalBlocks) : null;
-    this.refCount = new Int32Array(totalBlocks);
-    this.inUse = new Uint8Array(totalBlocks);
-    this.hash = new Float64Array(totalBlocks);
-    this.fill = new Int32Array(totalBlocks);
-    this.startPos = new Int32Array(totalBlocks);
-    this.prevFree = new Int32Array(totalBlocks);
-    this.nextFree = new Int32Array(totalBlocks);
+    this.meta = new Int32Array(8 * totalBlocks);
     this.scratch = new Int32Array(blockSize);
-    this.hashToBlock = new HashIndex(totalBlocks);
-    for (let b = 0; b < totalBlocks; b++) this.appendFree(b);
+    // Sized for what is registered so far (it grows): a table sized for the whole cache up front spreads a short
+    // run's few entries over megabytes, and every probe misses the CPU caches.
+    this.hashToBlock = new HashIndex(Math.min(totalBlocks, 4096));
+    this.freeCnt = totalBlocks;
+  }
+
+  private hashOf(b: number): number {
+    return (this.meta[8 * b + HASH_HI] as number) * TWO32 + ((this.meta[8 * b + HASH_LO] as number) >>> 0);
+  }
+
+  private setHashField(b: number, h: number): void {
+    this.meta[8 * b + HASH_LO] = h | 0;
+    this.meta[8 * b + HASH_HI] = (h * INV_TWO32) | 0;
   }
 
   // ---- free list -------------------------------------------------------------------------------------
 
   private appendFree(b: number): void {
     this.freeCnt++;
-    this.nextFree[b] = NIL;
-    this.prevFree[b] = this.freeTail;
-    if (this.freeTail !== NIL) this.nextFree[this.freeTail] = b;
+    this.meta[8 * b + NEXT] = NIL;
+    this.meta[8 * b + PREV] = this.freeTail;
+    if (this.freeTail !== NIL) this.meta[8 * this.freeTail + NEXT] = b;
     else this.freeHead = b;
     this.freeTail = b;
   }
@@ -98,23 +121,23 @@ export class BlockKVCache implements KVStore {
   private moveToFreeHead(b: number): void {
     this.unlinkFree(b);
     this.freeCnt++;
-    this.prevFree[b] = NIL;
-    this.nextFree[b] = this.freeHead;
-    if (this.freeHead !== NIL) this.prevFree[this.freeHead] = b;
+    this.meta[8 * b + PREV] = NIL;
+    this.meta[8 * b + NEXT] = this.freeHead;
+    if (this.freeHead !== NIL) this.meta[8 * this.freeHead + PREV] = b;
     else this.freeTail = b;
     this.freeHead = b;
   }
 
   private unlinkFree(b: number): void {
     this.freeCnt--;
-    const p = this.prevFree[b] as number;
-    const n = this.nextFree[b] as number;
-    if (p !== NIL) this.nextFree[p] = n;
+    const p = this.meta[8 * b + PREV] as number;
+    const n = this.meta[8 * b + NEXT] as number;
+    if (p !== NIL) this.meta[8 * p + NEXT] = n;
     else this.freeHead = n;
-    if (n !== NIL) this.prevFree[n] = p;
+    if (n !== NIL) this.meta[8 * n + PREV] = p;
     else this.freeTail = p;
-    this.prevFree[b] = NIL;
-    this.nextFree[b] = NIL;
+    this.meta[8 * b + PREV] = NIL;
+    this.meta[8 * b + NEXT] = NIL;
   }
 
   /**
@@ -123,14 +146,19 @@ export class BlockKVCache implements KVStore {
    * the same hash has since replaced it (the reference deletes by hash, not by owner).
    */
   private takeFree(): number {
+    if (this.pristine < this.totalBlocks) {
+      // A never-used block: its state is all zeros already (no fill, no identity, no owner).
+      this.freeCnt--;
+      return this.pristine++;
+    }
     const b = this.freeHead;
     if (b === NIL) throw new Error('BlockKVCache: free list empty after a passed pre-check (INV-4 violation)');
     this.unlinkFree(b);
-    this.fill[b] = 0;
-    const h = this.hash[b] as number;
+    this.meta[8 * b + FILL] = 0;
+    const h = this.hashOf(b);
     if (h !== NO_HASH) {
       if (!this.corrected || this.hashToBlock.get(h) === b) this.liveIndex(h).delete(h);
-      this.hash[b] = NO_HASH;
+      this.setHashField(b, NO_HASH);
     }
     if (this.detached.size > 0) this.detached.delete(b);
     return b;
@@ -206,25 +234,65 @@ export class BlockKVCache implements KVStore {
   // ---- allocation ------------------------------------------------------------------------------------
 
   allocate(req: Request, start: number, end: number, cached: readonly number[]): boolean {
-    const bs = this.blockSize;
-    const il = req.inputLen;
     // Fast path for the commonest call of the step loop: one decode token appended to the request's partially
-    // filled last block, continuing where it left off. Same effects as the general path below.
-    if (end === start + 1 && req.progressIndex >= il && req.kvOwner === this && this.detached.size === 0 && start - il < req.outputLen) {
-      const list = req.kvBlocks as BlockList;
-      const last = list.last();
-      const k = this.fill[last] as number;
-      if (k > 0 && k < bs && (this.startPos[last] as number) + k === start) {
-        this.fill[last] = k + 1;
-        if (k + 1 === bs) {
-          const parent = list.len >= 2 ? (this.hash[list.at(list.len - 2)] as number) : NO_HASH;
-          this.setHash(last, this.hashRun(req, parent, this.startPos[last] as number));
-        }
+    // filled last block, continuing where it left off. It reads only the request's copy of its tail block (no
+    // block-list or position lookups) and has the same effects as the general path.
+    if (end === start + 1 && req.kvOwner === this) {
+      const k = req.kvTailFill;
+      const bs = this.blockSize;
+      if (k > 0 && k < bs && req.kvTailStart + k === start && req.progressIndex >= req.inputLen && start - req.inputLen < req.outputLen && this.detached.size === 0) {
+        const last = req.kvTail;
+        this.meta[8 * last + FILL] = k + 1;
+        req.kvTailFill = k + 1;
+        if (k + 1 === bs && this.decodeIdentities) this.setHash(last, this.hashRun(req, req.kvTailParent, req.kvTailStart));
         return true;
       }
     }
+    return this.allocateGeneral(req, start, end, cached);
+  }
+
+  decodeRoom(req: Request, next: number): number {
+    if (req.kvOwner !== this || this.detached.size > 0) return 0;
+    const k = req.kvTailFill;
+    const bs = this.blockSize;
+    if (k <= 0 || k >= bs || req.kvTailStart + k !== next || next < req.inputLen) return 0;
+    // The token that fills the block is hashed, so it goes through allocate; output positions end at inputLen + outputLen.
+    return Math.max(0, Math.min(bs - 1 - k, req.inputLen + req.outputLen - next));
+  }
+
+  commitDecodeAppends(req: Request, n: number): void {
+    const k = req.kvTailFill + n;
+    this.meta[8 * req.kvTail + FILL] = k;
+    req.kvTailFill = k;
+  }
+
+  private setTail(req: Request, b: number, start: number, fill: number, parent: number): void {
+    req.kvTail = b;
+    req.kvTailStart = start;
+    req.kvTailFill = fill;
+    req.kvTailParent = parent;
+  }
+
+  /** Copies the last block of `req`'s list (id, start position, fill, parent) onto the request for the fast path. */
+  private syncTail(req: Request, list: BlockList): void {
+    const b = list.last();
+    req.kvTail = b;
+    req.kvTailStart = this.meta[8 * b + START] as number;
+    req.kvTailFill = this.meta[8 * b + FILL] as number;
+    // A full, owned block's identity cannot change while the tail is partial.
+    req.kvTailParent = list.len >= 2 ? this.hashOf(list.at(list.len - 2)) : NO_HASH;
+  }
+
+  private allocateGeneral(req: Request, start: number, end: number, cached: readonly number[]): boolean {
+    const bs = this.blockSize;
+    const il = req.inputLen;
     const prefill = req.progressIndex < il;
     let list = this.lookup(req);
+    // The request's copy of its last block (exact after every change to it) spares walking the block list.
+    let tail = list !== undefined ? req.kvTail : NIL;
+    let tailFill = list !== undefined ? req.kvTailFill : 0;
+    let tailStart = list !== undefined ? req.kvTailStart : 0;
+    let tailParent = list !== undefined ? req.kvTailParent : NO_HASH;
     let nTok: number;
     if (prefill) {
       if (start < 0 || end < start || end > il) {
@@ -234,12 +302,12 @@ export class BlockKVCache implements KVStore {
       let eff = nTok;
       if (list !== undefined) {
         // Tokens that land in the partially filled last block need no new block (#492/#502).
-        const spare = bs - (this.fill[list.last()] as number);
+        const spare = bs - tailFill;
         if (spare > 0 && spare < bs) eff -= Math.min(spare, eff);
       }
       const need = eff > 0 ? Math.floor((eff + bs - 1) / bs) : 0;
       let cachedOnFreeList = 0;
-      for (let i = 0; i < cached.length; i++) if (this.inUse[cached[i] as number] === 0) cachedOnFreeList++;
+      for (let i = 0; i < cached.length; i++) if (this.meta[8 * (cached[i] as number) + IN_USE] === 0) cachedOnFreeList++;
       if (need + cachedOnFreeList > this.freeCnt) return false;
     } else {
       const oi = start - il;
@@ -248,7 +316,7 @@ export class BlockKVCache implements KVStore {
       }
       nTok = 1;
       if (list !== undefined) {
-        if (this.fill[list.last()] === bs && this.freeCnt === 0) return false;
+        if (tailFill === bs && this.freeCnt === 0) return false;
       } else if (this.freeCnt === 0) {
         return false;
       }
@@ -260,35 +328,46 @@ export class BlockKVCache implements KVStore {
     if (list === undefined && cached.length > 0) {
       list = this.listFor(req);
       this.claim(list, cached, 0, cached.length);
+      tail = cached[cached.length - 1] as number;
+      tailFill = bs;
+      tailStart = this.meta[8 * tail + START] as number;
+      tailParent = cached.length >= 2 ? this.hashOf(cached[cached.length - 2] as number) : NO_HASH;
     }
 
     let consumed = 0;
     if (list !== undefined) {
-      const last = list.last();
-      const k = this.fill[last] as number;
+      const k = tailFill;
       if (k > 0 && k < bs) {
         consumed = Math.min(bs - k, nTok);
-        this.appendToPartial(req, list, last, k, start, consumed);
+        this.appendToPartial(req, tail, tailParent, k, start, consumed, prefill || this.decodeIdentities);
+        tailFill = k + consumed;
+      }
+      if (consumed === nTok) {
+        this.setTail(req, tail, tailStart, tailFill, tailParent);
+        return true;
       }
     }
-    if (consumed === nTok) return true;
 
-    let parent = list !== undefined ? (this.hash[list.last()] as number) : NO_HASH;
+    let parent = list !== undefined ? this.hashOf(tail) : NO_HASH;
     if (list === undefined) list = this.listFor(req);
     let pos = start + consumed;
     while (consumed < nTok) {
       const b = this.takeFree();
       const cnt = Math.min(bs, nTok - consumed);
-      this.fill[b] = cnt;
-      this.startPos[b] = pos;
-      this.refCount[b] = 1;
-      this.inUse[b] = 1;
+      this.meta[8 * b + FILL] = cnt;
+      this.meta[8 * b + START] = pos;
+      this.meta[8 * b + REF] = 1;
+      this.meta[8 * b + IN_USE] = 1;
       this.misses++;
+      tail = b;
+      tailStart = pos;
+      tailFill = cnt;
+      tailParent = parent;
       // Only prefill creates identities here; a block started in decode gets one only if it later fills
       // through the partial-block path above.
       if (cnt === bs && prefill) {
-        const h = this.hashRun(req, parent, pos);
-        this.hash[b] = h;
+        const h = this.prefillHash(req, parent, pos);
+        this.setHashField(b, h);
         this.liveIndex(h).set(h, b);
         parent = h;
       }
@@ -296,15 +375,16 @@ export class BlockKVCache implements KVStore {
       pos += cnt;
       consumed += cnt;
     }
+    this.setTail(req, tail, tailStart, tailFill, tailParent);
     return true;
   }
 
   private claim(list: BlockList, ids: readonly number[], from: number, to: number): void {
     for (let i = from; i < to; i++) {
       const b = ids[i] as number;
-      this.refCount[b] = (this.refCount[b] as number) + 1;
-      if (this.inUse[b] === 0) {
-        this.inUse[b] = 1;
+      this.meta[8 * b + REF] = (this.meta[8 * b + REF] as number) + 1;
+      if (this.meta[8 * b + IN_USE] === 0) {
+        this.meta[8 * b + IN_USE] = 1;
         this.unlinkFree(b);
       }
       this.hits++;
@@ -312,35 +392,51 @@ export class BlockKVCache implements KVStore {
     }
   }
 
-  /** Add `m` tokens at positions [start, start+m) to partial block `b`; hash it if it fills (even in decode). */
-  private appendToPartial(req: Request, list: BlockList, b: number, k: number, start: number, m: number): void {
+  /**
+   * Add `m` tokens at positions [start, start+m) to partial block `b` (the tail, chained from `parent`); give
+   * it its identity if it fills (in decode too, unless `identify` is false).
+   */
+  private appendToPartial(req: Request, b: number, parent: number, k: number, start: number, m: number, identify: boolean): void {
     const bs = this.blockSize;
     const full = k + m === bs;
-    const parent = list.len >= 2 ? (this.hash[list.at(list.len - 2)] as number) : NO_HASH;
     let tokens = this.detached.get(b);
-    if (tokens === undefined && (this.startPos[b] as number) + k === start) {
-      this.fill[b] = k + m;
-      if (full) this.setHash(b, this.hashRun(req, parent, this.startPos[b] as number));
+    if (tokens === undefined && (this.meta[8 * b + START] as number) + k === start) {
+      this.meta[8 * b + FILL] = k + m;
+      if (full && identify) this.setHash(b, this.hashRun(req, parent, this.meta[8 * b + START] as number));
       return;
     }
     if (tokens === undefined) {
       tokens = new Int32Array(bs);
-      const sp = this.startPos[b] as number;
+      const sp = this.meta[8 * b + START] as number;
       for (let i = 0; i < k; i++) tokens[i] = tokenAt(req, sp + i);
     }
     for (let i = 0; i < m; i++) tokens[k + i] = tokenAt(req, start + i);
-    this.fill[b] = k + m;
+    this.meta[8 * b + FILL] = k + m;
     if (full) {
       this.detached.delete(b);
-      this.setHash(b, hashBlock(parent, tokens, 0, bs));
+      if (identify) this.setHash(b, hashBlock(parent, tokens, 0, bs));
     } else {
       this.detached.set(b, tokens);
     }
   }
 
   private setHash(b: number, h: number): void {
-    this.hash[b] = h;
+    this.setHashField(b, h);
     this.liveIndex(h).set(h, b);
+  }
+
+  /**
+   * {@link hashRun} for a prompt block: when the block is block-aligned and chained from the canonical parent,
+   * its identity is the one the prompt's cached block hashes already hold (the same computation).
+   */
+  private prefillHash(req: Request, parent: number, sp: number): number {
+    const bs = this.blockSize;
+    if (sp % bs === 0 && req.inputBlockHashes !== null && req.inputHashBlockSize === bs) {
+      const canon = req.inputBlockHashes;
+      const k = sp / bs;
+      if (k < canon.length && parent === (k === 0 ? NO_HASH : canon[k - 1])) return canon[k] as number;
+    }
+    return this.hashRun(req, parent, sp);
   }
 
   /** Hash of the full block holding `req`'s token positions [sp, sp + blockSize), chained from `parent`. */
@@ -360,13 +456,15 @@ export class BlockKVCache implements KVStore {
     if (list === undefined) return;
     req.kvOwner = null;
     req.kvBlocks = null;
+    req.kvTail = -1;
+    req.kvTailFill = 0;
     // Reverse order puts a sequence's tail blocks nearer the LRU head, so they are evicted first.
     for (let i = list.len - 1; i >= 0; i--) {
       const b = list.at(i);
-      const rc = (this.refCount[b] as number) - 1;
-      this.refCount[b] = rc;
+      const rc = (this.meta[8 * b + REF] as number) - 1;
+      this.meta[8 * b + REF] = rc;
       if (rc === 0) {
-        this.inUse[b] = 0;
+        this.meta[8 * b + IN_USE] = 0;
         this.appendFree(b);
       }
     }
@@ -379,11 +477,11 @@ export class BlockKVCache implements KVStore {
     if (list === undefined) return;
     for (let i = 0; i < list.len; i++) {
       const b = list.at(i);
-      const h = this.hash[b] as number;
-      if (this.refCount[b] !== 1 || h === NO_HASH) continue;
+      const h = this.hashOf(b);
+      if (this.meta[8 * b + REF] !== 1 || h === NO_HASH) continue;
       const idx = this.liveIndex(h);
       if (idx.get(h) === b) idx.delete(h);
-      this.hash[b] = NO_HASH;
+      this.setHashField(b, NO_HASH);
     }
     this.release(req);
   }
@@ -412,10 +510,10 @@ export class BlockKVCache implements KVStore {
   }
 
   checkConservation(): string | null {
-    let freeLen = 0;
-    for (let b = this.freeHead; b !== NIL && freeLen <= this.totalBlocks; b = this.nextFree[b] as number) freeLen++;
+    let freeLen = this.totalBlocks - this.pristine;
+    for (let b = this.freeHead; b !== NIL && freeLen <= this.totalBlocks; b = this.meta[8 * b + NEXT] as number) freeLen++;
     let inUseCount = 0;
-    for (let b = 0; b < this.totalBlocks; b++) if (this.inUse[b] !== 0) inUseCount++;
+    for (let b = 0; b < this.totalBlocks; b++) if (this.meta[8 * b + IN_USE] !== 0) inUseCount++;
     if (freeLen + inUseCount !== this.totalBlocks) {
       return `block conservation violated: freeList=${freeLen} + inUse=${inUseCount} != total=${this.totalBlocks}`;
     }
@@ -452,10 +550,10 @@ export class BlockKVCache implements KVStore {
   hasHash(h: number): boolean { return this.hashToBlock.has(h); }
 
   /** Tier-internal. Identity of block `b` ({@link NO_HASH} if unhashed). */
-  blockHash(b: number): number { return this.hash[b] as number; }
+  blockHash(b: number): number { return this.hashOf(b); }
 
   /** Tier-internal. Number of tokens block `b` holds. */
-  blockFill(b: number): number { return this.fill[b] as number; }
+  blockFill(b: number): number { return this.meta[8 * b + FILL] as number; }
 
   /** Tier-internal and tests. The live block list of `req` (do not mutate), or undefined if it owns none. */
   ownedList(req: Request): BlockList | undefined { return this.lookup(req); }
@@ -468,7 +566,7 @@ export class BlockKVCache implements KVStore {
     const pinned = this.pinned as Uint8Array;
     for (let i = 0; i < ids.length; i++) {
       const b = ids[i] as number;
-      if (this.inUse[b] === 0 && pinned[b] === 0) {
+      if (this.meta[8 * b + IN_USE] === 0 && pinned[b] === 0) {
         pinned[b] = 1;
         this.pinnedFree++;
       }
@@ -491,18 +589,19 @@ export class BlockKVCache implements KVStore {
    * (corrected semantics) are passed over: the first unpinned block from the head is overwritten.
    */
   installReloadedBlock(h: number): boolean {
-    if (this.freeHead === NIL) return false;
-    if (this.pinnedFree > 0) {
+    if (this.freeCnt === 0) return false;
+    // Pinned blocks were used, so they are on the linked part of the free list, after every never-used block.
+    if (this.pinnedFree > 0 && this.pristine >= this.totalBlocks) {
       const pinned = this.pinned as Uint8Array;
       let c = this.freeHead;
-      while (c !== NIL && pinned[c] !== 0) c = this.nextFree[c] as number;
+      while (c !== NIL && pinned[c] !== 0) c = this.meta[8 * c + NEXT] as number;
       if (c === NIL) return false;
       if (c !== this.freeHead) this.moveToFreeHead(c);
     }
     const b = this.takeFree();
-    this.fill[b] = this.blockSize;
-    this.refCount[b] = 0;
-    this.inUse[b] = 0;
+    this.meta[8 * b + FILL] = this.blockSize;
+    this.meta[8 * b + REF] = 0;
+    this.meta[8 * b + IN_USE] = 0;
     this.setHash(b, h);
     this.appendFree(b);
     return true;
@@ -513,6 +612,7 @@ export class BlockKVCache implements KVStore {
     if (from >= to) return;
     const list = this.lookup(req) ?? this.listFor(req);
     this.claim(list, ids, from, to);
+    this.syncTail(req, list);
   }
 
   /**
@@ -527,10 +627,10 @@ export class BlockKVCache implements KVStore {
     for (let k = 0; k < count; k++) {
       const b = list.at(list.len - 1);
       list.len--;
-      const rc = (this.refCount[b] as number) - 1;
-      this.refCount[b] = rc;
+      const rc = (this.meta[8 * b + REF] as number) - 1;
+      this.meta[8 * b + REF] = rc;
       if (rc === 0) {
-        this.inUse[b] = 0;
+        this.meta[8 * b + IN_USE] = 0;
         this.appendFree(b);
       }
       this.hits--;
@@ -538,7 +638,11 @@ export class BlockKVCache implements KVStore {
     if (list.len === 0) {
       req.kvOwner = null;
       req.kvBlocks = null;
+      req.kvTail = -1;
+      req.kvTailFill = 0;
       this.listPool.push(list);
+    } else {
+      this.syncTail(req, list);
     }
   }
 
@@ -547,13 +651,14 @@ export class BlockKVCache implements KVStore {
   /** Block ids on the free list, head (next to be reused) first. */
   freeListOrder(): number[] {
     const out: number[] = [];
-    for (let b = this.freeHead; b !== NIL && out.length <= this.totalBlocks; b = this.nextFree[b] as number) out.push(b);
+    for (let b = this.pristine; b < this.totalBlocks; b++) out.push(b);
+    for (let b = this.freeHead; b !== NIL && out.length <= this.totalBlocks; b = this.meta[8 * b + NEXT] as number) out.push(b);
     return out;
   }
 
-  blockRefCount(b: number): number { return this.refCount[b] as number; }
+  blockRefCount(b: number): number { return this.meta[8 * b + REF] as number; }
 
-  blockInUse(b: number): boolean { return this.inUse[b] !== 0; }
+  blockInUse(b: number): boolean { return this.meta[8 * b + IN_USE] !== 0; }
 
   /** Every (hash, block) registration, in no particular order. */
   hashEntries(): [number, number][] { return this.hashToBlock.entries(); }

@@ -21,11 +21,18 @@ export interface KVStoreConfig {
   transferBaseLatency: number;
   /** --semantics corrected: the KV corrections of docs/reference-differences.md (K1, K6, K7). */
   corrected?: boolean;
+  /**
+   * Register the identity of blocks that fill during decode (default true, as the reference). A caller may
+   * turn it off when no request's prompt can contain another request's output (no multi-turn sessions): then
+   * no lookup can ever find such an identity and skipping it changes nothing but the work. The tiered cache
+   * always keeps them (it mirrors every identified block to its CPU tier).
+   */
+  decodeIdentities?: boolean;
 }
 
 export function createKVStore(cfg: KVStoreConfig): KVStore {
   if (cfg.cpuBlocks > 0) {
     return new TieredKVCache(cfg.totalBlocks, cfg.blockSize, cfg.cpuBlocks, cfg.transferBandwidth, cfg.transferBaseLatency, cfg.corrected === true);
   }
-  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize, cfg.corrected === true);
+  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize, cfg.corrected === true, cfg.decodeIdentities ?? true);
 }

@@ -200,6 +200,15 @@ export class TieredKVCache implements KVStore {
     return reloads > 0;
   }
 
+  /** None: the tiered path keeps one allocate call per token (its mirror reads block fills after every step). */
+  decodeRoom(_req: Request, _next: number): number {
+    return 0;
+  }
+
+  commitDecodeAppends(req: Request, n: number): void {
+    if (n > 0) throw new Error(`TieredKVCache: ${n} decode appends committed for ${req.id} without room`);
+  }
+
   release(req: Request): void {
     this.gpu.release(req);
   }

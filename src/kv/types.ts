@@ -18,6 +18,15 @@ export interface KVStore {
    * Check-then-act: on failure nothing is mutated and it returns false.
    */
   allocate(req: Request, start: number, end: number, cached: readonly number[]): boolean;
+  /**
+   * How many decode tokens, at positions next, next+1, ..., {@link allocate} would simply add to `req`'s
+   * partially filled last block without filling it (no new block, no identity, cannot fail). The engine may
+   * count such tokens instead of calling allocate for each, and report them with
+   * {@link commitDecodeAppends} before the store next sees the request. 0 when not applicable.
+   */
+  decodeRoom(req: Request, next: number): number;
+  /** Records `n` decode tokens counted against {@link decodeRoom}, as `n` allocate calls would have. */
+  commitDecodeAppends(req: Request, n: number): void;
   /** Release every block `req` holds (reverse order, to the free-list tail); safe for unknown requests. */
   release(req: Request): void;
   /**

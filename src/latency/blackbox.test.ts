@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { stepBatchOf } from './types.js';
 import { createBlackboxModel } from './blackbox.js';
 import { LatencyConfigError } from './errors.js';
 import { req } from './test-fixtures.js';
@@ -10,17 +11,17 @@ describe('blackbox latency model', () => {
   it('is β0 + β1·prefill tokens + β2·decode tokens, truncated', () => {
     const batch = [req(500, 10, 0, 300), req(200, 10, 100, 100), req(50, 5, 52, 1), req(70, 5, 80, 1)];
     // 6910.42 + 17.67·400 + 2.84·2 = 6910.42 + 7068 + 5.68 = 13984.1
-    expect(m.stepTime(batch, batch.length)).toBe(13984);
+    expect(m.stepTime(stepBatchOf(batch, batch.length))).toBe(13984);
   });
 
   it('ignores zero-output requests past their prompt and requests beyond count', () => {
     const batch = [req(100, 0, 100, 1), req(100, 10, 0, 100)];
-    expect(m.stepTime(batch, 1)).toBe(6910);
+    expect(m.stepTime(stepBatchOf(batch, 1))).toBe(6910);
   });
 
   it('never returns less than 1', () => {
     const zero = createBlackboxModel({ alpha: [0, 0, 0], beta: [0, 0, 0] });
-    expect(zero.stepTime([], 0)).toBe(1);
+    expect(zero.stepTime(stepBatchOf([], 0))).toBe(1);
   });
 
   it('has queueing α0 + α1·inputLen, per-token α2 and no post-decode overhead', () => {

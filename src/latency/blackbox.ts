@@ -8,7 +8,7 @@
 import type { Request } from '../domain/request.js';
 import { clampToInt64 } from '../domain/units.js';
 import { validateCoefficients } from './errors.js';
-import type { LatencyModel } from './types.js';
+import type { LatencyModel, StepBatch } from './types.js';
 
 export interface BlackboxOptions {
   /** [α0, α1, α2], at least 3 entries, each finite and >= 0. */
@@ -25,13 +25,12 @@ export function createBlackboxModel(opts: BlackboxOptions): LatencyModel {
   const otp = clampToInt64(a2);
   return {
     name: 'blackbox',
-    stepTime(batch: readonly Request[], count: number): number {
+    stepTime(b: StepBatch): number {
       let prefillTokens = 0;
       let decodeTokens = 0;
-      for (let i = 0; i < count; i++) {
-        const r = batch[i]!;
-        if (r.progressIndex < r.inputLen) prefillTokens += r.numNewTokens;
-        else if (r.outputLen > 0) decodeTokens += r.numNewTokens;
+      for (let i = 0; i < b.count; i++) {
+        if (b.progress[i]! < b.inputLen[i]!) prefillTokens += b.newTokens[i]!;
+        else if (b.outputLen[i]! > 0) decodeTokens += b.newTokens[i]!;
       }
       let t = b0;
       t += b1 * prefillTokens;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { stepBatchOf } from './types.js';
 import { GPU_CATALOG, type GpuName } from '../config/catalog/hardware.js';
 import { MODEL_CATALOG, type CatalogModelName } from '../config/catalog/models.js';
 import { TRAINED_PHYSICS_COEFFICIENTS } from '../config/defaults.js';
@@ -27,13 +28,13 @@ function trained(name: CatalogModelName, tp: number, dp = 1): number {
     beta: TRAINED_PHYSICS_COEFFICIENTS.beta,
   });
   const b = batch();
-  return m.stepTime(b, b.length);
+  return m.stepTime(stepBatchOf(b, b.length));
 }
 
 function roofline(name: CatalogModelName, gpu: GpuName, tp: number): number {
   const m = createRooflineModel({ model: parseHFConfig(MODEL_CATALOG[name].config), hardware: GPU_CATALOG[gpu], tp, alpha: [0, 0, 0] });
   const b = batch();
-  return m.stepTime(b, b.length);
+  return m.stepTime(stepBatchOf(b, b.length));
 }
 
 describe('catalog models through trained-physics (defaults.yaml coefficients, H100)', () => {

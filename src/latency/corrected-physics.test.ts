@@ -5,7 +5,7 @@ import { GPU_CATALOG } from '../config/catalog/hardware.js';
 import { createCorrectedPhysicsModel, CORRECTED_PHYSICS_COEFFICIENTS } from './corrected-physics.js';
 import { LatencyConfigError } from './errors.js';
 import { model, req, times } from './test-fixtures.js';
-import type { HardwareConfig, LatencyModel } from './types.js';
+import { stepBatchOf, type HardwareConfig, type LatencyModel } from './types.js';
 
 /**
  * Expected values are computed by hand from the formulas of docs/fidelity.md for a small dense model:
@@ -29,7 +29,7 @@ const PHYSICS_ONLY = { step_us: 0, request_us: 0, frontend_us: 0 };
 
 function grad(m: LatencyModel, batch: ReturnType<typeof req>[]): { t: number; g: Record<string, number> } {
   const out = new Float64Array(CORRECTED_PHYSICS_COEFFICIENTS.length);
-  const t = m.linear!.stepGradient(batch, batch.length, out);
+  const t = m.linear!.stepGradient(stepBatchOf(batch), out);
   return { t, g: Object.fromEntries(CORRECTED_PHYSICS_COEFFICIENTS.map((n, i) => [n, out[i] as number])) };
 }
 
@@ -47,14 +47,14 @@ describe('corrected-physics step time (hand-computed)', () => {
     expect(g['step_us']).toBe(1);
     expect(g['request_us']).toBe(2);
     expect(t).toBeCloseTo(144.867328, 9);
-    expect(m.stepTime(batch, 2)).toBe(144);
+    expect(m.stepTime(stepBatchOf(batch))).toBe(144);
     const withOverheads = createCorrectedPhysicsModel({ model: tiny, hardware: gpu, tp: 1, coefficients: { step_us: 10, request_us: 3, frontend_us: 2500 } });
-    expect(withOverheads.stepTime(batch, 2)).toBe(160);
+    expect(withOverheads.stepTime(stepBatchOf(batch))).toBe(160);
     expect(withOverheads.queueingTime(batch[0]!)).toBe(2500);
     expect(withOverheads.outputTokenProcessingTime()).toBe(0);
     // The defaults carry vLLM V1's fitted overheads on top of the physics: 838 µs per step, 8 µs per request.
     const defaults = createCorrectedPhysicsModel({ model: tiny, hardware: gpu, tp: 1 });
-    expect(defaults.stepTime(batch, 2)).toBe(Math.trunc(144.867328 + 838 + 16));
+    expect(defaults.stepTime(stepBatchOf(batch))).toBe(Math.trunc(144.867328 + 838 + 16));
     expect(defaults.queueingTime(batch[0]!)).toBe(9030);
   });
 
@@ -123,7 +123,7 @@ describe('corrected-physics step time (hand-computed)', () => {
       const { t, g } = grad(m, batch);
       expect(t).toBeCloseTo(CORRECTED_PHYSICS_COEFFICIENTS.reduce((s, n) => s + c[n] * g[n]!, 0), 9);
     }
-    expect(m.stepTime([], 0)).toBe(1);
+    expect(m.stepTime(stepBatchOf([]))).toBe(1);
   });
 
   it('rejects bad coefficients and physics with the field named', () => {

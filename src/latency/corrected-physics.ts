@@ -20,12 +20,11 @@
  * weight-read, KV-read and communication times, and the three overheads in µs — so `blis calibrate --fit`
  * can fit them on a user's own server ({@link LinearLatency}).
  */
-import type { Request } from '../domain/request.js';
 import { clampToInt64 } from '../domain/units.js';
 import { DEFAULT_GPU_PHYSICS, type GpuPhysics, type LinkSpec } from '../config/catalog/gpu-physics.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
 import { isMoE, layerSplit } from './layers.js';
-import type { HardwareConfig, LatencyModel, LinearLatency, ModelConfig } from './types.js';
+import type { HardwareConfig, LatencyModel, LinearLatency, ModelConfig, StepBatch } from './types.js';
 
 /** Coefficient names in vector order: the keys of a latency profile's `coefficients`. */
 export const CORRECTED_PHYSICS_COEFFICIENTS = ['compute', 'weight_read', 'kv_read', 'comm', 'step_us', 'request_us', 'frontend_us'] as const;
@@ -218,23 +217,27 @@ const C = { compute: 0, weight: 1, kv: 2, comm: 3, step: 4, request: 5, frontend
 const K = CORRECTED_PHYSICS_COEFFICIENTS.length;
 
 /** Writes the gradient into `g` (length K) and returns the step time (µs, untruncated). */
-function stepGradient(p: Plan, c: readonly number[], batch: readonly Request[], count: number, g: Float64Array): number {
+function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float64Array): number {
   g.fill(0);
+  const count = batch.count;
   if (count === 0) return 0;
+  const newTokens = batch.newTokens;
+  const progress = batch.progress;
+  const inputLen = batch.inputLen;
   let tokens = 0;
   let samples = 0;
   let attnFlops = 0;
   let kvTokens = 0;
   for (let i = 0; i < count; i++) {
-    const r = batch[i]!;
-    const t = r.numNewTokens;
-    const ctx = r.progressIndex;
+    const t = newTokens[i]!;
+    const ctx = progress[i]!;
+    const inLen = inputLen[i]!;
     tokens += t;
-    if (ctx < r.inputLen) {
+    if (ctx < inLen) {
       // Causal attention of t new queries over ctx cached tokens plus the chunk itself; the cached part is read.
       attnFlops += 4 * p.hPerGpu * p.headDim * t * (ctx + (t + 1) / 2);
       kvTokens += ctx;
-      if (ctx + t >= r.inputLen) samples++;
+      if (ctx + t >= inLen) samples++;
     } else {
       kvTokens += ctx;
       samples++;
@@ -293,7 +296,7 @@ export function createCorrectedPhysicsModel(opts: CorrectedPhysicsOptions): Late
   const linear: LinearLatency = {
     names: CORRECTED_PHYSICS_COEFFICIENTS,
     coefficients: c,
-    stepGradient: (batch, count, out) => stepGradient(plan, c, batch, count, out),
+    stepGradient: (batch, out) => stepGradient(plan, c, batch, out),
     queueingGradient: (_req, out) => {
       out.fill(0);
       out[C.frontend] = 1;
@@ -301,7 +304,7 @@ export function createCorrectedPhysicsModel(opts: CorrectedPhysicsOptions): Late
   };
   return {
     name: 'corrected-physics',
-    stepTime: (batch, count) => (count === 0 ? 1 : Math.max(1, clampToInt64(stepGradient(plan, c, batch, count, scratch)))),
+    stepTime: (batch) => (batch.count === 0 ? 1 : Math.max(1, clampToInt64(stepGradient(plan, c, batch, scratch)))),
     queueingTime: () => frontend,
     outputTokenProcessingTime: () => 0,
     postDecodeFixedOverhead: () => 0,

@@ -3,7 +3,7 @@ import type { Request } from '../domain/request.js';
 import { LatencyConfigError } from './errors.js';
 import { createRooflineModel, transformerFlops } from './roofline.js';
 import { model, req, times } from './test-fixtures.js';
-import type { HardwareConfig, ModelConfig } from './types.js';
+import { stepBatchOf, type HardwareConfig, type ModelConfig } from './types.js';
 
 /**
  * Expected step times come from running the reference Go implementation (commit f90a1e3) on the same
@@ -39,7 +39,7 @@ const decode32 = (): Request[] => times(32, () => req(512, 10, 522, 1));
 const prefill64x512 = (): Request[] => times(64, () => req(512, 0, 0, 512));
 
 function step(mc: ModelConfig, hw: HardwareConfig, tp: number, batch: Request[]): number {
-  return createRooflineModel({ model: mc, hardware: hw, tp, alpha: [0, 0, 0] }).stepTime(batch, batch.length);
+  return createRooflineModel({ model: mc, hardware: hw, tp, alpha: [0, 0, 0] }).stepTime(stepBatchOf(batch, batch.length));
 }
 
 describe('roofline step time (reference values)', () => {
@@ -72,13 +72,13 @@ describe('roofline step time (reference values)', () => {
 
   it('is 1 tick for an empty batch and for a batch of zero-output requests past their prompt', () => {
     const m = createRooflineModel({ model: llamaLike, hardware: testHw, tp: 1, alpha: [0, 0, 0] });
-    expect(m.stepTime([], 0)).toBe(1);
-    expect(m.stepTime([req(100, 0, 100, 1)], 1)).toBe(1);
+    expect(m.stepTime(stepBatchOf([], 0))).toBe(1);
+    expect(m.stepTime(stepBatchOf([req(100, 0, 100, 1)], 1))).toBe(1);
   });
 
   it('sees only batch[0..count)', () => {
     const m = createRooflineModel({ model: llamaLike, hardware: testHw, tp: 1, alpha: [0, 0, 0] });
-    expect(m.stepTime([...decode1(), ...prefill2048()], 1)).toBe(3065);
+    expect(m.stepTime(stepBatchOf([...decode1(), ...prefill2048()], 1))).toBe(3065);
   });
 
   it('counts a decode step as one token whatever numNewTokens says', () => {

@@ -10,7 +10,7 @@ import { clampToInt64 } from '../domain/units.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite, validateCoefficients } from './errors.js';
 import { goPow } from '../engine/go-math.js';
 import { layerSplit } from './layers.js';
-import type { HardwareConfig, LatencyModel, ModelConfig } from './types.js';
+import type { HardwareConfig, LatencyModel, ModelConfig, StepBatch } from './types.js';
 
 export interface RooflineOptions {
   readonly model: ModelConfig;
@@ -185,27 +185,27 @@ export function createRooflineModel(opts: RooflineOptions): LatencyModel {
 
   return {
     name: 'roofline',
-    stepTime(batch: readonly Request[], count: number): number {
+    stepTime(b: StepBatch): number {
       let compute = 0;
       let dynamic = 0;
       let tokens = 0;
       let requests = 0;
       // Prefill requests first, then decode requests: the reference sums the two groups in that order.
-      for (let i = 0; i < count; i++) {
-        const r = batch[i]!;
-        if (r.progressIndex < r.inputLen) {
-          const t = r.numNewTokens;
-          compute += transformerFlops(s, r.progressIndex, t) / tp / prefillRate;
-          dynamic += dynamicBytes(s, r.progressIndex, t) / tp;
+      for (let i = 0; i < b.count; i++) {
+        const pi = b.progress[i]!;
+        if (pi < b.inputLen[i]!) {
+          const t = b.newTokens[i]!;
+          compute += transformerFlops(s, pi, t) / tp / prefillRate;
+          dynamic += dynamicBytes(s, pi, t) / tp;
           tokens += t;
           requests++;
         }
       }
-      for (let i = 0; i < count; i++) {
-        const r = batch[i]!;
-        if (r.progressIndex >= r.inputLen && r.outputLen > 0) {
-          compute += transformerFlops(s, r.progressIndex, 1) / tp / decodeRate;
-          dynamic += dynamicBytes(s, r.progressIndex, 1) / tp;
+      for (let i = 0; i < b.count; i++) {
+        const pi = b.progress[i]!;
+        if (pi >= b.inputLen[i]! && b.outputLen[i]! > 0) {
+          compute += transformerFlops(s, pi, 1) / tp / decodeRate;
+          dynamic += dynamicBytes(s, pi, 1) / tp;
           tokens += 1;
           requests++;
         }

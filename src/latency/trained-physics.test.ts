@@ -3,7 +3,7 @@ import type { Request } from '../domain/request.js';
 import { LatencyConfigError } from './errors.js';
 import { createTrainedPhysicsModel, type TrainedPhysicsOptions } from './trained-physics.js';
 import { model, req, times } from './test-fixtures.js';
-import type { HardwareConfig, ModelConfig } from './types.js';
+import { stepBatchOf, type HardwareConfig, type ModelConfig } from './types.js';
 
 /**
  * Expected step times were produced by running the reference Go implementation (commit f90a1e3) on the same
@@ -40,7 +40,7 @@ const beta11 = [...beta10, 0.752037];
 
 function step(opts: Partial<TrainedPhysicsOptions> & { model: ModelConfig }, batch: Request[]): number {
   const m = createTrainedPhysicsModel({ hardware: testHw, tp: 1, alpha, beta: beta11, ...opts });
-  return m.stepTime(batch, batch.length);
+  return m.stepTime(stepBatchOf(batch, batch.length));
 }
 
 describe('trained-physics step time (reference values)', () => {
@@ -97,9 +97,9 @@ describe('trained-physics step time (reference values)', () => {
 
   it('returns 1 for an empty batch and counts only batch[0..count)', () => {
     const m = createTrainedPhysicsModel({ model: dense, hardware: testHw, tp: 1, alpha, beta: beta10 });
-    expect(m.stepTime([], 0)).toBe(1);
+    expect(m.stepTime(stepBatchOf([], 0))).toBe(1);
     const b = mixed();
-    expect(m.stepTime([...b, req(4096, 0, 0, 4096)], b.length)).toBe(7797);
+    expect(m.stepTime(stepBatchOf([...b, req(4096, 0, 0, 4096)], b.length))).toBe(7797);
   });
 
   it('exposes α0 as queueing, α1 as post-decode and α2 as per-token overheads (truncated)', () => {

@@ -5,12 +5,11 @@
  *
  * Expression operand order follows the reference term by term; see roofline.ts for why that matters.
  */
-import type { Request } from '../domain/request.js';
 import { clampToInt64 } from '../domain/units.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite, validateCoefficients } from './errors.js';
 import { DEFAULT_MOE_COMM_BACKEND, MOE_COMM_BACKEND_NAMES, MOE_COMM_BACKENDS, isMoECommBackend } from './moe-comm.js';
 import { isMoE, layerSplit } from './layers.js';
-import type { HardwareConfig, LatencyModel, ModelConfig } from './types.js';
+import type { HardwareConfig, LatencyModel, ModelConfig, StepBatch } from './types.js';
 
 export interface TrainedPhysicsOptions {
   readonly model: ModelConfig;
@@ -190,22 +189,26 @@ function dispatch(p: Plan, tokens: number): number {
   return ((((tokens / p.dp) * (p.group - 1)) / p.group) * 2 * p.d * p.actBPP) / p.bytesPerUs;
 }
 
-function stepTime(p: Plan, batch: readonly Request[], count: number): number {
+function stepTime(p: Plan, batch: StepBatch): number {
+  const count = batch.count;
   if (count === 0) return 1;
   let pf = 0;
   let dc = 0;
   let sumCtx = 0;
   let attn = 0;
+  const progress = batch.progress;
+  const inputLen = batch.inputLen;
   for (let i = 0; i < count; i++) {
-    const r = batch[i]!;
-    if (r.progressIndex < r.inputLen) {
-      const t = r.numNewTokens;
+    const pi = progress[i]!;
+    const il = inputLen[i]!;
+    if (pi < il) {
+      const t = batch.newTokens[i]!;
       pf += t;
       // Prefill attention spans the whole prompt plus half the chunk, whatever the progress.
-      attn += 4 * p.hPerGPU * t * (r.inputLen + t / 2) * p.dH;
-    } else if (r.outputLen > 0) {
+      attn += 4 * p.hPerGPU * t * (il + t / 2) * p.dH;
+    } else if (batch.outputLen[i]! > 0) {
       dc++;
-      sumCtx += r.progressIndex;
+      sumCtx += pi;
     }
   }
   const { L, d, tpdp, dp } = p;
@@ -273,7 +276,7 @@ export function createTrainedPhysicsModel(opts: TrainedPhysicsOptions): LatencyM
   const perToken = clampToInt64(opts.alpha[2]!);
   return {
     name: 'trained-physics',
-    stepTime: (batch, count) => stepTime(plan, batch, count),
+    stepTime: (batch) => stepTime(plan, batch),
     queueingTime: () => queueing,
     outputTokenProcessingTime: () => perToken,
     postDecodeFixedOverhead: () => postDecode,

@@ -4,14 +4,38 @@
 import type { Request } from '../domain/request.js';
 import type { GpuPhysics } from '../config/catalog/gpu-physics.js';
 
+/**
+ * The requests scheduled in a step (those with new tokens, in batch order) as parallel arrays, entries
+ * [0, count): each one's progress before the step, its new tokens, prompt length and output length. The
+ * engine keeps a running batch's per-step fields in arrays like these rather than on the Request objects.
+ */
+export interface StepBatch {
+  readonly count: number;
+  readonly progress: Int32Array;
+  readonly newTokens: Int32Array;
+  readonly inputLen: Int32Array;
+  readonly outputLen: Int32Array;
+}
+
+/** The StepBatch of `requests[0..count)` (their progressIndex and numNewTokens), for callers holding Requests. */
+export function stepBatchOf(requests: readonly Request[], count: number = requests.length): StepBatch {
+  const n = Math.min(count, requests.length);
+  const b = { count: n, progress: new Int32Array(n), newTokens: new Int32Array(n), inputLen: new Int32Array(n), outputLen: new Int32Array(n) };
+  for (let i = 0; i < n; i++) {
+    const r = requests[i] as Request;
+    b.progress[i] = r.progressIndex;
+    b.newTokens[i] = r.numNewTokens;
+    b.inputLen[i] = r.inputLen;
+    b.outputLen[i] = r.outputLen;
+  }
+  return b;
+}
+
 export interface LatencyModel {
   /** Name used in output and errors, e.g. `trained-physics`. */
   readonly name: string;
-  /**
-   * Step duration in ticks for the requests scheduled this step (those with `numNewTokens > 0`, in batch
-   * order): `batch[0..count)`. Integer, at least 1.
-   */
-  stepTime(batch: readonly Request[], count: number): number;
+  /** Step duration in ticks for the requests scheduled this step. Integer, at least 1. */
+  stepTime(batch: StepBatch): number;
   /** Delay between arrival and enqueue (alpha queueing overhead), integer ticks. */
   queueingTime(req: Request): number;
   /** Per-output-token processing overhead added to TTFT and every ITL (alpha2), integer ticks. */
@@ -36,7 +60,7 @@ export interface LinearLatency {
    * executes) into `out` and returns the untruncated step time t: stepTime is 1 for an empty batch, else
    * max(1, trunc(t)).
    */
-  stepGradient(batch: readonly Request[], count: number, out: Float64Array): number;
+  stepGradient(batch: StepBatch, out: Float64Array): number;
   /** Writes ∂queueingTime/∂c into `out` (the per-request overhead before the engine sees the request). */
   queueingGradient(req: Request, out: Float64Array): void;
 }

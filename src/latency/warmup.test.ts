@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LatencyModel } from './types.js';
+import { stepBatchOf, type LatencyModel } from './types.js';
 import { warmupFactor, withWarmup } from './warmup.js';
 
 const base: LatencyModel = { name: 'flat', stepTime: () => 1000, queueingTime: () => 5, outputTokenProcessingTime: () => 2, postDecodeFixedOverhead: () => 7 };
@@ -26,14 +26,14 @@ describe('warm-up penalty curves', () => {
     let clock = 0;
     const state = { startUs: -1 };
     const m = withWarmup(base, { curve: 'linear', durationUs: 1000, initialFactor: 2 }, state, () => clock);
-    expect(m.stepTime([], 0)).toBe(1000);
+    expect(m.stepTime(stepBatchOf([]))).toBe(1000);
     state.startUs = 100;
     clock = 100;
-    expect(m.stepTime([], 0)).toBe(2000);
+    expect(m.stepTime(stepBatchOf([]))).toBe(2000);
     clock = 600;
-    expect(m.stepTime([], 0)).toBe(1500);
+    expect(m.stepTime(stepBatchOf([]))).toBe(1500);
     clock = 1100;
-    expect(m.stepTime([], 0)).toBe(1000);
+    expect(m.stepTime(stepBatchOf([]))).toBe(1000);
     expect([m.queueingTime(null as never), m.outputTokenProcessingTime(), m.postDecodeFixedOverhead()]).toEqual([5, 2, 7]);
   });
 });

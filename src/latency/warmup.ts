@@ -4,8 +4,7 @@
  * the curve — linear, exponential (e^{-5x}, faster early recovery) or step (full penalty, then none). The
  * wrapper reads the replica's own clock; the warm-up starts when {@link WarmupState.startUs} is set.
  */
-import type { Request } from '../domain/request.js';
-import type { LatencyModel } from './types.js';
+import type { LatencyModel, StepBatch } from './types.js';
 
 export const WARMUP_CURVES = ['linear', 'exponential', 'step'] as const;
 export type WarmupCurve = (typeof WARMUP_CURVES)[number];
@@ -39,8 +38,8 @@ export function warmupFactor(p: WarmupProfile, elapsedUs: number): number {
 export function withWarmup(base: LatencyModel, p: WarmupProfile, state: WarmupState, clock: () => number): LatencyModel {
   return {
     name: `${base.name}+warmup`,
-    stepTime(batch: readonly Request[], count: number): number {
-      const t = base.stepTime(batch, count);
+    stepTime(batch: StepBatch): number {
+      const t = base.stepTime(batch);
       if (state.startUs < 0) return t;
       const f = warmupFactor(p, clock() - state.startUs);
       return f === 1 ? t : Math.max(1, Math.round(t * f));

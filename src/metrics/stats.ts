@@ -102,13 +102,9 @@ export function weightedPercentilesMs(values: Float64Array, counts: Float64Array
   let n = 0;
   for (let i = 0; i < counts.length; i++) n += counts[i] as number;
   if (n === 0) return ps.map(() => 0);
-  const order = Array.from(values.keys()).sort((a, b) => (values[a] as number) - (values[b] as number));
-  const cum = new Float64Array(order.length);
-  let acc = 0;
-  order.forEach((idx, j) => {
-    acc += counts[idx] as number;
-    cum[j] = acc;
-  });
+  const sorted = sortedPairs(values, counts);
+  const sv = sorted.values;
+  const cum = sorted.cum;
   /** Value at 0-based rank r of the expanded sorted multiset. */
   const at = (r: number): number => {
     let lo = 0;
@@ -118,7 +114,7 @@ export function weightedPercentilesMs(values: Float64Array, counts: Float64Array
       if ((cum[mid] as number) > r) hi = mid;
       else lo = mid + 1;
     }
-    return values[order[lo] as number] as number;
+    return sv[lo] as number;
   };
   return ps.map((p) => {
     const rank = (p / 100) * (n - 1);
@@ -130,6 +126,52 @@ export function weightedPercentilesMs(values: Float64Array, counts: Float64Array
     const hv = at(hi);
     return lv / 1000 + ((hv - lv) * (rank - lo)) / 1000;
   });
+}
+
+const PACK = 2 ** 21;
+
+/**
+ * The (value, count) pairs in ascending value order with running count totals. Only the order of values
+ * matters (equal values are interchangeable), so when every value is an integer below 2^32 and every count
+ * below 2^21 — ITLs in µs always are — each pair packs exactly into one double (value × 2^21 + count) and a
+ * native numeric sort replaces a comparator sort of indexes, several times faster on hundreds of thousands of
+ * steps.
+ */
+function sortedPairs(values: Float64Array, counts: Float64Array): { values: Float64Array; cum: Float64Array } {
+  const m = values.length;
+  const outV = new Float64Array(m);
+  const cum = new Float64Array(m);
+  let packable = true;
+  for (let i = 0; i < m; i++) {
+    const v = values[i] as number;
+    const c = counts[i] as number;
+    if (!(Number.isInteger(v) && v >= 0 && v < 4294967296 && Number.isInteger(c) && c >= 0 && c < PACK)) {
+      packable = false;
+      break;
+    }
+  }
+  if (packable) {
+    const keys = new Float64Array(m);
+    for (let i = 0; i < m; i++) keys[i] = (values[i] as number) * PACK + (counts[i] as number);
+    keys.sort();
+    let acc = 0;
+    for (let j = 0; j < m; j++) {
+      const k = keys[j] as number;
+      const c = k % PACK;
+      outV[j] = (k - c) / PACK;
+      acc += c;
+      cum[j] = acc;
+    }
+    return { values: outV, cum };
+  }
+  const order = Array.from(values.keys()).sort((a, b) => (values[a] as number) - (values[b] as number));
+  let acc = 0;
+  order.forEach((idx, j) => {
+    outV[j] = values[idx] as number;
+    acc += counts[idx] as number;
+    cum[j] = acc;
+  });
+  return { values: outV, cum };
 }
 
 /** Mean in ms of the multiset (values × counts); exact while the integer sum stays below 2^53. */

@@ -70,9 +70,24 @@ export function weighted(opts: WeightedOptions): RoutingPolicy {
       const target = breakTie(tied, rng);
       const targetId = (snaps[target] as RoutingSnapshot).id;
       for (const s of scorers) s.observe?.(req, targetId);
-      const scores = new Map<string, number>();
-      snaps.forEach((s, i) => scores.set(s.id, total[i] as number));
-      return { target, targetId, reason: `weighted-scoring (score=${goFixed(best, 3)})`, scores, breakdown: parts };
+      // The reason text and the scores by id are read only by decision traces and observers: built on first read.
+      let reason: string | null = null;
+      let scores: Map<string, number> | null = null;
+      return {
+        target,
+        targetId,
+        breakdown: parts,
+        get reason(): string {
+          return (reason ??= `weighted-scoring (score=${goFixed(best, 3)})`);
+        },
+        get scores(): ReadonlyMap<string, number> {
+          if (scores === null) {
+            scores = new Map<string, number>();
+            for (let i = 0; i < snaps.length; i++) scores.set((snaps[i] as RoutingSnapshot).id, total[i] as number);
+          }
+          return scores;
+        },
+      };
     },
   };
 }

@@ -45,10 +45,14 @@ export function parseOutcome(kind: ApiKind, bytes: Uint8Array, limits: ServeLimi
   }
 }
 
-/** The compiled worker module (tests run from sources: use the build beside them). */
+/**
+ * The built worker module, dist/serve/body-worker.js (an entry point of the bundle). This code may sit in any
+ * bundle chunk under dist/, or in src/ when tests run from sources (they use the build beside them).
+ */
 function workerFile(): string {
   const here = fileURLToPath(import.meta.url);
-  return here.endsWith('.ts') ? here.replace(/\/src\/serve\/body\.ts$/, '/dist/serve/body-worker.js') : here.replace(/body\.js$/, 'body-worker.js');
+  if (here.endsWith('.ts')) return here.replace(/\/src\/serve\/body\.ts$/, '/dist/serve/body-worker.js');
+  return `${here.slice(0, here.lastIndexOf('/dist/') + '/dist/'.length)}serve/body-worker.js`;
 }
 
 /** Parses bodies inline or on one worker thread, created on the first large body. */

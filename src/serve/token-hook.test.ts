@@ -20,9 +20,10 @@ function workload(n: number): Request[] {
 
 describe('Instance.onToken', () => {
   it('reports every token once (deduplicated by index) at arrival + TTFT + ITLs, ending at E2E − post-decode', async () => {
-    // A small KV cache forces preemptions, which make the engine report restarted tokens again.
-    for (const blocks of [1000000, 300]) {
-      const setup = await testSetup({ totalKvBlocks: blocks });
+    // A small KV cache forces preemptions, which make the engine report restarted tokens again. Prefill-first
+    // steps stall decodes: a stalled token's ITL is kept by value, and the hook must still see that token.
+    for (const [blocks, schedulingMode] of [[1000000, 'sync'], [300, 'sync'], [1000000, 'prefill-first'], [300, 'prefill-first'], [300, 'async']] as const) {
+      const setup = await testSetup({ totalKvBlocks: blocks, schedulingMode });
       const cs = buildCluster({ ...setup, horizon: MAX_INT64 });
       const seen = new Map<Request, number[]>();
       const inst = cs.instances[0];

@@ -40,6 +40,8 @@ export interface KVSetup {
   readonly cpuBlocks: number;
   readonly transferBandwidth: number;
   readonly transferBaseLatency: number;
+  /** Identities of blocks filled in decode (default true); see KVStoreConfig.decodeIdentities. */
+  readonly decodeIdentities?: boolean;
 }
 
 /** Cluster-level policy settings (flags, policy bundles). Every field has the reference's default. */

@@ -61,7 +61,8 @@ function itlCdfs(out: ReportDataInput, classes: readonly string[]): Record<strin
     if (base === undefined) continue;
     const all = weights.get('all') as Int32Array;
     const own = weights.get(classOf(r)) as Int32Array;
-    const runs = r.itlRuns;
+    // Earlier runs of ITL steps, then the last one (see Request.itlFirst).
+    const runs = r.itlCount > 0 ? [...(r.itlRuns ?? []), r.itlFirst, r.itlLast] : (r.itlRuns ?? []);
     for (let i = 0; i < runs.length; i += 2) {
       for (let s = runs[i] as number; s <= (runs[i + 1] as number); s++) {
         all[base + s - 1] = (all[base + s - 1] as number) + 1;

@@ -40,8 +40,11 @@ export interface ReportOptions {
   /** Decision records, when `--trace-level decisions`; printed as a summary with `summarizeTrace`. */
   readonly trace: DecisionTrace | null;
   readonly summarizeTrace: boolean;
-  /** Extra top-level keys of the JSON output only (policy, policy_anomalies, trace); never in the reference text. */
-  readonly jsonExtras?: Readonly<Record<string, unknown>>;
+  /**
+   * Extra top-level keys of the JSON output only (policy, policy_anomalies, trace); never in the reference text.
+   * A function is called once, when the report's `jsonExtras` is first read (only the JSON rendering reads it).
+   */
+  readonly jsonExtras?: Readonly<Record<string, unknown>> | (() => Readonly<Record<string, unknown>>);
   /** --semantics corrected: the metrics corrections of docs/reference-differences.md (E5, E6, M2-M4). */
   readonly corrected?: boolean;
 }
@@ -97,7 +100,18 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
     text('PD Metrics', 'pd_metrics', pdMetricsLines(summary, contention), sections);
   }
   if (opts.trace && opts.summarizeTrace) text('Trace Summary', 'trace_summary', traceSummaryLines(summarizeTrace(opts.trace)), sections);
-  return { sections, aggregate: agg, clusterOutput, jsonExtras: opts.jsonExtras ?? {}, corrected };
+  const extras = opts.jsonExtras ?? {};
+  if (typeof extras !== 'function') return { sections, aggregate: agg, clusterOutput, jsonExtras: extras, corrected };
+  let computed: Readonly<Record<string, unknown>> | null = null;
+  return {
+    sections,
+    aggregate: agg,
+    clusterOutput,
+    corrected,
+    get jsonExtras() {
+      return (computed ??= extras());
+    },
+  };
 }
 
 /** The reference's stdout, byte for byte. */

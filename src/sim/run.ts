@@ -95,7 +95,7 @@ function fitnessWeights(f: FlagValues): Map<string, number> | null {
   }
 }
 
-function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, goodputTargets: ReadonlyMap<string, SloDimTargets> | null, fitness: boolean, jsonExtras: Record<string, unknown>): ReportOptions {
+function reportOptions(f: FlagValues, cs: ClusterSimulator, scheduler: string, goodputTargets: ReadonlyMap<string, SloDimTargets> | null, fitness: boolean, jsonExtras: NonNullable<ReportOptions['jsonExtras']>): ReportOptions {
   const level = f.str('trace-level');
   return {
     scheduler,
@@ -293,6 +293,21 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
   };
 }
 
+/**
+ * Whether a request's prompt may contain another request's output: only multi-turn sessions build prompts
+ * from earlier rounds (their requests carry a session id; closed-loop ones also continue at run time). Other
+ * prompts are a shared prefix plus fresh random tokens, so the identity of a KV block filled during decode
+ * can never be looked up, and the KV store need not register it (same results, less work).
+ */
+function promptsMayRepeatOutputs(requests: Iterable<Request>, closedLoopSessions: boolean, generated = false): boolean {
+  if (closedLoopSessions) return true;
+  // The distribution workload (streamed) never has sessions.
+  if (generated) return false;
+  // A stream cannot be looked ahead in: register the identities, as the reference does.
+  if (!Array.isArray(requests)) return true;
+  return (requests as readonly Request[]).some((r) => r.sessionId !== '');
+}
+
 function render(f: FlagValues, report: Report): string {
   return outputFormat(f) === 'reference' ? renderReferenceText(report) : renderJson(report);
 }
@@ -312,12 +327,13 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   env.info?.(`workload: ${count} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
+  const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(wl.requests, wl.sessions.length > 0, spec === '' && users === 0) };
   if (setup.deployment) {
     if (Array.isArray(wl.requests)) checkDeploymentRequests(setup.deployment, wl.requests as readonly Request[], setup.kv.blockSize);
     else wl = { ...wl, requests: checkedDeploymentStream(setup.deployment, wl.requests, setup.kv.blockSize) };
   }
   await env.pause?.();
-  const full: EngineSetup = { ...setup, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities, scaling };
+  const full: EngineSetup = { ...setup, kv, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities, scaling };
   // Closed-loop sessions: follow-up rounds enter the cluster as arrivals when their previous round ends.
   let sessions: SessionManager | null = null;
   if (wl.sessions.length > 0) {
@@ -342,7 +358,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
-  const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'run') } : {};
+  const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'run') }) : {};
   await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, json));
   await env.pause?.();
@@ -361,13 +377,20 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
       csvChunks: () => formatTraceCsvChunks(records, header.mode),
     };
   }
-  return outputs(f, { report, cluster: cs, stdout: render(f, report), trace, recorder, requests: all, ...series }, null);
+  return outputs(f, { report, cluster: cs, trace, recorder, requests: all, ...series }, null);
 }
 
-/** Outputs whose per-request files are rendered only when read. */
-function outputs(f: FlagValues, o: Omit<SimulationOutputs, 'metricsFile' | 'metricsFileChunks' | 'results' | 'resultsChunks'>, results: (() => Record<string, unknown>[]) | null): SimulationOutputs {
+/**
+ * Outputs whose stdout and per-request files are rendered only when read: a caller that only wants the report
+ * (the evaluator) never pays for rendering them.
+ */
+function outputs(f: FlagValues, o: Omit<SimulationOutputs, 'stdout' | 'metricsFile' | 'metricsFileChunks' | 'results' | 'resultsChunks'>, results: (() => Record<string, unknown>[]) | null): SimulationOutputs {
+  let stdout: string | null = null;
   return {
     ...o,
+    get stdout() {
+      return (stdout ??= render(f, o.report));
+    },
     get metricsFile() {
       return f.str('metrics-path') === '' ? null : renderMetricsFile(o.report);
     },
@@ -440,7 +463,9 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const { requests, sessions } = buildReplayWorkload(f, env, { header, records }, seed, dataPath);
   if (setup.deployment) checkDeploymentRequests(setup.deployment, requests, setup.kv.blockSize);
   const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
-  const full: EngineSetup = { ...setup, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
+  // Closed-loop replay: follow-up prompts carry earlier rounds' outputs.
+  const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(requests, sessions !== null) };
+  const full: EngineSetup = { ...setup, kv, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
   const recorder = recorderFor(pol, {});
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
@@ -450,11 +475,11 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
-  const json = outputFormat(f) === 'json' ? { ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'replay') } : {};
+  const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'replay') }) : {};
   await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
   await env.pause?.();
-  return outputs(f, { report, cluster: cs, stdout: render(f, report), trace: null, recorder, requests: all, ...series }, () => simResults(report));
+  return outputs(f, { report, cluster: cs, trace: null, recorder, requests: all, ...series }, () => simResults(report));
 }
 
 /** `--deployment FILE`, parsed and checked (null when not given). */

@@ -9,10 +9,14 @@ import { evaluationFailure, JobInternalError, runJobInProcess } from './jobs.js'
 import type { JobOutcome, JobRunner, JobSpec } from './types.js';
 import type { WorkerReply } from './worker.js';
 
-/** The compiled worker module (tests run from sources: use the build beside them). */
+/**
+ * The built worker module, dist/sweep/worker.js (an entry point of the bundle). This code may sit in any bundle
+ * chunk under dist/, or in src/ when tests run from sources (they use the build beside them).
+ */
 export function sweepWorkerFile(): string {
   const here = fileURLToPath(import.meta.url);
-  return here.endsWith('.ts') ? here.replace(/\/src\/sweep\/local\.ts$/, '/dist/sweep/worker.js') : here.replace(/local\.js$/, 'worker.js');
+  if (here.endsWith('.ts')) return here.replace(/\/src\/sweep\/local\.ts$/, '/dist/sweep/worker.js');
+  return `${here.slice(0, here.lastIndexOf('/dist/') + '/dist/'.length)}sweep/worker.js`;
 }
 
 export interface LocalOptions {

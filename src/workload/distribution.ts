@@ -18,7 +18,7 @@ import { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { BlisError } from '../domain/errors.js';
 import { LIMITS, checkLimit } from '../domain/limits.js';
-import { concatTokens, randomTokenIds } from './tokens.js';
+import { randomTokenIds, randomTokenIdsAfter } from './tokens.js';
 
 /** Parameters of a clamped gaussian length distribution (all integers, as the CLI flags are). */
 export interface GaussianLengthParams {
@@ -149,7 +149,7 @@ function* generate(opts: DistributionWorkloadOptions): Generator<Request> {
     if (t >= horizon) break;
     const inLen = sampleGaussianLength(clientRng, opts.prompt);
     const outLen = sampleGaussianLength(clientRng, opts.output);
-    const input = concatTokens(prefix, randomTokenIds(clientRng, inLen));
+    const input = randomTokenIdsAfter(prefix, clientRng, inLen);
     const output = randomTokenIds(clientRng, outLen);
     const deadline = opts.timeoutUs > 0 ? t + opts.timeoutUs : 0;
     const req = new Request(`request_${n++}`, input, output, t, output.length, deadline);

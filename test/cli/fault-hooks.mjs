@@ -25,5 +25,20 @@ export async function load(url, context, nextLoad) {
       `}\n`;
     return { format: 'module', source, shortCircuit: true };
   }
+  // The bundled build (scripts/build.js) has no file per module: the function lives in a chunk under dist/. There
+  // its top-level definition is renamed and a throwing function of the same name takes its place.
+  if (modulePath.startsWith('dist/') && url.includes('/dist/') && url.endsWith('.js')) {
+    const r = await nextLoad(url, context);
+    const text = String(r.source);
+    const def = new RegExp(`^(export )?(async )?function ${exportName}\\(`, 'm');
+    if (!def.test(text)) return r;
+    const source = text.replace(def, (_m, ex = '', as = '') => `${ex}${as}function ${exportName}$original(`) +
+      `\nlet ${exportName}$calls = 0;\n` +
+      `function ${exportName}(...args) {\n` +
+      `  if (${exportName}$calls++ < ${passThrough}) return ${exportName}$original(...args);\n` +
+      `  throw new TypeError('injected fault in ${exportName}');\n` +
+      `}\n`;
+    return { ...r, source, shortCircuit: true };
+  }
   return nextLoad(url, context);
 }

@@ -7,6 +7,7 @@ import { Request } from '../../src/domain/request.js';
 import { MAX_INT64 } from '../../src/domain/units.js';
 import type { Instance } from '../../src/instance/instance.js';
 import type { BatchFormer } from '../../src/instance/batch-formation.js';
+import type { RunningBatch } from '../../src/instance/running-batch.js';
 import { createBlackboxModel } from '../../src/latency/blackbox.js';
 import { buildCluster, type EngineSetup } from '../../src/sim/engine-setup.js';
 import { assertInvariants, collectViolations, type InvariantContext } from './checkers.js';
@@ -141,15 +142,17 @@ describe('per-event recorder detects engine faults (test-only patches)', () => {
 
   it('INV-12: a continuing request skipped while a later one gets tokens (index drift)', () => {
     const log = patchedRun((inst) => {
-      const former = (inst as unknown as { former: BatchFormer }).former;
+      const { former, run } = inst as unknown as { former: BatchFormer; run: RunningBatch };
       const form = former.form.bind(former);
-      former.form = (batch, step) => {
-        const out = form(batch, step);
+      former.form = (step) => {
+        const out = form(step);
         // Simulate the drift bug: the first decoding request loses its token, later ones keep theirs.
-        const first = batch.find((r) => r.progressIndex >= r.inputLen && r.numNewTokens > 0);
-        if (first && batch.indexOf(first) < batch.length - 1) {
-          first.numNewTokens = 0;
-          first.computedTokens--;
+        for (let j = 0; j < run.length - 1; j++) {
+          if ((run.pi[j] as number) >= (run.il[j] as number) && (run.nn[j] as number) > 0) {
+            run.nn[j] = 0;
+            run.ct[j] = (run.ct[j] as number) - 1;
+            break;
+          }
         }
         return out;
       };

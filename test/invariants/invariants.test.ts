@@ -7,6 +7,7 @@ import { Request, RequestState } from '../../src/domain/request.js';
 import { MAX_INT64 } from '../../src/domain/units.js';
 import { EventKind } from '../../src/instance/events.js';
 import { BatchFormer } from '../../src/instance/batch-formation.js';
+import { RunningBatch } from '../../src/instance/running-batch.js';
 import { WaitQueue } from '../../src/instance/wait-queue.js';
 import { BlockKVCache } from '../../src/kv/block-cache.js';
 import { createBlackboxModel } from '../../src/latency/blackbox.js';
@@ -104,7 +105,8 @@ describe('INV-12 Phase-1 completeness under priority preemption', () => {
       const kv = new BlockKVCache(4, 4);
       const waitQ = new WaitQueue();
       const limits = { maxNumSeqs: 8, maxNumBatchedTokens: 100, longPrefillTokenThreshold: 4, maxModelLen: 0, preemptionPolicy: 'priority' as const };
-      const former = new BatchFormer(limits, kv, waitQ);
+      const run = new RunningBatch(kv);
+      const former = new BatchFormer(limits, kv, waitQ, run);
       const mk = (id: string, priority: number, arrival: number, seed: number): Request => {
         const r = req(id, input, 10, arrival, { seed });
         expect(kv.allocate(r, 0, 4, [])).toBe(true);
@@ -117,11 +119,12 @@ describe('INV-12 Phase-1 completeness under priority preemption', () => {
       const bg = mk('bg', 7, 0, 1);
       const crit = mk('crit', 0, 1, 2);
       const std = mk('std', 1, 2, 3);
-      const batch = [bg, crit, std];
-      const out = former.form(batch, 2);
+      for (const r of [bg, crit, std]) run.push(r);
+      const out = former.form(2);
+      run.syncAll();
       const want = phase === 'decode' ? 1 : 4;
       expect(out.preemptions).toBe(1);
-      expect(batch).toEqual([crit, std]);
+      expect(run.reqs).toEqual([crit, std]);
       expect(crit.numNewTokens).toBe(want);
       expect(std.numNewTokens).toBe(want);
       expect(bg.state).toBe(RequestState.Queued);

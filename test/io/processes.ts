@@ -26,9 +26,9 @@ export function ensureBuilt(): void {
   const main = join(ROOT, 'dist', 'cli', 'main.js');
   if (existsSync(main) && statSync(main).mtimeMs >= newestSource(join(ROOT, 'src'))) return;
   try {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe', timeout: 180_000 });
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.js')], { cwd: ROOT, stdio: 'pipe', timeout: 180_000 });
   } catch (e) {
-    // tsc still emits when some unrelated file has type errors; only a missing CLI is fatal here.
+    // The bundle is still written when some unrelated file has type errors; only a missing CLI is fatal here.
     if (!existsSync(main) || statSync(main).mtimeMs < newestSource(join(ROOT, 'src')) - 1000) throw e;
   }
 }

@@ -22,7 +22,7 @@ import { buildRequests, engineSpecArb, toSetup, type EngineSpec } from './scenar
 /** Legitimate runs of these sizes stay under ~6,000 events (measured); only a livelock gets here. */
 const MAX_EVENTS = 20_000;
 
-const tally = { tieredDeadlocks: 0 };
+const tally = { tieredDeadlocks: 0, decodeIdentityChecks: 0 };
 
 function checkSpec(spec: EngineSpec): void {
   checkScenario(toSetup(spec), () => buildRequests(spec), spec.cpuBlocks > 0, MAX_EVENTS, tally);
@@ -39,16 +39,22 @@ const tieredArb = (maxInstances: number, maxRequests: number) => engineSpecArb({
 describe('engine properties', () => {
   it('single instance: every invariant holds, output is deterministic', () => {
     tally.tieredDeadlocks = 0;
+    tally.decodeIdentityChecks = 0;
     const numRuns = 1000;
     fc.assert(fc.property(engineSpecArb({ maxInstances: 1, maxRequests: 30 }), checkSpec), { seed: 20260501, numRuns });
     expect(tally.tieredDeadlocks).toBeLessThan(numRuns * 0.02);
+    // Most runs also pass the decode-identities comparison (the others' prompts repeat outputs: tiny alphabets).
+    expect(tally.decodeIdentityChecks).toBeGreaterThan(numRuns * 0.2);
   });
 
   it('1-4 instances, round-robin: every invariant holds, output is deterministic', () => {
     tally.tieredDeadlocks = 0;
+    tally.decodeIdentityChecks = 0;
     const numRuns = 600;
     fc.assert(fc.property(engineSpecArb({ maxInstances: 4, maxRequests: 50 }), checkSpec), { seed: 4242, numRuns });
     expect(tally.tieredDeadlocks).toBeLessThan(numRuns * 0.02);
+    // Most runs also pass the decode-identities comparison (the others' prompts repeat outputs: tiny alphabets).
+    expect(tally.decodeIdentityChecks).toBeGreaterThan(numRuns * 0.2);
   });
 
   it('--semantics corrected, tiered KV (1 and 1-4 instances): every invariant holds, no livelock tolerated', () => {

@@ -10,7 +10,7 @@ const BIN = path.join(ROOT, 'bin/blis.js');
 /** Long enough (several seconds of wall time) for the display's one-second delay to pass. */
 const LONG_RUN = ['run', '--model', MODEL, '--num-instances', '4', '--rate', '200', '--num-requests', '40000', '--prompt-tokens', '128', '--output-tokens', '64'];
 const hasScript = spawnSync('script', ['--version']).status === 0;
-const built = existsSync(path.join(ROOT, 'dist/cli/progress.js'));
+const built = existsSync(path.join(ROOT, 'dist/cli/main.js'));
 /** A progress line: "run [bar] 12% | 1449/40000 requests | sim 8.6 s | ... requests/s | ETA 3s". */
 const PROGRESS = /run \[.*\] +\d+% \| \d+\/40000 requests \| sim [\d.]+ s \| [\d.]+ requests\/s \| ETA/;
 

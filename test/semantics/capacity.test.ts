@@ -9,6 +9,7 @@ import { MODEL_CATALOG } from '../../src/config/catalog/models.js';
 import { extractKVCapacityParams, parseHFConfig } from '../../src/latency/hf-config.js';
 import { calculateKVBlocks } from '../../src/latency/kv-capacity.js';
 import { resolveLatency, type LatencyInput } from '../../src/sim/resolve-latency.js';
+import { stepBatchOf } from '../../src/latency/types.js';
 
 const GIB = 2 ** 30;
 const cfg = MODEL_CATALOG['llama-3.1-8b-instruct'].config;
@@ -67,7 +68,7 @@ describe('L1: L40S FP8 peak', () => {
     const step = (m: typeof ref): number => {
       const r = new Request('r', Int32Array.from({ length: 4096 }, (_, i) => i + 1), new Int32Array(8), 0, 0, 0);
       r.numNewTokens = 4096;
-      return m.latency.stepTime([r], 1);
+      return m.latency.stepTime(stepBatchOf([r]));
     };
     expect(step(cor)).toBeGreaterThan(step(ref) * 1.3);
   });

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createBlackboxModel } from '../../src/latency/blackbox.js';
 import { createRooflineModel } from '../../src/latency/roofline.js';
+import { stepBatchOf } from '../../src/latency/types.js';
 import { model } from '../../src/latency/test-fixtures.js';
 import type { Request } from '../../src/domain/request.js';
 import { bothModes, engineSetup, req } from './helpers.js';
@@ -123,7 +124,7 @@ describe('E2: a cached prefix in the first step', () => {
       const r = req(9, 4112, 1, 0);
       r.progressIndex = pi;
       r.numNewTokens = 16;
-      return createRooflineModel({ model: model({ vocabSize: 128256 }), hardware: hw, tp: 1, alpha: [0, 0, 0] }).stepTime([r], 1);
+      return createRooflineModel({ model: model({ vocabSize: 128256 }), hardware: hw, tp: 1, alpha: [0, 0, 0] }).stepTime(stepBatchOf([r]));
     };
     expect(ref.reqs[1]!.ttft).toBe(step(0));
     expect(cor.reqs[1]!.ttft).toBe(step(4096));

@@ -34,8 +34,13 @@ export function pdCorrections(pd: PdCoordinator): PdCorrections {
 
 /** The first ITL (µs) of `r`'s current attempt on `inst`, or undefined when it decoded no token yet. */
 function firstItl(r: Request, inst: Instance): number | undefined {
-  if (r.itlCount === 0 || r.itlRuns.length === 0) return undefined;
-  return inst.metrics.stepItl.at((r.itlRuns[0] as number) - 1);
+  if (r.itlCount === 0) return undefined;
+  // Earlier runs of ITL steps (rare) come before the current one (Request.itlFirst).
+  // Only stalled ITLs (prefill-first) leave no run of step ITLs: no step's value to report, as on main.
+  if (r.itlRuns !== null && r.itlRuns.length > 0) return inst.metrics.stepItl.at((r.itlRuns[0] as number) - 1);
+  if (r.itlFirst > r.itlLast) return undefined;
+  const first = r.itlFirst;
+  return inst.metrics.stepItl.at(first - 1);
 }
 
 /** Writes the parent-level values onto each parent request (idempotent; call once the instances are finalised). */

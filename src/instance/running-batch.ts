@@ -1,0 +1,191 @@
+/**
+ * An instance's running batch: the requests in batch order and, in parallel typed arrays ("slots"), the fields a
+ * step reads and writes for every one of them — progress, new tokens, computed tokens, the current ITL run and
+ * its sum, and the KV decode room. A step touches each running request; as objects scattered over the heap
+ * that costs cache misses per request per step, while the slots are read sequentially.
+ *
+ * While a request is in the batch its slot, not the Request object, holds those fields. The object is brought
+ * up to date ({@link sync}) whenever anything else may read it: when it leaves the batch, before a KV call for
+ * it, before observers, policy hooks and invariant checks. Decode tokens that fit the request's partial KV
+ * block are counted in the slot and handed to the KV store in one call before its next use of the request
+ * (KVStore.decodeRoom / commitDecodeAppends).
+ */
+import type { Request } from '../domain/request.js';
+import type { KVStore } from '../kv/types.js';
+import type { StepBatch } from '../latency/types.js';
+
+export class RunningBatch {
+  /** The running requests in batch order (slot j is reqs[j]). */
+  reqs: Request[] = [];
+  /** The previous step's array, reused for the next split. */
+  spare: Request[] = [];
+  pi: Int32Array;
+  il: Int32Array;
+  ol: Int32Array;
+  nn: Int32Array;
+  ct: Int32Array;
+  /** ITL count, current run's first and last step, sum. */
+  itc: Int32Array;
+  itf: Int32Array;
+  itl: Int32Array;
+  its: Float64Array;
+  /** Decode tokens that may still be appended without a KV call, and those appended since the last commit. */
+  room: Int32Array;
+  pend: Int32Array;
+  /** The step's scheduled requests for the latency model (filled by {@link scheduled}). */
+  readonly step: { count: number; progress: Int32Array; newTokens: Int32Array; inputLen: Int32Array; outputLen: Int32Array };
+
+  constructor(private readonly kv: KVStore, capacity = 64) {
+    const c = Math.max(1, capacity);
+    this.pi = new Int32Array(c);
+    this.il = new Int32Array(c);
+    this.ol = new Int32Array(c);
+    this.nn = new Int32Array(c);
+    this.ct = new Int32Array(c);
+    this.itc = new Int32Array(c);
+    this.itf = new Int32Array(c);
+    this.itl = new Int32Array(c);
+    this.its = new Float64Array(c);
+    this.room = new Int32Array(c);
+    this.pend = new Int32Array(c);
+    this.step = { count: 0, progress: new Int32Array(c), newTokens: new Int32Array(c), inputLen: new Int32Array(c), outputLen: new Int32Array(c) };
+  }
+
+  get length(): number {
+    return this.reqs.length;
+  }
+
+  private grow(): void {
+    const c = this.pi.length * 2;
+    const g32 = (a: Int32Array): Int32Array => {
+      const b = new Int32Array(c);
+      b.set(a);
+      return b;
+    };
+    this.pi = g32(this.pi);
+    this.il = g32(this.il);
+    this.ol = g32(this.ol);
+    this.nn = g32(this.nn);
+    this.ct = g32(this.ct);
+    this.itc = g32(this.itc);
+    this.itf = g32(this.itf);
+    this.itl = g32(this.itl);
+    const s = new Float64Array(c);
+    s.set(this.its);
+    this.its = s;
+    this.room = g32(this.room);
+    this.pend = g32(this.pend);
+    const st = this.step;
+    st.progress = new Int32Array(c);
+    st.newTokens = new Int32Array(c);
+    st.inputLen = new Int32Array(c);
+    st.outputLen = new Int32Array(c);
+  }
+
+  /** Appends `r` (its fields as they are on the object) as the batch's last slot. */
+  push(r: Request): void {
+    const j = this.reqs.length;
+    if (j === this.pi.length) this.grow();
+    this.reqs.push(r);
+    this.load(j, r);
+  }
+
+  /** Copies `r`'s fields into slot j. */
+  private load(j: number, r: Request): void {
+    this.pi[j] = r.progressIndex;
+    this.il[j] = r.inputLen;
+    this.ol[j] = r.outputLen;
+    this.nn[j] = r.numNewTokens;
+    this.ct[j] = r.computedTokens;
+    this.itc[j] = r.itlCount;
+    this.itf[j] = r.itlFirst;
+    this.itl[j] = r.itlLast;
+    this.its[j] = r.itlSum;
+    this.room[j] = 0;
+    this.pend[j] = 0;
+  }
+
+  /** Hands slot j's counted decode tokens to the KV store. */
+  commitKv(j: number): void {
+    const n = this.pend[j] as number;
+    if (n > 0) {
+      this.pend[j] = 0;
+      this.kv.commitDecodeAppends(this.reqs[j] as Request, n);
+    }
+  }
+
+  /** Brings request j's object up to date (fields and KV), e.g. before anything else reads it. */
+  sync(j: number): Request {
+    const r = this.reqs[j] as Request;
+    r.progressIndex = this.pi[j] as number;
+    r.numNewTokens = this.nn[j] as number;
+    r.computedTokens = this.ct[j] as number;
+    r.itlCount = this.itc[j] as number;
+    r.itlFirst = this.itf[j] as number;
+    r.itlLast = this.itl[j] as number;
+    r.itlSum = this.its[j] as number;
+    this.commitKv(j);
+    return r;
+  }
+
+  syncAll(): void {
+    for (let j = 0; j < this.reqs.length; j++) this.sync(j);
+  }
+
+  /** Re-reads slot j from its request after something changed the object (rare paths). */
+  reload(j: number): void {
+    const room = this.room[j] as number;
+    const pend = this.pend[j] as number;
+    this.load(j, this.reqs[j] as Request);
+    this.room[j] = room;
+    this.pend[j] = pend;
+  }
+
+  indexOf(r: Request): number {
+    return this.reqs.indexOf(r);
+  }
+
+  /** Removes slot j (synced first) and returns its request; later slots move up one. */
+  removeAt(j: number): Request {
+    const r = this.sync(j);
+    const n = this.reqs.length;
+    this.reqs.splice(j, 1);
+    for (const a of [this.pi, this.il, this.ol, this.nn, this.ct, this.itc, this.itf, this.itl, this.room, this.pend]) a.copyWithin(j, j + 1, n);
+    this.its.copyWithin(j, j + 1, n);
+    return r;
+  }
+
+  /** Moves slot `from` to slot `to` (to < from), for compaction. */
+  move(from: number, to: number): void {
+    this.pi[to] = this.pi[from] as number;
+    this.il[to] = this.il[from] as number;
+    this.ol[to] = this.ol[from] as number;
+    this.nn[to] = this.nn[from] as number;
+    this.ct[to] = this.ct[from] as number;
+    this.itc[to] = this.itc[from] as number;
+    this.itf[to] = this.itf[from] as number;
+    this.itl[to] = this.itl[from] as number;
+    this.its[to] = this.its[from] as number;
+    this.room[to] = this.room[from] as number;
+    this.pend[to] = this.pend[from] as number;
+  }
+
+  /** Fills {@link step} with the slots that have new tokens, in batch order. */
+  scheduled(): StepBatch {
+    const st = this.step;
+    const nn = this.nn;
+    let c = 0;
+    for (let j = 0; j < this.reqs.length; j++) {
+      const t = nn[j] as number;
+      if (t > 0) {
+        st.progress[c] = this.pi[j] as number;
+        st.newTokens[c] = t;
+        st.inputLen[c] = this.il[j] as number;
+        st.outputLen[c] = this.ol[j] as number;
+        c++;
+      }
+    }
+    st.count = c;
+    return st;
+  }
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { percentilesMs, weightedMeanMs, weightedPercentilesMs } from './stats.js';
+
+/** The multiset expanded: every value repeated `count` times. */
+function expand(values: Float64Array, counts: Float64Array): Float64Array {
+  const out: number[] = [];
+  values.forEach((v, i) => {
+    for (let k = 0; k < (counts[i] as number); k++) out.push(v);
+  });
+  return Float64Array.from(out);
+}
+
+describe('weightedPercentilesMs', () => {
+  let x = 99;
+  const next = (): number => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return x;
+  };
+  const PS = [0, 1, 50, 90, 95, 99, 99.9, 100];
+
+  it('equals the percentiles of the expanded multiset for integer values (packed sort), ties and zero counts included', () => {
+    for (let round = 0; round < 30; round++) {
+      const m = 1 + (next() % 400);
+      const values = Float64Array.from({ length: m }, () => next() % (round % 2 === 0 ? 50 : 4_000_000));
+      const counts = Float64Array.from({ length: m }, () => next() % 5);
+      const all = expand(values, counts);
+      expect(weightedPercentilesMs(values, counts, PS)).toEqual(percentilesMs(all, PS));
+      expect(weightedMeanMs(values, counts)).toBe(all.length === 0 ? 0 : all.reduce((a, b) => a + b, 0) / all.length / 1000);
+    }
+  });
+
+  it('takes the general path for fractional values and large counts, with the same results', () => {
+    const values = Float64Array.from([12.5, 3, 7.25, 3, 1e10]);
+    const counts = Float64Array.from([2, 1, 3, 0, 1]);
+    expect(weightedPercentilesMs(values, counts, PS)).toEqual(percentilesMs(expand(values, counts), PS));
+    const big = Float64Array.from([5, 9]);
+    const many = Float64Array.from([2 ** 21, 1]);
+    const r = weightedPercentilesMs(big, many, [50, 100]);
+    expect(r).toEqual([0.005, 0.009]);
+  });
+
+  it('is all zeros for an empty multiset', () => {
+    expect(weightedPercentilesMs(new Float64Array(3), new Float64Array(3), [50, 99])).toEqual([0, 0]);
+  });
+});
