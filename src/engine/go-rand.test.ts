@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { GoRand, goLog } from './go-rand.js';
+import { goRandWasmBytes, wasmFiller } from './go-rand-wasm.js';
 import { RNG_LEN, RNG_TAP, cookedHi, cookedLo } from './go-rand-tables.js';
 
 // Expected values below were produced by running Go 1.19's math/rand on linux/amd64. The v1 value
@@ -260,6 +262,26 @@ describe('GoRand: structural checks', () => {
       if (k % 5 === 0) expect(b.int31()).toBe(a.int31());
     }
     expect(b.int63()).toBe(a.int63());
+  });
+
+  it('long fills run in WebAssembly (here, where it is available) with the same values, across its chunks', () => {
+    expect(wasmFiller()).not.toBeNull();
+    for (const n of [128000, 1073741825]) {
+      const a = new GoRand(7n);
+      const b = new GoRand(7n);
+      const out = new Int32Array(150_000);
+      b.fillInt31n(out, 0, out.length, n);
+      for (let j = 0; j < out.length; j++) if (out[j] !== a.int31n(n)) throw new Error(`n ${n}, draw ${j} differs`);
+      expect(b.uint32()).toBe(a.uint32());
+      expect(b.int63()).toBe(a.int63());
+    }
+  });
+
+  it('the WebAssembly bytes are go-rand.wat assembled', async () => {
+    const wabt = await (await import('wabt')).default();
+    const wat = readFileSync(new URL('./go-rand.wat', import.meta.url), 'utf8');
+    const { buffer } = wabt.parseWat('go-rand.wat', wat).toBinary({});
+    expect(Buffer.from(buffer).equals(Buffer.from(goRandWasmBytes()))).toBe(true);
   });
 
   it('reduces seeds modulo 2^31-1 with zero mapped to a fixed seed', () => {

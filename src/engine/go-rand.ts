@@ -12,6 +12,10 @@
  * only where it runs rarely: seeding, int63Big, int63n.
  */
 import { RNG_LEN, RNG_TAP, cookedHi, cookedLo, fe, fn, ke, kn, re, rn, we, wn } from './go-rand-tables.js';
+import { wasmFiller } from './go-rand-wasm.js';
+
+/** Fills at least this long run in WebAssembly (copying the 4.8 KB state in and out costs about 100 draws). */
+const WASM_MIN_FILL = 256;
 
 const TWO_POW_32 = 4294967296;
 const TWO_POW_63 = 9223372036854775808;
@@ -93,9 +97,11 @@ export function goLog(x: number): number {
 }
 
 export class GoRand {
-  // State words: vecHi holds bits 32..62 (the sign bit is always cleared), vecLo bits 0..31.
-  private readonly vecHi = new Int32Array(RNG_LEN);
-  private readonly vecLo = new Uint32Array(RNG_LEN);
+  // State: 607 64-bit words, little-endian pairs (vec[2k] = bits 0..31, vec[2k+1] = bits 32..63), the layout
+  // of WebAssembly's i64 memory so that long fills run there (go-rand-wasm.ts). Bit 63 never affects bits
+  // 0..62 of later values (additions carry upwards only), so the JS steps leave it cleared and the WebAssembly
+  // steps leave it as it falls; every output is read from bits 0..62.
+  private readonly vec = new Int32Array(2 * RNG_LEN);
   private tap = 0;
   private feed = RNG_LEN - RNG_TAP;
   // Low word of the most recent step; step() returns the high word and leaves this behind so
@@ -133,8 +139,8 @@ export class GoRand {
       const x3 = x;
       const hi = (x1 << 8) ^ (x2 >>> 12) ^ cookedHi[i]!;
       const lo = ((x2 << 20) ^ x3 ^ cookedLo[i]!) >>> 0;
-      this.vecHi[i] = hi & 0x7fffffff;
-      this.vecLo[i] = lo;
+      this.vec[2 * i + 1] = hi & 0x7fffffff;
+      this.vec[2 * i] = lo | 0;
     }
   }
 
@@ -150,15 +156,15 @@ export class GoRand {
     this.tap = tap;
     this.feed = feed;
 
-    const vecLo = this.vecLo;
-    const vecHi = this.vecHi;
-    const a = vecLo[feed]!;
-    const sumLo = a + vecLo[tap]!;
+    const vec = this.vec;
+    const f = 2 * feed;
+    const t = 2 * tap;
+    const sumLo = (vec[f]! >>> 0) + (vec[t]! >>> 0);
     const carry = sumLo > 0xffffffff ? 1 : 0;
     const lo = sumLo >>> 0;
-    const hi = (vecHi[feed]! + vecHi[tap]! + carry) & 0x7fffffff;
-    vecLo[feed] = lo;
-    vecHi[feed] = hi;
+    const hi = (vec[f + 1]! + vec[t + 1]! + carry) & 0x7fffffff;
+    vec[f] = lo | 0;
+    vec[f + 1] = hi;
     this.lastLo = lo;
     return hi;
   }
@@ -211,10 +217,19 @@ export class GoRand {
     if (n <= 0 || (n | 0) !== n) {
       throw new RangeError(`invalid argument to Int31n: ${n}`);
     }
-    const vecLo = this.vecLo;
-    const vecHi = this.vecHi;
     const pow2 = (n & (n - 1)) === 0;
     const max = INT32_MAX - (2147483648 % n);
+    if (to - from >= WASM_MIN_FILL) {
+      const w = wasmFiller();
+      if (w !== null) {
+        w.fill(this.vec, this.tap, this.feed, out, from, to, n, max, pow2);
+        this.tap = w.tap;
+        this.feed = w.feed;
+        this.lastLo = w.lastLo;
+        return;
+      }
+    }
+    const vec = this.vec;
     let tap = this.tap;
     let feed = this.feed;
     let lo = this.lastLo;
@@ -228,11 +243,13 @@ export class GoRand {
         tap--;
         feed--;
         run--;
-        const sumLo = vecLo[feed]! + vecLo[tap]!;
+        const f = 2 * feed;
+        const t = 2 * tap;
+        const sumLo = (vec[f]! >>> 0) + (vec[t]! >>> 0);
         lo = sumLo >>> 0;
-        const v = (vecHi[feed]! + vecHi[tap]! + (sumLo > 0xffffffff ? 1 : 0)) & 0x7fffffff;
-        vecLo[feed] = lo;
-        vecHi[feed] = v;
+        const v = (vec[f + 1]! + vec[t + 1]! + (sumLo > 0xffffffff ? 1 : 0)) & 0x7fffffff;
+        vec[f] = lo | 0;
+        vec[f + 1] = v;
         // A draw above `max` is rejected (Go draws again): it yields no value.
         if (pow2) out[i++] = v & (n - 1);
         else if (v <= max) out[i++] = v % n;

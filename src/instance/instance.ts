@@ -197,6 +197,12 @@ export class Instance {
     return (this.waitQ.inputTokens / Math.max(this.cfg.maxNumBatchedTokens, 1)) * this.stepEwma;
   }
 
+  /** Step time (µs) of a lone prefill of `tokens` tokens here: E/P/D prices encode work with it. */
+  loneStepTimeUs(tokens: number): number {
+    const one = (v: number): Int32Array => Int32Array.of(v);
+    return this.latency.stepTime({ count: 1, progress: one(0), newTokens: one(tokens), inputLen: one(tokens), outputLen: one(0) });
+  }
+
   /** The latency model's fixed per-request post-decode overhead (µs): P/D stamps it on parent completions. */
   postDecodeFixedOverhead(): number {
     return this.latency.postDecodeFixedOverhead();
@@ -273,14 +279,21 @@ export class Instance {
   /**
    * P/D: enqueues a decode half whose KV arrived (reference EnqueueDecodeSubRequest): registered here, straight
    * into the wait queue — no arrival event, no enqueue guards, its input tokens not counted again — and a step
-   * at max(instance clock, `clusterTime`) if the instance is idle.
+   * at max(instance clock, `clusterTime`) if the instance is idle. With `expirePast` a deadline already past
+   * times it out at once.
    */
-  injectDecodeOnline(r: Request, clusterTime: number): void {
+  injectDecodeOnline(r: Request, clusterTime: number, expirePast = false): void {
     r.registered = true;
     this.metrics.requests.push(r);
     r.priority = r.hasPolicyPriority ? -r.policyPriority : this.slo.invertForVllm(r.sloClass);
     this.waitQ.enqueue(r);
     if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext());
+    // Corrected semantics: a deadline that passed during the transfer times the half out on arrival, before
+    // any step at this tick can schedule it.
+    if (expirePast && r.deadline > 0 && r.deadline <= clusterTime) {
+      this.timeout(r, Math.max(this.clock, clusterTime));
+      return;
+    }
     // A deadline already past fires now: the reference would schedule it in the past (its clock would step back).
     if (r.deadline > 0 && r.deadline <= this.cfg.horizon) this.sink.schedule(Math.max(r.deadline, clusterTime), EventKind.Timeout, r);
     if (this.run.length === 0 && !this.stepPending) this.scheduleStep(Math.max(this.clock, clusterTime));

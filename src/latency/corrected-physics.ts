@@ -23,7 +23,8 @@
 import { clampToInt64 } from '../domain/units.js';
 import { DEFAULT_GPU_PHYSICS, type GpuPhysics, type LinkSpec } from '../config/catalog/gpu-physics.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
-import { isMoE, layerSplit } from './layers.js';
+import { isMoE } from './layers.js';
+import { architectureOf } from './architecture.js';
 import type { HardwareConfig, LatencyModel, LinearLatency, ModelConfig, StepBatch } from './types.js';
 
 /** Coefficient names in vector order: the keys of a latency profile's `coefficients`. */
@@ -105,11 +106,6 @@ function checkLink(l: LinkSpec, field: string): void {
   }
 }
 
-/** Head size: the config's explicit head_dim when it has one, else hidden/heads. */
-export function headDimOf(mc: ModelConfig): number {
-  return mc.headDim > 0 ? mc.headDim : mc.hiddenDim / mc.numHeads;
-}
-
 function makePlan(opts: CorrectedPhysicsOptions): Plan {
   const { model: mc, hardware: hw, tp } = opts;
   const dp = opts.dp ?? 1;
@@ -139,28 +135,29 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
 
   const d = mc.hiddenDim;
   const L = mc.numLayers;
-  const hd = headDimOf(mc);
-  const kvHeads = mc.numKVHeads === 0 ? mc.numHeads : mc.numKVHeads;
-  const qDim = mc.numHeads * hd;
+  const a = architectureOf(mc);
+  const hd = a.headDim;
+  const kvHeads = a.kvHeads;
+  const qDim = a.qDim;
   const kvDim = kvHeads * hd;
   const wbpp = mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam;
-  const gated = mc.hiddenAct === '' || ['silu', 'swiglu', 'geglu', 'situ'].includes(mc.hiddenAct);
-  const mlpMats = gated ? 3 : 2;
-  const { moe: moeLayers, dense: denseLayers } = layerSplit(mc);
+  const mlpMats = a.mlpMatrices;
+  const moeLayers = a.moeLayers;
+  const denseLayers = a.denseLayers;
   const moe = isMoE(mc);
-  const dFFMoE = mc.moeExpertFFNDim > 0 ? mc.moeExpertFFNDim : mc.intermediateDim;
-  const dFFDense = mc.denseIntermediateDim > 0 ? mc.denseIntermediateDim : mc.intermediateDim;
+  const dFFMoE = a.expertWidth;
+  const dFFDense = a.denseWidth;
 
   const attnParams = d * qDim + 2 * d * kvDim + qDim * d;
   const denseParams = mlpMats * d * dFFDense;
-  const sharedParams = mc.sharedExpertFFNDim > 0 ? 3 * d * mc.sharedExpertFFNDim : 0;
+  const sharedParams = a.sharedWidth > 0 ? mlpMats * d * a.sharedWidth : 0;
   const linParams = L * attnParams + denseLayers * denseParams + moeLayers * sharedParams;
   const headParams = mc.vocabSize * d;
   const expertGroup = moe && dp > 1 ? tp * dp : tp;
-  const expertParams = 3 * d * dFFMoE;
+  const expertParams = mlpMats * d * dFFMoE;
   // KV heads fewer than tp are replicated: each GPU holds at least one.
-  const kvPerToken = mc.kvLoraRank > 0
-    ? L * (mc.kvLoraRank + mc.qkRopeHeadDim) * mc.bytesPerParam
+  const kvPerToken = a.mla
+    ? L * a.kvElementsPerLayer * mc.bytesPerParam
     : L * 2 * hd * Math.max(kvHeads / tp, 1) * mc.bytesPerParam;
   const peak = (wbpp === 1 && hw.TFlopsFP8 > 0 ? hw.TFlopsFP8 : hw.TFlopsPeak) * 1e6;
   const bw = hw.BwPeakTBs * 1e6;

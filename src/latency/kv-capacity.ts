@@ -7,6 +7,7 @@
  * semantics (docs/reference-differences.md E10) divide the pooled memory by the pooled block size: a block holds
  * its tokens' KV on every rank (KV heads replicated when there are fewer than tp, as vLLM does).
  */
+import { architectureOf } from './architecture.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
 import type { KVCapacityParams } from './hf-config.js';
 import type { HardwareConfig, ModelConfig } from './types.js';
@@ -62,8 +63,14 @@ export function kvBytesPerToken(mc: ModelConfig, tp: number, corrected = false):
   return perGPU;
 }
 
-/** Parameter-count estimate (3-matrix MLP, all experts, embeddings, norms) times weight bytes. */
-export function modelWeightBytes(mc: ModelConfig, p: KVCapacityParams): number {
+/**
+ * Parameter-count estimate (3-matrix MLP, all experts, embeddings, norms) times weight bytes. `corrected`
+ * (L2, L3, E11): the layers, widths and shared experts of src/latency/architecture.ts, the one definition the
+ * step-time models use in that mode (Llama 4 interleaving and shared expert, the query width heads·head_dim,
+ * shared experts sized from ffn_hidden_size when intermediate_size is absent).
+ */
+export function modelWeightBytes(mc: ModelConfig, p: KVCapacityParams, corrected = false): number {
+  if (corrected) return correctedWeightBytes(mc, p);
   const d = mc.hiddenDim;
   const vocab = mc.vocabSize;
   const L = mc.numLayers;
@@ -84,6 +91,19 @@ export function modelWeightBytes(mc: ModelConfig, p: KVCapacityParams): number {
   } else {
     mlp = L * denseMLP;
   }
+  const params = vocab * d + L * (attnPerLayer + 2 * d) + mlp + (p.tieWordEmbeddings ? 0 : vocab * d) + d;
+  const wbpp = mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam;
+  return Math.trunc(params * wbpp);
+}
+
+function correctedWeightBytes(mc: ModelConfig, p: KVCapacityParams): number {
+  const a = architectureOf(mc);
+  const d = mc.hiddenDim;
+  const vocab = mc.vocabSize;
+  const L = mc.numLayers;
+  const attnPerLayer = d * (a.qDim + 2 * a.kvHeads * a.headDim) + a.qDim * d;
+  const moePerLayer = 3 * d * a.expertWidth * p.numLocalExperts + 3 * d * a.sharedWidth + p.numLocalExperts * d;
+  const mlp = a.denseLayers * 3 * d * a.denseWidth + (p.isMoE ? a.moeLayers * moePerLayer : 0);
   const params = vocab * d + L * (attnPerLayer + 2 * d) + mlp + (p.tieWordEmbeddings ? 0 : vocab * d) + d;
   const wbpp = mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam;
   return Math.trunc(params * wbpp);
@@ -147,7 +167,7 @@ export function calculateKVBlocks(
   if (perBlock <= 0) bad('blockSize', `per-block KV bytes is ${perBlock}; check torch_dtype and tp`);
 
   const availableGiB = hw.MemoryGiB * util * tp;
-  const weightGiB = modelWeightBytes(mc, params) / GIB;
+  const weightGiB = modelWeightBytes(mc, params, corrected) / GIB;
   const activationGiB = params.isMoE ? ACTIVATION_GIB_MOE : ACTIVATION_GIB_DENSE;
   const nonTorchGiB = (tp === 1 ? NON_TORCH_GIB_TP1 : NON_TORCH_GIB_MULTI) * tp;
   const reservedGiB = reserved / GIB;

@@ -99,10 +99,14 @@ describe('roofline FLOPs', () => {
     // gemm = 2·3·(64+2·8·8) + 2·3·64 + 4·2·3·6·4 + 2·3·(2·8·16) = 1152 + 384 + 576 + 1536 = 3648
     // sram = 5·2·3·6 + 2·3·8 = 228
     const s = {
-      d: 8, L: 1, H: 2, kvH: 2, dHead: 4, dKV: 8, moeLayers: 0, denseLayers: 1,
-      dFFMoE: 16, dFFDense: 16, topK: 0, experts: 0, bpp: 2, wbpp: 2,
+      d: 8, qDim: 8, L: 1, H: 2, kvH: 2, dHead: 4, dKV: 8, moeLayers: 0, denseLayers: 1,
+      dFFMoE: 16, dFFDense: 16, topK: 0, experts: 0, bpp: 2, wbpp: 2, mlp: 2, shared: 0, kvPerToken: 32,
     };
     expect(transformerFlops(s, 5, 3)).toBe(3648 + 228);
+    // Corrected: a third (gate) matrix adds 2·3·(8·16) = 768; a query width of 12 (3 heads of 4) adds
+    // 2·3·(8·4) to the QKV and output projections each = 384; a shared expert is not counted without MoE layers.
+    expect(transformerFlops({ ...s, mlp: 3 }, 5, 3)).toBe(3648 + 228 + 768);
+    expect(transformerFlops({ ...s, qDim: 12 }, 5, 3)).toBe(3648 + 228 + 384);
   });
 });
 

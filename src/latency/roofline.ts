@@ -10,6 +10,7 @@ import { clampToInt64 } from '../domain/units.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite, validateCoefficients } from './errors.js';
 import { goPow } from '../engine/go-math.js';
 import { layerSplit } from './layers.js';
+import { architectureOf } from './architecture.js';
 import type { HardwareConfig, LatencyModel, ModelConfig, StepBatch } from './types.js';
 
 export interface RooflineOptions {
@@ -19,11 +20,19 @@ export interface RooflineOptions {
   readonly tp: number;
   /** [α0, α1, α2]: queueing = α0 + α1·inputLen, per-output-token overhead = α2. The CLI passes zeros. */
   readonly alpha: readonly number[];
+  /**
+   * --semantics corrected (E11, L3): the model as src/latency/architecture.ts defines it — gated MLPs count
+   * three matrices, `head_dim` sets the attention and projection widths, shared experts, `first_k_dense_replace`,
+   * Llama 4 interleaving and MLA's compressed KV are counted.
+   */
+  readonly corrected?: boolean;
 }
 
 /** Architecture constants shared by the FLOP and byte formulas, derived once at construction. */
 export interface RooflineShape {
   readonly d: number;
+  /** Query width: d in the reference, heads·head_dim when corrected. */
+  readonly qDim: number;
   readonly L: number;
   readonly H: number;
   readonly kvH: number;
@@ -37,10 +46,41 @@ export interface RooflineShape {
   readonly experts: number;
   readonly bpp: number;
   readonly wbpp: number;
+  /** Matrices per MLP and per expert. */
+  readonly mlp: number;
+  /** Total shared-expert width per MoE layer (0 in the reference, which does not count them here). */
+  readonly shared: number;
+  /** KV bytes written or read per token (all layers, before the division by tp). */
+  readonly kvPerToken: number;
 }
 
 /** The MLP counts two matrices here (capacity counts three); the reference calibrated it that way. */
 const MLP_MATRICES = 2;
+
+function correctedShapeOf(mc: ModelConfig): RooflineShape {
+  const a = architectureOf(mc);
+  const d = mc.hiddenDim;
+  return {
+    d,
+    qDim: a.qDim,
+    L: mc.numLayers,
+    H: mc.numHeads,
+    kvH: a.kvHeads,
+    dHead: a.headDim,
+    dKV: a.kvHeads * a.headDim,
+    moeLayers: a.moeLayers,
+    denseLayers: a.denseLayers,
+    dFFMoE: a.expertWidth,
+    dFFDense: a.denseWidth,
+    topK: mc.numExpertsPerTok,
+    experts: mc.numLocalExperts,
+    bpp: mc.bytesPerParam,
+    wbpp: mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam,
+    mlp: a.mlpMatrices,
+    shared: a.moeLayers > 0 ? a.sharedWidth : 0,
+    kvPerToken: mc.numLayers * a.kvElementsPerLayer * mc.bytesPerParam,
+  };
+}
 
 function shapeOf(mc: ModelConfig): RooflineShape {
   const d = mc.hiddenDim;
@@ -52,6 +92,7 @@ function shapeOf(mc: ModelConfig): RooflineShape {
   const { moe: moeLayers, dense: denseLayers } = layerSplit(mc);
   return {
     d,
+    qDim: d,
     L,
     H,
     kvH,
@@ -65,13 +106,16 @@ function shapeOf(mc: ModelConfig): RooflineShape {
     experts: mc.numLocalExperts,
     bpp: mc.bytesPerParam,
     wbpp: mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam,
+    mlp: MLP_MATRICES,
+    shared: 0,
+    kvPerToken: 2 * L * kvH * dHead * mc.bytesPerParam,
   };
 }
 
 /** Attention + MLP FLOPs of `t` new tokens whose context already holds `seq` tokens. */
 export function transformerFlops(s: RooflineShape, seq: number, t: number): number {
-  const qkv = 2 * t * (s.d * s.d + 2 * s.d * s.dKV);
-  const proj = 2 * t * s.d * s.d;
+  const qkv = 2 * t * (s.d * s.qDim + 2 * s.d * s.dKV);
+  const proj = 2 * t * s.qDim * s.d;
   let gemm = (qkv + proj) * s.L;
   const ctx = t > 1 ? seq + (t - 1) / 2.0 : seq;
   const attnGemm = 4 * s.H * t * ctx * s.dHead;
@@ -79,27 +123,29 @@ export function transformerFlops(s: RooflineShape, seq: number, t: number): numb
   gemm += attnGemm * s.L;
   const sram = vector * s.L;
   if (s.moeLayers > 0) {
-    gemm += 2 * t * (MLP_MATRICES * s.d * s.dFFMoE) * s.topK * s.moeLayers;
+    gemm += 2 * t * (s.mlp * s.d * s.dFFMoE) * s.topK * s.moeLayers;
+    if (s.shared > 0) gemm += 2 * t * (s.mlp * s.d * s.shared) * s.moeLayers;
   }
   if (s.denseLayers > 0) {
-    gemm += 2 * t * (MLP_MATRICES * s.d * s.dFFDense) * s.denseLayers;
+    gemm += 2 * t * (s.mlp * s.d * s.dFFDense) * s.denseLayers;
   }
   return gemm + sram;
 }
 
 /** Weight bytes touched by a step of `t` new tokens; MoE loads only the experts expected to be routed to. */
 export function weightBytes(s: RooflineShape, t: number): number {
-  const attnPerLayer = s.d * (s.d + 2 * s.dKV) + s.d * s.d;
+  const attnPerLayer = s.d * (s.qDim + 2 * s.dKV) + s.qDim * s.d;
   let moe = 0;
   if (s.moeLayers > 0) {
-    const perLayer = MLP_MATRICES * s.d * s.dFFMoE;
+    const perLayer = s.mlp * s.d * s.dFFMoE;
     const n = s.experts;
     const nEff = n * (1.0 - goPow((n - s.topK) / n, t));
     moe = perLayer * nEff * s.moeLayers;
+    if (s.shared > 0) moe += s.mlp * s.d * s.shared * s.moeLayers;
   }
   let dense = 0;
   if (s.denseLayers > 0) {
-    dense = MLP_MATRICES * s.d * s.dFFDense * s.denseLayers;
+    dense = s.mlp * s.d * s.dFFDense * s.denseLayers;
   }
   return (attnPerLayer * s.L + (moe + dense)) * s.wbpp;
 }
@@ -107,8 +153,7 @@ export function weightBytes(s: RooflineShape, t: number): number {
 /** Bytes a request moves besides weights: KV written for `t` tokens, KV read for `seq`, activations. */
 function dynamicBytes(s: RooflineShape, seq: number, t: number): number {
   const w = weightBytes(s, t);
-  const kvPerToken = 2 * s.L * s.kvH * s.dHead * s.bpp;
-  const total = w + kvPerToken * t + kvPerToken * seq + s.L * s.d * s.bpp * t;
+  const total = w + s.kvPerToken * t + s.kvPerToken * seq + s.L * s.d * s.bpp * t;
   return total - w;
 }
 
@@ -175,7 +220,7 @@ export function createRooflineModel(opts: RooflineOptions): LatencyModel {
     throw new LatencyConfigError(LatencyErrorCode.InvalidParallelism, 'tp', `roofline: tp must be a positive integer, got ${tp}`);
   }
   validateRooflineConfig(model, hardware);
-  const s = shapeOf(model);
+  const s = opts.corrected === true ? correctedShapeOf(model) : shapeOf(model);
   const peakFlops = s.wbpp === 1.0 && hardware.TFlopsFP8 > 0 ? hardware.TFlopsFP8 * 1e12 : hardware.TFlopsPeak * 1e12;
   const peakBW = hardware.BwPeakTBs * 1e12;
   const prefillRate = peakFlops * hardware.mfuPrefill;

@@ -9,6 +9,7 @@ import { clampToInt64 } from '../domain/units.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite, validateCoefficients } from './errors.js';
 import { DEFAULT_MOE_COMM_BACKEND, MOE_COMM_BACKEND_NAMES, MOE_COMM_BACKENDS, isMoECommBackend } from './moe-comm.js';
 import { isMoE, layerSplit } from './layers.js';
+import { architectureOf } from './architecture.js';
 import type { HardwareConfig, LatencyModel, ModelConfig, StepBatch } from './types.js';
 
 export interface TrainedPhysicsOptions {
@@ -26,6 +27,12 @@ export interface TrainedPhysicsOptions {
    * decode term does too (β1, β9). β10 (MoE dispatch) defaults to β3 when fewer than 11 are given.
    */
   readonly beta: readonly number[];
+  /**
+   * --semantics corrected (E11, L3): the model as src/latency/architecture.ts defines it — `head_dim` (not the
+   * truncated d/H) for attention and projections, MLP matrices by activation, shared experts (Llama 4's too),
+   * `first_k_dense_replace`, Llama 4 interleaving and MLA's compressed KV traffic.
+   */
+  readonly corrected?: boolean;
 }
 
 /** KV cache elements are 16-bit whatever the weight precision. */
@@ -71,6 +78,10 @@ interface Plan {
   readonly L: number;
   readonly d: number;
   readonly dKV: number;
+  /** KV elements moved per token per layer and GPU: 2·dKV/(tp·dp), or MLA's replicated latent / dp. */
+  readonly kvW: number;
+  /** FLOPs per token per FFN width unit: 2 × matrices (6 in the reference). */
+  readonly mlpFlops: number;
   /** Head dimension as the integer d/H (not head_dim), as in the reference. */
   readonly dH: number;
   readonly hPerGPU: number;
@@ -106,33 +117,39 @@ function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Pl
   const beta = Array.from({ length: 11 }, (_, i) => (i < given ? opts.beta[i]! : 0));
   if (given < 11) beta[10] = beta[3]!;
 
+  const corrected = opts.corrected === true;
+  const a = corrected ? architectureOf(mc) : null;
   const moe = isMoE(mc);
-  const { moe: nMoE, dense: nDense } = layerSplit(mc);
-  const dH = Math.trunc(mc.hiddenDim / mc.numHeads);
+  const { moe: nMoE, dense: nDense } = a === null ? layerSplit(mc) : { moe: a.moeLayers, dense: a.denseLayers };
+  const dH = a === null ? Math.trunc(mc.hiddenDim / mc.numHeads) : a.headDim;
   const kvHeads = mc.numKVHeads === 0 ? mc.numHeads : mc.numKVHeads;
   const d = mc.hiddenDim;
   const L = mc.numLayers;
   const dKV = kvHeads * dH;
   const group = moe ? tp * dp : tp;
-  const dFFMoE = mc.moeExpertFFNDim > 0 ? mc.moeExpertFFNDim : mc.intermediateDim;
-  const dFFDense = mc.denseIntermediateDim > 0 ? mc.denseIntermediateDim : mc.intermediateDim;
-  const shared = mc.sharedExpertFFNDim;
+  const dFFMoE = a === null ? (mc.moeExpertFFNDim > 0 ? mc.moeExpertFFNDim : mc.intermediateDim) : a.expertWidth;
+  const dFFDense = a === null ? (mc.denseIntermediateDim > 0 ? mc.denseIntermediateDim : mc.intermediateDim) : a.denseWidth;
+  const shared = a === null ? mc.sharedExpertFFNDim : a.sharedWidth;
+  const mats = a === null ? 3 : a.mlpMatrices;
   const wbpp = mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam;
   const bytesPerUs = hw.BwPeakTBs * 1e6;
-  const projWidth = 2 * d + 2 * dKV;
+  const projWidth = a === null ? 2 * d + 2 * dKV : 2 * a.qDim + 2 * dKV;
+  const kvW = a === null || !a.mla ? 2 * (dKV / (tp * dp)) : a.kvElementsPerLayer / dp;
 
   const attnWeights = (L * d * projWidth * wbpp) / tp;
   let ffnWeights = 0;
   if (nMoE > 0) {
-    ffnWeights += nMoE * (mc.numLocalExperts / group) * 3 * d * dFFMoE * wbpp;
-    if (shared > 0) ffnWeights += (nMoE * 3 * d * shared * wbpp) / tp;
+    ffnWeights += nMoE * (mc.numLocalExperts / group) * mats * d * dFFMoE * wbpp;
+    if (shared > 0) ffnWeights += (nMoE * mats * d * shared * wbpp) / tp;
   }
-  if (nDense > 0) ffnWeights += (nDense * 3 * d * dFFDense * wbpp) / tp;
+  if (nDense > 0) ffnWeights += (nDense * mats * d * dFFDense * wbpp) / tp;
 
   return {
     L,
     d,
     dKV,
+    kvW,
+    mlpFlops: 2 * mats,
     dH,
     hPerGPU: mc.numHeads / tp,
     kEff: Math.max(1, mc.numExpertsPerTok),
@@ -163,10 +180,10 @@ function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Pl
 function ffnFlops(p: Plan, tokens: number): number {
   let f = 0;
   if (p.nMoE > 0) {
-    f += p.nMoE * ((tokens * p.kEff) / p.group) * 6 * p.d * p.dFFMoE;
-    f += p.shared === 0 ? 0 : (p.nMoE * tokens * 6 * p.d * p.shared) / p.tpdp;
+    f += p.nMoE * ((tokens * p.kEff) / p.group) * p.mlpFlops * p.d * p.dFFMoE;
+    f += p.shared === 0 ? 0 : (p.nMoE * tokens * p.mlpFlops * p.d * p.shared) / p.tpdp;
   }
-  if (p.nDense > 0) f += (p.nDense * tokens * 6 * p.d * p.dFFDense) / p.tpdp;
+  if (p.nDense > 0) f += (p.nDense * tokens * p.mlpFlops * p.d * p.dFFDense) / p.tpdp;
   return f;
 }
 
@@ -218,7 +235,8 @@ function stepTime(p: Plan, batch: StepBatch): number {
   if (pf > 0) {
     const proj = (L * 2 * pf * d * p.projWidth) / tpdp;
     tPfCompute = (proj + (L * attn) / dp + ffnFlops(p, pf)) / p.flopsPerUs;
-    tPfKv = (L * 2 * (p.dKV / tpdp) * pf * KV_ELEMENT_BYTES) / p.bytesPerUs;
+    // L·kvW = L·2·(dKV/tpdp) in the reference: doubling is exact, so the product rounds the same.
+    tPfKv = (L * p.kvW * pf * KV_ELEMENT_BYTES) / p.bytesPerUs;
   }
   let tDcCompute = 0;
   let tDcKv = 0;
@@ -226,7 +244,7 @@ function stepTime(p: Plan, batch: StepBatch): number {
     const proj = (L * 2 * dc * d * p.projWidth) / tpdp;
     const attnDc = (L * 4 * p.hPerGPU * sumCtx * p.dH) / dp;
     tDcCompute = (proj + attnDc + ffnFlops(p, dc)) / p.flopsPerUs;
-    tDcKv = (L * 2 * (p.dKV / tpdp) * KV_ELEMENT_BYTES * (sumCtx + dc)) / p.bytesPerUs;
+    tDcKv = (L * p.kvW * KV_ELEMENT_BYTES * (sumCtx + dc)) / p.bytesPerUs;
   }
 
   const tokens = pf + dc;

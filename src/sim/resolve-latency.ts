@@ -48,7 +48,10 @@ export interface LatencyInput {
   readonly userHardware?: ReadonlyMap<string, HardwareConfig>;
   /** HBM reserved for resident LoRA adapters (bytes): less room for auto-sized KV. Default 0. */
   readonly adapterReservedBytes?: number;
-  /** --semantics corrected: catalog figure fixes (L1) and KV capacity over the TP group (E10). */
+  /**
+   * --semantics corrected: catalog figure fixes (L1), KV capacity over the TP group (E10), and one architecture
+   * definition for roofline, trained-physics and capacity sizing (E11, L2, L3).
+   */
   readonly corrected?: boolean;
   /** A fitted latency profile (--latency-profile): selects corrected-physics with its coefficients. */
   readonly profile?: { readonly profile: LatencyProfile; readonly label: string };
@@ -238,10 +241,10 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   }
   if (inp.profile !== undefined) warnings.push(...profileMismatch(inp.profile, model, gpu, tp));
   const latency = backend === 'roofline'
-    ? createRooflineModel({ model: mc, hardware: hw, tp, alpha })
+    ? createRooflineModel({ model: mc, hardware: hw, tp, alpha, corrected: inp.corrected === true })
     : backend === 'corrected-physics'
       ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: inp.profile?.profile.coefficients ?? {} })
-      : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta });
+      : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true });
   return {
     backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings,
     alpha, beta, kvParams, findHardware: hardwareFinder(inp), architecture: mc,

@@ -19,6 +19,7 @@ import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
 import type { SessionBlueprint } from '../workload/sessions/types.js';
 import { generateWorkload } from '../workload/sessions/workload.js';
 import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-export.js';
+import { parentTraceOutcome } from '../cluster/pd/project.js';
 import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
@@ -364,10 +365,17 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   await env.pause?.();
   let trace: TraceOutput | null = null;
   if (f.str('trace-output') !== '') {
-    const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
-      request,
-      outcome: { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: request.itlSum },
-    })));
+    // Corrected semantics (D4): a split request's row carries its parent's outcome, not the untouched parent state.
+    const pd = semanticsFlag(f) === 'corrected' ? cs.pd : null;
+    const records = buildRunTraceRecords(cs.arrivals.map((request) => {
+      const parent = pd?.parentOf(request);
+      return {
+        request,
+        outcome: parent !== undefined && parent.req === request
+          ? parentTraceOutcome(parent)
+          : { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: request.itlSum },
+      };
+    }));
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
     trace = {
       yaml: formatTraceHeaderYaml(header),

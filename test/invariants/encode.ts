@@ -3,7 +3,7 @@
  * counters they check):
  *   - INV-1 term: `encode_routing_rejections` equals the requests whose outcome is an encode rejection, and the
  *     Anomaly Counters line says so;
- *   - an encode pod never runs work (no encode work is simulated) and no request or half runs on one;
+ *   - no request or half runs on an encode pod (corrected semantics' encode jobs are not requests);
  *   - a split request's encode pod is an encode-pool member, chosen iff the decider says so;
  *   - every request that reached the encode stage (routed to a decode pod, split, or lost at encode routing)
  *     and that the decider picks went through the encode pool exactly once: routed there or rejected there.
@@ -39,7 +39,7 @@ export function checkEncode(ctx: InvariantContext, cls: Classification): string[
     if (p.encodeIndex >= 0 && !hasRole(pd.role(p.encodeIndex), PoolRole.Encode)) v.push(`E/P/D: ${p.id} encoded on ${cs.instances[p.encodeIndex]?.id}, not an encode pod`);
   }
   // Redirect drains route a request again (through the encode stage again): the count is then a lower bound.
-  const reached = requests.filter((r) => decider.shouldEncode(r, '') && (cls.split.has(r) || r.outcome === 'encode_rejected' || (topLevel(r) && r.assignedInstance !== ''))).length;
+  const reached = requests.filter((r) => decider.shouldEncode(r, '') && (cls.split.has(r) || r.outcome === 'encode_rejected' || (topLevel(r) && r.assignedInstance !== '') || pd.encoding(r))).length;
   const seen = stage.routed + cs.encodeRoutingRejections;
   if (cs.drainRedirected === 0 ? seen !== reached : seen < reached) v.push(`E/P/D: ${reached} requests reached the encode stage with the ${name} decider, but ${stage.routed} were routed there and ${cs.encodeRoutingRejections} rejected`);
   const lines = buildReport(cs).sections.find((s) => s.header === 'Anomaly Counters');

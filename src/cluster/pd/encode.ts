@@ -1,8 +1,8 @@
 /**
  * The E/P/D encode stage (reference executeDisaggregatedRouting step 4, blis-cluster.md §8.2): after the decode
  * pod is chosen and the P/D decider has spoken, a request the encode decider picks is routed among the encode
- * pods with the main routing policy (one shared object, so a round-robin counter advances for it too) and the
- * choice recorded. The stage takes no time and no encode work runs: encode pods stay idle. An encode pool with
+ * pods with the main routing policy (one shared object, so a round-robin counter advances for it too; corrected
+ * semantics hand in the pool's own instance) and the choice recorded. The stage takes no time and no encode work runs: encode pods stay idle. An encode pool with
  * no routable pod loses the request there (INV-1's encode_routing_rejections term).
  */
 import type { EncodeRoutingRecord } from '../../domain/decision-records.js';
@@ -17,6 +17,11 @@ export class EncodeStage {
   readonly records: EncodeRoutingRecord[] = [];
   /** Requests routed through the encode pool. */
   routed = 0;
+  /** Corrected semantics: when each encode pod's last job ends (µs), by instance index. */
+  private readonly busyUntil = new Map<number, number>();
+  /** Encode jobs run (corrected semantics) and their summed duration (µs). */
+  jobs = 0;
+  busyUs = 0;
 
   constructor(
     private readonly host: PdHost,
@@ -45,5 +50,28 @@ export class EncodeStage {
       });
     }
     return index;
+  }
+
+  /**
+   * Corrected semantics: queues `req`'s encode job on pod `index` at `now`; returns when it ends (µs). The
+   * pod counts it in flight until {@link finish}.
+   */
+  run(req: Request, index: number, now: number): number {
+    const media = req.imageTokens + req.audioTokens + req.videoTokens;
+    if (media <= 0) return now;
+    const inst = this.host.instances[index];
+    if (inst === undefined) return now;
+    const d = inst.loneStepTimeUs(media);
+    const end = Math.max(now, this.busyUntil.get(index) ?? 0) + d;
+    this.busyUntil.set(index, end);
+    this.jobs++;
+    this.busyUs += d;
+    this.host.inFlight[index] = (this.host.inFlight[index] ?? 0) + 1;
+    return end;
+  }
+
+  /** The job on pod `index` ended: it no longer counts in flight there. */
+  finish(index: number): void {
+    this.host.inFlight[index] = Math.max(0, (this.host.inFlight[index] ?? 0) - 1);
   }
 }
