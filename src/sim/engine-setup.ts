@@ -330,6 +330,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           lora: setup.lora ?? null,
           schedulingMode: setup.schedulingMode ?? 'sync',
           holdPrefillKV: pd?.beyond?.ownership === 'single',
+          ...(corrected ? { corrected } : {}),
         },
         createKVStore(kvStoreConfig(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks })),
         latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),

@@ -73,8 +73,8 @@ export const FLAGS = [
   { name: 'block-size-in-tokens', kind: 'int', def: 16, help: 'tokens per KV block', scope: 'shared' },
   { name: 'gpu-memory-utilization', kind: 'float', def: 0.9, help: 'fraction of GPU memory for the engine, in (0, 1]', scope: 'shared' },
   { name: 'kv-cpu-blocks', kind: 'int', def: 0, help: 'CPU KV blocks (tiered offload when > 0)', scope: 'shared' },
-  { name: 'kv-offload-threshold', kind: 'float', def: 0.9, help: 'deprecated and ignored', scope: 'shared' },
-  { name: 'kv-transfer-bandwidth', kind: 'float', def: 100, help: 'CPU->GPU reload bandwidth (tokens per tick)', scope: 'shared' },
+  { name: 'kv-offload-threshold', kind: 'float', def: 0.9, help: 'accepted and ignored, as by the reference: every full block of a running request is mirrored to the CPU tier after each step', scope: 'shared' },
+  { name: 'kv-transfer-bandwidth', kind: 'float', def: 100, help: 'CPU->GPU reload bandwidth in tokens per tick (µs), not blocks: a reloaded block costs --kv-transfer-base-latency + ceil(block size / this) ticks', scope: 'shared' },
   { name: 'kv-transfer-base-latency', kind: 'int', def: 0, help: 'fixed latency per reloaded block (ticks)', scope: 'shared' },
   // batching
   { name: 'max-num-seqs', kind: 'int', def: 256, help: 'max running requests per step', aliases: ['max-num-running-reqs'], scope: 'shared' },
