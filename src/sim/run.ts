@@ -20,6 +20,7 @@ import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
 import type { SessionBlueprint } from '../workload/sessions/types.js';
 import { generateWorkload } from '../workload/sessions/workload.js';
 import { buildReplayTraceHeader, buildRunTraceHeader, buildRunTraceRecords, outcomeFromRequest } from '../workload/trace-export.js';
+import { parentTraceOutcome } from '../cluster/pd/project.js';
 import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
@@ -33,6 +34,7 @@ import type { FlagValues } from './options.js';
 import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
 import { horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
+import { checkBundleDeciders } from './resolve-deciders.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
 import { checkAdapterReferences, type AdapterReference, type LoraSetup } from './resolve-lora.js';
@@ -319,6 +321,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const { setup, latency, seed, kvForGpu, lora } = await resolveEngineFlags(f, env, deployment);
   if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  checkBundleDeciders(f, pol, setup.pd);
   const scaling = resolveScaling(f, pol.scaling, 'run', kvForGpu, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
@@ -365,10 +368,17 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   await env.pause?.();
   let trace: TraceOutput | null = null;
   if (f.str('trace-output') !== '') {
-    const records = buildRunTraceRecords(cs.arrivals.map((request) => ({
-      request,
-      outcome: { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: request.itlSum },
-    })));
+    // Corrected semantics (D4): a split request's row carries its parent's outcome, not the untouched parent state.
+    const pd = semanticsFlag(f) === 'corrected' ? cs.pd : null;
+    const records = buildRunTraceRecords(cs.arrivals.map((request) => {
+      const parent = pd?.parentOf(request);
+      return {
+        request,
+        outcome: parent !== undefined && parent.req === request
+          ? parentTraceOutcome(parent)
+          : { state: request.state, ttftSet: request.ttftSet, firstTokenTime: request.firstTokenTime, itlSum: request.itlSum },
+      };
+    }));
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
     if (semanticsFlag(f) === 'corrected' && sessions !== null) recordSessions(records, header, cs.arrivals, sessions.log(), wl.sessions, env);
     trace = traceOutput(header, records);
@@ -459,6 +469,7 @@ export async function checkSimulation(mode: 'run' | 'replay', f: FlagValues, env
   const { seed, latency, kvForGpu, setup } = await resolveEngineFlags(f, env, deployment);
   if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  checkBundleDeciders(f, pol, setup.pd);
   resolveScaling(f, pol.scaling, mode, mode === 'run' ? kvForGpu : null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   cliGoodput(f);
   if (mode === 'replay') {
@@ -490,6 +501,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const { setup, latency, seed, lora } = await resolveEngineFlags(f, env, deployment);
   if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  checkBundleDeciders(f, pol, setup.pd);
   resolveScaling(f, pol.scaling, 'replay', null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
   warnUndeclaredAdapters(records, lora, env);
