@@ -31,6 +31,8 @@ export interface BatchLimits {
   /** 0 = unlimited. */
   readonly maxModelLen: number;
   readonly preemptionPolicy: PreemptionPolicy;
+  /** --semantics corrected (docs/reference-differences.md E-rows); read once at construction. Default false. */
+  readonly corrected?: boolean;
 }
 
 export interface BatchOutcome {
@@ -46,6 +48,7 @@ const EMPTY: readonly number[] = [];
 export class BatchFormer {
   private budget = 0;
   private preempted = false;
+  private readonly corrected: boolean;
   private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0, victims: [] };
   private readonly result = { ok: false, adj: 0 };
   /** Phase 1's position when it started on the current request (victims after it hold last step's tokens). */
@@ -69,6 +72,7 @@ export class BatchFormer {
     private readonly context: (() => SchedulerContext) | null = null,
   ) {
     this.prefixReload = kv.prefixReload ?? null;
+    this.corrected = limits.corrected === true;
   }
 
   /**
@@ -274,6 +278,10 @@ export class BatchFormer {
     next.state = RequestState.Running;
     next.numNewTokens = n;
     next.computedTokens = n + start;
+    // E2 (corrected): the cached prefix is context the first step attends to; the reference leaves progress at
+    // 0, so roofline (and corrected-physics) price that step as if nothing were cached. Set before the push,
+    // which copies the request's fields into its slot.
+    if (this.corrected) next.progressIndex = start;
     this.run.push(next);
     return true;
   }

@@ -98,8 +98,16 @@ export class TieredKVCache implements KVStore {
     if (own !== undefined && own.len > startBlock) {
       startBlock = own.len;
       prevHash = gpu.blockHash(own.last());
+      // K2 (corrected): a partial last block has no identity yet; the chain continues from the prompt's hash for
+      // that position (the reference seeds the empty hash, which matches nothing on the CPU tier).
+      if (this.corrected && prevHash === NO_HASH) prevHash = chainSeed(req, bs, own.len - 1);
     }
-    if (this.reloadFromCPU(req, startBlock, prevHash)) {
+    // K3 (corrected): the reload must not overwrite the free blocks of the prefix the caller just looked up.
+    if (this.corrected && cached.length > 0) gpu.pinFree(cached);
+    const reloaded = this.reloadFromCPU(req, startBlock, prevHash);
+    if (this.corrected && cached.length > 0) gpu.unpinFree(cached);
+    if (reloaded) {
+      if (this.corrected && start % bs !== 0 && gpu.blocksOf(req) > 0) return this.allocateAfterPartial(req, start, end, cached);
       const newCached = gpu.getCachedBlocksInto(req, this.reloadedPrefix);
       const newStart = newCached.length * bs;
       if (newStart > start && this.corrected) return this.allocateWithReloaded(req, start, end, cached, newCached);
@@ -122,7 +130,9 @@ export class TieredKVCache implements KVStore {
       return gpu.allocate(req, start, end, cached);
     }
     const ok = gpu.allocate(req, start, end, cached);
-    if (!ok) this.cpuMisses++;
+    // K4: the reference counts every failed allocation (preemption retries, a blocked queue head each step) as
+    // a miss. Corrected: no lookup missed there; every block is counted once, as a hit or a miss, when allocated.
+    if (!ok && !this.corrected) this.cpuMisses++;
     return ok;
   }
 
@@ -148,19 +158,49 @@ export class TieredKVCache implements KVStore {
   }
 
   /**
+   * Corrected semantics (K2): a running request whose last block is partial continues with GPU copies of the
+   * blocks after it (reloaded just now, or cached): the partial block is filled to its boundary, the copies
+   * inside [start, end) are committed, and the rest is allocated. Everything is checked before anything changes,
+   * so a failure leaves the request as it was.
+   */
+  private allocateAfterPartial(req: Request, start: number, end: number, cached: readonly number[]): boolean {
+    const gpu = this.gpu;
+    const bs = this.blockSize;
+    const from = Math.ceil(start / bs);
+    const upTo = Math.min(Math.floor(end / bs), Math.floor((req.inputLen - gpu.hitHoldback) / bs));
+    const canon = inputBlockHashes(req, bs);
+    const cont = this.reloadedPrefix;
+    cont.length = 0;
+    let claimedFree = 0;
+    for (let i = from; i < upTo; i++) {
+      const b = gpu.blockForHash(canon[i] as number);
+      if (b === undefined) break;
+      cont.push(b);
+      if (!gpu.blockInUse(b)) claimedFree++;
+    }
+    if (cont.length === 0) return gpu.allocate(req, start, end, cached);
+    const tail = (from + cont.length) * bs;
+    if (Math.ceil((end - tail) / bs) > gpu.freeCount - claimedFree) return false;
+    gpu.allocate(req, start, from * bs, NONE); // fits in the partial block, which gets its identity
+    gpu.commitCachedBlocks(req, cont, 0, cont.length);
+    return tail >= end || gpu.allocate(req, tail, end, NONE);
+  }
+
+  /**
    * Reload consecutive full input blocks from `startBlock` on, skipping ones already on the GPU and
    * stopping at the first CPU miss or after as many reloads as there were free blocks at the start (so a
    * reload never overwrites an earlier reload). Returns whether anything was reloaded.
    */
   private reloadFromCPU(req: Request, startBlock: number, prevHash: number): boolean {
     const bs = this.blockSize;
-    const n = Math.floor(req.inputLen / bs);
+    // E1 (corrected): a block the prefix hit cannot use is not worth reloading.
+    const n = Math.floor((req.inputLen - this.gpu.hitHoldback) / bs);
     if (startBlock >= n) return false;
     const canon = inputBlockHashes(req, bs);
     // The cached canonical chain is usable whenever the seed agrees with it; otherwise hash afresh.
     const onCanon = startBlock === 0 ? prevHash === NO_HASH : canon[startBlock - 1] === prevHash;
     const gpu = this.gpu;
-    const maxReloads = gpu.freeCount;
+    const maxReloads = gpu.reloadableCount;
     const perBlock = this.baseLatency + Math.ceil(bs / this.transferBandwidth);
     const st = this.storage;
     let reloads = 0;
@@ -346,4 +386,10 @@ export class TieredKVCache implements KVStore {
   get mirrorCount(): number {
     return this.mirrors;
   }
+}
+
+/** The chain hash of `req`'s input block `i` (what a partial block there will get once full), or NO_HASH past the prompt's full blocks. */
+function chainSeed(req: Request, blockSize: number, i: number): number {
+  const canon = inputBlockHashes(req, blockSize);
+  return i < canon.length ? (canon[i] as number) : NO_HASH;
 }

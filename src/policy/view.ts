@@ -11,8 +11,8 @@ import type { SchedulerContext } from '../instance/scheduler.js';
 import type { AutoScaleContext } from '../routing/autoscale.js';
 import type { GlobalSignal, HistoryWindow, RouterSignals, RouterState, RoutingSnapshot, TenantSignal } from '../routing/types.js';
 
-export type ControlPoint = 'admission' | 'priority' | 'routing' | 'scheduler' | 'autoscale';
-export const CONTROL_POINTS: readonly ControlPoint[] = ['admission', 'priority', 'routing', 'scheduler', 'autoscale'];
+export type ControlPoint = 'admission' | 'priority' | 'routing' | 'scheduler' | 'autoscale' | 'disaggregation' | 'encode';
+export const CONTROL_POINTS: readonly ControlPoint[] = ['admission', 'priority', 'routing', 'scheduler', 'autoscale', 'disaggregation', 'encode'];
 
 /** Default code entry point per control point (docs/policies.md). */
 export const DEFAULT_ENTRYPOINTS: Readonly<Record<ControlPoint, string>> = {
@@ -21,6 +21,8 @@ export const DEFAULT_ENTRYPOINTS: Readonly<Record<ControlPoint, string>> = {
   routing: 'route',
   scheduler: 'makeBatch',
   autoscale: 'evaluate',
+  disaggregation: 'decide',
+  encode: 'shouldEncode',
 };
 
 /** A request as the router knows it. */
@@ -44,6 +46,10 @@ export interface RequestView {
   admissionDelays: number;
   /** LoRA adapter the request needs ('' = the base model). */
   adapter: string;
+  /** Multimodal input tokens by modality (0 for text-only requests). */
+  imageTokens: number;
+  audioTokens: number;
+  videoTokens: number;
 }
 
 export interface InstanceView {
@@ -140,6 +146,9 @@ export function requestView(req: Request, blockSize: number): RequestView {
     prefixHashes: Array.from(inputBlockHashes(req, blockSize)),
     admissionDelays: req.admissionDelays,
     adapter: req.adapter,
+    imageTokens: req.imageTokens,
+    audioTokens: req.audioTokens,
+    videoTokens: req.videoTokens,
   };
 }
 

@@ -117,6 +117,7 @@ export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyRep
       ...(x.cs.pd !== null
         ? {
           disaggregations: x.cs.pd.disaggregationRecords.map((d) => ({ request_id: d.requestId, clock_us: d.clock, disaggregate: d.disaggregate, decode_instance: d.decodeInstance, reason: d.reason })),
+          ...(x.cs.pd.encode !== null && x.cs.pd.encode.decisions.length > 0 ? { encode_decisions: x.cs.pd.encode.decisions.map((d) => ({ request_id: d.requestId, clock_us: d.clock, encode: d.encode, decode_instance: d.decodeInstance, reason: d.reason })) } : {}),
           ...(x.cs.pd.encode !== null ? { encode_routings: x.cs.pd.encode.records.map((r) => ({ parent_request_id: r.parentRequestId, clock_us: r.clock, chosen_instance: r.chosenInstance, regret: r.regret })) } : {}),
           prefill_routings: x.cs.pd.prefillRoutingRecords.map((r) => ({ parent_request_id: r.parentRequestId, clock_us: r.clock, chosen_instance: r.chosenInstance, regret: r.regret })),
           kv_transfers: x.cs.pd.kvTransferRecords.map((k) => ({ parent_request_id: k.parentRequestId, start_us: k.transferStartTime, duration_us: k.transferDuration, blocks: k.numKVBlocks, prefill_instance: k.prefillInstanceId, decode_instance: k.decodeInstanceId })),

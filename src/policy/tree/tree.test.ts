@@ -629,6 +629,8 @@ function leafArb(point: ControlPoint): fc.Arbitrary<Plain> {
       reasonArb.map((r) => withReason({ scale: 'none' }, r)),
       fc.tuple(fc.integer({ min: 0, max: 50 }), reasonArb).map(([n, r]) => withReason({ scale_to: n }, r)),
     );
+    case 'disaggregation': return fc.tuple(fc.boolean(), reasonArb).map(([d, r]) => withReason({ disaggregate: d }, r));
+    case 'encode': return fc.tuple(fc.boolean(), reasonArb).map(([d, r]) => withReason({ encode: d }, r));
     case 'routing': {
       const filter = fc.option(predicateArb(ROUTING_ALL), { nil: undefined });
       const scorers = fc.uniqueArray(fc.constantFrom(...SCORER_NAMES), { minLength: 1, maxLength: 4 })
@@ -762,7 +764,7 @@ function checkRule(rule: RouteRule, raw: Plain, env: FeatureEnv, instances: Rout
 function request(over: Partial<RequestView>): RequestView {
   return {
     id: 'r1', inputTokens: 100, outputTokens: null, tenant: '', sloClass: 'standard', priority: 0, model: '', sessionId: '', arrivalUs: 0,
-    prefixHashes: [], admissionDelays: 0, adapter: '', ...over,
+    prefixHashes: [], admissionDelays: 0, adapter: '', imageTokens: 0, audioTokens: 0, videoTokens: 0, ...over,
   };
 }
 
