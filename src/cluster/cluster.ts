@@ -815,6 +815,7 @@ export class ClusterSimulator {
       routable: (i) => this.routable(i),
       deliver: (req, time, state, d, index) => this.deliver(req, time, state, d, index),
       rejectAtRouting: (req) => this.rejectAtRouting(req),
+      recordSplit: (req, state, d) => this.recordRouting(req, d, state.snapshots, null, null),
       rejectAtEncode: (req) => {
         this.encodeRoutingRejections++;
         req.outcome = 'encode_rejected';

@@ -122,6 +122,8 @@ export class Instance {
   private lastStepEnd = -1;
   private readonly asyncScheduling: boolean;
   private readonly prefillFirst: boolean;
+  /** --semantics corrected: the engine corrections E3, E7, E8 (docs/reference-differences.md). */
+  private readonly corrected: boolean;
   private readonly recentTtft = new RecentMean();
   private readonly recentTpot = new RecentMean();
   onRequestDone: RequestDoneHook | null = null;
@@ -164,6 +166,7 @@ export class Instance {
     this.former.gate = lora;
     this.asyncScheduling = cfg.schedulingMode === 'async';
     this.prefillFirst = cfg.schedulingMode === 'prefill-first';
+    this.corrected = cfg.corrected === true;
   }
 
   /** What a policy scheduler sees (built on demand; the running requests are synced first). */
@@ -198,6 +201,12 @@ export class Instance {
    */
   get estimatedWaitUs(): number {
     return (this.waitQ.inputTokens / Math.max(this.cfg.maxNumBatchedTokens, 1)) * this.stepEwma;
+  }
+
+  /** Step time (µs) of a lone prefill of `tokens` tokens here: E/P/D prices encode work with it. */
+  loneStepTimeUs(tokens: number): number {
+    const one = (v: number): Int32Array => Int32Array.of(v);
+    return this.latency.stepTime({ count: 1, progress: one(0), newTokens: one(tokens), inputLen: one(tokens), outputLen: one(0) });
   }
 
   /** The latency model's fixed per-request post-decode overhead (µs): P/D stamps it on parent completions. */
@@ -276,14 +285,21 @@ export class Instance {
   /**
    * P/D: enqueues a decode half whose KV arrived (reference EnqueueDecodeSubRequest): registered here, straight
    * into the wait queue — no arrival event, no enqueue guards, its input tokens not counted again — and a step
-   * at max(instance clock, `clusterTime`) if the instance is idle.
+   * at max(instance clock, `clusterTime`) if the instance is idle. With `expirePast` a deadline already past
+   * times it out at once.
    */
-  injectDecodeOnline(r: Request, clusterTime: number): void {
+  injectDecodeOnline(r: Request, clusterTime: number, expirePast = false): void {
     r.registered = true;
     this.metrics.requests.push(r);
     r.priority = r.hasPolicyPriority ? -r.policyPriority : this.slo.invertForVllm(r.sloClass);
     this.waitQ.enqueue(r);
     if (this.policy?.onRequestArrival) this.policy.onRequestArrival(r, this.schedulerContext());
+    // Corrected semantics: a deadline that passed during the transfer times the half out on arrival, before
+    // any step at this tick can schedule it.
+    if (expirePast && r.deadline > 0 && r.deadline <= clusterTime) {
+      this.timeout(r, Math.max(this.clock, clusterTime));
+      return;
+    }
     // A deadline already past fires now: the reference would schedule it in the past (its clock would step back).
     if (r.deadline > 0 && r.deadline <= this.cfg.horizon) this.sink.schedule(Math.max(r.deadline, clusterTime), EventKind.Timeout, r);
     if (this.run.length === 0 && !this.stepPending) this.scheduleStep(Math.max(this.clock, clusterTime));
@@ -450,8 +466,17 @@ export class Instance {
     const ns = outcome.newlyScheduled;
     for (let i = 0; i < ns.length; i++) {
       const r = ns[i] as Request;
-      r.hasSchedulingDelay = true;
-      r.schedulingDelay = now - r.arrivalTime;
+      if (this.corrected && r.pdPart !== PdPart.Decode) {
+        // E7 (corrected): the wait in the queue (from enqueue, after the alpha queueing time) to the first
+        // admission. P/D decode halves keep the reference's measure: the parent's projection uses it as an offset.
+        if (!r.hasSchedulingDelay) {
+          r.hasSchedulingDelay = true;
+          r.schedulingDelay = now - r.enqueueTime;
+        }
+      } else {
+        r.hasSchedulingDelay = true;
+        r.schedulingDelay = now - r.arrivalTime;
+      }
       this.lora?.pin(r);
     }
     m.waitQSamples.push(this.waitQ.length);
@@ -632,7 +657,8 @@ export class Instance {
       const r = finishing[i] as Request;
       if (r.progressIndex >= r.inputLen + Math.max(r.outputLen, 1) - 1) {
         r.state = RequestState.Completed;
-        if (r.outputLen > 0 && r.progressIndex < r.inputLen + r.outputLen) {
+        // E3 (corrected): the final token is never attended to, so it gets no KV.
+        if (!this.corrected && r.outputLen > 0 && r.progressIndex < r.inputLen + r.outputLen) {
           // The final output token's KV: it can pop (and un-hash) an LRU free block; kept for parity.
           if (!this.kv.allocate(r, r.progressIndex, r.progressIndex + 1, EMPTY)) this.metrics.kvAllocationFailures++;
         }
@@ -664,8 +690,11 @@ export class Instance {
     this.lora?.release(r);
     if (r.pdPart !== PdPart.Prefill || this.cfg.holdPrefillKV !== true) this.kv.release(r);
     r.finishedStepIdx = this.stepCount;
-    this.sink.schedule(now + adv, EventKind.RequestLeft, r);
     this.recordCompletion(r);
+    // E8 (corrected): the request leaves when its E2E says (output-token overheads and post-decode time
+    // included), not at the step's end. P/D halves keep the step end: their E2E is not measured from arrival.
+    const left = this.corrected && r.pdPart === PdPart.None ? Math.max(now + adv, r.arrivalTime + r.e2e) : now + adv;
+    this.sink.schedule(left, EventKind.RequestLeft, r);
     this.onRequestDone?.(r, now + adv);
   }
 
@@ -683,7 +712,10 @@ export class Instance {
     r.outcome = 'completed';
     if (r.itlCount > 0) this.recentTpot.push(sum / r.itlCount);
     if (r.outputLen > 0) {
-      r.itlMean = r.lengthCapped ? sum / Math.max(r.itlCount - 1, 1) : sum / Math.max(r.outputLen - 1, 1);
+      // E4: the reference takes a capped request to have stopped one token early and divides by one ITL fewer
+      // than it has; it stopped where vLLM does (input + output = max-model-len), so corrected divides by them all.
+      const cappedGaps = this.corrected ? r.itlCount : r.itlCount - 1;
+      r.itlMean = r.lengthCapped ? sum / Math.max(cappedGaps, 1) : sum / Math.max(r.outputLen - 1, 1);
     } else {
       r.itlMean = 0;
     }

@@ -30,6 +30,8 @@ export interface PdSectionInput {
   readonly contention: boolean;
   readonly peakConcurrentTransfers: number;
   readonly meanTransferQueueDepth: number;
+  /** --semantics corrected: the decode-side KV drops (the reference's line is always 0). */
+  readonly droppedAtDecodeKV?: number;
 }
 
 export interface PdSummary {
@@ -92,7 +94,7 @@ export function summarizePd(inp: PdSectionInput): PdSummary | null {
   return {
     disaggregatedCount: disaggregated,
     // The reference counts transfers completed to no decode pod, which never happens (always 0).
-    droppedAtDecodeKV: 0,
+    droppedAtDecodeKV: inp.droppedAtDecodeKV ?? 0,
     prefillThroughput: prefillRps,
     decodeThroughput: decodeRps,
     loadImbalanceRatio: ratio,

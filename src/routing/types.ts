@@ -153,6 +153,12 @@ export interface ObservedKvSignal {
   readonly offloadRate: number;
   /** Blocks reloaded CPU->GPU per second over the recent window. */
   readonly reloadRate: number;
+  /** Storage tier (docs/kv-tiers.md; all 0 without one): used / capacity, free blocks. */
+  readonly storageUtilization: number;
+  readonly storageFreeBlocks: number;
+  /** Blocks written CPU->storage and read storage->GPU per second over the recent window. */
+  readonly storageOffloadRate: number;
+  readonly storageReloadRate: number;
 }
 
 /** ShadowKV: the router's own prediction of prefix placement on one instance, for one request. */

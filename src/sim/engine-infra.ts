@@ -22,6 +22,8 @@ export interface ScalingSetup {
   readonly nodePools: readonly NodePoolConfig[] | null;
   readonly loadingDelay: DelaySpec;
   readonly warmStartInitialInstances: boolean;
+  /** Corrected semantics: node pools provision nodes (min_nodes, max_nodes, provisioning_delay). */
+  readonly provisionNodes?: boolean;
   /**
    * KV blocks of an instance at TP `tp` on a GPU with `gpuMemoryGiB` (per-instance auto-capacity); null =
    * every instance keeps the configured capacity (explicit --total-kv-blocks, blackbox, unknown model).
@@ -126,6 +128,7 @@ export function infraSetup(s: ScalingSetup | null | undefined, plans: readonly S
   };
 }
 
-export function placementFor(s: ScalingSetup | null | undefined): PlacementManager | null {
-  return s && s.nodePools !== null && s.nodePools.length > 0 ? new PlacementManager(s.nodePools) : null;
+export function placementFor(s: ScalingSetup | null | undefined, rng: PartitionedRng): PlacementManager | null {
+  if (!s || s.nodePools === null || s.nodePools.length === 0) return null;
+  return new PlacementManager(s.nodePools, s.provisionNodes === true ? { rng: rng.forSubsystem('node-pool-provisioning') } : null);
 }

@@ -12,7 +12,7 @@ import { Instance } from '../instance/instance.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
 import type { AdapterCost } from '../instance/lora.js';
 import type { SchedulingMode } from '../instance/batch-formation.js';
-import { createKVStore, type KVStoreConfig } from '../kv/index.js';
+import { createKVStore, type KVStoreConfig, type StorageTierConfig } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
 import { makeAdmissionPolicy, makeRoutingPolicy } from '../routing/registry.js';
@@ -40,6 +40,8 @@ export interface KVSetup {
   readonly cpuBlocks: number;
   readonly transferBandwidth: number;
   readonly transferBaseLatency: number;
+  /** The storage tier below the CPU tier; absent = none (docs/kv-tiers.md). */
+  readonly storage?: StorageTierConfig | null;
   /** Identities of blocks filled in decode (default true); see KVStoreConfig.decodeIdentities. */
   readonly decodeIdentities?: boolean;
 }
@@ -113,6 +115,8 @@ export interface PdEngineSetup {
   readonly prefill: InstanceOverrides | null;
   /** Overrides of decode and shared-role instances (decode wins for shared pods). */
   readonly decode: InstanceOverrides | null;
+  /** Overrides of encode-pool instances (--encode-tp, --encode-hardware); absent/null = the cluster-wide setup. */
+  readonly encode?: InstanceOverrides | null;
   /** Models served by P/D pools (deployment file); absent/null = every request takes the P/D path. */
   readonly pdModels?: readonly string[] | null;
   /** KV bytes per token of a prefill instance's configuration (by its scaling target); absent = transfer's. */
@@ -156,7 +160,7 @@ export interface EngineSetup {
   readonly deployment?: DeploymentEngineSetup | null;
 }
 
-function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator, rng: PartitionedRng, built: BuiltPolicies | null): ClusterPolicies {
+function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator, rng: PartitionedRng, built: BuiltPolicies | null, rebuild: ((sub: string) => BuiltPolicies) | null): ClusterPolicies {
   // Flow control replaces the configured admission policy (tenant budgets still wrap it).
   let admission = cs.flowController?.admission ?? built?.admission ?? makeAdmissionPolicy(p.admissionPolicy, {
     tokenBucketCapacity: p.tokenBucketCapacity,
@@ -180,14 +184,24 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
     corrected: isCorrected(setup.semantics),
   });
   const pd = setup.pd;
+  const corrected = isCorrected(setup.semantics);
+  // The reference routes every pool with the one main policy object (a shared round-robin counter, D5/D10);
+  // corrected semantics give each pool without its own scorers a fresh instance of the main policy.
+  const ownMain = (subsystem: string): RoutingPolicy | null => {
+    if (!corrected) return null;
+    if (built?.routing) return rebuild === null ? null : rebuild(subsystem).routing;
+    return makeRoutingPolicy(p.routingPolicy, { scorers: p.routingScorers, blockSize: setup.kv.blockSize, rng: rng.forSubsystem(subsystem), cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req), corrected });
+  };
   const poolPolicy = (scorers: readonly ScorerConfig[] | null, subsystem: string): RoutingPolicy | null =>
-    scorers === null ? null : makeRoutingPolicy('weighted', { scorers, blockSize: setup.kv.blockSize, rng: rng.forSubsystem(subsystem), cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req), corrected: isCorrected(setup.semantics) });
+    scorers === null ? ownMain(`${subsystem}-main`) : makeRoutingPolicy('weighted', { scorers, blockSize: setup.kv.blockSize, rng: rng.forSubsystem(subsystem), cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req), corrected });
   const pdPolicies: PdPolicies | null = pd
     ? {
-      decider: makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
+      // A bundle's disaggregation policy replaces the --pd-decider built-in (resolve-deciders checks the pair).
+      decider: built?.disaggregation ?? makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
       prefillRouting: poolPolicy(pd.prefillScorers, 'prefill-router'),
       decodeRouting: poolPolicy(pd.decodeScorers, 'decode-router'),
-      encode: pd.encodeDecider === null || pd.encodeDecider === undefined ? null : makeEncodeDecider(pd.encodeDecider),
+      encode: pd.encodeDecider === null || pd.encodeDecider === undefined ? null : (built?.encode ?? makeEncodeDecider(pd.encodeDecider)),
+      encodeRouting: pd.encodeDecider === null || pd.encodeDecider === undefined ? null : ownMain('encode-router-main'),
     }
     : null;
   return { admission, routing, priority: built?.priority ?? null, tenants, pd: pdPolicies };
@@ -230,6 +244,7 @@ function overridesFor(pd: PdEngineSetup | null | undefined, i: number): Instance
   const role = pd.roles[i] ?? PoolRole.None;
   if (role === PoolRole.Prefill) return pd.prefill;
   if (role === PoolRole.Decode || role === PoolRole.PrefillDecode) return pd.decode;
+  if (role === PoolRole.Encode) return pd.encode ?? null;
   return null;
 }
 
@@ -243,6 +258,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
   // query reaches the cluster once it exists.
   let cluster: ClusterSimulator | null = null;
   let built: BuiltPolicies | null = null;
+  let rebuild: ((sub: string) => BuiltPolicies) | null = null;
   if (p.evolvable?.active === true) {
     const ctx: PolicyBuildContext = {
       blockSize: setup.kv.blockSize,
@@ -252,10 +268,12 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       priorities: slo,
     };
     built = p.evolvable.build(ctx);
+    const ev = p.evolvable;
+    rebuild = (sub) => ev.build({ ...ctx, routerRng: rng.forSubsystem(sub) });
   }
   const schedulerOf = built?.scheduler ?? null;
   const baseFacts = factsOf(setup, 0);
-  const placement = placementFor(setup.scaling);
+  const placement = placementFor(setup.scaling, rng);
   const plans = planStartup(setup.scaling, {
     numInstances: setup.numInstances,
     factsOf: (i) => factsOf(setup, i),
@@ -284,7 +302,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
         ? {
           roles: plans.map((x) => pd.roles[x.index] ?? PoolRole.None), transfer: pd.transfer, blockSize: setup.kv.blockSize,
           models: pd.pdModels ?? null, ...(pd.kvBytesPerTokenOf ? { kvBytesPerTokenOf: pd.kvBytesPerTokenOf } : {}),
-          ...(pd.beyond ? { beyond: pd.beyond } : {}),
+          ...(pd.beyond ? { beyond: pd.beyond } : {}), ...(corrected ? { corrected } : {}),
         }
         : null,
       facts: plans.map((x) => x.facts),
@@ -314,6 +332,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           lora: setup.lora ?? null,
           schedulingMode: setup.schedulingMode ?? 'sync',
           holdPrefillKV: pd?.beyond?.ownership === 'single',
+          ...(corrected ? { corrected } : {}),
         },
         createKVStore(kvStoreConfig(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks })),
         latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),
@@ -322,7 +341,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       );
       return holder.inst;
     },
-    (cs) => buildPolicies(setup, p, slo, cs, rng, built),
+    (cs) => buildPolicies(setup, p, slo, cs, rng, built, rebuild),
     slo,
   );
   return cluster;

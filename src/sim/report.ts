@@ -96,6 +96,7 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
       contention,
       peakConcurrentTransfers: pd.peakConcurrentTransfers,
       meanTransferQueueDepth: pd.meanTransferQueueDepth,
+      ...(corrected ? { droppedAtDecodeKV: pd.droppedAtDecodeKV } : {}),
     });
     text('PD Metrics', 'pd_metrics', pdMetricsLines(summary, contention), sections);
   }

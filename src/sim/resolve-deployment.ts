@@ -56,7 +56,7 @@ export function resolveDeployment(spec: DeploymentSpec, base: LatencyInput, f: F
   for (const name of REPLACED) {
     if (f.has(name) && f.changed(name)) throw new ConfigError('bad-flag', `--${name} cannot be combined with --deployment ${spec.file}: the deployment file defines the instances and pools; remove the flag`);
   }
-  for (const name of ['encode-instances', 'encode-decider']) {
+  for (const name of ['encode-instances', 'encode-decider', 'encode-tp', 'encode-hardware']) {
     if (f.has(name) && f.changed(name)) throw new ConfigError('bad-flag', `--${name} cannot be combined with --deployment ${spec.file}: a deployment file has no encode pool; use --num-instances with the P/D pool flags and --encode-instances instead`);
   }
   const pools: PoolConfigSetup[] = [];

@@ -3,8 +3,8 @@
  * overrides and per-pool KV auto-capacity; blis-cluster.md §8.1). Quirks kept for parity: the per-pool
  * overrides (TP, hardware, latency model, max-model-len) apply only with --prefill-instances > 0; a pool whose
  * TP or GPU differs from the global one gets its KV capacity recomputed for its own TP/GPU even when
- * --total-kv-blocks was given, and its max-model-len capped at that capacity; shared-role pods take the decode
- * overrides; KV transfers are sized with the prefill pool's TP.
+ * --total-kv-blocks was given (corrected semantics keep the given size), and its max-model-len capped at that capacity; shared-role pods take the decode
+ * overrides; KV transfers are sized with the prefill pool's TP; a pool's GPU does not change its step times.
  */
 import { parseScorerFlag } from '../policy/scorer-flag.js';
 import { DEFAULT_POLICY_NAMES } from '../policy/names.js';
@@ -17,7 +17,9 @@ import { createBlackboxModel } from '../latency/blackbox.js';
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
-import type { LatencyModel } from '../latency/types.js';
+import type { HardwareConfig, LatencyModel } from '../latency/types.js';
+import { canonicalGpuName } from '../config/catalog/hardware.js';
+import { DEFAULT_GPU_PHYSICS, findGpuPhysics } from '../config/catalog/gpu-physics.js';
 import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES, type PdBeyondConfig } from '../cluster/pd/beyond.js';
 import { ConfigError } from './config-error.js';
 import type { InstanceOverrides, PdEngineSetup } from './engine-setup.js';
@@ -74,6 +76,8 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
   if (decider !== 'prefix-threshold' && f.changed('pd-prefix-threshold')) warn(`--pd-prefix-threshold=${threshold} is ignored when --pd-decider="${decider}" (only applies to the prefix-threshold decider)`);
   if (decider !== 'never' && prefill === 0) warn(`--pd-decider="${decider}" has no effect because --prefill-instances=0 (disaggregation is disabled); set --prefill-instances and --decode-instances to enable`);
   const encodeDecider = resolveEncodeDecider(f, encode, warn);
+  const encodeSet = ['encode-tp', 'encode-hardware'].find((n) => f.has(n) && f.changed(n));
+  if (encodeSet !== undefined && encode === 0) throw bad(`--${encodeSet} needs an encode pool: set --encode-instances (or drop --${encodeSet})`);
   const perPoolChanged = PER_POOL_FLAGS.some((n) => f.changed(`prefill-${n}`) || f.changed(`decode-${n}`));
   if (perPoolChanged && prefill === 0) warn('per-pool hardware flags (--prefill-tp, --decode-tp, etc.) have no effect when --prefill-instances=0 (disaggregation is disabled)');
   const contention = f.bool('pd-transfer-contention');
@@ -89,9 +93,13 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
   if (arch === null) throw bad(`PD disaggregation requires model architecture for KV transfer sizing: no config.json is known for "${lat.model}"; pass --model-config-folder`);
   const prefillO = prefill > 0 ? overrideFlags(f, 'prefill') : emptyOverrides();
   const decodeO = prefill > 0 ? overrideFlags(f, 'decode') : emptyOverrides();
-  if (prefill > 0 && (lat.backend === 'roofline' || lat.backend === 'trained-physics')) {
-    autoCapacity(f, lat, g, 'prefill', prefillO, warn);
-    autoCapacity(f, lat, g, 'decode', decodeO, warn);
+  const encodeO = encode > 0 ? encodeOverrideFlags(f) : emptyOverrides();
+  if (lat.backend === 'roofline' || lat.backend === 'trained-physics') {
+    if (prefill > 0) {
+      autoCapacity(f, lat, g, 'prefill', prefillO, warn);
+      autoCapacity(f, lat, g, 'decode', decodeO, warn);
+    }
+    if (encode > 0) autoCapacity(f, lat, g, 'encode', encodeO, warn);
   }
   const prefillTp = prefillO.tp ?? lat.tp;
   if (prefillTp <= 0) throw bad('PD disaggregation requires prefill TP > 0 (set --tp or --prefill-tp)');
@@ -112,6 +120,7 @@ export function resolvePdFlags(f: FlagValues, lat: ResolvedLatency, g: PdGlobals
     decodeScorers: poolScorers(f, 'decode-routing-scorers'),
     prefill: instanceOverrides(lat, g, prefillO, '--prefill'),
     decode: instanceOverrides(lat, g, decodeO, '--decode'),
+    encode: instanceOverrides(lat, g, encodeO, '--encode'),
   };
 }
 
@@ -141,8 +150,10 @@ export function pdBeyondFlags(f: FlagValues): PdBeyondConfig {
   if (backpressure < 0) throw bad(`--pd-backpressure-threshold must be >= 0 (0 = off), got ${backpressure}`);
   const retryUs = f.int('pd-backpressure-retry-us');
   if (retryUs < 1) throw bad(`--pd-backpressure-retry-us must be >= 1, got ${retryUs}`);
+  // Corrected semantics (D6): a block is owned once unless --pd-kv-ownership says otherwise.
+  const corrected = f.has('semantics') && f.str('semantics') === 'corrected';
   return {
-    ownership: pick('pd-kv-ownership', PD_KV_OWNERSHIPS),
+    ownership: corrected && !f.changed('pd-kv-ownership') ? 'single' : pick('pd-kv-ownership', PD_KV_OWNERSHIPS),
     mode: pick('pd-transfer-mode', PD_TRANSFER_MODES),
     granularity: pick('pd-transfer-granularity', PD_TRANSFER_GRANULARITIES),
     chunkBlocks,
@@ -176,8 +187,20 @@ function overrideFlags(f: FlagValues, pool: 'prefill' | 'decode'): PoolOverrideF
   return o;
 }
 
+/** The encode pool's overrides (beyond the reference: TP and GPU only). */
+function encodeOverrideFlags(f: FlagValues): PoolOverrideFlags {
+  const o = emptyOverrides();
+  if (f.has('encode-tp') && f.changed('encode-tp')) {
+    const tp = f.int('encode-tp');
+    if (tp <= 0) throw bad(`--encode-tp must be > 0, got ${tp}`);
+    o.tp = tp;
+  }
+  if (f.has('encode-hardware') && f.changed('encode-hardware')) o.gpu = f.str('encode-hardware');
+  return o;
+}
+
 /** Per-pool KV capacity for a pool whose TP or GPU differs from the global one (reference per-pool auto-calc). */
-function autoCapacity(f: FlagValues, lat: ResolvedLatency, g: PdGlobals, pool: 'prefill' | 'decode', o: PoolOverrideFlags, warn: (m: string) => void): void {
+function autoCapacity(f: FlagValues, lat: ResolvedLatency, g: PdGlobals, pool: 'prefill' | 'decode' | 'encode', o: PoolOverrideFlags, warn: (m: string) => void): void {
   const params = lat.kvParams;
   const arch = lat.architecture;
   if (params === null || arch === null) {
@@ -187,6 +210,8 @@ function autoCapacity(f: FlagValues, lat: ResolvedLatency, g: PdGlobals, pool: '
   const tp = f.changed(`${pool}-tp`) ? f.int(`${pool}-tp`) : lat.tp;
   const gpu = f.changed(`${pool}-hardware`) ? f.str(`${pool}-hardware`) : lat.hardware;
   if (tp === lat.tp && gpu === lat.hardware) return;
+  // Corrected semantics (D2): an explicit --total-kv-blocks is every pool's size, as it is the cluster's.
+  if (g.corrected === true && f.changed('total-kv-blocks')) return;
   const hw = lat.findHardware(gpu);
   if (hw === undefined) {
     warn(`--${pool}-hardware: failed to load hardware config for GPU "${gpu}"; ${pool} pool will use global total-kv-blocks=${lat.totalKvBlocks}`);
@@ -203,7 +228,7 @@ function autoCapacity(f: FlagValues, lat: ResolvedLatency, g: PdGlobals, pool: '
     throw bad(`--${pool}-tp/--${pool}-hardware: KV capacity auto-calculation failed for ${pool} pool: ${(e as Error).message}`);
   }
   o.totalKvBlocks = blocks;
-  if (!f.changed(`${pool}-max-model-len`)) {
+  if (pool === 'encode' || !f.changed(`${pool}-max-model-len`)) {
     const feasible = blocks * g.blockSize;
     if (feasible < lat.maxModelLen) o.maxModelLen = feasible;
   }
@@ -221,21 +246,31 @@ function instanceOverrides(lat: ResolvedLatency, g: PdGlobals, o: PoolOverrideFl
   const gpu = o.gpu ?? lat.hardware;
   const backend = o.backend ?? lat.backend;
   let latency: LatencyModel = lat.latency;
-  // The pool's GPU only labels it and sizes its KV: its step times keep the global GPU's coefficients, as the
-  // reference resolves per-pool configs (the hardware calibration is not overridden).
-  if (tp !== lat.tp || backend !== lat.backend) latency = poolLatency(lat, g, backend, tp, flagPrefix);
+  // The reference's pool GPU only labels it and sizes its KV: its step times keep the global GPU's coefficients
+  // (the hardware calibration is not overridden). Corrected semantics time the pool on its own GPU (D1).
+  const ownGpu = g.corrected === true && gpu !== lat.hardware && backend !== 'blackbox';
+  if (tp !== lat.tp || backend !== lat.backend || ownGpu) latency = poolLatency(lat, g, backend, tp, flagPrefix, ownGpu ? gpu : null);
   return { latency, kvTotalBlocks: o.totalKvBlocks ?? lat.totalKvBlocks, maxModelLen: o.maxModelLen ?? lat.maxModelLen, tp, gpuType: gpu };
 }
 
-function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: number, flagPrefix: string): LatencyModel {
+function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: number, flagPrefix: string, gpu: string | null): LatencyModel {
   if (backend === 'blackbox') return createBlackboxModel({ alpha: lat.alpha, beta: lat.beta });
   const arch = lat.architecture;
   if (arch === null) throw bad(`${flagPrefix}-latency-model ${backend} needs the model's config.json; pass --model-config-folder`);
-  const hw = lat.hardwareConfig ?? lat.findHardware(lat.hardware);
+  const hw = gpu === null ? lat.hardwareConfig ?? lat.findHardware(lat.hardware) : poolGpu(lat, gpu, backend, flagPrefix);
   if (hw === undefined || hw === null) throw bad(`${flagPrefix}-latency-model ${backend} needs a GPU: set --hardware`);
   if (tp <= 0) throw bad(`${flagPrefix}-tp must be > 0 for the ${backend} latency model`);
   if (backend === 'corrected-physics') return createCorrectedPhysicsModel({ model: arch, hardware: hw, tp, coefficients: lat.correctedCoefficients });
   return backend === 'roofline'
     ? createRooflineModel({ model: arch, hardware: hw, tp, alpha: lat.alpha, corrected: g.corrected === true })
     : createTrainedPhysicsModel({ model: arch, hardware: hw, tp, dp: g.dp, moeCommBackend: g.moeCommBackend, alpha: lat.alpha, beta: lat.beta, corrected: g.corrected === true });
+}
+
+/** The pool's own GPU (corrected semantics), with the physics entry corrected-physics needs filled in as for --hardware. */
+function poolGpu(lat: ResolvedLatency, gpu: string, backend: string, flagPrefix: string): HardwareConfig {
+  const hw = lat.findHardware(gpu);
+  if (hw === undefined) throw bad(`${flagPrefix}-hardware: unknown GPU "${gpu}"; use a GPU of the catalog or add it to --hardware-config`);
+  if (backend !== 'corrected-physics' || hw.physics !== undefined) return hw;
+  const canonical = canonicalGpuName(gpu);
+  return { ...hw, physics: (canonical === undefined ? undefined : findGpuPhysics(canonical)) ?? DEFAULT_GPU_PHYSICS };
 }

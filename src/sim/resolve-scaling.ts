@@ -23,6 +23,27 @@ export function resolveScaling(
   deployment: DeploymentEngineSetup | null = null,
   evolvableAutoscale = false,
 ): ScalingSetup | null {
+  const s = resolveReferenceScaling(f, bundle, mode, kvForGpu, deployment, evolvableAutoscale);
+  if (s === null || !(f.has('semantics') && f.str('semantics') === 'corrected')) return s;
+  // Corrected semantics (docs/reference-differences.md D8, D9): node pools provision nodes; without node pools
+  // the saturation pipeline adds unplaced replicas (as deployment files do); the HPA's stabilization rule.
+  const a = s.autoscaler;
+  const launch = a === null ? undefined : a.launch ?? { provisioningDelay: null, modelLoadTime: null, warmup: null, costPerGpuHourOf: () => 0, unplaced: true };
+  return {
+    ...s,
+    provisionNodes: true,
+    autoscaler: a === null || launch === undefined ? null : { ...a, hpaStabilization: true, launch: { ...launch, unplacedUntargeted: true } },
+  };
+}
+
+function resolveReferenceScaling(
+  f: FlagValues,
+  bundle: BundleScaling | null,
+  mode: 'run' | 'replay',
+  kvForGpu: ScalingSetup['kvForGpu'],
+  deployment: DeploymentEngineSetup | null,
+  evolvableAutoscale: boolean,
+): ScalingSetup | null {
   const flagSet = f.has('model-autoscaler-interval-us') && f.changed('model-autoscaler-interval-us');
   const policyFlag = f.has('autoscale-policy') ? f.str('autoscale-policy') : '';
   if (policyFlag !== '' && !isAutoscalePolicyName(policyFlag)) throw new ConfigError('bad-flag', `unknown --autoscale-policy "${policyFlag}"; valid: ${AUTOSCALE_POLICIES.join(', ')}`);

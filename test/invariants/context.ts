@@ -177,7 +177,8 @@ export function classify(ctx: InvariantContext): Classification {
         continue;
       }
       b = 'instance_pipeline';
-    } else if (r.arrivalTime + setup.admissionLatency + setup.routingLatency > setup.horizon || r.admissionDelays > 0) {
+    } else if (r.arrivalTime + setup.admissionLatency + setup.routingLatency > setup.horizon || r.admissionDelays > 0 || cs.pd?.encoding(r) === true) {
+      // (Corrected semantics: a request served whole whose encode job was still running is in the cluster too.)
       // A request admitted after DELAYs has its routing event later than arrival + latencies.
       b = 'cluster_pipeline';
     } else if (cs.flowController !== null && r.arrivalTime + setup.admissionLatency <= setup.horizon) {

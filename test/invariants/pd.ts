@@ -101,7 +101,8 @@ export function checkPd(ctx: InvariantContext, cls: Classification): string[] {
     seen.add(r);
   }
   for (const p of pd.parents) {
-    const completed = p.completionTime > 0;
+    // Corrected semantics (D3): a parent dropped at the decode pod has no per-request entry.
+    const completed = p.completionTime > 0 && !(pd.corrected && p.dropped);
     if (completed !== p.req.registered) v.push(`INV-PD-6: ${p.id} ${completed ? 'completed but has no per-request entry' : 'incomplete but has a per-request entry'}`);
     if (!completed && (p.req.hasTTFT || p.req.hasE2E)) v.push(`INV-PD-6: incomplete ${p.id} has latency samples`);
     if (cls.bucket.get(p.req) === 'completed' && !(p.req.hasTTFT && p.req.hasE2E)) v.push(`INV-PD-6: completed ${p.id} lacks TTFT or E2E`);

@@ -1,7 +1,7 @@
 /**
- * `--semantics` on the P/D and autoscaler paths: both modes run (every invariant checker passes), and corrected
- * mode leaves P/D and scaling behaviour as the reference's (D1-D9 have no corrected form yet) while the
- * corrections that do apply (here E9: no implicit 300 s deadline) still reach these paths.
+ * `--semantics` on the P/D and autoscaler paths: both modes run (every invariant checker passes) and the
+ * engine-wide corrections (here E9: no implicit 300 s deadline) reach these paths too. The P/D and autoscaler
+ * corrections themselves (D1-D11, A5) are tested one by one in pd-corrected.test.ts and autoscale-corrected.test.ts.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -28,19 +28,22 @@ async function run(argv: readonly string[]): Promise<{ cs: ClusterSimulator; doc
 }
 
 describe('--semantics with P/D disaggregation and the autoscaler', () => {
-  it('P/D by flags: the same pods and transfers in both modes; corrected drops the implicit deadline', async () => {
+  it('P/D by flags: corrected drops the implicit deadline and routes each pool with its own round-robin', async () => {
     const pd = ['--num-instances', '4', '--prefill-instances', '2', '--decode-instances', '2', '--pd-decider', 'always', ...LOAD];
     const ref = await run(pd);
     const cor = await run([...pd, '--semantics', 'corrected']);
     const parents = (cs: ClusterSimulator) => (cs.pd?.parents ?? []).map((p) => [p.id, p.prefillIndex, p.transferStartTime, p.transferCompleteTime, p.completionTime]);
     expect(parents(ref.cs)).toHaveLength(120);
-    expect(parents(cor.cs)).toEqual(parents(ref.cs));
+    expect(parents(cor.cs)).toHaveLength(120);
+    // One round-robin counter per pool (D5): the prefill pods alternate instead of the shared counter's one pod.
+    expect(new Set(ref.cs.pd!.parents.map((p) => p.prefillIndex))).toEqual(new Set([1]));
+    expect(cor.cs.pd!.parents.slice(0, 4).map((p) => p.prefillIndex)).toEqual([0, 1, 0, 1]);
     expect(ref.cs.pd!.parents.every((p) => p.req.deadline === p.req.arrivalTime + 300_000_000)).toBe(true);
     expect(cor.cs.pd!.parents.every((p) => p.req.deadline === 0)).toBe(true);
     expect(cor.doc['completed_requests']).toBe(ref.doc['completed_requests']);
   });
 
-  it.skipIf(!HAS_CONFIGS)(`the CLI autoscaler drains the same instances in both modes${HAS_CONFIGS ? '' : ` (skipped: no calibration files under ${PARITY_DIR})`}`, async () => {
+  it.skipIf(!HAS_CONFIGS)(`the CLI autoscaler drains the same instances in both modes; corrected can also scale up without node pools${HAS_CONFIGS ? '' : ` (skipped: no calibration files under ${PARITY_DIR})`}`, async () => {
     const scaled = [...CONFIGS, '--num-instances', '3', '--model-autoscaler-interval-us', '500000', '--routing-policy', 'least-loaded', '--total-kv-blocks', '3000', '--rate', '8', '--num-requests', '300', '--seed', '203'];
     const ref = await run(scaled);
     const cor = await run([...scaled, '--semantics', 'corrected']);
@@ -48,7 +51,12 @@ describe('--semantics with P/D disaggregation and the autoscaler', () => {
     // The reference drains instance_0 then instance_1 under this light load: instance_2 serves most requests.
     const counts = served(ref.cs);
     expect(counts[2]![1] as number).toBeGreaterThan((counts[0]![1] as number) + (counts[1]![1] as number));
-    expect(served(cor.cs)).toEqual(counts);
+    // Corrected (D8): the same two drains, and one unplaced replica when instance_2 alone runs hot.
+    const cor3 = served(cor.cs);
+    expect(cor3.slice(0, 2)).toEqual(counts.slice(0, 2));
+    expect(cor3).toHaveLength(4);
+    expect(String(cor3[3]![0])).toMatch(/^autoscale-/);
+    expect((cor3[2]![1] as number) + (cor3[3]![1] as number)).toBe(counts[2]![1]);
     expect(cor.doc['completed_requests']).toBe(ref.doc['completed_requests']);
   });
 

@@ -87,6 +87,8 @@ export interface ReplicaLaunch {
   readonly costPerGpuHourOf: (target: string) => number;
   /** Scale-up without node pools is allowed up to each target's maximum. */
   readonly unplaced: boolean;
+  /** Also for the saturation pipeline's model-level decisions, which have no target maximum (corrected semantics). */
+  readonly unplacedUntargeted?: boolean;
 }
 
 /** A target as the actuator needs it. */
@@ -160,8 +162,8 @@ export class Actuator {
         this.fail(target, id, `at its maximum of ${t.maxReplicas} replicas`);
         continue;
       }
-      const placed = h.placement?.place(id, d.variant.gpuType, d.variant.tp) ?? null;
-      const unplaced = placed === null && h.placement === null && this.launch?.unplaced === true && t !== null && t.maxReplicas > 0;
+      const placed = h.placement?.place(id, d.variant.gpuType, d.variant.tp, h.clock) ?? null;
+      const unplaced = placed === null && h.placement === null && this.launch?.unplaced === true && (t !== null ? t.maxReplicas > 0 : this.launch.unplacedUntargeted === true);
       if (placed === null && !unplaced) {
         this.fail(target, id, h.placement === null ? 'no node pools to place on' : `no Ready node has ${d.variant.tp} free ${d.variant.gpuType} GPUs`);
         continue;
@@ -176,7 +178,8 @@ export class Actuator {
       if (t !== null) this.targets.set(index, t.id);
       if (warmState !== null) this.warming.set(index, warmState);
       this.record('up', target, id, placed !== null ? `placed on ${placed.nodeId}` : 'unplaced replica');
-      const delay = this.launchDelay();
+      // A node still being provisioned delays the replica's start until it is Ready.
+      const delay = this.launchDelay() + Math.max(0, (placed?.readyAt ?? 0) - h.clock);
       if (delay === 0) this.ready(index);
       else h.scheduleCluster(h.clock + delay, EventKind.InstanceLoaded, h.instances[index] as Instance);
     }

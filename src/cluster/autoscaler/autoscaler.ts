@@ -20,6 +20,7 @@ import type { AutoScalePolicy, ScaleDecision } from '../../routing/autoscale.js'
 import { Actuator, type ActuatorHost, type DrainConfig, type ReplicaLaunch } from './actuator.js';
 import { sampleDelayUs, type DelaySpec } from './infra.js';
 import { InstanceState } from './lifecycle.js';
+import { HpaStabilizer, TimerStabilizer, type Stabilizer } from './stabilize.js';
 import { buildContext, ScalingSignals, type TargetView } from './signals.js';
 
 /** A scaling unit of the policy mode: a model, or one pool of a deployment configuration. */
@@ -69,6 +70,11 @@ export interface AutoscalerSetup {
   readonly triggers?: TriggerConfig | null;
   readonly drain?: DrainConfig;
   readonly launch?: ReplicaLaunch;
+  /**
+   * Corrected semantics: the HPA's stabilization (each direction acts on the lowest up / highest down
+   * recommendation of its window) instead of the reference's timers.
+   */
+  readonly hpaStabilization?: boolean;
 }
 
 export type { ReplicaBuild, ScalingHost } from './actuator.js';
@@ -87,8 +93,7 @@ export interface PolicyDecisionRecord {
 }
 
 export class Autoscaler {
-  private readonly upFirst = new Map<string, number>();
-  private readonly downFirst = new Map<string, number>();
+  private readonly stabilizer: Stabilizer;
   readonly actuator: Actuator;
   readonly signals = new ScalingSignals();
   readonly decisions: PolicyDecisionRecord[] = [];
@@ -106,6 +111,8 @@ export class Autoscaler {
     private readonly rng: GoRand,
   ) {
     this.actuator = new Actuator(host, cfg.drain ?? { mode: 'wait', timeoutUs: 0 }, cfg.launch ?? null);
+    const windows = { upUs: cfg.scaleUpWindowUs, downUs: cfg.scaleDownWindowUs };
+    this.stabilizer = cfg.hpaStabilization === true ? new HpaStabilizer(windows) : new TimerStabilizer(windows);
   }
 
   get records(): Actuator['records'] {
@@ -129,8 +136,9 @@ export class Autoscaler {
   }
 
   tick(now: number, trigger: 'periodic' | 'event' = 'periodic'): void {
-    const decisions = this.cfg.policy ? this.policyDecisions(now, this.cfg.policy, trigger) : this.referenceDecisions();
-    const passed = this.stabilize(now, decisions);
+    const current = new Map<string, number>();
+    const decisions = this.cfg.policy ? this.policyDecisions(now, this.cfg.policy, trigger, current) : this.referenceDecisions(current);
+    const passed = this.stabilizer.apply(now, decisions, current);
     if (passed.length > 0) {
       const payload: Actuation = { decisions: passed };
       this.host.scheduleCluster(now + sampleDelayUs(this.cfg.hpaScrapeDelay, this.rng), EventKind.ScaleActuation, payload);
@@ -142,9 +150,11 @@ export class Autoscaler {
     this.actuator.apply((payload as Actuation).decisions, this.targetsById());
   }
 
-  private referenceDecisions(): ScaleDelta[] {
+  private referenceDecisions(current: Map<string, number>): ScaleDelta[] {
     const state = this.host.scalingState();
-    return unlimitedEngine(collectModelSignals(state).map((m) => analyzeSaturation(m, this.cfg.saturation)));
+    const models = collectModelSignals(state);
+    for (const m of models) current.set(m.model, m.replicas.length);
+    return unlimitedEngine(models.map((m) => analyzeSaturation(m, this.cfg.saturation)));
   }
 
   /** Targets of the policy mode: explicit, or one per model of the startup instances (fixed at the first tick). */
@@ -171,7 +181,7 @@ export class Autoscaler {
     return m;
   }
 
-  private policyDecisions(now: number, p: PolicyScaling, trigger: 'periodic' | 'event'): ScaleDelta[] {
+  private policyDecisions(now: number, p: PolicyScaling, trigger: 'periodic' | 'event', current: Map<string, number>): ScaleDelta[] {
     const h = this.host;
     const state = h.scalingState();
     const byId = new Map(state.snapshots.map((s) => [s.id, s]));
@@ -194,36 +204,11 @@ export class Autoscaler {
       const ctx = buildContext(this.signals, t, now, replicas, { count: pending, capacityTokens: pendingCap }, this.actuator.lastScaleAt(t.id));
       const d = p.policy.evaluate(ctx);
       this.decisions.push({ clock: now, target: t.id, current: ctx.currentReplicas, decision: d, trigger });
+      current.set(t.id, ctx.currentReplicas);
       const delta = d.targetReplicas - ctx.currentReplicas;
       if (delta !== 0) out.push({ model: t.id, variant: { gpuType: t.gpuType, tp: t.tp }, delta });
     }
     return out;
-  }
-
-  /** Reference stabilization: a direction's timer starts at its first signal and resets when a tick lacks it. */
-  private stabilize(now: number, decisions: readonly ScaleDelta[]): ScaleDelta[] {
-    const ups = new Set<string>();
-    const downs = new Set<string>();
-    for (const d of decisions) (d.delta > 0 ? ups : downs).add(d.model);
-    for (const m of [...this.upFirst.keys()]) if (!ups.has(m)) this.upFirst.delete(m);
-    for (const m of [...this.downFirst.keys()]) if (!downs.has(m)) this.downFirst.delete(m);
-    const passed: ScaleDelta[] = [];
-    for (const d of decisions) {
-      if (d.delta === 0) continue;
-      const up = d.delta > 0;
-      const timers = up ? this.upFirst : this.downFirst;
-      const window = up ? this.cfg.scaleUpWindowUs : this.cfg.scaleDownWindowUs;
-      let first = timers.get(d.model);
-      if (first === undefined) {
-        timers.set(d.model, now);
-        if (window > 0) continue;
-        first = now;
-      }
-      if (now - first < Math.trunc(window)) continue;
-      timers.delete(d.model);
-      passed.push(d);
-    }
-    return passed;
   }
 
   private scheduleNext(now: number): void {

@@ -60,6 +60,8 @@ interface Node {
   readonly id: string;
   readonly pool: NodePoolConfig;
   readonly gpus: Gpu[];
+  /** When the node is Ready (µs; 0 for the nodes that exist at the start). */
+  readonly readyAt: number;
 }
 
 export interface Placement {
@@ -67,38 +69,64 @@ export interface Placement {
   readonly gpuIds: readonly string[];
   readonly gpuType: string;
   readonly pool: NodePoolConfig;
+  /** When the node is Ready (µs): later than now on a node still being provisioned. */
+  readonly readyAt: number;
+}
+
+/** Node provisioning (corrected semantics): `min_nodes` floor, new nodes up to `max_nodes` after their delay. */
+export interface Provisioning {
+  readonly rng: GoRand;
 }
 
 export class PlacementManager {
   private readonly nodes: Node[] = [];
+  /** Nodes provisioned during the run. */
+  provisioned = 0;
 
-  constructor(readonly pools: readonly NodePoolConfig[]) {
+  constructor(
+    readonly pools: readonly NodePoolConfig[],
+    private readonly provisioning: Provisioning | null = null,
+  ) {
     const seen = new Set<string>();
     for (const p of pools) {
       const err = nodePoolError(p);
       if (err !== null) throw new RangeError(err);
       if (seen.has(p.name)) throw new RangeError(`duplicate node pool name "${p.name}"`);
       seen.add(p.name);
-      for (let k = 0; k < p.initialNodes; k++) {
-        const id = `${p.name}-${k}`;
-        this.nodes.push({ id, pool: p, gpus: Array.from({ length: p.gpusPerNode }, (_, g) => ({ id: `${id}-gpu-${g}`, allocatedTo: '' })) });
-      }
+      // The reference starts `initial_nodes` only; provisioning starts at least `min_nodes`.
+      const start = provisioning === null ? p.initialNodes : Math.max(p.initialNodes, p.minNodes);
+      for (let k = 0; k < start; k++) this.addNode(p, 0);
     }
   }
 
-  /** First-fit placement of `tp` GPUs of `gpuType` ('' = any) for `instanceId`; null when nothing fits. */
-  place(instanceId: string, gpuType: string, tp: number): Placement | null {
+  private addNode(pool: NodePoolConfig, readyAt: number): Node {
+    const id = `${pool.name}-${this.nodes.filter((n) => n.pool === pool).length}`;
+    const node: Node = { id, pool, readyAt, gpus: Array.from({ length: pool.gpusPerNode }, (_, g) => ({ id: `${id}-gpu-${g}`, allocatedTo: '' })) };
+    this.nodes.push(node);
+    return node;
+  }
+
+  /**
+   * First-fit placement of `tp` GPUs of `gpuType` ('' = any) for `instanceId`; null when nothing fits. With
+   * provisioning, `now` given and nothing free, the first pool below `max_nodes` whose nodes hold `tp` GPUs
+   * gets a new node, Ready after the pool's provisioning delay.
+   */
+  place(instanceId: string, gpuType: string, tp: number, now?: number): Placement | null {
     if (tp < 1) return null;
     for (const pool of this.pools) {
       if (gpuType !== '' && pool.gpuType !== gpuType) continue;
       for (const node of this.nodes) {
         if (node.pool !== pool) continue;
-        const free = node.gpus.filter((g) => g.allocatedTo === '');
-        if (free.length < tp) continue;
-        const chosen = free.slice(0, tp);
-        for (const g of chosen) g.allocatedTo = instanceId;
-        return { nodeId: node.id, gpuIds: chosen.map((g) => g.id), gpuType: pool.gpuType, pool };
+        const hit = take(node, instanceId, tp);
+        if (hit !== null) return hit;
       }
+    }
+    if (this.provisioning === null || now === undefined) return null;
+    for (const pool of this.pools) {
+      if (gpuType !== '' && pool.gpuType !== gpuType) continue;
+      if (pool.gpusPerNode < tp || this.nodes.filter((n) => n.pool === pool).length >= pool.maxNodes) continue;
+      this.provisioned++;
+      return take(this.addNode(pool, now + sampleDelayUs(pool.provisioningDelay, this.provisioning.rng)), instanceId, tp);
     }
     return null;
   }
@@ -126,6 +154,14 @@ export class PlacementManager {
   totalGpus(): number {
     return this.nodes.reduce((s, n) => s + n.gpus.length, 0);
   }
+}
+
+function take(node: Node, instanceId: string, tp: number): Placement | null {
+  const free = node.gpus.filter((g) => g.allocatedTo === '');
+  if (free.length < tp) return null;
+  const chosen = free.slice(0, tp);
+  for (const g of chosen) g.allocatedTo = instanceId;
+  return { nodeId: node.id, gpuIds: chosen.map((g) => g.id), gpuType: node.pool.gpuType, pool: node.pool, readyAt: node.readyAt };
 }
 
 /** A delay drawn from a distribution (provisioning, model load), µs; beyond the reference's normal DelaySpec. */

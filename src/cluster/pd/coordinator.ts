@@ -40,6 +40,8 @@ export interface PdHost {
   routable(index: number): boolean;
   /** The standard injection path (routing record, in-flight, tenants, eviction tracking) for a local request. */
   deliver(req: Request, time: number, state: RouterState, d: RoutingDecision, index: number): void;
+  /** Writes the standard routing record of a split request (corrected semantics: its decode pod, D4). */
+  recordSplit(req: Request, state: RouterState, d: RoutingDecision): void;
   /** A request lost at routing (no routable instance): counted as a routing rejection. */
   rejectAtRouting(req: Request): void;
   /** A request lost at encode routing (no routable encode pod): INV-1's encode_routing_rejections term. */
@@ -60,6 +62,8 @@ export interface PdPolicies {
   readonly decodeRouting: RoutingPolicy | null;
   /** E/P/D encode decider; null = no encode pool (the stage is skipped). */
   readonly encode?: EncodeDecider | null;
+  /** The encode pool's own routing policy; null/absent = the main routing policy (shared, as the reference). */
+  readonly encodeRouting?: RoutingPolicy | null;
 }
 
 export interface PdSetup {
@@ -73,6 +77,8 @@ export interface PdSetup {
   readonly kvBytesPerTokenOf?: (target: string | undefined) => number;
   /** Ownership, pipelining, granularity, backpressure (absent = the reference's behaviour). */
   readonly beyond?: PdBeyondConfig;
+  /** --semantics corrected: the P/D corrections of docs/reference-differences.md (D3, D4, D7). */
+  readonly corrected?: boolean;
 }
 
 export class PdCoordinator {
@@ -103,6 +109,8 @@ export class PdCoordinator {
   /** E/P/D: the encode stage; null without an encode pool. */
   readonly encode: EncodeStage | null;
   readonly kvTransferRecords: KVTransferRecord[] = [];
+  /** Corrected semantics: requests served whole waiting for their encode job, with their routing decision. */
+  private readonly encodedLocal = new Map<Request, { state: RouterState; d: RoutingDecision; index: number; encodeIndex: number }>();
   /** Beyond-reference behaviour; null when every option has the reference's value. */
   readonly beyond: PdBeyond | null;
 
@@ -113,7 +121,8 @@ export class PdCoordinator {
     private readonly mainRouting: () => RoutingPolicy,
   ) {
     this.roles = [...setup.roles];
-    this.encode = policies.encode ? new EncodeStage(host, policies.encode, mainRouting) : null;
+    const encodeRouting = policies.encodeRouting ?? null;
+    this.encode = policies.encode ? new EncodeStage(host, policies.encode, encodeRouting === null ? mainRouting : () => encodeRouting) : null;
     this.beyond = setup.beyond && !isReferencePd(setup.beyond) ? new PdBeyond(setup.beyond, setup.transfer) : null;
     if (this.beyond?.cfg.mode === 'pipelined') host.instances.forEach((inst, i) => this.watchSteps(inst, i));
   }
@@ -146,12 +155,21 @@ export class PdCoordinator {
     if (this.beyond?.cfg.mode === 'pipelined') this.watchSteps(this.host.instances[i] as Instance, i);
   }
 
+  get corrected(): boolean {
+    return this.setup.corrected === true;
+  }
+
   get contentionEnabled(): boolean {
     return this.setup.transfer.contention;
   }
 
   get meanTransferQueueDepth(): number {
     return this.transferStartCount === 0 ? 0 : this.transferDepthSum / this.transferStartCount;
+  }
+
+  /** Whether `req` (served whole) waits for its encode job to end (corrected semantics). */
+  encoding(req: Request): boolean {
+    return this.encodedLocal.has(req);
   }
 
   /** The parent of a sub-request or of an original request, if split. */
@@ -179,6 +197,7 @@ export class PdCoordinator {
       selected: d.target,
       cachedBlocks: (id) => h.cachedBlocks(h.instanceIndex(id), req),
       blockSize: this.setup.blockSize,
+      prefillState: () => h.poolState(PoolRole.Prefill, models === null ? null : req.model),
     });
     if (dec.decodeOverride !== undefined && dec.decodeOverride !== d.targetId) {
       const k = state.snapshots.findIndex((s) => s.id === dec.decodeOverride);
@@ -190,22 +209,43 @@ export class PdCoordinator {
     if (index < 0) throw new RangeError(`decode routing chose unknown instance ${d.targetId}`);
     const encodeIndex = this.encode === null ? -1 : this.encode.route(req, d.targetId, models === null ? null : req.model);
     if (encodeIndex === null) return;
+    // Corrected semantics (D10): the encode job runs first; the request moves on when it ends.
+    const encodeEnd = this.corrected && encodeIndex >= 0 ? (this.encode as EncodeStage).run(req, encodeIndex, t) : t;
     if (!dec.disaggregate) {
+      if (encodeEnd > t) {
+        this.encodedLocal.set(req, { state, d, index, encodeIndex });
+        h.scheduleCluster(encodeEnd, EventKind.PrefillRouting, req);
+        return;
+      }
       h.deliver(req, t, state, d, index);
       return;
     }
-    const parent = new PdParent(req, this.setup.blockSize, index);
+    if (h.traceDecisions && this.corrected) h.recordSplit(req, state, d);
+    const parent = new PdParent(req, this.setup.blockSize, index, this.corrected);
     parent.encodeIndex = encodeIndex;
+    parent.encodePending = encodeEnd > t;
     this.parents.push(parent);
     this.byReq.set(req, parent);
     this.byReq.set(parent.prefill, parent);
-    h.scheduleCluster(t, EventKind.PrefillRouting, parent.prefill);
+    h.scheduleCluster(encodeEnd, EventKind.PrefillRouting, parent.prefill);
   }
 
-  /** PrefillRouting: the prefill half to a prefill-capable pod. */
+  /** PrefillRouting: the prefill half to a prefill-capable pod (or, after its encode job, a request served whole). */
   routePrefill(sub: Request, t: number): void {
     const h = this.host;
+    const local = this.encodedLocal.get(sub);
+    if (local !== undefined) {
+      this.encodedLocal.delete(sub);
+      (this.encode as EncodeStage).finish(local.encodeIndex);
+      if (h.routable(local.index)) h.deliver(sub, t, local.state, local.d, local.index);
+      else h.rejectAtRouting(sub);
+      return;
+    }
     const parent = this.byReq.get(sub) as PdParent;
+    if (parent.encodePending) {
+      parent.encodePending = false;
+      (this.encode as EncodeStage).finish(parent.encodeIndex);
+    }
     const b = this.beyond;
     if (b !== null && !b.admits(parent.decodeIndex)) {
       // Backpressure: the decode pod's queue is full; hold this prefill and look again shortly.
@@ -247,7 +287,11 @@ export class PdCoordinator {
   subDone(req: Request): void {
     if (req.pdPart === PdPart.Prefill) {
       if (req.outcome === 'completed') this.doneP.push(req);
-      else this.beyond?.leave((this.byReq.get(req) as PdParent).decodeIndex, this.host.clock);
+      else {
+        const parent = this.byReq.get(req) as PdParent;
+        if (req.state === RequestState.TimedOut) parent.finalState = RequestState.TimedOut;
+        this.beyond?.leave(parent.decodeIndex, this.host.clock);
+      }
     } else if (req.outcome === 'completed') this.doneD.push(req);
     else if (req.state === RequestState.TimedOut) this.doneT.push(req);
   }
@@ -257,9 +301,11 @@ export class PdCoordinator {
     const parent = this.byReq.get(req);
     if (parent === undefined) return;
     if (req.pdPart === PdPart.Decode) {
+      parent.finalState = RequestState.TimedOut;
       this.pendingDecode--;
       this.decodeKilled++;
     } else {
+      parent.finalState = RequestState.TimedOut;
       this.beyond?.leave(parent.decodeIndex, this.host.clock);
     }
     this.host.parentDone(parent.req, RequestState.TimedOut, req.progressIndex, this.host.clock);
@@ -289,6 +335,7 @@ export class PdCoordinator {
         parent.completionTime = clock + overhead;
         this.pendingDecode--;
         this.decodeCompleted++;
+        parent.finalState = RequestState.Completed;
         h.parentDone(parent.req, RequestState.Completed, sub.progressIndex, parent.completionTime);
       }
     }
@@ -300,6 +347,7 @@ export class PdCoordinator {
         parent.completionTime = clock;
         this.pendingDecode--;
         this.decodeTimedOut++;
+        parent.finalState = RequestState.TimedOut;
         h.parentDone(parent.req, RequestState.TimedOut, sub.progressIndex, parent.completionTime);
       }
     }
@@ -382,7 +430,9 @@ export class PdCoordinator {
     }
     h.startSub(dsub, parent.decodeIndex);
     this.pendingDecode++;
-    inst.injectDecodeOnline(dsub, t);
+    inst.injectDecodeOnline(dsub, t, this.corrected);
+    // Corrected semantics (D7): a half timed out on arrival ends its parent now, at the transfer's end.
+    if (this.corrected && this.hasPending) this.afterInstanceEvent(parent.decodeIndex);
   }
 
   /** Single ownership: the prefill pod lets go of the blocks it held for the transfer (moved, or not). */

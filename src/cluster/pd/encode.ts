@@ -1,8 +1,8 @@
 /**
  * The E/P/D encode stage (reference executeDisaggregatedRouting step 4, blis-cluster.md §8.2): after the decode
  * pod is chosen and the P/D decider has spoken, a request the encode decider picks is routed among the encode
- * pods with the main routing policy (one shared object, so a round-robin counter advances for it too) and the
- * choice recorded. The stage takes no time and no encode work runs: encode pods stay idle. An encode pool with
+ * pods with the main routing policy (one shared object, so a round-robin counter advances for it too; corrected
+ * semantics hand in the pool's own instance) and the choice recorded. The stage takes no time and no encode work runs: encode pods stay idle. An encode pool with
  * no routable pod loses the request there (INV-1's encode_routing_rejections term).
  */
 import type { EncodeRoutingRecord } from '../../domain/decision-records.js';
@@ -13,10 +13,25 @@ import type { RoutingPolicy } from '../../routing/types.js';
 import type { PdHost } from './coordinator.js';
 import { PoolRole } from './pools.js';
 
+/** One decision of a policy-bundle encode decider (the built-ins are not recorded: their rule is their name). */
+export interface EncodeDecisionRecord {
+  readonly requestId: string;
+  readonly clock: number;
+  readonly encode: boolean;
+  readonly decodeInstance: string;
+  readonly reason: string;
+}
+
 export class EncodeStage {
   readonly records: EncodeRoutingRecord[] = [];
+  readonly decisions: EncodeDecisionRecord[] = [];
   /** Requests routed through the encode pool. */
   routed = 0;
+  /** Corrected semantics: when each encode pod's last job ends (µs), by instance index. */
+  private readonly busyUntil = new Map<number, number>();
+  /** Encode jobs run (corrected semantics) and their summed duration (µs). */
+  jobs = 0;
+  busyUs = 0;
 
   constructor(
     private readonly host: PdHost,
@@ -26,8 +41,14 @@ export class EncodeStage {
 
   /** The encode pod's index (-1 = the decider skipped the stage), or null when the request was lost there. */
   route(req: Request, decodeId: string, model: string | null): number | null {
-    if (!this.decider.shouldEncode(req, decodeId)) return -1;
     const h = this.host;
+    if (this.decider.decide !== undefined) {
+      const d = this.decider.decide(req, decodeId, { encodeState: () => h.poolState(PoolRole.Encode, model), clock: h.clock });
+      if (h.traceDecisions) this.decisions.push({ requestId: req.id, clock: h.clock, encode: d.encode, decodeInstance: decodeId, reason: d.reason });
+      if (!d.encode) return -1;
+    } else if (!this.decider.shouldEncode(req, decodeId)) {
+      return -1;
+    }
     const state = h.poolState(PoolRole.Encode, model);
     if (state.snapshots.length === 0) {
       h.rejectAtEncode(req);
@@ -45,5 +66,28 @@ export class EncodeStage {
       });
     }
     return index;
+  }
+
+  /**
+   * Corrected semantics: queues `req`'s encode job on pod `index` at `now`; returns when it ends (µs). The
+   * pod counts it in flight until {@link finish}.
+   */
+  run(req: Request, index: number, now: number): number {
+    const media = req.imageTokens + req.audioTokens + req.videoTokens;
+    if (media <= 0) return now;
+    const inst = this.host.instances[index];
+    if (inst === undefined) return now;
+    const d = inst.loneStepTimeUs(media);
+    const end = Math.max(now, this.busyUntil.get(index) ?? 0) + d;
+    this.busyUntil.set(index, end);
+    this.jobs++;
+    this.busyUs += d;
+    this.host.inFlight[index] = (this.host.inFlight[index] ?? 0) + 1;
+    return end;
+  }
+
+  /** The job on pod `index` ended: it no longer counts in flight there. */
+  finish(index: number): void {
+    this.host.inFlight[index] = Math.max(0, (this.host.inFlight[index] ?? 0) - 1);
   }
 }

@@ -9,10 +9,12 @@
  *   TTFT  = decode scheduling delay + the decode half's first ITL, else the prefill half's TTFT
  *   scheduling delay = the prefill half's; ITL = the decode half's; handled by the decode pod.
  *
- * Incomplete parents get no per-request values. The parent's lifecycle state is left untouched (the trace
- * export records split requests as incomplete, as the reference does).
+ * Incomplete parents get no per-request values (nor, under corrected semantics, parents dropped at the decode
+ * pod: the reference gives them an E2E up to the drop). The parent's lifecycle state is left untouched: the
+ * reference's trace export records split requests as incomplete; corrected semantics export
+ * {@link parentTraceOutcome} instead.
  */
-import type { Request } from '../../domain/request.js';
+import { RequestState, type Request } from '../../domain/request.js';
 import type { Instance } from '../../instance/instance.js';
 import type { PdCoordinator } from './coordinator.js';
 import type { PdParent } from './parent.js';
@@ -45,14 +47,15 @@ function firstItl(r: Request, inst: Instance): number | undefined {
 
 /** Writes the parent-level values onto each parent request (idempotent; call once the instances are finalised). */
 export function projectParents(pd: PdCoordinator, instances: readonly Instance[]): void {
-  for (const p of pd.parents) projectOne(p, instances);
+  for (const p of pd.parents) projectOne(p, instances, pd.corrected);
 }
 
-function projectOne(p: PdParent, instances: readonly Instance[]): void {
+function projectOne(p: PdParent, instances: readonly Instance[], corrected: boolean): void {
   const req = p.req;
   const pfx = p.prefill;
   const dec = p.decode;
-  const completed = p.completionTime > 0;
+  // Corrected semantics: a request dropped at the decode pod was not served (no latencies of its own).
+  const completed = p.completionTime > 0 && !(corrected && p.dropped);
   req.registered = completed;
   req.hasTTFT = false;
   req.hasE2E = false;
@@ -85,4 +88,29 @@ function projectOne(p: PdParent, instances: readonly Instance[]): void {
     req.schedulingDelay = pfx.schedulingDelay;
   }
   if (dec !== null && dec.hasE2E) req.itlMean = dec.itlMean;
+}
+
+/** How a split request ended, as the trace export records it (corrected semantics, D4; after the projection). */
+export interface ParentTraceOutcome {
+  readonly state: RequestState;
+  readonly ttftSet: boolean;
+  /** Arrival to the first token (the projected TTFT). */
+  readonly firstTokenTime: number;
+  /** First to last token: the decode half's token times after the first one. */
+  readonly itlSum: number;
+}
+
+/**
+ * The parent's outcome for its trace row: completed or timed out as its halves ended (a drop stays incomplete),
+ * its first chunk at the projected TTFT and its last at the decode half's last token (without the post-decode
+ * overhead, as for any request).
+ */
+export function parentTraceOutcome(p: PdParent): ParentTraceOutcome {
+  const state = p.dropped ? RequestState.Queued : p.finalState ?? RequestState.Queued;
+  const req = p.req;
+  const dec = p.decode;
+  const decoded = dec !== null && dec.itlCount > 0;
+  if (!req.hasTTFT || state === RequestState.Queued || (state === RequestState.TimedOut && !decoded)) return { state, ttftSet: false, firstTokenTime: 0, itlSum: 0 };
+  const last = dec !== null && dec.hasSchedulingDelay ? dec.schedulingDelay + dec.itlSum : req.ttft;
+  return { state, ttftSet: true, firstTokenTime: req.ttft, itlSum: Math.max(0, last - req.ttft) };
 }
