@@ -410,6 +410,14 @@ export class Instance {
     }
     const bs = this.kv.blockSize;
     if (Math.floor((r.inputLen + bs - 1) / bs) > this.kv.totalBlocks) return this.drop(r);
+    if (this.corrected) {
+      // A request whose KV at its last decode step (prompt + generated tokens, the final one never stored: E3)
+      // exceeds the whole cache can never finish: it would preempt itself forever. vLLM cannot get there (it
+      // refuses a max-model-len above the cache); an engine without a max-model-len drops it here instead.
+      const gen = r.maxOutputLen > 0 ? Math.min(r.outputLen, r.maxOutputLen) : r.outputLen;
+      const held = r.inputLen + Math.max(gen - 1, 0);
+      if (Math.floor((held + bs - 1) / bs) > this.kv.totalBlocks) return this.drop(r);
+    }
     this.metrics.totalInputTokens += r.inputLen;
     if (r.deadline > 0 && r.deadline <= this.clock) {
       r.state = RequestState.TimedOut;

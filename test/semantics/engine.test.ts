@@ -63,6 +63,20 @@ describe('E3: the final output token', () => {
   });
 });
 
+describe('E3 and a request larger than the cache', () => {
+  // 100 blocks of 16 = 1,600 tokens. A 1,600-token prompt with 2 output tokens must store position 1,600 for its
+  // last decode step: 101 blocks.
+  it('reference: completes (the failing allocation is the final token\'s, only counted); corrected: dropped as unservable, not a self-preemption livelock', () => {
+    const { reference: ref, corrected: cor } = bothModes(engineSetup(), () => [req(0, 1600, 2, 0), req(1, 16, 2, 0)]);
+    expect(ref.reqs.map((r) => r.outcome)).toEqual(['completed', 'completed']);
+    expect(cor.reqs[0]!.outcome).toBe('dropped_unservable');
+    expect(cor.reqs[1]!.outcome).toBe('completed');
+    // One token fewer fits: stored KV is 1,599 + 1 = 1,600 tokens, exactly the cache.
+    const fits = bothModes(engineSetup(), () => [req(0, 1599, 2, 0)]);
+    expect(fits.corrected.reqs[0]!.outcome).toBe('completed');
+  });
+});
+
 describe('E8: when a completed request leaves', () => {
   /** Steps of 1,000 µs, 500 µs of output-token processing per token; one request, 16 tokens in, 3 out, at 0. */
   const run = (): ReturnType<typeof bothModes> =>

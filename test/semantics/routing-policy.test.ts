@@ -72,9 +72,12 @@ describe('routing under --semantics', () => {
     // One seat per instance, 1 ms steps, 2048-token budget: estimated wait = queued prompt tokens / 2048 ms.
     // request_3 (1,600 tokens) queues behind request_1; request_4 ties on load (4 and 4) and the tie-break sends
     // it to that instance: (1600 - 16) / 2048 = 0.7734375 ms more than behind request_2's 16 tokens.
+    // 200 blocks: request_3's 1,600-token prompt and its output fit the cache (with 100 blocks corrected mode
+    // drops it as unservable: see the engine test of that guard).
     const setup = engineSetup({
       numInstances: 2,
       maxNumSeqs: 1,
+      kv: { totalBlocks: 200, blockSize: 16, cpuBlocks: 0, transferBandwidth: 100, transferBaseLatency: 0 },
       policy: { ...DEFAULT_POLICY_SETUP, routingPolicy: 'least-loaded', snapshotRefreshInterval: 0, traceDecisions: true, counterfactualK: 2 },
     });
     const runs = bothModes(setup, () => [req(0, 16, 500, 0), req(1, 16, 500, 0), req(2, 16, 2, 1000), req(3, 1600, 2, 2000), req(4, 16, 2, 3000), req(5, 16, 2, 4000)]);
