@@ -28,6 +28,11 @@ export interface ItlRecord {
 export interface CalibrationConfig {
   /** Rows with request_id below this are warm-up and left out. */
   readonly warmUpRequests: number;
+  /**
+   * --semantics corrected: the real ITL is per token, (last chunk − first chunk) / (output − 1), the quantity
+   * the simulated ITL is, instead of the mean gap between chunks (which counts the closing usage chunk).
+   */
+  readonly perTokenItl?: boolean;
   /** Added to every simulated latency (client↔server round trip). */
   readonly networkRttUs: number;
   /** 0 = no transfer-time terms. */
@@ -93,7 +98,8 @@ export function indexSimResults(results: readonly SimResult[]): Map<number, SimR
 /**
  * Matches rows to results. Real TTFT = first chunk − send, E2E = last chunk − send; a negative value marks
  * the row unmatched rather than corrupting the statistics. With `itl` given, adds the per-request mean ITL:
- * real = mean of the non-negative inter-chunk deltas, sim = (E2E − TTFT) / (output − 1).
+ * real = mean of the non-negative inter-chunk deltas (`perTokenItl`: {@link perTokenItlUs}), sim =
+ * (E2E − TTFT) / (output − 1).
  */
 export function prepareCalibrationPairs(
   records: readonly TraceRecord[],
@@ -149,7 +155,7 @@ export function prepareCalibrationPairs(
     addBreakdown(pairs.byModel, sr.model, realTtft, simTtft, realE2e, simE2e);
   }
   for (const sr of results) if (!matched.has(sr.requestId)) pairs.unmatchedSim++;
-  if (itl !== null && itl.length > 0) addItlPairs(pairs, records, simById, itl, cfg.warmUpRequests);
+  if (itl !== null && itl.length > 0) addItlPairs(pairs, records, simById, itl, cfg.warmUpRequests, cfg.perTokenItl === true);
   return pairs;
 }
 
@@ -165,13 +171,35 @@ export function groupItl(itl: readonly ItlRecord[]): Map<number, ItlRecord[]> {
   return by;
 }
 
-function addItlPairs(pairs: CalibrationPairs, records: readonly TraceRecord[], simById: ReadonlyMap<number, SimResult>, itl: readonly ItlRecord[], warmUp: number): void {
+/**
+ * The observed time per output token after the first: the span from the first to the last chunk over
+ * `output − 1` gaps, whatever the server coalesced into chunks (null when there is no gap, or the span is
+ * negative: clock trouble). The closing usage chunk follows the last token within the same step.
+ */
+export function perTokenItlUs(chunks: readonly ItlRecord[] | undefined, outputTokens: number): number | null {
+  if (chunks === undefined || chunks.length < 2 || outputTokens < 2) return null;
+  const span = (chunks[chunks.length - 1] as ItlRecord).timestampUs - (chunks[0] as ItlRecord).timestampUs;
+  return span < 0 ? null : span / (outputTokens - 1);
+}
+
+function addItlPairs(pairs: CalibrationPairs, records: readonly TraceRecord[], simById: ReadonlyMap<number, SimResult>, itl: readonly ItlRecord[], warmUp: number, perToken: boolean): void {
   const by = groupItl(itl);
   for (const rec of records) {
     if (rec.requestId < warmUp) continue;
     const sr = simById.get(rec.requestId);
     const chunks = by.get(rec.requestId);
     if (sr === undefined || chunks === undefined || chunks.length < 2) continue;
+    if (perToken) {
+      if (rec.outputTokens < 2 || sr.outputTokens < 2) continue;
+      const real = perTokenItlUs(chunks, rec.outputTokens);
+      if (real === null) {
+        pairs.itlDropped++;
+        continue;
+      }
+      pairs.itl.real.push(real);
+      pairs.itl.sim.push((sr.e2eUs - sr.ttftUs) / (sr.outputTokens - 1));
+      continue;
+    }
     let sum = 0;
     let count = 0;
     for (let i = 1; i < chunks.length; i++) {

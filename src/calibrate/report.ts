@@ -6,7 +6,7 @@
 import type { SloDimTargets, TraceRecord } from '../workload/tracev2-types.js';
 import { goCompareStrings } from '../metrics/go-format.js';
 import type { CalibrationPairs, ItlRecord, SimResult } from './pairs.js';
-import { groupItl } from './pairs.js';
+import { groupItl, perTokenItlUs } from './pairs.js';
 import { computeComparison, type MetricComparison } from './stats.js';
 
 export const KNOWN_LIMITATIONS: readonly string[] = [
@@ -123,6 +123,13 @@ function judge(ttftMs: number, e2eMs: number, itlMs: number | null, t: SloDimTar
   return { good, itlMissing };
 }
 
+/** The observed ITL a goodput judgment uses: mean chunk gap (reference) or per token (--semantics corrected). */
+function realItlMs(chunks: readonly ItlRecord[] | undefined, outputTokens: number, perToken: boolean): number | null {
+  if (!perToken) return meanPositiveDeltaMs(chunks);
+  const us = perTokenItlUs(chunks, outputTokens);
+  return us === null ? null : us / 1000;
+}
+
 function meanPositiveDeltaMs(chunks: readonly ItlRecord[] | undefined): number | null {
   if (chunks === undefined || chunks.length < 2) return null;
   let sum = 0;
@@ -148,6 +155,7 @@ export function computeGoodputComparison(
   itl: readonly ItlRecord[],
   targets: ReadonlyMap<string, SloDimTargets>,
   runtimeSec: number,
+  perTokenItl = false,
 ): GoodputComparison | null {
   if (targets.size === 0) return null;
   const itlBy = groupItl(itl);
@@ -164,7 +172,7 @@ export function computeGoodputComparison(
     if (t === undefined || a === undefined) continue;
     a.count++;
     if (rec.status === 'ok') {
-      const v = judge((rec.firstChunkTimeUs - rec.sendTimeUs) / 1000, (rec.lastChunkTimeUs - rec.sendTimeUs) / 1000, meanPositiveDeltaMs(itlBy.get(rec.requestId)), t, a.real);
+      const v = judge((rec.firstChunkTimeUs - rec.sendTimeUs) / 1000, (rec.lastChunkTimeUs - rec.sendTimeUs) / 1000, realItlMs(itlBy.get(rec.requestId), rec.outputTokens, perTokenItl), t, a.real);
       if (v.itlMissing) skippedItl = true;
       if (v.good) a.realGood++;
     }

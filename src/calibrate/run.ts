@@ -25,6 +25,8 @@ export interface CalibrateInput {
   readonly simCacheHitRate: number | null;
   readonly hitRateTolerancePp: number;
   readonly ttftMapeThreshold: number;
+  /** --semantics corrected: per-token real ITL (see CalibrationConfig.perTokenItl). */
+  readonly perTokenItl?: boolean;
 }
 
 export interface CalibrateOutput {
@@ -51,7 +53,7 @@ export function runCalibration(inp: CalibrateInput): CalibrateOutput {
   if (!(inp.ttftMapeThreshold >= 0) || !Number.isFinite(inp.ttftMapeThreshold)) throw new CalibrateInputError(`--ttft-mape-threshold must be a finite number >= 0, got ${inp.ttftMapeThreshold}`);
   const warmUp = inp.warmUpRequests === -1 ? inp.header.warmUpRequests : inp.warmUpRequests;
   const rtt = resolveRttUs(inp.networkRttUs, inp.header);
-  const pairs = prepareCalibrationPairs(inp.records, inp.simResults, { warmUpRequests: warmUp, networkRttUs: rtt, bandwidthMbps: inp.bandwidthMbps }, inp.itl);
+  const pairs = prepareCalibrationPairs(inp.records, inp.simResults, { warmUpRequests: warmUp, networkRttUs: rtt, bandwidthMbps: inp.bandwidthMbps, perTokenItl: inp.perTokenItl === true }, inp.itl);
   if (pairs.matchedCount === 0) throw new CalibrateInputError('no matching request ids between the trace and the sim results; check that both come from the same trace (request_id = replay request_<n>)');
   if (pairs.ttft.real.length === 0) throw new CalibrateInputError('no valid latency pairs after filtering: every matched row has a negative TTFT or E2E (first/last chunk before send)');
   const warnings: string[] = [];
@@ -70,7 +72,7 @@ export function runCalibration(inp: CalibrateInput): CalibrateOutput {
       if (rec.lastChunkTimeUs > lastChunk) lastChunk = rec.lastChunkTimeUs;
     }
     const runtimeSec = firstSend >= 0 && lastChunk > firstSend ? (lastChunk - firstSend) / 1e6 : 0;
-    report.goodput = computeGoodputComparison(inp.records, simById, matched, inp.itl, inp.goodputTargets, runtimeSec);
+    report.goodput = computeGoodputComparison(inp.records, simById, matched, inp.itl, inp.goodputTargets, runtimeSec, inp.perTokenItl === true);
     if (report.goodput?.skippedItl) warnings.push('calibrate goodput: ITL gating skipped (ITL data missing on the real or sim side); TTFT/E2E rows still computed');
   }
 

@@ -7,6 +7,7 @@ import { ConfigError } from '../sim/config-error.js';
 import { BlisError } from '../domain/errors.js';
 import { parseJson } from '../format/yaml.js';
 import type { FlagValues } from '../sim/options.js';
+import { semanticsFlag } from '../sim/resolve-engine.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
 import { goJsonIndent } from '../metrics/go-format.js';
 import { parseTraceCsv } from '../workload/tracev2-csv.js';
@@ -69,6 +70,7 @@ export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
   for (const name of ['profile-out', 'fit-params', 'holdout-every']) {
     if (f.changed(name)) throw new ConfigError('bad-flag', `--${name} only applies with --fit`);
   }
+  const corrected = semanticsFlag(f) === 'corrected';
   const headerPath = required(f, 'trace-header');
   const dataPath = required(f, 'trace-data');
   const simPath = required(f, 'sim-results');
@@ -96,6 +98,7 @@ export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
     simCacheHitRate: header.observedKvMetrics !== null && simMetrics !== '' ? simCacheHitRate(simMetrics) : null,
     hitRateTolerancePp: f.float('hit-rate-tolerance-pp'),
     ttftMapeThreshold: f.float('ttft-mape-threshold'),
+    ...(corrected ? { perTokenItl: true } : {}),
   });
   if (header.observedKvMetrics !== null && simMetrics !== '' && out.report.hitRate === null) {
     io.warn(`calibrate: --sim-metrics ${simMetrics} has no cache_hit_rate; skipping the hit-rate comparison (write it with blis replay --metrics-path)`);

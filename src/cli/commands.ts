@@ -82,15 +82,18 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
 export async function replayCommand(f: FlagValues, io: Io, observe?: SimulationObserver): Promise<void> {
   const mp = f.str('metrics-path');
   const rp = f.str('results-path');
+  const tp = f.str('trace-output');
   const metrics = mp === '' ? null : checkOutputPath('--metrics-path', mp);
   const results = rp === '' ? null : checkOutputPath('--results-path', rp);
+  const trace = tp === '' ? null : checkTracePrefix('--trace-output', tp);
   const extra = checkSeriesAndReport(f);
-  checkDistinct([metrics, results, extra.timeseries, extra.report]);
+  checkDistinct([metrics, results, ...(trace ?? []), extra.timeseries, extra.report]);
   const out = await withProgress(f, 'replay', (opts) => simulateReplay(f, processEnv(io), observe, opts));
   const files = await seriesAndReportFiles(extra, f, out, 'replay');
   if (metrics !== null) files.push([metrics, out.metricsFileChunks()]);
   const rows = results === null ? null : out.resultsChunks();
   if (results !== null && rows !== null) files.push([results, rows]);
+  if (trace !== null && out.trace !== null) files.push([trace[0], out.trace.yaml], [trace[1], out.trace.csvChunks()]);
   commitOutputs(files);
   io.stdout(out.stdout);
 }

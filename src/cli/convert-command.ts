@@ -7,6 +7,8 @@ import { Command, Option } from 'commander';
 import { UsageError } from './errors.js';
 import { checkIntText, parseFloatFlag, parseIntFlag } from '../sim/options.js';
 import type { Io } from './io.js';
+import { SEMANTICS, isSemantics } from '../domain/semantics.js';
+import { showValue } from '../domain/errors.js';
 import { readInputFile } from './read-input.js';
 
 function number(flag: string, text: string): number {
@@ -41,9 +43,12 @@ export function registerComposeCommand(root: Command, io: Io): void {
     .description('merge the client lists of several workload specs v2 into one (rates re-weighted by each spec\'s share), printed as YAML on stdout');
   c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   c.requiredOption('--from <file>', 'a workload spec v2 YAML (repeat for each spec)', (v: string, prev: string[] = []) => [...prev, v]);
-  c.action(async (o: { from: string[] }) => {
+  c.option('--semantics <mode>', 'reference (default): keep only the clients and the first category, as the reference does; corrected: also keep cohorts, goodput targets, load profiles, and the seed, horizon and num_requests of the first spec that sets each', 'reference');
+  c.action(async (o: { from: string[]; semantics: string }) => {
+    if (!isSemantics(o.semantics)) throw new UsageError('bad-flag', `--semantics must be ${SEMANTICS.join(' or ')}, got ${showValue(o.semantics)}`);
     const { composeSpecsYaml } = await import('../workload/profiles/convert.js');
-    io.stdout(composeSpecsYaml(o.from.map((file) => ({ file, text: readFileText(file, '--from') }))));
+    const sources = o.from.map((file) => ({ file, text: readFileText(file, '--from') }));
+    io.stdout(composeSpecsYaml(sources, { corrected: o.semantics === 'corrected', warn: (m) => io.warn(m) }));
   });
 }
 
@@ -94,12 +99,15 @@ export function registerConvertCommand(root: Command, io: Io): void {
   sg.requiredOption('--path <value>', 'ServeGen data directory')
     .option('--window-duration-seconds <value>', 'duration of each period (s)', '600')
     .option('--drain-timeout-seconds <value>', 'gap between periods (s)', '180')
-    .option('--time <value>', 'only one period: midnight, morning or afternoon');
+    .option('--time <value>', 'only one period: midnight, morning or afternoon')
+    .option('--semantics <mode>', 'reference (default): refuse Poisson-only windows, as the reference cannot convert them; corrected: convert them as Poisson', 'reference');
   sg.action(async (o: Record<string, string | undefined>) => {
     const [{ convertServeGen }, { readServeGenDir }] = await Promise.all([import('../workload/profiles/convert.js'), import('./servegen-files.js')]);
     const dir = o['path'] ?? '';
     const window = integer('--window-duration-seconds', o['windowDurationSeconds'] ?? '');
     const drain = integer('--drain-timeout-seconds', o['drainTimeoutSeconds'] ?? '');
-    io.stdout(convertServeGen(readServeGenDir(dir, '--path'), { dir, windowDurationSecs: window, drainTimeoutSecs: drain, time: o['time'] ?? '', warn: (m) => io.warn(m) }));
+    const semantics = o['semantics'] ?? 'reference';
+    if (!isSemantics(semantics)) throw new UsageError('bad-flag', `--semantics must be ${SEMANTICS.join(' or ')}, got ${showValue(semantics)}`);
+    io.stdout(convertServeGen(readServeGenDir(dir, '--path'), { dir, windowDurationSecs: window, drainTimeoutSecs: drain, time: o['time'] ?? '', warn: (m) => io.warn(m), ...(semantics === 'corrected' ? { corrected: true } : {}) }));
   });
 }

@@ -73,18 +73,20 @@ const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
 /** Each artifact text in `info` is cut to this many characters (reflection text, not a log). */
 const MAX_ARTIFACT_CHARS = 32 * 1024;
 
-const CONTROL_POINTS = ['admission', 'priority', 'routing', 'scheduler', 'autoscale'] as const;
+const CONTROL_POINTS = ['admission', 'priority', 'routing', 'scheduler', 'autoscale', 'disaggregation', 'encode'] as const;
 
 /** How a candidate is written, for `/task` (and so for an LLM proposing candidates). */
 export const CANDIDATE_FORMAT = [
   'A candidate is a JSON object of components {name: text}. Either {"bundle": TEXT}: a whole blis policy bundle',
-  '(YAML or JSON, docs/policies.md: top-level control-point keys admission, priority, routing, scheduler, autoscale,',
+  '(YAML or JSON, docs/policies.md: top-level control-point keys admission, priority, routing, scheduler, autoscale, disaggregation, encode,',
   'each {type: parameterized | decision_tree | code, ...}); or control-point keys, each holding JavaScript source:',
   '"admission": function admit(request, state) -> "admit" | "reject" | {delayUs, reason?};',
   '"priority": function prioritize(request, state) -> a score (higher = more urgent);',
   '"routing": function route(request, state) -> an instance id, its index in state.instances, or {target, reason?};',
   '"scheduler": makeBatch(ctx) / selectPreemptionVictim(ctx) / onRequestArrival(request, ctx);',
-  '"autoscale": function evaluate(ctx) -> {action: "up" | "down" | "none", by?} or {targetReplicas}.',
+  '"autoscale": function evaluate(ctx) -> {action: "up" | "down" | "none", by?} or {targetReplicas};',
+  '"disaggregation" (P/D scenarios): function decide(request, state) -> true | false | {disaggregate, reason?};',
+  '"encode" (E/P/D scenarios): function shouldEncode(request, state) -> true | false | {encode, reason?}.',
   'A plain string candidate is taken as a bundle text. Code runs in a deterministic sandbox (no I/O, no Date,',
   'no Math.random; randomness only via state.rng.intn(n) / state.rng.float()).',
 ].join(' ');

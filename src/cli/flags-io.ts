@@ -23,6 +23,7 @@ const SERVE_ENGINE = new Set([
   'model', 'hardware', 'tp', 'dp', 'latency-model', 'alpha-coeffs', 'beta-coeffs', 'model-config-folder', 'hardware-config',
   'defaults-filepath', 'moe-comm-backend', 'enable-expert-parallel', 'total-kv-blocks', 'block-size-in-tokens',
   'gpu-memory-utilization', 'kv-cpu-blocks', 'kv-offload-threshold', 'kv-transfer-bandwidth', 'kv-transfer-base-latency',
+  'kv-storage-blocks', 'kv-storage-bandwidth', 'kv-storage-latency-us', 'kv-thrash-window-us',
   'max-num-seqs', 'max-num-batched-tokens', 'long-prefill-token-threshold', 'max-model-len', 'scheduler',
   'preemption-policy', 'seed', 'log', 'latency-profile', 'scheduling-mode', 'lora-config', 'lora-adapter-capacity',
   'lora-load-base-latency-us', 'lora-load-bandwidth-bytes-us', 'lora-footprint-bytes-per-rank',
@@ -96,7 +97,7 @@ const CALIBRATE: readonly CliFlag[] = [
   { name: 'sim-metrics-blind', kind: 'string', def: '', help: 'with --adapter-reference: metrics JSON of the same run without adapters (adds the aware/blind ratio error)' },
   { name: 'adapter-mape-threshold', kind: 'float', def: 0.2, help: 'with --adapter-reference: MAPE bound of each metric (fraction)' },
 ];
-const CALIBRATE_BORROWED = new Set(['slo-ttft', 'slo-itl', 'slo-e2e', 'log']);
+const CALIBRATE_BORROWED = new Set(['slo-ttft', 'slo-itl', 'slo-e2e', 'log', 'semantics']);
 
 /** CLI-only flags of run and replay (the library returns data; these name what the CLI does with it). */
 const SIM_CLI: readonly CliFlag[] = [

@@ -268,7 +268,14 @@ export class ClusterSimulator {
 
   private register(inst: Instance): number {
     const i = this.instances.length;
-    inst.onRequestDone = (req, tick) => this.requestDone(i, req, tick);
+    if (this.cfg.corrected === true) {
+      // --semantics corrected (M6): the router sees a completion when the step producing it ends (its
+      // RequestLeft event), not when that step starts; the rest of the completion handling keeps its moment.
+      inst.onRequestDone = (req, tick) => (req.outcome === 'completed' ? this.afterDone(req, tick) : this.requestDone(i, req, tick));
+      inst.onRequestLeft = (req, tick) => this.routerSeesDone(i, req, tick);
+    } else {
+      inst.onRequestDone = (req, tick) => this.requestDone(i, req, tick);
+    }
     this.instances.push(inst);
     this.inFlight.push(0);
     this.indexById.set(inst.id, i);
@@ -541,10 +548,20 @@ export class ClusterSimulator {
   }
 
   private requestDone(i: number, req: Request, tick: number): void {
+    this.routerSeesDone(i, req, tick);
+    this.afterDone(req, tick);
+  }
+
+  /** The router-side bookkeeping of a request that ended on instance `i`: in-flight counts, tenants, the gateway. */
+  private routerSeesDone(i: number, req: Request, tick: number): void {
     this.inFlight[i] = Math.max(0, (this.inFlight[i] as number) - 1);
     this.signals?.onDone(req, tick);
     this.policies.tenants?.onComplete(req.tenantId);
     this.flowController?.onRequestDone(req);
+  }
+
+  /** What follows a request's end: session follow-ups, P/D halves, the autoscaler's completion count. */
+  private afterDone(req: Request, tick: number): void {
     if (this.followUps !== null) this.pushFollowUps(req, tick);
     if (this.pd !== null && req.pdPart !== PdPart.None) this.pd.subDone(req);
     if (this.autoscaler !== null && req.outcome === 'completed') this.autoscaler.onCompleted(req, tick);
@@ -767,7 +784,7 @@ export class ClusterSimulator {
   }
 
   private recordRouting(req: Request, d: RoutingDecision, snaps: readonly RoutingSnapshot[], expected: boolean | null, actual: boolean | null): void {
-    const cf = computeCounterfactual(d.targetId, d.scores, snaps, this.cfg.counterfactualK);
+    const cf = computeCounterfactual(d.targetId, d.regretScores ?? d.scores, snaps, this.cfg.counterfactualK);
     const rec: RoutingRecord = {
       requestId: req.id,
       clock: this.clock,

@@ -68,6 +68,14 @@ interface KvSample {
   reloads: number;
   offloadRate: number;
   reloadRate: number;
+  storageOffloads: number;
+  storageReloads: number;
+  storageOffloadRate: number;
+  storageReloadRate: number;
+}
+
+function newKvSample(time: number): KvSample {
+  return { time, offloads: 0, reloads: 0, offloadRate: 0, reloadRate: 0, storageOffloads: 0, storageReloads: 0, storageOffloadRate: 0, storageReloadRate: 0 };
 }
 
 export class RouterSignalsTracker implements RouterSignals {
@@ -96,13 +104,13 @@ export class RouterSignalsTracker implements RouterSignals {
   ) {
     const maxBlocks = instances.reduce((m, i) => Math.max(m, i.kv.totalBlocks), 1);
     this.shadow = new PrefixCacheIndex(maxBlocks);
-    this.kvSamples = instances.map(() => ({ time: 0, offloads: 0, reloads: 0, offloadRate: 0, reloadRate: 0 }));
+    this.kvSamples = instances.map(() => newKvSample(0));
   }
 
   /** Sets the decision the lazy reads refer to; `positions[k]` is the instance index of `snaps[k]`. */
   /** An instance joined the cluster (appended to the shared instance list). */
   addInstance(): void {
-    this.kvSamples.push({ time: this.clock, offloads: 0, reloads: 0, offloadRate: 0, reloadRate: 0 });
+    this.kvSamples.push(newKvSample(this.clock));
   }
 
   beginDecision(clock: number, snaps: readonly RoutingSnapshot[], positions: readonly number[]): void {
@@ -184,6 +192,14 @@ export class RouterSignalsTracker implements RouterSignals {
         s.time = end;
         s.offloads = st.offloads;
         s.reloads = st.reloads;
+        if (st.storageTotalBlocks !== undefined) {
+          const so = st.storageOffloads ?? 0;
+          const sr = st.storageReloads ?? 0;
+          s.storageOffloadRate = secs > 0 ? (so - s.storageOffloads) / secs : 0;
+          s.storageReloadRate = secs > 0 ? (sr - s.storageReloads) / secs : 0;
+          s.storageOffloads = so;
+          s.storageReloads = sr;
+        }
       });
       // A long idle gap: jump whole windows at once (nothing happened in them).
       if (clock >= this.windowStart + w * (this.cfg.historyWindows + 2)) {
@@ -246,6 +262,10 @@ export class RouterSignalsTracker implements RouterSignals {
       hitRate: s.cacheHitRate,
       offloadRate: sample.offloadRate,
       reloadRate: sample.reloadRate,
+      storageUtilization: st.storageTotalBlocks === undefined || st.storageTotalBlocks === 0 ? 0 : (st.storageUsedBlocks ?? 0) / st.storageTotalBlocks,
+      storageFreeBlocks: st.storageTotalBlocks === undefined ? 0 : st.storageTotalBlocks - (st.storageUsedBlocks ?? 0),
+      storageOffloadRate: sample.storageOffloadRate,
+      storageReloadRate: sample.storageReloadRate,
     };
   }
 

@@ -5,7 +5,8 @@
  * with located errors; coefficients it leaves out come from the reference's defaults.yaml `lora:` block, and
  * the scalar `--lora-*` flags override both.
  *
- * Without adapters, or without `adapter_capacity`, the subsystem is inert (every run is unchanged).
+ * Without adapters, or without `adapter_capacity`, the subsystem is inert (every run is unchanged); under
+ * --semantics corrected adapters without `adapter_capacity` get vLLM's default of one slot instead.
  */
 import { isMap, isScalar, isSeq, type Node as YamlNode, type Pair } from 'yaml';
 import { BlisError } from '../domain/errors.js';
@@ -56,6 +57,12 @@ export const LORA_DEFAULTS = {
     [32, { k6: 0.06, k7: 1.0 }],
   ]),
 } as const;
+
+/**
+ * Adapter slots per instance when `adapter_capacity` is not set, under --semantics corrected: vLLM's
+ * `--max-loras` default (the number of adapters resident on the GPU at once).
+ */
+export const DEFAULT_ADAPTER_CAPACITY = 1;
 
 /** The active subsystem: every coefficient resolved. */
 export interface ResolvedLora {
@@ -194,11 +201,14 @@ const finite = (v: number): boolean => Number.isFinite(v);
 /**
  * File ⊕ defaults ⊕ flags (flags win, then the file, then defaults.yaml), validated as the reference validates
  * (`LoRAConfig.Validate`, then the cost model's checks). Returns null when the subsystem is inert: no adapters,
- * or adapters without a capacity (the reference warns and runs without adapter tracking).
+ * or adapters without a capacity (the reference warns and runs without adapter tracking). `corrected`
+ * (--semantics corrected) gives adapters without a capacity {@link DEFAULT_ADAPTER_CAPACITY} slot(s) instead.
  * @throws LoraConfigError naming the field and the fix; `source` names where the config came from.
  */
-export function resolveLora(file: LoraConfig, flags: LoraFlagOverrides, source: string, warn: (m: string) => void = () => undefined): ResolvedLora | null {
-  const capacity = flags.adapterCapacity ?? file.adapterCapacity;
+export function resolveLora(file: LoraConfig, flags: LoraFlagOverrides, source: string, warn: (m: string) => void = () => undefined, corrected = false): ResolvedLora | null {
+  const given = flags.adapterCapacity ?? file.adapterCapacity;
+  const capacity = given === null && corrected && file.adapters.length > 0 ? DEFAULT_ADAPTER_CAPACITY : given;
+  if (capacity !== given) warn(`${source}: adapter_capacity is not set; each instance gets ${capacity} adapter slot, vLLM's --max-loras default (set adapter_capacity or --lora-adapter-capacity to change it)`);
   const base = flags.loadBaseLatencyUs ?? file.loadBaseLatencyUs ?? LORA_DEFAULTS.loadBaseLatencyUs;
   const bandwidth = flags.loadBandwidthBytesUs ?? file.loadBandwidthBytesUs ?? LORA_DEFAULTS.loadBandwidthBytesUs;
   const footprint = flags.footprintBytesPerRank ?? file.footprintBytesPerRank ?? LORA_DEFAULTS.footprintBytesPerRank;

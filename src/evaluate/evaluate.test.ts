@@ -155,7 +155,7 @@ describe('CLI', () => {
     const r = await cli(['suites']);
     expect(r.code).toBe(0);
     const names = (JSON.parse(r.out) as { name: string }[]).map((s) => s.name);
-    expect(names).toEqual(['routing-prefix-heavy', 'admission-bursty-tenants', 'scheduling-slo-mix', 'autoscale-diurnal']);
+    expect(names).toEqual(['routing-prefix-heavy', 'admission-bursty-tenants', 'scheduling-slo-mix', 'autoscale-diurnal', 'pd-long-prompts']);
   });
   it('blis evaluate: same bytes twice and with --workers 2; a broken candidate exits 0 with an error', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'blis-eval-'));

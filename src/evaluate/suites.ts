@@ -126,6 +126,35 @@ autoscaler:
   drain: {mode: wait}
 `;
 
+/**
+ * Short chats behind four cached 768-token app prompts beside long documents (2000-10000 tokens), on one
+ * prefill pod and three decode pods: splitting everything queues the prefill pod (TTFT), splitting nothing
+ * lets long prefills stall the decode pods' running chats (ITL). What to split is the P/D decider's call.
+ */
+const PD_LONG_PROMPTS_SPEC = (n: number, rate: number): string => `version: "2"
+seed: 1
+aggregate_rate: ${rate}
+num_requests: ${n}
+clients:
+${Array.from({ length: 4 }, (_, i) => `  - id: chat-${i}
+    slo_class: standard
+    rate_fraction: 2
+    arrival: {process: poisson}
+    input_distribution: {type: lognormal, params: {mu: 5.0, sigma: 0.6, min: 16, max: 1000}}
+    output_distribution: {type: exponential, params: {mean: 96, min: 8, max: 512}}
+    prefix_group: app-${i}
+    prefix_length: 768`).join('\n')}
+  - id: docs
+    slo_class: batch
+    rate_fraction: 3
+    arrival: {process: gamma, cv: 2}
+    input_distribution: {type: gaussian, params: {mean: 6000, std_dev: 1500, min: 2000, max: 10000}}
+    output_distribution: {type: exponential, params: {mean: 160, min: 8, max: 1024}}
+`;
+
+/** No --pd-decider: a candidate without a disaggregation policy runs the default (never split). */
+const PD_POOLS = { numInstances: 4, prefillInstances: 1, decodeInstances: 3 };
+
 function diurnalScenario(name: string, description: string, n: number, rate: number, periodS: number, max: number, seeds: number[]): Scenario {
   return {
     name,
@@ -155,6 +184,7 @@ const obj = (name: string, metric: string, direction: 'maximize' | 'minimize', w
 const PREFIX_SLO = { standard: slo(150, 40, 0) };
 const BURST_SLO = { critical: slo(300, 40, 0), sheddable: slo(5000, 100, 0) };
 const DIURNAL_SLO = { standard: slo(200, 40, 0) };
+const PD_SLO = { standard: slo(250, 10, 0), batch: slo(5000, 0, 0) };
 const MIX_SLO = { critical: slo(250, 35, 0), standard: slo(1000, 50, 0), batch: slo(10_000, 100, 0) };
 
 export const BUILTIN_SUITES: readonly Suite[] = [
@@ -219,6 +249,21 @@ export const BUILTIN_SUITES: readonly Suite[] = [
       obj('ttft_p99_ms', 'ttft_p99_ms', 'minimize', 2, { kind: 'ratio', target: 150 }),
       // One replica for the whole day is the floor (about 0.017 GPU-hours a minute of simulated time).
       obj('gpu_hours', 'gpu_hours', 'minimize', 2, { kind: 'ratio', target: 0.04 }),
+    ],
+    stage1Threshold: 0.05,
+  },
+  {
+    name: 'pd-long-prompts',
+    description: 'Cached short chats beside long documents on 1 prefill + 3 decode H100 pods: the P/D decider (bundle key disaggregation) trades the prefill pod\'s queue (TTFT) against long prefills stalling decodes (ITL).',
+    stage1: [scenario('smoke', '200 requests at 24 req/s', PD_LONG_PROMPTS_SPEC(200, 24), PD_POOLS, [501], PD_SLO)],
+    stage2: [
+      scenario('steady', '400 requests at 24 req/s', PD_LONG_PROMPTS_SPEC(400, 24), PD_POOLS, [21, 22], PD_SLO),
+      scenario('busy', '400 requests at 32 req/s', PD_LONG_PROMPTS_SPEC(400, 32), PD_POOLS, [23], PD_SLO),
+    ],
+    objectives: [
+      obj('slo_attainment', 'slo_attainment', 'maximize', 3, { kind: 'linear', best: 1, worst: 0 }),
+      obj('ttft_p99_ms', 'ttft_p99_ms', 'minimize', 2, { kind: 'ratio', target: 150 }),
+      obj('itl_p99_ms', 'itl_p99_ms', 'minimize', 2, { kind: 'ratio', target: 10 }),
     ],
     stage1Threshold: 0.05,
   },

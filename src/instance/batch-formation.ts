@@ -31,6 +31,8 @@ export interface BatchLimits {
   /** 0 = unlimited. */
   readonly maxModelLen: number;
   readonly preemptionPolicy: PreemptionPolicy;
+  /** --semantics corrected (docs/reference-differences.md E-rows); read once at construction. Default false. */
+  readonly corrected?: boolean;
 }
 
 export interface BatchOutcome {
@@ -46,6 +48,7 @@ const EMPTY: readonly number[] = [];
 export class BatchFormer {
   private budget = 0;
   private preempted = false;
+  private readonly corrected: boolean;
   private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0, victims: [] };
   private readonly result = { ok: false, adj: 0 };
   /** Phase 1's position when it started on the current request (victims after it hold last step's tokens). */
@@ -55,6 +58,8 @@ export class BatchFormer {
    * is not resident). Admission stops there (head-of-line, as the reference). null = no gate.
    */
   gate: { held(r: Request): boolean } | null = null;
+  /** The KV store's reload-before-sizing hook (storage-tier mode only); null = the reference's order. */
+  private readonly prefixReload: ((r: Request) => void) | null;
 
   constructor(
     private readonly limits: BatchLimits,
@@ -65,7 +70,10 @@ export class BatchFormer {
     private readonly scheduler: InstanceScheduler | null = null,
     /** Builds the scheduler's context on demand (only called when a hook runs; it syncs the batch). */
     private readonly context: (() => SchedulerContext) | null = null,
-  ) {}
+  ) {
+    this.prefixReload = kv.prefixReload ?? null;
+    this.corrected = limits.corrected === true;
+  }
 
   /**
    * Forms the step's batch in place; the returned outcome object is reused between calls.
@@ -254,6 +262,7 @@ export class BatchFormer {
     // A P/D decode half arrives with its input KV allocated: it only needs its next token.
     if (next.pdPart === PdPart.Decode) return this.admitDecodeHalf(next, stepCount);
     const lim = this.limits;
+    if (this.prefixReload !== null) this.prefixReload(next);
     const cached = this.kv.getCachedBlocks(next);
     const start = cached.length * this.kv.blockSize;
     let n = next.inputLen - start;
@@ -269,6 +278,10 @@ export class BatchFormer {
     next.state = RequestState.Running;
     next.numNewTokens = n;
     next.computedTokens = n + start;
+    // E2 (corrected): the cached prefix is context the first step attends to; the reference leaves progress at
+    // 0, so roofline (and corrected-physics) price that step as if nothing were cached. Set before the push,
+    // which copies the request's fields into its slot.
+    if (this.corrected) next.progressIndex = start;
     this.run.push(next);
     return true;
   }

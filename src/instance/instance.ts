@@ -122,9 +122,17 @@ export class Instance {
   private lastStepEnd = -1;
   private readonly asyncScheduling: boolean;
   private readonly prefillFirst: boolean;
+  /** --semantics corrected: the engine corrections E3, E7, E8 (docs/reference-differences.md). */
+  private readonly corrected: boolean;
   private readonly recentTtft = new RecentMean();
   private readonly recentTpot = new RecentMean();
   onRequestDone: RequestDoneHook | null = null;
+  /**
+   * Optional observer of a completed request leaving at the end of the step that finished it (its RequestLeft
+   * event, at the time `onRequestDone` was given): the cluster's corrected semantics count the completion
+   * there. Unset, one null check per completion.
+   */
+  onRequestLeft: RequestDoneHook | null = null;
   /**
    * Optional observer of token production (a live server streams tokens at these times). Called once per
    * token, right after the step that produced it, with the absolute tick the token becomes available: the
@@ -158,6 +166,7 @@ export class Instance {
     this.former.gate = lora;
     this.asyncScheduling = cfg.schedulingMode === 'async';
     this.prefillFirst = cfg.schedulingMode === 'prefill-first';
+    this.corrected = cfg.corrected === true;
   }
 
   /** What a policy scheduler sees (built on demand; the running requests are synced first). */
@@ -310,6 +319,7 @@ export class Instance {
         this.step(time);
         return;
       case EventKind.RequestLeft:
+        this.onRequestLeft?.(req as Request, time);
         return;
       case EventKind.Timeout:
         this.timeout(req as Request, time);
@@ -400,6 +410,14 @@ export class Instance {
     }
     const bs = this.kv.blockSize;
     if (Math.floor((r.inputLen + bs - 1) / bs) > this.kv.totalBlocks) return this.drop(r);
+    if (this.corrected) {
+      // A request whose KV at its last decode step (prompt + generated tokens, the final one never stored: E3)
+      // exceeds the whole cache can never finish: it would preempt itself forever. vLLM cannot get there (it
+      // refuses a max-model-len above the cache); an engine without a max-model-len drops it here instead.
+      const gen = r.maxOutputLen > 0 ? Math.min(r.outputLen, r.maxOutputLen) : r.outputLen;
+      const held = r.inputLen + Math.max(gen - 1, 0);
+      if (Math.floor((held + bs - 1) / bs) > this.kv.totalBlocks) return this.drop(r);
+    }
     this.metrics.totalInputTokens += r.inputLen;
     if (r.deadline > 0 && r.deadline <= this.clock) {
       r.state = RequestState.TimedOut;
@@ -456,8 +474,17 @@ export class Instance {
     const ns = outcome.newlyScheduled;
     for (let i = 0; i < ns.length; i++) {
       const r = ns[i] as Request;
-      r.hasSchedulingDelay = true;
-      r.schedulingDelay = now - r.arrivalTime;
+      if (this.corrected && r.pdPart !== PdPart.Decode) {
+        // E7 (corrected): the wait in the queue (from enqueue, after the alpha queueing time) to the first
+        // admission. P/D decode halves keep the reference's measure: the parent's projection uses it as an offset.
+        if (!r.hasSchedulingDelay) {
+          r.hasSchedulingDelay = true;
+          r.schedulingDelay = now - r.enqueueTime;
+        }
+      } else {
+        r.hasSchedulingDelay = true;
+        r.schedulingDelay = now - r.arrivalTime;
+      }
       this.lora?.pin(r);
     }
     m.waitQSamples.push(this.waitQ.length);
@@ -638,7 +665,8 @@ export class Instance {
       const r = finishing[i] as Request;
       if (r.progressIndex >= r.inputLen + Math.max(r.outputLen, 1) - 1) {
         r.state = RequestState.Completed;
-        if (r.outputLen > 0 && r.progressIndex < r.inputLen + r.outputLen) {
+        // E3 (corrected): the final token is never attended to, so it gets no KV.
+        if (!this.corrected && r.outputLen > 0 && r.progressIndex < r.inputLen + r.outputLen) {
           // The final output token's KV: it can pop (and un-hash) an LRU free block; kept for parity.
           if (!this.kv.allocate(r, r.progressIndex, r.progressIndex + 1, EMPTY)) this.metrics.kvAllocationFailures++;
         }
@@ -670,8 +698,11 @@ export class Instance {
     this.lora?.release(r);
     if (r.pdPart !== PdPart.Prefill || this.cfg.holdPrefillKV !== true) this.kv.release(r);
     r.finishedStepIdx = this.stepCount;
-    this.sink.schedule(now + adv, EventKind.RequestLeft, r);
     this.recordCompletion(r);
+    // E8 (corrected): the request leaves when its E2E says (output-token overheads and post-decode time
+    // included), not at the step's end. P/D halves keep the step end: their E2E is not measured from arrival.
+    const left = this.corrected && r.pdPart === PdPart.None ? Math.max(now + adv, r.arrivalTime + r.e2e) : now + adv;
+    this.sink.schedule(left, EventKind.RequestLeft, r);
     this.onRequestDone?.(r, now + adv);
   }
 
@@ -689,7 +720,10 @@ export class Instance {
     r.outcome = 'completed';
     if (r.itlCount > 0) this.recentTpot.push(sum / r.itlCount);
     if (r.outputLen > 0) {
-      r.itlMean = r.lengthCapped ? sum / Math.max(r.itlCount - 1, 1) : sum / Math.max(r.outputLen - 1, 1);
+      // E4: the reference takes a capped request to have stopped one token early and divides by one ITL fewer
+      // than it has; it stopped where vLLM does (input + output = max-model-len), so corrected divides by them all.
+      const cappedGaps = this.corrected ? r.itlCount : r.itlCount - 1;
+      r.itlMean = r.lengthCapped ? sum / Math.max(cappedGaps, 1) : sum / Math.max(r.outputLen - 1, 1);
     } else {
       r.itlMean = 0;
     }

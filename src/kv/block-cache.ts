@@ -60,11 +60,21 @@ export class BlockKVCache implements KVStore {
 
   private hits = 0;
   private misses = 0;
+  /**
+   * Input tokens a prefix hit may not cover: 0 (reference), or 1 under corrected semantics (E1), where, as in
+   * vLLM v1, a hit stops before the prompt's last token so a fully cached prompt recomputes its last block and
+   * claims the blocks before it, instead of claiming nothing.
+   */
+  readonly hitHoldback: number;
+  /** Corrected semantics (K3): free blocks a reload must not overwrite (the caller's looked-up prefix); else null. */
+  private readonly pinned: Uint8Array | null;
+  private pinnedFree = 0;
 
   /**
-   * @param corrected --semantics corrected (docs/reference-differences.md K1): reusing a block drops its
+   * @param corrected --semantics corrected (docs/reference-differences.md K1, E1, K3): reusing a block drops its
    *   identity's index entry only while that entry still names this block, so a newer copy of the same content
-   *   stays findable.
+   *   stays findable; a prefix hit never covers the prompt's last token ({@link hitHoldback}); a reload passes
+   *   over pinned blocks.
    * @param decodeIdentities register identities of blocks that fill during decode (the reference does); off is
    *   only for callers that know no prompt can repeat another request's output (see KVStoreConfig).
    */
@@ -77,6 +87,8 @@ export class BlockKVCache implements KVStore {
     }
     this.totalBlocks = totalBlocks;
     this.blockSize = blockSize;
+    this.hitHoldback = corrected ? 1 : 0;
+    this.pinned = corrected ? new Uint8Array(totalBlocks) : null;
     this.meta = new Int32Array(8 * totalBlocks);
     this.scratch = new Int32Array(blockSize);
     // Sized for what is registered so far (it grows): a table sized for the whole cache up front spreads a short
@@ -103,6 +115,17 @@ export class BlockKVCache implements KVStore {
     if (this.freeTail !== NIL) this.meta[8 * this.freeTail + NEXT] = b;
     else this.freeHead = b;
     this.freeTail = b;
+  }
+
+  /** Relink free block `b` as the LRU head (K3: the block a reload overwrites when the head is pinned). */
+  private moveToFreeHead(b: number): void {
+    this.unlinkFree(b);
+    this.freeCnt++;
+    this.meta[8 * b + PREV] = NIL;
+    this.meta[8 * b + NEXT] = this.freeHead;
+    if (this.freeHead !== NIL) this.meta[8 * this.freeHead + PREV] = b;
+    else this.freeTail = b;
+    this.freeHead = b;
   }
 
   private unlinkFree(b: number): void {
@@ -513,7 +536,9 @@ export class BlockKVCache implements KVStore {
   getCachedBlocksInto(req: Request, out: number[]): number[] {
     const hashes = inputBlockHashes(req, this.blockSize);
     out.length = 0;
-    for (let i = 0; i < hashes.length; i++) {
+    // E1: with a holdback the last full block of a block-aligned prompt is never a hit.
+    const n = Math.min(hashes.length, Math.floor((req.inputLen - this.hitHoldback) / this.blockSize));
+    for (let i = 0; i < n; i++) {
       const b = this.hashToBlock.get(hashes[i] as number);
       if (b < 0) break;
       out.push(b);
@@ -534,11 +559,45 @@ export class BlockKVCache implements KVStore {
   ownedList(req: Request): BlockList | undefined { return this.lookup(req); }
 
   /**
+   * Tier-internal (corrected semantics, K3). Pin the free blocks among `ids` (a prefix the caller looked up) so
+   * {@link installReloadedBlock} passes over them until {@link unpinFree}.
+   */
+  pinFree(ids: readonly number[]): void {
+    const pinned = this.pinned as Uint8Array;
+    for (let i = 0; i < ids.length; i++) {
+      const b = ids[i] as number;
+      if (this.meta[8 * b + IN_USE] === 0 && pinned[b] === 0) {
+        pinned[b] = 1;
+        this.pinnedFree++;
+      }
+    }
+  }
+
+  /** Tier-internal (corrected semantics, K3). Undo {@link pinFree}. */
+  unpinFree(ids: readonly number[]): void {
+    const pinned = this.pinned as Uint8Array;
+    for (let i = 0; i < ids.length; i++) pinned[ids[i] as number] = 0;
+    this.pinnedFree = 0;
+  }
+
+  /** Tier-internal. Free blocks a reload may overwrite (the free count minus pinned blocks). */
+  get reloadableCount(): number { return this.freeCnt - this.pinnedFree; }
+
+  /**
    * Tier-internal. Overwrite the LRU head with a full block of identity `h` (content reloaded from the CPU
-   * tier) and park it, unowned, at the free-list tail. Returns false if the free list is empty.
+   * tier) and park it, unowned, at the free-list tail. Returns false if the free list is empty. Pinned blocks
+   * (corrected semantics) are passed over: the first unpinned block from the head is overwritten.
    */
   installReloadedBlock(h: number): boolean {
     if (this.freeCnt === 0) return false;
+    // Pinned blocks were used, so they are on the linked part of the free list, after every never-used block.
+    if (this.pinnedFree > 0 && this.pristine >= this.totalBlocks) {
+      const pinned = this.pinned as Uint8Array;
+      let c = this.freeHead;
+      while (c !== NIL && pinned[c] !== 0) c = this.meta[8 * c + NEXT] as number;
+      if (c === NIL) return false;
+      if (c !== this.freeHead) this.moveToFreeHead(c);
+    }
     const b = this.takeFree();
     this.meta[8 * b + FILL] = this.blockSize;
     this.meta[8 * b + REF] = 0;

@@ -27,6 +27,8 @@ export class CpuTier {
   private qHead = 0;
   private qTail = 0;
   private evictions = 0;
+  /** Told each identity the LRU evicts (the storage tier below writes it back); null = nobody listens. */
+  onEvict: ((h: number) => void) | null = null;
 
   constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity <= 0) {
@@ -110,6 +112,7 @@ export class CpuTier {
       this.slotHash[s] = FREE;
       this.freeSlots.push(s);
       this.evictions++;
+      if (this.onEvict !== null) this.onEvict(h);
       return;
     }
   }

@@ -4,11 +4,13 @@
  */
 import { BlockKVCache } from './block-cache.js';
 import { TieredKVCache } from './tiered.js';
+import { StorageTier, type StorageTierConfig } from './storage-tier.js';
 import type { KVStore } from './types.js';
 
 export type { KVStore } from './types.js';
 export { BlockKVCache } from './block-cache.js';
 export { TieredKVCache } from './tiered.js';
+export { StorageTier, type StorageTierConfig, type KVTransferRecord } from './storage-tier.js';
 
 export interface KVStoreConfig {
   totalBlocks: number;
@@ -21,6 +23,8 @@ export interface KVStoreConfig {
   transferBaseLatency: number;
   /** --semantics corrected: the KV corrections of docs/reference-differences.md (K1, K6, K7). */
   corrected?: boolean;
+  /** The storage tier below the CPU tier (needs `cpuBlocks > 0`); absent/null = none (the reference's model). */
+  storage?: StorageTierConfig | null;
   /**
    * Register the identity of blocks that fill during decode (default true, as the reference). A caller may
    * turn it off when no request's prompt can contain another request's output (no multi-turn sessions): then
@@ -32,7 +36,9 @@ export interface KVStoreConfig {
 
 export function createKVStore(cfg: KVStoreConfig): KVStore {
   if (cfg.cpuBlocks > 0) {
-    return new TieredKVCache(cfg.totalBlocks, cfg.blockSize, cfg.cpuBlocks, cfg.transferBandwidth, cfg.transferBaseLatency, cfg.corrected === true);
+    const storage = cfg.storage ? new StorageTier(cfg.storage) : null;
+    return new TieredKVCache(cfg.totalBlocks, cfg.blockSize, cfg.cpuBlocks, cfg.transferBandwidth, cfg.transferBaseLatency, cfg.corrected === true, storage);
   }
+  if (cfg.storage) throw new RangeError('createKVStore: a storage tier needs a CPU tier (cpuBlocks > 0)');
   return new BlockKVCache(cfg.totalBlocks, cfg.blockSize, cfg.corrected === true, cfg.decodeIdentities ?? true);
 }

@@ -3,6 +3,7 @@
  * tiered GPU+CPU mirror. The instance engine talks only to this interface.
  */
 import type { Request } from '../domain/request.js';
+import type { KVTransferRecord, ReloadCycleSample } from './storage-tier.js';
 
 export interface KVStore {
   readonly blockSize: number;
@@ -57,6 +58,14 @@ export interface KVStore {
   snapshotPrefixBlocks(req: Request): number;
   /** CPU tier size and use, and the cumulative GPU->CPU offloads (mirrors) and CPU->GPU reloads; zeros for one tier. */
   tierStats(): KVTierStats;
+  /**
+   * Storage-tier mode only (docs/kv-tiers.md): bring the lower tiers' blocks of a waiting request's prompt
+   * prefix back to the GPU before admission sizes its prefill, so those hits save compute (the reference's
+   * GPU+CPU model reloads inside {@link allocate}, after the compute was sized). Absent or null otherwise.
+   */
+  readonly prefixReload?: ((req: Request) => void) | null;
+  /** Per-tier figures and transfer records when a storage tier is configured; absent or null otherwise. */
+  tierReport?(): KVTierReport | null;
   /** INV-4 check: free-list length + in-use count == total, and the free counter matches. Returns an error text or null. */
   checkConservation(): string | null;
 }
@@ -66,4 +75,32 @@ export interface KVTierStats {
   readonly cpuUsedBlocks: number;
   readonly offloads: number;
   readonly reloads: number;
+  /** Storage tier (present only when one is configured): size, use, blocks written CPU->storage and read back. */
+  readonly storageTotalBlocks?: number;
+  readonly storageUsedBlocks?: number;
+  readonly storageOffloads?: number;
+  readonly storageReloads?: number;
+}
+
+/** One tier's figures: a lookup is a prefix block sought there after missing every tier above. */
+export interface KVTierFigures {
+  readonly capacityBlocks: number;
+  readonly usedBlocks: number;
+  readonly lookups: number;
+  readonly hits: number;
+  readonly stores?: number;
+  readonly evictions?: number;
+}
+
+export interface KVTierReport {
+  readonly gpu: KVTierFigures;
+  readonly cpu: KVTierFigures;
+  readonly storage: KVTierFigures;
+  readonly gpuToCpuBlocks: number;
+  readonly cpuToGpuBlocks: number;
+  readonly cpuToStorageBlocks: number;
+  readonly storageToGpuBlocks: number;
+  readonly blockBytes: number;
+  readonly transfers: readonly KVTransferRecord[];
+  readonly cycles: readonly ReloadCycleSample[];
 }

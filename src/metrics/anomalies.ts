@@ -41,6 +41,9 @@
  *    a baseline only: counts before it have unknown times). A window is thrashing when reloads >=
  *    `thrashingReloads` (default 32) AND reloads >= `thrashingReloadShare` (default 0.5) × offloads. One event
  *    per such window: timestamp = window start, severity = reloads / thrashingReloads, no requests.
+ *    3b. With a storage tier, also per instance and aligned window: at least `thrashingReloads` reload
+ *    cycles (a block reloaded into the GPU again within the cycle window of its previous reload; see
+ *    tier-thrashing.ts) is one more event of this type.
  * 4. `shadow_divergence` — a routing diverges when `expectedHit !== actualHit`. Per (chosen instance,
  *    aligned window of the routing time) with at least one divergent routing, one event: timestamp = window
  *    start, severity = divergent / all routings to that instance in that window, requests = the divergent
@@ -65,6 +68,7 @@
  * Pure: no clock, no randomness, no output. Throws RangeError on invalid thresholds.
  */
 import { sloClassKey } from './breakdowns.js';
+import { detectTierThrashing, type TierCycleSample } from './tier-thrashing.js';
 
 export type AnomalyType =
   | 'priority_inversion'
@@ -153,6 +157,8 @@ export interface AnomalyInputs {
   readonly routings: readonly { timeUs: number; requestId: string; instance: string; expectedHit: boolean; actualHit: boolean }[];
   /** Cumulative KV transfer counters sampled over time per instance (non-decreasing). */
   readonly kvSamples: readonly { timeUs: number; instance: string; offloads: number; reloads: number }[];
+  /** Reload cycles across the KV tiers (only with a storage tier; rule 3b, tier-thrashing.ts). */
+  readonly tierCycles?: readonly TierCycleSample[];
   readonly scaleEvents: readonly { timeUs: number; deployment: string; from: number; to: number }[];
   readonly pdQueueSamples: readonly { timeUs: number; instance: string; pending: number; requestIds: readonly string[] }[];
 }
@@ -431,6 +437,7 @@ function detectCacheThrashing(inputs: AnomalyInputs, th: AnomalyThresholds, out:
       });
     }
   }
+  for (const e of detectTierThrashing(inputs.tierCycles ?? [], W, th.thrashingReloads)) out.push({ type: 'cache_thrashing', requests: [], ...e });
 }
 
 // ---------------------------------------------------------------------------------------------------------

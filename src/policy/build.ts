@@ -6,21 +6,25 @@
  */
 import type { InstanceScheduler } from '../instance/scheduler.js';
 import type { AutoScalePolicy } from '../routing/autoscale.js';
+import type { DisaggregationDecider } from '../routing/disaggregation.js';
+import type { EncodeDecider } from '../routing/encode-decider.js';
 import type { AdmissionPolicy, PriorityPolicy, RoutingPolicy } from '../routing/types.js';
 import { loadSandboxEngine } from '../sandbox/index.js';
 import { SandboxError, type SandboxEngine, type SandboxEngineName } from '../sandbox/types.js';
-import { codeAdmission, codeAutoscale, codePriority, codeRouting, codeScheduler, compileCode } from './code/adapters.js';
+import { codeAdmission, codeAutoscale, codeDisaggregation, codeEncode, codePriority, codeRouting, codeScheduler, compileCode } from './code/adapters.js';
 import { PolicyConfigError, PolicyRuntimeError } from './errors.js';
 import type { EvolvablePolicies, PolicySpec } from './spec.js';
 import {
   buildTemplateAdmission,
   buildTemplateAutoscale,
+  buildTemplateDisaggregation,
+  buildTemplateEncode,
   buildTemplatePriority,
   buildTemplateRouting,
   buildTemplateScheduler,
   type PolicyBuildContext,
 } from './templates/build.js';
-import { treeAdmission, treeAutoscale, treePriority, treeRouting, treeScheduler } from './tree/adapters.js';
+import { treeAdmission, treeAutoscale, treeDisaggregation, treeEncode, treePriority, treeRouting, treeScheduler } from './tree/adapters.js';
 
 export interface BuiltPolicies {
   readonly admission: AdmissionPolicy | null;
@@ -29,6 +33,10 @@ export interface BuiltPolicies {
   /** One scheduler per instance (code schedulers each get their own program). */
   readonly scheduler: ((instanceIndex: number) => InstanceScheduler) | null;
   readonly autoscale: AutoScalePolicy | null;
+  /** The P/D decider (replaces --pd-decider's built-in). */
+  readonly disaggregation: DisaggregationDecider | null;
+  /** The E/P/D encode decider (replaces --encode-decider's built-in). */
+  readonly encode: EncodeDecider | null;
 }
 
 /** Builds the policies of one simulation. */
@@ -62,12 +70,16 @@ export async function preparePolicies(ev: EvolvablePolicies, engineOverride: San
     const r = specs['routing'];
     const s = specs['scheduler'];
     const x = specs['autoscale'];
+    const dg = specs['disaggregation'];
+    const en = specs['encode'];
     return {
       admission: a === undefined ? null : a.type === 'code' ? codeAdmission(a, engineOf(a), ctx) : a.type === 'decision_tree' ? treeAdmission(a.tree, ctx) : buildTemplateAdmission(a.template, a.parameters, ctx),
       priority: p === undefined ? null : p.type === 'code' ? codePriority(p, engineOf(p), ctx) : p.type === 'decision_tree' ? treePriority(p.tree, ctx) : buildTemplatePriority(p.template, p.parameters, ctx),
       routing: r === undefined ? null : r.type === 'code' ? codeRouting(r, engineOf(r), ctx) : r.type === 'decision_tree' ? treeRouting(r.tree, ctx) : buildTemplateRouting(r.template, r.parameters, ctx),
       scheduler: s === undefined ? null : s.type === 'code' ? () => codeScheduler(s, engineOf(s), ctx) : s.type === 'decision_tree' ? ((t) => () => t)(treeScheduler(s.tree)) : ((t) => () => t)(buildTemplateScheduler(s.template, s.parameters)),
       autoscale: x === undefined ? null : x.type === 'code' ? codeAutoscale(x, engineOf(x), ctx) : x.type === 'decision_tree' ? treeAutoscale(x.tree) : buildTemplateAutoscale(x.template, x.parameters),
+      disaggregation: dg === undefined ? null : dg.type === 'code' ? codeDisaggregation(dg, engineOf(dg), ctx) : dg.type === 'decision_tree' ? treeDisaggregation(dg.tree) : buildTemplateDisaggregation(dg.template, dg.parameters),
+      encode: en === undefined ? null : en.type === 'code' ? codeEncode(en, engineOf(en), ctx) : en.type === 'decision_tree' ? treeEncode(en.tree, ctx) : buildTemplateEncode(en.template, en.parameters),
     };
   };
   return { evolvable: ev, build, active: Object.keys(specs).length > 0 };

@@ -34,6 +34,16 @@ const CONTRACTS: Readonly<Record<ControlPoint, { signature: string; returns: str
     returns: '{action: up|down|none, by?} | {targetReplicas} | number',
     description: 'Decides a deployment\'s replica count: called by the autoscaler on every tick and trigger, per scaling target (docs/deployments.md).',
   },
+  disaggregation: {
+    signature: 'decide(request, state)',
+    returns: 'boolean | {disaggregate: boolean, decodeInstance?: id | index, reason?}',
+    description: 'The P/D decider: after the decode routing chose a decode pod (state.selected), decides whether the prefill runs on a prefill pod (KV transferred) or locally on that decode pod; state.instances is the decode pool, state.prefillInstances the prefill pool (docs/deployments.md).',
+  },
+  encode: {
+    signature: 'shouldEncode(request, state)',
+    returns: 'boolean | {encode: boolean, reason?}',
+    description: 'The E/P/D encode decider: after the P/D decider, decides whether the request goes through the encode pool first; state.instances is the encode pool, state.decodeInstance the chosen decode pod (docs/deployments.md).',
+  },
 };
 
 export function policyCatalog(): Record<string, unknown> {

@@ -9,6 +9,8 @@
  * | routing | the same, plus `instance` inside routing rules (filters, minimize/maximize) |
  * | scheduler | request (a waiting request), instance (this instance), clock |
  * | autoscale | deployment, clock |
+ * | disaggregation | request, tenant, global, clock, `selected` (the chosen decode pod), `decode` and `prefill` (pool aggregates) |
+ * | encode | request, tenant, global, clock, `encode` (the encode pool's aggregates) |
  */
 import type { ControlPoint, GlobalView, InstanceView, RequestView, SchedRequestView, SchedulerView, StateView, TenantView } from './view.js';
 import type { AutoScaleContext } from '../routing/autoscale.js';
@@ -26,6 +28,8 @@ export interface FeatureSpec {
 }
 
 const ROUTER: readonly ControlPoint[] = ['admission', 'priority', 'routing'];
+/** Points that see the request as the router knows it (the P/D decider decides per request too). */
+const REQUEST_POINTS: readonly ControlPoint[] = [...ROUTER, 'disaggregation', 'encode'];
 
 function f(name: string, type: FeatureType, points: readonly ControlPoint[], description: string, scope: 'decision' | 'instance' = 'decision'): FeatureSpec {
   return { name, type, points, scope, description };
@@ -59,39 +63,46 @@ export interface RoutedInstanceView extends InstanceView {
   cpuFreeBlocks: number;
   offloadRate: number;
   reloadRate: number;
+  storageUtilization: number;
+  storageFreeBlocks: number;
+  storageReloadRate: number;
   shadowMatchedBlocks: number;
   /** cachedPrefixBlocks / the request's full prompt blocks (0 when the prompt is shorter than a block). */
   prefixMatchRatio: number;
 }
 
-export const FEATURES: readonly FeatureSpec[] = [
-  f('clock', 'number', ['admission', 'priority', 'routing', 'scheduler', 'autoscale'], 'simulation clock (µs)'),
+const FEATURES_BASE: readonly FeatureSpec[] = [
+  f('clock', 'number', ['admission', 'priority', 'routing', 'scheduler', 'autoscale', 'disaggregation', 'encode'], 'simulation clock (µs)'),
   // request (router view)
-  f('request.inputTokens', 'number', [...ROUTER, 'scheduler'], 'prompt length (tokens)'),
-  f('request.outputTokens', 'number', [...ROUTER, 'scheduler'], 'client output budget (max_tokens); 0 when the workload does not state one'),
-  f('request.tenant', 'string', [...ROUTER, 'scheduler'], 'tenant id (\'\' when none)'),
-  f('request.sloClass', 'string', [...ROUTER, 'scheduler'], 'SLO class (critical, standard, sheddable, batch, background or \'\')'),
-  f('request.priority', 'number', [...ROUTER, 'scheduler'], 'instance priority so far (lower = more urgent)'),
-  f('request.model', 'string', ROUTER, 'model the request names (\'\' when none)'),
-  f('request.sessionId', 'string', ROUTER, 'session id (\'\' when none)'),
-  f('request.arrivalUs', 'number', [...ROUTER, 'scheduler'], 'arrival time (µs)'),
-  f('request.prefixBlocks', 'number', ROUTER, 'number of full prompt blocks (length of prefixHashes)'),
-  f('request.admissionDelays', 'number', ROUTER, 'admission DELAYs already waited out'),
-  f('request.adapter', 'string', ROUTER, 'LoRA adapter the request needs (\'\' = base model)'),
+  f('request.inputTokens', 'number', [...REQUEST_POINTS, 'scheduler'], 'prompt length (tokens)'),
+  f('request.outputTokens', 'number', [...REQUEST_POINTS, 'scheduler'], 'client output budget (max_tokens); 0 when the workload does not state one'),
+  f('request.tenant', 'string', [...REQUEST_POINTS, 'scheduler'], 'tenant id (\'\' when none)'),
+  f('request.sloClass', 'string', [...REQUEST_POINTS, 'scheduler'], 'SLO class (critical, standard, sheddable, batch, background or \'\')'),
+  f('request.priority', 'number', [...REQUEST_POINTS, 'scheduler'], 'instance priority so far (lower = more urgent)'),
+  f('request.model', 'string', REQUEST_POINTS, 'model the request names (\'\' when none)'),
+  f('request.sessionId', 'string', REQUEST_POINTS, 'session id (\'\' when none)'),
+  f('request.arrivalUs', 'number', [...REQUEST_POINTS, 'scheduler'], 'arrival time (µs)'),
+  f('request.prefixBlocks', 'number', REQUEST_POINTS, 'number of full prompt blocks (length of prefixHashes)'),
+  f('request.admissionDelays', 'number', REQUEST_POINTS, 'admission DELAYs already waited out'),
+  f('request.adapter', 'string', REQUEST_POINTS, 'LoRA adapter the request needs (\'\' = base model)'),
+  f('request.imageTokens', 'number', REQUEST_POINTS, 'image input tokens (0 for text-only requests)'),
+  f('request.audioTokens', 'number', REQUEST_POINTS, 'audio input tokens'),
+  f('request.videoTokens', 'number', REQUEST_POINTS, 'video input tokens'),
+  f('request.multimodalTokens', 'number', REQUEST_POINTS, 'image + audio + video tokens (> 0: the request is multimodal)'),
   f('request.waitUs', 'number', ['scheduler'], 'µs since arrival'),
   f('request.progress', 'number', ['scheduler'], 'prompt tokens already computed'),
   // tenant
-  f('tenant.requestCount', 'number', ROUTER, 'requests of the tenant seen by admission so far'),
-  f('tenant.activeRequests', 'number', ROUTER, 'requests of the tenant routed and not finished'),
-  f('tenant.recentRate', 'number', ROUTER, 'tenant arrivals per second over the recent window'),
-  f('tenant.burstDetected', 'boolean', ROUTER, 'tenant rate above the burst factor times its long-run rate'),
+  f('tenant.requestCount', 'number', REQUEST_POINTS, 'requests of the tenant seen by admission so far'),
+  f('tenant.activeRequests', 'number', REQUEST_POINTS, 'requests of the tenant routed and not finished'),
+  f('tenant.recentRate', 'number', REQUEST_POINTS, 'tenant arrivals per second over the recent window'),
+  f('tenant.burstDetected', 'boolean', REQUEST_POINTS, 'tenant rate above the burst factor times its long-run rate'),
   // global
-  f('global.inFlight', 'number', ROUTER, 'requests routed and not finished, all instances'),
-  f('global.requestRate', 'number', ROUTER, 'arrivals per second over the recent window'),
-  f('global.throughput', 'number', ROUTER, 'output tokens per second completed over the recent window'),
-  f('global.completedRequests', 'number', ROUTER, 'requests completed so far'),
-  f('global.rejectedRequests', 'number', ROUTER, 'requests rejected so far'),
-  f('global.delayedRequests', 'number', ROUTER, 'requests waiting out an admission DELAY now'),
+  f('global.inFlight', 'number', REQUEST_POINTS, 'requests routed and not finished, all instances'),
+  f('global.requestRate', 'number', REQUEST_POINTS, 'arrivals per second over the recent window'),
+  f('global.throughput', 'number', REQUEST_POINTS, 'output tokens per second completed over the recent window'),
+  f('global.completedRequests', 'number', REQUEST_POINTS, 'requests completed so far'),
+  f('global.rejectedRequests', 'number', REQUEST_POINTS, 'requests rejected so far'),
+  f('global.delayedRequests', 'number', REQUEST_POINTS, 'requests waiting out an admission DELAY now'),
   // cluster aggregates
   f('cluster.instances', 'number', ROUTER, 'routable instances'),
   f('cluster.totalQueueDepth', 'number', ROUTER, 'sum of wait-queue lengths'),
@@ -132,6 +143,9 @@ export const FEATURES: readonly FeatureSpec[] = [
     ['cpuFreeBlocks', 'number', 'free CPU KV blocks'],
     ['offloadRate', 'number', 'GPU->CPU block offloads per second'],
     ['reloadRate', 'number', 'CPU->GPU block reloads per second'],
+    ['storageUtilization', 'number', 'storage KV tier utilization (0 without one)'],
+    ['storageFreeBlocks', 'number', 'free storage KV blocks (0 without a storage tier)'],
+    ['storageReloadRate', 'number', 'storage->GPU block reloads per second'],
   ] as const).map(([n, t, d]) => f(`instance.${n}`, t, ['routing'], d, 'instance')),
   // the instance a scheduler runs on
   f('instance.queueDepth', 'number', ['scheduler'], 'wait-queue length'),
@@ -153,6 +167,34 @@ export const FEATURES: readonly FeatureSpec[] = [
     ['avgLatencyMs', 'mean E2E latency of recent requests (ms)'],
     ['p99LatencyMs', 'p99 E2E latency of recent requests (ms)'],
   ] as const).map(([n, d]) => f(`deployment.${n}`, 'number', ['autoscale'], d)),
+  // disaggregation: the decode pod the decode routing chose, and both pools' aggregates
+  ...([
+    ['id', 'string', 'instance id'],
+    ['queueDepth', 'number', 'wait-queue length'],
+    ['batchSize', 'number', 'running batch size'],
+    ['inFlight', 'number', 'requests routed there and not finished'],
+    ['load', 'number', 'queueDepth + batchSize + inFlight'],
+    ['kvUtilization', 'number', 'GPU KV utilization in [0, 1]'],
+    ['freeKvBlocks', 'number', 'free GPU KV blocks'],
+    ['availableCapacity', 'number', 'free seats'],
+    ['estimatedWaitMs', 'number', 'estimated queueing delay of a new arrival (ms)'],
+    ['recentTtftMs', 'number', 'mean TTFT of recent requests (ms)'],
+    ['recentTpotMs', 'number', 'mean inter-token latency of recent requests (ms)'],
+    ['cachedPrefixBlocks', 'number', 'leading blocks of the request cached there (observed, as prefix-threshold reads it)'],
+    ['cachedTokens', 'number', 'cachedPrefixBlocks x block size'],
+    ['uncachedTokens', 'number', 'prompt tokens not cached there: what a local prefill computes (prefix-threshold compares it)'],
+    ['prefixMatchRatio', 'number', 'cachedPrefixBlocks / the request\'s full prompt blocks'],
+  ] as const).map(([n, t, d]) => f(`selected.${n}`, t, ['disaggregation'], `chosen decode pod: ${d}`)),
+];
+
+/** `cluster.*` re-rooted over one pool (`decode.*`, `prefill.*` for the P/D decider, `encode.*` for the encode decider). */
+function poolFeatures(root: 'decode' | 'prefill' | 'encode', point: ControlPoint): FeatureSpec[] {
+  return FEATURES_BASE.filter((x) => x.name.startsWith('cluster.')).map((x) =>
+    f(`${root}.${x.name.slice('cluster.'.length)}`, x.type, [point], `${root} pool: ${x.description.replace('routable instances', 'routable pods')}`));
+}
+
+export const FEATURES: readonly FeatureSpec[] = [
+  ...FEATURES_BASE, ...poolFeatures('decode', 'disaggregation'), ...poolFeatures('prefill', 'disaggregation'), ...poolFeatures('encode', 'encode'),
 ];
 
 /** Feature by name and control point. */
@@ -225,11 +267,16 @@ export function clusterView(state: StateView): ClusterView {
   };
 }
 
+/** The `request` root of a router-side decision (the view plus the derived request features). */
+export function requestEnv(request: RequestView): Record<string, unknown> {
+  return { ...request, prefixBlocks: request.prefixHashes.length, outputTokens: request.outputTokens ?? 0, multimodalTokens: request.imageTokens + request.audioTokens + request.videoTokens };
+}
+
 /** The environment of an admission, priority or routing decision. */
 export function routerEnv(request: RequestView, state: StateView): FeatureEnv {
   return {
     clock: state.clock,
-    request: { ...request, prefixBlocks: request.prefixHashes.length, outputTokens: request.outputTokens ?? 0 },
+    request: requestEnv(request),
     tenant: state.tenant satisfies TenantView,
     global: state.global satisfies GlobalView,
     cluster: clusterView(state),
@@ -247,6 +294,9 @@ export function routedInstances(request: RequestView, state: StateView): RoutedI
       cpuFreeBlocks: o?.freeBlocks.cpu ?? 0,
       offloadRate: o?.offloadRate ?? 0,
       reloadRate: o?.reloadRate ?? 0,
+      storageUtilization: o?.utilization.storage ?? 0,
+      storageFreeBlocks: o?.freeBlocks.storage ?? 0,
+      storageReloadRate: o?.storageReloadRate ?? 0,
       shadowMatchedBlocks: state.shadowKv[i]?.matchedBlocks ?? 0,
       prefixMatchRatio: blocks === 0 ? 0 : x.cachedPrefixBlocks / blocks,
     };

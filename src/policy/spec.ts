@@ -1,6 +1,6 @@
 /**
  * Evolvable policy sections of a bundle (policy-search-design §8; docs/policies.md): each control point
- * `admission`, `priority`, `routing`, `scheduler`, `autoscale` may hold `{type: parameterized |
+ * `admission`, `priority`, `routing`, `scheduler`, `autoscale`, `disaggregation`, `encode` may hold `{type: parameterized |
  * decision_tree | code, ...}`, and `metadata: {id, generation, parent_id, mutations}` describes the
  * candidate. A section without `type` is the reference's bundle format and is left to the reference
  * decoder, so existing bundles keep working; a section may carry both (e.g. `admission` with `type: code`
@@ -124,12 +124,18 @@ export function extractEvolvable(text: string, file: string, doc: ParsedYaml, op
     const point = key as ControlPoint;
     const raw = js(key);
     const section = pair.value as YamlNode | null;
-    if (point === 'autoscale') {
+    // Control points the reference's bundle does not know: only the evolvable form exists.
+    if (point === 'autoscale' || point === 'disaggregation' || point === 'encode') {
       if (raw === null || raw === undefined) {
         remove.push(pair);
         continue;
       }
-      if (!isPlainObject(raw) || !('type' in raw)) fail([key], 'the autoscale control point needs `type: parameterized | decision_tree | code`', 'add a type (see docs/policies.md), or use the reference\'s `autoscaler:` section for the built-in autoscaler settings');
+      if (!isPlainObject(raw) || !('type' in raw)) {
+        fail([key], `the ${point} control point needs \`type: parameterized | decision_tree | code\``, point === 'autoscale'
+          ? 'add a type (see docs/policies.md), or use the reference\'s `autoscaler:` section for the built-in autoscaler settings'
+          : point === 'disaggregation' ? 'add a type (see docs/policies.md), or choose a built-in decider with --pd-decider never | always | prefix-threshold'
+            : 'add a type (see docs/policies.md), or choose a built-in decider with --encode-decider never | always | multimodal');
+      }
     }
     if (!isPlainObject(raw) || !('type' in raw) || !isMap(section)) continue;
     if ('policy' in raw) fail([key, 'policy'], '`policy:` (a built-in name) and `type:` (an evolvable policy) cannot both be set', 'keep one of them');

@@ -11,8 +11,8 @@ import type { SchedulerContext } from '../instance/scheduler.js';
 import type { AutoScaleContext } from '../routing/autoscale.js';
 import type { GlobalSignal, HistoryWindow, RouterSignals, RouterState, RoutingSnapshot, TenantSignal } from '../routing/types.js';
 
-export type ControlPoint = 'admission' | 'priority' | 'routing' | 'scheduler' | 'autoscale';
-export const CONTROL_POINTS: readonly ControlPoint[] = ['admission', 'priority', 'routing', 'scheduler', 'autoscale'];
+export type ControlPoint = 'admission' | 'priority' | 'routing' | 'scheduler' | 'autoscale' | 'disaggregation' | 'encode';
+export const CONTROL_POINTS: readonly ControlPoint[] = ['admission', 'priority', 'routing', 'scheduler', 'autoscale', 'disaggregation', 'encode'];
 
 /** Default code entry point per control point (docs/policies.md). */
 export const DEFAULT_ENTRYPOINTS: Readonly<Record<ControlPoint, string>> = {
@@ -21,6 +21,8 @@ export const DEFAULT_ENTRYPOINTS: Readonly<Record<ControlPoint, string>> = {
   routing: 'route',
   scheduler: 'makeBatch',
   autoscale: 'evaluate',
+  disaggregation: 'decide',
+  encode: 'shouldEncode',
 };
 
 /** A request as the router knows it. */
@@ -44,6 +46,10 @@ export interface RequestView {
   admissionDelays: number;
   /** LoRA adapter the request needs ('' = the base model). */
   adapter: string;
+  /** Multimodal input tokens by modality (0 for text-only requests). */
+  imageTokens: number;
+  audioTokens: number;
+  videoTokens: number;
 }
 
 export interface InstanceView {
@@ -91,11 +97,13 @@ export interface GlobalView {
 
 export interface ObservedKvView {
   id: string;
-  utilization: { gpu: number; cpu: number };
-  freeBlocks: { gpu: number; cpu: number };
+  utilization: { gpu: number; cpu: number; storage: number };
+  freeBlocks: { gpu: number; cpu: number; storage: number };
   hitRate: number;
   offloadRate: number;
   reloadRate: number;
+  storageOffloadRate: number;
+  storageReloadRate: number;
 }
 
 export interface ShadowKvView {
@@ -138,6 +146,9 @@ export function requestView(req: Request, blockSize: number): RequestView {
     prefixHashes: Array.from(inputBlockHashes(req, blockSize)),
     admissionDelays: req.admissionDelays,
     adapter: req.adapter,
+    imageTokens: req.imageTokens,
+    audioTokens: req.audioTokens,
+    videoTokens: req.videoTokens,
   };
 }
 
@@ -179,11 +190,13 @@ export function stateView(req: Request | null, state: RouterState): StateView {
     const o = sig?.observedKv(i);
     return {
       id: s.id,
-      utilization: { gpu: o?.gpuUtilization ?? s.kvUtilization, cpu: o?.cpuUtilization ?? 0 },
-      freeBlocks: { gpu: o?.gpuFreeBlocks ?? s.freeKVBlocks, cpu: o?.cpuFreeBlocks ?? 0 },
+      utilization: { gpu: o?.gpuUtilization ?? s.kvUtilization, cpu: o?.cpuUtilization ?? 0, storage: o?.storageUtilization ?? 0 },
+      freeBlocks: { gpu: o?.gpuFreeBlocks ?? s.freeKVBlocks, cpu: o?.cpuFreeBlocks ?? 0, storage: o?.storageFreeBlocks ?? 0 },
       hitRate: o?.hitRate ?? s.cacheHitRate,
       offloadRate: o?.offloadRate ?? 0,
       reloadRate: o?.reloadRate ?? 0,
+      storageOffloadRate: o?.storageOffloadRate ?? 0,
+      storageReloadRate: o?.storageReloadRate ?? 0,
     };
   });
   const shadowKv: ShadowKvView[] = state.snapshots.map((s, i) => {

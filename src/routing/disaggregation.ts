@@ -17,6 +17,12 @@ export interface DisaggregationContext {
   /** Leading input blocks of the request cached on instance `id` as the router sees it (stale view when delayed). */
   cachedBlocks(id: string): number;
   readonly blockSize: number;
+  /**
+   * The prefill-capable pool's router state for this request, built on demand (only deciders that read it pay
+   * for it; reading it refreshes those pods' snapshots as a prefill routing at this instant would). Absent
+   * where no prefill pool is known (unit contexts): read as an empty pool.
+   */
+  readonly prefillState?: () => RouterState;
 }
 
 export interface DisaggregationDecision {

@@ -6,10 +6,28 @@
  */
 import type { Request } from '../domain/request.js';
 import { RoutingConfigError, RoutingErrorCode } from './errors.js';
+import type { RouterState } from './types.js';
+
+/** What a decider that looks beyond the request may read (policy-bundle deciders). */
+export interface EncodeContext {
+  /** The encode pool's router state for this request, built on demand. */
+  readonly encodeState: () => RouterState;
+  readonly clock: number;
+}
+
+export interface EncodeDecision {
+  readonly encode: boolean;
+  readonly reason: string;
+}
 
 export interface EncodeDecider {
   readonly name: string;
   shouldEncode(req: Request, decodeInstanceId: string): boolean;
+  /**
+   * The decision with its reason, for deciders that read the encode pool or explain themselves (policy-bundle
+   * deciders); when present the encode stage calls it instead of shouldEncode and records the decision.
+   */
+  readonly decide?: (req: Request, decodeInstanceId: string, ctx: EncodeContext) => EncodeDecision;
 }
 
 export const ENCODE_DECIDERS = ['never', 'always', 'multimodal'] as const;

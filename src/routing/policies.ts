@@ -47,8 +47,14 @@ export function roundRobin(reasonShowsTarget = false): RoutingPolicy {
   };
 }
 
-/** Lowest effective load (queue + batch + in-flight); ties broken at random (see the module rule). */
-export function leastLoaded(rng: TieBreakRng | null): RoutingPolicy {
+/**
+ * Lowest effective load (queue + batch + in-flight); ties broken at random (see the module rule). The
+ * reference returns no scores, so its counterfactual ranks by the very load it minimised and regret is always
+ * 0. `scored` (--semantics corrected) returns the load as scores (−load, what the policy saw) and measures
+ * regret on the estimated queueing delay (−estimatedWaitMs): how much longer the request is expected to wait
+ * where it went than on the instance with the least queued work.
+ */
+export function leastLoaded(rng: TieBreakRng | null, scored = false): RoutingPolicy {
   return {
     name: 'least-loaded',
     route(_req: Request, state: RouterState): RoutingDecision {
@@ -59,7 +65,12 @@ export function leastLoaded(rng: TieBreakRng | null): RoutingPolicy {
       snaps.forEach((s, i) => {
         if (effectiveLoad(s) === minLoad) tied.push(i);
       });
-      return decision(snaps, breakTie(tied, rng), `least-loaded (load=${minLoad})`);
+      const d = decision(snaps, breakTie(tied, rng), `least-loaded (load=${minLoad})`);
+      if (!scored) return d;
+      // 0 - x keeps an idle instance's score +0 (never -0 in a trace).
+      const scores = new Map(snaps.map((s) => [s.id, 0 - effectiveLoad(s)]));
+      const regretScores = new Map(snaps.map((s) => [s.id, 0 - s.estimatedWaitMs]));
+      return { ...d, scores, regretScores };
     },
   };
 }

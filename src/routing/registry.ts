@@ -22,13 +22,13 @@ export interface RoutingPolicyOptions {
   readonly cachedBlocks: CachedBlocksFn | null;
   /** Router-side prefix LRU capacity per instance (default 10,000 blocks). */
   readonly prefixLruCapacity?: number;
-  /** --semantics corrected (round-robin reasons, NaN scores, scorer clamping). */
+  /** --semantics corrected (round-robin reasons, NaN scores, scorer clamping, least-loaded regret). */
   readonly corrected?: boolean;
 }
 
 export const ROUTING_POLICIES = {
   'round-robin': (o: RoutingPolicyOptions) => roundRobin(o.corrected === true),
-  'least-loaded': (o: RoutingPolicyOptions) => leastLoaded(o.rng),
+  'least-loaded': (o: RoutingPolicyOptions) => leastLoaded(o.rng, o.corrected === true),
   weighted: (o: RoutingPolicyOptions) => weighted(o),
   'always-busiest': (_o: RoutingPolicyOptions) => alwaysBusiest(),
 } as const satisfies Record<string, (o: RoutingPolicyOptions) => RoutingPolicy>;

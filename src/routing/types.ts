@@ -153,6 +153,12 @@ export interface ObservedKvSignal {
   readonly offloadRate: number;
   /** Blocks reloaded CPU->GPU per second over the recent window. */
   readonly reloadRate: number;
+  /** Storage tier (docs/kv-tiers.md; all 0 without one): used / capacity, free blocks. */
+  readonly storageUtilization: number;
+  readonly storageFreeBlocks: number;
+  /** Blocks written CPU->storage and read storage->GPU per second over the recent window. */
+  readonly storageOffloadRate: number;
+  readonly storageReloadRate: number;
 }
 
 /** ShadowKV: the router's own prediction of prefix placement on one instance, for one request. */
@@ -215,6 +221,12 @@ export interface RoutingDecision {
   readonly breakdown: readonly ScorerContribution[] | null;
   /** Instance ids the policy eliminated before scoring (absent = none). */
   readonly filteredOut?: readonly string[];
+  /**
+   * Scores on the objective counterfactual regret is measured on, when that is not `scores` (absent = `scores`,
+   * or −EffectiveLoad without scores). Only corrected least-loaded sets it: its own scores are the load it
+   * minimised, so regret on them would always be 0.
+   */
+  readonly regretScores?: ReadonlyMap<string, number>;
 }
 
 /** What a priority policy returns (policy-search-design §3 PriorityPolicy). */

@@ -12,7 +12,7 @@ import { Instance } from '../instance/instance.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
 import type { AdapterCost } from '../instance/lora.js';
 import type { SchedulingMode } from '../instance/batch-formation.js';
-import { createKVStore, type KVStoreConfig } from '../kv/index.js';
+import { createKVStore, type KVStoreConfig, type StorageTierConfig } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
 import { makeAdmissionPolicy, makeRoutingPolicy } from '../routing/registry.js';
@@ -40,6 +40,8 @@ export interface KVSetup {
   readonly cpuBlocks: number;
   readonly transferBandwidth: number;
   readonly transferBaseLatency: number;
+  /** The storage tier below the CPU tier; absent = none (docs/kv-tiers.md). */
+  readonly storage?: StorageTierConfig | null;
   /** Identities of blocks filled in decode (default true); see KVStoreConfig.decodeIdentities. */
   readonly decodeIdentities?: boolean;
 }
@@ -194,10 +196,11 @@ function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, 
     scorers === null ? ownMain(`${subsystem}-main`) : makeRoutingPolicy('weighted', { scorers, blockSize: setup.kv.blockSize, rng: rng.forSubsystem(subsystem), cachedBlocks: (id, req) => cs.cachedBlocksFor(id, req), corrected });
   const pdPolicies: PdPolicies | null = pd
     ? {
-      decider: makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
+      // A bundle's disaggregation policy replaces the --pd-decider built-in (resolve-deciders checks the pair).
+      decider: built?.disaggregation ?? makeDisaggregationDecider(pd.decider, pd.prefixThreshold),
       prefillRouting: poolPolicy(pd.prefillScorers, 'prefill-router'),
       decodeRouting: poolPolicy(pd.decodeScorers, 'decode-router'),
-      encode: pd.encodeDecider === null || pd.encodeDecider === undefined ? null : makeEncodeDecider(pd.encodeDecider),
+      encode: pd.encodeDecider === null || pd.encodeDecider === undefined ? null : (built?.encode ?? makeEncodeDecider(pd.encodeDecider)),
       encodeRouting: pd.encodeDecider === null || pd.encodeDecider === undefined ? null : ownMain('encode-router-main'),
     }
     : null;
@@ -329,6 +332,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           lora: setup.lora ?? null,
           schedulingMode: setup.schedulingMode ?? 'sync',
           holdPrefillKV: pd?.beyond?.ownership === 'single',
+          ...(corrected ? { corrected } : {}),
         },
         createKVStore(kvStoreConfig(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks })),
         latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),

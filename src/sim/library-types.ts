@@ -35,7 +35,7 @@ export type SimulationOptions<Mode extends 'run' | 'replay'> = {
 export interface SimulationOutputsRequest {
   /** The metrics document with every request's details (`--metrics-path`): `result.files.metrics`. */
   readonly metrics?: boolean;
-  /** run: the arrivals as TraceV2 (`--trace-output`): `result.files.traceYaml` and `traceCsv`. */
+  /** The requests as TraceV2 (`--trace-output`; replay: header mode `replayed`): `result.files.traceYaml` and `traceCsv`. */
   readonly trace?: boolean;
   /** replay: the per-request results (`--results-path`): `result.files.results`. */
   readonly results?: boolean;

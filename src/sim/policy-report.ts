@@ -14,6 +14,7 @@ import type { PolicyMetadata } from '../policy/spec.js';
 import { printTree } from '../policy/tree/index.js';
 import type { TraceLevel } from './resolve-policies.js';
 import { scaleEvents, scalingSection } from './scaling-report.js';
+import { kvTierTransferTrace, kvTiersSection, tierReports } from './kv-tiers-report.js';
 
 export interface PolicyReportInput {
   readonly cs: ClusterSimulator;
@@ -48,6 +49,7 @@ export function anomalyReport(x: PolicyReportInput): AnomalyReport {
     preemptions: x.recorder.preemptions,
     routings: x.recorder.routings,
     kvSamples: x.recorder.kvSamples,
+    tierCycles: tierReports(x.cs).flatMap(({ id, report }) => report.cycles.map((c) => ({ timeUs: c.timeUs, instance: id, cpu: c.cpu, storage: c.storage }))),
     scaleEvents: scaleEvents(x.cs),
     pdQueueSamples: (x.cs.pd?.beyond?.samples ?? []).map((s) => ({ timeUs: s.timeUs, instance: x.cs.instances[s.instance]?.id ?? '', pending: s.pending, requestIds: s.requestIds })),
   };
@@ -79,6 +81,8 @@ export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyRep
   if (x.cs.admissionDelays > 0) {
     out['admission_delays'] = { delays: x.cs.admissionDelays, delay_limit_rejections: x.cs.delayLimitRejections, still_delayed: x.cs.delayedNow.size };
   }
+  const tiers = kvTiersSection(x.cs);
+  if (tiers !== null) out['kv_tiers'] = tiers;
   const scaling = scalingSection(x.cs);
   if (scaling !== null) out['autoscaler'] = scaling;
   out['policy_anomalies'] = {
@@ -87,6 +91,7 @@ export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyRep
     ...(traced ? { events: anomalies.events.map((e) => ({ type: e.type, timestamp_us: e.timestampUs, description: e.description, requests: e.requests, severity: e.severity })) } : {}),
   };
   if (traced) {
+    const tierTrace = kvTierTransferTrace(x.cs);
     out['trace'] = {
       level: x.traceLevel,
       ...(x.metadata === null ? {} : { policy_id: x.metadata.id }),
@@ -112,11 +117,13 @@ export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyRep
       ...(x.cs.pd !== null
         ? {
           disaggregations: x.cs.pd.disaggregationRecords.map((d) => ({ request_id: d.requestId, clock_us: d.clock, disaggregate: d.disaggregate, decode_instance: d.decodeInstance, reason: d.reason })),
+          ...(x.cs.pd.encode !== null && x.cs.pd.encode.decisions.length > 0 ? { encode_decisions: x.cs.pd.encode.decisions.map((d) => ({ request_id: d.requestId, clock_us: d.clock, encode: d.encode, decode_instance: d.decodeInstance, reason: d.reason })) } : {}),
           ...(x.cs.pd.encode !== null ? { encode_routings: x.cs.pd.encode.records.map((r) => ({ parent_request_id: r.parentRequestId, clock_us: r.clock, chosen_instance: r.chosenInstance, regret: r.regret })) } : {}),
           prefill_routings: x.cs.pd.prefillRoutingRecords.map((r) => ({ parent_request_id: r.parentRequestId, clock_us: r.clock, chosen_instance: r.chosenInstance, regret: r.regret })),
           kv_transfers: x.cs.pd.kvTransferRecords.map((k) => ({ parent_request_id: k.parentRequestId, start_us: k.transferStartTime, duration_us: k.transferDuration, blocks: k.numKVBlocks, prefill_instance: k.prefillInstanceId, decode_instance: k.decodeInstanceId })),
         }
         : {}),
+      ...(tierTrace === null ? {} : { kv_tier_transfers: tierTrace }),
       ...(x.traceLevel === 'full'
         ? {
             batches: x.recorder.batches.map((b) => ({ time_us: b.timeUs, instance: b.instance, step: b.step, scheduled: b.scheduled, newly_scheduled: b.newlyScheduled, preempted: b.preempted, duration_us: b.durationUs, kv_offloads: b.offloads, kv_reloads: b.reloads })),

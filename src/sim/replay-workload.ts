@@ -5,7 +5,7 @@
  */
 import type { Request } from '../domain/request.js';
 import { buildClosedLoopReplay, closedLoopFollowUpHorizon } from '../workload/replay-closed-loop.js';
-import { buildReplayRequests } from '../workload/replay.js';
+import { buildReplayRequests, recordedReplayHorizon } from '../workload/replay.js';
 import { SessionManager } from '../workload/sessions/manager.js';
 import type { LengthSampler } from '../workload/spec/length.js';
 import { parseThinkTimeDist } from '../workload/think-time.js';
@@ -13,7 +13,7 @@ import type { TraceV2 } from '../workload/tracev2-types.js';
 import { ConfigError } from './config-error.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
-import { horizonFlag } from './resolve-engine.js';
+import { horizonFlag, semanticsFlag } from './resolve-engine.js';
 
 export interface ReplayWorkload {
   readonly requests: Request[];
@@ -37,9 +37,10 @@ export function buildReplayWorkload(f: FlagValues, env: SimEnv, trace: TraceV2, 
   const mode = f.str('session-mode');
   if (mode !== 'fixed' && mode !== 'closed-loop') throw new ConfigError('bad-flag', `--session-mode must be "fixed" or "closed-loop", got "${mode}"`);
   const think = thinkTimeSampler(f, mode === 'closed-loop');
-  if (mode === 'fixed') return { requests: buildReplayRequests(trace.records, seed, dataPath), sessions: null };
-  const followUpHorizon = f.changed('horizon') ? horizonFlag(f) : closedLoopFollowUpHorizon(trace.records);
-  const built = buildClosedLoopReplay(trace, seed, think, followUpHorizon, dataPath);
+  if (mode === 'fixed') return { requests: buildReplayRequests(trace.records, seed, dataPath, semanticsFlag(f) === 'corrected'), sessions: null };
+  const corrected = semanticsFlag(f) === 'corrected';
+  const followUpHorizon = f.changed('horizon') ? horizonFlag(f) : corrected ? recordedReplayHorizon(trace.records) : closedLoopFollowUpHorizon(trace.records);
+  const built = buildClosedLoopReplay(trace, seed, think, followUpHorizon, dataPath, corrected);
   if (built.sessions.length === 0) {
     env.warn('--session-mode closed-loop: no session records found in the trace; every request is injected at its recorded time');
     return { requests: built.requests, sessions: null };

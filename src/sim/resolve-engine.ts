@@ -8,7 +8,8 @@ import { resolveLatency, type LatencyInput, type ResolvedLatency } from './resol
 import { resolveDeployment } from './resolve-deployment.js';
 import type { DeploymentSpec } from '../deploy/spec.js';
 import { resolvePdFlags } from './resolve-pd.js';
-import { calculateKVBlocks } from '../latency/kv-capacity.js';
+import { calculateKVBlocks, kvBytesPerToken } from '../latency/kv-capacity.js';
+import type { StorageTierConfig } from '../kv/storage-tier.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_SEMANTICS, SEMANTICS, isSemantics, type Semantics } from '../domain/semantics.js';
@@ -106,7 +107,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
   // The schema library is loaded only when a user catalog file is given (it costs startup time).
   const hwText = hwPath === '' ? '' : env.readText(hwPath, '--hardware-config');
   const userHardware = hwPath === '' ? undefined : (await import('../config/user-catalog.js')).parseUserHardwareConfig(hwText, hwPath);
-  const lora = resolveLoraFlags(f, env);
+  const lora = resolveLoraFlags(f, env, semanticsFlag(f) === 'corrected');
   const inputs: LatencyInput = {
     model: f.str('model'),
     hardware: f.str('hardware'),
@@ -180,6 +181,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const bw = f.float('kv-transfer-bandwidth');
   const cpuBlocks = nonNegative('kv-cpu-blocks');
   if (cpuBlocks > 0 && !(bw > 0)) throw new ConfigError('bad-flag', `--kv-transfer-bandwidth must be > 0 with --kv-cpu-blocks, got ${bw}`);
+  const storage = resolveStorageTier(f, latency, cpuBlocks, f.int('block-size-in-tokens'));
   const maxModelLen = latency.maxModelLen;
   const blockSize = f.int('block-size-in-tokens');
   // `blis serve` shares this resolution but has no pools.
@@ -237,6 +239,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
         cpuBlocks,
         transferBandwidth: bw,
         transferBaseLatency: nonNegative('kv-transfer-base-latency'),
+        ...(storage === null ? {} : { storage }),
       },
       latency: latency.latency,
       lora: lora.cost,
@@ -244,6 +247,38 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
       deployment: dep?.engine ?? null,
     },
   };
+}
+
+/**
+ * The storage KV tier (docs/kv-tiers.md): null unless --kv-storage-blocks > 0. Its other flags without it
+ * would do nothing, so they are refused rather than ignored.
+ */
+function resolveStorageTier(f: FlagValues, latency: ResolvedLatency, cpuBlocks: number, tokensPerBlock: number): StorageTierConfig | null {
+  const blocks = f.int('kv-storage-blocks');
+  const bad = (m: string): ConfigError => new ConfigError('bad-flag', m);
+  if (blocks < 0) throw bad(`--kv-storage-blocks must be >= 0, got ${blocks}`);
+  if (blocks === 0) {
+    const set = ['kv-storage-bandwidth', 'kv-storage-latency-us', 'kv-thrash-window-us'].find((n) => f.changed(n));
+    if (set !== undefined) throw bad(`--${set} needs a storage tier: set --kv-storage-blocks > 0 (or drop --${set})`);
+    return null;
+  }
+  if (cpuBlocks <= 0) throw bad('--kv-storage-blocks needs a CPU tier to sit below: set --kv-cpu-blocks > 0');
+  checkLimit(blocks, LIMITS.kvBlocksPerInstance, '--kv-storage-blocks', 'give a smaller --kv-storage-blocks', { field: '--kv-storage-blocks' });
+  const bandwidthGBps = f.float('kv-storage-bandwidth');
+  if (!(bandwidthGBps > 0) || !Number.isFinite(bandwidthGBps)) throw bad(`--kv-storage-bandwidth must be a finite number > 0 (GB/s), got ${bandwidthGBps}`);
+  const latencyUs = f.float('kv-storage-latency-us');
+  if (!(latencyUs >= 0) || !Number.isFinite(latencyUs)) throw bad(`--kv-storage-latency-us must be a finite number >= 0, got ${latencyUs}`);
+  const cycleWindowUs = f.int('kv-thrash-window-us');
+  if (cycleWindowUs <= 0) throw bad(`--kv-thrash-window-us must be > 0, got ${cycleWindowUs}`);
+  const arch = latency.architecture;
+  if (arch === null) throw bad(`--kv-storage-blocks needs the model's KV bytes per token to time transfers, but no config is known for ${latency.model}: give --model-config-folder`);
+  let perToken: number;
+  try {
+    perToken = kvBytesPerToken(arch, Math.max(latency.tp, 1));
+  } catch (e) {
+    throw bad(`--kv-storage-blocks needs the model's KV bytes per token to time transfers: ${(e as Error).message}`);
+  }
+  return { blocks, bandwidthGBps, latencyUs, blockBytes: perToken * tokensPerBlock, cycleWindowUs };
 }
 
 /** Instances and KV blocks this machine can hold, checked before anything is allocated. */

@@ -21,7 +21,8 @@ export interface LoraSetup {
 
 export const NO_LORA: LoraSetup = { cost: null, resolved: null, registry: [], reservedBytes: 0 };
 
-export function resolveLoraFlags(f: FlagValues, env: SimEnv): LoraSetup {
+/** `corrected` (--semantics corrected): adapters without a capacity get one slot (A1) instead of staying inert. */
+export function resolveLoraFlags(f: FlagValues, env: SimEnv, corrected = false): LoraSetup {
   const path = f.str('lora-config');
   const given = ['lora-adapter-capacity', 'lora-load-base-latency-us', 'lora-load-bandwidth-bytes-us', 'lora-footprint-bytes-per-rank'].some((n) => f.changed(n));
   if (path === '' && !given) return NO_LORA;
@@ -31,7 +32,7 @@ export function resolveLoraFlags(f: FlagValues, env: SimEnv): LoraSetup {
     ...(f.changed('lora-load-base-latency-us') ? { loadBaseLatencyUs: f.float('lora-load-base-latency-us') } : {}),
     ...(f.changed('lora-load-bandwidth-bytes-us') ? { loadBandwidthBytesUs: f.float('lora-load-bandwidth-bytes-us') } : {}),
     ...(f.changed('lora-footprint-bytes-per-rank') ? { footprintBytesPerRank: f.float('lora-footprint-bytes-per-rank') } : {}),
-  }, path === '' ? 'the --lora-* flags' : `--lora-config ${path}`, (m) => env.warn(m));
+  }, path === '' ? 'the --lora-* flags' : `--lora-config ${path}`, (m) => env.warn(m), corrected);
   return { cost: resolved === null ? null : new AdapterCost(resolved), resolved, registry: file.adapters, reservedBytes: adapterReservedBytes(resolved) };
 }
 
@@ -40,15 +41,18 @@ export interface AdapterReference {
   readonly kind: string;
   readonly id: string;
   readonly adapter: string;
-  readonly model: string;
+  /** null: no base-model check (trace rows, whose adapters the reference never checks at all). */
+  readonly model: string | null;
 }
 
 /**
- * Every referenced adapter must be declared, and an adapter that names a base model attaches only to that model
- * (compared, as in the reference, with the client's own `model` field).
+ * Every referenced adapter must be declared, and an adapter that names a base model attaches only to that model:
+ * compared, as in the reference, with the client's own `model` field, or, when `runsOn` is given (--semantics
+ * corrected), with the model the client's requests run on: its `model` field, else `runsOn` (the simulated
+ * model), case-insensitively as --model is read.
  * @throws ConfigError naming the client and the fix.
  */
-export function checkAdapterReferences(refs: Iterable<AdapterReference>, lora: LoraSetup): void {
+export function checkAdapterReferences(refs: Iterable<AdapterReference>, lora: LoraSetup, runsOn: string | null = null): void {
   const byId = new Map(lora.registry.map((a) => [a.id, a]));
   for (const r of refs) {
     if (r.adapter === '') continue;
@@ -58,6 +62,15 @@ export function checkAdapterReferences(refs: Iterable<AdapterReference>, lora: L
     const a = byId.get(r.adapter);
     if (a === undefined) {
       throw new ConfigError('lora-reference', `${r.kind} "${r.id}" uses LoRA adapter "${r.adapter}", which --lora-config does not declare (declared: ${[...byId.keys()].sort().join(', ')}); add it or fix the name`);
+    }
+    if (r.model === null) continue;
+    if (runsOn !== null) {
+      const model = r.model !== '' ? r.model : runsOn;
+      if (a.baseModel !== '' && a.baseModel.toLowerCase() !== model.toLowerCase()) {
+        const whose = r.model !== '' ? `has model "${model}"` : `runs on the simulated model "${model}"`;
+        throw new ConfigError('lora-reference', `${r.kind} "${r.id}" ${whose} but its LoRA adapter "${r.adapter}" attaches to base model "${a.baseModel}"; use an adapter for "${model}" or fix the adapter's base_model`);
+      }
+      continue;
     }
     if (a.baseModel !== '' && a.baseModel !== r.model) {
       throw new ConfigError('lora-reference', `${r.kind} "${r.id}" has model "${r.model}" but its LoRA adapter "${r.adapter}" attaches to base model "${a.baseModel}"; set the ${r.kind}'s model to "${a.baseModel}" or use an adapter for "${r.model}"`);

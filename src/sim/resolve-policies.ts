@@ -108,7 +108,7 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
   }
   // An explicit flag beats the bundle (the reference's precedence), evolvable sections included.
   let specs = ev?.specs ?? {};
-  for (const [point, flagName] of [['admission', 'admission-policy'], ['routing', 'routing-policy'], ['scheduler', 'scheduler']] as const) {
+  for (const [point, flagName] of [['admission', 'admission-policy'], ['routing', 'routing-policy'], ['scheduler', 'scheduler'], ['disaggregation', 'pd-decider'], ['encode', 'encode-decider']] as const) {
     if (specs[point] !== undefined && f.changed(flagName)) {
       io.warn(`--${flagName} overrides the ${point} policy of ${path}`);
       const { [point]: _dropped, ...rest } = specs;

@@ -11,14 +11,15 @@ import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from 
 import { checkDistributionWorkload, distributionWorkloadStream, type DistributionWorkloadOptions } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
-import { checkReplayRecords, defaultReplayHorizon } from '../workload/replay.js';
+import { checkReplayRecords, defaultReplayHorizon, recordedReplayHorizon } from '../workload/replay.js';
 import { buildReplayWorkload } from './replay-workload.js';
 import { SessionManager } from '../workload/sessions/manager.js';
 import type { SessionLog } from '../workload/sessions/manager.js';
+import type { TraceHeader, TraceRecord } from '../workload/tracev2-types.js';
 import { synthesizeConcurrencySpec } from '../workload/sessions/synthesize.js';
 import type { SessionBlueprint } from '../workload/sessions/types.js';
 import { generateWorkload } from '../workload/sessions/workload.js';
-import { buildRunTraceHeader, buildRunTraceRecords } from '../workload/trace-export.js';
+import { buildReplayTraceHeader, buildRunTraceHeader, buildRunTraceRecords, outcomeFromRequest } from '../workload/trace-export.js';
 import { parentTraceOutcome } from '../cluster/pd/project.js';
 import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
@@ -33,6 +34,7 @@ import type { FlagValues } from './options.js';
 import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
 import { horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
+import { checkBundleDeciders } from './resolve-deciders.js';
 import { RunRecorder } from '../cluster/recorder.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
 import { checkAdapterReferences, type AdapterReference, type LoraSetup } from './resolve-lora.js';
@@ -319,11 +321,13 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const { setup, latency, seed, kvForGpu, lora } = await resolveEngineFlags(f, env, deployment);
   if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  checkBundleDeciders(f, pol, setup.pd);
   const scaling = resolveScaling(f, pol.scaling, 'run', kvForGpu, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
   let wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
-  checkAdapterReferences(wl.adapterRefs ?? [], lora);
+  // --semantics corrected (A3): base models are checked against the model a client's requests run on.
+  checkAdapterReferences(wl.adapterRefs ?? [], lora, semanticsFlag(f) === 'corrected' ? (setup.deployment?.defaultModel ?? setup.model ?? '') : null);
   const count = Array.isArray(wl.requests) ? wl.requests.length : (wl.total ?? 0);
   env.info?.(`workload: ${count} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
@@ -377,15 +381,47 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
       };
     }));
     const header = buildRunTraceHeader(goodputTargets ? { workloadSeed: wl.seed, goodputSloTargets: goodputTargets } : { workloadSeed: wl.seed });
-    trace = {
-      yaml: formatTraceHeaderYaml(header),
-      get csv() {
-        return formatTraceCsv(records, header.mode);
-      },
-      csvChunks: () => formatTraceCsvChunks(records, header.mode),
-    };
+    if (semanticsFlag(f) === 'corrected' && sessions !== null) recordSessions(records, header, cs.arrivals, sessions.log(), wl.sessions, env);
+    trace = traceOutput(header, records);
   }
   return outputs(f, { report, cluster: cs, trace, recorder, requests: all, ...series }, null);
+}
+
+/**
+ * --semantics corrected: what a closed-loop replay needs to regenerate the sessions as they ran — each
+ * follow-up's think time (the delay the session manager put before it) and, when every session accumulates its
+ * context, `session_context_growth: accumulate` (a mix cannot be written in the one header field: warned).
+ */
+function recordSessions(records: TraceRecord[], header: TraceHeader, arrivals: readonly Request[], log: SessionLog, blueprints: readonly SessionBlueprint[], env: SimEnv): void {
+  arrivals.forEach((req, i) => {
+    const delay = log.delays.get(req);
+    if (delay !== undefined) records[i]!.thinkTimeUs = delay;
+  });
+  const growth = new Set(blueprints.map((b) => b.contextGrowth));
+  if (growth.size === 1 && growth.has('accumulate')) header.sessionContextGrowth = 'accumulate';
+  else if (growth.has('accumulate')) env.warn('--trace-output: some sessions accumulate their context and some do not; the trace header can say only one, so it says neither (a closed-loop replay resends each round\'s recorded input)');
+}
+
+/**
+ * replay `--trace-output`: as the reference, one row per request built from the trace (every row in fixed mode;
+ * round 0 and the rows outside sessions in closed loop), whether or not it was injected before the horizon, with
+ * its state when the replay stopped; header mode "replayed", the input trace's observed KV metrics carried over.
+ * Under --semantics corrected the caller passes the injected requests instead.
+ */
+function replayTrace(requests: readonly Request[], goodput: ReadonlyMap<string, SloDimTargets> | null, observed: TraceHeader['observedKvMetrics']): TraceOutput {
+  const records = buildRunTraceRecords(requests.map((request) => ({ request, outcome: outcomeFromRequest(request) })));
+  const header = buildReplayTraceHeader({ ...(goodput ? { goodputSloTargets: goodput } : {}), observedKvMetrics: observed });
+  return traceOutput(header, records);
+}
+
+function traceOutput(header: TraceHeader, records: readonly TraceRecord[]): TraceOutput {
+  return {
+    yaml: formatTraceHeaderYaml(header),
+    get csv() {
+      return formatTraceCsv(records, header.mode);
+    },
+    csvChunks: () => formatTraceCsvChunks(records, header.mode),
+  };
 }
 
 /**
@@ -434,6 +470,7 @@ export async function checkSimulation(mode: 'run' | 'replay', f: FlagValues, env
   const { seed, latency, kvForGpu, setup } = await resolveEngineFlags(f, env, deployment);
   if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  checkBundleDeciders(f, pol, setup.pd);
   resolveScaling(f, pol.scaling, mode, mode === 'run' ? kvForGpu : null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   cliGoodput(f);
   if (mode === 'replay') {
@@ -465,12 +502,16 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const { setup, latency, seed, lora } = await resolveEngineFlags(f, env, deployment);
   if (deployment === null) for (const w of latency.warnings) env.warn(w);
   const pol = await resolvePolicyFlags(f, env);
+  checkBundleDeciders(f, pol, setup.pd);
   resolveScaling(f, pol.scaling, 'replay', null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), header.goodputSloTargets, null);
-  warnUndeclaredAdapters(records, lora, env);
+  // --semantics corrected (A2): a row naming an undeclared adapter is refused, as a spec client is.
+  if (semanticsFlag(f) === 'corrected') checkAdapterReferences(records.map((r) => ({ kind: `--trace-data ${dataPath}: request_id`, id: String(r.requestId), adapter: r.adapter, model: null })), lora);
+  else warnUndeclaredAdapters(records, lora, env);
   const { requests, sessions } = buildReplayWorkload(f, env, { header, records }, seed, dataPath);
   if (setup.deployment) checkDeploymentRequests(setup.deployment, requests, setup.kv.blockSize);
-  const horizon = f.changed('horizon') ? horizonFlag(f) : defaultReplayHorizon(requests);
+  // Corrected semantics cover the rounds a closed-loop replay regenerates (the same bound as in fixed mode).
+  const horizon = f.changed('horizon') ? horizonFlag(f) : semanticsFlag(f) === 'corrected' ? recordedReplayHorizon(records) : defaultReplayHorizon(requests);
   // Closed-loop replay: follow-up prompts carry earlier rounds' outputs.
   const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(requests, sessions !== null) };
   const full: EngineSetup = { ...setup, kv, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
@@ -487,7 +528,10 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
   await env.pause?.();
-  return outputs(f, { report, cluster: cs, trace: null, recorder, requests: all, ...series }, () => simResults(report));
+  // Corrected semantics export what was injected (follow-ups included), as run does; the reference every built request.
+  const exported = semanticsFlag(f) === 'corrected' ? cs.arrivals : requests;
+  const trace = f.str('trace-output') === '' ? null : replayTrace(exported, goodputTargets, header.observedKvMetrics);
+  return outputs(f, { report, cluster: cs, trace, recorder, requests: all, ...series }, () => simResults(report));
 }
 
 /** `--deployment FILE`, parsed and checked (null when not given). */

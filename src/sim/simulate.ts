@@ -172,7 +172,7 @@ export function parseSimulationConfig(config: unknown): { mode: 'run' | 'replay'
   // The requested contents are rendered as if their file options named a file (nothing is written).
   const o = data.outputs ?? {};
   if (o.metrics === true) raw['metricsPath'] = '<result.files.metrics>';
-  if (o.trace === true && data.mode === 'run') raw['traceOutput'] = '<result.files.trace>';
+  if (o.trace === true) raw['traceOutput'] = '<result.files.trace>';
   if (o.results === true && data.mode === 'replay') raw['resultsPath'] = '<result.files.results>';
   return { mode: data.mode, values: new FlagValues(raw, explicit), files: data.files ?? {} };
 }

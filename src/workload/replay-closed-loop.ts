@@ -16,8 +16,8 @@
 import { GoRand } from '../engine/go-rand.js';
 import type { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
-import { effectiveInputTokenCount, horizonFromMaxArrival, replayPrefixes, requestFromRecord } from './replay.js';
-import type { SessionBlueprint } from './sessions/types.js';
+import { effectiveInputTokenCount, horizonFromMaxArrival, injectionTime, replayPrefixes, requestFromRecord } from './replay.js';
+import type { RecordedRound, SessionBlueprint } from './sessions/types.js';
 import type { LengthSampler } from './spec/length.js';
 import { concatTokens, randomTokenIds } from './tokens.js';
 import { TraceFormatError, type TraceV2, type TraceRecord } from './tracev2-types.js';
@@ -78,14 +78,34 @@ function thinkSamplerFor(rounds: readonly TraceRecord[], given: LengthSampler | 
   return null;
 }
 
+function recordedRound(rec: TraceRecord): RecordedRound {
+  return {
+    id: `request_${rec.requestId}`,
+    timeoutUs: rec.deadlineUs > 0 ? Math.max(1, rec.deadlineUs - injectionTime(rec)) : 0,
+    clientId: rec.clientId,
+    tenantId: rec.tenantId,
+    sloClass: rec.sloClass,
+    model: rec.model,
+    sloTargetUs: rec.sloTargetUs,
+    adapter: rec.adapter,
+    streaming: rec.streaming,
+    reasonRatio: rec.reasonRatio,
+  };
+}
+
 /**
  * Round-0 requests and blueprints of a closed-loop replay.
  * @param thinkTime `--think-time-dist` / `--think-time-ms` sampler; null = from the trace.
  * @param horizon follow-ups arriving after it are not generated (<= 0 = unbounded).
+ * @param corrected --semantics corrected: with `accumulate`, a later row's input (plus its group prefix) is the
+ *   round's whole prompt, of which only what exceeds the conversation so far is new (the reference appends the
+ *   recorded count to the conversation); and each regenerated round keeps its row's id (`request_<request_id>`),
+ *   deadline offset, prefix group, streaming flag, reason ratio and tags (the reference names it
+ *   `session_<id>_round_<r>_<n>`, gives it a 300 s deadline and the tags of round 0).
  * @throws TraceFormatError for an empty trace, a session whose round indexes are not 0, 1, 2, ... or an unknown
  *   `session_context_growth`.
  */
-export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: LengthSampler | null, horizon: number, file = ''): ClosedLoopReplay {
+export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: LengthSampler | null, horizon: number, file = '', corrected = false): ClosedLoopReplay {
   const { header, records } = trace;
   if (records.length === 0) throw new TraceFormatError('TRACE_CSV_EMPTY', file, 0, '', 'empty trace: the trace data file has no records to replay');
   const growth = header.sessionContextGrowth;
@@ -120,7 +140,11 @@ export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: L
   const requests: Request[] = [];
   const sessions: SessionBlueprint[] = [];
   for (const [sessionId, rounds] of bySession) {
-    const inputs = rounds.map((r) => effectiveInputTokenCount(r));
+    const r0rec = rounds[0]!;
+    const groupPrefix = r0rec.prefixGroup === '' ? 0 : (prefixes.get(r0rec.prefixGroup)?.length ?? 0);
+    // Corrected accumulate: a row's input is the round's whole prompt (what run and observe record).
+    const whole = corrected && growth === 'accumulate';
+    const inputs = rounds.map((r, i) => effectiveInputTokenCount(r) + (whole && i > 0 && r.prefixGroup !== '' ? groupPrefix : 0));
     const outputs = rounds.map((r) => r.outputTokens);
     const think = thinkSamplerFor(rounds, thinkTime);
     const srng = new GoRand(rng.int63Big());
@@ -129,6 +153,7 @@ export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: L
     let input = randomTokenIds(srng, inputs[0]!);
     if (prefix !== null) input = concatTokens(prefix, input);
     const req = requestFromRecord(r0, input, randomTokenIds(srng, r0.outputTokens));
+    if (corrected) req.prefixLength = prefix?.length ?? 0;
     req.sessionId = sessionId;
     req.roundIndex = 0;
     requests.push(req);
@@ -152,13 +177,16 @@ export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: L
       model: r0.model,
       sloTargetUs: r0.sloTargetUs,
       adapter: r0.adapter,
+      ...(corrected ? { prefixGroup: r0.prefixGroup, recordedRounds: rounds.slice(1).map(recordedRound), wholeInputs: whole } : {}),
     });
   }
   for (const rec of loose) {
     let input = randomTokenIds(rng, effectiveInputTokenCount(rec));
     const prefix = rec.prefixGroup === '' ? undefined : prefixes.get(rec.prefixGroup);
     if (prefix !== undefined) input = concatTokens(prefix, input);
-    requests.push(requestFromRecord(rec, input, randomTokenIds(rng, rec.outputTokens)));
+    const req = requestFromRecord(rec, input, randomTokenIds(rng, rec.outputTokens));
+    if (corrected) req.prefixLength = prefix?.length ?? 0;
+    requests.push(req);
   }
   return { requests, sessions };
 }

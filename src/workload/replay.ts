@@ -56,10 +56,11 @@ export function checkReplayRecords(records: readonly TraceRecord[], file: string
 }
 
 /**
- * One request per record, in record order, ids `request_<request_id>`.
+ * One request per record, in record order, ids `request_<request_id>`. `corrected` (--semantics corrected): a
+ * request's prefix length is the length of the group prefix prepended to it (the reference copies the row's).
  * @throws as {@link checkReplayRecords} (an empty trace, counts past the limits).
  */
-export function buildReplayRequests(records: readonly TraceRecord[], seed: bigint, file = 'the trace data'): Request[] {
+export function buildReplayRequests(records: readonly TraceRecord[], seed: bigint, file = 'the trace data', corrected = false): Request[] {
   checkReplayRecords(records, file);
   const rng = new GoRand(seed);
   const prefixes = replayPrefixes(records, rng);
@@ -68,7 +69,9 @@ export function buildReplayRequests(records: readonly TraceRecord[], seed: bigin
     let input = randomTokenIds(rng, effectiveInputTokenCount(rec));
     const prefix = rec.prefixGroup === '' ? undefined : prefixes.get(rec.prefixGroup);
     if (prefix !== undefined) input = concatTokens(prefix, input);
-    return requestFromRecord(rec, input, randomTokenIds(rng, rec.outputTokens));
+    const req = requestFromRecord(rec, input, randomTokenIds(rng, rec.outputTokens));
+    if (corrected) req.prefixLength = prefix?.length ?? 0;
+    return req;
   });
 }
 
@@ -99,7 +102,8 @@ export function requestFromRecord(rec: TraceRecord, input: Int32Array, output: I
   req.sloTargetUs = rec.sloTargetUs;
   req.clientId = rec.clientId;
   req.prefixGroup = rec.prefixGroup;
-  // Copied as recorded even when the group's shared prefix has another length, as the reference does.
+  // Copied as recorded even when the group's shared prefix has another length, as the reference does
+  // (--semantics corrected: the callers set the length of the prefix actually prepended).
   req.prefixLength = rec.prefixLength;
   req.streaming = rec.streaming;
   req.adapter = rec.adapter;
@@ -111,6 +115,17 @@ export function horizonFromMaxArrival(maxArrival: number): number {
   if (maxArrival > MAX_INT64 / 2) return MAX_INT64;
   if (maxArrival <= 0) return REPLAY_DEFAULT_HORIZON_US;
   return maxArrival * 2;
+}
+
+/**
+ * --semantics corrected: the replay horizon (and closed-loop follow-up horizon) from the latest injection time
+ * of every record, the rounds closed loop regenerates included (the reference takes round 0 and the rows
+ * outside sessions only, and for the follow-up bound their `arrival_time_us`).
+ */
+export function recordedReplayHorizon(records: readonly TraceRecord[]): number {
+  let max = 0;
+  for (const r of records) max = Math.max(max, injectionTime(r));
+  return horizonFromMaxArrival(max);
 }
 
 /** The replay horizon when `--horizon` is not given: from the latest injection time of the built requests. */

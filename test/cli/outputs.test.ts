@@ -53,6 +53,21 @@ describe('run and replay: output paths checked before the simulation', () => {
     expect(readdirSync(d).sort()).toEqual(['results', 't.csv', 't.yaml']);
   });
 
+  it('replay --trace-output re-exports the trace (header mode replayed) and its path is checked first', async () => {
+    const d = fresh();
+    expect((await cli(['run', ...M, '--num-requests', '6', '--trace-output', path.join(d, 't')])).code).toBe(0);
+    const args = ['replay', ...M, '--trace-header', path.join(d, 't.yaml'), '--trace-data', path.join(d, 't.csv')];
+    const bad = await cli([...args, '--trace-output', `${d}/`]);
+    expect(bad.code).toBe(2);
+    expect(bad.out).toBe('');
+    expect(readdirSync(d).sort()).toEqual(['t.csv', 't.yaml']);
+    const r = await cli([...args, '--trace-output', path.join(d, 'again')]);
+    expect(r.code).toBe(0);
+    expect(readFileSync(path.join(d, 'again.yaml'), 'utf8')).toMatch(/^mode: replayed$/m);
+    const rows = parseTraceCsv(readFileSync(path.join(d, 'again.csv'), 'utf8'), 'again.csv');
+    expect(rows.map((x) => [x.requestId, x.inputTokens, x.outputTokens, x.status])).toEqual(parseTraceCsv(readFileSync(path.join(d, 't.csv'), 'utf8'), 't.csv').map((x) => [x.requestId, x.inputTokens, x.outputTokens, 'ok']));
+  });
+
   it('a trace pair whose .csv cannot be written leaves no .yaml behind', async () => {
     const d = fresh();
     mkdirSync(path.join(d, 'pair.csv'));

@@ -19,6 +19,7 @@ import { loraViolations } from './lora.js';
 import { EventKind } from '../../src/instance/events.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { kvUsage } from './checkers.js';
+import { kvTierViolations } from './kv-tiers.js';
 import { TieredKVCache } from '../../src/kv/tiered.js';
 import { STATE_NAMES, waitingBlockAllowance } from './context.js';
 
@@ -148,6 +149,7 @@ export class EventRecorder {
     const kv = inst.kv.checkConservation();
     if (kv) this.fail(`INV-4 ${at}: ${kv}`);
     for (const e of kvUsage(inst, this.reservedOn(idx))) this.fail(`${e} (${at})`);
+    for (const e of kvTierViolations(inst, false)) this.fail(`${e} (${at})`);
     const busy = inst.waitQ.length > 0 || inst.runningBatch.length > 0;
     if (busy && !inst.isStepPending && inst.adapterLoading === '') this.fail(`INV-8 ${at}: ${inst.waitQ.length} queued / ${inst.runningBatch.length} running but no step pending`);
     for (const e of loraViolations(inst)) this.fail(`${e} (${at})`);

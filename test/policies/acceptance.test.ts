@@ -253,10 +253,11 @@ describe('blis policies', () => {
     const r = await cli(['policies']);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout) as { templates: { name: string; control_point: string; parameters: { name: string; default: unknown }[] }[]; features: { name: string }[]; control_points: { name: string }[] };
-    expect(doc.control_points.map((c) => c.name)).toEqual(['admission', 'priority', 'routing', 'scheduler', 'autoscale']);
+    expect(doc.control_points.map((c) => c.name)).toEqual(['admission', 'priority', 'routing', 'scheduler', 'autoscale', 'disaggregation', 'encode']);
     const w = doc.templates.find((t) => t.name === 'weighted_affinity_routing');
     expect(w?.parameters.map((p) => p.name)).toEqual(expect.arrayContaining(['cache_affinity_weight', 'load_balance_weight', 'queue_depth_weight', 'utilization_threshold']));
-    for (const point of ['admission', 'priority', 'routing', 'scheduler', 'autoscale']) expect(doc.templates.some((t) => t.control_point === point)).toBe(true);
+    for (const point of ['admission', 'priority', 'routing', 'scheduler', 'autoscale', 'disaggregation', 'encode']) expect(doc.templates.some((t) => t.control_point === point)).toBe(true);
     expect(doc.features.map((f) => f.name)).toContain('tenant.burstDetected');
+    expect(doc.features.map((f) => f.name)).toEqual(expect.arrayContaining(['selected.uncachedTokens', 'decode.meanQueueDepth', 'prefill.meanKvUtilization', 'encode.maxQueueDepth', 'request.multimodalTokens']));
   });
 });

@@ -25,7 +25,9 @@ describe('documented bundles run', () => {
         writeFileSync(p, block);
         let err = '';
         let out = '';
-        const code = await main(['run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--num-instances', '4', '--num-requests', '80', '--rate', '40', '--prefix-tokens', '256', '--policy-config', p, '--log', 'error'], {
+        // A P/D decider needs prefill and decode pools.
+        const pools = /^disaggregation:/m.test(block) ? ['--prefill-instances', '2', '--decode-instances', '2'] : [];
+        const code = await main(['run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--num-instances', '4', ...pools, '--num-requests', '80', '--rate', '40', '--prefix-tokens', '256', '--policy-config', p, '--log', 'error'], {
           stdout: (t) => (out += t), warn: () => undefined, error: (t) => (err += t),
         });
         expect(code, err).toBe(0);

@@ -197,6 +197,7 @@ export class PdCoordinator {
       selected: d.target,
       cachedBlocks: (id) => h.cachedBlocks(h.instanceIndex(id), req),
       blockSize: this.setup.blockSize,
+      prefillState: () => h.poolState(PoolRole.Prefill, models === null ? null : req.model),
     });
     if (dec.decodeOverride !== undefined && dec.decodeOverride !== d.targetId) {
       const k = state.snapshots.findIndex((s) => s.id === dec.decodeOverride);

@@ -13,8 +13,18 @@ import type { RoutingPolicy } from '../../routing/types.js';
 import type { PdHost } from './coordinator.js';
 import { PoolRole } from './pools.js';
 
+/** One decision of a policy-bundle encode decider (the built-ins are not recorded: their rule is their name). */
+export interface EncodeDecisionRecord {
+  readonly requestId: string;
+  readonly clock: number;
+  readonly encode: boolean;
+  readonly decodeInstance: string;
+  readonly reason: string;
+}
+
 export class EncodeStage {
   readonly records: EncodeRoutingRecord[] = [];
+  readonly decisions: EncodeDecisionRecord[] = [];
   /** Requests routed through the encode pool. */
   routed = 0;
   /** Corrected semantics: when each encode pod's last job ends (µs), by instance index. */
@@ -31,8 +41,14 @@ export class EncodeStage {
 
   /** The encode pod's index (-1 = the decider skipped the stage), or null when the request was lost there. */
   route(req: Request, decodeId: string, model: string | null): number | null {
-    if (!this.decider.shouldEncode(req, decodeId)) return -1;
     const h = this.host;
+    if (this.decider.decide !== undefined) {
+      const d = this.decider.decide(req, decodeId, { encodeState: () => h.poolState(PoolRole.Encode, model), clock: h.clock });
+      if (h.traceDecisions) this.decisions.push({ requestId: req.id, clock: h.clock, encode: d.encode, decodeInstance: decodeId, reason: d.reason });
+      if (!d.encode) return -1;
+    } else if (!this.decider.shouldEncode(req, decodeId)) {
+      return -1;
+    }
     const state = h.poolState(PoolRole.Encode, model);
     if (state.snapshots.length === 0) {
       h.rejectAtEncode(req);

@@ -11,9 +11,12 @@
 import type { Request } from '../../domain/request.js';
 import type { BatchChoice, InstanceScheduler, SchedulerContext } from '../../instance/scheduler.js';
 import { clampScaleDecision, type AutoScaleContext, type AutoScalePolicy } from '../../routing/autoscale.js';
+import type { DisaggregationDecider } from '../../routing/disaggregation.js';
+import type { EncodeContext, EncodeDecider, EncodeDecision } from '../../routing/encode-decider.js';
 import type { AdmissionDecision, AdmissionPolicy, PriorityPolicy, RouterState, RoutingDecision, RoutingPolicy } from '../../routing/types.js';
 import { SandboxError, kindText, type SandboxEngine, type SandboxProgram } from '../../sandbox/types.js';
 import { PolicyRuntimeError } from '../errors.js';
+import { disaggregationView, encodeView } from '../pd-view.js';
 import type { PolicyBuildContext } from '../templates/build.js';
 import type { PolicySpec } from '../spec.js';
 import { requestView, schedRequestView, schedulerView, stateView, type ControlPoint } from '../view.js';
@@ -39,6 +42,8 @@ const ENTRIES: Readonly<Record<ControlPoint, readonly string[]>> = {
   priority: ['$blisCall'],
   routing: ['$blisCall'],
   autoscale: ['$blisCall'],
+  disaggregation: ['$blisCall'],
+  encode: ['$blisCall'],
   scheduler: ['$blisHooks', '$blisMakeBatch', '$blisVictim', '$blisArrival'],
 };
 
@@ -197,6 +202,48 @@ export function codeAutoscale(spec: CodeSpec, engine: SandboxEngine, ctx: Policy
       }
       return c.bad(what, `expected {action: up|down|none, by?}, {targetReplicas: N} or a number, got ${JSON.stringify(r)?.slice(0, 120)}`);
     },
+  };
+}
+
+export function codeDisaggregation(spec: CodeSpec, engine: SandboxEngine, ctx: PolicyBuildContext): DisaggregationDecider {
+  const c = new Caller(spec, compileCode(spec, engine, ctx));
+  return {
+    name: `code:${spec.entrypoint}`,
+    decide(req, dctx) {
+      const what = `${spec.entrypoint}(${req.id}) at t=${dctx.state.clock}`;
+      const v = disaggregationView(req, dctx);
+      const r = c.call('$blisCall', [v.request, v.state], what);
+      if (typeof r === 'boolean') return { disaggregate: r, reason: `${spec.entrypoint}: ${r ? 'disaggregate' : 'prefill locally'}` };
+      if (!isObj(r) || typeof r['disaggregate'] !== 'boolean') {
+        return c.bad(what, `expected true, false or {disaggregate: true|false, decodeInstance?, reason?}, got ${JSON.stringify(r)?.slice(0, 120)}`);
+      }
+      const disaggregate = r['disaggregate'];
+      const reason = reasonOf(c, r['reason'], what) || `${spec.entrypoint}: ${disaggregate ? 'disaggregate' : 'prefill locally'}`;
+      const t = r['decodeInstance'];
+      if (t === undefined || t === null) return { disaggregate, reason };
+      const snaps = dctx.state.snapshots;
+      const k = typeof t === 'string' ? snaps.findIndex((s) => s.id === t) : typeof t === 'number' && Number.isInteger(t) && t >= 0 && t < snaps.length ? t : -1;
+      if (k < 0) c.bad(what, `decodeInstance ${JSON.stringify(t)?.slice(0, 80)} is not a routable decode pod; return an id from state.instances (${snaps.map((s) => s.id).join(', ')}) or its index`);
+      return { disaggregate, reason, decodeOverride: (snaps[k] as { id: string }).id };
+    },
+  };
+}
+
+export function codeEncode(spec: CodeSpec, engine: SandboxEngine, ctx: PolicyBuildContext): EncodeDecider {
+  const c = new Caller(spec, compileCode(spec, engine, ctx));
+  const decide = (req: Request, decodeId: string, ectx: EncodeContext): EncodeDecision => {
+    const what = `${spec.entrypoint}(${req.id}) at t=${ectx.clock}`;
+    const v = encodeView(req, decodeId, ectx, ctx.blockSize);
+    const r = c.call('$blisCall', [v.request, v.state], what);
+    if (typeof r === 'boolean') return { encode: r, reason: `${spec.entrypoint}: ${r ? 'encode' : 'skip'}` };
+    if (!isObj(r) || typeof r['encode'] !== 'boolean') return c.bad(what, `expected true, false or {encode: true|false, reason?}, got ${JSON.stringify(r)?.slice(0, 120)}`);
+    return { encode: r['encode'], reason: reasonOf(c, r['reason'], what) || `${spec.entrypoint}: ${r['encode'] ? 'encode' : 'skip'}` };
+  };
+  return {
+    name: `code:${spec.entrypoint}`,
+    decide,
+    // The encode stage calls decide; this form (no pool state) serves callers without one.
+    shouldEncode: (req, decodeId) => decide(req, decodeId, { encodeState: () => ({ snapshots: [], clock: 0 }), clock: 0 }).encode,
   };
 }
 

@@ -6,6 +6,10 @@ import type { Request } from '../../domain/request.js';
 import type { SloPriorityMap } from '../../domain/slo.js';
 import type { BatchChoice, InstanceScheduler, SchedulerContext } from '../../instance/scheduler.js';
 import { clampScaleDecision, type AutoScaleContext, type AutoScalePolicy } from '../../routing/autoscale.js';
+import { prefixThresholdDecider, type DisaggregationDecider } from '../../routing/disaggregation.js';
+import type { EncodeDecider, EncodeDecision } from '../../routing/encode-decider.js';
+import { clusterView } from '../features.js';
+import { prefillStateView, selectedView } from '../pd-view.js';
 import { breakTie, decision, requireSnapshots } from '../../routing/policies.js';
 import type { ScorerConfig } from '../../routing/scorer-config.js';
 import { SCORER_NAMES, type ScorerName } from '../../routing/scorer-registry.js';
@@ -317,5 +321,55 @@ export function buildTemplateAutoscale(template: string, p: TemplateParameters):
     }
     default:
       throw new Error(`no autoscale template ${template}`);
+  }
+}
+
+export function buildTemplateDisaggregation(template: string, p: TemplateParameters): DisaggregationDecider {
+  const name = `template:${template}`;
+  switch (template) {
+    case 'prefix_threshold_disaggregation': {
+      // The built-in decider itself, so the default parameters reproduce --pd-decider prefix-threshold.
+      const inner = prefixThresholdDecider(n(p, 'threshold'));
+      return { name, decide: (req, ctx) => inner.decide(req, ctx) };
+    }
+    case 'conditional_disaggregation': {
+      const maxLocal = n(p, 'max_local_prefill_tokens');
+      const maxQueue = n(p, 'max_prefill_queue_per_instance');
+      const maxKv = n(p, 'max_prefill_kv_utilization');
+      const idleLoad = n(p, 'local_if_decode_load_below');
+      return {
+        name,
+        decide(req, ctx) {
+          const sel = selectedView(req, ctx);
+          if (sel.uncachedTokens <= maxLocal) return { disaggregate: false, reason: `uncached ${sel.uncachedTokens} <= ${maxLocal} tokens: prefill locally` };
+          if (idleLoad > 0 && sel.load < idleLoad) return { disaggregate: false, reason: `decode pod ${sel.id} load ${sel.load} < ${idleLoad}: prefill locally` };
+          // The prefill pool is read only when a cap needs it.
+          if (maxQueue > 0 || maxKv < 1) {
+            const pool = clusterView(prefillStateView(req, ctx));
+            if (maxQueue > 0 && pool.meanQueueDepth > maxQueue) return { disaggregate: false, reason: `prefill pool queue ${pool.meanQueueDepth} > ${maxQueue}: prefill locally` };
+            if (maxKv < 1 && pool.meanKvUtilization > maxKv) return { disaggregate: false, reason: `prefill pool KV ${pool.meanKvUtilization} > ${maxKv}: prefill locally` };
+          }
+          return { disaggregate: true, reason: `uncached ${sel.uncachedTokens} > ${maxLocal} tokens: disaggregate` };
+        },
+      };
+    }
+    default:
+      throw new Error(`no disaggregation template ${template}`);
+  }
+}
+
+export function buildTemplateEncode(template: string, p: TemplateParameters): EncodeDecider {
+  const name = `template:${template}`;
+  switch (template) {
+    case 'multimodal_encode': {
+      const min = n(p, 'min_multimodal_tokens');
+      const decide = (req: Request): EncodeDecision => {
+        const mm = req.imageTokens + req.audioTokens + req.videoTokens;
+        return { encode: mm >= min, reason: `${mm} multimodal tokens ${mm >= min ? '>=' : '<'} ${min}` };
+      };
+      return { name, decide, shouldEncode: (req) => decide(req).encode };
+    }
+    default:
+      throw new Error(`no encode template ${template}`);
   }
 }

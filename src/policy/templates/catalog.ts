@@ -186,6 +186,35 @@ export const TEMPLATES: readonly TemplateSpec[] = [
       int('cooldown_us', 60_000_000, 0, 86_400_000_000, 'minimum time between scale actions'),
     ],
   },
+  // ---- disaggregation (P/D decider) ----
+  {
+    name: 'prefix_threshold_disaggregation',
+    point: 'disaggregation',
+    description: 'Prefill on a prefill pod when the prompt tokens not cached on the chosen decode pod exceed the threshold, else on the decode pod (with the default threshold, exactly --pd-decider prefix-threshold).',
+    parameters: [
+      int('threshold', 16, 0, 1e9, 'uncached prompt tokens above which the request is disaggregated (--pd-prefix-threshold)'),
+    ],
+  },
+  {
+    name: 'conditional_disaggregation',
+    point: 'disaggregation',
+    description: 'Disaggregate a long uncached prefill only while the prefill pool keeps up: prefill locally when the uncached tokens are at most max_local_prefill_tokens, or when the prefill pool\'s mean queue or KV utilization is above its cap, or when the chosen decode pod is idle enough to absorb the prefill.',
+    parameters: [
+      int('max_local_prefill_tokens', 512, 0, 1e9, 'uncached prompt tokens a decode pod prefills itself'),
+      num('max_prefill_queue_per_instance', 0, 0, 1e6, 'mean prefill-pool queue depth above which prefill stays local (0 = no cap)'),
+      num('max_prefill_kv_utilization', 1, 0, 1, 'mean prefill-pool KV utilization above which prefill stays local (1 = no cap)'),
+      int('local_if_decode_load_below', 0, 0, 1e6, 'prefill locally when the chosen decode pod\'s load (queue + batch + in-flight) is below this (0 = off)'),
+    ],
+  },
+  // ---- encode (E/P/D encode decider) ----
+  {
+    name: 'multimodal_encode',
+    point: 'encode',
+    description: 'Sends a request through the encode pool when it carries at least min_multimodal_tokens image, audio and video tokens (with the default 1, exactly --encode-decider multimodal).',
+    parameters: [
+      int('min_multimodal_tokens', 1, 0, 1e9, 'image + audio + video tokens from which a request is encoded (0 = every request)'),
+    ],
+  },
 ];
 
 export function findTemplate(name: string): TemplateSpec | undefined {

@@ -4,6 +4,8 @@ export { validateTemplate } from './validate.js';
 export {
   buildTemplateAdmission,
   buildTemplateAutoscale,
+  buildTemplateDisaggregation,
+  buildTemplateEncode,
   buildTemplatePriority,
   buildTemplateRouting,
   buildTemplateScheduler,

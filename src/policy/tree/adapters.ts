@@ -7,12 +7,15 @@
 import type { Request } from '../../domain/request.js';
 import type { BatchChoice, InstanceScheduler, SchedulerContext } from '../../instance/scheduler.js';
 import { clampScaleDecision, type AutoScalePolicy } from '../../routing/autoscale.js';
+import type { DisaggregationDecider } from '../../routing/disaggregation.js';
+import type { EncodeContext, EncodeDecider, EncodeDecision } from '../../routing/encode-decider.js';
 import { breakTie, decision, requireSnapshots } from '../../routing/policies.js';
 import type { ScorerConfig } from '../../routing/scorer-config.js';
 import type { ScorerName } from '../../routing/scorer-registry.js';
 import type { AdmissionPolicy, PriorityPolicy, RouterState, RoutingPolicy } from '../../routing/types.js';
 import { weighted } from '../../routing/weighted.js';
 import { routedInstances, routerEnv, schedulerEnv, autoscaleEnv, type FeatureEnv } from '../features.js';
+import { disaggregationEnv, encodeEnv } from '../pd-view.js';
 import type { PolicyBuildContext } from '../templates/build.js';
 import { requestView, schedRequestView, schedulerView, stateView } from '../view.js';
 import { bestInstances, evaluateTree, filterInstances } from './eval.js';
@@ -117,4 +120,26 @@ export function treeAutoscale(tree: DecisionTree): AutoScalePolicy {
       return clampScaleDecision(ctx, ctx.currentReplicas + delta, leaf.reason);
     },
   };
+}
+
+/** A P/D decider: the tree's leaf says whether this request's prefill runs on a prefill pod. */
+export function treeDisaggregation(tree: DecisionTree): DisaggregationDecider {
+  const fixed = constantLeaf(tree);
+  return {
+    name: 'tree',
+    decide(req, ctx) {
+      const leaf = (fixed ?? evaluateTree(tree, disaggregationEnv(req, ctx))) as Extract<TreeLeaf, { point: 'disaggregation' }>;
+      return { disaggregate: leaf.disaggregate, reason: leaf.reason || (leaf.disaggregate ? 'tree: disaggregate' : 'tree: prefill locally') };
+    },
+  };
+}
+
+/** An encode decider: the tree's leaf says whether the request goes through the encode pool. */
+export function treeEncode(tree: DecisionTree, ctx: PolicyBuildContext): EncodeDecider {
+  const fixed = constantLeaf(tree);
+  const decide = (req: Request, _decodeId: string, ectx: EncodeContext): EncodeDecision => {
+    const leaf = (fixed ?? evaluateTree(tree, encodeEnv(req, ectx, ctx.blockSize))) as Extract<TreeLeaf, { point: 'encode' }>;
+    return { encode: leaf.encode, reason: leaf.reason || (leaf.encode ? 'tree: encode' : 'tree: skip') };
+  };
+  return { name: 'tree', decide, shouldEncode: (req, id) => decide(req, id, { encodeState: () => ({ snapshots: [], clock: 0 }), clock: 0 }).encode };
 }

@@ -33,7 +33,9 @@
  *     `reason: TEXT`;
  * - scheduler: `{priority: NUMBER}` — the ordering score of a waiting request (higher admitted first);
  * - autoscale: `{scale: up | down | none, by?: POSITIVE_INT, reason?: TEXT}` (`by` defaults to 1 and is
- *   allowed only with up/down) or `{scale_to: NON_NEGATIVE_INT, reason?: TEXT}`.
+ *   allowed only with up/down) or `{scale_to: NON_NEGATIVE_INT, reason?: TEXT}`;
+ * - disaggregation: `{disaggregate: true | false, reason?: TEXT}`;
+ * - encode: `{encode: true | false, reason?: TEXT}`.
  *
  * Limits: 64 nodes deep, 10,000 nodes in all, predicates nested 64 deep. Every error is a `POLICY_TREE`
  * PolicyConfigError naming `file:line:col`, the field path, the problem and the fix.

@@ -35,6 +35,8 @@ const LEAF_KEYS: Readonly<Record<ControlPoint, readonly string[]>> = {
   routing: ['route'],
   scheduler: ['priority'],
   autoscale: ['scale', 'by', 'scale_to', 'reason'],
+  disaggregation: ['disaggregate', 'reason'],
+  encode: ['encode', 'reason'],
 };
 
 const LEAF_FORMS: Readonly<Record<ControlPoint, string>> = {
@@ -43,6 +45,8 @@ const LEAF_FORMS: Readonly<Record<ControlPoint, string>> = {
   routing: '{route: RULE} with RULE {scorers: {NAME: WEIGHT}}, {minimize: INSTANCE_FEATURE} or {maximize: INSTANCE_FEATURE}',
   scheduler: '{priority: NUMBER}',
   autoscale: '{scale: up | down | none, by?: N, reason?: TEXT} or {scale_to: N, reason?: TEXT}',
+  disaggregation: '{disaggregate: true | false, reason?: TEXT}',
+  encode: '{encode: true | false, reason?: TEXT}',
 };
 
 const LEAF_EXAMPLES: Readonly<Record<ControlPoint, string>> = {
@@ -51,6 +55,8 @@ const LEAF_EXAMPLES: Readonly<Record<ControlPoint, string>> = {
   routing: '{route: {minimize: instance.load}}',
   scheduler: '{priority: 1}',
   autoscale: '{scale: none}',
+  disaggregation: '{disaggregate: false}',
+  encode: '{encode: false}',
 };
 
 /** The key that marks a leaf of each kind, for "this leaf belongs to another control point". */
@@ -59,6 +65,8 @@ const LEAF_MARKERS: readonly (readonly [string, readonly ControlPoint[]])[] = [
   ['route', ['routing']],
   ['scale', ['autoscale']],
   ['scale_to', ['autoscale']],
+  ['disaggregate', ['disaggregation']],
+  ['encode', ['encode']],
   ['priority', ['priority', 'scheduler']],
 ];
 
@@ -236,6 +244,8 @@ class TreeParser {
       case 'routing': return this.routingLeaf(o, rel);
       case 'scheduler': return this.schedulerLeaf(o, rel);
       case 'autoscale': return this.autoscaleLeaf(o, rel);
+      case 'disaggregation': return this.disaggregationLeaf(o, rel);
+      case 'encode': return this.encodeLeaf(o, rel);
     }
   }
 
@@ -277,6 +287,22 @@ class TreeParser {
     if (!has(o, 'priority')) this.notALeaf(o, rel);
     this.checkKeys(o, rel, LEAF_KEYS.scheduler, 'a scheduler leaf');
     return Object.freeze({ point: 'scheduler', priority: this.finite(o.priority, [...rel, 'priority'], 'priority') });
+  }
+
+  private disaggregationLeaf(o: Obj, rel: Rel): TreeLeaf {
+    if (!has(o, 'disaggregate')) this.notALeaf(o, rel);
+    this.checkKeys(o, rel, LEAF_KEYS.disaggregation, 'a disaggregation leaf');
+    const d = o.disaggregate;
+    if (typeof d !== 'boolean') this.fail([...rel, 'disaggregate'], `disaggregate must be true or false, got ${describe(d)}`, 'write disaggregate: true (prefill on a prefill pod, KV transferred) or false (prefill on the chosen decode pod)');
+    return Object.freeze({ point: 'disaggregation', disaggregate: d, reason: this.optionalText(o, 'reason', rel) });
+  }
+
+  private encodeLeaf(o: Obj, rel: Rel): TreeLeaf {
+    if (!has(o, 'encode')) this.notALeaf(o, rel);
+    this.checkKeys(o, rel, LEAF_KEYS.encode, 'an encode leaf');
+    const e = o.encode;
+    if (typeof e !== 'boolean') this.fail([...rel, 'encode'], `encode must be true or false, got ${describe(e)}`, 'write encode: true (through the encode pool) or false (skip it)');
+    return Object.freeze({ point: 'encode', encode: e, reason: this.optionalText(o, 'reason', rel) });
   }
 
   private autoscaleLeaf(o: Obj, rel: Rel): TreeLeaf {

@@ -61,6 +61,8 @@ export function printLeaf(leaf: TreeLeaf): string {
     case 'autoscale':
       if (leaf.scaleTo !== null) return `scale to ${leaf.scaleTo}${why(leaf.reason)}`;
       return `scale ${leaf.scale}${leaf.by > 1 ? ` by ${leaf.by}` : ''}${why(leaf.reason)}`;
+    case 'disaggregation': return `${leaf.disaggregate ? 'disaggregate' : 'prefill locally'}${why(leaf.reason)}`;
+    case 'encode': return `${leaf.encode ? 'encode' : 'skip encode'}${why(leaf.reason)}`;
   }
 }
 
@@ -158,6 +160,8 @@ export function leafToPlain(leaf: TreeLeaf): Plain {
       if (leaf.reason !== '') out.reason = leaf.reason;
       return out;
     }
+    case 'disaggregation': return leaf.reason === '' ? { disaggregate: leaf.disaggregate } : { disaggregate: leaf.disaggregate, reason: leaf.reason };
+    case 'encode': return leaf.reason === '' ? { encode: leaf.encode } : { encode: leaf.encode, reason: leaf.reason };
   }
 }
 

@@ -201,7 +201,7 @@ else:
   it('routing: a filter nothing passes keeps every instance; NaN objectives rank last', () => {
     const t = tree('routing', `route: {minimize: instance.recentTtftMs, filter: {feature: instance.load, op: '>', value: 100}}`);
     const rule = (evaluateTree(t, {}) as Extract<TreeLeaf, { point: 'routing' }>).rule as ObjectiveRule;
-    const routed = [instance(0, 1), instance(1, 2), instance(2, 3)].map((x) => ({ ...x, cpuUtilization: 0, cpuFreeBlocks: 0, offloadRate: 0, reloadRate: 0, shadowMatchedBlocks: 0, prefixMatchRatio: 0 }));
+    const routed = [instance(0, 1), instance(1, 2), instance(2, 3)].map((x) => ({ ...x, cpuUtilization: 0, cpuFreeBlocks: 0, offloadRate: 0, reloadRate: 0, storageUtilization: 0, storageFreeBlocks: 0, storageReloadRate: 0, shadowMatchedBlocks: 0, prefixMatchRatio: 0 }));
     expect(filterInstances(rule, {}, routed)).toEqual([0, 1, 2]);
     routed[0]!.recentTtftMs = NaN;
     routed[1]!.recentTtftMs = 7;
@@ -629,6 +629,8 @@ function leafArb(point: ControlPoint): fc.Arbitrary<Plain> {
       reasonArb.map((r) => withReason({ scale: 'none' }, r)),
       fc.tuple(fc.integer({ min: 0, max: 50 }), reasonArb).map(([n, r]) => withReason({ scale_to: n }, r)),
     );
+    case 'disaggregation': return fc.tuple(fc.boolean(), reasonArb).map(([d, r]) => withReason({ disaggregate: d }, r));
+    case 'encode': return fc.tuple(fc.boolean(), reasonArb).map(([d, r]) => withReason({ encode: d }, r));
     case 'routing': {
       const filter = fc.option(predicateArb(ROUTING_ALL), { nil: undefined });
       const scorers = fc.uniqueArray(fc.constantFrom(...SCORER_NAMES), { minLength: 1, maxLength: 4 })
@@ -762,7 +764,7 @@ function checkRule(rule: RouteRule, raw: Plain, env: FeatureEnv, instances: Rout
 function request(over: Partial<RequestView>): RequestView {
   return {
     id: 'r1', inputTokens: 100, outputTokens: null, tenant: '', sloClass: 'standard', priority: 0, model: '', sessionId: '', arrivalUs: 0,
-    prefixHashes: [], admissionDelays: 0, adapter: '', ...over,
+    prefixHashes: [], admissionDelays: 0, adapter: '', imageTokens: 0, audioTokens: 0, videoTokens: 0, ...over,
   };
 }
 

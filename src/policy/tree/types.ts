@@ -66,7 +66,9 @@ export type TreeLeaf =
   | { readonly point: 'priority'; readonly priority: number; readonly hints: Readonly<Record<string, string | number | boolean>> }
   | { readonly point: 'routing'; readonly rule: RouteRule }
   | { readonly point: 'scheduler'; readonly priority: number }
-  | { readonly point: 'autoscale'; readonly scale: 'up' | 'down' | 'none'; readonly by: number; readonly scaleTo: number | null; readonly reason: string };
+  | { readonly point: 'autoscale'; readonly scale: 'up' | 'down' | 'none'; readonly by: number; readonly scaleTo: number | null; readonly reason: string }
+  | { readonly point: 'disaggregation'; readonly disaggregate: boolean; readonly reason: string }
+  | { readonly point: 'encode'; readonly encode: boolean; readonly reason: string };
 
 export type TreeNode =
   | { readonly kind: 'branch'; readonly if: Predicate; readonly then: TreeNode; readonly else: TreeNode }

@@ -21,7 +21,8 @@ import type { DistributionShape } from '../presets.js';
 import { DISTRIBUTION_CLIENT_ID, SHARED_PREFIX_GROUP } from '../distribution.js';
 import { expandInferencePerf } from '../spec/inference-perf.js';
 import { parseWorkloadSpec } from '../spec/parse.js';
-import type { ClientSpec, DistSpec, StageSpec, WorkloadSpec } from '../spec/types.js';
+import type { ClientSpec, CohortSpec, DistSpec, StageSpec, WorkloadSpec } from '../spec/types.js';
+import type { SloDimTargets } from '../tracev2-types.js';
 import { specToYaml } from './emit.js';
 import type { LoadSegment } from './types.js';
 import { BlisError } from '../../domain/errors.js';
@@ -207,10 +208,11 @@ export interface ComposeSource {
  * add up and each client's `rate_fraction` is scaled by its spec's share of the total (not renormalised
  * within its spec), so every client keeps its absolute rate. Like the reference, the result keeps only
  * `clients` and the first spec's `category`: seed (printed as 0), num_requests, horizon, goodput targets,
- * cohorts and load profiles are dropped (docs/reference-differences.md, W6), and the merged spec must itself
- * be valid (specs with and without `slo_class` cannot be mixed). Specs of different categories are refused.
+ * cohorts and load profiles are dropped (docs/reference-differences.md, W6; `opts.corrected` keeps them), and
+ * the merged spec must itself be valid (specs with and without `slo_class` cannot be mixed). Specs of different
+ * categories are refused.
  */
-export function composeSpecs(sources: readonly ComposeSource[]): WorkloadSpec {
+export function composeSpecs(sources: readonly ComposeSource[], opts: ComposeOptions = {}): WorkloadSpec {
   if (sources.length === 0) throw new ConvertError('blis compose needs at least one --from FILE');
   const specs = sources.map((s) => parseWorkloadSpec(s.text, s.file));
   // The reference keeps the first spec's category and drops the others silently (W9); a merge of two
@@ -228,6 +230,7 @@ export function composeSpecs(sources: readonly ComposeSource[]): WorkloadSpec {
     const weight = total === 0 ? 1 : s.aggregateRate / total;
     for (const c of s.clients) clients.push(total === 0 ? c : { ...c, rateFraction: c.rateFraction * weight });
   }
+  if (opts.corrected === true) return composeKeepingAll(sources, specs, clients, total, opts.warn ?? (() => undefined));
   return {
     version: '2',
     seed: 0n,
@@ -243,9 +246,72 @@ export function composeSpecs(sources: readonly ComposeSource[]): WorkloadSpec {
   };
 }
 
+export interface ComposeOptions {
+  /** --semantics corrected: keep what can be merged (see {@link composeKeepingAll}). */
+  readonly corrected?: boolean;
+  /** Where a corrected compose says which bounds it did not take. */
+  readonly warn?: (message: string) => void;
+}
+
+/**
+ * Corrected compose: the merged clients plus everything else that can be merged — the cohorts (rates scaled
+ * like the clients'), the goodput targets (a class with two different targets is refused), a spec-level load
+ * profile moved onto that spec's own clients (it would otherwise shape every spec's clients; refused when the
+ * spec has cohorts, which cannot carry one), and the seed, `horizon` and `num_requests` of the first spec that
+ * sets each (a later different value is warned about).
+ */
+function composeKeepingAll(sources: readonly ComposeSource[], specs: readonly WorkloadSpec[], merged: ClientSpec[], total: number, warn: (m: string) => void): WorkloadSpec {
+  const clients: ClientSpec[] = [];
+  const cohorts: CohortSpec[] = [];
+  let i = 0;
+  specs.forEach((s, k) => {
+    const top = s.loadProfile;
+    if (top !== undefined && s.cohorts.length > 0) {
+      throw new ConvertError(`compose: ${sources[k]!.file} has a load_profile that also shapes its cohorts, which cannot carry their own; give its clients their own load_profile and remove the spec-level one, or compose without it`);
+    }
+    for (let n = 0; n < s.clients.length; n++) {
+      const c = merged[i++]!;
+      clients.push(top !== undefined && c.loadProfile === undefined ? { ...c, loadProfile: top } : c);
+    }
+    const weight = total === 0 ? 1 : s.aggregateRate / total;
+    for (const c of s.cohorts) cohorts.push(total === 0 ? c : { ...c, rateFraction: c.rateFraction * weight });
+  });
+  const targets = new Map<string, SloDimTargets>();
+  specs.forEach((s, k) => {
+    for (const [cls, t] of s.goodputSloTargets) {
+      const had = targets.get(cls);
+      if (had !== undefined && (had.ttftMs !== t.ttftMs || had.itlMs !== t.itlMs || had.e2eMs !== t.e2eMs)) {
+        throw new ConvertError(`compose: ${sources[k]!.file} sets goodput_slo_targets.${cls} differently from an earlier --from spec; give the class the same targets in each spec (or remove one)`);
+      }
+      targets.set(cls, t);
+    }
+  });
+  const firstSet = <T>(name: string, get: (s: WorkloadSpec) => T, unset: T, show: (v: T) => string): T => {
+    const k = specs.findIndex((s) => get(s) !== unset);
+    if (k < 0) return unset;
+    const v = get(specs[k]!);
+    const j = specs.findIndex((s, n) => n > k && get(s) !== unset && get(s) !== v);
+    if (j >= 0) warn(`compose: ${name} ${show(v)} taken from ${sources[k]!.file}; ${sources[j]!.file} has ${show(get(specs[j]!))}`);
+    return v;
+  };
+  return {
+    version: '2',
+    seed: firstSet('seed', (s) => s.seed, 0n, String),
+    category: specs.find((s) => s.category !== '')?.category ?? '',
+    clients,
+    cohorts,
+    aggregateRate: total,
+    horizon: firstSet('horizon', (s) => s.horizon, 0, String),
+    numRequests: firstSet('num_requests', (s) => s.numRequests, 0, String),
+    servegenData: null,
+    inferencePerf: null,
+    goodputSloTargets: targets,
+  };
+}
+
 /** The composed spec as YAML; an invalid merge (e.g. mixed `slo_class` use) is one located error. */
-export function composeSpecsYaml(sources: readonly ComposeSource[]): string {
-  const text = specToYaml(composeSpecs(sources));
+export function composeSpecsYaml(sources: readonly ComposeSource[], opts: ComposeOptions = {}): string {
+  const text = specToYaml(composeSpecs(sources, opts));
   parseWorkloadSpec(text, `the composed spec (${sources.map((s) => s.file).join(' + ')})`);
   return text;
 }
@@ -258,6 +324,8 @@ export interface ServeGenConvertOptions {
   /** Keep one period only: midnight, morning or afternoon ('' = all). */
   readonly time: string;
   readonly warn?: (message: string) => void;
+  /** --semantics corrected: Poisson windows converted as Poisson (see ServeGenOptions.corrected). */
+  readonly corrected?: boolean;
 }
 
 /** The seed `blis convert servegen` draws its window picks and shuffles from (and writes into the spec). */
@@ -272,7 +340,7 @@ export function convertServeGen(chunks: readonly ServeGenChunkFiles[], o: ServeG
   if (o.drainTimeoutSecs < 0) throw new ConvertError(`--drain-timeout-seconds must be >= 0, got ${o.drainTimeoutSecs}`);
   const periods = ['midnight', 'morning', 'afternoon'];
   if (o.time !== '' && !periods.includes(o.time)) throw new ConvertError(`--time must be one of: ${periods.join(', ')} (got "${o.time}")`);
-  const sg = convertServeGenChunks(chunks, { dir: o.dir, seed: SERVEGEN_CONVERT_SEED, windowDurationSecs: o.windowDurationSecs, drainTimeoutSecs: o.drainTimeoutSecs, ...(o.warn ? { warn: o.warn } : {}) });
+  const sg = convertServeGenChunks(chunks, { dir: o.dir, seed: SERVEGEN_CONVERT_SEED, windowDurationSecs: o.windowDurationSecs, drainTimeoutSecs: o.drainTimeoutSecs, ...(o.warn ? { warn: o.warn } : {}), ...(o.corrected === true ? { corrected: true } : {}) });
   if (sg.category === 'reasoning' && o.time !== '') throw new ConvertError('--time is not supported for reasoning ServeGen data (it has no periods); drop --time');
   const cohorts = o.time === '' ? sg.cohorts : sg.cohorts.filter((c) => c.id.startsWith(`${o.time}-`));
   if (cohorts.length === 0) throw new ConvertError(`no cohorts found for period "${o.time}" in ${o.dir}; try another --time or none`);

@@ -19,6 +19,12 @@ export interface ServeGenOptions {
   /** Gap between periods (s); < 0 = 180. */
   readonly drainTimeoutSecs: number;
   readonly warn?: (message: string) => void;
+  /**
+   * --semantics corrected: a cohort whose windows are mostly Poisson (empty pattern) is converted as Poisson,
+   * and a Gamma/Weibull cohort averages cv, shape and scale over the windows that give them (the reference
+   * averages over every window and writes 0 for what none gives, an invalid spec).
+   */
+  readonly corrected?: boolean;
 }
 
 export const SLO_CLASSES = ['critical', 'standard', 'batch', 'sheddable', 'background'] as const;

@@ -177,6 +177,31 @@ function averagedArrival(chunks: readonly Chunk[], at: number): ArrivalSpec {
 }
 
 /**
+ * --semantics corrected: the majority process over the cohort's windows at `at` (ties: gamma, weibull, then
+ * Poisson), Poisson as Poisson; cv, shape and scale averaged over the windows of that process that give them
+ * (left unset when none does: a gamma without cv is Poisson, one without shape/scale is fitted from cv alone).
+ */
+function majorityArrival(chunks: readonly Chunk[], at: number): ArrivalSpec {
+  const windows = chunks.flatMap((c) => c.windows.filter((w) => timeOfDay(w) === at));
+  const count = (p: string): number => windows.filter((w) => w.arrival.process === p).length;
+  const gamma = count('gamma');
+  const weibull = count('weibull');
+  const process = gamma >= weibull ? 'gamma' : 'weibull';
+  if (count('poisson') > Math.max(gamma, weibull)) return { process: 'poisson', cv: null, shape: null, scale: null };
+  const mine = windows.filter((w) => w.arrival.process === process);
+  const mean = (get: (a: ArrivalSpec) => number | null): number | null => {
+    const xs = mine.map((w) => get(w.arrival)).filter((x): x is number => x !== null);
+    return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
+  };
+  const cv = mean((a) => a.cv);
+  const shape = mean((a) => a.shape);
+  const scale = mean((a) => a.scale);
+  const both = shape !== null && scale !== null;
+  if (cv === null && !both) return { process: 'poisson', cv: null, shape: null, scale: null };
+  return { process, cv, shape: both ? shape : null, scale: both ? scale : null };
+}
+
+/**
  * The averaged arrival must describe a Gamma/Weibull process (the reference writes cv, shape and scale even when
  * no row had them, and the spec is then invalid): say which rows and columns are missing.
  */
@@ -241,12 +266,12 @@ export function convertServeGenChunks(chunks: readonly ServeGenChunkFiles[], o: 
       const group = groups.get(cls)!;
       const id = `${name}-${cls}`;
       const { rate, ...lengths } = lengthsAndRate(group, at);
-      const arrival = averagedArrival(group, at);
+      const arrival = o.corrected === true ? majorityArrival(group, at) : averagedArrival(group, at);
       if (rate <= 0) {
         warn(`skipping cohort ${id}: zero rate at the selected window ${at} s`);
         continue;
       }
-      checkArrival(id, arrival, group, at, o.dir);
+      if (o.corrected !== true) checkArrival(id, arrival, group, at, o.dir);
       cohorts.push(cohortOf(id, group.length, cls, arrival, lengths, { startTimeUs: p * (windowSec + drainSec) * 1e6, durationUs: windowSec * 1e6, traceRate: rate }));
     }
   });

@@ -7,7 +7,9 @@
  *   timed out, dropped at enqueue (still Queued) or lost at the gateway → cancelled;
  *   the last of `max_rounds` → completed; follow-up budget used up → budget_exhausted;
  *   next arrival = tick + think time (+ tool latency, agentic extension) beyond the horizon → horizon_interrupted;
- *   otherwise round r+1, id `session_<sessionId>_round_<r+1>_<n>` (n counts every follow-up of the run),
+ *   otherwise round r+1, id `session_<sessionId>_round_<r+1>_<n>` (n counts every follow-up of the run) — or,
+ *   for a blueprint with recorded rounds (closed-loop replay, --semantics corrected), the recorded row's id,
+ *   deadline offset and attributes —
  *   drawn from the session's stream: [think time], [tool latency], input length, output length, input ids,
  *   output ids.
  * With `accumulate` the new input is the conversation so far — prefix, round 0's conversation, then for each
@@ -19,7 +21,7 @@ import { Request, RequestState } from '../../domain/request.js';
 import { computeDeadline } from '../spec/draft.js';
 import { TokenBuffer } from '../spec/reasoning.js';
 import { concatTokens, randomTokenIds } from '../tokens.js';
-import type { SessionBlueprint, SessionState } from './types.js';
+import type { RecordedRound, SessionBlueprint, SessionState } from './types.js';
 
 interface ActiveSession {
   readonly bp: SessionBlueprint;
@@ -45,6 +47,27 @@ export interface SessionLog {
 /** Outcomes that end a request before any instance served it (the reference never reports these). */
 function lostAtGateway(req: Request): boolean {
   return req.outcome === 'rejected' || req.outcome === 'encode_rejected' || req.outcome.startsWith('gateway_');
+}
+
+/** A recorded round's own attributes, and the group prefix the session prepends (corrected closed-loop replay). */
+function recordedAttributes(next: Request, rec: RecordedRound, bp: SessionBlueprint): void {
+  next.sloTargetUs = rec.sloTargetUs;
+  next.tenantId = rec.tenantId;
+  next.sloClass = rec.sloClass;
+  next.model = rec.model;
+  next.clientId = rec.clientId;
+  next.adapter = rec.adapter;
+  next.streaming = rec.streaming;
+  next.reasonRatio = rec.reasonRatio;
+  withGroupPrefix(next, bp);
+}
+
+/** Names the group prefix the session prepends (the reference leaves follow-ups without group and length). */
+function withGroupPrefix(next: Request, bp: SessionBlueprint): void {
+  if (bp.prefix !== null && bp.prefix.length > 0 && bp.prefixGroup !== undefined && bp.prefixGroup !== '') {
+    next.prefixGroup = bp.prefixGroup;
+    next.prefixLength = bp.prefix.length;
+  }
 }
 
 export class SessionManager {
@@ -104,7 +127,8 @@ export class SessionManager {
       s.state = 'horizon_interrupted';
       return [];
     }
-    const inLen = bp.inputSampler.sample(bp.rng);
+    let inLen = bp.inputSampler.sample(bp.rng);
+    if (bp.wholeInputs === true && s.buf !== null) inLen = Math.max(0, inLen - this.conversationLength(s, req));
     const outLen = bp.outputSampler.sample(bp.rng);
     const fresh = randomTokenIds(bp.rng, inLen);
     const output = randomTokenIds(bp.rng, outLen);
@@ -112,7 +136,10 @@ export class SessionManager {
     if (input === null) return [];
     s.round++;
     this.idCounter++;
-    const next = new Request(`session_${bp.sessionId}_round_${s.round}_${this.idCounter}`, input, output, arrival, output.length, computeDeadline(arrival, bp.timeout, true));
+    const rec = bp.recordedRounds?.[s.round - 1];
+    const next = rec === undefined
+      ? new Request(`session_${bp.sessionId}_round_${s.round}_${this.idCounter}`, input, output, arrival, output.length, computeDeadline(arrival, bp.timeout, true))
+      : new Request(rec.id, input, output, arrival, output.length, rec.timeoutUs > 0 ? arrival + rec.timeoutUs : 0);
     next.sloTargetUs = bp.sloTargetUs;
     next.tenantId = bp.tenantId;
     next.sloClass = bp.sloClass;
@@ -121,10 +148,24 @@ export class SessionManager {
     next.sessionId = bp.sessionId;
     next.roundIndex = s.round;
     next.adapter = bp.adapter;
+    if (rec !== undefined) recordedAttributes(next, rec, bp);
+    else if (bp.followUpTags !== undefined) {
+      next.streaming = bp.followUpTags.streaming;
+      next.reasonRatio = bp.followUpTags.reasonRatios[s.round] ?? bp.followUpTags.reasonRatios[0] ?? 0;
+      withGroupPrefix(next, bp);
+    }
     if (this.budget >= 0) this.followUpCount++;
     this.delays.set(next, delay);
     this.created.push(next);
     return [next];
+  }
+
+  /** How long the conversation is once `req`'s output is appended (what {@link accumulate} will hold before the new input). */
+  private conversationLength(s: ActiveSession, req: Request): number {
+    const prefix = s.bp.prefix?.length ?? 0;
+    const base = s.seeded ? s.buf!.length : prefix <= req.inputLen ? req.inputLen : prefix + req.inputLen;
+    const produced = Math.max(0, req.progressIndex - req.inputLen);
+    return base + (req.outputLen > 0 ? Math.min(produced, req.outputLen) : 0);
   }
 
   /** Appends `req`'s actual output and the new input to the session buffer; null when the session had to be cancelled. */

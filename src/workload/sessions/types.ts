@@ -18,6 +18,25 @@ export interface ToolCallSpec {
   readonly latency: LengthSampler;
 }
 
+/**
+ * What a recorded follow-up row says about its round (closed-loop replay under --semantics corrected): the
+ * regenerated request keeps the row's id and attributes instead of the session's generated name and defaults.
+ */
+export interface RecordedRound {
+  /** The request id to use (`request_<request_id>`). */
+  readonly id: string;
+  /** Deadline relative to the arrival (the row's deadline minus its recorded injection time); 0 = none. */
+  readonly timeoutUs: number;
+  readonly clientId: string;
+  readonly tenantId: string;
+  readonly sloClass: string;
+  readonly model: string;
+  readonly sloTargetUs: number;
+  readonly adapter: string;
+  readonly streaming: boolean;
+  readonly reasonRatio: number;
+}
+
 /** One session's fixed shape, built at generation time. */
 export interface SessionBlueprint {
   readonly sessionId: string;
@@ -50,6 +69,20 @@ export interface SessionBlueprint {
   readonly sloTargetUs: number;
   /** LoRA adapter every round uses ('' = the base model). */
   readonly adapter: string;
+  /** Prefix group the {@link prefix} belongs to, recorded on follow-ups when {@link recordedRounds} is set. */
+  readonly prefixGroup?: string;
+  /**
+   * Accumulate mode: the input sampler gives each round's whole input (as a trace records it), and the round's
+   * new tokens are what exceeds the conversation so far (closed-loop replay under --semantics corrected).
+   */
+  readonly wholeInputs?: boolean;
+  /**
+   * --semantics corrected (spec sessions): follow-ups carry the client's streaming flag, the reason ratio drawn
+   * for their round (index = round; round 0's when the round was never drawn) and the prefix group.
+   */
+  readonly followUpTags?: { readonly streaming: boolean; readonly reasonRatios: readonly number[] };
+  /** Rounds 1..N-1 as recorded (closed-loop replay under --semantics corrected); absent = generated names. */
+  readonly recordedRounds?: readonly RecordedRound[];
 }
 
 /** A generated workload: initial requests plus the sessions that continue some of them. */

@@ -47,7 +47,7 @@ export function generateWorkload(spec: WorkloadSpec, opts: SpecGenerateOptions):
   if (!clients.some((c) => isClosedLoop(c) || c.concurrency > 0)) {
     return { requests: numberDrafts(gen.drafts, gen.timeoutUs), sessions: [], followUpBudget: -1 };
   }
-  const { sessions, closedLoop } = closedLoopBlueprints(clients, gen.drafts, seed, opts.horizon);
+  const { sessions, closedLoop } = closedLoopBlueprints(clients, gen.drafts, seed, opts.horizon, opts.corrected === true);
   const kept = gen.drafts.filter((d) => d.session === undefined || d.session.round === 0 || !closedLoop.has(d.session.id));
   const conc = concurrencySeeds(clients, seed, opts.horizon, opts.numRequests, kept.length, opts.corrected === true);
   for (const bp of conc.blueprints) sessions.push(bp);
@@ -65,7 +65,18 @@ function closedLoopBlueprints(
   drafts: readonly Draft[],
   seed: bigint,
   horizon: number,
+  corrected: boolean,
 ): { sessions: SessionBlueprint[]; closedLoop: Set<string> } {
+  // Corrected semantics tag follow-ups with the reason ratio their round drew (drafts of every kept round).
+  const ratios = new Map<string, number[]>();
+  if (corrected) {
+    for (const d of drafts) {
+      if (d.session === undefined) continue;
+      let list = ratios.get(d.session.id);
+      if (list === undefined) ratios.set(d.session.id, (list = []));
+      list[d.session.round] = d.session.reasonRatio;
+    }
+  }
   // Round-0 drafts per client id, in request order (one pass instead of a scan per client).
   const roundZero = new Map<string, Draft[]>();
   for (const d of drafts) {
@@ -112,6 +123,7 @@ function closedLoopBlueprints(
         model: c.model,
         sloTargetUs: c.sloTargetUs ?? 0,
         adapter: c.adapter,
+        ...(corrected ? { prefixGroup: c.prefixGroup, followUpTags: { streaming: c.streaming, reasonRatios: ratios.get(sessionId) ?? [] } } : {}),
       });
     }
   }
@@ -187,6 +199,8 @@ function concurrencySeeds(clients: readonly ClientSpec[], seed: bigint, horizon:
         model: c.model,
         sloTargetUs: c.sloTargetUs ?? 0,
         adapter: c.adapter,
+        // Corrected: follow-ups name the group prefix they carry, as the user's first request does.
+        ...(corrected ? { prefixGroup: c.prefixGroup, followUpTags: { streaming: false, reasonRatios: [] } } : {}),
       });
     }
     users += c.concurrency;

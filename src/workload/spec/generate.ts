@@ -57,7 +57,8 @@ export interface SpecGenerateOptions {
   /**
    * --semantics corrected: no implicit 300 s timeout for closed-loop clients, prefix length from the first
    * client of a group that sets it, gamma arrivals with CV > 10 kept gamma, and on the per-window path the
-   * steady-state request semantics and the clients without windows generated too.
+   * steady-state request semantics and the clients without windows generated too, and inference-perf
+   * multi-turn chat expanded open loop (inference-perf.ts).
    */
   readonly corrected?: boolean;
   /** Counts (and limits) what generation materialises; a fresh one with the default limits when absent. */
@@ -79,7 +80,7 @@ export function resolveClients(spec: WorkloadSpec, opts: SpecGenerateOptions): R
   let aggregateRate = spec.aggregateRate;
   if (spec.inferencePerf !== null && explicit.length === 0) {
     // The stage rates define the load: a spec's own aggregate_rate is replaced, as in the reference.
-    const ip = expandInferencePerf(spec.inferencePerf);
+    const ip = expandInferencePerf(spec.inferencePerf, { openLoop: opts.corrected === true });
     explicit = ip.clients;
     aggregateRate = ip.aggregateRate;
   }
@@ -173,7 +174,7 @@ function steadyStateStreams(
     if (c.reasoning?.multiTurn != null) {
       const rng = new GoRand(seed);
       const arrival = c.customSamplerFactory === undefined ? newArrivalSampler(c.arrival, rate, corrected) : c.customSamplerFactory(new GoRand(rng.int63Big()));
-      streams.push(new ListStream(reasoningClientDrafts(c, arrival, rng, prefix, horizon, numRequests, budget)));
+      streams.push(new ListStream(reasoningClientDrafts(c, arrival, rng, prefix, horizon, numRequests, budget, corrected)));
     } else {
       streams.push(new ClientStream(c, seed, rate, prefix, ctx));
     }
@@ -209,7 +210,7 @@ function checkDrainedRounds(clients: readonly ClientSpec[], rates: readonly numb
  * one session never go back in time, so its (cap+1)-th round has `cap` rounds of the same client ahead of it),
  * are drawn only when the client's stream goes on after the session, and then without being kept.
  */
-function reasoningClientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRand, prefix: Int32Array | null, horizon: number, cap: number, budget: GenerationBudget): Draft[] {
+function reasoningClientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRand, prefix: Int32Array | null, horizon: number, cap: number, budget: GenerationBudget, corrected: boolean): Draft[] {
   const reasoning = c.reasoning!;
   const mt = reasoning.multiTurn!;
   const lifecycle = c.lifecycle;
@@ -227,6 +228,7 @@ function reasoningClientDrafts(c: ClientSpec, arrival: ArrivalSampler, rng: GoRa
       prefix,
       deadline: (t) => computeDeadline(t, c.timeout, true),
       sloTargetUs: c.sloTargetUs ?? 0,
+      keepTags: corrected,
     }, { take, until: horizon, drain, budget });
   const out: Draft[] = [];
   const keep = (rounds: readonly Draft[]): void => {

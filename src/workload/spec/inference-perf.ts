@@ -13,6 +13,10 @@
  *   `rate / (P×U)` per client, and the aggregate rate is the sum of the stage rates.
  * - Multi-turn chat: every client is a single closed-loop session of `⌊share of int(rate × duration)⌋` rounds,
  *   think time `(P×U)/rate` seconds, no context accumulation (real inference-perf resends fixed-size turns).
+ *   With `openLoop` (--semantics corrected) multi-turn chat arrives as inference-perf's `constant` load sends it,
+ *   open loop like the single-turn expansion, and each user resends its own prompt (system prompt + question):
+ *   the user is its own prefix group of `system_prompt_len + question_len − 1` tokens plus one fresh token, so
+ *   every request after a user's first finds all but its last prompt token in the prefix cache, as vLLM does.
  */
 import type { GoRand } from '../../engine/go-rand.js';
 import type { ArrivalSampler } from './arrival.js';
@@ -48,6 +52,13 @@ export class NormalizedExponentialSampler implements ArrivalSampler {
 
   sampleIat(): number {
     return this.next < this.gaps.length ? this.gaps[this.next++]! : 0;
+  }
+}
+
+/** A client with no share of a stage's requests (open-loop multi-turn with fewer requests than users). */
+class NoArrivals implements ArrivalSampler {
+  sampleIat(): number {
+    return 0;
   }
 }
 
@@ -162,21 +173,44 @@ function stageWindows(stages: readonly StageSpec[]): ActiveWindow[] {
 }
 
 /**
+ * Open-loop multi-turn chat (see the module comment): the user's whole prompt is its own prefix group, less one
+ * token sent fresh each time so a request is never a full-prefix hit (vLLM recomputes the last token).
+ */
+function resentPrompt(c: ClientSpec, sp: SharedPrefixSpec, p: number, u: number): ClientSpec {
+  const prompt = sp.systemPromptLen + sp.questionLen;
+  if (prompt < 2) return c;
+  return { ...c, prefixGroup: `prompt-${p}-user-${u}`, prefixLength: prompt - 1, inputDist: constant(1) };
+}
+
+function stageSampler(rng: GoRand, count: number, durationUs: number): ArrivalSampler {
+  return count > 0 ? new NormalizedExponentialSampler(rng, count, durationUs) : new NoArrivals();
+}
+
+export interface ExpandOptions {
+  /** --semantics corrected: multi-turn chat as open-loop arrivals that resend each user's prompt. */
+  readonly openLoop?: boolean;
+}
+
+/**
  * The clients an inference_perf block stands for (see the module comment).
  * @throws RangeError when {@link findInferencePerfProblem} reports a problem.
  */
-export function expandInferencePerf(ip: InferencePerfSpec): ExpandedInferencePerf {
+export function expandInferencePerf(ip: InferencePerfSpec, opts: ExpandOptions = {}): ExpandedInferencePerf {
   const bad = findInferencePerfProblem(ip);
   if (bad !== null) throw new RangeError(`inference_perf: ${bad.path.join('.')}: ${bad.problem}`);
   const sp = ip.sharedPrefix!;
   const n = sp.numUniqueSystemPrompts * sp.numUsersPerSystemPrompt;
-  const multiTurn = sp.enableMultiTurnChat;
+  const openLoop = opts.openLoop === true && sp.enableMultiTurnChat;
+  const multiTurn = sp.enableMultiTurnChat && !openLoop;
   const category = multiTurn ? 'reasoning' : 'language';
   const clients: ClientSpec[] = [];
   const each = (name: (p: number, u: number) => string, make: (id: string, group: string, idx: number) => ClientSpec): void => {
     let idx = 0;
     for (let p = 0; p < sp.numUniqueSystemPrompts; p++) {
-      for (let u = 0; u < sp.numUsersPerSystemPrompt; u++) clients.push(make(name(p, u), `prompt-${p}`, idx++));
+      for (let u = 0; u < sp.numUsersPerSystemPrompt; u++) {
+        const c = make(name(p, u), `prompt-${p}`, idx++);
+        clients.push(openLoop ? resentPrompt(c, sp, p, u) : c);
+      }
     }
   };
   if (ip.stages.length === 1) {
@@ -188,7 +222,7 @@ export function expandInferencePerf(ip: InferencePerfSpec): ExpandedInferencePer
       (id, group, idx) => {
         const c = client(id, group, sp, 1.0 / n);
         if (multiTurn) c.reasoning = sessionReasoning(stage.rate, n, shares[idx]!);
-        else c.customSamplerFactory = (rng) => new NormalizedExponentialSampler(rng, shares[idx]!, durationUs);
+        else c.customSamplerFactory = (rng) => stageSampler(rng, shares[idx]!, durationUs);
         return c;
       },
     );

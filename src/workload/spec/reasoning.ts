@@ -75,6 +75,8 @@ export interface ReasoningSessionOptions {
   readonly deadline: (t: number) => number;
   /** SLO target the rounds carry (the per-window path sets none). */
   readonly sloTargetUs: number;
+  /** --semantics corrected: the rounds carry the client's prefix group (with its prefix) and streaming flag. */
+  readonly keepTags?: boolean;
 }
 
 /** Which rounds of a session to materialise; by default all of them. */
@@ -93,7 +95,7 @@ export interface SessionBounds {
 
 /**
  * The rounds of one session, in round (= arrival) order, within `bounds`. The rounds carry the prefix length
- * but, like the reference's, no prefix group and no streaming flag. The random numbers are drawn exactly as
+ * but, like the reference's, no prefix group and no streaming flag (unless `keepTags`). The random numbers are drawn exactly as
  * the reference's pre-generation draws them; rounds outside the bounds are never built.
  */
 export function generateReasoningSession(o: ReasoningSessionOptions, bounds: SessionBounds = {}): Draft[] {
@@ -108,6 +110,8 @@ export function generateReasoningSession(o: ReasoningSessionOptions, bounds: Ses
   const firstIn = inputSampler.sample(rng);
   const firstOut = outputSampler.sample(rng);
   const accumulate = mt.contextGrowth === 'accumulate';
+  const group = o.keepTags === true && prefix.length > 0 ? o.client.prefixGroup : '';
+  const streaming = o.keepTags === true && o.client.streaming;
   let buf: TokenBuffer | null = null;
   if (accumulate) {
     // Sized from round 0 (capped: it is only a hint) so typical sessions never reallocate.
@@ -131,12 +135,12 @@ export function generateReasoningSession(o: ReasoningSessionOptions, bounds: Ses
       arrival: t,
       input,
       output,
-      prefixGroup: '',
+      prefixGroup: group,
       prefixLength: prefix.length,
       deadline: o.deadline(t),
       modality: null,
       session: { id: sessionId, round, reasonRatio },
-      streaming: false,
+      streaming,
       sloTargetUs: o.sloTargetUs,
     });
     if (buf !== null) buf.append(output);

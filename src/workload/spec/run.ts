@@ -64,9 +64,10 @@ export interface SpecRunOptions extends ParseWorkloadSpecOptions {
 /**
  * A `servegen_data` source converted to cohorts (as the reference loads it, with the run's seed), then validated
  * like any spec. As in the reference the directory is ignored when the spec also has clients or cohorts, and the
- * period gap defaults to 0 when `drain_timeout_secs` is not given (180 only for `blis convert servegen`).
+ * period gap defaults to 0 when `drain_timeout_secs` is not given (180 only for `blis convert servegen`;
+ * --semantics corrected: 180 here too, and Poisson windows converted as Poisson).
  */
-function expandServeGen(spec: WorkloadSpec, fileLabel: string, seed: bigint, opts: SpecRunOptions): WorkloadSpec {
+function expandServeGen(spec: WorkloadSpec, fileLabel: string, seed: bigint, opts: SpecRunOptions, corrected: boolean): WorkloadSpec {
   const sg = spec.servegenData!;
   if (spec.clients.length > 0 || spec.cohorts.length > 0) {
     opts.onWarning?.(`${fileLabel}: servegen_data is ignored because the spec also has cohorts`);
@@ -78,8 +79,10 @@ function expandServeGen(spec: WorkloadSpec, fileLabel: string, seed: bigint, opt
     dir: sg.path,
     seed,
     windowDurationSecs: sg.windowDurationSecs,
-    drainTimeoutSecs: sg.drainTimeoutSecs,
+    // Corrected semantics give an unset gap convert's default (180 s) instead of 0.
+    drainTimeoutSecs: corrected && sg.drainTimeoutSet !== true ? 180 : sg.drainTimeoutSecs,
     ...(opts.onWarning ? { warn: opts.onWarning } : {}),
+    ...(corrected ? { corrected } : {}),
   });
   const expanded: WorkloadSpec = { ...spec, category: conv.category === '' ? spec.category : conv.category, cohorts: conv.cohorts, aggregateRate: 0, servegenData: null };
   return parseWorkloadSpec(specToYaml(expanded), `${fileLabel} (servegen_data ${sg.path}, converted)`, opts);
@@ -98,7 +101,7 @@ export function loadSpecWorkloadForRun(
   if (flags.timeoutSecs === 0) throw new WorkloadFlagError('--timeout must be positive (seconds) or negative to disable; got 0');
   let spec = parseWorkloadSpec(yamlText, fileLabel, opts);
   const seed = flags.seed ?? spec.seed;
-  if (spec.servegenData !== null) spec = expandServeGen(spec, fileLabel, seed, opts);
+  if (spec.servegenData !== null) spec = expandServeGen(spec, fileLabel, seed, opts, flags.corrected === true);
   const horizon = flags.horizon ?? (spec.horizon > 0 ? spec.horizon : MAX_INT64);
   const maxRequests = flags.numRequests ?? spec.numRequests;
   if (!Number.isSafeInteger(maxRequests) || maxRequests < 0) {

@@ -211,7 +211,7 @@ const servegenObject = z.strictObject({
   span_start: opt(int, 0),
   span_end: opt(int, 0),
   window_duration_secs: opt(int, 0),
-  drain_timeout_secs: opt(int, 0),
+  drain_timeout_secs: ptr(int),
 });
 const servegenSchema = servegenObject.transform((s) => ({
     path: s.path,
@@ -219,7 +219,8 @@ const servegenSchema = servegenObject.transform((s) => ({
     spanStart: s.span_start,
     spanEnd: s.span_end,
     windowDurationSecs: s.window_duration_secs,
-    drainTimeoutSecs: s.drain_timeout_secs,
+    drainTimeoutSecs: s.drain_timeout_secs ?? 0,
+    drainTimeoutSet: s.drain_timeout_secs !== null,
   }));
 
 const stageObject = z.strictObject({ rate: opt(float, 0), duration: opt(int, 0) });

@@ -99,7 +99,7 @@ export function rescaleIatsToDuration(iats: readonly number[], target: number): 
 }
 
 /** Sessions of a multi-turn client inside one window, started at the (rescaled) gaps. */
-function windowSessions(c: ClientSpec, w: ActiveWindow, iats: readonly number[], rng: GoRand, samplers: [LengthSampler, LengthSampler], prefix: Int32Array | null, budget: GenerationBudget): Draft[] {
+function windowSessions(c: ClientSpec, w: ActiveWindow, iats: readonly number[], rng: GoRand, samplers: [LengthSampler, LengthSampler], prefix: Int32Array | null, budget: GenerationBudget, keepTags: boolean): Draft[] {
   const reasoning = c.reasoning!;
   const mt = reasoning.multiTurn!;
   const out: Draft[] = [];
@@ -114,6 +114,7 @@ function windowSessions(c: ClientSpec, w: ActiveWindow, iats: readonly number[],
       prefix,
       deadline: (t) => computeDeadline(t, c.timeout, true),
       sloTargetUs: 0,
+      keepTags,
     }, { until: w.endUs, drain: true, budget });
     for (const r of rounds) out.push(r);
   };
@@ -159,7 +160,7 @@ function windowDrafts(c: ClientSpec, w: ActiveWindow, g: Generation, rng: GoRand
   const iats = rescaleIatsToDuration(raw, durationUs);
   if (c.reasoning?.multiTurn != null) {
     checkLimit(c.reasoning.multiTurn.maxRounds, LIMITS.drawnSessionRounds, `client "${c.id}": reasoning.multi_turn.max_rounds`, 'every round of every session of a time-varying client is drawn (the reference\'s random streams); lower max_rounds');
-    return windowSessions(c, w, iats, rng, [inputSampler, outputSampler], prefix, budget);
+    return windowSessions(c, w, iats, rng, [inputSampler, outputSampler], prefix, budget, corrected);
   }
   const out: Draft[] = [];
   const withPrefix = corrected && prefix !== null && prefix.length > 0;

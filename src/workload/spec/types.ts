@@ -146,6 +146,8 @@ export interface ServeGenDataSpec {
   spanEnd: number;
   windowDurationSecs: number;
   drainTimeoutSecs: number;
+  /** Whether the spec gave `drain_timeout_secs` (--semantics corrected: unset = 180 s, as `blis convert servegen`). */
+  drainTimeoutSet?: boolean;
 }
 
 export interface StageSpec {

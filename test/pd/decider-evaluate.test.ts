@@ -1,0 +1,59 @@
+/**
+ * A P/D decider candidate under `blis evaluate` (the pd-long-prompts built-in suite, stage 1): a tree
+ * decider is scored and changes the objectives against the default (never split); a decider that throws is a
+ * scored failure naming the control point; a decider on a suite without P/D pools is a scored failure too.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'blis-decider-eval-'));
+function file(name: string, text: string): string {
+  const p = path.join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+interface Result {
+  combined_score: number;
+  objectives: Record<string, number>;
+  error?: { code: string; message: string };
+}
+
+async function evaluate(candidate: string, suite = 'pd-long-prompts'): Promise<Result> {
+  let out = '';
+  let err = '';
+  const code = await main(['evaluate', '--candidate', candidate, '--suite', suite, '--stage', '1'], { stdout: (t) => (out += t), warn: () => undefined, error: (t) => (err += t) });
+  expect(code, err).toBe(0);
+  return JSON.parse(out) as Result;
+}
+
+const SPLIT_ALL = `metadata: {id: split-all}
+disaggregation: {type: decision_tree, tree: {disaggregate: true, reason: always}}
+`;
+
+describe('blis evaluate with a disaggregation candidate', () => {
+  it('scores a tree decider against the default, and broken or misplaced deciders as failures', async () => {
+    const none = await evaluate(file('none.yaml', 'metadata: {id: default}\n'));
+    const all = await evaluate(file('all.yaml', SPLIT_ALL));
+    expect(none.error).toBeUndefined();
+    expect(all.error).toBeUndefined();
+    expect(none.combined_score).toBeGreaterThan(0);
+    // Splitting every request queues the documents and the chats alike on the one prefill pod.
+    expect(all.objectives['ttft_p99_ms']).toBeGreaterThan((none.objectives['ttft_p99_ms'] as number) * 1.5);
+    // ... and takes the long prefills off the decode pods.
+    expect(all.objectives['itl_p99_ms']).toBeLessThan(none.objectives['itl_p99_ms'] as number);
+    expect(all.combined_score).toBeLessThan(none.combined_score);
+
+    const broken = await evaluate(file('broken.yaml', 'disaggregation:\n  type: code\n  source: |\n    function decide(request, state) { return state.selected.nope.x; }\n'));
+    expect(broken.combined_score).toBe(0);
+    expect(broken.error?.code).toBe('POLICY_RUNTIME');
+    expect(broken.error?.message).toMatch(/^disaggregation policy code/);
+
+    const misplaced = await evaluate(file('all2.yaml', SPLIT_ALL), 'routing-prefix-heavy');
+    expect(misplaced.combined_score).toBe(0);
+    expect(misplaced.error?.message).toMatch(/needs prefill\/decode pools/);
+  });
+});
