@@ -16,6 +16,11 @@ const POINTS = 5;
 const FAST_STALLS = ['--lock-duration-ms', '2000', '--stalled-interval-ms', '500'];
 const lines = (c: BlisChild, prefix: string): string[] => c.stderr().split('\n').filter((l) => l.startsWith(prefix));
 const idOf = (line: string): string => line.split(' ')[1] as string;
+/** The job a killed worker was running: started and never done (earlier jobs may have finished first). */
+const runningOn = (c: BlisChild): string | undefined => {
+  const done = new Set(lines(c, 'done ').map(idOf));
+  return lines(c, 'start ').map(idOf).filter((id) => !done.has(id)).at(-1);
+};
 
 describe.skipIf(REDIS_SERVER === null)(`job queue faults${REDIS_SKIP_NOTE}`, () => {
   let redis: RedisChild;
@@ -56,9 +61,12 @@ describe.skipIf(REDIS_SERVER === null)(`job queue faults${REDIS_SKIP_NOTE}`, () 
     const b = worker('kill', ...FAST_STALLS);
     await Promise.all([a.waitFor(/^worker /), b.waitFor(/^worker /)]);
     const sweep = blis(['sweep', 'long.yaml', '--queue', redis.url, '--queue-name', 'kill', '--output', 'kill.jsonl']);
-    const victim = idOf(await a.waitFor(/^start /));
+    await a.waitFor(/^start /);
     await new Promise((r) => setTimeout(r, 300));
     a.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 50));
+    const victim = runningOn(a);
+    expect(victim, a.stderr()).toBeDefined();
     expect(await finished(sweep, 120_000), sweep.stderr()).toBe(0);
     expect(readFileSync(path.join(dir, 'kill.jsonl'), 'utf8')).toBe(localRows);
     expect(lines(a, 'done ').map(idOf)).not.toContain(victim);
@@ -70,9 +78,12 @@ describe.skipIf(REDIS_SERVER === null)(`job queue faults${REDIS_SKIP_NOTE}`, () 
     const a = worker('stall', ...FAST_STALLS, '--max-stalls', '0');
     await a.waitFor(/^worker /);
     const sweep = blis(['sweep', 'long.yaml', '--queue', redis.url, '--queue-name', 'stall', '--output', 'stall.jsonl']);
-    const victim = idOf(await a.waitFor(/^start /));
+    await a.waitFor(/^start /);
     await new Promise((r) => setTimeout(r, 300));
     a.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 50));
+    const victim = runningOn(a);
+    expect(victim, a.stderr()).toBeDefined();
     const b = worker('stall', ...FAST_STALLS, '--max-stalls', '0');
     expect(await finished(sweep, 120_000), sweep.stderr()).toBe(0);
     const rows = readFileSync(path.join(dir, 'stall.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { error?: { code: string; message: string } });
