@@ -172,6 +172,17 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
       case 'gateway_evicted':
       case 'drain_killed':
         break;
+      case 'kv_transfer': {
+        // Reserved on the decode pod at the transfer's start (PI at the input's end), not yet registered there.
+        if (r.registered || r.hasTTFT || r.hasE2E || r.hasSchedulingDelay) bad('in transfer but registered or has latency samples');
+        if (r.progressIndex !== r.inputLen) bad(`in transfer with PI=${r.progressIndex}, expected the input length ${r.inputLen}`);
+        const p = cs.pd?.parentOf(r);
+        const dec = p === undefined ? undefined : cs.instances[p.decodeIndex];
+        const want = dec === undefined ? 0 : Math.ceil(r.inputLen / dec.kv.blockSize);
+        const got = dec?.kv.blocksOf(r) ?? -1;
+        if (got !== want) bad(`in transfer holding ${got} KV blocks on its decode pod, its reservation is ${want}`);
+        break;
+      }
     }
   }
   return v;

@@ -4,7 +4,7 @@
  * the horizon). Classification is derived from the live engine objects, never from the counters it checks.
  */
 import type { ClusterSimulator } from '../../src/cluster/cluster.js';
-import { RequestState, type Request, type RequestOutcome } from '../../src/domain/request.js';
+import { PdPart, RequestState, type Request, type RequestOutcome } from '../../src/domain/request.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { TieredKVCache } from '../../src/kv/tiered.js';
 import { instanceOverrides, type EngineSetup, type InstanceOverrides } from '../../src/sim/engine-setup.js';
@@ -36,12 +36,17 @@ export type Bucket =
   /** Admitted into the gateway queue (flow control) and not yet routed at the horizon. */
   | 'gateway_queued'
   /** Waiting out an admission DELAY at the horizon (INV-1's delayed term). */
-  | 'admission_delayed';
+  | 'admission_delayed'
+  /**
+   * P/D: a decode half whose KV transfer started and had not ended at the horizon. It holds its reservation on
+   * the decode pod but sits in no queue yet; its parent counts as still_running (the reference's in-transfer term).
+   */
+  | 'kv_transfer';
 
 export const BUCKETS: readonly Bucket[] = [
   'completed', 'timed_out', 'dropped_unservable', 'rejected', 'encode_rejected', 'gateway_rejected', 'gateway_shed', 'gateway_expired',
   'gateway_evicted', 'drain_killed', 'still_queued', 'still_running', 'instance_pipeline', 'cluster_pipeline', 'gateway_queued',
-  'admission_delayed',
+  'admission_delayed', 'kv_transfer',
 ];
 
 export interface Classification {
@@ -170,6 +175,7 @@ export function classify(ctx: InvariantContext): Classification {
       b = 'admission_delayed';
     } else if (r.outcome !== '') b = r.outcome;
     else if (p.length === 1) b = (p[0] as string).endsWith('.waitQ') ? 'still_queued' : 'still_running';
+    else if (inTransfer(ctx, r)) b = 'kv_transfer';
     else if (r.assignedInstance !== '') {
       const idx = indexOf(cs, r);
       if (queuedTime(setup, r, idx < 0 ? setup.latency : limitsOf(ctx, idx).latency) <= setup.horizon) {
@@ -201,6 +207,17 @@ export function classify(ctx: InvariantContext): Classification {
     }
   }
   return { bucket, where, violations, split };
+}
+
+/**
+ * A decode half between KVTransferStarted and KVTransferCompleted at the horizon: it is its parent's current
+ * half, the transfer started no later than the horizon, and its completion (which enqueues it) did not run.
+ */
+function inTransfer(ctx: InvariantContext, r: Request): boolean {
+  if (r.pdPart !== PdPart.Decode || r.assignedInstance !== '') return false;
+  const p = ctx.cs.pd?.parentOf(r);
+  return p !== undefined && p !== null && p.decode === r && !p.dropped && p.transferStartTime > 0 &&
+    p.transferStartTime <= ctx.setup.horizon && p.transferCompleteTime === 0 && p.decodeEnqueueTime === 0;
 }
 
 /** The requests the cluster counts: the run's own (split ones included), not their halves. */

@@ -9,7 +9,7 @@ import { PdPart } from '../../src/domain/request.js';
 import { InstanceState } from '../../src/cluster/autoscaler/lifecycle.js';
 import { runCli } from '../parity/harness.js';
 import { collectViolations } from './checkers.js';
-import type { InvariantContext } from './context.js';
+import { classify, type InvariantContext } from './context.js';
 
 const ARGS = ['run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--hardware', 'H100', '--tp', '1', '--num-instances', '4', '--prefill-instances', '2', '--decode-instances', '2', '--pd-decider', 'always', '--rate', '10', '--num-requests', '30', '--seed', '2'];
 
@@ -62,6 +62,34 @@ describe('P/D and scaling checkers detect what they check', () => {
       const v = collectViolations(ctx);
       expect(v.some((x) => x.includes(inv)), `${inv}: ${v.join('; ')}`).toBe(true);
     }
+  });
+
+  it('a horizon that cuts KV transfers of long prompts: each decode half in flight is counted as in transfer, its parent as running', async () => {
+    // Slow link, 8000-token prompts: each transfer takes ~0.5 s, so the horizon falls inside several of them.
+    const long = ['--num-instances', '3', '--prefill-instances', '1', '--decode-instances', '2', '--num-requests', '100', '--seed', '5', '--horizon', '1000000',
+      '--prompt-tokens', '8000', '--prompt-tokens-max', '20000', '--output-tokens', '200', '--pd-transfer-bandwidth', '2'];
+    const ctx = await fresh(long);
+    const pd = ctx.cs.pd;
+    if (pd === null) throw new Error('no P/D');
+    const cut = pd.parents.filter((p) => p.decode !== null && p.transferStartTime > 0 && p.decodeEnqueueTime === 0);
+    expect(cut.length).toBeGreaterThan(0);
+    const cls = classify(ctx);
+    for (const p of cut) {
+      expect(cls.bucket.get(p.decode as never)).toBe('kv_transfer');
+      expect(cls.bucket.get(p.req)).toBe('still_running');
+    }
+    expect(collectViolations(ctx)).toEqual([]);
+    // Still able to fail: a half in transfer whose reservation vanished, and one that really got lost.
+    const leaked = await fresh(long);
+    const p0 = leaked.cs.pd?.parents.find((p) => p.decode !== null && p.decodeEnqueueTime === 0 && p.transferStartTime > 0);
+    if (!p0 || !p0.decode) throw new Error('no transfer in flight');
+    leaked.cs.instances[p0.decodeIndex]?.releaseReservedKV(p0.decode);
+    expect(collectViolations(leaked).some((x) => x.includes(`${p0.decode?.id}`) && x.includes('reservation'))).toBe(true);
+    const lost = await fresh(long);
+    const p1 = lost.cs.pd?.parents.find((p) => p.decode !== null && p.decodeEnqueueTime === 0 && p.transferStartTime > 0);
+    if (!p1) throw new Error('no transfer in flight');
+    p1.transferCompleteTime = p1.transferStartTime + 1;
+    expect(collectViolations(lost).some((x) => x.includes('lost request'))).toBe(true);
   });
 
   it('scale bounds and lifecycle transitions', async () => {

@@ -92,6 +92,9 @@ export function checkPd(ctx: InvariantContext, cls: Classification): string[] {
   const diff = pd.transfersInitiated - pd.transfersCompleted;
   if (unbounded && diff !== 0) v.push(`INV-PD-3: ${pd.transfersInitiated} transfers initiated, ${pd.transfersCompleted} completed`);
   if (diff !== inFlight) v.push(`INV-PD-3: initiated - completed = ${diff}, but ${inFlight} transfers are in flight`);
+  let halvesInTransfer = 0;
+  for (const b of cls.bucket.values()) if (b === 'kv_transfer') halvesInTransfer++;
+  if (halvesInTransfer !== inFlight) v.push(`INV-PD-3: ${inFlight} transfers in flight, but ${halvesInTransfer} decode halves are between their transfer's start and end`);
   // INV-PD-6: the cluster's per-request view.
   const agg = buildReport(cs).aggregate.requests;
   const seen = new Set<Request>();
