@@ -563,7 +563,7 @@ export class ClusterSimulator {
   /** What follows a request's end: session follow-ups, P/D halves, the autoscaler's completion count. */
   private afterDone(req: Request, tick: number): void {
     if (this.followUps !== null) this.pushFollowUps(req, tick);
-    if (this.pd !== null && req.pdPart !== PdPart.None) this.pd.subDone(req);
+    if (this.pd !== null && req.pdPart !== PdPart.None) this.pd.subDone(req, tick);
     if (this.autoscaler !== null && req.outcome === 'completed') this.autoscaler.onCompleted(req, tick);
   }
 

@@ -34,9 +34,13 @@ function targetsFor(slo: Readonly<Record<string, SloTargets>>, cls: string): Slo
   return slo[cls === '' ? 'default' : cls] ?? (cls === '' ? slo[''] : undefined);
 }
 
-/** Whether a finished request met its class's targets (a class without targets: completed is enough). */
+/** Whether `r` completed; a request split into P/D halves keeps no outcome of its own (its parent record knows). */
+function completed(cs: ClusterSimulator, r: Request): boolean {
+  return r.outcome === 'completed' || cs.pd?.completedParent(r) === true;
+}
+
+/** Whether a completed request met its class's targets (a class without targets: completed is enough). */
 function meets(r: Request, t: SloTargets | undefined): boolean {
-  if (r.outcome !== 'completed') return false;
   if (t === undefined) return true;
   if (t.ttftMs > 0 && !(r.ttft <= t.ttftMs * 1000)) return false;
   if (t.itlMs > 0 && r.outputLen > 1 && !(r.itlMean <= t.itlMs * 1000)) return false;
@@ -74,7 +78,8 @@ export function rawMetrics(f: RunFacts): RawMetrics {
   const tenants = new Map<string, { n: number; done: number }>();
   let good = 0;
   for (const r of arrivals) {
-    const ok = meets(r, targetsFor(f.slo, r.sloClass));
+    const done = completed(f.cs, r);
+    const ok = done && meets(r, targetsFor(f.slo, r.sloClass));
     if (ok) good++;
     const key = r.sloClass === '' ? 'default' : r.sloClass;
     const c = classes.get(key) ?? { n: 0, good: 0 };
@@ -83,7 +88,7 @@ export function rawMetrics(f: RunFacts): RawMetrics {
     classes.set(key, c);
     const t = tenants.get(r.tenantId) ?? { n: 0, done: 0 };
     t.n++;
-    if (r.outcome === 'completed') t.done++;
+    if (done) t.done++;
     tenants.set(r.tenantId, t);
   }
   const n = arrivals.length;

@@ -254,7 +254,7 @@ export const BUILTIN_SUITES: readonly Suite[] = [
   },
   {
     name: 'pd-long-prompts',
-    description: 'Cached short chats beside long documents on 1 prefill + 3 decode H100 pods: the P/D decider (bundle key disaggregation) trades the prefill pod\'s queue (TTFT) against long prefills stalling decodes (ITL).',
+    description: 'Cached short chats beside long documents on 1 prefill + 3 decode H100 pods: the P/D decider (bundle key disaggregation) trades the one prefill pod\'s queue (TTFT; a split request\'s TTFT spans its prefill, KV transfer and first decode step) against long prefills stalling decodes (ITL, SLO attainment).',
     stage1: [scenario('smoke', '200 requests at 24 req/s', PD_LONG_PROMPTS_SPEC(200, 24), PD_POOLS, [501], PD_SLO)],
     stage2: [
       scenario('steady', '400 requests at 24 req/s', PD_LONG_PROMPTS_SPEC(400, 24), PD_POOLS, [21, 22], PD_SLO),

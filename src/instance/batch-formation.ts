@@ -41,6 +41,11 @@ export interface BatchOutcome {
   preemptions: number;
   /** The preempted requests of this step, in preemption order. */
   readonly victims: Request[];
+  /**
+   * A request that preempted itself for tokens ending past the whole cache: it restarts from scratch and comes
+   * back to the same position, so it can never finish (null = none this step).
+   */
+  neverFits: Request | null;
 }
 
 const EMPTY: readonly number[] = [];
@@ -49,7 +54,7 @@ export class BatchFormer {
   private budget = 0;
   private preempted = false;
   private readonly corrected: boolean;
-  private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0, victims: [] };
+  private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0, victims: [], neverFits: null };
   private readonly result = { ok: false, adj: 0 };
   /** Phase 1's position when it started on the current request (victims after it hold last step's tokens). */
   private visited = 0;
@@ -87,6 +92,7 @@ export class BatchFormer {
     out.newlyScheduled.length = 0;
     out.preemptions = 0;
     out.victims.length = 0;
+    out.neverFits = null;
     this.budget = lim.maxNumBatchedTokens;
     this.preempted = false;
     if (lim.schedulingMode === 'prefill-first') {
@@ -225,6 +231,7 @@ export class BatchFormer {
       const cached = this.kv.getCachedBlocks(next).length * this.kv.blockSize;
       // Whole prompts only, unless nothing else is scheduled (then the prompt is split over steps).
       if (prefillTokens > 0 && next.inputLen - cached > this.budget) break;
+      if (next.pdPart !== PdPart.Decode && !this.wholePromptFits(next)) break;
       const before = this.budget;
       if (!this.admit(next, stepCount, 0)) break;
       this.waitQ.dequeue();
@@ -255,6 +262,24 @@ export class BatchFormer {
       run.nn[i] = 1;
       run.ct[i] = (run.ct[i] as number) + 1;
     }
+  }
+
+  /**
+   * vLLM V0's can_allocate: a prompt is admitted only when the KV for all of it is free now, after what the
+   * prompts already running still need (counted without their prefix-cache hits, to stay on the safe side).
+   * Admitting on the first chunk alone livelocks: a prompt split over steps runs out of KV midway, preempts
+   * itself, is readmitted first, and the decodes holding the blocks stall behind it forever.
+   */
+  private wholePromptFits(next: Request): boolean {
+    const bs = this.kv.blockSize;
+    const run = this.run;
+    let need = Math.ceil(next.inputLen / bs);
+    for (let i = 0; i < run.reqs.length; i++) {
+      const il = run.il[i] as number;
+      const done = (run.pi[i] as number) + (run.nn[i] as number);
+      if (done < il) need += Math.ceil(il / bs) - Math.ceil(done / bs);
+    }
+    return need <= this.kv.totalBlocks - this.kv.usedBlocks();
   }
 
   /** Allocates and schedules `next` (chunk capped at `cap` when > 0); false when the KV cache cannot take it. */
@@ -354,12 +379,15 @@ export class BatchFormer {
     const res = this.result;
     res.adj = 0;
     const req = run.reqs[reqIndex] as Request;
+    // The caller's failed attempt set the request's position; each attempt here sets it again.
+    let end = req.progressIndex + n;
     for (let first = true; ; first = false) {
       if (!(first && failedOnce)) {
         const at = reqIndex - res.adj;
         run.commitKv(at);
         const p = run.pi[at] as number;
         req.progressIndex = p;
+        end = p + n;
         if (this.kv.allocate(req, p, p + n, EMPTY)) {
           res.ok = true;
           return res;
@@ -391,6 +419,7 @@ export class BatchFormer {
       victim.computedTokens = 0;
       this.waitQ.prependFront(victim);
       if (victim === req) {
+        if (end > this.kv.totalBlocks * this.kv.blockSize) this.outcome.neverFits = req;
         res.ok = false;
         return res;
       }

@@ -10,6 +10,7 @@ import type { LatencyModel } from '../latency/types.js';
 import { BatchFormer, type BatchLimits } from './batch-formation.js';
 import { EventKind } from './events.js';
 import { InstanceMetrics } from './instance-metrics.js';
+import { cacheCappedMaxModelLen, FutileSelfPreemptions, neverFitsError, spinsForever } from './never-fits.js';
 import { InstanceAdapters, type AdapterCost } from './lora.js';
 import { RunningBatch } from './running-batch.js';
 import { SCHEDULERS, type InstanceScheduler, type SchedulerContext, type SchedulerName } from './scheduler.js';
@@ -124,6 +125,7 @@ export class Instance {
   private readonly prefillFirst: boolean;
   /** --semantics corrected: the engine corrections E3, E7, E8 (docs/reference-differences.md). */
   private readonly corrected: boolean;
+  private readonly futile = new FutileSelfPreemptions();
   private readonly recentTtft = new RecentMean();
   private readonly recentTpot = new RecentMean();
   onRequestDone: RequestDoneHook | null = null;
@@ -146,13 +148,17 @@ export class Instance {
   /** Reused for every onStep call (read during the call only). */
   private readonly stepInfo: StepInfoImpl;
 
+  private readonly cfg: InstanceConfig;
+
   constructor(
-    private readonly cfg: InstanceConfig,
+    config: InstanceConfig,
     readonly kv: KVStore,
     private readonly latency: LatencyModel,
     private readonly slo: SloPriorityMap,
     private readonly sink: EventSink,
   ) {
+    const cfg = config.corrected === true ? { ...config, maxModelLen: cacheCappedMaxModelLen(config.maxModelLen, kv.totalBlocks, kv.blockSize) } : config;
+    this.cfg = cfg;
     this.id = cfg.id;
     this.policy = cfg.schedulerPolicy ?? null;
     const hooks = this.policy !== null && (this.policy.makeBatch !== null || this.policy.selectPreemptionVictim !== null);
@@ -167,6 +173,11 @@ export class Instance {
     this.asyncScheduling = cfg.schedulingMode === 'async';
     this.prefillFirst = cfg.schedulingMode === 'prefill-first';
     this.corrected = cfg.corrected === true;
+  }
+
+  /** The max-model-len this instance enforces (0 = none); corrected semantics cap it at the KV cache. */
+  get maxModelLen(): number {
+    return this.cfg.maxModelLen;
   }
 
   /** What a policy scheduler sees (built on demand; the running requests are synced first). */
@@ -410,14 +421,6 @@ export class Instance {
     }
     const bs = this.kv.blockSize;
     if (Math.floor((r.inputLen + bs - 1) / bs) > this.kv.totalBlocks) return this.drop(r);
-    if (this.corrected) {
-      // A request whose KV at its last decode step (prompt + generated tokens, the final one never stored: E3)
-      // exceeds the whole cache can never finish: it would preempt itself forever. vLLM cannot get there (it
-      // refuses a max-model-len above the cache); an engine without a max-model-len drops it here instead.
-      const gen = r.maxOutputLen > 0 ? Math.min(r.outputLen, r.maxOutputLen) : r.outputLen;
-      const held = r.inputLen + Math.max(gen - 1, 0);
-      if (Math.floor((held + bs - 1) / bs) > this.kv.totalBlocks) return this.drop(r);
-    }
     this.metrics.totalInputTokens += r.inputLen;
     if (r.deadline > 0 && r.deadline <= this.clock) {
       r.state = RequestState.TimedOut;
@@ -469,6 +472,9 @@ export class Instance {
     // an idle gap there was no previous step to overlap with.
     const visibleUntil = this.asyncScheduling && this.lastStepEnd >= now ? this.lastStepStart : Infinity;
     const outcome = this.former.form(this.stepCount, visibleUntil);
+    if (outcome.neverFits !== null && spinsForever(outcome.neverFits, this.cfg.horizon) && this.futile.note(outcome.neverFits)) {
+      throw neverFitsError(outcome.neverFits, this.id, this.kv.totalBlocks, this.kv.blockSize, this.corrected);
+    }
     const m = this.metrics;
     m.preemptionCount += outcome.preemptions;
     const ns = outcome.newlyScheduled;

@@ -55,12 +55,15 @@ function itlCdfs(out: ReportDataInput, classes: readonly string[]): Record<strin
   }
   const weights = new Map<string, Int32Array>([['all', new Int32Array(values.length)]]);
   for (const c of classes) weights.set(c, new Int32Array(values.length));
-  for (const r of out.requests) {
+  const pd = out.cluster.pd;
+  for (const req of out.requests) {
+    // A split request's tokens were decoded by its decode half.
+    const r = pd?.completedParent(req) === true ? (pd.parentOf(req)?.decode ?? req) : req;
     if (r.outcome !== 'completed' || !r.hasE2E) continue;
     const base = offset.get(r.assignedInstance);
     if (base === undefined) continue;
     const all = weights.get('all') as Int32Array;
-    const own = weights.get(classOf(r)) as Int32Array;
+    const own = weights.get(classOf(req)) as Int32Array;
     // Earlier runs of ITL steps, then the last one (see Request.itlFirst).
     const runs = r.itlCount > 0 ? [...(r.itlRuns ?? []), r.itlFirst, r.itlLast] : (r.itlRuns ?? []);
     for (let i = 0; i < runs.length; i += 2) {
@@ -167,7 +170,8 @@ export function coarsenSeries(ts: TimeSeriesData, maxRows: number): TimeSeriesDa
 /** The report data of a finished run or replay. */
 export function buildReportData(out: ReportDataInput, f: FlagValues, source: 'run' | 'replay'): ReportData {
   const classes = [...new Set(out.requests.map(classOf))].sort();
-  const done = (r: Request): boolean => r.outcome === 'completed' && r.hasE2E;
+  // A split request keeps no outcome of its own: its parent record says whether it completed.
+  const done = (r: Request): boolean => r.hasE2E && (r.outcome === 'completed' || out.cluster.pd?.completedParent(r) === true);
   return {
     version: REPORT_DATA_VERSION,
     source,

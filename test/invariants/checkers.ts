@@ -135,7 +135,8 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
           // Its first decode step moves PI past the input, so a one-token output ends one position later.
           if (r.progressIndex !== r.inputLen + Math.max(r.outputLen - 1, 1)) bad(`decode half completed at PI=${r.progressIndex}, expected ${r.inputLen + Math.max(r.outputLen - 1, 1)}`);
         } else if (r.lengthCapped) {
-          if (!(mml > 0 && r.progressIndex >= mml - 1)) bad(`length-capped at PI=${r.progressIndex} with max-model-len ${mml}`);
+          const cap = inst?.maxModelLen ?? mml;
+          if (!(cap > 0 && r.progressIndex >= cap - 1)) bad(`length-capped at PI=${r.progressIndex} with max-model-len ${cap}`);
         } else if (r.progressIndex !== r.inputLen + Math.max(r.outputLen, 1) - 1) {
           bad(`completed at PI=${r.progressIndex}, expected inputLen+max(outputLen,1)-1 = ${r.inputLen + Math.max(r.outputLen, 1) - 1}`);
         }
@@ -402,7 +403,7 @@ export function checkTokenAccounting(ctx: InvariantContext, cls: Classification 
   return v;
 }
 
-/** Size of the instance's AllITLs multiset (per-step ITL values times their use counts). */
+/** Size of the instance's AllITLs multiset (per-step ITL values times their use counts, plus the by-value gaps). */
 export function allItlCount(inst: Instance): number {
   const m = inst.metrics;
   const counts = m.stepItlUses.counts;
@@ -410,7 +411,8 @@ export function allItlCount(inst: Instance): number {
   let total = 0;
   for (let i = 0; i < n; i++) total += counts[i] as number;
   for (let i = n; i < counts.length; i++) if (counts[i] !== 0) return -1; // a use of a step that never ran
-  return total;
+  // Prefill-first: a gap that ended a stall is kept by value (the step's ITL plus the stalled ticks).
+  return total + m.extraItl.length;
 }
 
 /** All checkers that apply to a finished run (the per-event ones too when `ctx.log` recorded the run). */

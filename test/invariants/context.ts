@@ -85,7 +85,8 @@ export function limitsOf(ctx: InvariantContext, index: number): { latency: Laten
   const inst = ctx.cs.instances[index];
   return {
     latency: o?.latency ?? ctx.setup.latency,
-    maxModelLen: o?.maxModelLen ?? ctx.setup.maxModelLen,
+    // As the instance enforces it (corrected semantics cap it at the KV cache).
+    maxModelLen: inst?.maxModelLen ?? o?.maxModelLen ?? ctx.setup.maxModelLen,
     totalBlocks: inst?.kv.totalBlocks ?? ctx.setup.kv.totalBlocks,
   };
 }

@@ -71,7 +71,8 @@ export function checkPd(ctx: InvariantContext, cls: Classification): string[] {
       const [b, tb] = reached[k] as [string, number];
       if (tb < ta) v.push(`INV-PD-4: ${id} ${b} ${tb} < ${a} ${ta}`);
     }
-    if (p.prefillCompleteTime > 0 && p.transferStartTime === 0) v.push(`INV-PD-4: ${id} prefill completed but no transfer started`);
+    // (Corrected semantics stamp the completion at its step's end, which a horizon can cut before the transfer starts.)
+    if (p.prefillCompleteTime > 0 && p.prefillCompleteTime <= setup.horizon && p.transferStartTime === 0) v.push(`INV-PD-4: ${id} prefill completed but no transfer started`);
     if (p.decode !== null && p.decodeEnqueueTime === 0 && p.transferStartTime > 0) inFlight++;
     // INV-P2-2 (the reference's transfer model; pipelining and granularity time transfers their own way)
     if (p.transferCompleteTime > 0 && pd.beyond === null) checkDuration(ctx, p, v);

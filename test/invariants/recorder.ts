@@ -142,7 +142,7 @@ export class EventRecorder {
     const snap = this.snaps[idx] as Snapshot;
     if (kind === EventKind.Step) {
       if (!snap.stepPending) this.fail(`INV-8 ${at}: a Step fired while none was pending (duplicate step)`);
-      if (snap.busy) this.checkPhase1(snap, at);
+      if (snap.busy) this.checkPhase1(snap, at, inst);
     }
     this.checkTransitions(inst, kind, at);
     this.checkContainers(inst, at);
@@ -174,8 +174,9 @@ export class EventRecorder {
     for (const r of snap.batch) snap.pi.set(r, r.progressIndex);
   }
 
-  private checkPhase1(snap: Snapshot, at: string): void {
-    const mml = this.mml;
+  private checkPhase1(snap: Snapshot, at: string, inst?: Instance): void {
+    // As the instance enforces it (corrected semantics cap it at the KV cache).
+    const mml = inst?.maxModelLen ?? this.mml;
     let stoppedAt: Request | null = null;
     for (const r of snap.batch) {
       if (r.state === RequestState.Queued || r.state === RequestState.TimedOut) continue; // preempted victim

@@ -44,8 +44,11 @@ function runCorrected(spec: EngineSpec): void {
   expect(log.violations).toEqual([]);
   expect(log.tieredQuirks.size).toBe(0);
   assertInvariants({ cs, requests, setup, log });
-  // Nothing in these scenarios can be refused or cut off except by a deadline.
-  expect(requests.every((r) => r.state === RequestState.Completed || (r.deadline > 0 && r.state === RequestState.TimedOut))).toBe(true);
+  // Nothing in these scenarios can be refused or cut off except by a deadline, or dropped at the door for a
+  // prompt that fills the whole cache (corrected semantics cap max-model-len at the cache, as the CLI does).
+  const cap = setup.kv.totalBlocks * setup.kv.blockSize;
+  expect(requests.every((r) => r.state === RequestState.Completed || (r.deadline > 0 && r.state === RequestState.TimedOut) || (r.outcome === 'dropped_unservable' && r.inputLen >= cap))).toBe(true);
+  expect(requests.filter((r) => r.inputLen < cap).every((r) => r.outcome !== 'dropped_unservable')).toBe(true);
 }
 
 const BASE = {

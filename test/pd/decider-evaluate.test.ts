@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { rawMetrics } from '../../src/evaluate/fitness.js';
+import { runCli } from '../parity/harness.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'blis-decider-eval-'));
 function file(name: string, text: string): string {
@@ -45,7 +47,10 @@ describe('blis evaluate with a disaggregation candidate', () => {
     expect(all.objectives['ttft_p99_ms']).toBeGreaterThan((none.objectives['ttft_p99_ms'] as number) * 1.5);
     // ... and takes the long prefills off the decode pods.
     expect(all.objectives['itl_p99_ms']).toBeLessThan(none.objectives['itl_p99_ms'] as number);
-    expect(all.combined_score).toBeLessThan(none.combined_score);
+    // Split requests count in SLO attainment like any other: their p99 TTFT (~210 ms) is within the chats'
+    // 250 ms and their ITL within 10 ms, so nearly all of them meet it.
+    expect(all.objectives['slo_attainment']).toBeGreaterThan(0.95);
+    expect(all.combined_score).not.toBe(none.combined_score);
 
     const broken = await evaluate(file('broken.yaml', 'disaggregation:\n  type: code\n  source: |\n    function decide(request, state) { return state.selected.nope.x; }\n'));
     expect(broken.combined_score).toBe(0);
@@ -56,4 +61,22 @@ describe('blis evaluate with a disaggregation candidate', () => {
     expect(misplaced.combined_score).toBe(0);
     expect(misplaced.error?.message).toMatch(/needs prefill\/decode pools/);
   });
+
+  it('counts a completed split request as completed in SLO attainment (its parent keeps no outcome of its own)', async () => {
+    const r = await runCli(['run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--hardware', 'H100', '--tp', '1', '--num-instances', '3', '--prefill-instances', '1',
+      '--decode-instances', '2', '--pd-decider', 'always', '--rate', '10', '--num-requests', '40', '--seed', '4', '--horizon', '8000000']);
+    expect(r.code, r.stderr).toBe(0);
+    const sim = r.sims[0]!;
+    const out = (JSON.parse(r.stdout) as { simulation_metrics: Record<string, number> }).simulation_metrics;
+    const completed = out['completed_requests'] as number;
+    // The horizon cuts some: attainment must be exactly the completed share, split requests included.
+    expect(completed).toBeGreaterThan(10);
+    expect(completed).toBeLessThan(sim.cs.arrivals.length);
+    expect(sim.cs.pd?.parents.length).toBe(sim.cs.arrivals.length);
+    const generous = { ttftMs: 1e9, itlMs: 1e9, e2eMs: 1e9 };
+    const m = rawMetrics({ cs: sim.cs, output: out, anomalies: {}, simEndedUs: 8_000_000, usage: { gpuHours: 0, cost: 0, replicasMean: 0 }, slo: { default: generous } });
+    expect(m['slo_attainment']).toBe(completed / sim.cs.arrivals.length);
+    expect(m['slo_attainment_default']).toBe(completed / sim.cs.arrivals.length);
+  });
 });
+

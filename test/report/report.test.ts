@@ -128,6 +128,18 @@ describe('blis run --report', () => {
     expect(scaling).toEqual(['replicas-timeline', 'pd-timeline']);
   }, 120_000);
 
+  it('P/D: split requests are in the E2E and ITL distributions like the TTFT one (their parents keep no outcome)', async () => {
+    const { simulate } = await import('../../src/index.js');
+    const r = await simulate({ mode: 'run', model: MODEL, numInstances: 3, prefillInstances: 1, decodeInstances: 2, pdDecider: 'always', rate: 10, numRequests: 40, reportData: true });
+    const d = r.report['report_data'] as ReportData;
+    const m = r.metrics;
+    expect(m.completed_requests).toBe(40);
+    expect(d.latency.ttft_ms['all']?.count).toBe(40);
+    expect(d.latency.e2e_ms['all']?.count).toBe(40);
+    expect(d.latency.e2e_ms['all']?.mean).toBeCloseTo(m.e2e_mean_ms, 2);
+    expect(d.latency.itl_ms['all']?.mean).toBeCloseTo(m.itl_mean_ms, 2);
+  }, 60_000);
+
   it('library: simulate({reportData: true}) carries report_data that renderRunReport draws', async () => {
     const { simulate, runView, renderRunReport } = await import('../../src/index.js');
     const r = await simulate({ mode: 'run', model: MODEL, numInstances: 2, rate: 30, numRequests: 80, reportData: true });

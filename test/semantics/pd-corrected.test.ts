@@ -300,4 +300,20 @@ clients:
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('--encode-tp needs an encode pool: set --encode-instances');
   });
+
+  it('D12: the transfer starts when the prefill step ends, not when it starts', async () => {
+    // Blackbox steps of at least 5 ms and no output-token overhead: a prefill half's TTFT ends exactly at the end
+    // of the step that computed its prompt.
+    const argv = ['--latency-model', 'blackbox', '--alpha-coeffs', '0,0,0', '--beta-coeffs', '5000,0.5,1', '--num-instances', '2', '--prefill-instances', '1', '--decode-instances', '1',
+      '--pd-decider', 'always', ...LOAD];
+    const { reference: ref, corrected: cor } = await both(argv);
+    const gaps = (cs: ClusterSimulator): number[] => (cs.pd?.parents ?? []).filter((p) => p.transferStartTime > 0).map((p) => p.req.arrivalTime + p.prefill.ttft - p.transferStartTime);
+    const refGaps = gaps(ref.cs);
+    expect(refGaps).toHaveLength(120);
+    // Reference: stamped at the step's start, a whole step (>= 5 ms) before the prompt's computation ends.
+    expect(refGaps.every((g) => g >= 5000)).toBe(true);
+    expect(gaps(cor.cs)).toEqual(new Array(120).fill(0));
+    const ttftP99 = (r: Ran): number => (JSON.parse(r.stdout) as { simulation_metrics: Record<string, number> }).simulation_metrics['ttft_p99_ms'] as number;
+    expect(ttftP99(cor)).toBeGreaterThan(ttftP99(ref) + 5);
+  });
 });

@@ -172,6 +172,16 @@ export class PdCoordinator {
     return this.encodedLocal.has(req);
   }
 
+  /**
+   * Whether split request `req` completed: its decode half did (a drop or a timeout is not a completion). The
+   * parent's own outcome stays unset (its halves ran; the reference leaves it so), so whatever judges requests
+   * by outcome asks this for split ones.
+   */
+  completedParent(req: Request): boolean {
+    const p = this.byReq.get(req);
+    return p !== undefined && p.req === req && !p.dropped && p.finalState === RequestState.Completed;
+  }
+
   /** The parent of a sub-request or of an original request, if split. */
   parentOf(req: Request): PdParent | undefined {
     return this.byReq.get(req);
@@ -284,9 +294,12 @@ export class PdCoordinator {
   }
 
   /** A sub-request reached a terminal state (collected; handled after the instance event). */
-  subDone(req: Request): void {
+  subDone(req: Request, tick: number): void {
     if (req.pdPart === PdPart.Prefill) {
-      if (req.outcome === 'completed') this.doneP.push(req);
+      if (req.outcome === 'completed') {
+        this.doneP.push(req);
+        if (this.corrected) (this.byReq.get(req) as PdParent).prefillStepEnd = tick;
+      }
       else {
         const parent = this.byReq.get(req) as PdParent;
         if (req.state === RequestState.TimedOut) parent.finalState = RequestState.TimedOut;
@@ -320,10 +333,13 @@ export class PdCoordinator {
       this.doneP.length = 0;
       for (const sub of done) {
         const parent = this.byReq.get(sub) as PdParent;
-        parent.prefillCompleteTime = clock;
+        // The reference stamps the prefill's completion, and starts its transfer, at the start of the step that
+        // computes it (reference-differences D12); corrected semantics wait for the step's end.
+        const t = this.corrected ? Math.max(parent.prefillStepEnd, clock) : clock;
+        parent.prefillCompleteTime = t;
         this.prefillCompleted++;
         if (this.beyond?.cfg.ownership === 'single') parent.heldOnPrefill = true;
-        h.scheduleCluster(clock, EventKind.KVTransferStarted, parent.req);
+        h.scheduleCluster(t, EventKind.KVTransferStarted, parent.req);
       }
     }
     if (this.doneD.length > 0) {

@@ -13,6 +13,8 @@ export class PdParent {
   readonly numKVBlocks: number;
   prefillEnqueueTime = 0;
   prefillCompleteTime = 0;
+  /** Corrected semantics: the end of the step that finished the prefill half (0 = not yet). */
+  prefillStepEnd = 0;
   transferStartTime = 0;
   transferCompleteTime = 0;
   decodeEnqueueTime = 0;
