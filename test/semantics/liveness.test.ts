@@ -114,6 +114,14 @@ describe('a request that can never fit the cache', () => {
     const setup: EngineSetup = { ...sim.setup, horizon: MAX_INT64, maxModelLen: 0, pd: { ...pd, decode: { latency: sim.setup.latency, kvTotalBlocks: 25, maxModelLen: 0, tp: 1, gpuType: 'H100' } } };
     const requests = [req(0, 300, 600, 0)];
     expect(() => capped(setup, requests)).toThrow(/request_0_decode .* needs more KV than the whole cache of decode pod instance_1 \(25 blocks of 16 tokens = 400 tokens\).*--decode-max-model-len at most 400/);
+    // Corrected semantics cap the decode pod's max-model-len at its cache: the decode half stops there.
+    const cor: EngineSetup = { ...setup, semantics: 'corrected' };
+    const again = [req(0, 300, 600, 0)];
+    const cs = capped(cor, again);
+    const p = cs.pd?.parents[0];
+    expect(p?.decode?.outcome).toBe('completed');
+    expect(p?.decode?.lengthCapped).toBe(true);
+    expect(collectViolations({ cs, requests: again, setup: cor })).toEqual([]);
   });
 });
 
