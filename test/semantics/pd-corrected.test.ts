@@ -1,5 +1,5 @@
 /**
- * The corrected forms of the P/D, encode-pool and autoscaler entries of docs/reference-differences.md (D1-D11,
+ * The corrected forms of the P/D, encode-pool and autoscaler entries of docs/reference-differences.md (D1-D13,
  * A5): each test runs both `--semantics` modes on one scenario and asserts the reference's behaviour and the
  * corrected one with numbers (every invariant checker runs on both simulations).
  */
@@ -301,7 +301,7 @@ clients:
     expect(r.stderr).toContain('--encode-tp needs an encode pool: set --encode-instances');
   });
 
-  it('D12: the transfer starts when the prefill step ends, not when it starts', async () => {
+  it('D13: the transfer starts when the prefill step ends, not when it starts', async () => {
     // Blackbox steps of at least 5 ms and no output-token overhead: a prefill half's TTFT ends exactly at the end
     // of the step that computed its prompt.
     const argv = ['--latency-model', 'blackbox', '--alpha-coeffs', '0,0,0', '--beta-coeffs', '5000,0.5,1', '--num-instances', '2', '--prefill-instances', '1', '--decode-instances', '1',

@@ -334,7 +334,7 @@ export class PdCoordinator {
       for (const sub of done) {
         const parent = this.byReq.get(sub) as PdParent;
         // The reference stamps the prefill's completion, and starts its transfer, at the start of the step that
-        // computes it (reference-differences D12); corrected semantics wait for the step's end.
+        // computes it (reference-differences D13); corrected semantics wait for the step's end.
         const t = this.corrected ? Math.max(parent.prefillStepEnd, clock) : clock;
         parent.prefillCompleteTime = t;
         this.prefillCompleted++;
