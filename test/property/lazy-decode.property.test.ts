@@ -59,7 +59,7 @@ function flags(c: Config): Record<string, unknown> {
 }
 
 async function render(c: Config, lazyDecode: boolean): Promise<string> {
-  const { values } = parseSimulationConfig(flags(c) as never);
+  const { values } = parseSimulationConfig(flags(c));
   const env: SimEnv = { readText: () => '', warn: () => undefined };
   const out = await simulateRun(values, env, undefined, { lazyDecode });
   return `${out.stdout}\n${out.metricsFile ?? ''}`;
