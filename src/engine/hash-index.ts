@@ -90,6 +90,29 @@ export class HashIndex {
     if (++this.count * 2 > this.mask + 1) this.grow();
   }
 
+  /**
+   * The value stored under `k`; when there is none, stores `v` under it and returns -1 (one probe for what
+   * {@link get} then {@link set} would do with two).
+   */
+  getOrInsert(k: number, v: number): number {
+    if (k === 0) throw new RangeError('HashIndex: key 0 is reserved');
+    const lo = k | 0;
+    const hi = (k * INV_TWO32) | 0;
+    const t = this.table;
+    let i = this.slotOf(lo, hi);
+    for (; ; i = (i + 1) & this.mask) {
+      const a = t[4 * i] as number;
+      const b = t[4 * i + 1] as number;
+      if (a === lo && b === hi) return t[4 * i + 2] as number;
+      if (a === 0 && b === 0) break;
+    }
+    t[4 * i] = lo;
+    t[4 * i + 1] = hi;
+    t[4 * i + 2] = v;
+    if (++this.count * 2 > this.mask + 1) this.grow();
+    return -1;
+  }
+
   delete(k: number): boolean {
     const lo = k | 0;
     const hi = (k * INV_TWO32) | 0;
