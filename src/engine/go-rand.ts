@@ -14,8 +14,12 @@
 import { RNG_LEN, RNG_TAP, cookedHi, cookedLo, fe, fn, ke, kn, re, rn, we, wn } from './go-rand-tables.js';
 import { wasmFiller, type WasmFiller } from './go-rand-wasm.js';
 
-/** Fills at least this long run in WebAssembly (copying the 4.8 KB state in and out costs about 100 draws). */
-const WASM_MIN_FILL = 256;
+/**
+ * Fills at least this long run in WebAssembly. The generator's state stays there between fills (see
+ * makeResident), so only the call itself costs (a few draws' worth); a generator that is not resident pays one
+ * 4.8 KB copy (about 100 draws) to move in, once.
+ */
+const WASM_MIN_FILL = 32;
 
 const TWO_POW_32 = 4294967296;
 const TWO_POW_63 = 9223372036854775808;
