@@ -229,7 +229,7 @@ export class ClusterSimulator {
       this.facts.push(cfg.facts?.[i] ?? cfg);
       this.register(makeInstance(i, this.sinkFor(i)));
     }
-    this.snapshots = new SnapshotProvider(this.instances, cfg.snapshotRefreshInterval, cfg.cacheSignalDelay, this.facts);
+    this.snapshots = new SnapshotProvider(this.instances, cfg.snapshotRefreshInterval, cfg.cacheSignalDelay, this.facts, cfg.corrected === true);
     this.flowController = cfg.flowControl === null ? null : new FlowController(cfg.flowControl, priorities, this.flowHost(), cfg.corrected === true);
     const sig = cfg.routerSignals ?? false;
     this.signals = sig === false ? null : new RouterSignalsTracker(this.instances, (i, req) => this.snapshots.cachedBlocks(i, req), sig === true ? DEFAULT_SIGNALS_CONFIG : sig);
@@ -382,7 +382,7 @@ export class ClusterSimulator {
     this.facts.push(facts);
     const inst = this.makeInstance(i, this.sinkFor(i), { id, build });
     this.register(inst);
-    this.snapshots.addInstance(inst);
+    this.snapshots.addInstance(inst, this.clock);
     this.signals?.addInstance();
     this.pd?.addInstance(build.role ?? 0);
     (this.lifecycle as Lifecycle).add(InstanceState.Loading, this.clock);

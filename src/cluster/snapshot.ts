@@ -4,7 +4,8 @@
  * `--snapshot-refresh-interval` > 0 makes queue depth, batch size, KV utilisation (with free blocks, cache hit
  * rate, KV tokens), preemption count and the resident LoRA adapters Periodic: each field of each instance is re-read on a query only when
  * `clock - lastRefresh >= interval`, and lastRefresh starts at 0 — so until the first query at or after one
- * interval every Periodic field reads zero, as in the reference. 0 = Immediate (oracle). `--cache-signal-delay`
+ * interval every Periodic field reads zero, as in the reference (corrected semantics, M5: the view starts as a
+ * scrape of the instance when it joins, at t = 0 for the startup instances). 0 = Immediate (oracle). `--cache-signal-delay`
  * > 0 likewise freezes the prefix-cache view, re-frozen for all instances together at the start of a router
  * state build once the delay has elapsed. In-flight counts are the router's own and always live.
  */
@@ -64,20 +65,28 @@ export class SnapshotProvider {
    * @param facts per instance (indexes as `instances`); the array is read live, so instances added later
    * (autoscaler) bring their facts with them through {@link addInstance}.
    */
+  /**
+   * @param scrapeAtJoin corrected semantics (M5): each instance's view starts as a scrape of it when it joins
+   * (t = 0 for the startup instances) instead of all zeros, so the router and the autoscaler's first tick see
+   * real capacity; the refresh times that follow are the same.
+   */
   constructor(
     private readonly instances: readonly Instance[],
     private readonly refreshInterval: number,
     private readonly cacheDelay: number,
     private readonly facts: readonly StaticFacts[] = [],
+    private readonly scrapeAtJoin = false,
   ) {
     this.cached = instances.map(() => emptyCached());
+    if (scrapeAtJoin) for (let i = 0; i < instances.length; i++) this.refresh(i, 0, true);
     // The reference freezes each instance's cache view when it builds the provider (all empty at t=0).
     if (cacheDelay > 0) for (const inst of instances) inst.kv.takeSnapshot();
   }
 
-  /** An instance joined the cluster (already appended to `instances`): its signals start at zero. */
-  addInstance(inst: Instance): void {
+  /** An instance joined the cluster (already appended to `instances`) at `clock`: its signals start at zero (reference) or scraped (M5). */
+  addInstance(inst: Instance, clock = 0): void {
     this.cached.push(emptyCached());
+    if (this.scrapeAtJoin) this.refresh(this.cached.length - 1, clock, true);
     if (this.cacheDelay > 0) inst.kv.takeSnapshot();
   }
 
@@ -87,43 +96,10 @@ export class SnapshotProvider {
 
   /** The router's view of instance `i` at `clock`, with the live in-flight count. */
   snapshot(i: number, clock: number, inFlight: number): RoutingSnapshot {
-    const inst = this.instances[i] as Instance;
-    const c = this.cached[i] as Cached;
+    const c = this.refresh(i, clock, false);
     const f = this.facts[i] ?? NO_FACTS;
-    if (this.due(c.tPreempt, clock)) {
-      c.preemptionCount = inst.metrics.preemptionCount;
-      c.tPreempt = clock;
-    }
-    if (this.due(c.tQueue, clock)) {
-      c.queueDepth = inst.queueDepth;
-      // The latency signals travel with the queue depth (same scrape, same staleness).
-      c.recentTtftMs = inst.recentTtftUs / 1000;
-      c.recentTpotMs = inst.recentTpotUs / 1000;
-      c.estimatedWaitMs = inst.estimatedWaitUs / 1000;
-      c.tQueue = clock;
-    }
-    if (this.due(c.tBatch, clock)) {
-      c.batchSize = inst.batchSize;
-      c.tBatch = clock;
-    }
-    if (this.due(c.tKv, clock)) {
-      const kv = inst.kv;
-      const used = kv.usedBlocks();
-      const total = kv.totalBlocks;
-      c.kvUtilization = used / Math.max(total, 1);
-      c.freeKVBlocks = total - used;
-      c.cacheHitRate = kv.cacheHitRate();
-      c.totalKvCapacityTokens = total * kv.blockSize;
-      c.kvTokensInUse = used * kv.blockSize;
-      c.tKv = clock;
-    }
-    if (inst.lora !== null && this.due(c.tAdapters, clock)) {
-      // A fresh set per read: a periodic snapshot keeps the frozen view until its next refresh.
-      c.residentAdapters = inst.lora.resident.size === 0 ? null : new Set(inst.lora.resident.ids());
-      c.tAdapters = clock;
-    }
     return {
-      id: inst.id,
+      id: (this.instances[i] as Instance).id,
       queueDepth: c.queueDepth,
       batchSize: c.batchSize,
       kvUtilization: c.kvUtilization,
@@ -144,6 +120,45 @@ export class SnapshotProvider {
       availableCapacity: Math.max(0, f.maxBatchSize - c.batchSize - c.queueDepth),
       estimatedWaitMs: c.estimatedWaitMs,
     };
+  }
+
+  /** Re-reads the field groups of instance `i` that are due at `clock` (every group when `all`). */
+  private refresh(i: number, clock: number, all: boolean): Cached {
+    const inst = this.instances[i] as Instance;
+    const c = this.cached[i] as Cached;
+    if (all || this.due(c.tPreempt, clock)) {
+      c.preemptionCount = inst.metrics.preemptionCount;
+      c.tPreempt = clock;
+    }
+    if (all || this.due(c.tQueue, clock)) {
+      c.queueDepth = inst.queueDepth;
+      // The latency signals travel with the queue depth (same scrape, same staleness).
+      c.recentTtftMs = inst.recentTtftUs / 1000;
+      c.recentTpotMs = inst.recentTpotUs / 1000;
+      c.estimatedWaitMs = inst.estimatedWaitUs / 1000;
+      c.tQueue = clock;
+    }
+    if (all || this.due(c.tBatch, clock)) {
+      c.batchSize = inst.batchSize;
+      c.tBatch = clock;
+    }
+    if (all || this.due(c.tKv, clock)) {
+      const kv = inst.kv;
+      const used = kv.usedBlocks();
+      const total = kv.totalBlocks;
+      c.kvUtilization = used / Math.max(total, 1);
+      c.freeKVBlocks = total - used;
+      c.cacheHitRate = kv.cacheHitRate();
+      c.totalKvCapacityTokens = total * kv.blockSize;
+      c.kvTokensInUse = used * kv.blockSize;
+      c.tKv = clock;
+    }
+    if (inst.lora !== null && (all || this.due(c.tAdapters, clock))) {
+      // A fresh set per read: a periodic snapshot keeps the frozen view until its next refresh.
+      c.residentAdapters = inst.lora.resident.size === 0 ? null : new Set(inst.lora.resident.ids());
+      c.tAdapters = clock;
+    }
+    return c;
   }
 
   /** Re-freezes every instance's cache view once the cache-signal delay has elapsed (start of a state build). */

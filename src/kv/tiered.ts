@@ -56,7 +56,9 @@ export class TieredKVCache implements KVStore {
     this.transferBandwidth = transferBandwidth;
     this.baseLatency = baseLatency;
     if (storage !== null) this.cpu.onEvict = (h) => storage.offload(h);
-    this.prefixReload = storage === null ? null : (req) => this.reloadAhead(req);
+    // K8 (corrected): as vLLM's KV connector reports external hits to the scheduler, lower-tier blocks come back
+    // before admission sizes the prefill, so a CPU hit saves compute. The reference reloads only inside allocate.
+    this.prefixReload = storage === null && !corrected ? null : (req) => this.reloadAhead(req);
   }
 
   readonly prefixReload: ((req: Request) => void) | null;
@@ -67,7 +69,11 @@ export class TieredKVCache implements KVStore {
     if (gpu.blocksOf(req) > 0) return;
     const cached = gpu.getCachedBlocks(req);
     const k = cached.length;
-    this.reloadFromCPU(req, k, k > 0 ? gpu.blockHash(cached[k - 1] as number) : NO_HASH);
+    const prev = k > 0 ? gpu.blockHash(cached[k - 1] as number) : NO_HASH;
+    // K3 (corrected): the reload must not overwrite the free blocks of the prefix it extends.
+    if (this.corrected && k > 0) gpu.pinFree(cached);
+    this.reloadFromCPU(req, k, prev);
+    if (this.corrected && k > 0) gpu.unpinFree(cached);
   }
 
   getCachedBlocks(req: Request): readonly number[] {

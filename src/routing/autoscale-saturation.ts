@@ -189,8 +189,12 @@ export function analyzeSaturation(m: ModelSignals, c: SaturationConfig): Analyze
   return { ...base, requiredCapacity: 0, spareCapacity: supply - maxPer > demand / c.scaleDownBoundary ? spare : 0 };
 }
 
-/** Reference UnlimitedEngine.Optimize. */
-export function unlimitedEngine(results: readonly AnalyzerResult[]): ScaleDelta[] {
+/**
+ * Reference UnlimitedEngine.Optimize. `minReplicas` (corrected semantics; the reference has none, 0): a scale-down
+ * never leaves a model with fewer replicas, as the HPA's minReplicas (default 1) — the reference removes
+ * floor(spare / per-replica supply) clamped only to the replica count, so an idle model is drained to zero.
+ */
+export function unlimitedEngine(results: readonly AnalyzerResult[], minReplicas = 0): ScaleDelta[] {
   const out: ScaleDelta[] = [];
   for (const r of results) {
     if (r.requiredCapacity > 0) {
@@ -200,7 +204,10 @@ export function unlimitedEngine(results: readonly AnalyzerResult[]): ScaleDelta[
     }
     if (r.spareCapacity > 0) {
       const v = [...r.variants].sort(byCostDesc).find((x) => x.replicas > 0);
-      if (v !== undefined) out.push({ model: r.model, variant: v.variant, delta: -scaleDownN(r.spareCapacity, v) });
+      if (v === undefined) continue;
+      const removable = r.variants.reduce((s, x) => s + x.replicas, 0) - minReplicas;
+      const n = Math.min(scaleDownN(r.spareCapacity, v), removable);
+      if (n > 0) out.push({ model: r.model, variant: v.variant, delta: -n });
     }
   }
   return out;

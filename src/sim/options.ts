@@ -117,7 +117,7 @@ export const FLAGS = [
   { name: 'lora-load-bandwidth-bytes-us', kind: 'float', def: 0, help: 'adapter load bandwidth in bytes/µs (overrides --lora-config; default 2e6)', scope: 'shared' },
   { name: 'lora-footprint-bytes-per-rank', kind: 'float', def: 0, help: 'adapter HBM bytes per rank unit: load size and KV reservation (overrides --lora-config; default 2e6)', scope: 'shared' },
   // autoscaler
-  { name: 'model-autoscaler-interval-us', kind: 'float', def: 0, help: 'autoscaler tick interval in µs (0 = off); overrides the policy bundle\'s autoscaler.interval_us. Scale-up needs the bundle\'s node_pools; run only', scope: 'shared' },
+  { name: 'model-autoscaler-interval-us', kind: 'float', def: 0, help: 'autoscaler tick interval in µs (0 = off); overrides the policy bundle\'s autoscaler.interval_us. Scale-up needs the bundle\'s node_pools under reference semantics (corrected: replicas without node pools, at least 1 per model, no scale-down in the first interval); run only', scope: 'shared' },
   { name: 'autoscale-policy', kind: 'string', def: '', choices: AUTOSCALE_POLICIES, help: 'autoscaling policy per model: saturation (the reference analyzer), threshold, target-utilization ("" = the reference pipeline, or the policy bundle\'s autoscale section); needs an autoscaler interval', scope: 'shared' },
   { name: 'autoscale-min-replicas', kind: 'int', def: 1, help: 'with --autoscale-policy: fewest replicas per model', scope: 'shared' },
   { name: 'autoscale-max-replicas', kind: 'int', def: 0, help: 'with --autoscale-policy: most replicas per model (0 = as many as the node pools hold; > 0 also allows replicas without node pools)', scope: 'shared' },

@@ -25,14 +25,16 @@ export function resolveScaling(
 ): ScalingSetup | null {
   const s = resolveReferenceScaling(f, bundle, mode, kvForGpu, deployment, evolvableAutoscale);
   if (s === null || !(f.has('semantics') && f.str('semantics') === 'corrected')) return s;
-  // Corrected semantics (docs/reference-differences.md D8, D9): node pools provision nodes; without node pools
-  // the saturation pipeline adds unplaced replicas (as deployment files do); the HPA's stabilization rule.
+  // Corrected semantics (docs/reference-differences.md D8, D9, M5): node pools provision nodes; without node pools
+  // the saturation pipeline adds unplaced replicas (as deployment files do); the HPA's stabilization rule; the
+  // saturation pipeline keeps at least one replica per model, and nothing scales down before one tick interval of
+  // observation (with M5 the first tick sees an idle cluster's real capacity and would drain it).
   const a = s.autoscaler;
   const launch = a === null ? undefined : a.launch ?? { provisioningDelay: null, modelLoadTime: null, warmup: null, costPerGpuHourOf: () => 0, unplaced: true };
   return {
     ...s,
     provisionNodes: true,
-    autoscaler: a === null || launch === undefined ? null : { ...a, hpaStabilization: true, launch: { ...launch, unplacedUntargeted: true } },
+    autoscaler: a === null || launch === undefined ? null : { ...a, hpaStabilization: true, saturationMinReplicas: 1, scaleDownAfterUs: a.intervalUs, launch: { ...launch, unplacedUntargeted: true } },
   };
 }
 

@@ -1,7 +1,9 @@
 /**
  * The corrected forms of the autoscaler entries of docs/reference-differences.md: D9 (the HPA's stabilization
- * rule instead of the reference's timers) on scripted decision sequences through both stabilizers, and D8
- * (node provisioning; scale-up without node pools) on overloaded runs in both `--semantics` modes.
+ * rule instead of the reference's timers) on scripted decision sequences through both stabilizers, D8
+ * (node provisioning; scale-up without node pools) on overloaded runs in both `--semantics` modes, and D12 with
+ * M5 (a model is never drained to zero; no scale-down before one interval of observation, so the t = 0 scrape
+ * cannot drain an idle cluster) on idle starts.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +14,10 @@ import type { Semantics } from '../../src/domain/semantics.js';
 import { runCli } from '../parity/harness.js';
 import { checkRun } from '../parity/invariant-hook.js';
 import { HpaStabilizer, TimerStabilizer, type Stabilizer } from '../../src/cluster/autoscaler/stabilize.js';
-import type { ScaleDelta } from '../../src/routing/autoscale-saturation.js';
+import { analyzeSaturation, effectiveSaturationConfig, unlimitedEngine, type ScaleDelta } from '../../src/routing/autoscale-saturation.js';
+import type { AutoscalerSetup } from '../../src/cluster/autoscaler/autoscaler.js';
+import { runEngine } from '../../src/sim/engine-setup.js';
+import { engineSetup, req } from './helpers.js';
 
 const V = { gpuType: 'H100', tp: 1 };
 
@@ -105,5 +110,68 @@ describe('D8: node pools provision nodes; without node pools the saturation pipe
     expect(ups(cor.cs).length).toBeGreaterThan(0);
     expect(ups(cor.cs).every((x) => x.reason === 'unplaced replica')).toBe(true);
     expect(cor.doc.simulation_metrics['e2e_mean_ms']).toBeLessThan(ref.doc.simulation_metrics['e2e_mean_ms']! / 2);
+  });
+});
+
+describe('D12 and M5: an idle cluster is never drained to zero, and the t = 0 scrape drains nothing', () => {
+  const MODEL = ['--model', 'meta-llama/llama-3.1-8b-instruct', '--hardware', 'H100', '--tp', '1'];
+  // 3 instances, 500 ms ticks, the first of 20 requests arrives at 2 s: every tick before it sees an idle cluster.
+  const IDLE = ['--num-instances', '3', '--model-autoscaler-interval-us', '500000', '--rate', '0.5', '--num-requests', '20', '--seed', '1'];
+
+  it('D12 on the CLI: the reference drains all 3 instances at 0.5 s and serves 0 of 20; corrected keeps one and serves all 20', async () => {
+    const out: Record<string, { cs: ClusterSimulator; doc: { simulation_metrics: Record<string, number> } }> = {};
+    for (const mode of ['reference', 'corrected'] as const) {
+      const r = await runCli(['run', ...MODEL, ...IDLE, '--semantics', mode]);
+      expect(r.code, r.stderr).toBe(0);
+      const sim = r.sims[0]!;
+      checkRun(sim.cs, sim.requests, sim.setup, sim.sessions);
+      expect(sim.requests[0]!.arrivalTime).toBe(2_000_000);
+      out[mode] = { cs: sim.cs, doc: JSON.parse(r.stdout) as { simulation_metrics: Record<string, number> } };
+    }
+    const actions = (cs: ClusterSimulator) => (cs.autoscaler?.records ?? []).map((x) => [x.clock, x.action, x.instanceId]);
+    // Reference: the t = 0 tick sees zero capacity (M5) and decides nothing; the 0.5 s tick sees spare = supply and
+    // removes floor(supply / per-replica supply) = 3 replicas. Nothing is left to route to, or to observe.
+    expect(actions(out['reference']!.cs)).toEqual([[500_000, 'down', 'instance_0'], [500_000, 'down', 'instance_1'], [500_000, 'down', 'instance_2']]);
+    expect(out['reference']!.doc.simulation_metrics['completed_requests']).toBe(0);
+    // Corrected: the t = 0 tick sees the scraped capacity but may not scale down yet; at 0.5 s two go, one stays.
+    expect(actions(out['corrected']!.cs)).toEqual([[500_000, 'down', 'instance_0'], [500_000, 'down', 'instance_1']]);
+    expect(out['corrected']!.doc.simulation_metrics['completed_requests']).toBe(20);
+    expect(out['corrected']!.cs.instances[2]!.metrics.completedRequests).toBe(20);
+  });
+
+  it('D12 in the saturation engine: an idle 3-replica model loses all 3 (reference) or 2 with a floor of 1 (corrected)', () => {
+    const idle = { instanceId: '', variant: { gpuType: 'H100', tp: 1 }, kvUtilization: 0, queueDepth: 0, inFlight: 0, batchSize: 0, maxBatchSize: 256, costPerHour: 0, totalKvCapacityTokens: 16_000, kvTokensInUse: 0 };
+    const result = analyzeSaturation({ model: 'm', replicas: ['a', 'b', 'c'].map((id) => ({ ...idle, instanceId: id })), pendingReplicas: 0, pendingCapacityTokens: 0 }, effectiveSaturationConfig({}));
+    expect(unlimitedEngine([result]).map((d) => d.delta)).toEqual([-3]);
+    expect(unlimitedEngine([result], 1).map((d) => d.delta)).toEqual([-2]);
+    // A single replica is never a scale-down candidate (the reference's own rule, unchanged).
+    const one = analyzeSaturation({ model: 'm', replicas: [idle], pendingReplicas: 0, pendingCapacityTokens: 0 }, effectiveSaturationConfig({}));
+    expect(unlimitedEngine([one], 1)).toEqual([]);
+  });
+
+  it('M5 and the first tick: with the t = 0 scrape, only the observation window keeps the autoscaler from draining at t = 0', () => {
+    /** 3 instances of model m; ticks every 500 ms with no windows or delays; two requests arrive at 2 s. */
+    const run = (corrections: Partial<AutoscalerSetup>): { actions: (string | number)[][]; completed: number } => {
+      const autoscaler: AutoscalerSetup = {
+        intervalUs: 500_000, scaleUpWindowUs: 0, scaleDownWindowUs: 0, hpaScrapeDelay: { mean: 0, stddev: 0 }, saturation: effectiveSaturationConfig({}), hpaStabilization: true, ...corrections,
+      };
+      const setup = engineSetup({
+        numInstances: 3, model: 'm', gpuType: 'H100', tp: 1, semantics: 'corrected',
+        scaling: { autoscaler, nodePools: null, loadingDelay: { mean: 0, stddev: 0 }, warmStartInitialInstances: false, kvForGpu: null },
+      });
+      const cs = runEngine(setup, [req(0, 64, 4, 2_000_000), req(1, 64, 4, 2_100_000)]);
+      const completed = cs.instances.reduce((s, i) => s + i.metrics.completedRequests, 0);
+      return { actions: (cs.autoscaler?.records ?? []).map((x) => [x.clock, x.action, x.instanceId]), completed };
+    };
+    // No floor and no observation window: the t = 0 tick sees three idle instances with capacity and drains all three.
+    const bare = run({});
+    expect(bare.actions).toEqual([[0, 'down', 'instance_0'], [0, 'down', 'instance_1'], [0, 'down', 'instance_2']]);
+    expect(bare.completed).toBe(0);
+    // The floor alone keeps one, but still drains two instances at t = 0, before any load was offered.
+    expect(run({ saturationMinReplicas: 1 }).actions).toEqual([[0, 'down', 'instance_0'], [0, 'down', 'instance_1']]);
+    // Both (what --semantics corrected sets): the first scale-down waits for the 500 ms tick.
+    const corrected = run({ saturationMinReplicas: 1, scaleDownAfterUs: 500_000 });
+    expect(corrected.actions).toEqual([[500_000, 'down', 'instance_0'], [500_000, 'down', 'instance_1']]);
+    expect(corrected.completed).toBe(2);
   });
 });

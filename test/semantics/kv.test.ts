@@ -1,12 +1,19 @@
 /**
- * `--semantics`: KV cache corrections (docs/reference-differences.md K1, K2, K3, K4; K6/K7 are pinned in both modes by
+ * `--semantics`: KV cache corrections (docs/reference-differences.md K1, K2, K3, K4, K8; K6/K7 are pinned in both modes by
  * test/invariants/tiered-quirks.test.ts and the property suites).
  */
 import { describe, expect, it } from 'vitest';
 import { BlockKVCache } from '../../src/kv/block-cache.js';
 import { TieredKVCache } from '../../src/kv/tiered.js';
 import { inputBlockHashes } from '../../src/domain/block-hash.js';
-import { req } from './helpers.js';
+import type { Request } from '../../src/domain/request.js';
+import type { Semantics } from '../../src/domain/semantics.js';
+import { createBlackboxModel } from '../../src/latency/blackbox.js';
+import type { LatencyModel } from '../../src/latency/types.js';
+import { runEngine } from '../../src/sim/engine-setup.js';
+import { kvTierViolations } from '../invariants/kv-tiers.js';
+import { checkRun } from '../parity/invariant-hook.js';
+import { engineSetup, MODES, req } from './helpers.js';
 
 describe('K1: reusing a block drops its identity', () => {
   /** Two copies of the same 16-token block; the older copy is then reused for other content. */
@@ -129,5 +136,81 @@ describe('K2: a partial last block and the CPU reload chain', () => {
 
   it('corrected: the chain continues from AB; ABC and ABCD come back from the CPU tier and ABC is a hit', () => {
     expect(scenario(true)).toEqual({ reloads: 2, hits: 1, blocks: 3, chainOk: true });
+  });
+});
+
+describe('K8: CPU-tier reloads and the prefill they save', () => {
+  /** β0 = 1,000 µs per step plus 10 µs per prefill token; counts the prefill tokens it prices. */
+  function countingModel(): { model: LatencyModel; prefillTokens: () => number } {
+    const inner = createBlackboxModel({ alpha: [0, 0, 0], beta: [1000, 10, 0] });
+    let n = 0;
+    const model: LatencyModel = {
+      ...inner,
+      stepTime(b) {
+        for (let i = 0; i < b.count; i++) if ((b.progress[i] as number) < (b.inputLen[i] as number)) n += b.newTokens[i] as number;
+        return inner.stepTime(b);
+      },
+    };
+    return { model, prefillTokens: () => n };
+  }
+
+  /** Runs `requests()` in `mode` with GPU `gpuBlocks` of 16 tokens and a 200-block CPU tier (a reloaded block costs 5 + 16/16 µs). */
+  function run(mode: Semantics, gpuBlocks: number, requests: () => Request[]): { reqs: Request[]; prefillTokens: number; reloads: number } {
+    const counter = countingModel();
+    const setup = { ...engineSetup({ latency: counter.model, kv: { totalBlocks: gpuBlocks, blockSize: 16, cpuBlocks: 200, transferBandwidth: 16, transferBaseLatency: 5 } }), semantics: mode };
+    const reqs = requests();
+    const cs = runEngine(setup, reqs);
+    // Every invariant, the KV-tier conservation included, holds in both modes.
+    checkRun(cs, reqs, setup, null);
+    for (const inst of cs.instances) expect(kvTierViolations(inst)).toEqual([]);
+    expect(cs.instances[0]!.metrics.completedRequests).toBe(reqs.length);
+    return { reqs, prefillTokens: counter.prefillTokens(), reloads: cs.instances[0]!.kv.tierStats().reloads };
+  }
+
+  it('one prompt whose prefix left the GPU: the reference recomputes all of it, corrected only the part the CPU tier lacks', () => {
+    // GPU of 5 blocks. request_0 (48 tokens) is mirrored to the CPU tier; request_1 (64 other tokens) takes every
+    // GPU block; request_2 (request_0's 48 tokens + 8) finds nothing on the GPU and 3 blocks on the CPU tier.
+    const scenario = (): Request[] => [req(0, 48, 2, 0), req(1, 64, 2, 100_000, { base: 500 }), req(2, 56, 2, 200_000)];
+    const ref = run('reference', 5, scenario);
+    const cor = run('corrected', 5, scenario);
+    // Both reload the 3 blocks (3 x 6 µs charged to the step), but the reference sized the prefill before: 56 tokens.
+    expect(ref.reloads).toBe(3);
+    expect(cor.reloads).toBe(3);
+    expect(ref.reqs[2]!.ttft).toBe(1000 + 560 + 18);
+    // Corrected: reloaded before sizing, so only the 8 tokens after the 48 reloaded ones are computed.
+    expect(cor.reqs[2]!.ttft).toBe(1000 + 80 + 18);
+    expect(ref.prefillTokens).toBe(48 + 64 + 56);
+    expect(cor.prefillTokens).toBe(48 + 64 + 8);
+  });
+
+  /** 60 requests, one every 500 µs, each a 64-token prefix of one of 6 groups plus 16 tokens of its own. */
+  const sharedPrefixes = (): Request[] =>
+    Array.from({ length: 60 }, (_, k) => {
+      const r = req(k, 80, 4, k * 500, { base: 1000 * (((k * 7) % 6) + 1) });
+      for (let t = 64; t < 80; t++) r.inputTokens[t] = 900_000 + k * 100 + t;
+      return r;
+    });
+  const ttftMean = (reqs: readonly Request[]): number => reqs.reduce((s, r) => s + r.ttft, 0) / reqs.length;
+
+  it('prefix reuse under GPU pressure: corrected computes under a third of the prefill tokens and cuts the TTFT mean', () => {
+    // 24 GPU blocks hold the running requests and few of the 6 x 4 prefix blocks; the CPU tier holds them all.
+    const ref = run('reference', 24, sharedPrefixes);
+    const cor = run('corrected', 24, sharedPrefixes);
+    expect(ref.reloads).toBeGreaterThan(100);
+    expect(cor.reloads).toBeGreaterThan(100);
+    // Corrected computes each request's own 16 tokens and the prefix blocks no tier had (the first of each group):
+    // 60 x 16 + 6 x 64 = 1,344; the reference recomputes most reloaded prefixes too.
+    expect(cor.prefillTokens).toBe(60 * 16 + 6 * 64);
+    expect(ref.prefillTokens).toBeGreaterThan(3 * cor.prefillTokens);
+    expect(ttftMean(cor.reqs)).toBeLessThan(0.7 * ttftMean(ref.reqs));
+  });
+
+  it('the same workload on a GPU that holds every prefix: nothing is reloaded and both modes agree', () => {
+    const out = MODES.map((m) => run(m, 40, sharedPrefixes));
+    for (const x of out) {
+      expect(x.reloads).toBe(0);
+      expect(x.prefillTokens).toBe(60 * 16 + 6 * 64);
+    }
+    expect(out[0]!.reqs.map((r) => r.ttft)).toEqual(out[1]!.reqs.map((r) => r.ttft));
   });
 });

@@ -115,6 +115,8 @@ export class Actuator {
     private readonly h: ActuatorHost,
     private readonly drain: DrainConfig,
     private readonly launch: ReplicaLaunch | null,
+    /** Floor of a model's replicas for decisions without a target (the saturation pipeline); 0 = none (reference). */
+    private readonly untargetedMin = 0,
   ) {}
 
   targetOf(i: number): string {
@@ -217,8 +219,10 @@ export class Actuator {
     const h = this.h;
     const target = t?.id ?? d.model;
     for (let k = 0; k < -d.delta; k++) {
-      if (t !== null && this.replicas(t.id) <= t.minReplicas) {
-        this.fail(target, '', `at its minimum of ${t.minReplicas} replicas`);
+      const min = t !== null ? t.minReplicas : this.untargetedMin;
+      // Without a target the floor is 0 in the reference: the check is skipped, so its records stay as they were.
+      if ((t !== null || min > 0) && this.replicas(target) <= min) {
+        this.fail(target, '', `at its minimum of ${min} replicas`);
         continue;
       }
       const index = this.oldestActive(d, t);

@@ -75,6 +75,19 @@ export interface AutoscalerSetup {
    * recommendation of its window) instead of the reference's timers.
    */
   readonly hpaStabilization?: boolean;
+  /**
+   * Corrected semantics: the fewest replicas a scale-down of the saturation pipeline leaves a model (the HPA's
+   * minReplicas, default 1; policy targets carry their own). Absent = 0, the reference's (it can drain a model to
+   * zero, after which nothing is left to observe and it never scales up again).
+   */
+  readonly saturationMinReplicas?: number;
+  /**
+   * Corrected semantics: no scale-down is decided until the cluster has been observed for this long from the
+   * autoscaler's start (one tick interval). The HPA treats a replica without a complete metrics window as fully
+   * loaded when it would scale down; at t = 0 no replica has one, and a scrape then only shows a cluster that has
+   * not been offered any load yet. Absent = 0 (the reference).
+   */
+  readonly scaleDownAfterUs?: number;
 }
 
 export type { ReplicaBuild, ScalingHost } from './actuator.js';
@@ -102,6 +115,8 @@ export class Autoscaler {
   private lastTrigger = -Infinity;
   private lastRate = -1;
   private utilHighSince = -1;
+  /** When the autoscaler started observing (its first tick). */
+  private startedAt = 0;
   /** Event triggers fired (each ran one evaluation). */
   triggersFired = 0;
 
@@ -110,7 +125,7 @@ export class Autoscaler {
     private readonly cfg: AutoscalerSetup,
     private readonly rng: GoRand,
   ) {
-    this.actuator = new Actuator(host, cfg.drain ?? { mode: 'wait', timeoutUs: 0 }, cfg.launch ?? null);
+    this.actuator = new Actuator(host, cfg.drain ?? { mode: 'wait', timeoutUs: 0 }, cfg.launch ?? null, cfg.saturationMinReplicas ?? 0);
     const windows = { upUs: cfg.scaleUpWindowUs, downUs: cfg.scaleDownWindowUs };
     this.stabilizer = cfg.hpaStabilization === true ? new HpaStabilizer(windows) : new TimerStabilizer(windows);
   }
@@ -121,6 +136,7 @@ export class Autoscaler {
 
   /** The first periodic tick, at the current clock (pushed before any arrival, as the reference's Run does). */
   start(): void {
+    this.startedAt = this.host.clock;
     if (this.cfg.intervalUs > 0) this.host.scheduleCluster(this.host.clock, EventKind.ScalingTick, null);
   }
 
@@ -137,7 +153,10 @@ export class Autoscaler {
 
   tick(now: number, trigger: 'periodic' | 'event' = 'periodic'): void {
     const current = new Map<string, number>();
-    const decisions = this.cfg.policy ? this.policyDecisions(now, this.cfg.policy, trigger, current) : this.referenceDecisions(current);
+    let decisions = this.cfg.policy ? this.policyDecisions(now, this.cfg.policy, trigger, current) : this.referenceDecisions(current);
+    const observeUs = this.cfg.scaleDownAfterUs ?? 0;
+    // Too early to judge spare capacity (corrected semantics): a scale-down recommends staying where it is.
+    if (observeUs > 0 && now - this.startedAt < observeUs) decisions = decisions.filter((d) => d.delta > 0);
     const passed = this.stabilizer.apply(now, decisions, current);
     if (passed.length > 0) {
       const payload: Actuation = { decisions: passed };
@@ -154,7 +173,7 @@ export class Autoscaler {
     const state = this.host.scalingState();
     const models = collectModelSignals(state);
     for (const m of models) current.set(m.model, m.replicas.length);
-    return unlimitedEngine(models.map((m) => analyzeSaturation(m, this.cfg.saturation)));
+    return unlimitedEngine(models.map((m) => analyzeSaturation(m, this.cfg.saturation)), this.cfg.saturationMinReplicas ?? 0);
   }
 
   /** Targets of the policy mode: explicit, or one per model of the startup instances (fixed at the first tick). */
