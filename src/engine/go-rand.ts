@@ -100,10 +100,10 @@ export function goLog(x: number): number {
   return k * LN2_HI - (hfsq - (s * (hfsq + r) + k * LN2_LO) - f);
 }
 
-/** The generator whose state is in the WebAssembly filler's memory (see GoRand.makeResident), if any. */
-let resident: GoRand | null = null;
-
 export class GoRand {
+  /** The generator whose state is in the WebAssembly filler's memory (see makeResident), if any. */
+  private static resident: GoRand | null = null;
+
   // State: 607 64-bit words, little-endian pairs (vec[2k] = bits 0..31, vec[2k+1] = bits 32..63), the layout
   // of WebAssembly's i64 memory so that long fills run there (go-rand-wasm.ts). Bit 63 never affects bits
   // 0..62 of later values (additions carry upwards only), so the JS steps leave it cleared and the WebAssembly
@@ -129,17 +129,17 @@ export class GoRand {
    * than the fill of a short prompt. The JavaScript steps work on `vec` wherever it is.
    */
   private makeResident(w: WasmFiller): void {
-    if (resident === this) return;
-    if (resident !== null) resident.evict();
+    if (GoRand.resident === this) return;
+    GoRand.resident?.evict();
     w.state.set(this.vec);
     this.vec = w.state;
-    resident = this;
+    GoRand.resident = this;
   }
 
   private evict(): void {
     this.own.set(this.vec);
     this.vec = this.own;
-    resident = null;
+    GoRand.resident = null;
   }
 
   /** Restarts the generator as `new GoRand(seed)` would start, reusing its state arrays. */

@@ -39,7 +39,7 @@ export class HashLru {
     // One probe finds the key or claims, for a new key, the slot it will take: the next unused one, or the
     // least recently used one's (whose key is dropped from the index below).
     const full = this.count >= this.capacity;
-    let s = full ? this.head : this.count;
+    const s = full ? this.head : this.count;
     const found = this.index.getOrInsert(key, s);
     if (found !== NIL) {
       if (found !== this.tail) {

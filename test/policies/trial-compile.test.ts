@@ -13,7 +13,7 @@ function ctx(seed: bigint): PolicyBuildContext {
   return {
     blockSize: 16,
     routerRng: new GoRand(seed),
-    rngFor: (p) => new GoRand(seed + BigInt(p.length)),
+    rngFor: (p: string) => new GoRand(seed + BigInt(p.length)),
     cachedBlocks: scenarioCachedBlocks,
   } as unknown as PolicyBuildContext;
 }
