@@ -15,6 +15,13 @@ export function goFixed(x: number, digits: number): string {
   if (!Number.isFinite(x)) return x > 0 ? '+Inf' : '-Inf';
   const sign = x < 0 || Object.is(x, -0) ? '-' : '';
   const abs = Math.abs(x);
+  if (digits <= 22) {
+    // Most values are nowhere near a tie: x·10^N (computed with a relative error below 2^-52) is then far from
+    // k + 1/2, and toFixed alone is right. Only near-ties pay for the exact probe below (it is ~10x slower, and
+    // decision reasons format a number per routing).
+    const y = abs * 10 ** digits;
+    if (Math.abs(y - Math.floor(y) - 0.5) > 1e-9 * (y + 1)) return sign + abs.toFixed(digits);
+  }
   const wide = abs.toFixed(digits + TIE_PROBE_DIGITS);
   const cut = wide.length - TIE_PROBE_DIGITS;
   if (/^50*$/.test(wide.slice(cut))) {

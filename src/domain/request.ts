@@ -6,6 +6,7 @@
  * Field meanings follow the reference's `sim/request.go`; lengths are cached as numbers so the step loop
  * never touches the token arrays unless it must.
  */
+import type { SharedPrefix } from './block-hash.js';
 import type { Tick } from './units.js';
 
 export const RequestState = {
@@ -182,6 +183,8 @@ export class Request {
    */
   inputBlockHashes: Float64Array | null = null;
   inputHashBlockSize = 0;
+  /** The shared prefix the prompt starts with, when the workload knows one (its block hashes are reused). */
+  sharedPrefix: SharedPrefix | null = null;
 
   /**
    * Drops the token ids and block hashes of a request that has left the system (the lengths stay): nothing reads
@@ -191,6 +194,7 @@ export class Request {
     this.inputTokens = NO_TOKENS;
     this.outputTokens = NO_TOKENS;
     this.inputBlockHashes = null;
+    this.sharedPrefix = null;
   }
 
   constructor(id: string, inputTokens: Int32Array, outputTokens: Int32Array, arrivalTime: Tick, maxOutputLen = 0, deadline: Tick = 0) {

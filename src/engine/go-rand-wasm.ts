@@ -31,26 +31,32 @@ interface WasmApi {
 }
 
 export class WasmFiller {
-  /** Generator position after the last {@link fill}: tap, feed and the low word of the last step. */
+  /** Generator position after the last {@link fillState}: tap, feed and the low word of the last step. */
   tap = 0;
   feed = 0;
   lastLo = 0;
+  /**
+   * The generator state the module steps, as 32-bit words (the memory never grows, so this view stays valid). A
+   * generator may keep its state here between fills instead of copying it in and out each time (GoRand does).
+   */
+  readonly state: Int32Array;
   private readonly words: Int32Array;
   private readonly run: (count: number, n: number, max: number, pow2: number, tap: number, feed: number, out: number) => void;
 
   constructor(instance: WasmInstance) {
     const mem = instance.exports['mem'] as { readonly buffer: ArrayBuffer };
     this.words = new Int32Array(mem.buffer);
+    this.state = this.words.subarray(0, STATE_WORDS);
     this.run = instance.exports['fill'] as WasmFiller['run'];
   }
 
   /**
-   * `out[from..to)` = Int31n(n) draws from the generator whose 607 words are `vec` (little-endian pairs) at
-   * position (tap, feed); `vec` is updated in place and the new position left in tap/feed/lastLo.
+   * `out[from..to)` = Int31n(n) draws from the generator whose 607 words (little-endian pairs) are in
+   * {@link state}, at position (tap, feed); the state is updated in place and the new position left in
+   * tap/feed/lastLo.
    */
-  fill(vec: Int32Array, tap: number, feed: number, out: Int32Array, from: number, to: number, n: number, max: number, pow2: boolean): void {
+  fillState(tap: number, feed: number, out: Int32Array, from: number, to: number, n: number, max: number, pow2: boolean): void {
     const words = this.words;
-    words.set(vec, 0);
     for (let i = from; i < to; i += CHUNK) {
       const count = Math.min(CHUNK, to - i);
       this.run(count, n, max, pow2 ? 1 : 0, tap, feed, OUT_BYTE);
@@ -58,7 +64,6 @@ export class WasmFiller {
       feed = words[RESULT_WORD + 1]!;
       out.set(words.subarray(OUT_BYTE / 4, OUT_BYTE / 4 + count), i);
     }
-    vec.set(words.subarray(0, STATE_WORDS));
     this.tap = tap;
     this.feed = feed;
     this.lastLo = words[RESULT_WORD + 2]! >>> 0;

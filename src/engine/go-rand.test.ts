@@ -277,6 +277,35 @@ describe('GoRand: structural checks', () => {
     }
   });
 
+  it('generators that take turns in the WebAssembly memory keep their own streams (JavaScript draws and fills interleaved)', () => {
+    // g1 and g2 fill long runs (each fill moves its state into the shared WebAssembly memory, the other's out);
+    // r1 and r2 draw the same values one at a time in JavaScript only.
+    const g1 = new GoRand(11n);
+    const g2 = new GoRand(12n);
+    const r1 = new GoRand(11n);
+    const r2 = new GoRand(12n);
+    const out = new Int32Array(2000);
+    const fill = (g: GoRand, r: GoRand, len: number): void => {
+      g.fillInt31n(out, 0, len, 128000);
+      for (let j = 0; j < len; j++) if (out[j] !== r.int31n(128000)) throw new Error(`draw ${j} of a fill of ${len} differs`);
+    };
+    for (let k = 0; k < 60; k++) {
+      fill(g1, r1, 300 + k * 13);
+      expect(g1.normFloat64()).toBe(r1.normFloat64());
+      fill(g1, r1, 600);
+      expect(g2.int63()).toBe(r2.int63());
+      fill(g2, r2, 500 + k);
+      expect(g1.int63()).toBe(r1.int63());
+      expect(g2.normFloat64()).toBe(r2.normFloat64());
+      if (k % 7 === 0) {
+        g1.reseed(BigInt(100 + k));
+        r1.reseed(BigInt(100 + k));
+      }
+    }
+    expect(g1.int63Big()).toBe(r1.int63Big());
+    expect(g2.int63Big()).toBe(r2.int63Big());
+  });
+
   it('the WebAssembly bytes are go-rand.wat assembled', async () => {
     const wabt = await (await import('wabt')).default();
     const wat = readFileSync(new URL('./go-rand.wat', import.meta.url), 'utf8');

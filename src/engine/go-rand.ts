@@ -12,10 +12,14 @@
  * only where it runs rarely: seeding, int63Big, int63n.
  */
 import { RNG_LEN, RNG_TAP, cookedHi, cookedLo, fe, fn, ke, kn, re, rn, we, wn } from './go-rand-tables.js';
-import { wasmFiller } from './go-rand-wasm.js';
+import { wasmFiller, type WasmFiller } from './go-rand-wasm.js';
 
-/** Fills at least this long run in WebAssembly (copying the 4.8 KB state in and out costs about 100 draws). */
-const WASM_MIN_FILL = 256;
+/**
+ * Fills at least this long run in WebAssembly. The generator's state stays there between fills (see
+ * makeResident), so only the call itself costs (a few draws' worth); a generator that is not resident pays one
+ * 4.8 KB copy (about 100 draws) to move in, once.
+ */
+const WASM_MIN_FILL = 32;
 
 const TWO_POW_32 = 4294967296;
 const TWO_POW_63 = 9223372036854775808;
@@ -97,11 +101,16 @@ export function goLog(x: number): number {
 }
 
 export class GoRand {
+  /** The generator whose state is in the WebAssembly filler's memory (see makeResident), if any. */
+  private static resident: GoRand | null = null;
+
   // State: 607 64-bit words, little-endian pairs (vec[2k] = bits 0..31, vec[2k+1] = bits 32..63), the layout
   // of WebAssembly's i64 memory so that long fills run there (go-rand-wasm.ts). Bit 63 never affects bits
   // 0..62 of later values (additions carry upwards only), so the JS steps leave it cleared and the WebAssembly
   // steps leave it as it falls; every output is read from bits 0..62.
-  private readonly vec = new Int32Array(2 * RNG_LEN);
+  private vec: Int32Array;
+  /** The generator's own state array; `vec` is it, or the WebAssembly filler's state while this generator is resident there. */
+  private readonly own = new Int32Array(2 * RNG_LEN);
   private tap = 0;
   private feed = RNG_LEN - RNG_TAP;
   // Low word of the most recent step; step() returns the high word and leaves this behind so
@@ -109,7 +118,28 @@ export class GoRand {
   private lastLo = 0;
 
   constructor(seed: bigint) {
+    this.vec = this.own;
     this.seed(seed);
+  }
+
+  /**
+   * Moves this generator's state into the WebAssembly filler's memory (moving the previous resident's state back
+   * to its own array), so that its fills need no copying: a workload generator alternates a few JavaScript draws
+   * (lengths) with long fills (token ids), and copying the 4.8 KB state in and out around each fill cost more
+   * than the fill of a short prompt. The JavaScript steps work on `vec` wherever it is.
+   */
+  private makeResident(w: WasmFiller): void {
+    if (GoRand.resident === this) return;
+    GoRand.resident?.evict();
+    w.state.set(this.vec);
+    this.vec = w.state;
+    GoRand.resident = this;
+  }
+
+  private evict(): void {
+    this.own.set(this.vec);
+    this.vec = this.own;
+    GoRand.resident = null;
   }
 
   /** Restarts the generator as `new GoRand(seed)` would start, reusing its state arrays. */
@@ -222,7 +252,8 @@ export class GoRand {
     if (to - from >= WASM_MIN_FILL) {
       const w = wasmFiller();
       if (w !== null) {
-        w.fill(this.vec, this.tap, this.feed, out, from, to, n, max, pow2);
+        this.makeResident(w);
+        w.fillState(this.tap, this.feed, out, from, to, n, max, pow2);
         this.tap = w.tap;
         this.feed = w.feed;
         this.lastLo = w.lastLo;

@@ -26,10 +26,16 @@ describe('HashIndex', () => {
       for (let op = 0; op < 20000; op++) {
         const k = key(Math.floor(rand() * keySpace));
         const p = rand();
-        if (p < 0.45) {
+        if (p < 0.35) {
           const v = Math.floor(rand() * 1e6);
           idx.set(k, v);
           ref.set(k, v);
+        } else if (p < 0.45) {
+          // getOrInsert: the existing value, or -1 after storing the new one.
+          const v = Math.floor(rand() * 1e6);
+          const had = ref.get(k);
+          expect(idx.getOrInsert(k, v)).toBe(had ?? -1);
+          if (had === undefined) ref.set(k, v);
         } else if (p < 0.8) {
           expect(idx.delete(k)).toBe(ref.delete(k));
         } else {
@@ -45,6 +51,7 @@ describe('HashIndex', () => {
 
   it('rejects the reserved empty key', () => {
     expect(() => new HashIndex(4).set(0, 1)).toThrow();
+    expect(() => new HashIndex(4).getOrInsert(0, 1)).toThrow();
     expect(new HashIndex(4).get(0)).toBe(-1);
     expect(new HashIndex(4).delete(0)).toBe(false);
   });

@@ -90,6 +90,29 @@ export class HashIndex {
     if (++this.count * 2 > this.mask + 1) this.grow();
   }
 
+  /**
+   * The value stored under `k`; when there is none, stores `v` under it and returns -1 (one probe for what
+   * {@link get} then {@link set} would do with two).
+   */
+  getOrInsert(k: number, v: number): number {
+    if (k === 0) throw new RangeError('HashIndex: key 0 is reserved');
+    const lo = k | 0;
+    const hi = (k * INV_TWO32) | 0;
+    const t = this.table;
+    let i = this.slotOf(lo, hi);
+    for (; ; i = (i + 1) & this.mask) {
+      const a = t[4 * i] as number;
+      const b = t[4 * i + 1] as number;
+      if (a === lo && b === hi) return t[4 * i + 2] as number;
+      if (a === 0 && b === 0) break;
+    }
+    t[4 * i] = lo;
+    t[4 * i + 1] = hi;
+    t[4 * i + 2] = v;
+    if (++this.count * 2 > this.mask + 1) this.grow();
+    return -1;
+  }
+
   delete(k: number): boolean {
     const lo = k | 0;
     const hi = (k * INV_TWO32) | 0;
@@ -133,14 +156,22 @@ export class HashIndex {
     const old = this.table;
     const bits = 32 - this.shift + 1;
     if (bits > HASH_INDEX_MAX_BITS) throw new RangeError(`HashIndex: more than 2^${HASH_INDEX_MAX_BITS - 1} entries`);
-    this.table = new Int32Array(4 << bits);
-    this.shift = 32 - bits;
-    this.mask = (1 << bits) - 1;
-    this.count = 0;
+    const t = new Int32Array(4 << bits);
+    const shift = 32 - bits;
+    const mask = (1 << bits) - 1;
+    this.table = t;
+    this.shift = shift;
+    this.mask = mask;
+    // Re-inserted in table order, as set() would place them (the keys are distinct: no comparisons needed).
     for (let i = 0; i < old.length; i += 4) {
       const lo = old[i] as number;
       const hi = old[i + 1] as number;
-      if (lo !== 0 || hi !== 0) this.set(hi * TWO32 + (lo >>> 0), old[i + 2] as number);
+      if (lo === 0 && hi === 0) continue;
+      let j = Math.imul(lo ^ hi, GOLDEN) >>> shift;
+      while ((t[4 * j] as number) !== 0 || (t[4 * j + 1] as number) !== 0) j = (j + 1) & mask;
+      t[4 * j] = lo;
+      t[4 * j + 1] = hi;
+      t[4 * j + 2] = old[i + 2] as number;
     }
   }
 }

@@ -36,4 +36,19 @@ describe('HashLru', () => {
     expect(l.keys()).toEqual(o.keys);
     expect(l.size).toBe(50);
   });
+
+  it.each([1, 2, 4097, 9000])('matches the array LRU at capacity %i, through growth and eviction', (cap) => {
+    const l = new HashLru(cap);
+    const o = new ArrayLru(cap);
+    let x = 11;
+    for (let i = 0; i < 30000; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      const k = 1 + (x % (cap + 3000)) * 65537;
+      l.touch(k);
+      o.touch(k);
+      if (i % 997 === 0) expect(l.has(k)).toBe(true);
+    }
+    expect(l.keys()).toEqual(o.keys);
+    expect(l.size).toBe(o.keys.length);
+  });
 });

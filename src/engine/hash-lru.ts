@@ -36,30 +36,32 @@ export class HashLru {
 
   /** Marks `key` most recently used, inserting it (and evicting the least recently used when full). */
   touch(key: number): void {
-    let s = this.index.get(key);
-    if (s !== NIL) {
-      if (s !== this.tail) {
-        this.unlink(s);
-        this.append(s);
+    // One probe finds the key or claims, for a new key, the slot it will take: the next unused one, or the
+    // least recently used one's (whose key is dropped from the index below).
+    const full = this.count >= this.capacity;
+    const s = full ? this.head : this.count;
+    const found = this.index.getOrInsert(key, s);
+    if (found !== NIL) {
+      if (found !== this.tail) {
+        this.unlink(found);
+        this.append(found);
       }
       return;
     }
     let sl = this.slots;
-    if (this.count < this.capacity) {
-      s = this.count++;
+    if (!full) {
+      this.count++;
       if (4 * s >= sl.length) {
         const grown = new Int32Array(Math.min(2 * sl.length, 4 * this.capacity));
         grown.set(sl);
         this.slots = sl = grown;
       }
     } else {
-      s = this.head;
       this.unlink(s);
       this.index.delete((sl[4 * s + 3] as number) * TWO32 + ((sl[4 * s + 2] as number) >>> 0));
     }
     sl[4 * s + 2] = key | 0;
     sl[4 * s + 3] = (key * INV_TWO32) | 0;
-    this.index.set(key, s);
     this.append(s);
   }
 

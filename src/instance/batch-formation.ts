@@ -84,7 +84,7 @@ export class BatchFormer {
    * Forms the step's batch in place; the returned outcome object is reused between calls.
    * `visibleUntil`: only requests enqueued at or before this tick may be admitted (async scheduling).
    */
-  form(stepCount: number, visibleUntil = Infinity): BatchOutcome {
+  form(stepCount: number, visibleUntil = Infinity, lazy = false): BatchOutcome {
     const lim = this.limits;
     const out = this.outcome;
     const run = this.run;
@@ -100,6 +100,11 @@ export class BatchFormer {
       return out;
     }
     const mml = lim.maxModelLen;
+    // Lazy decode slots (running-batch.ts) stay lazy only when this step cannot treat them differently from a
+    // plain decode: then phase 1 visits the ordinary slots alone and takes one token of budget per lazy slot.
+    if (run.lazyCount > 0 && !(lazy && this.lazyStepFits(stepCount))) run.materializeAll();
+    this.budget -= run.lazyCount;
+    const lz = run.lz;
     // Phase 1 only removes slots (no growth), so the arrays stay the same objects.
     const pi = run.pi;
     const il = run.il;
@@ -113,9 +118,12 @@ export class BatchFormer {
     // request's numNewTokens is cleared when the loop reaches it (and the rest's when it stops): the previous
     // step's values stay readable until this step forms (the invariant checkers read them).
     for (let i = 0; i < run.reqs.length; i++) {
+      if (lz[i] === 1) continue;
       nn[i] = 0;
       this.visited = i;
       if (this.budget <= 0) {
+        // With lazy slots left (each keeps its token: lazyStepFits), only this ordinary slot gets nothing.
+        if (run.lazyCount > 0) continue;
         nn.fill(0, i + 1, run.reqs.length);
         break;
       }
@@ -180,6 +188,43 @@ export class BatchFormer {
       this.waitQ.dequeue();
     }
     return out;
+  }
+
+  /**
+   * Whether this step can keep the batch's lazy slots lazy: it materializes the ones due now, then checks that
+   * phase 1 cannot run out of token budget (every slot gets all it asks for, whatever the order) nor of free KV
+   * blocks (no allocation fails, so nothing is preempted). Counted conservatively: one block per decode whose
+   * partial block is full, a chunk's blocks plus one per prefill.
+   */
+  private lazyStepFits(stepCount: number): boolean {
+    const run = this.run;
+    const lim = this.limits;
+    const lz = run.lz;
+    const due = run.due;
+    const bs = this.kv.blockSize;
+    const mml = lim.maxModelLen;
+    const th = lim.longPrefillTokenThreshold;
+    let tokens = 0;
+    let blocks = 0;
+    for (let i = 0; i < run.reqs.length; i++) {
+      if (lz[i] === 1) {
+        if ((due[i] as number) > stepCount) continue;
+        run.materialize(i);
+      }
+      const p = run.pi[i] as number;
+      const inLen = run.il[i] as number;
+      let n = inLen - p;
+      if (n > 0) {
+        if (th > 0 && th < n) n = th;
+        if (mml > 0) n = Math.min(n, Math.max(mml - 1 - p, 0));
+        tokens += n;
+        blocks += Math.ceil(n / bs) + 1;
+      } else if ((run.ol[i] as number) > 0 && !(mml > 0 && p + 1 > mml - 1)) {
+        tokens += 1;
+        if ((run.room[i] as number) <= 0) blocks += 1;
+      }
+    }
+    return tokens + run.lazyCount <= lim.maxNumBatchedTokens && blocks <= this.kv.totalBlocks - this.kv.usedBlocks();
   }
 
   /** Admission when the scheduler has not yet seen requests enqueued after `visibleUntil` (skipped, not blocking). */

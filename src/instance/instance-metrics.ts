@@ -12,21 +12,33 @@ import type { Request } from '../domain/request.js';
  */
 export class SampleStore {
   private static readonly CHUNK = 1 << 16;
+  /** First chunk size: a short run's stores hold a few hundred values, and 4 stores per instance at full size were megabytes to zero per run. */
+  private static readonly FIRST = 256;
   private chunks: (Int32Array | Float64Array)[] = [];
-  private cur: Int32Array | Float64Array = new Int32Array(SampleStore.CHUNK);
+  // Grows by doubling (copying at most CHUNK values in all) until it is a full chunk; every chunk in `chunks` is full.
+  private cur: Int32Array | Float64Array = new Int32Array(SampleStore.FIRST);
   private pos = 0;
   private wide = false;
   length = 0;
 
   push(v: number): void {
     if (!this.wide && (v | 0) !== v) this.widen();
-    if (this.pos === SampleStore.CHUNK) {
-      this.chunks.push(this.cur);
-      this.cur = this.wide ? new Float64Array(SampleStore.CHUNK) : new Int32Array(SampleStore.CHUNK);
-      this.pos = 0;
-    }
+    if (this.pos === this.cur.length) this.nextChunk();
     this.cur[this.pos++] = v;
     this.length++;
+  }
+
+  private nextChunk(): void {
+    const n = this.cur.length;
+    if (n < SampleStore.CHUNK) {
+      const grown = this.wide ? new Float64Array(2 * n) : new Int32Array(2 * n);
+      grown.set(this.cur);
+      this.cur = grown;
+      return;
+    }
+    this.chunks.push(this.cur);
+    this.cur = this.wide ? new Float64Array(SampleStore.CHUNK) : new Int32Array(SampleStore.CHUNK);
+    this.pos = 0;
   }
 
   pushAll(vs: readonly number[]): void {

@@ -6,7 +6,7 @@
 import { PdPart, RequestState, type Request } from '../domain/request.js';
 import type { SloPriorityMap } from '../domain/slo.js';
 import type { KVStore } from '../kv/types.js';
-import type { LatencyModel } from '../latency/types.js';
+import type { LatencyModel, StepTimeWithDecodes } from '../latency/types.js';
 import { BatchFormer, type BatchLimits } from './batch-formation.js';
 import { EventKind } from './events.js';
 import { InstanceMetrics } from './instance-metrics.js';
@@ -30,6 +30,11 @@ export interface InstanceConfig extends BatchLimits {
   readonly lora?: AdapterCost | null;
   /** P/D single KV ownership: a finished prefill half keeps its KV until the transfer releases it. */
   readonly holdPrefillKV?: boolean;
+  /**
+   * Lazy decode slots (running-batch.ts) where the configuration allows them; default true. They change no
+   * result (tests compare both settings); false is for those tests.
+   */
+  readonly lazyDecode?: boolean;
 }
 
 /** How many recent requests the TTFT / TPOT signals average over. */
@@ -126,6 +131,8 @@ export class Instance {
   /** --semantics corrected: the engine corrections E3, E7, E8 (docs/reference-differences.md). */
   private readonly corrected: boolean;
   private readonly futile = new FutileSelfPreemptions();
+  /** Whether steady decodes may be kept lazy (see running-batch.ts): the setup allows it; hooks are checked per step. */
+  private readonly lazyDecode: boolean;
   private readonly recentTtft = new RecentMean();
   private readonly recentTpot = new RecentMean();
   onRequestDone: RequestDoneHook | null = null;
@@ -173,6 +180,10 @@ export class Instance {
     this.asyncScheduling = cfg.schedulingMode === 'async';
     this.prefillFirst = cfg.schedulingMode === 'prefill-first';
     this.corrected = cfg.corrected === true;
+    // Only where nothing reads every slot each step: a latency model that prices lazy decodes in aggregate, the
+    // single-tier cache (whose allocations fail only for want of free blocks), no LoRA overhead, no policy hooks
+    // in batch formation, and not prefill-first (which stalls decodes).
+    this.lazyDecode = cfg.lazyDecode !== false && latency.stepTimeWithDecodes !== undefined && kv.lazyDecodeSafe === true && lora === null && !hooks && !this.prefillFirst;
   }
 
   /** The max-model-len this instance enforces (0 = none); corrected semantics cap it at the KV cache. */
@@ -471,7 +482,9 @@ export class Instance {
     // Async scheduling planned this step while the previous one ran: it has not seen later arrivals. After
     // an idle gap there was no previous step to overlap with.
     const visibleUntil = this.asyncScheduling && this.lastStepEnd >= now ? this.lastStepStart : Infinity;
-    const outcome = this.former.form(this.stepCount, visibleUntil);
+    // Observers need no exception: StepInfo.batch and the token report sync (materialize) what they read.
+    const lazy = this.lazyDecode;
+    const outcome = this.former.form(this.stepCount, visibleUntil, lazy);
     if (outcome.neverFits !== null && spinsForever(outcome.neverFits, this.cfg.horizon) && this.futile.note(outcome.neverFits)) {
       throw neverFitsError(outcome.neverFits, this.id, this.kv.totalBlocks, this.kv.blockSize, this.corrected);
     }
@@ -504,7 +517,7 @@ export class Instance {
     const used = this.kv.usedBlocks();
     if (used > m.peakKVBlocksUsed) m.peakKVBlocksUsed = used;
     m.kvBlocksUsed += used * adv;
-    const kept = this.executeAndSplit(now, adv);
+    const kept = this.executeAndSplit(now, adv, lazy);
     if (this.onStep !== null) {
       const info = this.stepInfo;
       info.clock = now;
@@ -527,7 +540,8 @@ export class Instance {
 
   /** The step's duration (µs) from the scheduled requests; records the step's ITL value. */
   private advance(): number {
-    let adv = this.latency.stepTime(this.run.scheduled());
+    const run = this.run;
+    let adv = run.lazyCount > 0 ? (this.latency.stepTimeWithDecodes as StepTimeWithDecodes)(run.scheduled(), run.lazyCount, run.lazyProgress()) : this.latency.stepTime(run.scheduled());
     if (this.lora !== null) adv = this.loraOverhead(adv);
     adv += this.kv.consumePendingTransferLatency();
     if (adv < 1) adv = 1;
@@ -542,7 +556,7 @@ export class Instance {
    * finish this step (completed or length-capped) are synced and collected in `finishing`, in order. `batch`
    * keeps showing the whole pre-split batch until the completions have run.
    */
-  private executeAndSplit(now: number, adv: number): number {
+  private executeAndSplit(now: number, adv: number, lazy: boolean): number {
     const run = this.run;
     const reqs = run.reqs;
     const remaining = run.spare;
@@ -562,8 +576,17 @@ export class Instance {
     const itlValue = adv + otp;
     const mml = this.cfg.maxModelLen;
     const stalls = this.prefillFirst;
+    const lz = run.lz;
+    // Lazy slots advance by this step through the running ITL sum; the ones kept lazy are only moved.
+    run.psum += itlValue;
+    run.done = step;
     let kept = 0;
     for (let j = 0; j < reqs.length; j++) {
+      if (lz[j] === 1) {
+        if (kept !== j) run.move(j, kept);
+        remaining[kept++] = reqs[j] as Request;
+        continue;
+      }
       const inLen = il[j] as number;
       let p = pi[j] as number;
       if (p < inLen) {
@@ -606,6 +629,7 @@ export class Instance {
         finishing[nf++] = run.sync(j);
       } else {
         if (kept !== j) run.move(j, kept);
+        if (lazy) run.lazify(kept, step, mml);
         remaining[kept++] = reqs[j] as Request;
       }
     }

@@ -9,6 +9,17 @@
  * it, before observers, policy hooks and invariant checks. Decode tokens that fit the request's partial KV
  * block are counted in the slot and handed to the KV store in one call before its next use of the request
  * (KVStore.decodeRoom / commitDecodeAppends).
+ *
+ * Lazy decode slots: a request in a steady decode (one token per step, room left in its partial KV block, not
+ * finishing) changes only by +1 per step in progress, computed tokens, ITL count and pending appends, by -1 in
+ * decode room, and by the step's ITL value in its ITL sum. Such a slot can be marked lazy at the end of step
+ * `a` (its anchor): its stored fields stay as they were, and its true fields after step `done` are the stored
+ * ones plus (done - a) — and, for the ITL sum, plus the ITL values of steps a+1..done, read from a running sum
+ * ({@link psum}). Every ITL value is an integer number of ticks, so that running sum is exact and the result is
+ * bit-identical to adding the values one by one. Its `due` step is the first step that must see it as an
+ * ordinary slot (its room runs out, it finishes, or it reaches max-model-len); the step loop skips a lazy slot
+ * before that step and {@link materialize}s it on it. Everything that reads slots outside the step loop goes
+ * through {@link sync}, which materializes first.
  */
 import type { Request } from '../domain/request.js';
 import type { KVStore } from '../kv/types.js';
@@ -32,6 +43,18 @@ export class RunningBatch {
   /** Decode tokens that may still be appended without a KV call, and those appended since the last commit. */
   room: Int32Array;
   pend: Int32Array;
+  /** Lazy decode slots (see above): 1 = lazy; anchor step; running ITL sum at the anchor; due step. */
+  lz: Uint8Array;
+  ag: Int32Array;
+  ap: Float64Array;
+  due: Int32Array;
+  /** The last step whose execution is reflected in {@link psum} (lazy slots' fields are as of this step). */
+  done = 0;
+  /** Running sum of every executed step's ITL value (integers, so exact). */
+  psum = 0;
+  /** Lazy slots, and the sum over them of (stored progress - anchor): their progress sum is lazyBase + n * done. */
+  lazyCount = 0;
+  lazyBase = 0;
   /** The step's scheduled requests for the latency model (filled by {@link scheduled}). */
   readonly step: { count: number; progress: Int32Array; newTokens: Int32Array; inputLen: Int32Array; outputLen: Int32Array };
 
@@ -48,6 +71,10 @@ export class RunningBatch {
     this.its = new Float64Array(c);
     this.room = new Int32Array(c);
     this.pend = new Int32Array(c);
+    this.lz = new Uint8Array(c);
+    this.ag = new Int32Array(c);
+    this.ap = new Float64Array(c);
+    this.due = new Int32Array(c);
     this.step = { count: 0, progress: new Int32Array(c), newTokens: new Int32Array(c), inputLen: new Int32Array(c), outputLen: new Int32Array(c) };
   }
 
@@ -75,6 +102,14 @@ export class RunningBatch {
     this.its = s;
     this.room = g32(this.room);
     this.pend = g32(this.pend);
+    const z = new Uint8Array(c);
+    z.set(this.lz);
+    this.lz = z;
+    this.ag = g32(this.ag);
+    const p = new Float64Array(c);
+    p.set(this.ap);
+    this.ap = p;
+    this.due = g32(this.due);
     const st = this.step;
     st.progress = new Int32Array(c);
     st.newTokens = new Int32Array(c);
@@ -103,6 +138,60 @@ export class RunningBatch {
     this.its[j] = r.itlSum;
     this.room[j] = 0;
     this.pend[j] = 0;
+    this.lz[j] = 0;
+  }
+
+  /**
+   * Marks slot j lazy after step `step` executed (its values are this step's), if it is in a steady decode that
+   * lasts at least one more step: it decoded this step, continuing its ITL run, and has decode room left.
+   */
+  lazify(j: number, step: number, maxModelLen: number): void {
+    const p = this.pi[j] as number;
+    const inLen = this.il[j] as number;
+    const ol = this.ol[j] as number;
+    const room = this.room[j] as number;
+    if (room <= 0 || ol <= 0 || p <= inLen || this.itl[j] !== step || (this.nn[j] as number) !== 1 || (this.itc[j] as number) <= 0) return;
+    let d = inLen + ol - 1 - p;
+    if (room + 1 < d) d = room + 1;
+    if (maxModelLen > 0 && maxModelLen - 1 - p < d) d = maxModelLen - 1 - p;
+    if (d < 2) return;
+    this.lz[j] = 1;
+    this.ag[j] = step;
+    this.ap[j] = this.psum;
+    this.due[j] = step + d;
+    this.lazyCount++;
+    this.lazyBase += p - step;
+  }
+
+  /** Makes lazy slot j ordinary again, with its fields as of step {@link done}. */
+  materialize(j: number): void {
+    const a = this.ag[j] as number;
+    const p = this.pi[j] as number;
+    this.lz[j] = 0;
+    this.lazyCount--;
+    this.lazyBase -= p - a;
+    const d = this.done - a;
+    if (d > 0) {
+      this.pi[j] = p + d;
+      this.ct[j] = (this.ct[j] as number) + d;
+      this.itc[j] = (this.itc[j] as number) + d;
+      this.itl[j] = this.done;
+      this.pend[j] = (this.pend[j] as number) + d;
+      this.room[j] = (this.room[j] as number) - d;
+      this.its[j] = (this.its[j] as number) + (this.psum - (this.ap[j] as number));
+    }
+  }
+
+  /** Makes every lazy slot ordinary. */
+  materializeAll(): void {
+    if (this.lazyCount === 0) return;
+    const lz = this.lz;
+    for (let j = 0; j < this.reqs.length; j++) if (lz[j] === 1) this.materialize(j);
+  }
+
+  /** The sum of the lazy slots' progress as of step {@link done}. */
+  lazyProgress(): number {
+    return this.lazyBase + this.lazyCount * this.done;
   }
 
   /** Hands slot j's counted decode tokens to the KV store. */
@@ -116,6 +205,7 @@ export class RunningBatch {
 
   /** Brings request j's object up to date (fields and KV), e.g. before anything else reads it. */
   sync(j: number): Request {
+    if (this.lz[j] === 1) this.materialize(j);
     const r = this.reqs[j] as Request;
     r.progressIndex = this.pi[j] as number;
     r.numNewTokens = this.nn[j] as number;
@@ -134,6 +224,7 @@ export class RunningBatch {
 
   /** Re-reads slot j from its request after something changed the object (rare paths). */
   reload(j: number): void {
+    if (this.lz[j] === 1) this.materialize(j);
     const room = this.room[j] as number;
     const pend = this.pend[j] as number;
     this.load(j, this.reqs[j] as Request);
@@ -150,8 +241,10 @@ export class RunningBatch {
     const r = this.sync(j);
     const n = this.reqs.length;
     this.reqs.splice(j, 1);
-    for (const a of [this.pi, this.il, this.ol, this.nn, this.ct, this.itc, this.itf, this.itl, this.room, this.pend]) a.copyWithin(j, j + 1, n);
+    for (const a of [this.pi, this.il, this.ol, this.nn, this.ct, this.itc, this.itf, this.itl, this.room, this.pend, this.ag, this.due]) a.copyWithin(j, j + 1, n);
     this.its.copyWithin(j, j + 1, n);
+    this.ap.copyWithin(j, j + 1, n);
+    this.lz.copyWithin(j, j + 1, n);
     return r;
   }
 
@@ -168,16 +261,27 @@ export class RunningBatch {
     this.its[to] = this.its[from] as number;
     this.room[to] = this.room[from] as number;
     this.pend[to] = this.pend[from] as number;
+    const z = this.lz[from] as number;
+    this.lz[to] = z;
+    if (z === 1) {
+      this.ag[to] = this.ag[from] as number;
+      this.ap[to] = this.ap[from] as number;
+      this.due[to] = this.due[from] as number;
+    }
   }
 
-  /** Fills {@link step} with the slots that have new tokens, in batch order. */
+  /**
+   * Fills {@link step} with the slots that have new tokens, in batch order, leaving out lazy slots (a step with
+   * lazy slots prices them from {@link lazyCount} and {@link lazyProgress}).
+   */
   scheduled(): StepBatch {
     const st = this.step;
     const nn = this.nn;
+    const lz = this.lz;
     let c = 0;
     for (let j = 0; j < this.reqs.length; j++) {
       const t = nn[j] as number;
-      if (t > 0) {
+      if (t > 0 && lz[j] === 0) {
         st.progress[c] = this.pi[j] as number;
         st.newTokens[c] = t;
         st.inputLen[c] = this.il[j] as number;

@@ -35,6 +35,7 @@ const NO_TIER: KVTierStats = { cpuTotalBlocks: 0, cpuUsedBlocks: 0, offloads: 0,
 export class BlockKVCache implements KVStore {
   readonly totalBlocks: number;
   readonly blockSize: number;
+  readonly lazyDecodeSafe = true;
 
   /**
    * Per-block state, eight int32s per block (see REF..HASH_HI): one cache line holds two blocks' whole state,

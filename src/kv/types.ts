@@ -64,6 +64,11 @@ export interface KVStore {
    * GPU+CPU model reloads inside {@link allocate}, after the compute was sized). Absent or null otherwise.
    */
   readonly prefixReload?: ((req: Request) => void) | null;
+  /**
+   * True when an allocation can fail only for want of free blocks (totalBlocks - usedBlocks()) and touches no
+   * other state a step could observe: the step loop may then keep steady decodes lazy (running-batch.ts).
+   */
+  readonly lazyDecodeSafe?: boolean;
   /** Per-tier figures and transfer records when a storage tier is configured; absent or null otherwise. */
   tierReport?(): KVTierReport | null;
   /** INV-4 check: free-list length + in-use count == total, and the free counter matches. Returns an error text or null. */

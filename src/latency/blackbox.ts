@@ -23,20 +23,23 @@ export function createBlackboxModel(opts: BlackboxOptions): LatencyModel {
   const [a0, a1, a2] = opts.alpha as readonly [number, number, number];
   const [b0, b1, b2] = opts.beta as readonly [number, number, number];
   const otp = clampToInt64(a2);
+  const stepTime = (b: StepBatch, extraDecodes: number): number => {
+    let prefillTokens = 0;
+    let decodeTokens = extraDecodes;
+    for (let i = 0; i < b.count; i++) {
+      if (b.progress[i]! < b.inputLen[i]!) prefillTokens += b.newTokens[i]!;
+      else if (b.outputLen[i]! > 0) decodeTokens += b.newTokens[i]!;
+    }
+    let t = b0;
+    t += b1 * prefillTokens;
+    t += b2 * decodeTokens;
+    return Math.max(1, clampToInt64(t));
+  };
   return {
     name: 'blackbox',
-    stepTime(b: StepBatch): number {
-      let prefillTokens = 0;
-      let decodeTokens = 0;
-      for (let i = 0; i < b.count; i++) {
-        if (b.progress[i]! < b.inputLen[i]!) prefillTokens += b.newTokens[i]!;
-        else if (b.outputLen[i]! > 0) decodeTokens += b.newTokens[i]!;
-      }
-      let t = b0;
-      t += b1 * prefillTokens;
-      t += b2 * decodeTokens;
-      return Math.max(1, clampToInt64(t));
-    },
+    stepTime: (b) => stepTime(b, 0),
+    // Decode entries add one token each to an integer sum: any order gives the same value.
+    stepTimeWithDecodes: (b, decodes) => stepTime(b, decodes),
     queueingTime(req: Request): number {
       let t = a0;
       t += a1 * req.inputLen;

@@ -206,16 +206,20 @@ function dispatch(p: Plan, tokens: number): number {
   return ((((tokens / p.dp) * (p.group - 1)) / p.group) * 2 * p.d * p.actBPP) / p.bytesPerUs;
 }
 
-function stepTime(p: Plan, batch: StepBatch): number {
-  const count = batch.count;
+/**
+ * `extraDc` decodes not listed in `batch`, with progress summing to `extraCtx`: the decode terms use only their
+ * count and that sum (integers, exact in any order), so the result is that of the full list.
+ */
+function stepTime(p: Plan, batch: StepBatch, extraDc = 0, extraCtx = 0): number {
+  const count = batch.count + extraDc;
   if (count === 0) return 1;
   let pf = 0;
-  let dc = 0;
-  let sumCtx = 0;
+  let dc = extraDc;
+  let sumCtx = extraCtx;
   let attn = 0;
   const progress = batch.progress;
   const inputLen = batch.inputLen;
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < batch.count; i++) {
     const pi = progress[i]!;
     const il = inputLen[i]!;
     if (pi < il) {
@@ -295,6 +299,7 @@ export function createTrainedPhysicsModel(opts: TrainedPhysicsOptions): LatencyM
   return {
     name: 'trained-physics',
     stepTime: (batch) => stepTime(plan, batch),
+    stepTimeWithDecodes: (batch, decodes, decodeProgress) => stepTime(plan, batch, decodes, decodeProgress),
     queueingTime: () => queueing,
     outputTokenProcessingTime: () => perToken,
     postDecodeFixedOverhead: () => postDecode,

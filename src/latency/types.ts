@@ -31,11 +31,20 @@ export function stepBatchOf(requests: readonly Request[], count: number = reques
   return b;
 }
 
+export type StepTimeWithDecodes = (batch: StepBatch, decodes: number, decodeProgress: number) => number;
+
 export interface LatencyModel {
   /** Name used in output and errors, e.g. `trained-physics`. */
   readonly name: string;
   /** Step duration in ticks for the requests scheduled this step. Integer, at least 1. */
   stepTime(batch: StepBatch): number;
+  /**
+   * Optional: {@link stepTime} of `batch` plus `decodes` more decode entries (one new token each, progress at or
+   * past the input length, output length > 0) whose progress values sum to `decodeProgress` — bit for bit what
+   * stepTime returns for the whole batch, whatever the entries' order. The step loop prices steady decodes this
+   * way without listing them (running-batch.ts); a model without it always gets the full list.
+   */
+  readonly stepTimeWithDecodes?: StepTimeWithDecodes;
   /** Delay between arrival and enqueue (alpha queueing overhead), integer ticks. */
   queueingTime(req: Request): number;
   /** Per-output-token processing overhead added to TTFT and every ITL (alpha2), integer ticks. */

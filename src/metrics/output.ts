@@ -99,26 +99,34 @@ export function aggregateViews(views: readonly MetricsView[]): MetricsView {
 
 /** The (value, count) pairs of every instance's ITL multiset, steps with no completed use left out. */
 function itlPairs(sets: readonly ItlMultiset[]): { values: Float64Array; counts: Float64Array } {
-  const vals: number[] = [];
-  const cnts: number[] = [];
-  for (const set of sets) {
-    const v = set.values.toArray();
-    const c = set.uses.counts;
-    for (let i = 0; i < v.length; i++) {
-      const k = i < c.length ? (c[i] as number) : 0;
+  // Counted first, then filled in place: the pairs go straight into their typed arrays.
+  const parts = sets.map((set) => ({ v: set.values.toArray(), c: set.uses.counts, extra: set.extra !== undefined && set.extra.length > 0 ? set.extra.toArray() : null }));
+  let n = 0;
+  for (const { v, c, extra } of parts) {
+    const m = Math.min(v.length, c.length);
+    for (let i = 0; i < m; i++) if ((c[i] as number) > 0) n++;
+    if (extra !== null) n += extra.length;
+  }
+  const values = new Float64Array(n);
+  const counts = new Float64Array(n);
+  let j = 0;
+  for (const { v, c, extra } of parts) {
+    const m = Math.min(v.length, c.length);
+    for (let i = 0; i < m; i++) {
+      const k = c[i] as number;
       if (k > 0) {
-        vals.push(v[i] as number);
-        cnts.push(k);
+        values[j] = v[i] as number;
+        counts[j++] = k;
       }
     }
-    if (set.extra !== undefined && set.extra.length > 0) {
-      for (const x of set.extra.toArray()) {
-        vals.push(x);
-        cnts.push(1);
+    if (extra !== null) {
+      for (let i = 0; i < extra.length; i++) {
+        values[j] = extra[i] as number;
+        counts[j++] = 1;
       }
     }
   }
-  return { values: Float64Array.from(vals), counts: Float64Array.from(cnts) };
+  return { values, counts };
 }
 
 /** The reference `MetricsOutput` JSON object, keys in its field order. */

@@ -10,7 +10,7 @@ import type { DisaggregationDecider } from '../routing/disaggregation.js';
 import type { EncodeDecider } from '../routing/encode-decider.js';
 import type { AdmissionPolicy, PriorityPolicy, RoutingPolicy } from '../routing/types.js';
 import { loadSandboxEngine } from '../sandbox/index.js';
-import { SandboxError, type SandboxEngine, type SandboxEngineName } from '../sandbox/types.js';
+import { SandboxError, type HostFunction, type SandboxEngine, type SandboxEngineName, type SandboxOptions, type SandboxProgram } from '../sandbox/types.js';
 import { codeAdmission, codeAutoscale, codeDisaggregation, codeEncode, codePriority, codeRouting, codeScheduler, compileCode } from './code/adapters.js';
 import { PolicyConfigError, PolicyRuntimeError } from './errors.js';
 import type { EvolvablePolicies, PolicySpec } from './spec.js';
@@ -55,15 +55,24 @@ type CodeSpec = Extract<PolicySpec, { type: 'code' }>;
 export async function preparePolicies(ev: EvolvablePolicies, engineOverride: SandboxEngineName | null = null): Promise<PreparedPolicies> {
   const engines = new Map<SandboxEngineName, SandboxEngine>();
   const specs: Partial<Record<string, PolicySpec>> = {};
+  const trials = new Map<string, Trial>();
   for (const [point, spec0] of Object.entries(ev.specs)) {
     let spec = spec0;
     if (spec.type === 'code' && engineOverride !== null) spec = { ...spec, engine: engineOverride };
     specs[point] = spec;
     if (spec.type !== 'code') continue;
     if (!engines.has(spec.engine)) engines.set(spec.engine, await loadSandboxEngine(spec.engine));
-    checkCompiles(spec, engines.get(spec.engine) as SandboxEngine);
+    const trial = checkCompiles(spec, engines.get(spec.engine) as SandboxEngine);
+    if (trial !== null) trials.set(point, trial);
   }
-  const engineOf = (s: CodeSpec): SandboxEngine => engines.get(s.engine) as SandboxEngine;
+  const engineOf = (s: CodeSpec): SandboxEngine => {
+    const engine = engines.get(s.engine) as SandboxEngine;
+    const trial = trials.get(s.point);
+    if (trial === undefined) return engine;
+    // The first build takes over the trial program (compiling it again is most of a short run's fixed cost).
+    trials.delete(s.point);
+    return { name: engine.name, compile: (source, options) => trial.adopt(source, options) ?? engine.compile(source, options) };
+  };
   const build: PolicyFactory = (ctx) => {
     const a = specs['admission'];
     const p = specs['priority'];
@@ -85,17 +94,73 @@ export async function preparePolicies(ev: EvolvablePolicies, engineOverride: San
   return { evolvable: ev, build, active: Object.keys(specs).length > 0 };
 }
 
-/** A trial compile: syntax errors, missing entry points and failing top-level code, at the bundle's line. */
-function checkCompiles(spec: CodeSpec, engine: SandboxEngine): void {
+/**
+ * A trial-compiled program the first simulation may use instead of compiling the same source again. It is the
+ * program a fresh compile would give only if its top level asked the host for nothing (no random draws: the
+ * trial had no stream to draw from), and only before any call; its host functions forward to the ones the
+ * adopting compile passes (bound to that simulation's random streams).
+ */
+class Trial {
+  private forward: Readonly<Record<string, HostFunction>> = {};
+  hostCalls = 0;
+  program: SandboxProgram | null = null;
+
+  constructor(readonly source: string) {}
+
+  /** Host functions for the trial compile: counted, and forwarded once adopted. */
+  hostFunctions(trialFns: Readonly<Record<string, HostFunction>>): Record<string, HostFunction> {
+    this.forward = trialFns;
+    const out: Record<string, HostFunction> = {};
+    for (const name of Object.keys(trialFns)) {
+      out[name] = (...args: number[]) => {
+        this.hostCalls++;
+        return (this.forward[name] as HostFunction)(...args);
+      };
+    }
+    return out;
+  }
+
+  /** The trial program for a compile of the same source with the same host function names, or null. */
+  adopt(source: string, options: SandboxOptions): SandboxProgram | null {
+    const prog = this.program;
+    this.program = null;
+    const fns = options.hostFunctions ?? {};
+    if (prog === null || this.hostCalls > 0 || source !== this.source || Object.keys(fns).join() !== Object.keys(this.forward).join()) return null;
+    this.forward = fns;
+    return prog;
+  }
+}
+
+/**
+ * A trial compile: syntax errors, missing entry points and failing top-level code, at the bundle's line.
+ * Returns the program for the first build to adopt (null for a scheduler, whose trial calls it).
+ */
+function checkCompiles(spec: CodeSpec, engine: SandboxEngine): Trial | null {
   try {
-    const prog = compileCode(spec, engine, null);
+    let trial: Trial | null = null;
+    const recording: SandboxEngine = {
+      name: engine.name,
+      compile: (source, options) => {
+        trial = new Trial(source);
+        return engine.compile(source, { ...options, hostFunctions: trial.hostFunctions(options.hostFunctions ?? {}) });
+      },
+    };
+    const prog = compileCode(spec, recording, null);
     if (spec.point === 'scheduler') {
       const hooks = prog.call('$blisHooks', []) as boolean[];
       if (!hooks.some(Boolean)) {
         throw new SandboxError('entrypoint', spec.engine, null, 0, `a code scheduler defines ${spec.entrypoint}, selectPreemptionVictim or onRequestArrival; none found`);
       }
+      prog.dispose();
+      return null;
     }
-    prog.dispose();
+    const t = trial as Trial | null;
+    if (t === null || t.hostCalls > 0) {
+      prog.dispose();
+      return null;
+    }
+    t.program = prog;
+    return t;
   } catch (e) {
     if (!(e instanceof SandboxError) && !(e instanceof PolicyRuntimeError)) throw e;
     const detail = e instanceof SandboxError ? e.detail : e.message;

@@ -142,6 +142,8 @@ export interface EngineSetup {
   readonly preemptionPolicy: PreemptionPolicy;
   /** How steps are formed (default `sync`, the reference's). */
   readonly schedulingMode?: SchedulingMode;
+  /** false: no lazy decode slots (src/instance/running-batch.ts); they change no result. Default true. */
+  readonly lazyDecode?: boolean;
   readonly kv: KVSetup;
   readonly latency: LatencyModel;
   /** Model / GPU / TP the router sees on each instance ('' / 0 when unknown). */
@@ -333,6 +335,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           schedulingMode: setup.schedulingMode ?? 'sync',
           holdPrefillKV: pd?.beyond?.ownership === 'single',
           ...(corrected ? { corrected } : {}),
+          ...(setup.lazyDecode === false ? { lazyDecode: false } : {}),
         },
         createKVStore(kvStoreConfig(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks })),
         latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),

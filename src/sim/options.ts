@@ -319,7 +319,15 @@ export function parseFloatFlag(flag: string, text: string): number {
   return Number(t);
 }
 
+const CAMEL = new Map<string, string>();
+
 export function camel(name: string): string {
-  return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  // Memoised: every option read goes through it (tens of reads per simulation, each a regex replace otherwise).
+  let c = CAMEL.get(name);
+  if (c === undefined) {
+    c = name.replace(/-([a-z0-9])/g, (_, ch: string) => ch.toUpperCase());
+    if (CAMEL.size < 4096) CAMEL.set(name, c);
+  }
+  return c;
 }
 

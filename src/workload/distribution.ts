@@ -15,6 +15,7 @@
 import { GoRand } from '../engine/go-rand.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Request } from '../domain/request.js';
+import { SharedPrefix } from '../domain/block-hash.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { BlisError } from '../domain/errors.js';
 import { LIMITS, checkLimit } from '../domain/limits.js';
@@ -134,6 +135,7 @@ function* generate(opts: DistributionWorkloadOptions): Generator<Request> {
   const { horizon, numRequests } = opts;
   const wg = new PartitionedRng(opts.seed).forSubsystem(WORKLOAD_GEN_SUBSYSTEM);
   const prefix = opts.prefixTokens > 0 ? randomTokenIds(wg, opts.prefixTokens) : new Int32Array(0);
+  const shared = prefix.length > 0 ? new SharedPrefix(prefix) : null;
   const clientRng = new GoRand(wg.int63Big());
   const iat = constantInterArrivalUs(opts.rate);
 
@@ -157,6 +159,7 @@ function* generate(opts: DistributionWorkloadOptions): Generator<Request> {
     if (prefix.length > 0) {
       req.prefixGroup = SHARED_PREFIX_GROUP;
       req.prefixLength = prefix.length;
+      req.sharedPrefix = shared;
     }
     yield req;
   }
