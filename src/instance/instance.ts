@@ -116,6 +116,8 @@ export class Instance {
   private readonly policy: InstanceScheduler | null;
   /** The requests finishing in the current step, in batch order: the first finishingCount entries (reused). */
   private readonly finishing: Request[] = [];
+  /** Their slots in the running batch, in order (reused). */
+  private readonly finishingSlots: number[] = [];
   private finishingCount = 0;
   /** LoRA adapters on this instance (resident slots, load in flight); null when LoRA is off. */
   readonly lora: InstanceAdapters | null;
@@ -509,8 +511,8 @@ export class Instance {
     m.waitQSamples.push(this.waitQ.length);
     m.runningSamples.push(this.run.length);
 
-    // Phase 2: execute. One pass advances every request and sorts it into still running (kept in order in the
-    // spare array) or finishing; the old batch stays intact for the observers until the completions run.
+    // Phase 2: execute. One pass advances every request and picks out the finishing ones, which then leave the
+    // running batch; the old batch array stays intact for the observers until the completions run.
     const adv = this.advance();
     this.lastStepStart = now;
     this.lastStepEnd = now + adv;
@@ -554,12 +556,12 @@ export class Instance {
    * Advances every request of the batch by its scheduled tokens (progress, ITL, first token) and splits the
    * batch: the requests that go on keep their order in the running batch (returns how many); the ones that
    * finish this step (completed or length-capped) are synced and collected in `finishing`, in order. `batch`
-   * keeps showing the whole pre-split batch until the completions have run.
+   * keeps showing the whole pre-split batch until the completions have run. Lazy slots need nothing here (they
+   * never finish while lazy); the others that go on in a steady decode become lazy.
    */
   private executeAndSplit(now: number, adv: number, lazy: boolean): number {
     const run = this.run;
     const reqs = run.reqs;
-    const remaining = run.spare;
     const finishing = this.finishing;
     const pi = run.pi;
     const il = run.il;
@@ -577,16 +579,12 @@ export class Instance {
     const mml = this.cfg.maxModelLen;
     const stalls = this.prefillFirst;
     const lz = run.lz;
-    // Lazy slots advance by this step through the running ITL sum; the ones kept lazy are only moved.
+    const gone = this.finishingSlots;
+    // Lazy slots advance by this step through the running ITL sum (nothing to do here: they do not finish).
     run.psum += itlValue;
     run.done = step;
-    let kept = 0;
     for (let j = 0; j < reqs.length; j++) {
-      if (lz[j] === 1) {
-        if (kept !== j) run.move(j, kept);
-        remaining[kept++] = reqs[j] as Request;
-        continue;
-      }
+      if (lz[j] === 1) continue;
       const inLen = il[j] as number;
       let p = pi[j] as number;
       if (p < inLen) {
@@ -626,18 +624,16 @@ export class Instance {
         }
       }
       if (p >= inLen + Math.max(ol[j] as number, 1) - 1 || (mml > 0 && p >= mml - 1)) {
-        finishing[nf++] = run.sync(j);
-      } else {
-        if (kept !== j) run.move(j, kept);
-        if (lazy) run.lazify(kept, step, mml);
-        remaining[kept++] = reqs[j] as Request;
+        finishing[nf] = run.sync(j);
+        gone[nf++] = j;
+      } else if (lazy) {
+        run.lazify(j, step, mml);
       }
     }
-    remaining.length = kept;
-    run.spare = reqs;
-    run.reqs = remaining;
     this.finishingCount = nf;
-    return kept;
+    // The finishing slots leave; `batch` keeps the pre-split array until the completions have run.
+    if (nf > 0) run.removeSlots(gone, nf);
+    return run.reqs.length;
   }
 
   /** The LoRA per-step overhead on `base` from the scheduled requests' adapters, in batch order. */

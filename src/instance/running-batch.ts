@@ -241,34 +241,40 @@ export class RunningBatch {
     const r = this.sync(j);
     const n = this.reqs.length;
     this.reqs.splice(j, 1);
-    for (const a of [this.pi, this.il, this.ol, this.nn, this.ct, this.itc, this.itf, this.itl, this.room, this.pend, this.ag, this.due]) a.copyWithin(j, j + 1, n);
-    this.its.copyWithin(j, j + 1, n);
-    this.ap.copyWithin(j, j + 1, n);
-    this.lz.copyWithin(j, j + 1, n);
+    for (const a of this.slotArrays()) a.copyWithin(j, j + 1, n);
     return r;
   }
 
-  /** Moves slot `from` to slot `to` (to < from), for compaction. */
-  move(from: number, to: number): void {
-    this.pi[to] = this.pi[from] as number;
-    this.il[to] = this.il[from] as number;
-    this.ol[to] = this.ol[from] as number;
-    this.nn[to] = this.nn[from] as number;
-    this.ct[to] = this.ct[from] as number;
-    this.itc[to] = this.itc[from] as number;
-    this.itf[to] = this.itf[from] as number;
-    this.itl[to] = this.itl[from] as number;
-    this.its[to] = this.its[from] as number;
-    this.room[to] = this.room[from] as number;
-    this.pend[to] = this.pend[from] as number;
-    const z = this.lz[from] as number;
-    this.lz[to] = z;
-    if (z === 1) {
-      this.ag[to] = this.ag[from] as number;
-      this.ap[to] = this.ap[from] as number;
-      this.due[to] = this.due[from] as number;
+  /**
+   * Removes the slots `gone[0..count)` (ascending), keeping the others in order: the slot arrays close each gap
+   * with one block copy, and the requests go to a fresh array (the old one, which a step's observers still read
+   * as the pre-split batch, becomes {@link spare}).
+   */
+  removeSlots(gone: readonly number[], count: number): void {
+    const reqs = this.reqs;
+    const n = reqs.length;
+    const out = this.spare;
+    out.length = 0;
+    let to = gone[0] as number;
+    for (let j = 0; j < to; j++) out.push(reqs[j] as Request);
+    for (let g = 0; g < count; g++) {
+      const from = (gone[g] as number) + 1;
+      const end = g + 1 < count ? (gone[g + 1] as number) : n;
+      const len = end - from;
+      if (len <= 0) continue;
+      for (const a of this.slotArrays()) a.copyWithin(to, from, end);
+      for (let j = from; j < end; j++) out.push(reqs[j] as Request);
+      to += len;
     }
+    this.spare = reqs;
+    this.reqs = out;
   }
+
+  /** Every per-slot array (for block moves). */
+  private slotArrays(): (Int32Array | Float64Array | Uint8Array)[] {
+    return [this.pi, this.il, this.ol, this.nn, this.ct, this.itc, this.itf, this.itl, this.its, this.room, this.pend, this.lz, this.ag, this.ap, this.due];
+  }
+
 
   /**
    * Fills {@link step} with the slots that have new tokens, in batch order, leaving out lazy slots (a step with

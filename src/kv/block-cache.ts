@@ -248,6 +248,21 @@ export class BlockKVCache implements KVStore {
         if (k + 1 === bs && this.decodeIdentities) this.setHash(last, this.hashRun(req, req.kvTailParent, req.kvTailStart));
         return true;
       }
+      // The other per-block decode call: a token after a full tail starts a new block (as the general path does).
+      if (k === bs && req.progressIndex >= req.inputLen && start >= req.inputLen && start - req.inputLen < req.outputLen) {
+        if (this.freeCnt === 0) return false;
+        const parent = this.hashOf(req.kvTail);
+        const b = this.takeFree();
+        const m = this.meta;
+        m[8 * b + FILL] = 1;
+        m[8 * b + START] = start;
+        m[8 * b + REF] = 1;
+        m[8 * b + IN_USE] = 1;
+        this.misses++;
+        (req.kvBlocks as BlockList).push(b);
+        this.setTail(req, b, start, 1, parent);
+        return true;
+      }
     }
     return this.allocateGeneral(req, start, end, cached);
   }
