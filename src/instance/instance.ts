@@ -133,7 +133,7 @@ export class Instance {
   /** --semantics corrected: the engine corrections E3, E7, E8 (docs/reference-differences.md). */
   private readonly corrected: boolean;
   private readonly futile = new FutileSelfPreemptions();
-  /** Whether steady decodes may be kept lazy (see running-batch.ts): the setup allows it; hooks are checked per step. */
+  /** Whether steady decodes may be kept lazy (see running-batch.ts): fixed by the setup (observers sync what they read). */
   private readonly lazyDecode: boolean;
   private readonly recentTtft = new RecentMean();
   private readonly recentTpot = new RecentMean();
