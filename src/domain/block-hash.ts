@@ -30,6 +30,20 @@ function fmix(h: number): number {
   return h;
 }
 
+/** The two lanes' final mix into a 53-bit identity (never {@link NO_HASH}). */
+function finish(a: number, b: number, n: number): number {
+  let h1 = a ^ n;
+  let h2 = b ^ n;
+  h1 = (h1 + h2) | 0;
+  h2 = (h2 + h1) | 0;
+  h1 = fmix(h1);
+  h2 = fmix(h2);
+  h1 = (h1 + h2) | 0;
+  h2 = (h2 + h1) | 0;
+  const v = (h2 & 0x1fffff) * TWO32 + (h1 >>> 0);
+  return v === NO_HASH ? 1 : v;
+}
+
 /** Hash of the block `tokens[start, end)` chained from `parent`. Never returns {@link NO_HASH}. */
 export function hashBlock(parent: number, tokens: ArrayLike<number>, start: number, end: number): number {
   const plo = parent % TWO32 | 0;
@@ -51,17 +65,7 @@ export function hashBlock(parent: number, tokens: ArrayLike<number>, start: numb
     h2 = rotl(h2, 19);
     h2 = (Math.imul(h2, 9) + 0x52dce729) | 0;
   }
-  const n = end - start;
-  h1 ^= n;
-  h2 ^= n;
-  h1 = (h1 + h2) | 0;
-  h2 = (h2 + h1) | 0;
-  h1 = fmix(h1);
-  h2 = fmix(h2);
-  h1 = (h1 + h2) | 0;
-  h2 = (h2 + h1) | 0;
-  const v = (h2 & 0x1fffff) * TWO32 + (h1 >>> 0);
-  return v === NO_HASH ? 1 : v;
+  return finish(h1, h2, end - start);
 }
 
 /**
@@ -89,17 +93,7 @@ function hashInt32Block(parent: number, tokens: Int32Array, start: number, end: 
     h2 = rotl(h2, 19);
     h2 = (Math.imul(h2, 9) + 0x52dce729) | 0;
   }
-  const n = end - start;
-  h1 ^= n;
-  h2 ^= n;
-  h1 = (h1 + h2) | 0;
-  h2 = (h2 + h1) | 0;
-  h1 = fmix(h1);
-  h2 = fmix(h2);
-  h1 = (h1 + h2) | 0;
-  h2 = (h2 + h1) | 0;
-  const v = (h2 & 0x1fffff) * TWO32 + (h1 >>> 0);
-  return v === NO_HASH ? 1 : v;
+  return finish(h1, h2, end - start);
 }
 
 /**

@@ -69,20 +69,26 @@ export class HashIndex {
     return this.find(k | 0, (k * INV_TWO32) | 0) >= 0;
   }
 
-  set(k: number, v: number): void {
-    if (k === 0) throw new RangeError('HashIndex: key 0 is reserved');
-    const lo = k | 0;
-    const hi = (k * INV_TWO32) | 0;
+  /** The slot holding key (lo, hi), or else the empty slot where it would go (the caller tells them apart). */
+  private probe(lo: number, hi: number): number {
     const t = this.table;
     let i = this.slotOf(lo, hi);
     for (; ; i = (i + 1) & this.mask) {
       const a = t[4 * i] as number;
       const b = t[4 * i + 1] as number;
-      if (a === lo && b === hi) {
-        t[4 * i + 2] = v;
-        return;
-      }
-      if (a === 0 && b === 0) break;
+      if ((a === lo && b === hi) || (a === 0 && b === 0)) return i;
+    }
+  }
+
+  set(k: number, v: number): void {
+    if (k === 0) throw new RangeError('HashIndex: key 0 is reserved');
+    const lo = k | 0;
+    const hi = (k * INV_TWO32) | 0;
+    const t = this.table;
+    const i = this.probe(lo, hi);
+    if (t[4 * i] === lo && t[4 * i + 1] === hi) {
+      t[4 * i + 2] = v;
+      return;
     }
     t[4 * i] = lo;
     t[4 * i + 1] = hi;
@@ -99,13 +105,8 @@ export class HashIndex {
     const lo = k | 0;
     const hi = (k * INV_TWO32) | 0;
     const t = this.table;
-    let i = this.slotOf(lo, hi);
-    for (; ; i = (i + 1) & this.mask) {
-      const a = t[4 * i] as number;
-      const b = t[4 * i + 1] as number;
-      if (a === lo && b === hi) return t[4 * i + 2] as number;
-      if (a === 0 && b === 0) break;
-    }
+    const i = this.probe(lo, hi);
+    if (t[4 * i] === lo && t[4 * i + 1] === hi) return t[4 * i + 2] as number;
     t[4 * i] = lo;
     t[4 * i + 1] = hi;
     t[4 * i + 2] = v;
