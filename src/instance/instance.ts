@@ -484,9 +484,7 @@ export class Instance {
     // Async scheduling planned this step while the previous one ran: it has not seen later arrivals. After
     // an idle gap there was no previous step to overlap with.
     const visibleUntil = this.asyncScheduling && this.lastStepEnd >= now ? this.lastStepStart : Infinity;
-    // Observers need no exception: StepInfo.batch and the token report sync (materialize) what they read.
-    const lazy = this.lazyDecode;
-    const outcome = this.former.form(this.stepCount, visibleUntil, lazy);
+    const outcome = this.former.form(this.stepCount, visibleUntil, this.lazyDecode);
     if (outcome.neverFits !== null && spinsForever(outcome.neverFits, this.cfg.horizon) && this.futile.note(outcome.neverFits)) {
       throw neverFitsError(outcome.neverFits, this.id, this.kv.totalBlocks, this.kv.blockSize, this.corrected);
     }
@@ -519,7 +517,7 @@ export class Instance {
     const used = this.kv.usedBlocks();
     if (used > m.peakKVBlocksUsed) m.peakKVBlocksUsed = used;
     m.kvBlocksUsed += used * adv;
-    const kept = this.executeAndSplit(now, adv, lazy);
+    const kept = this.executeAndSplit(now, adv);
     if (this.onStep !== null) {
       const info = this.stepInfo;
       info.clock = now;
@@ -559,7 +557,7 @@ export class Instance {
    * keeps showing the whole pre-split batch until the completions have run. Lazy slots need nothing here (they
    * never finish while lazy); the others that go on in a steady decode become lazy.
    */
-  private executeAndSplit(now: number, adv: number, lazy: boolean): number {
+  private executeAndSplit(now: number, adv: number): number {
     const run = this.run;
     const reqs = run.reqs;
     const finishing = this.finishing;
@@ -626,7 +624,7 @@ export class Instance {
       if (p >= inLen + Math.max(ol[j] as number, 1) - 1 || (mml > 0 && p >= mml - 1)) {
         finishing[nf] = run.sync(j);
         gone[nf++] = j;
-      } else if (lazy) {
+      } else if (this.lazyDecode) {
         run.lazify(j, step, mml);
       }
     }

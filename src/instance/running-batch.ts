@@ -25,6 +25,15 @@ import type { Request } from '../domain/request.js';
 import type { KVStore } from '../kv/types.js';
 import type { StepBatch } from '../latency/types.js';
 
+type SlotArray = Int32Array | Float64Array | Uint8Array;
+
+/** A copy of `a` with room for `c` slots. */
+function widen<T extends SlotArray>(a: T, c: number): T {
+  const b = new (a.constructor as new (n: number) => T)(c);
+  b.set(a);
+  return b;
+}
+
 export class RunningBatch {
   /** The running requests in batch order (slot j is reqs[j]). */
   reqs: Request[] = [];
@@ -55,6 +64,8 @@ export class RunningBatch {
   /** Lazy slots, and the sum over them of (stored progress - anchor): their progress sum is lazyBase + n * done. */
   lazyCount = 0;
   lazyBase = 0;
+  /** {@link slotArrays}, rebuilt when they grow. */
+  private slots: SlotArray[];
   /** The step's scheduled requests for the latency model (filled by {@link scheduled}). */
   readonly step: { count: number; progress: Int32Array; newTokens: Int32Array; inputLen: Int32Array; outputLen: Int32Array };
 
@@ -76,6 +87,7 @@ export class RunningBatch {
     this.ap = new Float64Array(c);
     this.due = new Int32Array(c);
     this.step = { count: 0, progress: new Int32Array(c), newTokens: new Int32Array(c), inputLen: new Int32Array(c), outputLen: new Int32Array(c) };
+    this.slots = this.slotArrays();
   }
 
   get length(): number {
@@ -84,32 +96,22 @@ export class RunningBatch {
 
   private grow(): void {
     const c = this.pi.length * 2;
-    const g32 = (a: Int32Array): Int32Array => {
-      const b = new Int32Array(c);
-      b.set(a);
-      return b;
-    };
-    this.pi = g32(this.pi);
-    this.il = g32(this.il);
-    this.ol = g32(this.ol);
-    this.nn = g32(this.nn);
-    this.ct = g32(this.ct);
-    this.itc = g32(this.itc);
-    this.itf = g32(this.itf);
-    this.itl = g32(this.itl);
-    const s = new Float64Array(c);
-    s.set(this.its);
-    this.its = s;
-    this.room = g32(this.room);
-    this.pend = g32(this.pend);
-    const z = new Uint8Array(c);
-    z.set(this.lz);
-    this.lz = z;
-    this.ag = g32(this.ag);
-    const p = new Float64Array(c);
-    p.set(this.ap);
-    this.ap = p;
-    this.due = g32(this.due);
+    this.pi = widen(this.pi, c);
+    this.il = widen(this.il, c);
+    this.ol = widen(this.ol, c);
+    this.nn = widen(this.nn, c);
+    this.ct = widen(this.ct, c);
+    this.itc = widen(this.itc, c);
+    this.itf = widen(this.itf, c);
+    this.itl = widen(this.itl, c);
+    this.its = widen(this.its, c);
+    this.room = widen(this.room, c);
+    this.pend = widen(this.pend, c);
+    this.lz = widen(this.lz, c);
+    this.ag = widen(this.ag, c);
+    this.ap = widen(this.ap, c);
+    this.due = widen(this.due, c);
+    this.slots = this.slotArrays();
     const st = this.step;
     st.progress = new Int32Array(c);
     st.newTokens = new Int32Array(c);
@@ -241,7 +243,7 @@ export class RunningBatch {
     const r = this.sync(j);
     const n = this.reqs.length;
     this.reqs.splice(j, 1);
-    for (const a of this.slotArrays()) a.copyWithin(j, j + 1, n);
+    for (const a of this.slots) a.copyWithin(j, j + 1, n);
     return r;
   }
 
@@ -262,7 +264,7 @@ export class RunningBatch {
       const end = g + 1 < count ? (gone[g + 1] as number) : n;
       const len = end - from;
       if (len <= 0) continue;
-      for (const a of this.slotArrays()) a.copyWithin(to, from, end);
+      for (const a of this.slots) a.copyWithin(to, from, end);
       for (let j = from; j < end; j++) out.push(reqs[j] as Request);
       to += len;
     }
@@ -270,11 +272,10 @@ export class RunningBatch {
     this.reqs = out;
   }
 
-  /** Every per-slot array (for block moves). */
-  private slotArrays(): (Int32Array | Float64Array | Uint8Array)[] {
+  /** Every per-slot array, for block moves ({@link slots} holds the current list). */
+  private slotArrays(): SlotArray[] {
     return [this.pi, this.il, this.ol, this.nn, this.ct, this.itc, this.itf, this.itl, this.its, this.room, this.pend, this.lz, this.ag, this.ap, this.due];
   }
-
 
   /**
    * Fills {@link step} with the slots that have new tokens, in batch order, leaving out lazy slots (a step with

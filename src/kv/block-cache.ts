@@ -252,13 +252,7 @@ export class BlockKVCache implements KVStore {
       if (k === bs && req.progressIndex >= req.inputLen && start >= req.inputLen && start - req.inputLen < req.outputLen) {
         if (this.freeCnt === 0) return false;
         const parent = this.hashOf(req.kvTail);
-        const b = this.takeFree();
-        const m = this.meta;
-        m[8 * b + FILL] = 1;
-        m[8 * b + START] = start;
-        m[8 * b + REF] = 1;
-        m[8 * b + IN_USE] = 1;
-        this.misses++;
+        const b = this.takeFresh(start, 1);
         (req.kvBlocks as BlockList).push(b);
         this.setTail(req, b, start, 1, parent);
         return true;
@@ -368,13 +362,8 @@ export class BlockKVCache implements KVStore {
     if (list === undefined) list = this.listFor(req);
     let pos = start + consumed;
     while (consumed < nTok) {
-      const b = this.takeFree();
       const cnt = Math.min(bs, nTok - consumed);
-      this.meta[8 * b + FILL] = cnt;
-      this.meta[8 * b + START] = pos;
-      this.meta[8 * b + REF] = 1;
-      this.meta[8 * b + IN_USE] = 1;
-      this.misses++;
+      const b = this.takeFresh(pos, cnt);
       tail = b;
       tailStart = pos;
       tailFill = cnt;
@@ -393,6 +382,18 @@ export class BlockKVCache implements KVStore {
     }
     this.setTail(req, tail, tailStart, tailFill, tailParent);
     return true;
+  }
+
+  /** Takes the LRU head for `fill` new tokens from position `start`, owned once (a cache miss). */
+  private takeFresh(start: number, fill: number): number {
+    const b = this.takeFree();
+    const m = this.meta;
+    m[8 * b + FILL] = fill;
+    m[8 * b + START] = start;
+    m[8 * b + REF] = 1;
+    m[8 * b + IN_USE] = 1;
+    this.misses++;
+    return b;
   }
 
   private claim(list: BlockList, ids: readonly number[], from: number, to: number): void {
