@@ -30,6 +30,23 @@ export function decision(snapshots: readonly RoutingSnapshot[], target: number, 
 }
 
 /**
+ * A copy of `d` with `patch` applied, as a plain object. Use it instead of `{ ...d, ... }`: a decision may keep
+ * `reason` and `scores` as getters on its prototype (weighted builds them on first read), which a spread skips.
+ */
+export function amendDecision(d: RoutingDecision, patch: Partial<RoutingDecision>): RoutingDecision {
+  return {
+    target: d.target,
+    targetId: d.targetId,
+    breakdown: d.breakdown,
+    reason: d.reason,
+    scores: d.scores,
+    ...(d.filteredOut !== undefined ? { filteredOut: d.filteredOut } : {}),
+    ...(d.regretScores !== undefined ? { regretScores: d.regretScores } : {}),
+    ...patch,
+  };
+}
+
+/**
  * Cycles through the snapshot list; the counter advances once per call and is not reset when the list
  * changes size. The reference's reason carries the counter (the call number), not the chosen position;
  * `reasonShowsTarget` (--semantics corrected) prints the position.

@@ -37,6 +37,38 @@ function clampUnitNaNLowest(s: number): number {
   return s;
 }
 
+/**
+ * A weighted decision. The reason text and the scores by id are read only by decision traces and observers, so
+ * they are built on first read; a class (getters on its prototype) rather than an object literal with getters,
+ * which would allocate two closures and their accessors on every routing.
+ */
+class WeightedDecision implements RoutingDecision {
+  private reasonText: string | null = null;
+  private scoresById: Map<string, number> | null = null;
+
+  constructor(
+    readonly target: number,
+    readonly targetId: string,
+    readonly breakdown: readonly ScorerContribution[],
+    private readonly best: number,
+    private readonly total: Float64Array,
+    private readonly snaps: readonly RoutingSnapshot[],
+  ) {}
+
+  get reason(): string {
+    return (this.reasonText ??= `weighted-scoring (score=${goFixed(this.best, 3)})`);
+  }
+
+  get scores(): ReadonlyMap<string, number> {
+    if (this.scoresById === null) {
+      const m = new Map<string, number>();
+      for (let i = 0; i < this.snaps.length; i++) m.set((this.snaps[i] as RoutingSnapshot).id, this.total[i] as number);
+      this.scoresById = m;
+    }
+    return this.scoresById;
+  }
+}
+
 export function weighted(opts: WeightedOptions): RoutingPolicy {
   const profile = validateScorerConfigs(opts.scorers === null || opts.scorers.length === 0 ? defaultScorerConfigs() : opts.scorers);
   const weights = normalizeScorerWeights(profile);
@@ -44,50 +76,39 @@ export function weighted(opts: WeightedOptions): RoutingPolicy {
   const rng = opts.rng;
   const clamp = opts.corrected === true ? clampUnitNaNLowest : clampUnit;
 
-  function composite(req: Request, snaps: readonly RoutingSnapshot[]): { total: Float64Array; parts: ScorerContribution[] } {
-    const total = new Float64Array(snaps.length);
-    const parts: ScorerContribution[] = [];
-    scorers.forEach((scorer, k) => {
-      const w = weights[k] as number;
-      const values = scorer.score(req, snaps).map(clamp);
-      for (let i = 0; i < snaps.length; i++) total[i] = (total[i] as number) + (values[i] ?? 0) * w;
-      parts.push({ scorer: scorer.name, weight: w, values });
-    });
-    return { total, parts };
-  }
-
   return {
     name: 'weighted',
     route(req: Request, state: RouterState): RoutingDecision {
       const snaps = requireSnapshots('weighted', state);
-      const { total, parts } = composite(req, snaps);
+      const n = snaps.length;
+      const total = new Float64Array(n);
+      const parts: ScorerContribution[] = [];
+      for (let k = 0; k < scorers.length; k++) {
+        const scorer = scorers[k] as Scorer;
+        const w = weights[k] as number;
+        // Clamped in place: every built-in scorer returns a fresh array, which the breakdown then keeps.
+        const values = scorer.score(req, snaps);
+        for (let i = 0; i < values.length; i++) values[i] = clamp(values[i] as number);
+        for (let i = 0; i < n; i++) total[i] = (total[i] as number) + (values[i] ?? 0) * w;
+        parts.push({ scorer: scorer.name, weight: w, values });
+      }
       let best = -1.0;
-      for (const v of total) if (v > best) best = v;
-      const tied: number[] = [];
-      total.forEach((v, i) => {
-        if (v === best) tied.push(i);
-      });
-      const target = breakTie(tied, rng);
+      for (let i = 0; i < n; i++) if ((total[i] as number) > best) best = total[i] as number;
+      // The tied positions are listed only when the RNG must choose among them (the rare case).
+      let target = -1;
+      let ties = 0;
+      for (let i = 0; i < n; i++) {
+        if (total[i] !== best) continue;
+        if (ties++ === 0) target = i;
+      }
+      if (ties === 0 || (ties > 1 && rng !== null)) {
+        const tied: number[] = [];
+        for (let i = 0; i < n; i++) if (total[i] === best) tied.push(i);
+        target = breakTie(tied, rng);
+      }
       const targetId = (snaps[target] as RoutingSnapshot).id;
       for (const s of scorers) s.observe?.(req, targetId);
-      // The reason text and the scores by id are read only by decision traces and observers: built on first read.
-      let reason: string | null = null;
-      let scores: Map<string, number> | null = null;
-      return {
-        target,
-        targetId,
-        breakdown: parts,
-        get reason(): string {
-          return (reason ??= `weighted-scoring (score=${goFixed(best, 3)})`);
-        },
-        get scores(): ReadonlyMap<string, number> {
-          if (scores === null) {
-            scores = new Map<string, number>();
-            for (let i = 0; i < snaps.length; i++) scores.set((snaps[i] as RoutingSnapshot).id, total[i] as number);
-          }
-          return scores;
-        },
-      };
+      return new WeightedDecision(target, targetId, parts, best, total, snaps);
     },
   };
 }

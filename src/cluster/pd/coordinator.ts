@@ -18,6 +18,7 @@ import { computeCounterfactual } from '../../routing/counterfactual.js';
 import type { DisaggregationDecider } from '../../routing/disaggregation.js';
 import type { EncodeDecider } from '../../routing/encode-decider.js';
 import { EncodeStage } from './encode.js';
+import { amendDecision } from '../../routing/policies.js';
 import type { RouterState, RoutingDecision, RoutingPolicy } from '../../routing/types.js';
 import { PdParent } from './parent.js';
 import { hasRole, PoolRole } from './pools.js';
@@ -212,7 +213,7 @@ export class PdCoordinator {
     if (dec.decodeOverride !== undefined && dec.decodeOverride !== d.targetId) {
       const k = state.snapshots.findIndex((s) => s.id === dec.decodeOverride);
       if (k < 0) throw new RangeError(`PD decider ${this.policies.decider.name} moved ${req.id} to ${dec.decodeOverride}, which is not a routable decode pod`);
-      d = { ...d, target: k, targetId: dec.decodeOverride };
+      d = amendDecision(d, { target: k, targetId: dec.decodeOverride });
     }
     if (h.traceDecisions) this.disaggregationRecords.push({ requestId: req.id, clock: h.clock, disaggregate: dec.disaggregate, decodeInstance: d.targetId, reason: dec.reason });
     const index = h.instanceIndex(d.targetId);

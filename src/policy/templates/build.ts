@@ -10,7 +10,7 @@ import { prefixThresholdDecider, type DisaggregationDecider } from '../../routin
 import type { EncodeDecider, EncodeDecision } from '../../routing/encode-decider.js';
 import { clusterView } from '../features.js';
 import { prefillStateView, selectedView } from '../pd-view.js';
-import { breakTie, decision, requireSnapshots } from '../../routing/policies.js';
+import { amendDecision, breakTie, decision, requireSnapshots } from '../../routing/policies.js';
 import type { ScorerConfig } from '../../routing/scorer-config.js';
 import { SCORER_NAMES, type ScorerName } from '../../routing/scorer-registry.js';
 import type { AdmissionPolicy, CachedBlocksFn, PriorityPolicy, RouterState, RoutingPolicy, RoutingSnapshot, TieBreakRng } from '../../routing/types.js';
@@ -47,7 +47,7 @@ function weightedFrom(name: string, scorers: ScorerConfig[], ctx: PolicyBuildCon
     route(req, state) {
       const f = threshold < 1 ? filtered(state, (s) => s.kvUtilization <= threshold) : { state, out: [] };
       const d = inner.route(req, f.state);
-      return f.out.length > 0 ? { ...d, filteredOut: f.out } : d;
+      return f.out.length > 0 ? amendDecision(d, { filteredOut: f.out }) : d;
     },
   };
 }

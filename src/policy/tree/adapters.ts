@@ -9,7 +9,7 @@ import type { BatchChoice, InstanceScheduler, SchedulerContext } from '../../ins
 import { clampScaleDecision, type AutoScalePolicy } from '../../routing/autoscale.js';
 import type { DisaggregationDecider } from '../../routing/disaggregation.js';
 import type { EncodeContext, EncodeDecider, EncodeDecision } from '../../routing/encode-decider.js';
-import { breakTie, decision, requireSnapshots } from '../../routing/policies.js';
+import { amendDecision, breakTie, decision, requireSnapshots } from '../../routing/policies.js';
 import type { ScorerConfig } from '../../routing/scorer-config.js';
 import type { ScorerName } from '../../routing/scorer-registry.js';
 import type { AdmissionPolicy, PriorityPolicy, RouterState, RoutingPolicy } from '../../routing/types.js';
@@ -83,12 +83,12 @@ export function treeRouting(tree: DecisionTree, ctx: PolicyBuildContext): Routin
       if (rule.kind === 'scorers') {
         const sub = keep.length === snaps.length ? state : { ...state, snapshots: keep.map((i) => snaps[i] as (typeof snaps)[number]) };
         const d = scorerPolicy(rule).route(req, sub);
-        return { ...d, reason: rule.reason || d.reason, ...(filteredOut.length > 0 ? { filteredOut } : {}) };
+        return amendDecision(d, { reason: rule.reason || d.reason, ...(filteredOut.length > 0 ? { filteredOut } : {}) });
       }
       const best = bestInstances(rule, f.env, instances, keep);
       const pick = rule.tie === 'first' ? (best[0] as number) : breakTie(best, ctx.routerRng);
       const d = decision(snaps, pick, rule.reason || `tree: ${rule.kind} ${rule.feature}`);
-      return filteredOut.length > 0 ? { ...d, filteredOut } : d;
+      return filteredOut.length > 0 ? amendDecision(d, { filteredOut }) : d;
     },
   };
 }
