@@ -68,6 +68,8 @@ export interface ClusterConfig {
   readonly infra?: InfraSetup | null;
   /** Requests naming no model are served as this one (a deployment of several models); '' = unfiltered. */
   readonly defaultModel?: string;
+  /** false: the prefix-affinity scorer keeps its own index even beside ShadowKV (they change no result; tests compare both). */
+  readonly sharePrefixIndex?: boolean;
 }
 
 /** Lifecycle and scaling (node pools, loading delays, the autoscaler). */
@@ -234,6 +236,11 @@ export class ClusterSimulator {
     const sig = cfg.routerSignals ?? false;
     this.signals = sig === false ? null : new RouterSignalsTracker(this.instances, (i, req) => this.snapshots.cachedBlocks(i, req), sig === true ? DEFAULT_SIGNALS_CONFIG : sig);
     this.policies = makePolicies(this);
+    // Without P/D every routing decision is delivered to its target at once, so the prefix-affinity scorer's
+    // records are exactly ShadowKV's, one step ahead: the scorer's index can stand on ShadowKV's (it falls back to
+    // its own copy the moment that stops being exact).
+    const scorerIndex = this.policies.routing.prefixIndex;
+    if (this.signals !== null && !cfg.pd && scorerIndex !== undefined && cfg.sharePrefixIndex !== false) scorerIndex.follow(this.signals.shadow);
     if (cfg.pd) {
       if (!this.policies.pd) throw new Error('ClusterSimulator: P/D pools need PD policies (decider, pool routing)');
       this.pd = new PdCoordinator(this.pdHost(), cfg.pd, this.policies.pd, () => this.policies.routing);

@@ -141,6 +141,16 @@ export class HashIndex {
     return true;
   }
 
+  /** An independent copy (same table layout, so the same probe order and iteration order). */
+  clone(): HashIndex {
+    const c = Object.create(HashIndex.prototype) as HashIndex;
+    c.table = this.table.slice();
+    c.shift = this.shift;
+    c.mask = this.mask;
+    c.count = this.count;
+    return c;
+  }
+
   /** All (key, value) pairs, in table order. */
   entries(): [number, number][] {
     const out: [number, number][] = [];

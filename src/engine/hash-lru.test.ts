@@ -51,4 +51,21 @@ describe('HashLru', () => {
     expect(l.keys()).toEqual(o.keys);
     expect(l.size).toBe(o.keys.length);
   });
+
+  it('clone: an independent copy that goes on like an LRU fed the same keys, at its own capacity', () => {
+    const l = new HashLru(100);
+    for (let k = 1; k <= 5000; k += 97) l.touch(k);
+    l.touch(98);
+    const c = l.clone(60);
+    expect(c.keys()).toEqual(l.keys());
+    const oc = new ArrayLru(60);
+    for (const k of l.keys()) oc.touch(k);
+    for (let k = 3; k < 9000; k += 101) {
+      c.touch(k);
+      oc.touch(k);
+    }
+    expect(c.keys()).toEqual(oc.keys);
+    expect(l.size).toBe(52); // the original is untouched
+    expect(() => l.clone(10)).toThrow(RangeError);
+  });
 });

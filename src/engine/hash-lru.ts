@@ -19,11 +19,11 @@ export class HashLru {
   private tail = NIL; // most recently used
   private count = 0;
 
-  constructor(readonly capacity: number) {
+  constructor(readonly capacity: number, index?: HashIndex, slots?: Int32Array) {
     if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`HashLru: capacity must be a positive integer, got ${capacity}`);
     // Both grow on demand: capacities are set for the worst case (a whole KV cache), runs often use a fraction.
-    this.index = new HashIndex(Math.min(capacity, 4096));
-    this.slots = new Int32Array(4 * Math.min(capacity, 4096));
+    this.index = index ?? new HashIndex(Math.min(capacity, 4096));
+    this.slots = slots ?? new Int32Array(4 * Math.min(capacity, 4096));
   }
 
   get size(): number {
@@ -63,6 +63,19 @@ export class HashLru {
     sl[4 * s + 2] = key | 0;
     sl[4 * s + 3] = (key * INV_TWO32) | 0;
     this.append(s);
+  }
+
+  /**
+   * An independent copy holding the same keys in the same recency order, with capacity `capacity` (at least
+   * the current size): what another LRU fed the same touches would hold while neither has evicted.
+   */
+  clone(capacity: number = this.capacity): HashLru {
+    if (capacity < this.count) throw new RangeError(`HashLru.clone: capacity ${capacity} is below the size ${this.count}`);
+    const c = new HashLru(capacity, this.index.clone(), this.slots.slice(0, Math.min(this.slots.length, 4 * capacity)));
+    c.head = this.head;
+    c.tail = this.tail;
+    c.count = this.count;
+    return c;
   }
 
   /** Keys from least to most recently used (tests, debugging). */

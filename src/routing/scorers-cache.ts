@@ -39,6 +39,7 @@ export function prefixAffinityScorer(blockSize: number, lruCapacity: number = DE
     observe(req, targetId) {
       index.recordBlocks(inputBlockHashes(req, blockSize), targetId);
     },
+    prefixIndex: index,
   };
 }
 

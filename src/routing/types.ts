@@ -16,6 +16,7 @@
  * - `RoutingDecision.target` indexes `state.snapshots`; `targetId` is that snapshot's id.
  */
 import type { Request } from '../domain/request.js';
+import type { PrefixCacheIndex } from './prefix-index.js';
 
 /** What the router knows about one instance when it decides (the reference's RoutingSnapshot). */
 export interface RoutingSnapshot {
@@ -245,6 +246,12 @@ export interface PriorityPolicy {
 export interface RoutingPolicy {
   readonly name: string;
   route(req: Request, state: RouterState): RoutingDecision;
+  /**
+   * The router-side prefix index of the policy's one prefix-affinity scorer, which records every routed request on
+   * its target as the decision is made (weighted only; absent otherwise). The cluster may let it follow ShadowKV's
+   * index, which records the same blocks on delivery (PrefixCacheIndex.follow).
+   */
+  readonly prefixIndex?: PrefixCacheIndex;
 }
 
 /**
@@ -269,4 +276,6 @@ export interface Scorer {
   score(req: Request, snapshots: readonly RoutingSnapshot[]): Float64Array;
   /** Records the final routing choice (after tie-break); null for stateless scorers. */
   readonly observe: ((req: Request, targetId: string) => void) | null;
+  /** prefix-affinity: the index `observe` records into. */
+  readonly prefixIndex?: PrefixCacheIndex;
 }

@@ -76,8 +76,11 @@ export function weighted(opts: WeightedOptions): RoutingPolicy {
   const rng = opts.rng;
   const clamp = opts.corrected === true ? clampUnitNaNLowest : clampUnit;
 
+  const indexes = scorers.flatMap((s) => (s.prefixIndex !== undefined ? [s.prefixIndex] : []));
+
   return {
     name: 'weighted',
+    ...(indexes.length === 1 ? { prefixIndex: indexes[0] } : {}),
     route(req: Request, state: RouterState): RoutingDecision {
       const snaps = requireSnapshots('weighted', state);
       const n = snaps.length;

@@ -144,6 +144,8 @@ export interface EngineSetup {
   readonly schedulingMode?: SchedulingMode;
   /** false: no lazy decode slots (src/instance/running-batch.ts); they change no result. Default true. */
   readonly lazyDecode?: boolean;
+  /** false: the prefix-affinity scorer never stands on ShadowKV's index (ClusterConfig.sharePrefixIndex). Default true. */
+  readonly sharePrefixIndex?: boolean;
   readonly kv: KVSetup;
   readonly latency: LatencyModel;
   /** Model / GPU / TP the router sees on each instance ('' / 0 when unknown). */
@@ -298,6 +300,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       ...baseFacts,
       flowControl: p.flowControl,
       routerSignals: p.evolvable?.active === true || p.routerSignals === true,
+      ...(setup.sharePrefixIndex === false ? { sharePrefixIndex: false } : {}),
       corrected,
       // P/D membership is by configured index; deferred (unplaced) instances leave no position.
       pd: pd

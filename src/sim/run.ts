@@ -121,6 +121,8 @@ export interface RunOptions {
   readonly onProgress?: ProgressCallback;
   /** false: no lazy decode slots in the step loop (src/instance/running-batch.ts); for tests comparing both. */
   readonly lazyDecode?: boolean;
+  /** false: the prefix-affinity scorer keeps an index of its own beside ShadowKV's; for tests comparing both. */
+  readonly sharePrefixIndex?: boolean;
 }
 
 /** `report_data` (with `--report-data`): what blis report and blis compare draw. */
@@ -340,7 +342,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     else wl = { ...wl, requests: checkedDeploymentStream(setup.deployment, wl.requests, setup.kv.blockSize) };
   }
   await env.pause?.();
-  const full: EngineSetup = { ...setup, kv, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities, scaling, ...(opts.lazyDecode === false ? { lazyDecode: false } : {}) };
+  const full: EngineSetup = { ...setup, kv, horizon: wl.horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities, scaling, ...(opts.lazyDecode === false ? { lazyDecode: false } : {}), ...(opts.sharePrefixIndex === false ? { sharePrefixIndex: false } : {}) };
   // Closed-loop sessions: follow-up rounds enter the cluster as arrivals when their previous round ends.
   let sessions: SessionManager | null = null;
   if (wl.sessions.length > 0) {
