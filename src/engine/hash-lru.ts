@@ -78,6 +78,14 @@ export class HashLru {
     return c;
   }
 
+  /**
+   * {@link touch} for every key of `keys`, in order. The loop lives here so that each 53-bit key goes from the
+   * array into the probe as a raw double: passed one by one from elsewhere, every key was boxed on the heap.
+   */
+  touchAll(keys: ArrayLike<number>): void {
+    for (let i = 0; i < keys.length; i++) this.touch(keys[i] as number);
+  }
+
   /** Keys from least to most recently used (tests, debugging). */
   keys(): number[] {
     const out: number[] = [];

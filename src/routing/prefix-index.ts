@@ -91,7 +91,7 @@ export class PrefixCacheIndex {
       lru = new HashLru(this.lruCapacity);
       this.instances.set(instanceId, lru);
     }
-    for (let i = 0; i < hashes.length; i++) lru.touch(hashes[i] as number);
+    lru.touchAll(hashes);
   }
 
   /** Blocks currently remembered for the instance. */
