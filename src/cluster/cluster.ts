@@ -18,6 +18,7 @@ import type { SloPriorityMap } from '../domain/slo.js';
 import { routingSnapshot, type AdmissionPolicy, type PriorityPolicy, type RouterState, type RoutingDecision, type RoutingPolicy, type RoutingSnapshot } from '../routing/types.js';
 import { inputBlockHashes } from '../domain/block-hash.js';
 import { FlowController, type FlowControlConfig, type FlowControlHost } from './flow-control/controller.js';
+import { DeferredRouterState } from './deferred-state.js';
 import { DEFAULT_SIGNALS_CONFIG, RouterSignalsTracker, type SignalsConfig } from './signals.js';
 import { SnapshotProvider } from './snapshot.js';
 import { PdCoordinator, type PdHost, type PdPolicies, type PdSetup } from './pd/coordinator.js';
@@ -688,7 +689,7 @@ export class ClusterSimulator {
     const sig = this.signals;
     if (this.delayedNow.delete(req)) sig?.onDelayEnd();
     else sig?.onArrival(req, t);
-    const d = this.policies.admission.admit(req, this.routerState(req));
+    const d = this.policies.admission.admit(req, this.admissionState(req));
     let delay = !d.admitted && d.delayUs !== undefined && d.delayUs > 0 ? Math.max(1, Math.ceil(d.delayUs)) : 0;
     let reason = d.reason;
     if (delay > 0 && req.admissionDelays >= (this.cfg.maxAdmissionDelays ?? DEFAULT_MAX_ADMISSION_DELAYS)) {
@@ -883,6 +884,27 @@ export class ClusterSimulator {
   }
 
   /**
+   * {@link routerState} for an admission decision, whose objects are built only when the policy reads them. What a
+   * build does besides (the stale cache view's refresh, the periodic snapshot refreshes, the signals' clock)
+   * happens now, so a later build at the same clock reads exactly what this one would have.
+   */
+  private admissionState(req: Request): RouterState {
+    this.snapshots.refreshCacheIfNeeded(this.clock);
+    for (let i = 0; i < this.instances.length; i++) if (this.routableFor(i, req)) this.snapshots.refreshAt(i, this.clock);
+    this.signals?.observeClock(this.clock);
+    return new DeferredRouterState(this.buildState, req, this.clock);
+  }
+
+  /** Whether instance `i` is in the router's view for `req` (all models when null). */
+  private routableFor(i: number, req: Request | null): boolean {
+    const lc = this.lifecycle;
+    if (lc !== null && !lc.routable(i)) return false;
+    return req === null || req.model === '' || req.model === (this.facts[i] as StaticFacts).model;
+  }
+
+  private readonly buildState = (req: Request): RouterState => this.routerState(req);
+
+  /**
    * The router's view for one decision (reference buildRouterState): refreshes the stale cache view if due,
    * then one snapshot per routable instance serving the request's model (all when the request names none or
    * when there is no request: the gateway's saturation read).
@@ -892,10 +914,8 @@ export class ClusterSimulator {
     const out: RoutingSnapshot[] = [];
     const sig = this.signals;
     const positions: number[] | null = sig === null ? null : [];
-    const lc = this.lifecycle;
     for (let i = 0; i < this.instances.length; i++) {
-      if (lc !== null && !lc.routable(i)) continue;
-      if (req !== null && req.model !== '' && req.model !== (this.facts[i] as StaticFacts).model) continue;
+      if (!this.routableFor(i, req)) continue;
       out.push(this.snapshots.snapshot(i, this.clock, this.inFlight[i] as number));
       positions?.push(i);
     }

@@ -107,12 +107,17 @@ export class RouterSignalsTracker implements RouterSignals {
     this.kvSamples = instances.map(() => newKvSample(0));
   }
 
-  /** Sets the decision the lazy reads refer to; `positions[k]` is the instance index of `snaps[k]`. */
   /** An instance joined the cluster (appended to the shared instance list). */
   addInstance(): void {
     this.kvSamples.push(newKvSample(this.clock));
   }
 
+  /** What a decision's state build does first (history windows closed up to `clock`), without the decision. */
+  observeClock(clock: number): void {
+    this.advance(clock);
+  }
+
+  /** Sets the decision the lazy reads refer to; `positions[k]` is the instance index of `snaps[k]`. */
   beginDecision(clock: number, snaps: readonly RoutingSnapshot[], positions: readonly number[]): void {
     this.advance(clock);
     this.snaps = snaps;

@@ -122,6 +122,11 @@ export class SnapshotProvider {
     };
   }
 
+  /** What {@link snapshot} does to the provider's state (the due refreshes), without building the snapshot. */
+  refreshAt(i: number, clock: number): void {
+    this.refresh(i, clock, false);
+  }
+
   /** Re-reads the field groups of instance `i` that are due at `clock` (every group when `all`). */
   private refresh(i: number, clock: number, all: boolean): Cached {
     const inst = this.instances[i] as Instance;
