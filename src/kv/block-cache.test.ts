@@ -38,6 +38,33 @@ describe('BlockKVCache construction', () => {
   });
 });
 
+describe('block state grows with use', () => {
+  it('a large cache keeps every block through its first use, reuse and release, and reads never-used blocks as free', () => {
+    const kv = new BlockKVCache(20_000, 2);
+    // 9,000 requests of two blocks each take blocks far past the state allocated at first (2,048 blocks).
+    const reqs = Array.from({ length: 9000 }, (_, i) => mk(`r${i}`, [i, i + 1, i + 2, i + 3]));
+    for (const r of reqs) expect(kv.allocate(r, 0, 4, [])).toBe(true);
+    expect(kv.usedBlocks()).toBe(18_000);
+    expectConserved(kv);
+    const last = blocks(kv, reqs[8999] as Request);
+    expect(last).toEqual([17_998, 17_999]);
+    expect([kv.blockFill(17_999), kv.blockRefCount(17_999), kv.blockInUse(17_999)]).toEqual([2, 1, true]);
+    expect([kv.blockFill(19_999), kv.blockRefCount(19_999), kv.blockInUse(19_999)]).toEqual([0, 0, false]);
+    for (const r of reqs.slice(0, 4000)) kv.release(r);
+    expectConserved(kv);
+    // Never-used blocks go first, then the released ones in release order (LRU; a request's tail block first),
+    // each still a prefix hit until reused.
+    const again = mk('again', [0, 1, 2, 3]);
+    expect(kv.getCachedBlocks(again)).toEqual([0, 1]);
+    const big = mk('big', range(4200 * 2, (i) => 1_000_000 + i));
+    expect(kv.allocate(big, 0, 4200 * 2, [])).toBe(true);
+    expect(blocks(kv, big).slice(0, 2)).toEqual([18_000, 18_001]);
+    expect(blocks(kv, big).slice(2000, 2004)).toEqual([1, 0, 3, 2]);
+    expect(kv.getCachedBlocks(again)).toEqual([]);
+    expectConserved(kv);
+  });
+});
+
 describe('hashing and chaining', () => {
   it('hashes a partial block when it fills, chained from nothing when it is the first block', () => {
     const kv = new BlockKVCache(10, 4);

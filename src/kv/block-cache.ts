@@ -41,7 +41,7 @@ export class BlockKVCache implements KVStore {
    * Per-block state, eight int32s per block (see REF..HASH_HI): one cache line holds two blocks' whole state,
    * so taking, filling and freeing a block touches one line of it instead of one per field.
    */
-  private readonly meta: Int32Array;
+  private meta: Int32Array;
   /**
    * The free list, in LRU order, is the never-used blocks `pristine .. totalBlocks-1` (in id order: nothing is
    * ever inserted ahead of them) followed by a linked list of released blocks (freeHead .. freeTail). Keeping
@@ -90,12 +90,21 @@ export class BlockKVCache implements KVStore {
     this.blockSize = blockSize;
     this.hitHoldback = corrected ? 1 : 0;
     this.pinned = corrected ? new Uint8Array(totalBlocks) : null;
-    this.meta = new Int32Array(8 * totalBlocks);
+    // Grown as never-used blocks are first taken (takeFree): zeroing a whole large cache up front was a fifth of
+    // a one-request run's cost, and a short run touches a fraction of it.
+    this.meta = new Int32Array(8 * Math.min(totalBlocks, 2048));
     this.scratch = new Int32Array(blockSize);
     // Sized for what is registered so far (it grows): a table sized for the whole cache up front spreads a short
     // run's few entries over megabytes, and every probe misses the CPU caches.
     this.hashToBlock = new HashIndex(Math.min(totalBlocks, 4096));
     this.freeCnt = totalBlocks;
+  }
+
+  /** Doubles `meta` (up to the whole cache); nothing reads the state of a block at or past `pristine`. */
+  private growMeta(): void {
+    const grown = new Int32Array(Math.min(2 * this.meta.length, 8 * this.totalBlocks));
+    grown.set(this.meta);
+    this.meta = grown;
   }
 
   private hashOf(b: number): number {
@@ -150,7 +159,9 @@ export class BlockKVCache implements KVStore {
     if (this.pristine < this.totalBlocks) {
       // A never-used block: its state is all zeros already (no fill, no identity, no owner).
       this.freeCnt--;
-      return this.pristine++;
+      const p = this.pristine++;
+      if (8 * p >= this.meta.length) this.growMeta();
+      return p;
     }
     const b = this.freeHead;
     if (b === NIL) throw new Error('BlockKVCache: free list empty after a passed pre-check (INV-4 violation)');
@@ -530,7 +541,7 @@ export class BlockKVCache implements KVStore {
     let freeLen = this.totalBlocks - this.pristine;
     for (let b = this.freeHead; b !== NIL && freeLen <= this.totalBlocks; b = this.meta[8 * b + NEXT] as number) freeLen++;
     let inUseCount = 0;
-    for (let b = 0; b < this.totalBlocks; b++) if (this.meta[8 * b + IN_USE] !== 0) inUseCount++;
+    for (let b = 0; b < this.pristine; b++) if (this.meta[8 * b + IN_USE] !== 0) inUseCount++;
     if (freeLen + inUseCount !== this.totalBlocks) {
       return `block conservation violated: freeList=${freeLen} + inUse=${inUseCount} != total=${this.totalBlocks}`;
     }
@@ -570,7 +581,7 @@ export class BlockKVCache implements KVStore {
   blockHash(b: number): number { return this.hashOf(b); }
 
   /** Tier-internal. Number of tokens block `b` holds. */
-  blockFill(b: number): number { return this.meta[8 * b + FILL] as number; }
+  blockFill(b: number): number { return b < this.pristine ? (this.meta[8 * b + FILL] as number) : 0; }
 
   /** Tier-internal and tests. The live block list of `req` (do not mutate), or undefined if it owns none. */
   ownedList(req: Request): BlockList | undefined { return this.lookup(req); }
@@ -673,9 +684,9 @@ export class BlockKVCache implements KVStore {
     return out;
   }
 
-  blockRefCount(b: number): number { return this.meta[8 * b + REF] as number; }
+  blockRefCount(b: number): number { return b < this.pristine ? (this.meta[8 * b + REF] as number) : 0; }
 
-  blockInUse(b: number): boolean { return this.meta[8 * b + IN_USE] !== 0; }
+  blockInUse(b: number): boolean { return b < this.pristine && this.meta[8 * b + IN_USE] !== 0; }
 
   /** Every (hash, block) registration, in no particular order. */
   hashEntries(): [number, number][] { return this.hashToBlock.entries(); }
