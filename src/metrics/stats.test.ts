@@ -39,6 +39,19 @@ describe('weightedPercentilesMs', () => {
     expect(r).toEqual([0.005, 0.009]);
   });
 
+  it('counts instead of sorting when the values span little more than the pairs, with the same results', () => {
+    for (let round = 0; round < 12; round++) {
+      const m = 2000 + (next() % 3000);
+      // Spans from well inside the counting limit (2m + 4096) to just past it; negative values included.
+      const span = round < 6 ? 1 + (next() % (2 * m + 4096)) : 2 * m + 4096 + (round - 6);
+      const values = Float64Array.from({ length: m }, () => (next() % span) - 3000);
+      values[0] = -3000;
+      values[1] = span - 3001;
+      const counts = Float64Array.from({ length: m }, () => next() % 8);
+      expect(weightedPercentilesMs(values, counts, PS)).toEqual(percentilesMs(expand(values, counts), PS));
+    }
+  });
+
   it('is all zeros for an empty multiset', () => {
     expect(weightedPercentilesMs(new Float64Array(3), new Float64Array(3), [50, 99])).toEqual([0, 0]);
   });
