@@ -256,18 +256,21 @@ export class RunningBatch {
     const reqs = this.reqs;
     const n = reqs.length;
     const out = this.spare;
-    out.length = 0;
+    // Filled by index and cut to length after: `out.length = 0` gave the array up, and pushing then regrew it
+    // from nothing on every step with a finisher (most of a short run's allocation in the step loop).
+    let k = 0;
     let to = gone[0] as number;
-    for (let j = 0; j < to; j++) out.push(reqs[j] as Request);
+    for (let j = 0; j < to; j++) out[k++] = reqs[j] as Request;
     for (let g = 0; g < count; g++) {
       const from = (gone[g] as number) + 1;
       const end = g + 1 < count ? (gone[g + 1] as number) : n;
       const len = end - from;
       if (len <= 0) continue;
       for (const a of this.slots) a.copyWithin(to, from, end);
-      for (let j = from; j < end; j++) out.push(reqs[j] as Request);
+      for (let j = from; j < end; j++) out[k++] = reqs[j] as Request;
       to += len;
     }
+    out.length = k;
     this.spare = reqs;
     this.reqs = out;
   }

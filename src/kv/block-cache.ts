@@ -186,7 +186,8 @@ export class BlockKVCache implements KVStore {
 
   private listFor(req: Request): BlockList {
     const list = this.listPool.pop() ?? new BlockList();
-    list.len = 0;
+    // Room for every block the request can own (its prompt and output tokens): no regrowth while it runs.
+    list.reset(Math.ceil((req.inputLen + req.outputLen) / this.blockSize));
     req.kvOwner = this;
     req.kvBlocks = list;
     return list;

@@ -11,8 +11,14 @@ export class BlockList {
   ids: number[] = [];
   len = 0;
 
+  /** Empties the list and makes room for `capacity` ids, so that pushing that many allocates nothing. */
+  reset(capacity: number): void {
+    this.len = 0;
+    if (this.ids.length < capacity) this.ids = new Array<number>(capacity).fill(0);
+  }
+
   push(id: number): void {
-    // In bounds after a recycled list's reset; at len === ids.length it appends (never leaves a hole).
+    // In bounds after a reset; past the reserved room (a caller that reserved too little) it appends.
     this.ids[this.len++] = id;
   }
 
