@@ -40,10 +40,10 @@ describe('weightedPercentilesMs', () => {
   });
 
   it('counts instead of sorting when the values span little more than the pairs, with the same results', () => {
-    for (let round = 0; round < 12; round++) {
-      const m = 2000 + (next() % 3000);
-      // Spans from well inside the counting limit (2m + 4096) to just past it; negative values included.
-      const span = round < 6 ? 1 + (next() % (2 * m + 4096)) : 2 * m + 4096 + (round - 6);
+    // [pairs, span]: inside the kept buckets (65,536), past them but within 8 × pairs, and just past the limit.
+    const cases: [number, number][] = [[2000, 50], [3000, 20_000], [2500, 65_536], [10_000, 70_000], [10_000, 80_000], [3000, 65_537], [10_000, 80_001]];
+    for (const [m, span] of cases) {
+      // Negative values included; the extremes are set so the span is exact.
       const values = Float64Array.from({ length: m }, () => (next() % span) - 3000);
       values[0] = -3000;
       values[1] = span - 3001;
