@@ -100,9 +100,12 @@ export class BlockKVCache implements KVStore {
     this.freeCnt = totalBlocks;
   }
 
-  /** Doubles `meta` (up to the whole cache); nothing reads the state of a block at or past `pristine`. */
+  /**
+   * Quadruples `meta` (up to the whole cache; few copies on the way to a full one); nothing reads the state of a
+   * block at or past `pristine`.
+   */
   private growMeta(): void {
-    const grown = new Int32Array(Math.min(2 * this.meta.length, 8 * this.totalBlocks));
+    const grown = new Int32Array(Math.min(4 * this.meta.length, 8 * this.totalBlocks));
     grown.set(this.meta);
     this.meta = grown;
   }
