@@ -72,6 +72,8 @@ export class Request {
   kvTailFill = 0;
   /** Identity of the block before the tail (the tail's chain parent when it fills). */
   kvTailParent = 0;
+  /** Its slot in the running batch holding it (instance/running-batch.ts; stale once it leaves). */
+  batchSlot = -1;
   /**
    * Inter-token latencies of the current attempt (reset on preemption), stored compactly: every request that
    * decodes in a step gets the same ITL (that step's advance + output-token overhead), so the attempt's ITL
