@@ -224,13 +224,14 @@ export class RunningBatch {
     this.act[j >>> 5] = (this.act[j >>> 5] as number) | (1 << (j & 31));
   }
 
-  /** Rebuilds {@link act} from the lazy flags (after slots moved). */
-  private rebuildAct(): void {
+  /** Rebuilds {@link act} from the lazy flags of slots `from` on (after the slots there moved). */
+  private rebuildAct(from: number): void {
     const act = this.act;
     const lz = this.lz;
     const n = this.reqs.length;
-    act.fill(0);
-    for (let j = 0; j < n; j++) if (lz[j] === 0) this.setAct(j);
+    const w0 = from >>> 5;
+    act.fill(0, w0);
+    for (let j = w0 << 5; j < n; j++) if (lz[j] === 0) this.setAct(j);
   }
 
   /** Makes lazy slot j ordinary again, with its fields as of step {@link done}. */
@@ -314,7 +315,7 @@ export class RunningBatch {
     this.reqs.splice(j, 1);
     for (const a of this.slots) a.copyWithin(j, j + 1, n);
     for (let k = j; k < n - 1; k++) (this.reqs[k] as Request).batchSlot = k;
-    this.rebuildAct();
+    this.rebuildAct(j);
     return r;
   }
 
@@ -346,7 +347,7 @@ export class RunningBatch {
     out.length = to;
     this.spare = reqs;
     this.reqs = out;
-    this.rebuildAct();
+    this.rebuildAct(gone[0] as number);
   }
 
   /** Every per-slot array, for block moves ({@link slots} holds the current list). */
