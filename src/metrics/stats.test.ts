@@ -40,8 +40,9 @@ describe('weightedPercentilesMs', () => {
   });
 
   it('counts instead of sorting when the values span little more than the pairs, with the same results', () => {
-    // [pairs, span]: inside the kept buckets (65,536), past them but within 8 × pairs, and just past the limit.
-    const cases: [number, number][] = [[2000, 50], [3000, 20_000], [2500, 65_536], [10_000, 70_000], [10_000, 80_000], [3000, 65_537], [10_000, 80_001]];
+    // [pairs, span]: inside the kept buckets (65,536; reused, smaller spans after larger), past them but within
+    // 8 × pairs, and just past the limit.
+    const cases: [number, number][] = [[2000, 50], [3000, 20_000], [2500, 65_536], [4000, 30_000], [1500, 700], [10_000, 70_000], [10_000, 80_000], [3000, 65_537], [10_000, 80_001], [3000, 40_000]];
     for (const [m, span] of cases) {
       // Negative values included; the extremes are set so the span is exact.
       const values = Float64Array.from({ length: m }, () => (next() % span) - 3000);
