@@ -95,9 +95,10 @@ describe('EvaluationPool: one candidate over several workers', () => {
 objectives:
   - {name: attainment, metric: slo_attainment, direction: maximize, normalization: {kind: linear, best: 1, worst: 0}}
 stage2:
-  - {name: long, seeds: [1, 2, 3, 4, 5, 6, 7, 8], config: {${MODEL}, numInstances: 2, numRequests: 30000, rate: 40}, slo: {default: {ttft_ms: 100}}}
+  - {name: long, seeds: [1, 2, 3, 4, 5, 6, 7, 8], config: {${MODEL}, numInstances: 2, numRequests: 100000, rate: 40}, slo: {default: {ttft_ms: 100}}}
 `, 'slow.yaml');
-    // Eight runs of ~5 s of CPU each against a 10 s budget; the next evaluation (three short runs) fits in it.
+    // Eight runs of several seconds of CPU each against a 10 s budget (30,000 requests each no longer were enough);
+    // the next evaluation (three short runs) fits in it.
     const p = pool(2, 10_000);
     const t0 = Date.now();
     const r = await p.run(good, slow, { stage: 2 });
