@@ -81,10 +81,10 @@ function sameV8(data) {
 
 /** V8's data in the cache file `cache` of the bundle `id`, or why it cannot be used. */
 export function cachedDataOf(cache, id) {
-  if (id === null || cache.length <= HEADER_BYTES) return { reason: 'unusable' };
+  if (id === null || cache.length <= HEADER_BYTES || cache.toString('latin1', 0, id.length + 1) !== `${id} `) return { reason: 'unusable' };
   const data = cache.subarray(HEADER_BYTES);
   if (!sameV8(data)) return { reason: 'foreign' };
-  if (cache.toString('latin1', 0, HEADER_BYTES) !== `${id} ${digest(data)}\n`) return { reason: 'unusable' };
+  if (cache.toString('latin1', id.length + 1, HEADER_BYTES) !== `${digest(data)}\n`) return { reason: 'unusable' };
   return { data };
 }
 
