@@ -38,6 +38,10 @@ describe('HashIndex', () => {
           if (had === undefined) ref.set(k, v);
         } else if (p < 0.8) {
           expect(idx.delete(k)).toBe(ref.delete(k));
+        } else if (p < 0.8004) {
+          // clear(): empties (a large, sparse table also shrinks) and keeps working.
+          idx.clear();
+          ref.clear();
         } else {
           expect(idx.get(k)).toBe(ref.get(k) ?? -1);
         }
@@ -47,6 +51,20 @@ describe('HashIndex', () => {
       const sorted = (e: [number, number][]): [number, number][] => e.sort((x, y) => x[0] - y[0]);
       expect(sorted(idx.entries())).toEqual(sorted([...ref.entries()]));
     }
+  });
+
+  it('clear() after a burst shrinks the table, and the index keeps agreeing with a Map', () => {
+    const idx = new HashIndex(16);
+    for (let i = 1; i <= 5000; i++) idx.set(i * 4294967296 + i, i);
+    idx.clear();
+    expect(idx.size).toBe(0);
+    expect(idx.get(4294967297)).toBe(-1);
+    // Cleared again with few entries: the table sized for the burst (16k slots) is not zeroed in full any more.
+    for (let i = 1; i <= 10; i++) idx.set(i, i);
+    idx.clear();
+    for (let i = 1; i <= 300; i++) idx.set(i + 0.5e9, i);
+    for (let i = 1; i <= 300; i++) expect(idx.get(i + 0.5e9)).toBe(i);
+    expect(idx.entries().length).toBe(300);
   });
 
   it('rejects the reserved empty key', () => {

@@ -141,6 +141,24 @@ export class HashIndex {
     return true;
   }
 
+  /**
+   * Removes every entry. A table much larger than what it held shrinks to fit that (a caller that clears often,
+   * after one burst of entries, would otherwise zero the burst's table every time).
+   */
+  clear(): void {
+    if (this.count === 0) return;
+    const slots = this.mask + 1;
+    if (slots > 1024 && this.count * 8 < slots) {
+      const bits = tableBits(this.count);
+      this.table = new Int32Array(4 << bits);
+      this.shift = 32 - bits;
+      this.mask = (1 << bits) - 1;
+    } else {
+      this.table.fill(0);
+    }
+    this.count = 0;
+  }
+
   /** All (key, value) pairs, in table order. */
   entries(): [number, number][] {
     const out: [number, number][] = [];

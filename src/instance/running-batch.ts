@@ -255,19 +255,20 @@ export class RunningBatch {
   removeSlots(gone: readonly number[], count: number): void {
     const reqs = this.reqs;
     const n = reqs.length;
+    // Written by index over the spare array's old contents, then cut to length: emptying it first (length = 0)
+    // dropped its backing store, and the pushes that regrew it were most of the step loop's garbage.
     const out = this.spare;
-    out.length = 0;
     let to = gone[0] as number;
-    for (let j = 0; j < to; j++) out.push(reqs[j] as Request);
+    for (let j = 0; j < to; j++) out[j] = reqs[j] as Request;
     for (let g = 0; g < count; g++) {
       const from = (gone[g] as number) + 1;
       const end = g + 1 < count ? (gone[g + 1] as number) : n;
       const len = end - from;
       if (len <= 0) continue;
       for (const a of this.slots) a.copyWithin(to, from, end);
-      for (let j = from; j < end; j++) out.push(reqs[j] as Request);
-      to += len;
+      for (let j = from; j < end; j++) out[to++] = reqs[j] as Request;
     }
+    out.length = to;
     this.spare = reqs;
     this.reqs = out;
   }

@@ -189,7 +189,7 @@ export class BlockKVCache implements KVStore {
    * For each block identity registered or unregistered since the last snapshot: whether it was registered
    * at the snapshot instant. Identities absent here are unchanged, so the live index answers for them.
    */
-  private readonly atSnapshot = new Map<number, boolean>();
+  private readonly atSnapshot = new HashIndex(64);
 
   /**
    * Freeze the current prefix-cache contents for {@link snapshotPrefixBlocks} (the reference copies its whole
@@ -208,14 +208,14 @@ export class BlockKVCache implements KVStore {
     for (; i < hashes.length; i++) {
       const h = hashes[i] as number;
       const was = before.get(h);
-      if (!(was ?? this.hashToBlock.has(h))) break;
+      if (!(was < 0 ? this.hashToBlock.has(h) : was === 1)) break;
     }
     return i;
   }
 
   /** The index, for changing identity `h`: first records h's snapshot-time presence. */
   private liveIndex(h: number): HashIndex {
-    if (this.snapshotActive && !this.atSnapshot.has(h)) this.atSnapshot.set(h, this.hashToBlock.has(h));
+    if (this.snapshotActive && !this.atSnapshot.has(h)) this.atSnapshot.set(h, this.hashToBlock.has(h) ? 1 : 0);
     return this.hashToBlock;
   }
 
