@@ -4,8 +4,8 @@
 // Why by hand: ~60 ms of a short `blis run` was resolving, linking and compiling ~58 ESM chunk files. One
 // CommonJS file with a code cache skips all of it: V8 deserialises the bytecode of every function the build saw
 // run instead of parsing and compiling them. Node 20 has no module.enableCompileCache() (Node 22.1+), and
-// v8-compile-cache writes its cache into the temporary directory at run time and only hooks require() of
-// separate files. Here the cache is made once by `npm run build` (scripts/cli-bundle.js, scripts/code-cache.js)
+// v8-compile-cache (and its fork v8-compile-cache-lib) write their cache at run time, into the temporary
+// directory by default, and hook require() of separate files. Here the cache is made once by `npm run build` (scripts/cli-bundle.js, scripts/code-cache.js)
 // and only read at run time: nothing is written into the package or anywhere else.
 //
 // When the cache cannot be used the ESM build is loaded (compiling the whole bundle from source would cost more
