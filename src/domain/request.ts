@@ -72,6 +72,8 @@ export class Request {
   kvTailFill = 0;
   /** Identity of the block before the tail (the tail's chain parent when it fills). */
   kvTailParent = 0;
+  /** Its slot in the running batch holding it (instance/running-batch.ts; stale once it leaves). */
+  batchSlot = -1;
   /**
    * Inter-token latencies of the current attempt (reset on preemption), stored compactly: every request that
    * decodes in a step gets the same ITL (that step's advance + output-token overhead), so the attempt's ITL
@@ -207,4 +209,22 @@ export class Request {
     this.maxOutputLen = maxOutputLen;
     this.deadline = deadline;
   }
+}
+
+/**
+ * Request fields that hold more than small integers: block identities (53 bits), fractions, sums of step
+ * values, and ticks past 2^30 (runs longer than 18 minutes of simulated time). V8 keeps a field in the
+ * representation of the first value stored in it; a field that starts at 0 and later gets a fraction or a large
+ * number changes representation, which deprecates the hidden class of every Request made so far (tens of
+ * classes: one per field added), and each of those objects is migrated by a slow runtime call when next
+ * touched — a few percent of a 10,000-request run, paid at each request's arrival. One request holding such
+ * values, made when this module loads, settles the representations before any real request exists.
+ */
+const WIDE_FIELDS = [
+  'kvTailParent', 'itlSum', 'firstTokenTime', 'arrivalTime', 'deadline', 'ttft', 'e2e', 'itlMean', 'schedulingDelay', 'enqueueTime',
+  'gatewayEnqueueTime', 'gatewayDispatchTime', 'stallTicks', 'reasonRatio', 'sloTargetUs', 'priority', 'policyPriority',
+] as const satisfies readonly (keyof Request)[];
+{
+  const r = new Request('', NO_TOKENS, NO_TOKENS, 0.5, 0, 0.5) as unknown as Record<(typeof WIDE_FIELDS)[number], number>;
+  for (const k of WIDE_FIELDS) r[k] = 0.5;
 }

@@ -104,7 +104,6 @@ export class BatchFormer {
     // plain decode: then phase 1 visits the ordinary slots alone and takes one token of budget per lazy slot.
     if (run.lazyCount > 0 && !(lazy && this.lazyStepFits(stepCount))) run.materializeAll();
     this.budget -= run.lazyCount;
-    const lz = run.lz;
     // Phase 1 only removes slots (no growth), so the arrays stay the same objects.
     const pi = run.pi;
     const il = run.il;
@@ -117,8 +116,7 @@ export class BatchFormer {
     // Phase 1: continuing requests. An index loop that re-reads the length: preemption shrinks the batch. Each
     // request's numNewTokens is cleared when the loop reaches it (and the rest's when it stops): the previous
     // step's values stay readable until this step forms (the invariant checkers read them).
-    for (let i = 0; i < run.reqs.length; i++) {
-      if (lz[i] === 1) continue;
+    for (let i = run.nextActive(0); i < run.reqs.length; i = run.nextActive(i + 1)) {
       nn[i] = 0;
       this.visited = i;
       if (this.budget <= 0) {
@@ -199,26 +197,22 @@ export class BatchFormer {
   private lazyStepFits(stepCount: number): boolean {
     const run = this.run;
     const lim = this.limits;
-    const lz = run.lz;
-    const due = run.due;
     const bs = this.kv.blockSize;
     const mml = lim.maxModelLen;
     const th = lim.longPrefillTokenThreshold;
     let tokens = 0;
     let blocks = 0;
-    for (let i = 0; i < run.reqs.length; i++) {
-      if (lz[i] === 1) {
-        if ((due[i] as number) > stepCount) continue;
-        run.materialize(i);
-      }
+    run.materializeDue(stepCount);
+    const n = run.reqs.length;
+    for (let i = run.nextActive(0); i < n; i = run.nextActive(i + 1)) {
       const p = run.pi[i] as number;
       const inLen = run.il[i] as number;
-      let n = inLen - p;
-      if (n > 0) {
-        if (th > 0 && th < n) n = th;
-        if (mml > 0) n = Math.min(n, Math.max(mml - 1 - p, 0));
-        tokens += n;
-        blocks += Math.ceil(n / bs) + 1;
+      let k = inLen - p;
+      if (k > 0) {
+        if (th > 0 && th < k) k = th;
+        if (mml > 0) k = Math.min(k, Math.max(mml - 1 - p, 0));
+        tokens += k;
+        blocks += Math.ceil(k / bs) + 1;
       } else if ((run.ol[i] as number) > 0 && !(mml > 0 && p + 1 > mml - 1)) {
         tokens += 1;
         if ((run.room[i] as number) <= 0) blocks += 1;

@@ -576,13 +576,11 @@ export class Instance {
     const itlValue = adv + otp;
     const mml = this.cfg.maxModelLen;
     const stalls = this.prefillFirst;
-    const lz = run.lz;
     const gone = this.finishingSlots;
     // Lazy slots advance by this step through the running ITL sum (nothing to do here: they do not finish).
     run.psum += itlValue;
     run.done = step;
-    for (let j = 0; j < reqs.length; j++) {
-      if (lz[j] === 1) continue;
+    for (let j = run.nextActive(0); j < reqs.length; j = run.nextActive(j + 1)) {
       const inLen = il[j] as number;
       let p = pi[j] as number;
       if (p < inLen) {

@@ -20,12 +20,19 @@
  * ordinary slot (its room runs out, it finishes, or it reaches max-model-len); the step loop skips a lazy slot
  * before that step and {@link materialize}s it on it. Everything that reads slots outside the step loop goes
  * through {@link sync}, which materializes first.
+ *
+ * Most of a long batch is lazy at any step, so the step loop does not visit every slot to find the few that are
+ * not: a bitmap ({@link act}) marks the ordinary slots ({@link nextActive} walks it), and a ring of buckets
+ * indexed by due step lists the requests that become due then ({@link materializeDue}).
  */
 import type { Request } from '../domain/request.js';
 import type { KVStore } from '../kv/types.js';
 import type { StepBatch } from '../latency/types.js';
 
 type SlotArray = Int32Array | Float64Array | Uint8Array;
+
+/** Due-step buckets (a power of two): a slot is made lazy for at most RING - 1 steps at a time. */
+const RING = 64;
 
 /** A copy of `a` with room for `c` slots. */
 function widen<T extends SlotArray>(a: T, c: number): T {
@@ -66,6 +73,11 @@ export class RunningBatch {
   lazyBase = 0;
   /** {@link slotArrays}, rebuilt when they grow. */
   private slots: SlotArray[];
+  /** Bit j set: slot j is ordinary (not lazy); no bits past the batch's length. */
+  private act: Int32Array;
+  /** Requests made lazy with due step s, in bucket s % RING (entries may be stale: checked when read). */
+  private readonly ring: Request[][] = Array.from({ length: RING }, () => []);
+  private readonly ringLen = new Int32Array(RING);
   /** The step's scheduled requests for the latency model (filled by {@link scheduled}). */
   readonly step: { count: number; progress: Int32Array; newTokens: Int32Array; inputLen: Int32Array; outputLen: Int32Array };
 
@@ -88,6 +100,7 @@ export class RunningBatch {
     this.due = new Int32Array(c);
     this.step = { count: 0, progress: new Int32Array(c), newTokens: new Int32Array(c), inputLen: new Int32Array(c), outputLen: new Int32Array(c) };
     this.slots = this.slotArrays();
+    this.act = new Int32Array((c + 31) >>> 5);
   }
 
   get length(): number {
@@ -112,6 +125,7 @@ export class RunningBatch {
     this.ap = widen(this.ap, c);
     this.due = widen(this.due, c);
     this.slots = this.slotArrays();
+    this.act = widen(this.act, (c + 31) >>> 5);
     const st = this.step;
     st.progress = new Int32Array(c);
     st.newTokens = new Int32Array(c);
@@ -124,7 +138,9 @@ export class RunningBatch {
     const j = this.reqs.length;
     if (j === this.pi.length) this.grow();
     this.reqs.push(r);
+    r.batchSlot = j;
     this.load(j, r);
+    this.setAct(j);
   }
 
   /** Copies `r`'s fields into slot j. */
@@ -157,12 +173,65 @@ export class RunningBatch {
     if (room + 1 < d) d = room + 1;
     if (maxModelLen > 0 && maxModelLen - 1 - p < d) d = maxModelLen - 1 - p;
     if (d < 2) return;
+    if (d >= RING) d = RING - 1;
     this.lz[j] = 1;
     this.ag[j] = step;
     this.ap[j] = this.psum;
     this.due[j] = step + d;
     this.lazyCount++;
     this.lazyBase += p - step;
+    this.act[j >>> 5] = (this.act[j >>> 5] as number) & ~(1 << (j & 31));
+    const b = (step + d) & (RING - 1);
+    const n = this.ringLen[b] as number;
+    const bucket = this.ring[b] as Request[];
+    if (n < bucket.length) bucket[n] = this.reqs[j] as Request;
+    else bucket.push(this.reqs[j] as Request);
+    this.ringLen[b] = n + 1;
+  }
+
+  /** Materializes the lazy slots due at `step` (the step about to form), and empties their bucket. */
+  materializeDue(step: number): void {
+    const b = step & (RING - 1);
+    const n = this.ringLen[b] as number;
+    if (n === 0) return;
+    const bucket = this.ring[b] as Request[];
+    const reqs = this.reqs;
+    for (let k = 0; k < n; k++) {
+      const r = bucket[k] as Request;
+      const j = r.batchSlot;
+      // A stale entry: the request left, or was materialized (and maybe made lazy again) since.
+      if (reqs[j] === r && this.lz[j] === 1 && (this.due[j] as number) <= step) this.materialize(j);
+    }
+    this.ringLen[b] = 0;
+  }
+
+  /** The first ordinary slot at or after `i` (the batch's length if none). */
+  nextActive(i: number): number {
+    const n = this.reqs.length;
+    if (this.lazyCount === 0 || i >= n) return i;
+    const act = this.act;
+    let w = i >>> 5;
+    let bits = (act[w] as number) & (-1 << (i & 31));
+    while (bits === 0) {
+      w++;
+      if (w << 5 >= n) return n;
+      bits = act[w] as number;
+    }
+    return (w << 5) + (31 - Math.clz32(bits & -bits));
+  }
+
+  private setAct(j: number): void {
+    this.act[j >>> 5] = (this.act[j >>> 5] as number) | (1 << (j & 31));
+  }
+
+  /** Rebuilds {@link act} from the lazy flags of slots `from` on (after the slots there moved). */
+  private rebuildAct(from: number): void {
+    const act = this.act;
+    const lz = this.lz;
+    const n = this.reqs.length;
+    const w0 = from >>> 5;
+    act.fill(0, w0);
+    for (let j = w0 << 5; j < n; j++) if (lz[j] === 0) this.setAct(j);
   }
 
   /** Makes lazy slot j ordinary again, with its fields as of step {@link done}. */
@@ -170,6 +239,7 @@ export class RunningBatch {
     const a = this.ag[j] as number;
     const p = this.pi[j] as number;
     this.lz[j] = 0;
+    this.setAct(j);
     this.lazyCount--;
     this.lazyBase -= p - a;
     const d = this.done - a;
@@ -244,6 +314,8 @@ export class RunningBatch {
     const n = this.reqs.length;
     this.reqs.splice(j, 1);
     for (const a of this.slots) a.copyWithin(j, j + 1, n);
+    for (let k = j; k < n - 1; k++) (this.reqs[k] as Request).batchSlot = k;
+    this.rebuildAct(j);
     return r;
   }
 
@@ -266,11 +338,16 @@ export class RunningBatch {
       const len = end - from;
       if (len <= 0) continue;
       for (const a of this.slots) a.copyWithin(to, from, end);
-      for (let j = from; j < end; j++) out[to++] = reqs[j] as Request;
+      for (let j = from; j < end; j++) {
+        const r = reqs[j] as Request;
+        r.batchSlot = to;
+        out[to++] = r;
+      }
     }
     out.length = to;
     this.spare = reqs;
     this.reqs = out;
+    this.rebuildAct(gone[0] as number);
   }
 
   /** Every per-slot array, for block moves ({@link slots} holds the current list). */
@@ -285,11 +362,11 @@ export class RunningBatch {
   scheduled(): StepBatch {
     const st = this.step;
     const nn = this.nn;
-    const lz = this.lz;
     let c = 0;
-    for (let j = 0; j < this.reqs.length; j++) {
+    const n = this.reqs.length;
+    for (let j = this.nextActive(0); j < n; j = this.nextActive(j + 1)) {
       const t = nn[j] as number;
-      if (t > 0 && lz[j] === 0) {
+      if (t > 0) {
         st.progress[c] = this.pi[j] as number;
         st.newTokens[c] = t;
         st.inputLen[c] = this.il[j] as number;
