@@ -15,14 +15,14 @@ const scratch = mkdtempSync(path.join(tmpdir(), 'blis-bench-'));
 process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
 
 /**
- * Runs `cmd args` to completion and measures it: wall time (this process's clock around the child), and with
- * GNU time the child's user+system CPU time and peak RSS. Throws when the command fails.
+ * Runs `cmd args` to completion (in `env`) and measures it: wall time (this process's clock around the child),
+ * and with GNU time the child's user+system CPU time and peak RSS. Throws when the command fails.
  */
-export function timedRun(cmd, args, { cwd = ROOT, label = cmd } = {}) {
+export function timedRun(cmd, args, { cwd = ROOT, label = cmd, env = process.env } = {}) {
   const timeFile = path.join(scratch, 'time.txt');
   const argv = GNU_TIME === null ? [cmd, ...args] : [GNU_TIME, '-f', '%U %S %M', '-o', timeFile, cmd, ...args];
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(argv[0], argv.slice(1), { cwd, maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync(argv[0], argv.slice(1), { cwd, env, maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'pipe'] });
   const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
   if (r.status !== 0) throw new Error(`${label} failed (exit ${r.status ?? r.signal}): ${r.stderr.toString().trim().split('\n').slice(-3).join(' | ')}`);
   let cpuS = null;

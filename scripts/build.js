@@ -7,16 +7,20 @@
 // dist/sweep/worker.js (sweep points on that pool), dist/serve/body-worker.js (serve's body parser). Shared code
 // goes to dist/chunks/.
 // piscina (spawns its own worker file) and quickjs-wasi (loads its .wasm beside itself) stay external.
+//
+// bin/blis.js runs a second build of the CLI: dist/cli.cjs, one CommonJS file, with the V8 code cache
+// dist/cli.cjs.cache (scripts/cli-bundle.js; bin/load-cli.js says why).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { buildCliBundle } from './cli-bundle.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const ENTRIES = [
-  'src/index.ts', 'src/cli/main.ts', 'src/evaluate/worker.ts', 'src/sweep/worker.ts', 'src/serve/body-worker.ts',
+  'src/index.ts', 'src/cli/main.ts', 'src/evaluate/worker.ts', 'src/sweep/worker.ts', 'src/serve/body-worker.ts', 'src/workload/stream-worker.ts',
   // Imported by path by scripts and benchmarks: scripts/gen-schema.js, bench/queue.js.
   'src/evaluate/result-schema.ts', 'src/queue/index.ts', 'src/sweep/index.ts',
 ];
@@ -78,6 +82,9 @@ const result = await build({
   // Bundled CommonJS dependencies (commander) call require() for Node built-ins; an ESM bundle has none.
   banner: { js: "import { createRequire as __blisCreateRequire } from 'node:module';\nconst require = __blisCreateRequire(import.meta.url);" },
 });
+
+// The CLI again as one CommonJS file with a V8 code cache, which bin/blis.js runs (scripts/cli-bundle.js).
+if (!(await buildCliBundle(root, [lazyChildProcess]))) process.exitCode = 1;
 
 // Remove JavaScript left by earlier builds (per-file tsc output, old chunks): nothing may import a stale file;
 // and declarations tsc did not write this time (after a failed type check too: tsc still emits them all).

@@ -11,7 +11,7 @@
  * Every failure is one {@link ConfigError} naming the option, the path and the fix.
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { formatBytes } from '../format/yaml.js';
+import { formatBytes } from '../format/bytes.js';
 import { ConfigError } from '../sim/config-error.js';
 
 /** Default cap of YAML and JSON inputs (src/format/yaml.ts uses the same). */

@@ -11,6 +11,7 @@
 import { Document as YamlDocument, LineCounter, isAlias, isCollection, isMap, isPair, isScalar, isSeq, parseAllDocuments, parseDocument } from 'yaml';
 import type { Alias, Document, DocumentOptions, Node as YamlNode, ParseOptions, SchemaOptions, YAMLMap } from 'yaml';
 import { BlisError } from '../domain/errors.js';
+import { formatBytes } from './bytes.js';
 
 export interface TextLimits {
   /** Largest input accepted, in bytes of UTF-8 (checked on the string's length, a lower bound). */
@@ -66,11 +67,7 @@ export function checkTextSize(text: string, file: string, maxBytes: number = DEF
   }
 }
 
-export function formatBytes(n: number): string {
-  if (n >= 1024 * 1024) return `${(n / 1024 / 1024).toFixed(n % (1024 * 1024) === 0 ? 0 : 1)} MiB`;
-  if (n >= 1024) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KiB`;
-  return `${n} bytes`;
-}
+export { formatBytes };
 
 /**
  * Parses one YAML document with limits. `what` names the kind of file in messages ("policy bundle",

@@ -20,7 +20,7 @@ import { PRESET_NAMES } from '../workload/presets.js';
 import { ConfigError } from './config-error.js';
 import { showValue } from '../domain/errors.js';
 import { MAX_REQUEST_TOKENS } from '../domain/units.js';
-import { LATENCY_BACKENDS } from './resolve-latency.js';
+import { LATENCY_BACKENDS } from './latency-backends.js';
 import { TRACE_LEVELS } from './resolve-policies.js';
 
 export type OptionKind = 'string' | 'int' | 'float' | 'bool' | 'floats';

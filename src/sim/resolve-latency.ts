@@ -20,8 +20,9 @@ import type { HardwareConfig, LatencyModel, ModelConfig } from '../latency/types
 import type { KVCapacityParams } from '../latency/hf-config.js';
 import { ConfigError } from './config-error.js';
 
-export const LATENCY_BACKENDS = { 'trained-physics': true, roofline: true, blackbox: true, 'corrected-physics': true } as const;
-export type LatencyBackend = keyof typeof LATENCY_BACKENDS;
+import { LATENCY_BACKENDS, type LatencyBackend } from './latency-backends.js';
+
+export { LATENCY_BACKENDS, type LatencyBackend };
 
 export interface LatencyInput {
   readonly model: string;

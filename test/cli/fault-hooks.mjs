@@ -5,12 +5,31 @@ let modulePath = '';
 let exportName = '';
 let passThrough = 0;
 
-export function initialize(data) {
+/** "dist/path/module.js#export@N" -> its parts. */
+export function parseFault(data) {
   const [mod, spec = ''] = String(data).split('#');
   const [name, skip = '0'] = spec.split('@');
-  modulePath = mod;
-  exportName = name;
-  passThrough = Number(skip);
+  return { modulePath: mod, exportName: name, passThrough: Number(skip) };
+}
+
+export function initialize(data) {
+  ({ modulePath, exportName, passThrough } = parseFault(data));
+}
+
+/**
+ * A bundle (an ESM chunk under dist/, or the one-file CLI dist/cli.cjs) has no file per module: the function's
+ * top-level definition is renamed and a throwing function of the same name takes its place. The text is
+ * unchanged when it does not define the function.
+ */
+export function injectFault(text, name, skip) {
+  const def = new RegExp(`^(export )?(async )?function ${name}\\(`, 'm');
+  if (!def.test(text)) return text;
+  return text.replace(def, (_m, ex = '', as = '') => `${ex}${as}function ${name}$original(`) +
+    `\nlet ${name}$calls = 0;\n` +
+    `function ${name}(...args) {\n` +
+    `  if (${name}$calls++ < ${skip}) return ${name}$original(...args);\n` +
+    `  throw new TypeError('injected fault in ${name}');\n` +
+    `}\n`;
 }
 
 export async function load(url, context, nextLoad) {
@@ -25,20 +44,11 @@ export async function load(url, context, nextLoad) {
       `}\n`;
     return { format: 'module', source, shortCircuit: true };
   }
-  // The bundled build (scripts/build.js) has no file per module: the function lives in a chunk under dist/. There
-  // its top-level definition is renamed and a throwing function of the same name takes its place.
   if (modulePath.startsWith('dist/') && url.includes('/dist/') && url.endsWith('.js')) {
     const r = await nextLoad(url, context);
     const text = String(r.source);
-    const def = new RegExp(`^(export )?(async )?function ${exportName}\\(`, 'm');
-    if (!def.test(text)) return r;
-    const source = text.replace(def, (_m, ex = '', as = '') => `${ex}${as}function ${exportName}$original(`) +
-      `\nlet ${exportName}$calls = 0;\n` +
-      `function ${exportName}(...args) {\n` +
-      `  if (${exportName}$calls++ < ${passThrough}) return ${exportName}$original(...args);\n` +
-      `  throw new TypeError('injected fault in ${exportName}');\n` +
-      `}\n`;
-    return { ...r, source, shortCircuit: true };
+    const source = injectFault(text, exportName, passThrough);
+    return source === text ? r : { ...r, source, shortCircuit: true };
   }
   return nextLoad(url, context);
 }

@@ -36,10 +36,11 @@ interface Outcome {
   readonly stderr: string;
 }
 
-function blis(fault: string, argv: readonly string[]): Outcome {
+/** bin/blis.js runs the one-file CLI bundle; `esm` makes it run the ESM build instead (BLIS_NO_CODE_CACHE=1). */
+function blis(fault: string, argv: readonly string[], esm = false): Outcome {
   const r = spawnSync(process.execPath, ['--import', INJECT, BLIS, ...argv], {
     cwd: dir,
-    env: { ...process.env, BLIS_FAULT: fault },
+    env: { ...process.env, BLIS_FAULT: fault, BLIS_NO_CODE_CACHE: esm ? '1' : '' },
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -80,6 +81,13 @@ describe('an internal fault in any command: one internal line, exit 70', () => {
     expect(o.stdout).toBe('');
   }, 60_000);
 
+  // bin/blis.js falls back to the ESM build when the bundle or its cache is missing: the same there.
+  it.each(CASES.filter(([name]) => ['run', 'evaluate', 'report', 'serve'].includes(name)))('%s, through the ESM build', (_name, module, name, argv) => {
+    const o = blis(`${module}#${name}`, argv, true);
+    expectInternal(o, name);
+    expect(o.stdout).toBe('');
+  }, 60_000);
+
   it.each([
     ['dist/sim/run.js', 'simulateRun', ['run', ...M]],
     ['dist/policy/catalog.js', 'policyCatalog', ['policies']],
@@ -91,11 +99,11 @@ describe('an internal fault in any command: one internal line, exit 70', () => {
     expect(o.stderr).toMatch(new RegExp(`TypeError: injected fault in ${name}\\n\\s+at `));
   }, 60_000);
 
-  it('serve: a fault while answering a request stops the server the same way', async () => {
+  it.each([['the CLI bundle', ''], ['the ESM build', '1']])('serve (%s): a fault while answering a request stops the server the same way', async (_build, esm) => {
     const child = spawn(process.execPath, ['--import', INJECT, BLIS, 'serve', ...M, '--port', '0', '--log', 'error'], {
       cwd: dir,
       // @1: serve calls fullResponse once itself while warming up, before it listens.
-      env: { ...process.env, BLIS_FAULT: 'dist/serve/openai.js#fullResponse@1' },
+      env: { ...process.env, BLIS_FAULT: 'dist/serve/openai.js#fullResponse@1', BLIS_NO_CODE_CACHE: esm },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -26,7 +26,8 @@ describe('the packed package', () => {
   }, 180_000);
 
   it('ships the license, the readme, the CLI and the library entry points', () => {
-    for (const f of ['LICENSE', 'README.md', 'package.json', pkg.bin['blis'] as string, pkg.main, pkg.types, 'dist/cli/main.js']) {
+    // bin/blis.js loads the one-file CLI bundle with its code cache (bin/load-cli.js), else dist/cli/main.js.
+    for (const f of ['LICENSE', 'README.md', 'package.json', pkg.bin['blis'] as string, 'bin/load-cli.js', pkg.main, pkg.types, 'dist/cli/main.js', 'dist/cli.cjs', 'dist/cli.cjs.cache']) {
       expect(files, f).toContain(f.replace(/^\.\//, ''));
     }
   });
@@ -46,7 +47,7 @@ describe('the packed package', () => {
 
   it('ships no source maps and no references to them (the sources are not shipped)', () => {
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
-    const withMaps = files.filter((f) => /\.(js|d\.ts)$/.test(f) && readFileSync(path.join(ROOT, f), 'utf8').includes('sourceMappingURL'));
+    const withMaps = files.filter((f) => /\.(c?js|d\.ts)$/.test(f) && readFileSync(path.join(ROOT, f), 'utf8').includes('sourceMappingURL'));
     expect(withMaps).toEqual([]);
   });
 });

@@ -21,10 +21,14 @@ function newestSource(dir: string): number {
   return t;
 }
 
-/** Builds dist/ when it is missing or older than src/ (the child processes run the built CLI). */
+/**
+ * Builds dist/ when it is missing or older than src/ (the child processes run the built CLI: the one-file bundle
+ * dist/cli.cjs with its code cache, or dist/cli/main.js).
+ */
 export function ensureBuilt(): void {
   const main = join(ROOT, 'dist', 'cli', 'main.js');
-  if (existsSync(main) && statSync(main).mtimeMs >= newestSource(join(ROOT, 'src'))) return;
+  const bundled = ['cli.cjs', 'cli.cjs.cache'].every((f) => existsSync(join(ROOT, 'dist', f)));
+  if (bundled && existsSync(main) && statSync(main).mtimeMs >= newestSource(join(ROOT, 'src'))) return;
   try {
     execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.js')], { cwd: ROOT, stdio: 'pipe', timeout: 180_000 });
   } catch (e) {

@@ -1,0 +1,137 @@
+// Loads the CLI for bin/blis.js: the one-file CommonJS bundle dist/cli.cjs compiled with the V8 code cache the
+// build wrote beside it (dist/cli.cjs.cache), or else the ESM build (dist/cli/main.js).
+//
+// Why by hand: ~60 ms of a short `blis run` was resolving, linking and compiling ~58 ESM chunk files. One
+// CommonJS file with a code cache skips all of it: V8 deserialises the bytecode of every function the build saw
+// run instead of parsing and compiling them. Node 20 has no module.enableCompileCache() (Node 22.1+), and
+// v8-compile-cache (and its fork v8-compile-cache-lib) write their cache at run time, into the temporary
+// directory by default, and hook require() of separate files. Here the cache is made once by `npm run build` (scripts/cli-bundle.js, scripts/code-cache.js)
+// and only read at run time: nothing is written into the package or anywhere else.
+//
+// When the cache cannot be used the ESM build is loaded (compiling the whole bundle from source would cost more
+// than the ESM build's few chunks): when it is missing, damaged or made from another bundle (the cache file
+// starts with the bundle's content hash, from its first line, and the SHA-256 of V8's data: V8 checks the
+// source only by its length and, in release builds, no checksum, so a damaged cache would abort the process),
+// or when V8 would reject it because another Node or other V8 flags made it (NODE_OPTIONS=--max-old-space-size
+// changes V8's flag hash). V8 says that only after compiling, so the loader asks it beforehand with a one-byte
+// script's cache, whose header has the same version and flag hashes. Should V8 still reject the cache, the
+// bundle compiles from source: slower, same behaviour.
+//
+// BLIS_NO_CODE_CACHE=1 loads the ESM build; BLIS_DEBUG_CODE_CACHE=1 prints one `debug: code cache ...` line on
+// stderr saying what was loaded and why (for tests and diagnosis).
+import { isAscii } from 'node:buffer';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import vm from 'node:vm';
+
+const DIST = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist');
+export const BUNDLE = path.join(DIST, 'cli.cjs');
+export const CACHE = `${BUNDLE}.cache`;
+
+/**
+ * The bundle's `import()`s call this parameter instead (the build rewrites them): a vm.Script has no import()
+ * of its own, and Node's stand-in (vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER) is lost when the script comes
+ * from a code cache, and prints an ExperimentalWarning on Node 20 when it works.
+ */
+export const IMPORT = '__blisEsmImport';
+
+/** The bundle's first line, `"use strict"; // blis-cli-bundle <hash>`, written by scripts/cli-bundle.js. */
+const ID = /^"use strict"; \/\/ blis-cli-bundle ([0-9a-f]{16})\n/;
+
+const HEADER_BYTES = 16 + 1 + 64 + 1;
+
+/** A cache file: the hash of the bundle it was made from, the SHA-256 of V8's data and a newline; then the data. */
+export function cacheFile(id, data) {
+  return Buffer.concat([Buffer.from(`${id} ${digest(data)}\n`, 'latin1'), data]);
+}
+
+function digest(data) {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+function readOrNull(file) {
+  try {
+    return readFileSync(file);
+  } catch {
+    return null;
+  }
+}
+
+/** The bundle's text and content hash (null without the build's first line), or null when there is no bundle. */
+export function readBundle(file = BUNDLE) {
+  const bytes = readOrNull(file);
+  if (bytes === null) return null;
+  // The build makes the bundle ASCII-only when it can: Latin-1 decodes it several times faster than UTF-8.
+  const source = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+  return { source, id: ID.exec(source.slice(0, 64))?.[1] ?? null };
+}
+
+/**
+ * V8's header of a code cache starts with uint32s: magic number, version hash, source hash, flag hash. A cache
+ * this process makes has this Node's magic, version and flag hashes; a cache with others would be rejected.
+ */
+function sameV8(data) {
+  if (data.length < 16) return false;
+  const probe = new vm.Script('0').createCachedData();
+  return probe.length >= 16 && probe.compare(data, 0, 8, 0, 8) === 0 && probe.compare(data, 12, 16, 12, 16) === 0;
+}
+
+/** V8's data in the cache file `cache` of the bundle `id`, or why it cannot be used. */
+export function cachedDataOf(cache, id) {
+  if (id === null || cache.length <= HEADER_BYTES || cache.toString('latin1', 0, id.length + 1) !== `${id} `) return { reason: 'unusable' };
+  const data = cache.subarray(HEADER_BYTES);
+  if (!sameV8(data)) return { reason: 'foreign' };
+  if (cache.toString('latin1', id.length + 1, HEADER_BYTES) !== `${digest(data)}\n`) return { reason: 'unusable' };
+  return { data };
+}
+
+// Module.wrap's layout (the source starts on line 1, so stack traces keep the bundle's line numbers), plus the
+// import function.
+const HEAD = `(function (exports, require, module, __filename, __dirname, ${IMPORT}) { `;
+const TAIL = '\n});';
+
+/**
+ * Compiles (with V8's `cachedData` when given) and runs the bundle `source` of the file `file` as a CommonJS
+ * module. Returns its exports, the compiled script (the build asks it for its cache) and whether V8 rejected
+ * the data.
+ */
+export function runBundle(file, source, cachedData) {
+  const script = new vm.Script(HEAD + source + TAIL, { filename: file, cachedData });
+  const base = pathToFileURL(file);
+  // Bare names resolve from the package as they would from dist/; relative ones (none today) from the bundle.
+  const importer = (specifier) => import(specifier.startsWith('.') ? new URL(specifier, base).href : specifier);
+  const module = { exports: {} };
+  script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file), importer);
+  return { exports: module.exports, script, rejected: cachedData !== undefined && script.cachedDataRejected === true };
+}
+
+/**
+ * The bundle and V8's data of its cache, or why they cannot be used: 'off' (BLIS_NO_CODE_CACHE=1), 'absent'
+ * (either file missing), 'unusable' (damaged, or made from another bundle) or 'foreign' (another Node or
+ * other V8 flags).
+ */
+function usableBundle() {
+  if (process.env.BLIS_NO_CODE_CACHE === '1') return { reason: 'off' };
+  const cache = readOrNull(CACHE);
+  if (cache === null) return { reason: 'absent' };
+  const bundle = readBundle();
+  if (bundle === null) return { reason: 'absent' };
+  const { data, reason } = cachedDataOf(cache, bundle.id);
+  return data === undefined ? { reason } : { source: bundle.source, data };
+}
+
+/** The CLI module's exports: `main`, `processIo`, `reportInternal` (src/cli/main.ts). */
+export async function loadCli() {
+  const debug = process.env.BLIS_DEBUG_CODE_CACHE === '1';
+  const usable = usableBundle();
+  if (usable.data !== undefined) {
+    const { exports, rejected } = runBundle(BUNDLE, usable.source, usable.data);
+    if (debug) process.stderr.write(`debug: code cache ${rejected ? 'rejected by V8, compiled from source' : 'accepted'} (dist/cli.cjs)\n`);
+    return exports;
+  }
+  if (debug) process.stderr.write(`debug: code cache ${usable.reason} (dist/cli/main.js)\n`);
+  return import('../dist/cli/main.js');
+}
