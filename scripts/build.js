@@ -20,7 +20,7 @@ import { buildCliBundle } from './cli-bundle.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const ENTRIES = [
-  'src/index.ts', 'src/cli/main.ts', 'src/evaluate/worker.ts', 'src/sweep/worker.ts', 'src/serve/body-worker.ts', 'src/workload/stream-worker.ts',
+  'src/index.ts', 'src/cli/main.ts', 'src/evaluate/worker.ts', 'src/sweep/worker.ts', 'src/serve/body-worker.ts',
   // Imported by path by scripts and benchmarks: scripts/gen-schema.js, bench/queue.js.
   'src/evaluate/result-schema.ts', 'src/queue/index.ts', 'src/sweep/index.ts',
 ];

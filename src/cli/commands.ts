@@ -70,7 +70,7 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
   const trace = tp === '' ? null : checkTracePrefix('--trace-output', tp);
   const extra = checkSeriesAndReport(f);
   checkDistinct([metrics, ...(trace ?? []), extra.timeseries, extra.report]);
-  const out = await withProgress(f, 'run', (opts) => simulateRun(f, processEnv(io), observe, { ...opts, workloadThread: process.env['BLIS_WORKLOAD_THREAD'] !== '0' }));
+  const out = await withProgress(f, 'run', (opts) => simulateRun(f, processEnv(io), observe, opts));
   const files = await seriesAndReportFiles(extra, f, out, 'run');
   if (metrics !== null) files.push([metrics, out.metricsFileChunks()]);
   if (trace !== null && out.trace !== null) files.push([trace[0], out.trace.yaml], [trace[1], out.trace.csvChunks()]);

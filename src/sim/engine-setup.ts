@@ -30,7 +30,6 @@ import type { DeploymentEngineSetup, PoolConfigSetup } from './resolve-deploymen
 import type { StaticFacts } from '../cluster/snapshot.js';
 import type { ReplicaBuild } from '../cluster/autoscaler/actuator.js';
 import { withWarmup } from '../latency/warmup.js';
-import { iterableChunks, type RequestChunks } from '../workload/chunks.js';
 import type { BuiltPolicies, PreparedPolicies } from '../policy/build.js';
 import type { PolicyBuildContext } from '../policy/templates/build.js';
 import type { ControlPoint } from '../policy/view.js';
@@ -385,10 +384,7 @@ function releasing(followUps: FollowUpHook | null): FollowUpHook {
 
 const NO_FOLLOW_UPS: readonly Request[] = [];
 
-/**
- * How many arrivals of a one-thread stream are generated and injected at a time (fewer when driven: generating a
- * chunk is work between the driver's yields). A workload thread's chunks come as it posts them.
- */
+/** How many generated arrivals wait in the event queue at most while a streamed workload runs. */
 const STREAM_CHUNK = 4096;
 
 /**
@@ -403,42 +399,41 @@ const STREAM_CHUNK = 4096;
  */
 export async function driveEngineStreaming(
   setup: EngineSetup,
-  source: Iterable<Request> | RequestChunks,
+  source: Iterable<Request>,
   prepare: ((cs: ClusterSimulator) => void) | null,
   drive: EngineDriver | null,
   progress: ProgressCallback | null = null,
   total: number | null = null,
 ): Promise<{ cluster: ClusterSimulator; requests: Request[] }> {
-  const chunks = isRequestChunks(source) ? source : iterableChunks(source, drive === null ? STREAM_CHUNK : STREAM_CHUNK / 16);
-  try {
-    const cs = buildCluster(setup);
-    cs.setFollowUpHook(releasing(null));
-    prepare?.(cs);
-    const all: Request[] = [];
-    const step = progress === null ? (until: number): void => void cs.advanceTo(until) : reportingAdvance(cs, progress, total);
-    const advance = drive === null ? (until: number): Promise<void> => Promise.resolve(step(until)) : (until: number): Promise<void> => drive(cs, until);
-    // The source's chunks, each injected whole, then simulated up to its last arrival (excluded: the next chunk
-    // may hold more arrivals at that time). A chunk still being generated on another thread is awaited only then.
-    for (let c = await chunks.next(); c !== null && c.length > 0; c = await chunks.next()) {
-      let last = 0;
-      for (let i = 0; i < c.length; i++) {
-        const r = c[i] as Request;
-        last = r.arrivalTime;
-        cs.inject(r);
-        all.push(r);
-      }
-      await advance(last - 1);
+  const cs = buildCluster(setup);
+  cs.setFollowUpHook(releasing(null));
+  prepare?.(cs);
+  const all: Request[] = [];
+  const step = progress === null ? (until: number): void => void cs.advanceTo(until) : reportingAdvance(cs, progress, total);
+  const advance = drive === null ? (until: number): Promise<void> => Promise.resolve(step(until)) : (until: number): Promise<void> => drive(cs, until);
+  // Driven runs inject smaller chunks: generating a chunk is work between the driver's yields.
+  const chunk = drive === null ? STREAM_CHUNK : STREAM_CHUNK / 16;
+  const it = source[Symbol.iterator]();
+  let next = it.next();
+  while (!next.done) {
+    const first = next.value.arrivalTime;
+    // A chunk: `chunk` arrivals, extended to every arrival at the time of its last one.
+    let last = first;
+    // (Arrivals past the horizon are injected too, and never run: the run stops at the horizon as before.)
+    let n = 0;
+    while (!next.done && (n < chunk || next.value.arrivalTime === last)) {
+      last = next.value.arrivalTime;
+      cs.inject(next.value);
+      all.push(next.value);
+      n++;
+      next = it.next();
     }
-    await advance(Infinity);
-    cs.finish();
-    return { cluster: cs, requests: all };
-  } finally {
-    chunks.close();
+    // Everything strictly before the next chunk's first arrival; that chunk is injected before it can run.
+    if (!next.done) await advance(next.value.arrivalTime - 1);
   }
-}
-
-function isRequestChunks(s: Iterable<Request> | RequestChunks): s is RequestChunks {
-  return typeof (s as Partial<RequestChunks>).close === 'function' && typeof (s as Partial<RequestChunks>).next === 'function';
+  await advance(Infinity);
+  cs.finish();
+  return { cluster: cs, requests: all };
 }
 
 /**

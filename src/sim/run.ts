@@ -9,7 +9,6 @@ import { parseFitnessWeights } from '../metrics/fitness.js';
 import { goJsonArrayChunks, goJsonIndent } from '../metrics/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
 import { checkDistributionWorkload, distributionWorkloadStream, type DistributionWorkloadOptions } from '../workload/distribution.js';
-import { THREADED_MIN_REQUESTS } from '../workload/chunks.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
 import { checkReplayRecords, defaultReplayHorizon, recordedReplayHorizon } from '../workload/replay.js';
@@ -124,11 +123,6 @@ export interface RunOptions {
   readonly lazyDecode?: boolean;
   /** false: the prefix-affinity scorer keeps an index of its own beside ShadowKV's; for tests comparing both. */
   readonly sharePrefixIndex?: boolean;
-  /**
-   * Generate a long distribution workload on a worker thread (workload/threaded-stream.ts) while this thread
-   * simulates: the CLI's `run` does; a library caller that already spreads runs over threads should not.
-   */
-  readonly workloadThread?: boolean;
 }
 
 /** `report_data` (with `--report-data`): what blis report and blis compare draw. */
@@ -194,8 +188,6 @@ interface RunWorkload {
   readonly followUpBudget: number;
   /** The spec's LoRA adapter references (checked against --lora-config). */
   readonly adapterRefs?: readonly AdapterReference[];
-  /** The distribution workload's options, when `requests` is that generator (it can then run on a worker thread). */
-  readonly distribution?: DistributionWorkloadOptions;
 }
 
 /** `--concurrency` / `--think-time-ms`, checked as the reference does before any workload is built. */
@@ -274,8 +266,7 @@ function distributionOptions(f: FlagValues): Omit<DistributionWorkloadOptions, '
 /** The distribution workload or a preset, from the run options: generated while the simulation reaches it. */
 function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
   const { total, ...opts } = distributionOptions(f);
-  const distribution = { seed, ...opts };
-  return { requests: distributionWorkloadStream(distribution), streamed: true, total, horizon: opts.horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1, distribution };
+  return { requests: distributionWorkloadStream({ seed, ...opts }), streamed: true, total, horizon: opts.horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
 }
 
 /**
@@ -367,9 +358,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   let cs: ClusterSimulator;
   let all: Request[];
   if (wl.streamed && sessions === null) {
-    const threaded = opts.workloadThread === true && wl.distribution !== undefined && !setup.deployment && (wl.total ?? 0) >= THREADED_MIN_REQUESTS;
-    const source = threaded ? new (await import('../workload/threaded-stream.js')).ThreadedDistributionStream(wl.distribution!, full.kv.blockSize) : wl.requests;
-    ({ cluster: cs, requests: all } = await driveEngineStreaming(full, source, prepare, env.drive ?? null, opts.onProgress ?? null, wl.total ?? null));
+    ({ cluster: cs, requests: all } = await driveEngineStreaming(full, wl.requests, prepare, env.drive ?? null, opts.onProgress ?? null, wl.total ?? null));
   } else {
     const requests = Array.from(wl.requests);
     cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
