@@ -3,7 +3,7 @@ import { testSetup } from '../../test/io/engine.js';
 import { CORRECTED_PHYSICS_COEFFICIENTS, createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
 import { Request } from '../domain/request.js';
 import { GoRand } from '../engine/go-rand.js';
-import type { EngineSetup } from '../sim/engine-setup.js';
+import type { EngineSetup, PdEngineSetup } from '../sim/engine-setup.js';
 import { simulateLinearized } from './record.js';
 import { findCatalogModel } from '../config/catalog/models.js';
 import { parseHFConfig } from '../latency/hf-config.js';
@@ -50,6 +50,12 @@ describe('linearised simulation', () => {
       expect(n).toBe(120);
     });
   }
+
+  it('refuses a P/D disaggregated setup with one clear error (split requests are not linearised)', async () => {
+    const pd = { roles: [1, 2] } as unknown as PdEngineSetup;
+    const base = await setup(C0, 'async');
+    expect(() => simulateLinearized({ ...base, pd }, requests())).toThrow(/P\/D disaggregation is not supported/);
+  });
 
   it('predicts a small change of the coefficients as a re-simulation measures it', async () => {
     const lin = simulateLinearized(await setup(C0, 'async'), requests());

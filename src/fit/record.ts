@@ -14,6 +14,7 @@ import type { Instance, StepInfo } from '../instance/instance.js';
 import type { LatencyModel, LinearLatency } from '../latency/types.js';
 import { runEngine, type EngineSetup } from '../sim/engine-setup.js';
 import { clampToInt64 } from '../domain/units.js';
+import { BlisError } from '../domain/errors.js';
 
 /** What the fit needs about one request. Rows are length K (the model's coefficient count). */
 export interface RequestLine {
@@ -104,6 +105,12 @@ interface Pending {
  * returns the linearisation. The simulation itself is exactly the one `setup` describes.
  */
 export function simulateLinearized(setup: EngineSetup, requests: readonly Request[]): Linearization {
+  // A disaggregated request is two engine requests (prefill and decode halves on different pools) whose TTFT and
+  // E2E are its parent's; the per-request lines below follow one engine request each and would count it as
+  // never completed.
+  if (setup.pd !== undefined && setup.pd !== null) {
+    throw new BlisError('bad-config', 'the latency fit simulates each request on one engine; P/D disaggregation is not supported: fit on traces of a non-disaggregated deployment', { field: 'pd' });
+  }
   const inner = setup.latency;
   const lin = inner.linear;
   if (lin === undefined) throw new Error(`latency model ${inner.name} is not linear in its coefficients; only corrected-physics can be fitted`);
