@@ -86,14 +86,8 @@ export class HashIndex {
     const hi = (k * INV_TWO32) | 0;
     const t = this.table;
     const i = this.probe(lo, hi);
-    if (t[4 * i] === lo && t[4 * i + 1] === hi) {
-      t[4 * i + 2] = v;
-      return;
-    }
-    t[4 * i] = lo;
-    t[4 * i + 1] = hi;
-    t[4 * i + 2] = v;
-    if (++this.count * 2 > this.mask + 1) this.grow();
+    if (t[4 * i] === lo && t[4 * i + 1] === hi) t[4 * i + 2] = v;
+    else this.fill(i, lo, hi, v);
   }
 
   /**
@@ -107,11 +101,17 @@ export class HashIndex {
     const t = this.table;
     const i = this.probe(lo, hi);
     if (t[4 * i] === lo && t[4 * i + 1] === hi) return t[4 * i + 2] as number;
+    this.fill(i, lo, hi, v);
+    return -1;
+  }
+
+  /** Stores a new key in empty slot `i` (found by {@link probe}), growing the table past load 1/2. */
+  private fill(i: number, lo: number, hi: number, v: number): void {
+    const t = this.table;
     t[4 * i] = lo;
     t[4 * i + 1] = hi;
     t[4 * i + 2] = v;
     if (++this.count * 2 > this.mask + 1) this.grow();
-    return -1;
   }
 
   delete(k: number): boolean {

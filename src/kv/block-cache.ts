@@ -582,7 +582,7 @@ export class BlockKVCache implements KVStore {
   hasHash(h: number): boolean { return this.hashToBlock.has(h); }
 
   /** Tier-internal. Identity of block `b` ({@link NO_HASH} if unhashed). */
-  blockHash(b: number): number { return this.hashOf(b); }
+  blockHash(b: number): number { return b < this.pristine ? this.hashOf(b) : NO_HASH; }
 
   /** Tier-internal. Number of tokens block `b` holds. */
   blockFill(b: number): number { return b < this.pristine ? (this.meta[8 * b + FILL] as number) : 0; }
