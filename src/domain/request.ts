@@ -8,6 +8,7 @@
  */
 import type { SharedPrefix } from './block-hash.js';
 import type { Tick } from './units.js';
+import { releaseTokenArray } from './token-slab.js';
 
 export const RequestState = {
   Queued: 0,
@@ -187,12 +188,23 @@ export class Request {
   inputHashBlockSize = 0;
   /** The shared prefix the prompt starts with, when the workload knows one (its block hashes are reused). */
   sharedPrefix: SharedPrefix | null = null;
+  /**
+   * Whether this request alone holds its two token arrays, made for it by domain/token-slab.ts's tokenArray (set
+   * by the workload generator that made them): {@link releaseTokens} then gives them back for reuse. Whoever
+   * lets another object hold them (a P/D half, a copy) clears it.
+   */
+  ownsTokens = false;
 
   /**
    * Drops the token ids and block hashes of a request that has left the system (the lengths stay): nothing reads
    * them afterwards, and a run of millions of requests would otherwise hold every prompt to the end.
    */
   releaseTokens(): void {
+    if (this.ownsTokens) {
+      this.ownsTokens = false;
+      releaseTokenArray(this.inputTokens);
+      releaseTokenArray(this.outputTokens);
+    }
     this.inputTokens = NO_TOKENS;
     this.outputTokens = NO_TOKENS;
     this.inputBlockHashes = null;

@@ -150,6 +150,7 @@ export function adaptForSessions(req: Request, r: SendResult): Request {
   out.set(req.outputTokens.subarray(0, Math.min(produced, req.outputLen)));
   for (let i = req.outputLen; i < produced; i++) out[i] = i + 1;
   const a = new Request(req.id, req.inputTokens, out, req.arrivalTime, req.maxOutputLen, req.deadline);
+  req.ownsTokens = false; // the copy holds its prompt array: never given back for reuse
   a.sessionId = req.sessionId;
   a.roundIndex = req.roundIndex;
   a.state = r.status === 'ok' ? RequestState.Completed : RequestState.TimedOut;

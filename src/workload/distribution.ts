@@ -155,6 +155,7 @@ function* generate(opts: DistributionWorkloadOptions): Generator<Request> {
     const output = randomTokenIds(clientRng, outLen);
     const deadline = opts.timeoutUs > 0 ? t + opts.timeoutUs : 0;
     const req = new Request(`request_${n++}`, input, output, t, output.length, deadline);
+    req.ownsTokens = true;
     req.clientId = DISTRIBUTION_CLIENT_ID;
     if (prefix.length > 0) {
       req.prefixGroup = SHARED_PREFIX_GROUP;

@@ -4,29 +4,12 @@
  * Both consume the RNG one `Intn(MAX_TOKEN_ID)` per token, in array order, exactly as the reference does, so
  * that a given seed reproduces the reference's token ids (and therefore its prefix-cache hits) bit for bit.
  *
- * The arrays are views into shared slabs: a run generates tens of thousands of token arrays, and one
- * ArrayBuffer per array made the garbage collector account each one as external memory (frequent forced
- * scavenges, slow frees). A slab is freed once no view of it is left.
+ * The arrays are views of shared slabs (domain/token-slab.ts), reused once the requests owning them have left.
  */
 import type { GoRand } from '../engine/go-rand.js';
 import { MAX_TOKEN_ID } from '../domain/units.js';
 import { LIMITS, checkLimit } from '../domain/limits.js';
-
-const SLAB_TOKENS = 1 << 18;
-let slab = new Int32Array(0);
-let slabUsed = 0;
-
-/** A zeroed Int32Array of `n` tokens (a view of the current slab, or its own buffer when large). */
-export function tokenArray(n: number): Int32Array {
-  if (n > SLAB_TOKENS / 8) return new Int32Array(n);
-  if (slabUsed + n > slab.length) {
-    slab = new Int32Array(SLAB_TOKENS);
-    slabUsed = 0;
-  }
-  const out = slab.subarray(slabUsed, slabUsed + n);
-  slabUsed += n;
-  return out;
-}
+import { tokenArray } from '../domain/token-slab.js';
 
 /** `n` token ids drawn in order from `rng`. @throws LimitError past {@link LIMITS.tokensPerRequest}. */
 export function randomTokenIds(rng: GoRand, n: number): Int32Array {

@@ -61,6 +61,8 @@ export class PdParent {
  * enqueue guards; the decode half has the full output. The reference builds both without the LoRA adapter.
  */
 function subRequest(req: Request, id: string, part: PdPart, keepAdapter: boolean): Request {
+  // The halves hold the parent's token arrays: neither they nor the parent give them back for reuse.
+  req.ownsTokens = false;
   const out = part === PdPart.Prefill ? EMPTY_TOKENS : req.outputTokens;
   const r = new Request(id, req.inputTokens, out, req.arrivalTime, req.maxOutputLen, req.deadline);
   r.pdPart = part;

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { hasRole, poolTopologyError, PoolRole, rolesFromCounts } from './pools.js';
 import { transferBlocks, transferDurationUs, type TransferConfig } from './transfer.js';
 import { PdBeyond, REFERENCE_PD, isReferencePd } from './beyond.js';
+import { PdParent } from './parent.js';
+import { Request } from '../../domain/request.js';
 
 const cfg = (over: Partial<TransferConfig> = {}): TransferConfig => ({ bandwidthGBps: 10, baseLatencyMs: 0, contention: false, kvBytesPerToken: 512, blockSize: 16, ...over });
 
@@ -76,5 +78,18 @@ describe('KV transfer duration (INV-P2-2)', () => {
     b.leave(0);
     expect(b.admits(0)).toBe(true);
     expect(b.peakQueue[0]).toBe(2);
+  });
+});
+
+describe('P/D halves and token reuse', () => {
+  it('a split request and its halves never give their shared token arrays back for reuse', () => {
+    const req = new Request('r', new Int32Array(40).fill(5), new Int32Array(8).fill(6), 0);
+    req.ownsTokens = true;
+    const parent = new PdParent(req, 16, 0);
+    const decode = parent.makeDecode();
+    expect(req.ownsTokens).toBe(false);
+    expect(parent.prefill.ownsTokens).toBe(false);
+    expect(decode.ownsTokens).toBe(false);
+    expect(decode.inputTokens).toBe(req.inputTokens);
   });
 });
