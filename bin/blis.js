@@ -1,15 +1,24 @@
 #!/usr/bin/env node
-import { loadCli } from './load-cli.js';
+'use strict';
+// CommonJS (bin/package.json), like bin/load-cli.js: an ES-module entry point costs every start ~5 ms of
+// module-loader set-up before the first line runs.
+const { loadCli, tuneJit } = require('./load-cli.js');
 
-// The CLI from its one-file bundle with the build's code cache, or from the ESM build (bin/load-cli.js).
-const { main, processIo, reportInternal } = await loadCli();
-const argv = process.argv.slice(2);
-// A fault outside the awaited command (a server's request handler, a timer): still one `internal:` line and
-// exit 70, never a raw stack trace.
-const fatal = (e) => {
-  process.exitCode = reportInternal(e, argv, processIo);
-  process.exit();
-};
-process.on('uncaughtException', fatal);
-process.on('unhandledRejection', fatal);
-process.exitCode = await main(argv);
+async function run() {
+  // The CLI from its one-file bundle with the build's code cache, or from the ESM build (bin/load-cli.js); then
+  // V8's inlining budget for short runs (bin/load-cli.js, tuneJit).
+  const { main, processIo, reportInternal } = await loadCli();
+  tuneJit();
+  const argv = process.argv.slice(2);
+  // A fault outside the awaited command (a server's request handler, a timer): still one `internal:` line and
+  // exit 70, never a raw stack trace.
+  const fatal = (e) => {
+    process.exitCode = reportInternal(e, argv, processIo);
+    process.exit();
+  };
+  process.on('uncaughtException', fatal);
+  process.on('unhandledRejection', fatal);
+  process.exitCode = await main(argv);
+}
+
+run();

@@ -1,3 +1,6 @@
+'use strict';
+// CommonJS (bin/package.json), as bin/blis.js says why.
+//
 // Loads the CLI for bin/blis.js: the one-file CommonJS bundle dist/cli.cjs compiled with the V8 code cache the
 // build wrote beside it (dist/cli.cjs.cache), or else the ESM build (dist/cli/main.js).
 //
@@ -10,8 +13,9 @@
 //
 // When the cache cannot be used the ESM build is loaded (compiling the whole bundle from source would cost more
 // than the ESM build's few chunks): when it is missing, damaged or made from another bundle (the cache file
-// starts with the bundle's content hash, from its first line, and the SHA-256 of V8's data: V8 checks the
-// source only by its length and, in release builds, no checksum, so a damaged cache would abort the process),
+// starts with the bundle's content hash, from its first line, and the CRC-32 of V8's data: V8 checks the
+// source only by its length and, in release builds, no checksum, so a damaged cache would abort the process;
+// CRC-32 catches damage, and zlib's costs ~3 ms less per start than loading node:crypto for a SHA-256),
 // or when V8 would reject it because another Node or other V8 flags made it (NODE_OPTIONS=--max-old-space-size
 // changes V8's flag hash). V8 says that only after compiling, so the loader asks it beforehand with a one-byte
 // script's cache, whose header has the same version and flag hashes. Should V8 still reject the cache, the
@@ -19,37 +23,38 @@
 //
 // BLIS_NO_CODE_CACHE=1 loads the ESM build; BLIS_DEBUG_CODE_CACHE=1 prints one `debug: code cache ...` line on
 // stderr saying what was loaded and why (for tests and diagnosis).
-import { isAscii } from 'node:buffer';
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import vm from 'node:vm';
+const { isAscii } = require('node:buffer');
+const { readFileSync } = require('node:fs');
+const { createRequire } = require('node:module');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+const v8 = require('node:v8');
+const vm = require('node:vm');
+const { crc32 } = require('node:zlib');
 
-const DIST = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist');
-export const BUNDLE = path.join(DIST, 'cli.cjs');
-export const CACHE = `${BUNDLE}.cache`;
+const DIST = path.join(__dirname, '..', 'dist');
+const BUNDLE = path.join(DIST, 'cli.cjs');
+const CACHE = `${BUNDLE}.cache`;
 
 /**
  * The bundle's `import()`s call this parameter instead (the build rewrites them): a vm.Script has no import()
  * of its own, and Node's stand-in (vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER) is lost when the script comes
  * from a code cache, and prints an ExperimentalWarning on Node 20 when it works.
  */
-export const IMPORT = '__blisEsmImport';
+const IMPORT = '__blisEsmImport';
 
 /** The bundle's first line, `"use strict"; // blis-cli-bundle <hash>`, written by scripts/cli-bundle.js. */
 const ID = /^"use strict"; \/\/ blis-cli-bundle ([0-9a-f]{16})\n/;
 
-const HEADER_BYTES = 16 + 1 + 64 + 1;
+const HEADER_BYTES = 16 + 1 + 8 + 1;
 
-/** A cache file: the hash of the bundle it was made from, the SHA-256 of V8's data and a newline; then the data. */
-export function cacheFile(id, data) {
+/** A cache file: the hash of the bundle it was made from, the CRC-32 of V8's data (8 hex digits) and a newline; then the data. */
+function cacheFile(id, data) {
   return Buffer.concat([Buffer.from(`${id} ${digest(data)}\n`, 'latin1'), data]);
 }
 
 function digest(data) {
-  return createHash('sha256').update(data).digest('hex');
+  return crc32(data).toString(16).padStart(8, '0');
 }
 
 function readOrNull(file) {
@@ -61,7 +66,7 @@ function readOrNull(file) {
 }
 
 /** The bundle's text and content hash (null without the build's first line), or null when there is no bundle. */
-export function readBundle(file = BUNDLE) {
+function readBundle(file = BUNDLE) {
   const bytes = readOrNull(file);
   if (bytes === null) return null;
   // The build makes the bundle ASCII-only when it can: Latin-1 decodes it several times faster than UTF-8.
@@ -80,7 +85,7 @@ function sameV8(data) {
 }
 
 /** V8's data in the cache file `cache` of the bundle `id`, or why it cannot be used. */
-export function cachedDataOf(cache, id) {
+function cachedDataOf(cache, id) {
   if (id === null || cache.length <= HEADER_BYTES || cache.toString('latin1', 0, id.length + 1) !== `${id} `) return { reason: 'unusable' };
   const data = cache.subarray(HEADER_BYTES);
   if (!sameV8(data)) return { reason: 'foreign' };
@@ -98,7 +103,7 @@ const TAIL = '\n});';
  * module. Returns its exports, the compiled script (the build asks it for its cache) and whether V8 rejected
  * the data.
  */
-export function runBundle(file, source, cachedData) {
+function runBundle(file, source, cachedData) {
   const script = new vm.Script(HEAD + source + TAIL, { filename: file, cachedData });
   const base = pathToFileURL(file);
   // Bare names resolve from the package as they would from dist/; relative ones (none today) from the bundle.
@@ -124,7 +129,7 @@ function usableBundle() {
 }
 
 /** The CLI module's exports: `main`, `processIo`, `reportInternal` (src/cli/main.ts). */
-export async function loadCli() {
+async function loadCli() {
   const debug = process.env.BLIS_DEBUG_CODE_CACHE === '1';
   const usable = usableBundle();
   if (usable.data !== undefined) {
@@ -135,3 +140,25 @@ export async function loadCli() {
   if (debug) process.stderr.write(`debug: code cache ${usable.reason} (dist/cli/main.js)\n`);
   return import('../dist/cli/main.js');
 }
+
+/**
+ * TurboFan's budget of inlined bytecode per optimised function, lowered from V8's 920 for the CLI's process.
+ * A short run is mostly V8 warming up: on the 2-core benchmark machine the background compiler spent ~0.34 s of
+ * CPU on a 0.55 s, 10,000-request run, competing with the simulation for the cores and leaving hot functions
+ * in baseline code while their large optimised versions compiled. At 300 the compiles are a third smaller
+ * and done sooner: that run, the 8-instance one and a 500-request evaluation are 5-7% faster, a 50,000-request
+ * run 2% slower (docs/performance.md). Set after the CLI is loaded, so the code cache (checked against V8's
+ * flags) still applies. Left alone when the user chose an inlining flag, or with BLIS_V8_DEFAULTS=1. The
+ * library never changes V8's flags: they are the embedding process's.
+ */
+const INLINING_BUDGET = '--max-inlined-bytecode-size-cumulative=300';
+
+function tuneJit() {
+  if (process.env.BLIS_V8_DEFAULTS === '1') return false;
+  const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) => /max[-_]inlined[-_]bytecode/.test(a));
+  if (given) return false;
+  v8.setFlagsFromString(INLINING_BUDGET);
+  return true;
+}
+
+module.exports = { BUNDLE, CACHE, IMPORT, cacheFile, readBundle, cachedDataOf, runBundle, loadCli, INLINING_BUDGET, tuneJit };

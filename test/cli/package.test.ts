@@ -27,7 +27,7 @@ describe('the packed package', () => {
 
   it('ships the license, the readme, the CLI and the library entry points', () => {
     // bin/blis.js loads the one-file CLI bundle with its code cache (bin/load-cli.js), else dist/cli/main.js.
-    for (const f of ['LICENSE', 'README.md', 'package.json', pkg.bin['blis'] as string, 'bin/load-cli.js', pkg.main, pkg.types, 'dist/cli/main.js', 'dist/cli.cjs', 'dist/cli.cjs.cache']) {
+    for (const f of ['LICENSE', 'README.md', 'package.json', pkg.bin['blis'] as string, 'bin/load-cli.js', 'bin/package.json', pkg.main, pkg.types, 'dist/cli/main.js', 'dist/cli.cjs', 'dist/cli.cjs.cache']) {
       expect(files, f).toContain(f.replace(/^\.\//, ''));
     }
   });
