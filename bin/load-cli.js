@@ -148,15 +148,15 @@ async function loadCli() {
  * in baseline code while their large optimised versions compiled. At 300 the compiles are a third smaller
  * and done sooner: that run, the 8-instance one and a 500-request evaluation are 5-7% faster, a 50,000-request
  * run 2% slower (docs/performance.md). Set after the CLI is loaded, so the code cache (checked against V8's
- * flags) still applies. Left alone when the user chose an inlining flag, or with BLIS_V8_DEFAULTS=1. The
+ * flags) still applies. Left alone when the user gave an inlining flag to node, or with BLIS_V8_DEFAULTS=1. The
  * library never changes V8's flags: they are the embedding process's.
  */
 const INLINING_BUDGET = '--max-inlined-bytecode-size-cumulative=300';
 
 function tuneJit() {
   if (process.env.BLIS_V8_DEFAULTS === '1') return false;
-  const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) => /max[-_]inlined[-_]bytecode/.test(a));
-  if (given) return false;
+  // (Node refuses V8's inlining flags in NODE_OPTIONS: only its own command line can carry one.)
+  if (process.execArgv.some((a) => /max[-_]inlined[-_]bytecode/.test(a))) return false;
   v8.setFlagsFromString(INLINING_BUDGET);
   return true;
 }
