@@ -5,7 +5,8 @@
  * every one as external memory (frequent forced scavenges, slow frees), so they are views of 1 MiB slabs. A
  * slab left to the collector is freed only by a full collection, which a short run hardly makes: a
  * 10,000-request run wrote 40 MB of fresh slabs, and the kernel's page faults on them were a tenth of the run.
- * So a slab whose every array has been given back ({@link releaseTokenArray}) is zeroed and handed out again.
+ * So a slab whose every array has been given back ({@link releaseTokenArray}) is handed out again, as it is:
+ * whoever takes an array writes every element (zeroing reused slabs cost ~4 ms a run).
  *
  * Only the sole owner of an array may give it back, once, after nothing reads it any more: a workload generator
  * marks the requests whose arrays it made for them alone (`Request.ownsTokens`), and a request gives its arrays
@@ -33,16 +34,16 @@ let used = 0;
 
 function nextSlab(): Slab {
   const reused = spare.pop();
-  if (reused !== undefined) {
-    reused.ids.fill(0);
-    return reused;
-  }
+  if (reused !== undefined) return reused;
   const slab: Slab = { ids: new Int32Array(SLAB_TOKENS), live: 0 };
   slabOf.set(slab.ids.buffer, slab);
   return slab;
 }
 
-/** A zeroed Int32Array of `n` tokens (a view of the current slab, or its own buffer when large). */
+/**
+ * An Int32Array of `n` tokens for the caller to fill: every element must be written, since a reused slab holds
+ * earlier ids (a view of the current slab, or its own zeroed buffer when large).
+ */
 export function tokenArray(n: number): Int32Array {
   if (n > MAX_SLAB_ARRAY || n === 0) return new Int32Array(n);
   let slab = current;
