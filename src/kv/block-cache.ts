@@ -58,6 +58,8 @@ export class BlockKVCache implements KVStore {
   private readonly detached = new Map<number, Int32Array>();
   private readonly scratch: Int32Array;
   private readonly cachedOut: number[] = [];
+  /** allocateGeneral's chain of identities: [0] the last block's (the next one's parent), [1] the tail's parent. */
+  private readonly chainIds = new Float64Array(2);
 
   private hits = 0;
   private misses = 0;
@@ -169,11 +171,18 @@ export class BlockKVCache implements KVStore {
     const b = this.freeHead;
     if (b === NIL) throw new Error('BlockKVCache: free list empty after a passed pre-check (INV-4 violation)');
     this.unlinkFree(b);
-    this.meta[8 * b + FILL] = 0;
-    const h = this.hashOf(b);
-    if (h !== NO_HASH) {
-      if (!this.corrected || this.hashToBlock.get(h) === b) this.liveIndex(h).delete(h);
-      this.setHashField(b, NO_HASH);
+    const m = this.meta;
+    m[8 * b + FILL] = 0;
+    // The identity as its two words (a double passed to the index's methods would be boxed).
+    const lo = m[8 * b + HASH_LO] as number;
+    const hi = m[8 * b + HASH_HI] as number;
+    if (lo !== 0 || hi !== 0) {
+      if (!this.corrected || this.hashToBlock.getParts(lo, hi) === b) {
+        this.noteSnapshotPresence(lo, hi);
+        this.hashToBlock.deleteParts(lo, hi);
+      }
+      m[8 * b + HASH_LO] = 0;
+      m[8 * b + HASH_HI] = 0;
     }
     if (this.detached.size > 0) this.detached.delete(b);
     return b;
@@ -234,6 +243,27 @@ export class BlockKVCache implements KVStore {
     return this.hashToBlock;
   }
 
+  /** {@link liveIndex}'s record, for the identity with words (lo, hi), before the caller changes it. */
+  private noteSnapshotPresence(lo: number, hi: number): void {
+    if (this.snapshotActive && !this.atSnapshot.hasParts(lo, hi)) this.atSnapshot.setParts(lo, hi, this.hashToBlock.hasParts(lo, hi) ? 1 : 0);
+  }
+
+  /**
+   * Gives block `b` the identity `h` and registers it. The step loop's caller passes the words instead
+   * ({@link identify}): a double passed to a call V8 does not inline is boxed on the heap.
+   */
+  private identifyHash(b: number, h: number): void {
+    this.identify(b, h | 0, (h * INV_TWO32) | 0);
+  }
+
+  /** {@link identifyHash} with the identity's words (lo, hi) (`h | 0`, `(h / 2^32) | 0`): no boxing. */
+  private identify(b: number, lo: number, hi: number): void {
+    this.meta[8 * b + HASH_LO] = lo;
+    this.meta[8 * b + HASH_HI] = hi;
+    this.noteSnapshotPresence(lo, hi);
+    this.hashToBlock.setParts(lo, hi, b);
+  }
+
   // ---- lookups ---------------------------------------------------------------------------------------
 
   getCachedBlocks(req: Request): readonly number[] {
@@ -260,7 +290,7 @@ export class BlockKVCache implements KVStore {
         const last = req.kvTail;
         this.meta[8 * last + FILL] = k + 1;
         req.kvTailFill = k + 1;
-        if (k + 1 === bs && this.decodeIdentities) this.setHash(last, this.hashRun(req, req.kvTailParent, req.kvTailStart));
+        if (k + 1 === bs && this.decodeIdentities) this.identifyHash(last, this.hashRun(req, req.kvTailParent, req.kvTailStart));
         return true;
       }
       // The other per-block decode call: a token after a full tail starts a new block (as the general path does).
@@ -373,7 +403,10 @@ export class BlockKVCache implements KVStore {
       }
     }
 
-    let parent = list !== undefined ? this.hashOf(tail) : NO_HASH;
+    // The chain's identities live in a Float64Array: as loop variables merging a call's result with a typed-array
+    // load, V8 kept them boxed, one or two heap numbers per prompt block.
+    const ids = this.chainIds;
+    ids[0] = list !== undefined ? this.hashOf(tail) : NO_HASH;
     if (list === undefined) list = this.listFor(req);
     let pos = start + consumed;
     while (consumed < nTok) {
@@ -382,20 +415,25 @@ export class BlockKVCache implements KVStore {
       tail = b;
       tailStart = pos;
       tailFill = cnt;
-      tailParent = parent;
+      ids[1] = ids[0] as number;
       // Only prefill creates identities here; a block started in decode gets one only if it later fills
       // through the partial-block path above.
       if (cnt === bs && prefill) {
-        const h = this.prefillHash(req, parent, pos);
-        this.setHashField(b, h);
-        this.liveIndex(h).set(h, b);
-        parent = h;
+        // A block-aligned prompt block chained from the canonical parent has the identity the prompt's cached
+        // hashes already hold (the same computation). NO_HASH is written as 0 here: the imported binding in
+        // this expression made V8 box every block's identity on the heap.
+        const canon = req.inputHashBlockSize === bs ? req.inputBlockHashes : null;
+        const k = (pos / bs) | 0;
+        if (canon !== null && pos % bs === 0 && k < canon.length && ids[0] === (k === 0 ? 0 /* NO_HASH */ : canon[k - 1])) ids[0] = canon[k] as number;
+        else ids[0] = this.hashRun(req, ids[0] as number, pos);
+        const h = ids[0] as number;
+        this.identify(b, h | 0, (h * INV_TWO32) | 0);
       }
       list.push(b);
       pos += cnt;
       consumed += cnt;
     }
-    this.setTail(req, tail, tailStart, tailFill, tailParent);
+    this.setTail(req, tail, tailStart, tailFill, ids[1] as number);
     return true;
   }
 
@@ -434,7 +472,7 @@ export class BlockKVCache implements KVStore {
     let tokens = this.detached.get(b);
     if (tokens === undefined && (this.meta[8 * b + START] as number) + k === start) {
       this.meta[8 * b + FILL] = k + m;
-      if (full && identify) this.setHash(b, this.hashRun(req, parent, this.meta[8 * b + START] as number));
+      if (full && identify) this.identifyHash(b, this.hashRun(req, parent, this.meta[8 * b + START] as number));
       return;
     }
     if (tokens === undefined) {
@@ -446,29 +484,10 @@ export class BlockKVCache implements KVStore {
     this.meta[8 * b + FILL] = k + m;
     if (full) {
       this.detached.delete(b);
-      if (identify) this.setHash(b, hashBlock(parent, tokens, 0, bs));
+      if (identify) this.identifyHash(b, hashBlock(parent, tokens, 0, bs));
     } else {
       this.detached.set(b, tokens);
     }
-  }
-
-  private setHash(b: number, h: number): void {
-    this.setHashField(b, h);
-    this.liveIndex(h).set(h, b);
-  }
-
-  /**
-   * {@link hashRun} for a prompt block: when the block is block-aligned and chained from the canonical parent,
-   * its identity is the one the prompt's cached block hashes already hold (the same computation).
-   */
-  private prefillHash(req: Request, parent: number, sp: number): number {
-    const bs = this.blockSize;
-    if (sp % bs === 0 && req.inputBlockHashes !== null && req.inputHashBlockSize === bs) {
-      const canon = req.inputBlockHashes;
-      const k = sp / bs;
-      if (k < canon.length && parent === (k === 0 ? NO_HASH : canon[k - 1])) return canon[k] as number;
-    }
-    return this.hashRun(req, parent, sp);
   }
 
   /** Hash of the full block holding `req`'s token positions [sp, sp + blockSize), chained from `parent`. */
@@ -634,7 +653,7 @@ export class BlockKVCache implements KVStore {
     this.meta[8 * b + FILL] = this.blockSize;
     this.meta[8 * b + REF] = 0;
     this.meta[8 * b + IN_USE] = 0;
-    this.setHash(b, h);
+    this.identifyHash(b, h);
     this.appendFree(b);
     return true;
   }
