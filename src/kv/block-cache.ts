@@ -415,7 +415,7 @@ export class BlockKVCache implements KVStore {
       tail = b;
       tailStart = pos;
       tailFill = cnt;
-      ids[1] = ids[0] as number;
+      ids[1] = ids[0];
       // Only prefill creates identities here; a block started in decode gets one only if it later fills
       // through the partial-block path above.
       if (cnt === bs && prefill) {
@@ -425,8 +425,8 @@ export class BlockKVCache implements KVStore {
         const canon = req.inputHashBlockSize === bs ? req.inputBlockHashes : null;
         const k = (pos / bs) | 0;
         if (canon !== null && pos % bs === 0 && k < canon.length && ids[0] === (k === 0 ? 0 /* NO_HASH */ : canon[k - 1])) ids[0] = canon[k] as number;
-        else ids[0] = this.hashRun(req, ids[0] as number, pos);
-        const h = ids[0] as number;
+        else ids[0] = this.hashRun(req, ids[0], pos);
+        const h = ids[0];
         this.identify(b, h | 0, (h * INV_TWO32) | 0);
       }
       list.push(b);
