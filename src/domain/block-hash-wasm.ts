@@ -105,13 +105,23 @@ class WasmChainer implements BlockChainer {
     this.ids = new Float64Array(mem.buffer, OUT_BYTE, CHUNK_TOKENS);
   }
 
-  private put(tokens: ArrayLike<number>, start: number, end: number): void {
+  /**
+   * Copies `tokens[start, end)` into the module's memory; returns the byte offset where `tokens[start]` landed.
+   * An Int32Array that fits and is mostly the range (a prompt) is copied whole, with no view to make, and the
+   * range's offset passed to the module instead.
+   */
+  private put(tokens: ArrayLike<number>, start: number, end: number): number {
     if (tokens instanceof Int32Array) {
+      if (tokens.length <= CHUNK_TOKENS && 2 * (end - start) >= tokens.length) {
+        this.tokens.set(tokens);
+        return 4 * start;
+      }
       this.tokens.set(tokens.subarray(start, end));
     } else {
       const t = this.tokens;
       for (let i = start; i < end; i++) t[i - start] = (tokens[i] as number) | 0;
     }
+    return 0;
   }
 
   chain(tokens: ArrayLike<number>, start: number, n: number, bs: number, parent: number, out: Float64Array, at: number): void {
@@ -124,8 +134,7 @@ class WasmChainer implements BlockChainer {
     for (let done = 0; done < n; ) {
       const k = Math.min(per, n - done);
       const from = start + done * bs;
-      this.put(tokens, from, from + k * bs);
-      this.run(0, k, bs, parent, OUT_BYTE);
+      this.run(this.put(tokens, from, from + k * bs), k, bs, parent, OUT_BYTE);
       out.set(k === CHUNK_TOKENS ? this.ids : this.ids.subarray(0, k), at + done);
       parent = this.ids[k - 1] as number;
       done += k;
@@ -134,8 +143,7 @@ class WasmChainer implements BlockChainer {
 
   one(parent: number, tokens: ArrayLike<number>, start: number, end: number): number {
     if (end - start > CHUNK_TOKENS) return identityBigInt(parent, tokens, start, end);
-    this.put(tokens, start, end);
-    this.run(0, 1, end - start, parent, OUT_BYTE);
+    this.run(this.put(tokens, start, end), 1, end - start, parent, OUT_BYTE);
     return this.ids[0] as number;
   }
 }
