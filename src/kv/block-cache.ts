@@ -12,7 +12,7 @@
  * materialising that block's tokens in `detached` so hashing still sees exactly what the reference stored.
  */
 import { NO_HASH, hashBlock, inputBlockHashes } from '../domain/block-hash.js';
-import type { Request } from '../domain/request.js';
+import { RequestState, type Request } from '../domain/request.js';
 import { BlockList } from './block-list.js';
 import { HashIndex } from '../engine/hash-index.js';
 import type { KVStore, KVTierStats } from './types.js';
@@ -25,6 +25,12 @@ const FILL = 2;
 const START = 3;
 const PREV = 4;
 const NEXT = 5;
+/**
+ * Smallest block size at which private prompts (constructor) apply: two independently drawn prompts share a
+ * block of 8 uniform token ids (MAX_TOKEN_ID = 128,000) with probability 2^-135, while with blocks of one token
+ * they share first blocks often.
+ */
+export const PRIVATE_MIN_BLOCK = 8;
 const HASH_LO = 6;
 const HASH_HI = 7;
 const TWO32 = 4294967296;
@@ -54,6 +60,11 @@ export class BlockKVCache implements KVStore {
 
   /** Identity -> block. Holds at most one entry per block (an entry for h names a block whose hash is h). */
   private readonly hashToBlock: HashIndex;
+  /**
+   * With private prompts (constructor): 1 for a block whose prompt identity is in `meta` but not yet in the
+   * index (registered only if its request is released while queued); null otherwise. Grows with `meta`.
+   */
+  private unindexed: Uint8Array | null;
   private readonly listPool: BlockList[] = [];
   private readonly detached = new Map<number, Int32Array>();
   private readonly scratch: Int32Array;
@@ -80,8 +91,11 @@ export class BlockKVCache implements KVStore {
    *   over pinned blocks.
    * @param decodeIdentities register identities of blocks that fill during decode (the reference does); off is
    *   only for callers that know no prompt can repeat another request's output (see KVStoreConfig).
+   * @param privatePrompts no request's prompt shares a full block with another's (see KVStoreConfig): a prompt
+   *   block's identity then enters the index only if its request is released while queued (preempted), the one
+   *   case in which a lookup (its own, at readmission) can find it. Ignored below {@link PRIVATE_MIN_BLOCK}.
    */
-  constructor(totalBlocks: number, blockSize: number, readonly corrected = false, private readonly decodeIdentities = true) {
+  constructor(totalBlocks: number, blockSize: number, readonly corrected = false, private readonly decodeIdentities = true, privatePrompts = false) {
     if (!Number.isInteger(totalBlocks) || totalBlocks <= 0) {
       throw new RangeError(`BlockKVCache: totalBlocks must be a positive integer, got ${totalBlocks}`);
     }
@@ -100,6 +114,7 @@ export class BlockKVCache implements KVStore {
     // run's few entries over megabytes, and every probe misses the CPU caches.
     this.hashToBlock = new HashIndex(Math.min(totalBlocks, 4096));
     this.freeCnt = totalBlocks;
+    this.unindexed = privatePrompts && blockSize >= PRIVATE_MIN_BLOCK ? new Uint8Array(this.meta.length / 8) : null;
   }
 
   /**
@@ -110,6 +125,11 @@ export class BlockKVCache implements KVStore {
     const grown = new Int32Array(Math.min(4 * this.meta.length, 8 * this.totalBlocks));
     grown.set(this.meta);
     this.meta = grown;
+    if (this.unindexed !== null) {
+      const flags = new Uint8Array(grown.length / 8);
+      flags.set(this.unindexed);
+      this.unindexed = flags;
+    }
   }
 
   private hashOf(b: number): number {
@@ -177,7 +197,10 @@ export class BlockKVCache implements KVStore {
     const lo = m[8 * b + HASH_LO] as number;
     const hi = m[8 * b + HASH_HI] as number;
     if (lo !== 0 || hi !== 0) {
-      if (!this.corrected || this.hashToBlock.getParts(lo, hi) === b) {
+      const u = this.unindexed;
+      if (u !== null && u[b] === 1) {
+        u[b] = 0; // never registered: nothing to drop
+      } else if (!this.corrected || this.hashToBlock.getParts(lo, hi) === b) {
         this.noteSnapshotPresence(lo, hi);
         this.hashToBlock.deleteParts(lo, hi);
       }
@@ -427,7 +450,15 @@ export class BlockKVCache implements KVStore {
         if (canon !== null && pos % bs === 0 && k < canon.length && ids[0] === (k === 0 ? 0 /* NO_HASH */ : canon[k - 1])) ids[0] = canon[k] as number;
         else ids[0] = this.hashRun(req, ids[0], pos);
         const h = ids[0];
-        this.identify(b, h | 0, (h * INV_TWO32) | 0);
+        if (this.unindexed === null) {
+          this.identify(b, h | 0, (h * INV_TWO32) | 0);
+        } else {
+          // Private prompts: the identity is kept for the chain, and indexed only if the request is preempted.
+          const m = this.meta;
+          m[8 * b + HASH_LO] = h | 0;
+          m[8 * b + HASH_HI] = (h * INV_TWO32) | 0;
+          this.unindexed[b] = 1;
+        }
       }
       list.push(b);
       pos += cnt;
@@ -490,6 +521,18 @@ export class BlockKVCache implements KVStore {
     }
   }
 
+  /** Registers the deferred prompt identities of `list`'s blocks (private prompts), in allocation order. */
+  private indexDeferred(list: BlockList): void {
+    const u = this.unindexed as Uint8Array;
+    const m = this.meta;
+    for (let i = 0; i < list.len; i++) {
+      const b = list.at(i);
+      if (u[b] !== 1) continue;
+      u[b] = 0;
+      this.identify(b, m[8 * b + HASH_LO] as number, m[8 * b + HASH_HI] as number);
+    }
+  }
+
   /** Hash of the full block holding `req`'s token positions [sp, sp + blockSize), chained from `parent`. */
   private hashRun(req: Request, parent: number, sp: number): number {
     const bs = this.blockSize;
@@ -505,6 +548,9 @@ export class BlockKVCache implements KVStore {
   release(req: Request): void {
     const list = this.lookup(req);
     if (list === undefined) return;
+    // A request released while queued (preempted, or moved by a drain) may be admitted again and look up its own
+    // prompt blocks: with private prompts they are registered now, as the reference registered them at allocation.
+    if (this.unindexed !== null && req.state === RequestState.Queued) this.indexDeferred(list);
     req.kvOwner = null;
     req.kvBlocks = null;
     req.kvTail = -1;

@@ -32,6 +32,14 @@ export interface KVStoreConfig {
    * always keeps them (it mirrors every identified block to its CPU tier).
    */
   decodeIdentities?: boolean;
+  /**
+   * No request's prompt shares a full block with another request's (default false): the distribution workload
+   * without a shared prefix, whose prompts are independent uniform draws. A prompt block's identity is then
+   * looked up only by its own request, after a preemption, so it enters the prefix index only then (blocks of
+   * at least PRIVATE_MIN_BLOCK tokens; the tiered cache ignores it). Same results, without an index insert and
+   * delete per prompt block, each a cache miss in a table of the whole cache.
+   */
+  privatePrompts?: boolean;
 }
 
 export function createKVStore(cfg: KVStoreConfig): KVStore {
@@ -40,5 +48,5 @@ export function createKVStore(cfg: KVStoreConfig): KVStore {
     return new TieredKVCache(cfg.totalBlocks, cfg.blockSize, cfg.cpuBlocks, cfg.transferBandwidth, cfg.transferBaseLatency, cfg.corrected === true, storage);
   }
   if (cfg.storage) throw new RangeError('createKVStore: a storage tier needs a CPU tier (cpuBlocks > 0)');
-  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize, cfg.corrected === true, cfg.decodeIdentities ?? true);
+  return new BlockKVCache(cfg.totalBlocks, cfg.blockSize, cfg.corrected === true, cfg.decodeIdentities ?? true, cfg.privatePrompts === true);
 }

@@ -44,6 +44,8 @@ export interface KVSetup {
   readonly storage?: StorageTierConfig | null;
   /** Identities of blocks filled in decode (default true); see KVStoreConfig.decodeIdentities. */
   readonly decodeIdentities?: boolean;
+  /** No two requests' prompts share a full block (default false); see KVStoreConfig.privatePrompts. */
+  readonly privatePrompts?: boolean;
 }
 
 /** Cluster-level policy settings (flags, policy bundles). Every field has the reference's default. */
@@ -254,7 +256,13 @@ function overridesFor(pd: PdEngineSetup | null | undefined, i: number): Instance
 
 export function buildCluster(setup: EngineSetup): ClusterSimulator {
   const corrected = isCorrected(setup.semantics);
-  const kvStoreConfig = (kv: KVSetup): KVStoreConfig => (corrected ? { ...kv, corrected } : kv);
+  // Private prompts hold only while prompt blocks are looked up by requests holding none (routing, admission):
+  // P/D moves prompt blocks between instances by identity, and an evolvable policy may ask about any request.
+  const privateOk = !setup.pd && setup.policy?.evolvable?.active !== true;
+  const kvStoreConfig = (kv: KVSetup): KVStoreConfig => {
+    const k = !privateOk && kv.privatePrompts === true ? { ...kv, privatePrompts: false } : kv;
+    return corrected ? { ...k, corrected } : k;
+  };
   const slo = new SloPriorityMap(setup.sloPriorities ?? {});
   const p = setup.policy ?? DEFAULT_POLICY_SETUP;
   const rng = new PartitionedRng(setup.seed ?? 42n);

@@ -123,6 +123,8 @@ export interface RunOptions {
   readonly lazyDecode?: boolean;
   /** false: the prefix-affinity scorer keeps an index of its own beside ShadowKV's; for tests comparing both. */
   readonly sharePrefixIndex?: boolean;
+  /** false: every prompt identity is indexed at allocation even when prompts are private; for tests comparing both. */
+  readonly privatePrompts?: boolean;
 }
 
 /** `report_data` (with `--report-data`): what blis report and blis compare draw. */
@@ -186,6 +188,8 @@ interface RunWorkload {
   readonly sessions: SessionBlueprint[];
   /** Follow-up cap; -1 = none. */
   readonly followUpBudget: number;
+  /** No two requests' prompts share a full block (KVStoreConfig.privatePrompts); absent = not known. */
+  readonly privatePrompts?: boolean;
   /** The spec's LoRA adapter references (checked against --lora-config). */
   readonly adapterRefs?: readonly AdapterReference[];
 }
@@ -266,7 +270,8 @@ function distributionOptions(f: FlagValues): Omit<DistributionWorkloadOptions, '
 /** The distribution workload or a preset, from the run options: generated while the simulation reaches it. */
 function generatedWorkload(f: FlagValues, seed: bigint): RunWorkload {
   const { total, ...opts } = distributionOptions(f);
-  return { requests: distributionWorkloadStream({ seed, ...opts }), streamed: true, total, horizon: opts.horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1 };
+  // Without a shared prefix its prompts are independent uniform draws: no two share a block (KVStoreConfig.privatePrompts).
+  return { requests: distributionWorkloadStream({ seed, ...opts }), streamed: true, total, horizon: opts.horizon, seed, specGoodput: null, sessions: [], followUpBudget: -1, privatePrompts: opts.prefixTokens === 0 };
 }
 
 /**
@@ -336,7 +341,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   env.info?.(`workload: ${count} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
-  const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(wl.requests, wl.sessions.length > 0, spec === '' && users === 0) };
+  const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(wl.requests, wl.sessions.length > 0, spec === '' && users === 0), privatePrompts: wl.privatePrompts === true && opts.privatePrompts !== false };
   if (setup.deployment) {
     if (Array.isArray(wl.requests)) checkDeploymentRequests(setup.deployment, wl.requests as readonly Request[], setup.kv.blockSize);
     else wl = { ...wl, requests: checkedDeploymentStream(setup.deployment, wl.requests, setup.kv.blockSize) };
