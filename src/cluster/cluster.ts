@@ -505,7 +505,9 @@ export class ClusterSimulator {
         continue;
       }
       const t = q.peekTime();
-      if (t > horizon) {
+      // Past the horizon only once the caller lets the clock reach it: below `until` a streamed workload may
+      // still inject arrivals that come first (the earliest pending one is the next chunk's, not injected yet).
+      if (t > horizon && t <= until) {
         this.pastHorizon = true;
         return false;
       }
