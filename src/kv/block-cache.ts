@@ -137,6 +137,7 @@ export class BlockKVCache implements KVStore {
   }
 
   private setHashField(b: number, h: number): void {
+    if (this.unindexed !== null) this.unindexed[b] = 0;
     this.meta[8 * b + HASH_LO] = h | 0;
     this.meta[8 * b + HASH_HI] = (h * INV_TWO32) | 0;
   }
@@ -281,6 +282,7 @@ export class BlockKVCache implements KVStore {
 
   /** {@link identifyHash} with the identity's words (lo, hi) (`h | 0`, `(h / 2^32) | 0`): no boxing. */
   private identify(b: number, lo: number, hi: number): void {
+    if (this.unindexed !== null) this.unindexed[b] = 0;
     this.meta[8 * b + HASH_LO] = lo;
     this.meta[8 * b + HASH_HI] = hi;
     this.noteSnapshotPresence(lo, hi);

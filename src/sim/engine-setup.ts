@@ -425,7 +425,9 @@ export async function driveEngineStreaming(
   prepare?.(cs);
   const all: Request[] = [];
   const step = progress === null ? (until: number): void => void cs.advanceTo(until) : reportingAdvance(cs, progress, total);
-  const advance = drive === null ? (until: number): Promise<void> => Promise.resolve(step(until)) : (until: number): Promise<void> => drive(cs, until);
+  // Without a driver the run goes in one go, with no await between chunks: an await would let other runs in this
+  // thread (blis evaluate's) interleave with this one every few arrivals, all their state alive at once.
+  const advance = drive === null ? null : (until: number): Promise<void> => drive(cs, until);
   // Driven runs inject smaller chunks (generating a chunk is work between the driver's yields), as before.
   const chunk = drive === null ? STREAM_CHUNK : DRIVEN_STREAM_CHUNK;
   const it = source[Symbol.iterator]();
@@ -444,9 +446,13 @@ export async function driveEngineStreaming(
       next = it.next();
     }
     // Everything strictly before the next chunk's first arrival; that chunk is injected before it can run.
-    if (!next.done) await advance(next.value.arrivalTime - 1);
+    if (!next.done) {
+      if (advance === null) step(next.value.arrivalTime - 1);
+      else await advance(next.value.arrivalTime - 1);
+    }
   }
-  await advance(Infinity);
+  if (advance === null) step(Infinity);
+  else await advance(Infinity);
   cs.finish();
   return { cluster: cs, requests: all };
 }
