@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HashIndex } from './hash-index.js';
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from './test-helpers.js';
 
 describe('HashIndex', () => {
   it('agrees with a Map over random set/delete/get sequences, including growth and clustered keys', () => {

@@ -10,6 +10,7 @@ import { NO_HASH, hashBlock } from '../domain/block-hash.js';
 import { Request } from '../domain/request.js';
 import { BlockKVCache } from './block-cache.js';
 import { TieredKVCache } from './tiered.js';
+import { mulberry32 } from '../engine/test-helpers.js';
 
 interface NBlock {
   ref: number;
@@ -283,16 +284,6 @@ class NaiveTiered {
       }
     }
   }
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface Cfg {

@@ -9,16 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_TOKEN_ID } from '../domain/units.js';
 import { Request, RequestState } from '../domain/request.js';
 import { BlockKVCache, PRIVATE_MIN_BLOCK } from './block-cache.js';
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../engine/test-helpers.js';
 
 /**
  * Everything observable. Prefix lookups are made for requests that hold no blocks, as the engine makes them

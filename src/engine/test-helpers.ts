@@ -1,0 +1,13 @@
+/**
+ * Tests only: mulberry32, a tiny seeded generator of floats in [0, 1) for driving randomised unit tests
+ * deterministically (the simulator's own randomness is engine/go-rand.ts).
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
