@@ -45,6 +45,8 @@ describe('bad input is one clear error line and exit code 2', () => {
     [['run', '--model', 'no-such-model'], /no-such-model/],
     [['run', ...M, '--hardware', 'TPU9'], /--hardware "TPU9".*--hardware-config/],
     [['run', ...M, '--bogus-flag', '1'], /unknown option '--bogus-flag'/],
+    // Commander's suggestion joins the line with a space, not an escaped newline.
+    [['run', ...M, '--num-requsts', '5'], /^unknown option .--num-requsts. \(Did you mean --num-requests\?\) \(see blis --help\)$/],
     [['replay', ...M], /--trace-header is required/],
   ])('%j', async (argv, pattern) => {
     expect(await fails(argv)).toMatch(pattern);

@@ -117,7 +117,8 @@ export async function main(argv: readonly string[], io: Io = processIo, observe?
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return flushed(io);
-      io.error(oneLine(`${e.message.replace(/^error: /, '')} (see blis --help)`));
+      // Commander puts its suggestion on a line of its own: one line here, with a space.
+      io.error(oneLine(`${e.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ')} (see blis --help)`));
       return EXIT_USAGE;
     }
     if (isCodedError(e)) {
