@@ -95,7 +95,6 @@ export class HashIndex {
   }
 
   set(k: number, v: number): void {
-    if (k === 0) throw new RangeError('HashIndex: key 0 is reserved');
     this.setParts(k | 0, (k * INV_TWO32) | 0, v);
   }
 

@@ -263,7 +263,7 @@ export class BlockKVCache implements KVStore {
 
   /** The index, for changing identity `h`: first records h's snapshot-time presence. */
   private liveIndex(h: number): HashIndex {
-    if (this.snapshotActive && !this.atSnapshot.has(h)) this.atSnapshot.set(h, this.hashToBlock.has(h) ? 1 : 0);
+    this.noteSnapshotPresence(h | 0, (h * INV_TWO32) | 0);
     return this.hashToBlock;
   }
 
@@ -523,14 +523,13 @@ export class BlockKVCache implements KVStore {
     }
   }
 
-  /** Registers the deferred prompt identities of `list`'s blocks (private prompts), in allocation order. */
+  /** Registers the deferred prompt identities of `list`'s blocks (private prompts; identify clears the flags). */
   private indexDeferred(list: BlockList): void {
     const u = this.unindexed as Uint8Array;
     const m = this.meta;
     for (let i = 0; i < list.len; i++) {
       const b = list.at(i);
       if (u[b] !== 1) continue;
-      u[b] = 0;
       this.identify(b, m[8 * b + HASH_LO] as number, m[8 * b + HASH_HI] as number);
     }
   }
