@@ -128,6 +128,20 @@ function usableBundle() {
   return data === undefined ? { reason } : { source: bundle.source, data };
 }
 
+/**
+ * The line bin/blis.js prints on stderr (then exit 2, a set-up error) when the CLI cannot be loaded because the
+ * checkout is not built: dist/ or the module loaded from it is missing, or a package it imports is not installed.
+ * Anything else that fails while loading stays a crash with Node's stack trace.
+ */
+function notBuiltLine() {
+  return `error: blis-ts is not built: run npm run build (or npm ci, then npm run build) in ${path.resolve(__dirname, '..')}`;
+}
+
+/** Whether `e`, thrown by loadCli(), is a module that could not be found (dist/ or node_modules/ incomplete). */
+function isNotBuilt(e) {
+  return e !== null && typeof e === 'object' && (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND');
+}
+
 /** The CLI module's exports: `main`, `processIo`, `reportInternal` (src/cli/main.ts). */
 async function loadCli() {
   const debug = process.env.BLIS_DEBUG_CODE_CACHE === '1';
@@ -161,4 +175,4 @@ function tuneJit() {
   return true;
 }
 
-module.exports = { BUNDLE, CACHE, IMPORT, cacheFile, readBundle, cachedDataOf, runBundle, loadCli, INLINING_BUDGET, tuneJit };
+module.exports = { BUNDLE, CACHE, IMPORT, cacheFile, readBundle, cachedDataOf, runBundle, loadCli, notBuiltLine, isNotBuilt, INLINING_BUDGET, tuneJit };
