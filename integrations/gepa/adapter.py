@@ -17,9 +17,24 @@ one example's failure or feedback never leaks into another's) through
 and returns GEPA's ``EvaluationBatch`` (imported from gepa when installed, else a compatible dataclass):
 ``outputs`` and ``scores`` (``combined_score`` of each run, in [0, 1]) of the batch's length, ``trajectories``
 when ``capture_traces``, ``objective_scores`` (the normalised per-objective scores, all higher-is-better, the
-same keys for every example) and ``num_metric_calls`` (the batch's length). A failing example (a candidate that
-does not compile, a policy error, a timeout, a crashed process, an unknown example id) scores 0.0 with the
-reason in its output and trajectory; ``evaluate`` never raises for it.
+same keys for every example) and ``num_metric_calls`` (the batch's length).
+
+Two kinds of failure (the CLI's contract, docs/evaluate.md):
+
+- the *candidate* failed on an example -- a component does not compile, throws, exceeds the instruction
+  budget, makes an invalid decision (exit 0 / HTTP 200 with ``error``), or the evaluation took longer than
+  ``BLIS_TIMEOUT_S``: that example scores 0.0 with the reason in its output, trajectory and feedback; it has no
+  objectives or metrics (no latency figures), and its objective scores are 0.0;
+- the *set-up* is wrong -- an unknown suite, example id or component name, an unreadable file, an unbuilt
+  checkout (exit 2 and one ``error:`` line on stderr), blis crashed (another exit code, a signal), printed no
+  JSON or could not be started; or the evaluation server refused (400), failed (500), has spent its budget
+  (429) or does not answer: ``BlisSetupError`` is raised with blis's error line, since every candidate would
+  score 0 for it. GEPA stops on it: it evaluates the seed candidate outside its iteration loop, and
+  re-raises an exception inside the loop by default (``raise_on_exception=True``).
+
+``check_setup()`` runs one cheap evaluation (a candidate that does not compile: the suite is read, nothing is
+simulated) to find set-up errors before a search starts; ``examples()`` lists a built-in suite's examples
+(and raises for an unknown suite).
 
 ``make_reflective_dataset`` gives every requested component one record per evaluated example:
 ``{"Inputs": {...}, "Generated Outputs": "...", "Feedback": "..."}`` (plus ``score``); the feedback is blis's
@@ -38,6 +53,7 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import tempfile
 import urllib.error
@@ -76,6 +92,10 @@ except Exception:  # noqa: BLE001 -- GEPA not installed: a compatible container
         trajectories: Optional[List[Any]] = None
         objective_scores: Optional[List[Dict[str, float]]] = None
         num_metric_calls: Optional[int] = None
+
+
+class BlisSetupError(RuntimeError):
+    """blis could not evaluate anything with this set-up (not the candidate's fault): raised, never scored."""
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -152,8 +172,50 @@ def run_blis(args: List[str], timeout_s: float, cmd: Optional[Sequence[str]] = N
         return None, out or "", err or "", True
 
 
+def _error_line(err: str) -> str:
+    """The line of blis's stderr that says what went wrong: its ``error:`` / ``internal:`` line, else an
+    ``...Error: ...`` line (a Node stack), else the last line."""
+    lines = [line.strip() for line in (err or "").splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(("error:", "internal:")):
+            return line
+    for line in lines:
+        if line.split(":", 1)[0].split(" ", 1)[0].endswith("Error"):
+            return line
+    return lines[-1] if lines else ""
+
+
+def setup_error(cmd: Sequence[str], code: Optional[int], out: str, err: str) -> BlisSetupError:
+    """The exception for a blis run that produced no evaluation result (``code`` None: it could not start)."""
+    line = _error_line(err)
+    if code is None:
+        what = "blis could not be started"
+    elif code == 2:
+        what = "blis set-up error (exit 2)"
+    elif code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "signal %d" % -code
+        what = "blis was killed by %s" % name
+    elif code != 0:
+        what = "blis crashed (exit %d)" % code
+    else:
+        what = "blis printed no JSON evaluation result (exit 0)"
+        if not line and (out or "").strip():
+            line = "stdout: " + tail(out, 300)
+    parts = [what + (": " + line if line else "")]
+    parts.append("command: " + " ".join(shlex.quote(c) for c in cmd))
+    if code is not None and code != 2 and (err or "").strip() and err.strip() != line:
+        parts.append("stderr:\n" + tail(err, 2000))
+    return BlisSetupError("\n".join(parts))
+
+
 def http_json(url: str, body: Optional[Dict[str, Any]], timeout_s: float) -> Tuple[int, Any]:
-    """GET (``body`` None) or POST JSON to ``url``; returns (HTTP status, decoded JSON or None). 0 = no answer."""
+    """GET (``body`` None) or POST JSON to ``url``; returns (HTTP status, decoded JSON or None).
+
+    0 = no answer: ``{"error": ...}``, with ``"timeout": True`` when it did not come within ``timeout_s``.
+    """
     data = None if body is None else json.dumps(body).encode("utf-8")
     req = urllib.request.Request(url, data=data, method="GET" if body is None else "POST")
     if data is not None:
@@ -164,7 +226,9 @@ def http_json(url: str, body: Optional[Dict[str, Any]], timeout_s: float) -> Tup
     except urllib.error.HTTPError as e:
         status, raw = e.code, e.read()
     except (urllib.error.URLError, OSError, ValueError) as e:
-        return 0, {"error": "no answer from %s: %s" % (url, e)}
+        reason = getattr(e, "reason", e)
+        timed_out = isinstance(e, socket.timeout) or isinstance(reason, socket.timeout)
+        return 0, {"error": "no answer from %s: %s" % (url, e), "timeout": timed_out}
     try:
         return status, json.loads(raw.decode("utf-8")) if raw else None
     except ValueError:
@@ -211,7 +275,12 @@ def _error_text(error: Any) -> Optional[str]:
 
 
 def record_from_result(example_id: Optional[str], doc: Mapping[str, Any]) -> Dict[str, Any]:
-    """A per-example record (the trajectory) from an ``EvaluationResult`` document (or a server ``info``)."""
+    """A per-example record (the trajectory) from an ``EvaluationResult`` document (or a server ``info``).
+
+    Keys the document may lack (``objectives``, ``scores``, ...: absent, empty or partial) give empty dicts;
+    keys it may gain (``combined_score_se``, ``baseline``, ``constraints``, ...) are ignored. A failed candidate
+    (``error``) has no objectives, metrics or features (no latency figures), and 0.0 for each objective score.
+    """
     error = _error_text(doc.get("error"))
     score = doc.get("combined_score")
     score_f = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(float(score)) else 0.0
@@ -228,16 +297,17 @@ def record_from_result(example_id: Optional[str], doc: Mapping[str, Any]) -> Dic
     message = raw_error.get("message") if isinstance(raw_error, Mapping) else error
     if error and not (summary and isinstance(message, str) and message and message in summary):
         feedback = "The candidate failed: %s\n\n%s" % (error, summary) if summary else "The candidate failed: " + error
+    one = len(scenarios) == 1 and not error
     return {
         "example_id": example_id,
         "scenario": scenario,
         "seed": seed,
         "score": 0.0 if error else max(0.0, min(1.0, score_f)),
-        "objectives": _floats(doc.get("objectives")),
-        "scores": _floats(doc.get("scores")),
-        "features": _floats(doc.get("features")),
-        "metrics": _floats(first.get("metrics")) if len(scenarios) == 1 else {},
-        "anomalies": _floats(first.get("anomalies")) if len(scenarios) == 1 else {},
+        "objectives": {} if error else _floats(doc.get("objectives")),
+        "scores": {k: 0.0 for k in _floats(doc.get("scores"))} if error else _floats(doc.get("scores")),
+        "features": {} if error else _floats(doc.get("features")),
+        "metrics": _floats(first.get("metrics")) if one else {},
+        "anomalies": _floats(first.get("anomalies")) if one else {},
         "feedback": feedback,
         "worst_decisions": artifacts.get("worst_decisions") if isinstance(artifacts.get("worst_decisions"), str) else "",
         "error": error,
@@ -246,7 +316,7 @@ def record_from_result(example_id: Optional[str], doc: Mapping[str, Any]) -> Dic
 
 
 def failure_record(example_id: Optional[str], reason: str, stderr: str = "") -> Dict[str, Any]:
-    """A per-example record of an evaluation that produced no result."""
+    """A per-example record of a candidate's evaluation that produced no result (it timed out): score 0.0."""
     rec = record_from_result(example_id, {})
     rec.update({"score": 0.0, "error": reason, "feedback": "The evaluation failed: " + reason})
     if stderr.strip():
@@ -272,47 +342,124 @@ class BlisClient:
         self.eval_url = url.rstrip("/") or None
         self.engine = engine
         self._examples: Optional[List[str]] = None
+        self._checked = False
+        # The suite's objective names seen so far: a failed example gets a 0.0 score for each, so that GEPA's
+        # per-objective Pareto fronts count the failure (it averages each objective over the examples that have it).
+        self._objective_names: Dict[str, None] = {}
+
+    def _cmd(self) -> List[str]:
+        return blis_command(self.blis_cmd)
+
+    def _document(self, args: List[str]) -> Tuple[Any, str, bool]:
+        """Runs ``blis ARGS``; returns (its JSON document, stderr, timed_out) -- (None, stderr, True) on a timeout.
+
+        Raises BlisSetupError when blis produced no result: it could not start, exited non-zero, was killed by a
+        signal, or printed no JSON.
+        """
+        code, out, err, timed_out = run_blis(args, self.timeout_s, self.blis_cmd)
+        if timed_out:
+            return None, err, True
+        doc: Any = None
+        if code == 0:
+            try:
+                doc = json.loads(out) if out.strip() else None
+            except ValueError:
+                doc = None
+        if code != 0 or doc is None:
+            raise setup_error(self._cmd() + args, code, out, err)
+        return doc, err, False
+
+    def _server_error(self, what: str, status: int, doc: Any) -> BlisSetupError:
+        message = doc.get("error") if isinstance(doc, Mapping) and isinstance(doc.get("error"), str) else "unexpected answer"
+        if status == 429:
+            return BlisSetupError("the evaluation server %s has spent its budget (%s answered 429): %s" % (self.eval_url, what, message))
+        return BlisSetupError("evaluation server %s: %s answered %s: %s" % (self.eval_url, what, status or "nothing", message))
+
+    def check_setup(self) -> None:
+        """Raises ``BlisSetupError`` unless blis can evaluate candidates on this suite (checked once per client).
+
+        Through the CLI: ``blis evaluate --stage 1`` on a candidate that does not compile -- the suite is read and
+        the flags checked, then the candidate fails without a simulation (a fraction of a second). Through a
+        server: ``GET /status``.
+        """
+        if self._checked:
+            return
+        if self.eval_url:
+            status, doc = http_json(self.eval_url + "/status", None, self.timeout_s)
+            if status != 200:
+                raise self._server_error("GET /status", status, doc)
+        else:
+            fd, path = tempfile.mkstemp(prefix="blis-setup-check-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    json.dump({"routing": "// blis set-up check: not a policy; it does not compile\n(\n"}, f)
+                args = ["evaluate", "--components", path, "--suite", self.suite, "--stage", "1"]
+                if self.engine:
+                    args += ["--engine", self.engine]
+                doc, _err, timed_out = self._document(args)
+            finally:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+            if timed_out:
+                raise BlisSetupError("blis did not answer the set-up check within %gs (BLIS_TIMEOUT_S)" % self.timeout_s)
+            if isinstance(doc, Mapping):
+                self._objective_names.update(dict.fromkeys(_floats(doc.get("scores"))))
+        self._checked = True
 
     def examples(self) -> List[str]:
-        """The suite's example ids ``scenario@seed`` (stage 2, the full suite); [] when they cannot be listed."""
+        """The suite's example ids ``scenario@seed`` (stage 2, the full suite).
+
+        Raises ``BlisSetupError`` when they cannot be listed or the suite is unknown. Through the CLI only the
+        built-in suites' examples are listed: a suite file gives [] after its set-up is checked (pass its
+        ``scenario@seed`` ids yourself, or serve it with ``blis evaluate --serve``).
+        """
         if self._examples is not None:
             return list(self._examples)
         ids: List[str] = []
         if self.eval_url:
             status, doc = http_json(self.eval_url + "/task", None, self.timeout_s)
-            if status == 200 and isinstance(doc, Mapping) and isinstance(doc.get("examples"), list):
-                ids = [str(x) for x in doc["examples"]]
+            if status != 200 or not isinstance(doc, Mapping) or not isinstance(doc.get("examples"), list):
+                raise self._server_error("GET /task", status, doc)
+            ids = [str(x) for x in doc["examples"]]
         else:
-            code, out, _err, _t = run_blis(["suites"], self.timeout_s, self.blis_cmd)
-            try:
-                suites = json.loads(out) if code == 0 else []
-            except ValueError:
-                suites = []
+            suites, _err, timed_out = self._document(["suites"])
+            if timed_out:
+                raise BlisSetupError("blis suites did not answer within %gs (BLIS_TIMEOUT_S)" % self.timeout_s)
+            found = False
             for s in suites if isinstance(suites, list) else []:
                 if isinstance(s, Mapping) and s.get("name") == self.suite:
+                    found = True
                     for sc in s.get("stage2") or []:
                         for seed in sc.get("seeds") or []:
                             ids.append("%s@%s" % (sc.get("name"), seed))
+            if not found:
+                self.check_setup()  # an unknown name or a broken suite file raises; a good suite file lists nothing here
         self._examples = ids
         return list(ids)
 
     def evaluate(self, candidate: Any, example_id: Optional[str] = None, stage: Optional[int] = None) -> Dict[str, Any]:
         """One evaluation (one example, or the whole suite when ``example_id`` is None) → a per-example record.
 
-        Never raises: every failure is a record with score 0.0 and ``error``.
+        A failed or timed-out candidate is a record with score 0.0 and ``error``; a set-up error (see the
+        module docstring) raises ``BlisSetupError``; a candidate that is neither a dict nor a string raises
+        TypeError.
         """
-        try:
-            components = normalize_candidate(candidate)
-        except TypeError as e:
-            return failure_record(example_id, str(e))
+        components = normalize_candidate(candidate)
         if example_id is not None and not _EXAMPLE_RE.match(example_id):
-            return failure_record(example_id, 'bad example id "%s": write scenario@seed (known: %s)' % (example_id, ", ".join(self.examples())))
-        try:
-            if self.eval_url:
-                return self._evaluate_http(components, example_id)
-            return self._evaluate_cli(components, example_id, stage)
-        except Exception as e:  # noqa: BLE001 -- one example's failure never raises
-            return failure_record(example_id, "adapter error: %s: %s" % (type(e).__name__, e))
+            raise BlisSetupError('bad example id "%s": write scenario@seed (known: %s)' % (example_id, ", ".join(self.examples())))
+        if self.eval_url:
+            rec = self._evaluate_http(components, example_id)
+        else:
+            rec = self._evaluate_cli(components, example_id, stage)
+        if rec["error"]:
+            zeros = dict.fromkeys(self._objective_names, 0.0)
+            zeros.update(rec["scores"])
+            rec["scores"] = zeros
+        else:
+            self._objective_names.update(dict.fromkeys(rec["scores"]))
+        return rec
 
     def _evaluate_cli(self, components: Dict[str, str], example_id: Optional[str], stage: Optional[int]) -> Dict[str, Any]:
         fd, path = tempfile.mkstemp(prefix="blis-candidate-", suffix=".json")
@@ -326,7 +473,7 @@ class BlisClient:
                 args += ["--stage", str(stage)]
             if self.engine:
                 args += ["--engine", self.engine]
-            code, out, err, timed_out = run_blis(args, self.timeout_s, self.blis_cmd)
+            doc, err, timed_out = self._document(args)
         finally:
             try:
                 os.unlink(path)
@@ -334,16 +481,8 @@ class BlisClient:
                 pass
         if timed_out:
             return failure_record(example_id, "timeout: the evaluation took longer than %gs (BLIS_TIMEOUT_S)" % self.timeout_s, err)
-        if code is None:
-            return failure_record(example_id, err.strip() or "blis could not be started")
-        try:
-            doc = json.loads(out) if out.strip() else None
-        except ValueError:
-            doc = None
-        if code != 0 or not isinstance(doc, Mapping):
-            first = next((line for line in err.strip().splitlines() if line.strip()), "")
-            reason = ("blis exited with code %s" % code) if code != 0 else "blis printed no JSON result"
-            return failure_record(example_id, reason + (": " + first if first else ""), err or out)
+        if not isinstance(doc, Mapping):
+            raise BlisSetupError("blis printed JSON that is not an evaluation result: %s" % tail(json.dumps(doc), 300))
         rec = record_from_result(example_id, doc)
         if err.strip():
             rec["stderr"] = tail(err)
@@ -362,10 +501,9 @@ class BlisClient:
             if isinstance(doc.get("budget"), Mapping):
                 rec["budget"] = dict(doc["budget"])
             return rec
-        message = doc.get("error") if isinstance(doc, Mapping) and isinstance(doc.get("error"), str) else "unexpected answer"
-        if status == 429:
-            return failure_record(example_id, "the evaluation server's budget is spent: " + message)
-        return failure_record(example_id, "evaluation server answered %s: %s" % (status or "nothing", message))
+        if status == 0 and isinstance(doc, Mapping) and doc.get("timeout"):
+            return failure_record(example_id, "timeout: the evaluation server did not answer within %gs (BLIS_TIMEOUT_S)" % self.timeout_s)
+        raise self._server_error("POST /evaluate", status, doc)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -374,7 +512,7 @@ class BlisClient:
 
 def _outputs_text(rec: Mapping[str, Any]) -> str:
     """A compact text of what the candidate produced on one example."""
-    if rec.get("error") and not rec.get("scores"):
+    if rec.get("error"):
         return "No result: %s" % rec["error"]
     lines = ["combined score %.4f" % float(rec.get("score", 0.0))]
     objectives = rec.get("objectives") or {}
@@ -424,15 +562,21 @@ class BlisGEPAAdapter:
         """The suite's example ids (``scenario@seed``): a trainset / valset for ``gepa.optimize``."""
         return self.client.examples()
 
+    def check_setup(self) -> None:
+        """Raises ``BlisSetupError`` unless blis can evaluate candidates on the suite (``BlisClient.check_setup``)."""
+        self.client.check_setup()
+
     def evaluate(self, batch: List[Any], candidate: Dict[str, str], capture_traces: bool = False) -> Any:
-        """Evaluates ``candidate`` on each example of ``batch``; see the module docstring for the result."""
+        """Evaluates ``candidate`` on each example of ``batch``; see the module docstring for the result.
+
+        Raises ``BlisSetupError`` for a set-up error, including a batch item that is not an example.
+        """
         records: List[Dict[str, Any]] = []
         for item in batch:
             eid = example_id_of(item)
             if eid is None:
-                records.append(failure_record(None, "not an example: %r (give \"scenario@seed\" or {\"example_id\": ...})" % (item,)))
-            else:
-                records.append(self.client.evaluate(candidate, eid))
+                raise BlisSetupError("not an example: %r (give \"scenario@seed\" or {\"example_id\": ...})" % (item,))
+            records.append(self.client.evaluate(candidate, eid))
         names = sorted({k for r in records for k in (r.get("scores") or {})})
         objective_scores = [{k: float((r.get("scores") or {}).get(k, 0.0)) for k in names} for r in records]
         outputs = [

@@ -21,15 +21,22 @@ Usage::
   else a bundle text (YAML/JSON);
 - ``example``: ``"scenario@seed"`` (or a dict with ``example_id``/``id``, or ``scenario`` and ``seed``) for one
   run of the suite; ``None`` (single-task mode) for the whole suite (stage 1, then stage 2);
-- ``score``: blis's ``combined_score`` in [0, 1] (0.0 when the candidate or the evaluation failed);
+- ``score``: blis's ``combined_score`` in [0, 1] (0.0 when the candidate failed or timed out);
 - ``side_info``: ``scores`` (dict[str, float], the normalised per-objective scores, all higher-is-better: GEPA's
   multi-objective Pareto tracking), ``Input`` (the example), ``Output`` (objectives and behaviour as text),
-  ``Feedback`` (blis's reflection summary), ``Error`` (when failed), ``objectives`` (raw values),
-  ``features``, ``worst_decisions``, ``example_id``. The keys GEPA reserves -- ``log``, ``stdout``, ``stderr``,
-  ``_budget`` -- are never used (blis's stderr tail goes to ``blis_stderr``).
+  ``Feedback`` (blis's reflection summary), ``Error`` (when failed), ``objectives`` (raw values; empty when
+  the candidate failed: no latency figures), ``features``, ``worst_decisions``, ``example_id``. The keys GEPA
+  reserves -- ``log``, ``stdout``, ``stderr``, ``_budget`` -- are never used (blis's stderr tail goes to
+  ``blis_stderr``).
 
-It never raises. Environment: ``BLIS_CMD``, ``BLIS_SUITE``, ``BLIS_TIMEOUT_S``, ``BLIS_EVAL_URL`` as for
-adapter.py, and ``BLIS_CONTROL_POINT`` for plain-code string candidates. Standard library only; Python 3.8+.
+A failed or timed-out candidate scores 0.0 with the reason in ``Error`` and ``Feedback``. A set-up error -- an
+unknown suite or example, an unbuilt checkout, blis exiting with 2 or crashing, an evaluation server that
+refuses or has spent its budget -- raises ``BlisSetupError`` (adapter.py) with blis's error line: GEPA's
+``optimize_anything`` re-raises an evaluator's exception by default (``raise_on_exception=True``), so the
+search stops and shows it instead of scoring every candidate 0. ``dataset()`` raises for an unknown suite
+before a search starts; ``check_setup()`` checks the whole set-up. A candidate that is neither a dict nor a
+string raises TypeError. Environment: ``BLIS_CMD``, ``BLIS_SUITE``, ``BLIS_TIMEOUT_S``, ``BLIS_EVAL_URL`` as
+for adapter.py, and ``BLIS_CONTROL_POINT`` for plain-code string candidates. Standard library only; Python 3.8+.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 try:
-    from .adapter import BlisClient, CONTROL_POINTS, _outputs_text, example_id_of, failure_record  # type: ignore
+    from .adapter import BlisClient, BlisSetupError, CONTROL_POINTS, _outputs_text, example_id_of  # type: ignore
 except ImportError:  # loaded as a top-level module or by path
     _path = Path(__file__).resolve().parent / "adapter.py"
     _name = "blis_gepa_adapter"
@@ -55,10 +62,10 @@ except ImportError:  # loaded as a top-level module or by path
         sys.modules[_name] = _mod
         _spec.loader.exec_module(_mod)
     BlisClient = _mod.BlisClient
+    BlisSetupError = _mod.BlisSetupError
     CONTROL_POINTS = _mod.CONTROL_POINTS
     _outputs_text = _mod._outputs_text
     example_id_of = _mod.example_id_of
-    failure_record = _mod.failure_record
 
 _ENTRY = {
     "admission": r"admit",
@@ -105,6 +112,11 @@ def dataset(suite: Optional[str] = None) -> List[str]:
     return client.examples()
 
 
+def check_setup() -> None:
+    """Raises ``BlisSetupError`` unless blis can evaluate candidates on the suite (``BlisClient.check_setup``)."""
+    _get_client().check_setup()
+
+
 def seed_candidate() -> Dict[str, str]:
     """A valid, deliberately mediocre starting candidate: least-loaded routing that ignores prefix caching."""
     try:
@@ -114,17 +126,16 @@ def seed_candidate() -> Dict[str, str]:
 
 
 def evaluate(candidate: Any, example: Any = None) -> Tuple[float, Dict[str, Any]]:
-    """Scores ``candidate`` on ``example`` (or the whole suite); returns ``(score, side_info)``; never raises."""
+    """Scores ``candidate`` on ``example`` (or the whole suite); returns ``(score, side_info)``.
+
+    A failed candidate scores 0.0 with the reason; a set-up error raises ``BlisSetupError``.
+    """
     eid: Optional[str] = None
-    try:
-        if example is not None:
-            eid = example_id_of(example)
-            if eid is None:
-                rec = failure_record(None, "not an example: %r (give \"scenario@seed\")" % (example,))
-                return 0.0, _side_info(rec, example)
-        rec = _get_client().evaluate(components_of(candidate), eid)
-    except Exception as e:  # noqa: BLE001 -- an evaluator never raises
-        rec = failure_record(eid, "evaluator error: %s: %s" % (type(e).__name__, e))
+    if example is not None:
+        eid = example_id_of(example)
+        if eid is None:
+            raise BlisSetupError("not an example: %r (give \"scenario@seed\")" % (example,))
+    rec = _get_client().evaluate(components_of(candidate), eid)
     return float(rec.get("score", 0.0)), _side_info(rec, example)
 
 

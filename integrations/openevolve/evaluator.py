@@ -14,16 +14,33 @@ and turns its JSON document (``EvaluationResult``, src/evaluate/types.ts) into O
 ``EvaluationResult(metrics, artifacts)`` (a plain dict of metrics when OpenEvolve is not importable):
 
 - metrics (floats only -- OpenEvolve 0.3 drops booleans and non-numbers): ``combined_score``; every MAP-Elites
-  feature under its own name (``cache_hit_rate``, ``load_imbalance``, ...; always present, 0.0 when the run
-  failed, because OpenEvolve raises on a configured feature dimension missing from the metrics); each
-  normalised objective score as ``score_<objective>`` and each raw objective as ``raw_<objective>``; ``stage``
-  and ``runs`` (scenario runs simulated).
+  feature under its own name (``cache_hit_rate``, ``load_imbalance``, ...; always present, 0.0 when the
+  candidate failed, because OpenEvolve raises on a configured feature dimension missing from the metrics);
+  each normalised objective score as ``score_<objective>`` and each raw objective as ``raw_<objective>`` (only
+  for a candidate that ran: a failed one has no latency figures, rather than 0 ms that would read as fast);
+  ``stage`` and ``runs`` (scenario runs simulated).
 - artifacts (text, shown to the LLM in the next prompt): ``summary`` (the reflection summary),
-  ``worst_decisions``, ``error`` (``CODE: message``) when the candidate failed, ``stderr`` (its tail) when the
-  process failed.
+  ``worst_decisions``, ``error`` (``CODE: message``) when the candidate failed, ``stderr`` (its tail) when blis
+  wrote any.
 
-A failed, crashed or timed-out evaluation returns ``combined_score: 0.0`` with the reason in the artifacts;
-these functions never raise.
+Two kinds of failure (the CLI's contract, docs/evaluate.md):
+
+- the *candidate* failed -- it does not parse, throws, exceeds the instruction budget, makes an invalid
+  decision (exit 0, a JSON document with ``error``), or the evaluation took longer than ``BLIS_TIMEOUT_S``: a
+  result with ``combined_score: 0.0`` and the reason in ``artifacts["error"]``;
+- the *set-up* is wrong -- an unknown suite or control point, an unreadable file, an unbuilt checkout (exit 2
+  and one ``error:`` line on stderr), blis crashed (another exit code, a signal), printed no JSON, or could not
+  be started: ``BlisSetupError`` is raised with blis's error line, since every candidate would score 0 for it.
+
+OpenEvolve (0.3.2, openevolve/evaluator.py) catches an exception from an evaluation function and goes on
+searching: with the cascade it stores the program with ``{"stage1_passed": 0.0, "error": 0.0}`` and the message
+in its artifacts (``stderr``); without it, it retries ``evaluator.max_retries`` times, then stores
+``{"error": 0.0}``. It does not catch an exception raised while it first imports this file (Evaluator's
+constructor, before the initial program is evaluated): that ends the run. So the set-up is also checked at
+import: blis evaluates a candidate that does not compile with this environment's suite and control point (the
+suite is read and the flags checked, nothing is simulated: a fraction of a second), and the import raises
+``BlisSetupError`` unless that is a candidate failure. Each set-up is checked once per process;
+``BLIS_SETUP_CHECK=0`` skips the check.
 
 Environment:
 
@@ -31,7 +48,8 @@ Environment:
   this file; e.g. ``npx blis``);
 - ``BLIS_SUITE``: a built-in suite name or a suite file (default ``routing-prefix-heavy``);
 - ``BLIS_CONTROL_POINT``: ``admission | priority | routing | scheduler | autoscale`` (default ``routing``);
-- ``BLIS_TIMEOUT_S``: wall-clock limit per CLI call, enforced here (default 120).
+- ``BLIS_TIMEOUT_S``: wall-clock limit per CLI call, enforced here (default 120);
+- ``BLIS_SETUP_CHECK``: ``0`` skips the set-up check at import.
 """
 
 from __future__ import annotations
@@ -43,9 +61,11 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
+import types
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Set, Tuple, Union
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SUITE = "routing-prefix-heavy"
@@ -69,6 +89,10 @@ except Exception:  # noqa: BLE001 -- not installed (or broken): fall back to a p
 
 Metrics = Dict[str, float]
 Artifacts = Dict[str, str]
+
+
+class BlisSetupError(RuntimeError):
+    """blis could not evaluate anything with this set-up (not the candidate's fault): raised, never scored."""
 
 
 def blis_command() -> List[str]:
@@ -135,6 +159,45 @@ def run_cli(args: List[str], timeout_s: float, cwd: Optional[Path] = None) -> Tu
         return None, out or "", err or "", True
 
 
+def _error_line(err: str) -> str:
+    """The line of blis's stderr that says what went wrong: its ``error:`` / ``internal:`` line, else an
+    ``...Error: ...`` line (a Node stack), else the last line."""
+    lines = [line.strip() for line in (err or "").splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(("error:", "internal:")):
+            return line
+    for line in lines:
+        if line.split(":", 1)[0].split(" ", 1)[0].endswith("Error"):
+            return line
+    return lines[-1] if lines else ""
+
+
+def setup_error(cmd: List[str], code: Optional[int], out: str, err: str) -> BlisSetupError:
+    """The exception for a blis run that produced no evaluation result (``code`` None: it could not start)."""
+    line = _error_line(err)
+    if code is None:
+        what = "blis could not be started"
+    elif code == 2:
+        what = "blis set-up error (exit 2)"
+    elif code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "signal %d" % -code
+        what = "blis was killed by %s" % name
+    elif code != 0:
+        what = "blis crashed (exit %d)" % code
+    else:
+        what = "blis printed no JSON evaluation result (exit 0)"
+        if not line and out.strip():
+            line = "stdout: " + _tail(out, 300)
+    parts = [what + (": " + line if line else "")]
+    parts.append("command: " + " ".join(shlex.quote(c) for c in cmd))
+    if code is not None and code != 2 and err.strip() and err.strip() != line:
+        parts.append("stderr:\n" + _tail(err, 2000))
+    return BlisSetupError("\n".join(parts))
+
+
 def _num(value: Any) -> Optional[float]:
     """A finite float, or None (booleans are not numbers here)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -150,20 +213,31 @@ def _base_metrics(stage: int) -> Metrics:
     return metrics
 
 
+def _mapping(value: Any) -> Dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def metrics_from_result(doc: Dict[str, Any], stage: int) -> Metrics:
-    """OpenEvolve metrics (floats only) from a blis ``EvaluationResult`` document."""
+    """OpenEvolve metrics (floats only) from a blis ``EvaluationResult`` document.
+
+    Keys the document may lack (``objectives``, ``scores``, ``features``: empty or partial) are left out or
+    0.0 (the features); keys it may gain (``combined_score_se``, ``baseline``, ``constraints``, ...) are ignored.
+    A failed candidate (``error``) gets no ``score_`` / ``raw_`` metrics at all.
+    """
     metrics = _base_metrics(stage)
+    failed = bool(doc.get("error"))
     score = _num(doc.get("combined_score"))
-    metrics["combined_score"] = 0.0 if score is None or doc.get("error") else min(1.0, max(0.0, score))
-    for name, value in (doc.get("features") or {}).items():
-        v = _num(value)
-        if v is not None:
-            metrics[str(name)] = v
-    for prefix, key in (("score_", "scores"), ("raw_", "objectives")):
-        for name, value in (doc.get(key) or {}).items():
+    metrics["combined_score"] = 0.0 if score is None or failed else min(1.0, max(0.0, score))
+    if not failed:
+        for name, value in _mapping(doc.get("features")).items():
             v = _num(value)
             if v is not None:
-                metrics[prefix + str(name)] = v
+                metrics[str(name)] = v
+        for prefix, key in (("score_", "scores"), ("raw_", "objectives")):
+            for name, value in _mapping(doc.get(key)).items():
+                v = _num(value)
+                if v is not None:
+                    metrics[prefix + str(name)] = v
     scenarios = doc.get("scenarios")
     metrics["runs"] = float(len(scenarios)) if isinstance(scenarios, list) else 0.0
     return metrics
@@ -181,16 +255,48 @@ def _failure(stage: int, reason: str, extra: Optional[Artifacts] = None) -> Tupl
     return _base_metrics(stage), artifacts
 
 
+def _suite() -> str:
+    return os.environ.get("BLIS_SUITE", "").strip() or DEFAULT_SUITE
+
+
+def _control_point() -> str:
+    return os.environ.get("BLIS_CONTROL_POINT", "").strip() or DEFAULT_CONTROL_POINT
+
+
+def _result_document(args: List[str], timeout_s: float) -> Tuple[Optional[Dict[str, Any]], str]:
+    """Runs ``blis ARGS``; returns (its JSON document, stderr), or (None, stderr) when it timed out.
+
+    Raises BlisSetupError when blis produced no evaluation result: it could not start, exited non-zero (2: a
+    set-up error; anything else: a crash), was killed by a signal, or printed no JSON object.
+    """
+    code, out, err, timed_out = run_cli(args, timeout_s)
+    if timed_out:
+        return None, err
+    doc: Any = None
+    if code == 0:
+        try:
+            doc = json.loads(out) if out.strip() else None
+        except ValueError:
+            doc = None
+    if code != 0 or not isinstance(doc, dict):
+        raise setup_error(blis_command() + args, code, out, err)
+    return doc, err
+
+
 def evaluate_program(program_path: Union[str, os.PathLike], stage: int) -> Tuple[Metrics, Artifacts]:
-    """Evaluates a program at ``stage`` (1: the smoke scenario; 2: the full suite); returns (metrics, artifacts)."""
-    suite = os.environ.get("BLIS_SUITE", "").strip() or DEFAULT_SUITE
-    point = os.environ.get("BLIS_CONTROL_POINT", "").strip() or DEFAULT_CONTROL_POINT
+    """Evaluates a program at ``stage`` (1: the smoke scenario; 2: the full suite); returns (metrics, artifacts).
+
+    A failed or timed-out candidate is a result with ``combined_score`` 0.0; a set-up error raises
+    ``BlisSetupError`` (see the module docstring).
+    """
+    suite = _suite()
+    point = _control_point()
     timeout_s = _timeout_s()
     tmpdir: Optional[str] = None
     try:
         path = Path(program_path).resolve()
         if not path.is_file():
-            return _failure(stage, "program file not found: %s" % path)
+            raise BlisSetupError("program file not found: %s" % path)
         if path.suffix not in (".js", ".mjs", ".cjs"):
             # blis reads a .js file as code; anything else would be taken for a bundle.
             tmpdir = tempfile.mkdtemp(prefix="blis-oe-")
@@ -198,37 +304,61 @@ def evaluate_program(program_path: Union[str, os.PathLike], stage: int) -> Tuple
             shutil.copyfile(str(path), str(copy))
             path = copy
         args = ["evaluate", "--candidate", str(path), "--suite", suite, "--stage", str(stage), "--control-point", point]
-        code, out, err, timed_out = run_cli(args, timeout_s)
-        if timed_out:
+        doc, err = _result_document(args, timeout_s)
+        if doc is None:
             return _failure(stage, "timeout: the evaluation took longer than %gs (BLIS_TIMEOUT_S)" % timeout_s, {"stderr": _tail(err)} if err.strip() else None)
-        if code is None:
-            return _failure(stage, err.strip() or "blis could not be started")
-        doc: Any = None
-        try:
-            doc = json.loads(out) if out.strip() else None
-        except ValueError:
-            doc = None
-        if code != 0 or not isinstance(doc, dict):
-            reason = "blis exited with code %s" % code if code != 0 else "blis printed no JSON result"
-            first = next((line for line in err.strip().splitlines() if line.strip()), "")
-            return _failure(stage, reason + (": " + first if first else ""), {"stderr": _tail(err or out)})
         metrics = metrics_from_result(doc, stage)
         artifacts: Artifacts = {}
-        raw_artifacts = doc.get("artifacts") or {}
+        raw_artifacts = _mapping(doc.get("artifacts"))
         for name in ("summary", "worst_decisions"):
             text = raw_artifacts.get(name)
             artifacts[name] = text if isinstance(text, str) else ""
         error = doc.get("error")
-        if isinstance(error, dict):
-            artifacts["error"] = "%s: %s" % (error.get("code", "ERROR"), error.get("message", ""))
+        if error:
+            if isinstance(error, dict):
+                artifacts["error"] = "%s: %s" % (error.get("code", "ERROR"), error.get("message", ""))
+            else:
+                artifacts["error"] = str(error)
+            if not artifacts["summary"].strip():
+                artifacts["summary"] = "The candidate failed; it was scored 0.\n\n" + artifacts["error"]
         if err.strip():
             artifacts["stderr"] = _tail(err)
         return metrics, artifacts
-    except Exception as e:  # noqa: BLE001 -- an evaluator must never raise
-        return _failure(stage, "evaluator error: %s: %s" % (type(e).__name__, e))
     finally:
         if tmpdir is not None:
             shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+# A candidate that cannot compile: blis reads the suite and checks the flags, then fails it without simulating.
+_PROBE_PROGRAM = "// blis set-up check: not a policy; it does not compile, so nothing is simulated\n(\n"
+
+# OpenEvolve executes the evaluation file again for every cascade evaluation (openevolve/evaluator.py,
+# _cascade_evaluate): the set-ups already checked in this process are kept where a fresh copy finds them.
+_REGISTRY = "blis_openevolve_setup_checks"
+_CHECKED: Set[Tuple[str, ...]] = sys.modules.setdefault(_REGISTRY, types.ModuleType(_REGISTRY)).__dict__.setdefault("checked", set())
+
+
+def check_setup() -> None:
+    """Raises ``BlisSetupError`` unless blis can evaluate with this environment's command, suite and control point.
+
+    Runs ``blis evaluate --stage 1`` on a candidate that does not compile: the suite is read and the flags are
+    checked, then the candidate fails (exit 0, ``error``) without a simulation. Each set-up is checked once per
+    process.
+    """
+    key = tuple(blis_command()) + (_suite(), _control_point(), str(REPO_ROOT))
+    if key in _CHECKED:
+        return
+    tmpdir = tempfile.mkdtemp(prefix="blis-oe-check-")
+    try:
+        probe = Path(tmpdir) / "setup_check.js"
+        probe.write_text(_PROBE_PROGRAM, encoding="utf-8")
+        args = ["evaluate", "--candidate", str(probe), "--suite", _suite(), "--stage", "1", "--control-point", _control_point()]
+        doc, _err = _result_document(args, _timeout_s())
+        if doc is None:
+            raise BlisSetupError("blis did not answer within %gs (BLIS_TIMEOUT_S) on the set-up check: %s" % (_timeout_s(), " ".join(shlex.quote(c) for c in blis_command() + args)))
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    _CHECKED.add(key)
 
 
 def evaluate_stage1(program_path: str) -> Any:
@@ -244,3 +374,7 @@ def evaluate_stage2(program_path: str) -> Any:
 def evaluate(program_path: str) -> Any:
     """Direct evaluation (``cascade_evaluation: false``): the full suite, as stage 2."""
     return _result(*evaluate_program(program_path, 2))
+
+
+if os.environ.get("BLIS_SETUP_CHECK", "").strip() != "0":
+    check_setup()

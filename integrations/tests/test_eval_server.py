@@ -13,6 +13,7 @@ import queue
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -187,24 +188,54 @@ class EvalServerProtocolTest(unittest.TestCase):
 
 
 class EvalServerAdapterTest(unittest.TestCase):
-    """The GEPA adapter over HTTP (BLIS_EVAL_URL): scores, then budget exhaustion as a scored failure."""
+    """The GEPA adapter over HTTP (BLIS_EVAL_URL): scores, a failed candidate scored 0, then refusals and budget
+    exhaustion raised (set-up errors, not the candidate's fault)."""
 
     def setUp(self) -> None:
-        self.server = Server(budget=2)
+        self.server = Server(budget=3)
         self.addCleanup(self.server.stop)
 
     def test_adapter_over_http(self) -> None:
         adapter_mod = _load("blis_gepa_adapter_http_test", REPO / "integrations" / "gepa" / "adapter.py")
         adapter = adapter_mod.BlisGEPAAdapter(eval_url=self.server.url)
+        adapter.check_setup()
         self.assertEqual(adapter.examples(), ["steady@1", "steady@2", "hot@3", "hot@4"])
-        result = adapter.evaluate(["steady@1", "hot@3", "steady@2"], {"routing": ROUTE}, capture_traces=True)
-        self.assertEqual(len(result.scores), 3)
+        result = adapter.evaluate(["steady@1", "hot@3"], {"routing": ROUTE}, capture_traces=True)
+        self.assertEqual(len(result.scores), 2)
         self.assertGreater(result.scores[0], 0.0)
         self.assertGreater(result.scores[1], 0.0)
-        self.assertEqual(result.scores[2], 0.0)
-        self.assertIn("budget", result.trajectories[2]["error"])
         dataset = adapter.make_reflective_dataset({"routing": ROUTE}, result, ["routing"])
-        self.assertEqual(len(dataset["routing"]), 3)
+        self.assertEqual(len(dataset["routing"]), 2)
+
+        # An unknown example (400, not charged) raises with the server's message.
+        with self.assertRaisesRegex(adapter_mod.BlisSetupError, r"answered 400: .*steady@99"):
+            adapter.evaluate(["steady@99"], {"routing": ROUTE})
+
+        # A failing candidate is a scored 0 (charged), without latency figures.
+        failed = adapter.evaluate(["steady@2"], {"routing": BROKEN}, capture_traces=True)
+        self.assertEqual(failed.scores, [0.0])
+        self.assertIn("POLICY_CODE", failed.trajectories[0]["error"])
+        self.assertEqual(failed.trajectories[0]["objectives"], {})
+        self.assertEqual(set(failed.objective_scores[0]), set(result.objective_scores[0]))
+        self.assertEqual(set(failed.objective_scores[0].values()), {0.0})
+
+        # The budget is spent: raised, since every further candidate would score 0.
+        with self.assertRaisesRegex(adapter_mod.BlisSetupError, "spent its budget"):
+            adapter.evaluate(["hot@4"], {"routing": ROUTE})
+
+
+class NoServerTest(unittest.TestCase):
+    """A server that does not answer is a set-up error."""
+
+    def test_no_server_raises(self) -> None:
+        adapter_mod = _load("blis_gepa_adapter_http_test", REPO / "integrations" / "gepa" / "adapter.py")
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        adapter = adapter_mod.BlisGEPAAdapter(eval_url="http://127.0.0.1:%d" % port, timeout_s=10)
+        for call in (adapter.check_setup, adapter.examples, lambda: adapter.evaluate(["steady@1"], {"routing": ROUTE})):
+            with self.assertRaisesRegex(adapter_mod.BlisSetupError, "no answer from"):
+                call()
 
 
 if __name__ == "__main__":

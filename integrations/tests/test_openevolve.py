@@ -1,15 +1,19 @@
 """The OpenEvolve evaluator (integrations/openevolve/evaluator.py, OpenEvolve 0.3.2 contract) against the real CLI.
 
 Runs ``node bin/blis.js`` from the repository root (build first: ``npm run build``), or ``BLIS_CMD`` when set.
-Each evaluation is a stage-1 smoke run (about a second) unless the test is about stage 2.
+Each evaluation is a stage-1 smoke run (about a second) unless the test is about stage 2. A failed candidate is
+a scored 0 without latency figures; a set-up error (bad suite, control point, file, an unbuilt checkout, a crash)
+raises BlisSetupError, also when the module is imported.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,6 +54,19 @@ def setUpModule() -> None:  # noqa: N802 -- unittest's name
 
 ev = _load("blis_oe_evaluator_under_test", OE_DIR / "evaluator.py")
 
+#: Raw and normalised objective metrics: a failed candidate has none of them (no 0 ms latencies).
+LATENCY_LIKE = re.compile(r"^(raw_|score_)|(ttft|e2e|itl|tpot)", re.I)
+
+
+def unbuilt_checkout(parent: str) -> str:
+    """A copy of the launcher (bin/ and package.json) without dist/; returns BLIS_CMD running it."""
+    root = Path(parent) / "unbuilt"
+    (root / "bin").mkdir(parents=True)
+    for name in ("blis.js", "load-cli.js", "package.json"):
+        shutil.copyfile(str(REPO / "bin" / name), str(root / "bin" / name))
+    shutil.copyfile(str(REPO / "package.json"), str(root / "package.json"))
+    return "node %s" % shlex.quote(str(root / "bin" / "blis.js"))
+
 
 def _metrics(result: Any) -> Dict[str, Any]:
     """The metrics of an OpenEvolve EvaluationResult or of a plain dict."""
@@ -57,7 +74,7 @@ def _metrics(result: Any) -> Dict[str, Any]:
 
 
 class OpenEvolveEvaluatorTest(unittest.TestCase):
-    """evaluate / evaluate_stage1 / evaluate_stage2 return OpenEvolve's documented shapes and never raise."""
+    """evaluate / evaluate_stage1 / evaluate_stage2 return OpenEvolve's documented shapes; set-up errors raise."""
 
     tmp: tempfile.TemporaryDirectory
 
@@ -129,10 +146,26 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
         self.assertFloatMetrics(metrics)
         self.assertRegex(artifacts["error"], re.compile("budget", re.I))
 
-    def test_missing_file_never_raises(self) -> None:
-        metrics, artifacts = ev.evaluate_program(str(Path(self.tmp.name) / "absent.js"), 1)
-        self.assertEqual(metrics["combined_score"], 0.0)
-        self.assertIn("not found", artifacts["error"])
+    def test_throwing_candidate_scores_zero_without_latency_figures(self) -> None:
+        path = self.program("throws.js", "function route(request, state) {\n  throw new Error('no route today');\n}\n")
+        for stage in (1, 2):
+            metrics, artifacts = ev.evaluate_program(path, stage)
+            self.assertEqual(metrics["combined_score"], 0.0)
+            self.assertFloatMetrics(metrics)
+            self.assertEqual([k for k in metrics if LATENCY_LIKE.search(k)], [], "a failed candidate reports no latency figures")
+            self.assertIn("POLICY_RUNTIME", artifacts["error"])
+            self.assertIn("no route today", artifacts["error"])
+            self.assertIn("no route today", artifacts["summary"])
+        result = _metrics(ev.evaluate(path))
+        self.assertEqual(result["combined_score"], 0.0)
+        self.assertEqual([k for k in result if LATENCY_LIKE.search(k)], [])
+
+    def test_missing_file_raises(self) -> None:
+        absent = str(Path(self.tmp.name) / "absent.js")
+        with self.assertRaisesRegex(ev.BlisSetupError, "not found"):
+            ev.evaluate_program(absent, 1)
+        with self.assertRaises(ev.BlisSetupError):
+            ev.evaluate_stage1(absent)
 
     def test_non_js_suffix_is_read_as_code(self) -> None:
         path = self.program("program.txt", INITIAL.read_text(encoding="utf-8"))
@@ -147,13 +180,75 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
         self.assertNotIn("error", artifacts)
         self.assertGreater(metrics["combined_score"], 0.0)
 
-    def test_bad_suite_is_a_process_failure_with_stderr(self) -> None:
+    def test_unknown_suite_raises_with_the_cli_message(self) -> None:
         with mock.patch.dict(os.environ, {"BLIS_SUITE": "no-such-suite"}):
-            metrics, artifacts = ev.evaluate_program(str(INITIAL), 1)
+            for call in (lambda: ev.evaluate_program(str(INITIAL), 1), lambda: ev.evaluate_stage1(str(INITIAL)), lambda: ev.evaluate(str(INITIAL))):
+                with self.assertRaises(ev.BlisSetupError) as caught:
+                    call()
+                message = str(caught.exception)
+                self.assertIn('error: --suite: "no-such-suite" is neither a built-in suite', message)
+                self.assertIn("exit 2", message)
+            self.assertIsInstance(caught.exception, RuntimeError)
+
+    def test_wrong_control_point_raises(self) -> None:
+        with mock.patch.dict(os.environ, {"BLIS_CONTROL_POINT": "routng"}):
+            with self.assertRaisesRegex(ev.BlisSetupError, r'error: --control-point must be one of .*got "routng"'):
+                ev.evaluate_stage2(str(INITIAL))
+
+    def test_unbuilt_checkout_raises_with_the_build_hint(self) -> None:
+        with mock.patch.dict(os.environ, {"BLIS_CMD": unbuilt_checkout(self.tmp.name)}):
+            with self.assertRaises(ev.BlisSetupError) as caught:
+                ev.evaluate_program(str(INITIAL), 1)
+        self.assertIn("exit 2", str(caught.exception))
+        self.assertIn("error: blis-ts is not built: run npm run build (or npm ci, then npm run build) in ", str(caught.exception))
+
+    def test_result_documents_with_missing_partial_or_new_keys(self) -> None:
+        good = {
+            "combined_score": 0.75,
+            "combined_score_se": 0.02,
+            "objectives": {"ttft_p99_ms": 80.5},
+            "scores": {"ttft_p99_ms": 1.0, "slo_attainment": 0.5},
+            "features": {"cache_hit_rate": 0.4},
+            "baseline": {"combined_score": 0.6},
+            "constraints": [{"name": "x", "ok": True}],
+            "scenarios": [{}, {}],
+            "future_key": {"nested": [1, 2]},
+        }
+        metrics = ev.metrics_from_result(good, 2)
+        self.assertFloatMetrics(metrics)
+        self.assertEqual(metrics["combined_score"], 0.75)
+        self.assertEqual(metrics["raw_ttft_p99_ms"], 80.5)
+        self.assertEqual(metrics["score_slo_attainment"], 0.5)
+        self.assertNotIn("raw_slo_attainment", metrics)
+        self.assertEqual(metrics["cache_hit_rate"], 0.4)
+        self.assertEqual(metrics["load_imbalance"], 0.0)
+        self.assertEqual(metrics["runs"], 2.0)
+        self.assertFalse(any("se" == k or k.endswith("_se") or "baseline" in k or "constraint" in k for k in metrics))
+        failed_docs = [
+            {"combined_score": 0, "error": {"code": "POLICY_RUNTIME", "message": "boom"}},
+            {"combined_score": 0, "objectives": {}, "scores": {}, "error": {"code": "POLICY_RUNTIME", "message": "boom"}},
+            {"combined_score": 0.3, "objectives": {"ttft_p99_ms": 0, "e2e_mean_ms": 0}, "scores": {"ttft_p99_ms": 0}, "features": None, "error": {"code": "EVAL_TIMEOUT", "message": "slow"}},
+        ]
+        for doc in failed_docs:
+            metrics = ev.metrics_from_result(doc, 1)
+            self.assertFloatMetrics(metrics)
+            self.assertEqual(metrics["combined_score"], 0.0)
+            self.assertEqual([k for k in metrics if LATENCY_LIKE.search(k)], [])
+        for odd in ({"objectives": None, "scores": [], "features": "x", "combined_score": "high"}, {}):
+            metrics = ev.metrics_from_result(odd, 1)
+            self.assertFloatMetrics(metrics)
+            self.assertEqual(metrics["combined_score"], 0.0)
+
+    def test_failed_document_through_the_cli_contract(self) -> None:
+        doc = {"combined_score": 0, "objectives": {}, "scenarios": [], "artifacts": {"summary": "", "worst_decisions": ""}, "error": {"code": "SANDBOX_THREW", "message": "the policy threw"}, "baseline": {}}
+        cmd = self._stub("import sys\nsys.stdout.write(%r)\n" % json.dumps(doc))
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd}):
+            metrics, artifacts = ev.evaluate_program(str(INITIAL), 2)
         self.assertEqual(metrics["combined_score"], 0.0)
         self.assertFloatMetrics(metrics)
-        self.assertIn("exited with code 2", artifacts["error"])
-        self.assertIn("no-such-suite", artifacts["stderr"])
+        self.assertEqual([k for k in metrics if LATENCY_LIKE.search(k)], [])
+        self.assertEqual(artifacts["error"], "SANDBOX_THREW: the policy threw")
+        self.assertIn("the policy threw", artifacts["summary"])
 
     def _stub(self, body: str) -> str:
         script = Path(self.tmp.name) / "stub_blis.py"
@@ -170,25 +265,89 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
         self.assertFloatMetrics(metrics)
         self.assertIn("timeout", artifacts["error"])
 
-    def test_crash_reports_the_stderr_tail(self) -> None:
+    def test_crash_raises_with_the_stderr_tail(self) -> None:
         cmd = self._stub("import sys\nsys.stderr.write('x' * 10000 + '\\nfatal: out of cheese\\n')\nsys.exit(3)\n")
         with mock.patch.dict(os.environ, {"BLIS_CMD": cmd}):
-            result = ev.evaluate_stage2(str(INITIAL))
-            metrics, artifacts = ev.evaluate_program(str(INITIAL), 2)
-        self.assertEqual(_metrics(result)["combined_score"], 0.0)
-        self.assertIn("exited with code 3", artifacts["error"])
-        self.assertIn("out of cheese", artifacts["stderr"])
-        self.assertLessEqual(len(artifacts["stderr"]), ev.STDERR_TAIL_CHARS + 10)
+            with self.assertRaises(ev.BlisSetupError) as caught:
+                ev.evaluate_stage2(str(INITIAL))
+        message = str(caught.exception)
+        self.assertTrue(message.startswith("blis crashed (exit 3): fatal: out of cheese"), message[:200])
+        self.assertLess(len(message), 3000)
 
-    def test_garbage_output_and_unstartable_command(self) -> None:
-        with mock.patch.dict(os.environ, {"BLIS_CMD": self._stub("print('not json')\n")}):
-            metrics, artifacts = ev.evaluate_program(str(INITIAL), 1)
-        self.assertEqual(metrics["combined_score"], 0.0)
-        self.assertIn("no JSON", artifacts["error"])
+    def test_internal_error_line_is_the_message(self) -> None:
+        cmd = self._stub("import sys\nsys.stderr.write('internal: evaluate: TypeError: x is undefined (a bug in blis)\\n')\nsys.exit(70)\n")
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd}):
+            with self.assertRaisesRegex(ev.BlisSetupError, r"^blis crashed \(exit 70\): internal: evaluate: TypeError"):
+                ev.evaluate_program(str(INITIAL), 1)
+
+    def test_signal_raises(self) -> None:
+        if os.name != "posix":
+            self.skipTest("signals are POSIX")
+        cmd = self._stub("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd}):
+            with self.assertRaisesRegex(ev.BlisSetupError, "killed by SIGKILL"):
+                ev.evaluate_program(str(INITIAL), 1)
+
+    def test_garbage_output_and_unstartable_command_raise(self) -> None:
+        for body in ("print('not json')\n", "print('[1, 2]')\n", ""):
+            with mock.patch.dict(os.environ, {"BLIS_CMD": self._stub(body)}):
+                with self.assertRaisesRegex(ev.BlisSetupError, "no JSON"):
+                    ev.evaluate_program(str(INITIAL), 1)
         with mock.patch.dict(os.environ, {"BLIS_CMD": "/nonexistent/blis-binary"}):
-            metrics, artifacts = ev.evaluate_program(str(INITIAL), 1)
-        self.assertEqual(metrics["combined_score"], 0.0)
-        self.assertIn("cannot start", artifacts["error"])
+            with self.assertRaisesRegex(ev.BlisSetupError, "could not be started: cannot start /nonexistent/blis-binary"):
+                ev.evaluate_program(str(INITIAL), 1)
+
+
+class OpenEvolveSetupCheckTest(unittest.TestCase):
+    """Importing the evaluator checks the set-up once: OpenEvolve imports it before the search and stops if that raises."""
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory(prefix="blis-oe-check-test-")
+        self.addCleanup(self.tmp.cleanup)
+        env = {k: v for k, v in os.environ.items() if k not in ("BLIS_SUITE", "BLIS_CONTROL_POINT", "BLIS_SETUP_CHECK")}
+        env["BLIS_TIMEOUT_S"] = "120"
+        patcher = mock.patch.dict(os.environ, env, clear=True)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.count = 0
+
+    def load(self) -> Any:
+        self.count += 1
+        return _load("blis_oe_setup_check_%d" % self.count, OE_DIR / "evaluator.py")
+
+    def test_import_raises_for_a_bad_suite_control_point_or_build(self) -> None:
+        cases = [
+            ({"BLIS_SUITE": "routing-prefix-hevy"}, 'error: --suite: "routing-prefix-hevy" is neither a built-in suite'),
+            ({"BLIS_CONTROL_POINT": "routng"}, 'error: --control-point must be one of'),
+            ({"BLIS_SUITE": str(Path(self.tmp.name) / "missing-suite.yaml")}, "missing-suite.yaml"),
+            ({"BLIS_CMD": unbuilt_checkout(self.tmp.name)}, "error: blis-ts is not built: run npm run build"),
+            ({"BLIS_CMD": "/nonexistent/blis-binary"}, "could not be started"),
+        ]
+        for env, message in cases:
+            with mock.patch.dict(os.environ, env):
+                with self.assertRaises(RuntimeError) as caught:
+                    self.load()
+            self.assertEqual(type(caught.exception).__name__, "BlisSetupError")
+            self.assertIn(message, str(caught.exception))
+
+    def test_import_with_a_good_set_up_and_the_opt_out(self) -> None:
+        with mock.patch.dict(os.environ, {"BLIS_SUITE": "admission-bursty-tenants", "BLIS_CONTROL_POINT": "admission"}):
+            self.load()
+        with mock.patch.dict(os.environ, {"BLIS_SUITE": "no-such-suite", "BLIS_SETUP_CHECK": "0"}):
+            module = self.load()
+            with self.assertRaises(module.BlisSetupError):
+                module.evaluate_stage1(str(INITIAL))
+
+    def test_each_set_up_is_checked_once_per_process(self) -> None:
+        """OpenEvolve executes the evaluation file again for every cascade evaluation: the check is not repeated."""
+        calls = Path(self.tmp.name) / "calls"
+        script = Path(self.tmp.name) / "counting_blis.py"
+        doc = {"combined_score": 0, "objectives": {}, "error": {"code": "POLICY_CODE", "message": "syntax"}}
+        script.write_text("import sys\nopen(%r, 'a').write('x')\nsys.stdout.write(%r)\n" % (str(calls), json.dumps(doc)), encoding="utf-8")
+        with mock.patch.dict(os.environ, {"BLIS_CMD": "%s %s" % (shlex.quote(sys.executable), shlex.quote(str(script)))}):
+            for _ in range(3):
+                self.load()
+        self.assertEqual(calls.read_text(), "x")
 
 
 class OpenEvolveExampleTest(unittest.TestCase):
@@ -196,8 +355,9 @@ class OpenEvolveExampleTest(unittest.TestCase):
 
     def test_example_evaluator_reexports_the_shared_one(self) -> None:
         example = _load("evaluation_module_under_test", OE_DIR / "example" / "evaluator.py")
-        for name in ("evaluate", "evaluate_stage1", "evaluate_stage2"):
+        for name in ("evaluate", "evaluate_stage1", "evaluate_stage2", "check_setup"):
             self.assertTrue(callable(getattr(example, name)))
+        self.assertTrue(issubclass(example.BlisSetupError, RuntimeError))
         metrics = _metrics(example.evaluate_stage1(str(INITIAL)))
         self.assertGreater(metrics["combined_score"], 0.0)
 

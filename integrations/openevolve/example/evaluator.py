@@ -2,7 +2,8 @@
 
 OpenEvolve loads this file by path (``openevolve-run.py example/initial_program.js example/evaluator.py``), so
 the shared evaluator is loaded by path as well; ``evaluate``, ``evaluate_stage1`` and ``evaluate_stage2`` are
-the functions of integrations/openevolve/evaluator.py.
+the functions of integrations/openevolve/evaluator.py. Loading it checks the set-up once (and raises
+``BlisSetupError`` when blis cannot evaluate: OpenEvolve then stops before the search, showing blis's error line).
 """
 
 from __future__ import annotations
@@ -34,5 +35,7 @@ evaluate = _shared.evaluate
 evaluate_stage1 = _shared.evaluate_stage1
 evaluate_stage2 = _shared.evaluate_stage2
 evaluate_program = _shared.evaluate_program
+check_setup = _shared.check_setup
+BlisSetupError = _shared.BlisSetupError
 
-__all__ = ["evaluate", "evaluate_stage1", "evaluate_stage2", "evaluate_program"]
+__all__ = ["evaluate", "evaluate_stage1", "evaluate_stage2", "evaluate_program", "check_setup", "BlisSetupError"]
