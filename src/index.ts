@@ -73,3 +73,12 @@ export type { InstanceScheduler, SchedulerContext, BatchChoice } from './instanc
 export { fitAggregateRuns, type AggregateRun, type AggregateMeasurements, type AggregateFitOptions, type AggregateFitResult } from './fit/index.js';
 export { parseLatencyProfile, formatLatencyProfile, type LatencyProfile } from './latency/profile.js';
 export { CORRECTED_PHYSICS_COEFFICIENTS, CORRECTED_PHYSICS_DEFAULTS } from './latency/corrected-physics.js';
+export {
+  BLIS_VERSION, BUILTIN_SUITES, candidateFromBundle, candidateFromCode, candidateFromComponents, candidateHash, checkConstraints, checkSuite,
+  describeSuites, estimate, evaluateCandidate, evaluatePopulation, findSuite, fixedControlPoints, holdoutSeedSet, knownPolicyCandidate,
+  metricInfo, normalize, parseSuite, rawMetrics, RAW_METRIC_NAMES, ResultCache, scoreRun, seedSetSuite, seedsFor, withSemantics,
+} from './evaluate/index.js';
+export type {
+  BaselineComparison, Candidate, Constraint, ConstraintCheck, Estimate, EvaluateHooks, EvaluateOptions, EvaluationError, EvaluationResult,
+  KnownPolicy, Objective, PolicyFigures, RawMetrics, Scenario, ScenarioResult, Stage, Suite, SuiteCheck,
+} from './evaluate/index.js';

@@ -6,7 +6,7 @@
 import { Option, type Command } from 'commander';
 import type { Io } from './io.js';
 import { addQueueOptions } from './sweep-command.js';
-import type { EvaluateFlags, SearchFlags } from './evaluate-run.js';
+import type { CheckFlags, EvaluateFlags, SearchFlags } from './evaluate-run.js';
 
 export function registerEvaluateCommands(root: Command, io: Io): void {
   const sc = root
@@ -34,7 +34,10 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .addOption(new Option('--control-point <point>', 'control point of a .js candidate').default('routing'))
     .addOption(new Option('--engine <engine>', 'sandbox engine for code candidates: fast or strict').default('fast'))
     .requiredOption('--suite <name|file>', 'a built-in suite (blis suites) or a suite file')
-    .addOption(new Option('--stage <n>', '1 = the smoke stage only; 2 = stage 1, then the full suite').default('2'))
+    .addOption(new Option('--stage <n>', '1 = the smoke stage only; 2 = stage 1, then the full suite on its search seeds; validate = the full suite on its held-out seeds').default('2'))
+    .option('--seeds <n>', 'seeds per scenario (the suite\'s own, cut or extended by a fixed rule; search and held-out seeds stay disjoint)')
+    .option('--objective <spec>', 'score by this objective instead of the suite\'s (repeatable): METRIC[:weight=W,target=T | best=B,worst=W], e.g. ttft_p99_ms@critical:target=300 (docs/evaluate.md)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--constraint <spec>', 'add a constraint (repeatable): METRIC>=V or METRIC<=V, V ending in x = times the baseline\'s value, e.g. goodput_rps>=0.95x', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--only <scenario@seed>', 'evaluate only this run (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .addOption(new Option('--workers <n>', 'worker threads: the scenario runs of every candidate (a population\'s, and one candidate\'s scenarios x seeds) spread over them; 1 = in this thread').default('1'))
     .addOption(new Option('--timeout-s <s>', 'wall-clock budget per evaluation, from its first run\'s start, on worker threads (0 = none; the instruction budget is the real limit)').default('0'))
@@ -52,7 +55,16 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
   addQueueOptions(c, '60', 'with --queue: fail once Redis has been unreachable this long (retrying with backoff until then)');
   c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   c.action(async (o: EvaluateFlags) => (await import('./evaluate-run.js')).evaluateCommand(o, io));
-  const s = root.command('suites').description('list the built-in evaluation suites (scenarios, seeds, objectives) as JSON');
+  const s = root.command('suites').description('list the built-in evaluation suites (scenarios, seeds, objectives, baseline and known policies) as JSON; suites check NAME|FILE: does a suite tell policies apart?');
   s.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
   s.action(async () => (await import('./evaluate-run.js')).printSuites(io));
+  const chk = s
+    .command('check <suite>')
+    .description('score a suite\'s baseline, known-good and known-bad policies on held-out seed sets: paired differences, and whether every bad one loses, every good one wins by >= 3 sd, and nothing saturates (JSON)')
+    .addOption(new Option('--seed-sets <n>', 'held-out seed sets (each a whole evaluation\'s worth of seeds)').default('10'))
+    .addOption(new Option('--workers <n>', 'worker threads').default('1'))
+    .option('--semantics <mode>', 'run every scenario under reference or corrected semantics')
+    .option('--quiet', 'no progress display on stderr');
+  chk.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
+  chk.action(async (name: string, o: CheckFlags) => (await import('./evaluate-run.js')).checkSuiteCommand(name, o, io));
 }

@@ -9,20 +9,24 @@ import {
   candidateFromBundle,
   candidateFromCode,
   candidateFromComponents,
+  checkSuite,
   describeSuites,
   evaluateCandidate,
   findSuite,
+  fixedControlPoints,
   parseSuite,
   withSemantics,
   ResultCache,
   BUILTIN_SUITES,
   type Candidate,
+  type EvaluateHooks,
   type EvaluateOptions,
   type EvaluationResult,
   type Scenario,
   type Suite,
 } from '../evaluate/index.js';
 import { rankPopulation } from '../evaluate/population.js';
+import { parseConstraintSpec, parseObjectiveSpec, withObjectives } from '../evaluate/objective-spec.js';
 import { searchTemplate, templateBundle, withSeedOffset } from '../evaluate/search.js';
 import { findTemplate, type ParamValue } from '../policy/templates/catalog.js';
 import { EvaluationPool } from '../evaluate/pool.js';
@@ -99,6 +103,9 @@ function parseOnly(values: readonly string[]): NonNullable<EvaluateOptions['only
 }
 
 export interface EvaluateFlags {
+  objective: string[];
+  constraint: string[];
+  seeds?: string;
   candidate?: string;
   components?: string;
   population?: string;
@@ -165,14 +172,20 @@ function dirCache(dir: string, io: Io): ResultCache {
 }
 
 export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
-  const suite = loadSuite(o.suite, o.semantics, o.latencyProfile);
-  if (o.stage !== '1' && o.stage !== '2') throw new UsageError('bad-flag', `--stage must be 1 or 2, got ${showValue(o.stage)}`);
+  const suite = withObjectives(loadSuite(o.suite, o.semantics, o.latencyProfile), o.objective.map(parseObjectiveSpec), o.constraint.map(parseConstraintSpec));
+  if (o.stage !== '1' && o.stage !== '2' && o.stage !== 'validate') throw new UsageError('bad-flag', `--stage must be 1, 2 or validate, got ${showValue(o.stage)}`);
   if (!(CONTROL_POINTS as readonly string[]).includes(o.controlPoint)) throw new UsageError('bad-flag', `--control-point must be one of ${CONTROL_POINTS.join(', ')}, got ${showValue(o.controlPoint)}`);
+  const fixed = fixedControlPoints(suite).get(o.controlPoint as ControlPoint);
+  const codeCandidates = o.candidate !== undefined ? /\.(js|mjs|cjs)$/.test(o.candidate) : o.population !== undefined;
+  if (fixed !== undefined && codeCandidates) {
+    throw new UsageError('bad-flag', `--control-point ${o.controlPoint}: suite ${suite.name} fixes the ${o.controlPoint} control point (scenario ${fixed.scenario} sets ${fixed.option}), so a candidate may not set it; evolve another control point, or use a suite that leaves ${o.controlPoint} to the candidate`);
+  }
   if (o.engine !== 'fast' && o.engine !== 'strict') throw new UsageError('bad-flag', `--engine must be fast or strict, got ${showValue(o.engine)}`);
   const engine = o.engine;
   if (o.report !== undefined && (o.serve === true || o.population !== undefined)) throw new UsageError('bad-flag', '--report works with one candidate (--candidate or --components), not with --population or --serve');
   const reportOut = o.report === undefined ? null : checkOutputPath('--report', o.report);
-  const opts: EvaluateOptions = { stage: Number(o.stage) as 1 | 2, only: parseOnly(o.only), ...(o.report === undefined ? {} : { reportData: true }) };
+  const seeds = o.seeds === undefined ? null : int('--seeds', o.seeds, 1);
+  const opts: EvaluateOptions = { stage: o.stage === 'validate' ? 'validate' : (Number(o.stage) as 1 | 2), only: parseOnly(o.only), ...(seeds === null ? {} : { seeds }), ...(o.report === undefined ? {} : { reportData: true }) };
   const display = o.serve === true ? null : progressDisplay('evaluate', o.quiet === true);
   let candidatesDone = 0;
   const workers = int('--workers', o.workers, 1);
@@ -185,7 +198,11 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
     const key = ResultCache.key(c, suite, evalOpts);
     const hit = cache.get(key);
     if (hit !== null) return hit;
-    const hooks = o.population === undefined && display !== null ? { onRunDone: (d: number, t: number): void => display.units(d, t) } : {};
+    const hooks: EvaluateHooks = {
+      ...(o.population === undefined && display !== null ? { onRunDone: (d: number, t: number): void => display.units(d, t) } : {}),
+      // The baseline goes through the same cache: evaluated once per suite and runs, then read back.
+      evaluateBaseline: (b, bo) => run(b, bo),
+    };
     const r = pool === null ? await evaluateCandidate(c, suite, evalOpts, hooks) : await pool.run(c, suite, evalOpts, hooks);
     // Wall-clock failures are not facts about the candidate: never cache them.
     if (r.error?.code !== 'EVAL_TIMEOUT' && r.error?.code !== 'EVAL_WORKER_DIED') cache.set(key, r);
@@ -328,4 +345,42 @@ export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
 
 export function printSuites(io: Io): void {
   io.stdout(`${JSON.stringify(describeSuites(), null, 2)}\n`);
+}
+
+export interface CheckFlags {
+  seedSets: string;
+  workers: string;
+  semantics?: string;
+  quiet?: boolean;
+}
+
+/**
+ * `blis suites check NAME|FILE`: the suite's baseline, known-good and known-bad policies on held-out seed sets, the
+ * paired differences and whether the suite tells them apart (evaluate/suite-check.ts). The figures go to stdout as
+ * JSON; a suite that fails its checks is reported on stderr too (exit 0: the figures are the answer).
+ */
+export async function checkSuiteCommand(name: string, o: CheckFlags, io: Io): Promise<void> {
+  const suite = loadSuite(name, o.semantics);
+  const sets = int('--seed-sets', o.seedSets, 2);
+  const workers = int('--workers', o.workers, 1);
+  const pool = workers > 1 ? new EvaluationPool({ workers, timeoutMs: 0 }) : null;
+  const display = progressDisplay('evaluate', o.quiet === true);
+  const total = sets * (1 + suite.knownGood.length + suite.knownBad.length);
+  let done = 0;
+  try {
+    const result = await checkSuite(suite, sets, async (c, s, eo) => {
+      const r = pool === null ? await evaluateCandidate(c, s, eo) : await pool.run(c, s, eo);
+      display?.units(++done, total);
+      return r;
+    });
+    display?.stop();
+    if (!result.passed) {
+      const failed = result.policies.filter((p) => !p.check.passed).map((p) => `${p.id} (${p.check.requirement})`);
+      io.warn(`suite ${suite.name} does not tell its policies apart: ${[...failed, ...(result.saturation.passed ? [] : [`saturated: the best policy scores ${result.saturation.best_mean.toFixed(4)}`])].join('; ')}`);
+    }
+    io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    display?.stop();
+    await pool?.close();
+  }
 }

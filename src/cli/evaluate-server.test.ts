@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Candidate, EvaluationResult, Scenario, Suite } from '../evaluate/types.js';
 import { candidateId, exampleId, serveEvaluationUntilSignal, slimResult, startEvaluationServer, suiteExamples, type EvalServerOptions, type EvaluationServer, type ExampleRef } from './evaluate-server.js';
 
-const scenario = (name: string, seeds: number[]): Scenario => ({ name, description: name, config: {}, files: {}, seeds, weight: 1, slo: {} });
+const scenario = (name: string, seeds: number[]): Scenario => ({ name, description: name, config: {}, files: {}, seeds, holdoutSeeds: [], weight: 1, slo: {} });
 
 const SUITE: Suite = {
   name: 'fake-suite',
@@ -16,6 +16,12 @@ const SUITE: Suite = {
   stage2: [scenario('steady', [1, 2]), scenario('tight', [3])],
   objectives: [{ name: 'slo', metric: 'slo_attainment', direction: 'maximize', weight: 1, normalization: { kind: 'linear', best: 1, worst: 0 } }],
   stage1Threshold: 0.05,
+  constraints: [],
+  defaults: {},
+  baseline: null,
+  knownGood: [],
+  knownBad: [],
+  load: null,
 };
 
 const CONTROL_POINTS = new Set(['bundle', 'admission', 'priority', 'routing', 'scheduler', 'autoscale']);
@@ -42,6 +48,9 @@ function fakeEvaluate(calls: Call[], gate?: () => Promise<void>): EvalServerOpti
     const runs = only ?? suiteExamples(SUITE);
     const result: EvaluationResult = {
       combined_score: score,
+      combined_score_se: null,
+      combined_score_ci95: null,
+      constraints: {},
       objectives: { slo: score },
       scores: { slo: score },
       features: { cache_affinity: 0.5 },
@@ -53,6 +62,9 @@ function fakeEvaluate(calls: Call[], gate?: () => Promise<void>): EvalServerOpti
         objectives: { slo: score },
         scores: { slo: score },
         score,
+        objective_score: score,
+        constraint_factor: 1,
+        constraints: [],
         anomalies: {},
         requests: [{ id: 1 }, { id: 2 }],
       }) as EvaluationResult['scenarios'][number]),

@@ -21,7 +21,7 @@ export class ResultCache {
   constructor(private readonly store: CacheStore | null = null, private readonly maxEntries = 10_000) {}
 
   static key(c: Candidate, suite: Suite, opts: EvaluateOptions): string {
-    return createHash('sha256').update(JSON.stringify([candidateHash(c), c.id, suite, opts.stage ?? 2, opts.only ?? null, BLIS_VERSION, ...(opts.reportData === true ? ['report_data'] : [])])).digest('hex');
+    return createHash('sha256').update(JSON.stringify([candidateHash(c), c.id, suite, opts.stage ?? 2, opts.only ?? null, opts.seeds ?? null, opts.baseline ?? true, BLIS_VERSION, ...(opts.reportData === true ? ['report_data'] : [])])).digest('hex');
   }
 
   get(key: string): EvaluationResult | null {

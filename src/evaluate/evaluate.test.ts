@@ -36,9 +36,9 @@ describe('fitness', () => {
     expect(normalize(NaN, 'maximize', { kind: 'linear', best: 1, worst: 0 })).toBe(0);
   });
   it('combined score is the weighted mean of the objective scores', () => {
-    const r = scoreRun({ a: 1, b: 0.5 }, [
-      { name: 'a', metric: 'a', direction: 'maximize', weight: 3, normalization: { kind: 'linear', best: 1, worst: 0 } },
-      { name: 'b', metric: 'b', direction: 'maximize', weight: 1, normalization: { kind: 'linear', best: 1, worst: 0 } },
+    const r = scoreRun({ slo_attainment: 1, cache_hit_rate: 0.5 }, [
+      { name: 'a', metric: 'slo_attainment', direction: 'maximize', weight: 3, normalization: { kind: 'linear', best: 1, worst: 0 } },
+      { name: 'b', metric: 'cache_hit_rate', direction: 'maximize', weight: 1, normalization: { kind: 'linear', best: 1, worst: 0 } },
     ]);
     expect(r.score).toBeCloseTo((3 * 1 + 0.5) / 4, 12);
   });
@@ -46,6 +46,8 @@ describe('fitness', () => {
     expect(jain([1, 1, 1])).toBe(1);
     expect(jain([1, 0])).toBe(0.5);
     expect(jain([5])).toBe(1);
+    // Starving every tenant earns no fairness credit.
+    expect(jain([0, 0])).toBe(0);
   });
   it('Pareto ranks and crowding on hand-checked fronts', () => {
     // Front 1: (1,0) (0,1) (0.6,0.6); front 2: (0.5,0.5) (0.2,0.9)->dominated by (0,1)? no: 0.2>0 so not dominated.
@@ -62,7 +64,7 @@ describe('fitness', () => {
   });
   it('population ranking groups candidates into fronts', () => {
     const mk = (id: string, a: number, b: number): EvaluationResult => ({
-      combined_score: (a + b) / 2, objectives: {}, scores: { x: a, y: b }, features: {}, scenarios: [], artifacts: {},
+      combined_score: (a + b) / 2, combined_score_se: null, combined_score_ci95: null, constraints: {}, objectives: {}, scores: { x: a, y: b }, features: {}, scenarios: [], artifacts: {},
       candidate: { id, hash: id }, suite: { name: 's', stage: 2, stages_run: [1, 2] }, blis_version: 't',
     });
     const s = { ...suite, objectives: [{ name: 'x', metric: 'x', direction: 'maximize', weight: 1, normalization: { kind: 'linear', best: 1, worst: 0 } }, { name: 'y', metric: 'y', direction: 'maximize', weight: 1, normalization: { kind: 'linear', best: 1, worst: 0 } }] } as Suite;

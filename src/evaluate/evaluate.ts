@@ -12,23 +12,37 @@ import { ConfigError } from '../sim/config-error.js';
 import type { RunDigest } from './digest.js';
 import { runScenario, type RunOutcome, type RunTask } from './run.js';
 import { summarizeForReflection } from './summary.js';
-import type { Candidate, EvaluationError, EvaluationResult, Scenario, ScenarioResult, Suite } from './types.js';
+import { bundleControlPoints, optionControlPoint } from '../policy/control-points.js';
+import type { ControlPoint } from '../policy/view.js';
+import { checkConstraints } from './fitness.js';
+import { estimate } from './noise.js';
+import { seedsFor } from './suites.js';
+import type { BaselineComparison, Candidate, EvaluationError, EvaluationResult, KnownPolicy, Scenario, ScenarioResult, Stage, Suite } from './types.js';
 
 export const BLIS_VERSION = '0.1.0';
 
 export interface EvaluateOptions {
-  /** 1 = the smoke stage only; 2 (default) = stage 1, then the full suite when stage 1 passes. */
-  readonly stage?: 1 | 2;
-  /** Restrict to these runs (scenario name and seed, of either stage); no cascade then. */
+  /** 1 = the smoke stage only; 2 (default) = stage 1, then the full suite when stage 1 passes; validate = the full suite on the held-out seeds. */
+  readonly stage?: Stage;
+  /** Restrict to these runs (scenario name and seed, of either stage, search or held-out); no cascade then. */
   readonly only?: readonly { readonly scenario: string; readonly seed: number }[] | null;
   /** Attach each scenario run's report data (`report_data`: latency CDFs, time series) for an HTML report. */
   readonly reportData?: boolean;
+  /** Seeds per scenario (the declared ones, cut or extended by suites.ts seedsFor); null = as declared. */
+  readonly seeds?: number | null;
+  /** Compare with the suite's baseline (default true; needed by constraints relative to the baseline). */
+  readonly baseline?: boolean;
 }
 
 /** Observers of an evaluation in progress (not part of the result or its cache key). */
 export interface EvaluateHooks {
   /** After each scenario run: runs done, runs planned (stage 2 counted in until the cascade skips it). */
   readonly onRunDone?: (done: number, total: number) => void;
+  /**
+   * How the suite's baseline is evaluated on the candidate's runs (the CLI passes its cached evaluation); default:
+   * evaluateCandidate with the same runner, remembered in this process.
+   */
+  readonly evaluateBaseline?: (baseline: Candidate, opts: EvaluateOptions) => Promise<EvaluationResult>;
 }
 
 /** A content hash of the candidate (bundle and files, in sorted order). */
@@ -102,11 +116,17 @@ function features(runs: readonly ScenarioResult[]): Record<string, number> {
   };
 }
 
-/** The result of a failed candidate: scored 0, the error and the reason as feedback. */
-function failure(c: Candidate, suite: Suite, stage: 1 | 2, stagesRun: number[], err: EvaluationError): EvaluationResult {
+/**
+ * The result of a failed candidate: scored 0, the error and the reason as feedback. It reports no objective values
+ * (a latency of 0 ms would read as excellent) and every objective's score as 0.
+ */
+function failure(c: Candidate, suite: Suite, stage: Stage, stagesRun: (number | 'validate')[], err: EvaluationError): EvaluationResult {
   return {
     combined_score: 0,
-    objectives: Object.fromEntries(suite.objectives.map((o) => [o.name, 0])),
+    combined_score_se: null,
+    combined_score_ci95: null,
+    constraints: {},
+    objectives: {},
     scores: Object.fromEntries(suite.objectives.map((o) => [o.name, 0])),
     features: features([]),
     scenarios: [],
@@ -118,30 +138,85 @@ function failure(c: Candidate, suite: Suite, stage: 1 | 2, stagesRun: number[], 
   };
 }
 
+/** The control points the suite's scenarios fix through their own `config` (policy options), with a scenario that fixes each. */
+export function fixedControlPoints(suite: Suite): Map<ControlPoint, { scenario: string; option: string }> {
+  const out = new Map<ControlPoint, { scenario: string; option: string }>();
+  for (const sc of [...suite.stage1, ...suite.stage2]) {
+    for (const k of Object.keys(sc.config)) {
+      const p = optionControlPoint(k);
+      if (p !== null && !out.has(p)) out.set(p, { scenario: sc.name, option: k });
+    }
+  }
+  return out;
+}
+
+/** The message of a candidate that sets a control point the suite fixes (null: none). */
+export function fixedPointConflict(suite: Suite, points: readonly ControlPoint[]): string | null {
+  const fixed = fixedControlPoints(suite);
+  for (const p of points) {
+    const f = fixed.get(p);
+    if (f !== undefined) {
+      return `suite ${suite.name} fixes the ${p} control point (scenario ${f.scenario} sets ${f.option}: ${JSON.stringify(suite.stage2.concat(suite.stage1).find((x) => x.name === f.scenario)?.config[f.option])}), ` +
+        `so a candidate may not set ${p}: remove the candidate's ${p} policy, or use a suite that leaves ${p} to the candidate (one that sets it under defaults: instead of a scenario's config)`;
+    }
+  }
+  return null;
+}
+
+interface PlannedRun {
+  readonly stage: number | 'validate';
+  readonly scenario: Scenario;
+  readonly seed: number;
+}
+
+const BASELINE_MEMO = new Map<string, Promise<EvaluationResult>>();
+const BASELINE_MEMO_MAX = 64;
+
+function memoBaseline(key: string, make: () => Promise<EvaluationResult>): Promise<EvaluationResult> {
+  let p = BASELINE_MEMO.get(key);
+  if (p === undefined) {
+    p = make();
+    if (BASELINE_MEMO.size >= BASELINE_MEMO_MAX) BASELINE_MEMO.delete(BASELINE_MEMO.keys().next().value as string);
+    BASELINE_MEMO.set(key, p);
+    p.catch(() => BASELINE_MEMO.delete(key));
+  }
+  return p;
+}
+
+/** The candidate of a suite's known policy (its baseline, a known-good or a known-bad one). */
+export function knownPolicyCandidate(p: KnownPolicy): Candidate {
+  return { id: p.id, label: `${p.id}.yaml`, bundle: p.bundle, files: {} };
+}
+
 /**
  * Evaluates `candidate` on `suite`. Never throws for a candidate's own failure (see the module comment).
  * `runner` decides where the scenario runs happen; the result is the same bytes whichever it is.
  */
 export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts: EvaluateOptions = {}, hooks: EvaluateHooks = {}, runner: ScenarioRunner = IN_THREAD): Promise<EvaluationResult> {
   const stage = opts.stage ?? 2;
+  const seedCount = opts.seeds ?? null;
   let done = 0;
   let planned = 0;
-  const plan: { stage: 1 | 2; scenario: Scenario; seed: number }[] = [];
   const only = opts.only ?? null;
+  const plan: PlannedRun[] = [];
   if (only !== null) {
     for (const want of only) {
-      const s = [...suite.stage1, ...suite.stage2].find((x) => x.name === want.scenario && x.seeds.includes(want.seed));
-      if (s === undefined) throw new ConfigError('bad-flag', `--only ${want.scenario}@${want.seed}: no such scenario and seed in suite ${suite.name}`);
+      const s = [...suite.stage1, ...suite.stage2].find((x) => x.name === want.scenario);
+      const allowed = s === undefined ? [] : [...seedsFor(s, 'search', seedCount), ...seedsFor(s, 'holdout', seedCount)];
+      if (s === undefined || !allowed.includes(want.seed)) throw new ConfigError('bad-flag', `--only ${want.scenario}@${want.seed}: no such scenario and seed in suite ${suite.name}`);
       plan.push({ stage: suite.stage1.includes(s) ? 1 : 2, scenario: s, seed: want.seed });
     }
   }
+  const stagesRun: (number | 'validate')[] = [];
+  const points = bundleControlPoints(candidate.bundle, candidate.label);
+  const conflict = points === null ? null : fixedPointConflict(suite, points);
+  if (conflict !== null) return failure(candidate, suite, stage, stagesRun, { code: 'SUITE_FIXED_CONTROL_POINT', message: conflict });
   let results: ScenarioResult[] = [];
   let digests: RunDigest[] = [];
-  const stagesRun: number[] = [];
   const reportData = opts.reportData === true;
-  const runStage = async (st: 1 | 2, list: readonly { scenario: Scenario; seed: number }[]): Promise<EvaluationError | null> => {
+  const runStage = async (st: number | 'validate', list: readonly PlannedRun[]): Promise<EvaluationError | null> => {
     stagesRun.push(st);
-    const tasks = list.map(({ scenario, seed }): RunTask => ({ candidate, scenario, seed, objectives: suite.objectives, reportData }));
+    const tasks = list.map(({ scenario, seed }): RunTask => ({ candidate, scenario, seed, objectives: suite.objectives, defaults: suite.defaults, reportData }));
     const outcomes = await runner.runAll(tasks, () => hooks.onRunDone?.(++done, planned));
     for (const o of outcomes) {
       if ('internal' in o) throw new WorkerBug(o.internal);
@@ -151,44 +226,112 @@ export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts
     }
     return null;
   };
-  const expand = (list: readonly Scenario[]): { scenario: Scenario; seed: number }[] => list.flatMap((s) => s.seeds.map((seed) => ({ scenario: s, seed })));
+  const expand = (st: number | 'validate', list: readonly Scenario[], which: 'search' | 'holdout'): PlannedRun[] =>
+    list.flatMap((s) => seedsFor(s, which, which === 'holdout' && seedCount === null && s.holdoutSeeds.length > 0 ? s.holdoutSeeds.length : seedCount).map((seed) => ({ stage: st, scenario: s, seed })));
   let stage1Note = '';
-  planned = only !== null ? plan.length : expand(suite.stage1).length + (stage === 2 ? expand(suite.stage2).length : 0);
   if (only !== null) {
+    planned = plan.length;
     const err = await runStage(stage, plan);
     if (err !== null) return failure(candidate, suite, stage, stagesRun, err);
+  } else if (stage === 'validate') {
+    const list = expand('validate', suite.stage2, 'holdout');
+    planned = list.length;
+    const err = await runStage('validate', list);
+    if (err !== null) return failure(candidate, suite, stage, stagesRun, err);
   } else {
-    const err1 = await runStage(1, expand(suite.stage1));
+    const s1 = expand(1, suite.stage1, 'search');
+    const s2 = expand(2, suite.stage2, 'search');
+    planned = s1.length + (stage === 2 ? s2.length : 0);
+    const err1 = s1.length === 0 ? null : await runStage(1, s1);
     if (err1 !== null) return failure(candidate, suite, stage, stagesRun, err1);
-    const s1 = results.reduce((a, r) => a + r.score, 0) / Math.max(results.length, 1);
-    if (stage === 2 && s1 >= suite.stage1Threshold) {
+    const score1 = results.reduce((a, r) => a + r.score, 0) / Math.max(results.length, 1);
+    if (stage === 2 && (s1.length === 0 || score1 >= suite.stage1Threshold)) {
       results = [];
       digests = [];
-      const err2 = await runStage(2, expand(suite.stage2));
+      const err2 = await runStage(2, s2);
       if (err2 !== null) return failure(candidate, suite, stage, stagesRun, err2);
     } else if (stage === 2) {
-      stage1Note = `Stage 1 score ${s1.toFixed(3)} is below the suite's threshold ${suite.stage1Threshold}: stage 2 was not run.\n\n`;
+      stage1Note = `Stage 1 score ${score1.toFixed(3)} is below the suite's threshold ${suite.stage1Threshold}: stage 2 was not run.\n\n`;
     }
   }
-  const weightOf = (r: ScenarioResult): number => [...suite.stage1, ...suite.stage2].find((s) => s.name === r.scenario)?.weight ?? 1;
-  const objectives = weightedMean(results.map((r) => ({ weight: weightOf(r), values: r.objectives })));
-  const scores = weightedMean(results.map((r) => ({ weight: weightOf(r), values: r.scores })));
-  let total = 0;
-  let weights = 0;
-  for (const r of results) {
-    total += r.score * weightOf(r);
-    weights += weightOf(r);
+  const weightOf = (name: string): number => [...suite.stage1, ...suite.stage2].find((s) => s.name === name)?.weight ?? 1;
+
+  // The baseline on the same runs: for constraints relative to it and for the paired difference.
+  const base = suite.baseline;
+  const baseCandidate = base === null ? null : knownPolicyCandidate(base);
+  let baseline: EvaluationResult | null = null;
+  if (baseCandidate !== null && opts.baseline !== false && results.length > 0 && candidateHash(baseCandidate) !== candidateHash(candidate)) {
+    const baseOpts: EvaluateOptions = { stage, only: results.map((r) => ({ scenario: r.scenario, seed: r.seed })), seeds: seedCount, baseline: false };
+    baseline = await (hooks.evaluateBaseline?.(baseCandidate, baseOpts) ??
+      memoBaseline(createHash('sha256').update(JSON.stringify([suite, baseOpts])).digest('hex'), () => evaluateCandidate(baseCandidate, suite, baseOpts, {}, runner)));
+    if (baseline.error !== undefined) {
+      throw new ConfigError('bad-suite', `suite ${suite.name}: its baseline ${base?.id ?? ''} fails (${baseline.error.code}): ${baseline.error.message}`);
+    }
+  }
+  const baseRun = new Map<string, ScenarioResult>();
+  for (const r of baseline?.scenarios ?? []) baseRun.set(`${r.scenario}@${r.seed}`, r);
+  // Constraints, per run (a run's baseline figures are those of the same scenario and seed).
+  const needsBaseline = suite.constraints.some((c) => c.relativeToBaseline);
+  results = results.map((r) => {
+    const b = baseRun.get(`${r.scenario}@${r.seed}`) ?? null;
+    const { factor, checks } = checkConstraints(r.metrics, needsBaseline ? (b?.metrics ?? (baseCandidate !== null && candidateHash(baseCandidate) === candidateHash(candidate) ? r.metrics : null)) : null, suite.constraints);
+    return { ...r, score: r.objective_score * factor, constraint_factor: factor, constraints: checks };
+  });
+  const constraintSummary: Record<string, { violated_runs: number; mean_factor: number }> = {};
+  for (const c of suite.constraints) {
+    const hits = results.flatMap((r) => r.constraints.filter((k) => k.name === c.name));
+    constraintSummary[c.name] = { violated_runs: hits.filter((k) => !k.satisfied).length, mean_factor: hits.length === 0 ? 1 : hits.reduce((a, k) => a + k.factor, 0) / hits.length };
+  }
+
+  const objectives = weightedMean(results.map((r) => ({ weight: weightOf(r.scenario), values: r.objectives })));
+  const scores = weightedMean(results.map((r) => ({ weight: weightOf(r.scenario), values: r.scores })));
+  const combined = estimate(results.map((r) => ({ scenario: r.scenario, weight: weightOf(r.scenario), value: r.score })));
+  let comparison: BaselineComparison | undefined;
+  if (baseline !== null && base !== null) {
+    const diffs = results.map((r) => ({ scenario: r.scenario, weight: weightOf(r.scenario), value: r.score - (baseRun.get(`${r.scenario}@${r.seed}`)?.score ?? 0) }));
+    const eps = 1e-9;
+    comparison = {
+      id: base.id,
+      combined_score: baseline.combined_score,
+      difference: estimate(diffs),
+      wins: diffs.filter((d) => d.value > eps).length,
+      losses: diffs.filter((d) => d.value < -eps).length,
+      ties: diffs.filter((d) => Math.abs(d.value) <= eps).length,
+    };
   }
   const summary = summarizeForReflection(digests);
   return {
-    combined_score: weights > 0 ? total / weights : 0,
+    combined_score: combined.mean,
+    combined_score_se: combined.se,
+    combined_score_ci95: combined.ci95,
+    ...(comparison === undefined ? {} : { baseline: comparison }),
+    constraints: constraintSummary,
     objectives,
     scores,
     features: features(results),
     scenarios: results,
-    artifacts: { summary: stage1Note + summary.summary, worst_decisions: summary.worstDecisions },
+    artifacts: { summary: stage1Note + constraintNote(suite, constraintSummary) + baselineNote(comparison) + summary.summary, worst_decisions: summary.worstDecisions },
     candidate: { id: candidate.id, hash: candidateHash(candidate) },
     suite: { name: suite.name, stage, stages_run: stagesRun },
     blis_version: BLIS_VERSION,
   };
+}
+
+/** Feedback lines on violated constraints (empty when all hold). */
+function constraintNote(suite: Suite, summary: Readonly<Record<string, { violated_runs: number; mean_factor: number }>>): string {
+  const lines = suite.constraints.flatMap((c) => {
+    const s = summary[c.name];
+    if (s === undefined || s.violated_runs === 0) return [];
+    const bound = `${c.kind === 'min' ? '>=' : '<='} ${c.value}${c.relativeToBaseline ? 'x the baseline' : ''}`;
+    return [`- Constraint ${c.name} (${c.metric} ${bound}) was violated in ${s.violated_runs} run(s); it scaled their scores by ${s.mean_factor.toFixed(3)} on average.`];
+  });
+  return lines.length === 0 ? '' : `## Constraints\n${lines.join('\n')}\n\n`;
+}
+
+/** One feedback line comparing the candidate with the suite's baseline. */
+function baselineNote(c: BaselineComparison | undefined): string {
+  if (c === undefined) return '';
+  const d = c.difference;
+  const ci = d.ci95 === null ? '' : ` (95% CI ${d.ci95[0].toFixed(4)} to ${d.ci95[1].toFixed(4)})`;
+  return `## Against the baseline\n- ${c.id} scores ${c.combined_score.toFixed(4)}; this candidate differs by ${d.mean >= 0 ? '+' : ''}${d.mean.toFixed(4)}${ci}, winning ${c.wins}, losing ${c.losses} and tying ${c.ties} of ${d.runs} paired runs.\n\n`;
 }

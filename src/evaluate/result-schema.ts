@@ -20,15 +20,48 @@ export const simulationKeySchema = z
   .strict()
   .describe('policy-search-design §13: the same key gives bit-identical metrics, traces and decisions');
 
+export const constraintCheckSchema = z
+  .object({
+    name: z.string(),
+    value: z.number().nullable().describe('the run\'s value of the metric (null: none, e.g. a latency with no completed request)'),
+    bound: z.number().describe('the bound the value was held to (relative constraints: the baseline\'s value on the same run times the ratio)'),
+    satisfied: z.boolean(),
+    factor: z.number().min(0).max(1).describe('the run\'s score is multiplied by this: 1 - the relative shortfall'),
+  })
+  .strict();
+
+const estimateSchema = z
+  .object({
+    mean: z.number(),
+    se: z.number().nullable().describe('standard error over seeds (null when a scenario ran a single seed)'),
+    ci95: z.array(z.number()).length(2).nullable().describe('95% confidence interval (Student\'s t); null without a standard error'),
+    runs: z.number().int(),
+  })
+  .strict();
+
+export const baselineComparisonSchema = z
+  .object({
+    id: z.string().describe('the suite\'s baseline policy'),
+    combined_score: z.number().min(0).max(1).describe('the baseline\'s combined score on the same runs'),
+    difference: estimateSchema.describe('paired difference candidate - baseline of the run scores (same scenarios and seeds)'),
+    wins: z.number().int(),
+    losses: z.number().int(),
+    ties: z.number().int(),
+  })
+  .strict();
+
 export const scenarioResultSchema = z
   .object({
     scenario: z.string(),
     seed: z.number().int(),
     key: simulationKeySchema,
-    metrics: numbers.describe('RawMetrics (policy-search-design §9), flattened; per SLO class as <metric>.<class>'),
-    objectives: numbers.describe('raw objective values of this run'),
+    metrics: numbers.describe('RawMetrics (policy-search-design §9), flattened; per SLO class as <metric>@<class> (docs/evaluate.md)'),
+    objectives: numbers.describe('raw objective values of this run (a latency objective without enough completed requests has none)'),
     scores: numbers.describe('normalised objective scores in [0, 1] of this run'),
-    score: z.number().min(0).max(1).describe("this run's combined score"),
+    score: z.number().min(0).max(1).describe("this run's combined score: objective_score times constraint_factor"),
+    objective_score: z.number().min(0).max(1).describe('the weighted mean of the objective scores, before constraints'),
+    constraint_factor: z.number().min(0).max(1).describe('the product of the constraints\' factors (1: every constraint met)'),
+    constraints: z.array(constraintCheckSchema).describe('each constraint\'s verdict on this run'),
     anomalies: numbers.describe('anomaly counts by type'),
     report_data: z.unknown().optional().describe('the run\'s report data (library option reportData; never in blis evaluate\'s stdout): what the HTML report draws, see docs/report.md'),
   })
@@ -42,8 +75,12 @@ export const evaluationErrorSchema = z
   .strict();
 
 const evaluationResultShape = {
-  combined_score: z.number().min(0).max(1).describe('weighted mean of the normalised objective scores; 0 for a failed candidate'),
-  objectives: numbers.describe('raw objective values, weighted means over the scenario runs'),
+  combined_score: z.number().min(0).max(1).describe('weighted mean over the runs of each run\'s score (objective scores times constraint factors); 0 for a failed candidate'),
+  combined_score_se: z.number().nullable().describe('standard error of combined_score over seeds (null when a scenario ran a single seed, or the candidate failed)'),
+  combined_score_ci95: z.array(z.number()).length(2).nullable().describe('95% confidence interval of combined_score'),
+  baseline: baselineComparisonSchema.optional().describe('the paired comparison with the suite\'s baseline (absent without one, for the baseline itself, or for a failed candidate)'),
+  constraints: z.record(z.string(), z.object({ violated_runs: z.number().int(), mean_factor: z.number() }).strict()).describe('per constraint: runs that violated it and the mean factor it applied'),
+  objectives: numbers.describe('raw objective values, weighted means over the runs that have one; empty for a failed candidate'),
   scores: numbers.describe('normalised objective scores in [0, 1], weighted means over the runs'),
   features: numbers.describe('MAP-Elites feature values (raw continuous numbers)'),
   scenarios: z.array(scenarioResultSchema),
@@ -52,8 +89,8 @@ const evaluationResultShape = {
   suite: z
     .object({
       name: z.string(),
-      stage: z.union([z.literal(1), z.literal(2)]),
-      stages_run: z.array(z.number().int()),
+      stage: z.union([z.literal(1), z.literal(2), z.literal('validate')]),
+      stages_run: z.array(z.union([z.number().int(), z.literal('validate')])),
     })
     .strict(),
   blis_version: z.string(),

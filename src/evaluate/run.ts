@@ -3,6 +3,8 @@
  * The unit of work of an evaluation, in this thread or in a pool worker: everything it takes and returns is
  * plain, structured-clonable data, so both give the same bytes.
  */
+import { bundleControlPoints, optionControlPoint } from '../policy/control-points.js';
+import type { ControlPoint } from '../policy/view.js';
 import { ConfigError } from '../sim/config-error.js';
 import type { SimEnv } from '../sim/env.js';
 import { anomalyReport } from '../sim/policy-report.js';
@@ -18,6 +20,8 @@ export interface RunTask {
   readonly scenario: Scenario;
   readonly seed: number;
   readonly objectives: readonly Objective[];
+  /** The suite's policy defaults (Suite.defaults): options for the control points the candidate leaves unset. */
+  readonly defaults: Readonly<Record<string, unknown>>;
   /** Attach the run's report data (latency CDFs, time series) to its result. */
   readonly reportData: boolean;
 }
@@ -42,11 +46,20 @@ function candidateError(e: unknown): EvaluationError | null {
   return { code, message: e.message };
 }
 
+/** The suite's default policy options for the control points `c` leaves unset (all of them when its bundle does not parse). */
+function defaultsFor(c: Candidate, defaults: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const keys = Object.keys(defaults);
+  if (keys.length === 0) return {};
+  const set = new Set(bundleControlPoints(c.bundle, CANDIDATE_FILE) ?? []);
+  return Object.fromEntries(keys.filter((k) => !set.has(optionControlPoint(k) as ControlPoint)).map((k) => [k, defaults[k]]));
+}
+
 async function simulateScenario(t: RunTask): Promise<{ result: ScenarioResult; digest: RunDigest }> {
   const { candidate: c, scenario: s, seed, reportData } = t;
   const files: Record<string, string> = { ...s.files, ...c.files, [CANDIDATE_FILE]: c.bundle };
   const config = {
     mode: 'run' as const,
+    ...defaultsFor(c, t.defaults),
     ...s.config,
     seed,
     policyConfig: CANDIDATE_FILE,
@@ -86,6 +99,9 @@ async function simulateScenario(t: RunTask): Promise<{ result: ScenarioResult; d
     objectives: scored.objectives,
     scores: scored.scores,
     score: scored.score,
+    objective_score: scored.score,
+    constraint_factor: 1,
+    constraints: [],
     anomalies: anomalies.counts,
     ...(reportData ? { report_data: out.report.jsonExtras['report_data'] } : {}),
   };

@@ -4,7 +4,7 @@
  * thousands of evaluations; stage 1 is one short scenario that rejects broken or hopeless candidates fast.
  */
 import type { Semantics } from '../domain/semantics.js';
-import type { Objective, Scenario, SloTargets, Suite } from './types.js';
+import type { KnownPolicy, Objective, Scenario, SloTargets, Suite } from './types.js';
 
 const MODEL = { model: 'meta-llama/llama-3.1-8b-instruct', hardware: 'H100', tp: 1 };
 
@@ -155,25 +155,33 @@ ${Array.from({ length: 4 }, (_, i) => `  - id: chat-${i}
 /** No --pd-decider: a candidate without a disaggregation policy runs the default (never split). */
 const PD_POOLS = { numInstances: 4, prefillInstances: 1, decodeInstances: 3 };
 
-function diurnalScenario(name: string, description: string, n: number, rate: number, periodS: number, max: number, seeds: number[]): Scenario {
+/** Held-out seeds of a scenario: `count` seeds from `first` on (disjoint from every search seed of the built-in suites). */
+const holdout = (first: number, count = HOLDOUT_SETS * 2): number[] => Array.from({ length: count }, (_, i) => first + i);
+
+/** Seed sets `blis suites check` uses by default (each a whole evaluation's worth of held-out seeds). */
+export const HOLDOUT_SETS = 10;
+
+function diurnalScenario(name: string, description: string, n: number, rate: number, periodS: number, max: number, seeds: number[], held: number[]): Scenario {
   return {
     name,
     description,
     config: { model: MODEL.model, deployment: 'deployment.yaml', workloadSpec: 'workload.yaml' },
     files: { 'workload.yaml': DIURNAL_SPEC(n, rate, periodS), 'deployment.yaml': DIURNAL_DEPLOYMENT(max) },
     seeds,
+    holdoutSeeds: held,
     weight: 1,
     slo: DIURNAL_SLO,
   };
 }
 
-function scenario(name: string, description: string, spec: string, extra: Record<string, unknown>, seeds: number[], sloTargets: Readonly<Record<string, SloTargets>>, weight = 1): Scenario {
+function scenario(name: string, description: string, spec: string, extra: Record<string, unknown>, seeds: number[], held: number[], sloTargets: Readonly<Record<string, SloTargets>>, weight = 1): Scenario {
   return {
     name,
     description,
     config: { ...MODEL, workloadSpec: 'workload.yaml', ...extra },
     files: { 'workload.yaml': spec },
     seeds,
+    holdoutSeeds: held,
     weight,
     slo: sloTargets,
   };
@@ -187,14 +195,43 @@ const DIURNAL_SLO = { standard: slo(200, 40, 0) };
 const PD_SLO = { standard: slo(250, 10, 0), batch: slo(5000, 0, 0) };
 const MIX_SLO = { critical: slo(250, 35, 0), standard: slo(1000, 50, 0), batch: slo(10_000, 100, 0) };
 
+/** A bundle holding one control point's JavaScript (fast engine). */
+const codeBundle = (point: string, source: string): string => JSON.stringify({ [point]: { type: 'code', language: 'javascript', engine: 'fast', source } }, null, 2);
+
+const known = (id: string, kind: KnownPolicy['kind'], description: string, bundle: unknown): KnownPolicy => ({
+  id, kind, description, bundle: typeof bundle === 'string' ? bundle : JSON.stringify(bundle, null, 2),
+});
+
+/** The suite's defaults, as they are: what "the default" means on a suite (its `defaults:` fill every control point). */
+const DEFAULT_BASELINE = known('default', 'baseline', 'the suite\'s defaults: no policy of its own', {});
+
+/**
+ * Policies every suite must rank below its baseline: they game a naive score (nothing completes, so no latency
+ * is bad; few complete, so their latency is good), break, or route as badly as possible.
+ */
+const CHEATERS: readonly KnownPolicy[] = [
+  known('reject-all', 'cheating', 'rejects every request', { admission: { policy: 'reject-all' } }),
+  known('admit-10pct', 'cheating', 'admits one request in ten (by request number) and rejects the rest',
+    codeBundle('admission', "function admit(request) { let n = 0; for (const ch of request.id) { if (ch >= '0' && ch <= '9') n = (n * 10 + Number(ch)) % 1000; } return n % 10 === 0 ? 'admit' : 'reject'; }")),
+  known('delay-all', 'cheating', 'delays every request by 2 s, again and again (rejected after 100 delays)', codeBundle('admission', 'function admit() { return { delayUs: 2000000 }; }')),
+  known('throws', 'bad', 'a routing policy that throws on every call', codeBundle('routing', "function route() { throw new Error('not implemented'); }")),
+  known('always-busiest', 'bad', 'routes every request to the busiest instance', { routing: { policy: 'always-busiest' } }),
+];
+
 export const BUILTIN_SUITES: readonly Suite[] = [
   {
     name: 'routing-prefix-heavy',
-    description: 'Forty applications\' 1024-token system prompts on 4 instances whose KV caches hold only part of them, near saturation: routing that keeps each prefix where it is cached wins TTFT.',
-    stage1: [scenario('smoke', '300 requests at 160 req/s, 4 instances, 1200 KV blocks each', PREFIX_HEAVY_SPEC(300, 160), { numInstances: 4, totalKvBlocks: 1200 }, [101], PREFIX_SLO)],
+    description: 'Forty applications\' 1024-token system prompts on 4 instances whose KV caches hold only part of them, near saturation: routing that keeps each prefix where it is cached wins TTFT. Baseline: least-loaded routing (cache-blind).',
+    load: { level: 1.0, note: 'offered load against the throughput of least-loaded routing on the same instances (blis suites check)' },
+    defaults: { routingPolicy: 'least-loaded' },
+    baseline: known('least-loaded', 'baseline', 'least-loaded routing (the suite\'s default): balances load, blind to caches', {}),
+    knownGood: [known('prefix-aware', 'good', 'weighted scoring with precise prefix-cache affinity (weight 2) against queue depth and KV utilization', { routing: { policy: 'weighted' } })],
+    knownBad: CHEATERS,
+    constraints: [],
+    stage1: [scenario('smoke', '300 requests at 160 req/s, 4 instances, 1200 KV blocks each', PREFIX_HEAVY_SPEC(300, 160), { numInstances: 4, totalKvBlocks: 1200 }, [101], holdout(10_101), PREFIX_SLO)],
     stage2: [
-      scenario('steady', '600 requests at 160 req/s, 4 instances, 1200 KV blocks each', PREFIX_HEAVY_SPEC(600, 160), { numInstances: 4, totalKvBlocks: 1200 }, [1, 2], PREFIX_SLO),
-      scenario('hot', '600 requests at 200 req/s, 4 instances, 1600 KV blocks each', PREFIX_HEAVY_SPEC(600, 200), { numInstances: 4, totalKvBlocks: 1600 }, [3, 4], PREFIX_SLO),
+      scenario('steady', '600 requests at 160 req/s, 4 instances, 1200 KV blocks each', PREFIX_HEAVY_SPEC(600, 160), { numInstances: 4, totalKvBlocks: 1200 }, [1, 2], holdout(10_001), PREFIX_SLO),
+      scenario('hot', '600 requests at 200 req/s, 4 instances, 1600 KV blocks each', PREFIX_HEAVY_SPEC(600, 200), { numInstances: 4, totalKvBlocks: 1600 }, [3, 4], holdout(10_201), PREFIX_SLO),
     ],
     objectives: [
       obj('slo_attainment', 'slo_attainment', 'maximize', 3, { kind: 'linear', best: 1, worst: 0 }),
@@ -206,32 +243,46 @@ export const BUILTIN_SUITES: readonly Suite[] = [
   },
   {
     name: 'admission-bursty-tenants',
-    description: 'A critical interactive tenant beside a bursty tenant sending long sheddable prompts, on 2 instances: admission decides whether the critical tenant keeps its TTFT.',
-    stage1: [scenario('smoke', '200 requests, 2 instances', BURSTY_TENANTS_SPEC(200, 12), { numInstances: 2, routingPolicy: 'least-loaded' }, [201], BURST_SLO)],
+    description: 'A critical interactive tenant beside a bursty tenant sending long sheddable prompts, on 2 instances at 1.3x and 1.6x their capacity (least-loaded routing unless the candidate routes): admission decides whether the critical tenant keeps its TTFT, and shedding costs the sheddable tenant\'s goodput.',
+    load: { level: 1.3, note: '24 and 30 req/s offered against about 18 req/s served by always-admit when overloaded (the surge scenario is 1.6x)' },
+    defaults: { routingPolicy: 'least-loaded' },
+    baseline: known('always-admit', 'baseline', 'admits everything (the suite\'s default)', {}),
+    knownGood: [known('slo-gated', 'good', 'sheds sheddable traffic while the queues hold more than 2 requests per instance, never the critical tenant', {
+      admission: { type: 'parameterized', template: 'load_shedding_admission', parameters: { max_queue_depth_per_instance: 2, protected_priority: 0, overload_action: 'reject' } },
+    })],
+    knownBad: CHEATERS,
+    constraints: [{ name: 'goodput_vs_baseline', metric: 'goodput_rps', kind: 'min', value: 0.8, relativeToBaseline: true }],
+    stage1: [scenario('smoke', '200 requests at 24 req/s, 2 instances', BURSTY_TENANTS_SPEC(200, 24), { numInstances: 2 }, [201], holdout(10_501), BURST_SLO)],
     stage2: [
-      scenario('bursts', '600 requests at 12 req/s, 2 instances', BURSTY_TENANTS_SPEC(600, 12), { numInstances: 2, routingPolicy: 'least-loaded' }, [5, 6], BURST_SLO),
-      scenario('overload', '600 requests at 18 req/s, 2 instances', BURSTY_TENANTS_SPEC(600, 18), { numInstances: 2, routingPolicy: 'least-loaded' }, [7], BURST_SLO),
+      scenario('overload', '1000 requests at 24 req/s (1.3x), 2 instances', BURSTY_TENANTS_SPEC(1000, 24), { numInstances: 2 }, [5, 6, 15], holdout(10_401, 30), BURST_SLO),
+      scenario('surge', '1000 requests at 30 req/s (1.6x), 2 instances', BURSTY_TENANTS_SPEC(1000, 30), { numInstances: 2 }, [7, 17, 27], holdout(10_601, 30), BURST_SLO),
     ],
     objectives: [
-      obj('critical_slo_attainment', 'slo_attainment_critical', 'maximize', 4, { kind: 'linear', best: 1, worst: 0 }),
-      obj('goodput_rps', 'goodput_rps', 'maximize', 2, { kind: 'ratio', target: 12 }),
-      obj('jain_fairness', 'jain_fairness', 'maximize', 1, { kind: 'linear', best: 1, worst: 0.5 }),
-      obj('admission_rate', 'admission_rate', 'maximize', 1, { kind: 'linear', best: 1, worst: 0 }),
+      obj('critical_slo_attainment', 'slo_attainment@critical', 'maximize', 4, { kind: 'linear', best: 1, worst: 0 }),
+      obj('critical_ttft_p99_ms', 'ttft_p99_ms@critical', 'minimize', 2, { kind: 'linear', best: 100, worst: 1000 }),
+      obj('goodput_rps', 'goodput_rps', 'maximize', 2, { kind: 'ratio', target: 16 }),
+      obj('sheddable_drop_rate', 'drop_rate@sheddable', 'minimize', 1, { kind: 'linear', best: 0, worst: 1 }),
     ],
     stage1Threshold: 0.05,
   },
   {
     name: 'scheduling-slo-mix',
-    description: 'Critical, standard and batch classes on 2 instances near saturation: priority and batch formation decide who meets its SLO.',
-    stage1: [scenario('smoke', '200 requests, 2 instances', SLO_MIX_SPEC(200, 10), { numInstances: 2, routingPolicy: 'least-loaded' }, [301], MIX_SLO)],
+    description: 'Critical, standard and batch classes on 2 instances near saturation (least-loaded routing unless the candidate routes): priority and batch formation decide who meets its SLO.',
+    load: { level: 1.0, note: 'offered load against the throughput of FCFS scheduling on the same instances (blis suites check)' },
+    defaults: { routingPolicy: 'least-loaded' },
+    baseline: known('fcfs', 'baseline', 'first come, first served (the suite\'s default)', {}),
+    knownGood: [known('priority-fcfs', 'good', 'serves the more urgent SLO class first (priority FCFS with SLO-class priorities)', { scheduler: 'priority-fcfs' })],
+    knownBad: CHEATERS,
+    constraints: [],
+    stage1: [scenario('smoke', '200 requests, 2 instances', SLO_MIX_SPEC(200, 10), { numInstances: 2 }, [301], holdout(10_701), MIX_SLO)],
     stage2: [
-      scenario('mix', '600 requests at 10 req/s, 2 instances', SLO_MIX_SPEC(600, 10), { numInstances: 2, routingPolicy: 'least-loaded' }, [8, 9], MIX_SLO),
-      scenario('mix-tight', '600 requests at 12 req/s, 2 instances, 128 seats', SLO_MIX_SPEC(600, 12), { numInstances: 2, routingPolicy: 'least-loaded', maxNumSeqs: 128 }, [10], MIX_SLO),
+      scenario('mix', '600 requests at 10 req/s, 2 instances', SLO_MIX_SPEC(600, 10), { numInstances: 2 }, [8, 9], holdout(10_801), MIX_SLO),
+      scenario('mix-tight', '600 requests at 12 req/s, 2 instances, 128 seats', SLO_MIX_SPEC(600, 12), { numInstances: 2, maxNumSeqs: 128 }, [10, 18], holdout(10_901), MIX_SLO),
     ],
     objectives: [
-      obj('critical_slo_attainment', 'slo_attainment_critical', 'maximize', 4, { kind: 'linear', best: 1, worst: 0 }),
-      obj('standard_slo_attainment', 'slo_attainment_standard', 'maximize', 2, { kind: 'linear', best: 1, worst: 0 }),
-      obj('batch_slo_attainment', 'slo_attainment_batch', 'maximize', 1, { kind: 'linear', best: 1, worst: 0 }),
+      obj('critical_slo_attainment', 'slo_attainment@critical', 'maximize', 4, { kind: 'linear', best: 1, worst: 0 }),
+      obj('standard_slo_attainment', 'slo_attainment@standard', 'maximize', 2, { kind: 'linear', best: 1, worst: 0 }),
+      obj('batch_slo_attainment', 'slo_attainment@batch', 'maximize', 1, { kind: 'linear', best: 1, worst: 0 }),
       obj('throughput_tps', 'tokens_per_sec', 'maximize', 1, { kind: 'ratio', target: 3000 }),
     ],
     stage1Threshold: 0.05,
@@ -239,10 +290,18 @@ export const BUILTIN_SUITES: readonly Suite[] = [
   {
     name: 'autoscale-diurnal',
     description: 'A day of chat traffic compressed into two minutes (0.2x to 2x the mean rate) on an autoscaled H100 configuration (1-8 replicas, 8-15 s model loads, warm-up): the autoscale policy trades TTFT SLOs against GPU-hours.',
-    stage1: [diurnalScenario('smoke', '60 s day at 30 req/s mean, 1-6 replicas', 2000, 30, 60, 6, [401])],
+    load: { level: 1.0, note: 'peak offered load against the throughput of the replicas the reference saturation analyzer keeps (blis suites check)' },
+    defaults: {},
+    baseline: known('saturation', 'baseline', 'the reference saturation analyzer (the suite\'s default)', {}),
+    knownGood: [known('target-tracking', 'good', 'keeps the mean queue per replica near 2, re-deciding every 10 s', {
+      autoscale: { type: 'parameterized', template: 'target_tracking_autoscaler', parameters: { target_queue_per_replica: 2, cooldown_us: 10_000_000 } },
+    })],
+    knownBad: CHEATERS,
+    constraints: [],
+    stage1: [diurnalScenario('smoke', '60 s day at 30 req/s mean, 1-6 replicas', 2000, 30, 60, 6, [401], holdout(11_001))],
     stage2: [
-      diurnalScenario('day', '120 s day at 30 req/s mean, 1-8 replicas', 4000, 30, 120, 8, [11, 12]),
-      diurnalScenario('busy-day', '120 s day at 40 req/s mean, 1-8 replicas', 5500, 40, 120, 8, [13]),
+      diurnalScenario('day', '120 s day at 30 req/s mean, 1-8 replicas', 4000, 30, 120, 8, [11, 12], holdout(11_101)),
+      diurnalScenario('busy-day', '120 s day at 40 req/s mean, 1-8 replicas', 5500, 40, 120, 8, [13, 19], holdout(11_201)),
     ],
     objectives: [
       obj('slo_attainment', 'slo_attainment', 'maximize', 3, { kind: 'linear', best: 1, worst: 0 }),
@@ -255,10 +314,18 @@ export const BUILTIN_SUITES: readonly Suite[] = [
   {
     name: 'pd-long-prompts',
     description: 'Cached short chats beside long documents on 1 prefill + 3 decode H100 pods: the P/D decider (bundle key disaggregation) trades the one prefill pod\'s queue (TTFT; a split request\'s TTFT spans its prefill, KV transfer and first decode step) against long prefills stalling decodes (ITL, SLO attainment).',
-    stage1: [scenario('smoke', '200 requests at 24 req/s', PD_LONG_PROMPTS_SPEC(200, 24), PD_POOLS, [501], PD_SLO)],
+    load: { level: 1.0, note: 'offered load against the throughput of never splitting on the same pods (blis suites check)' },
+    defaults: {},
+    baseline: known('never-split', 'baseline', 'never disaggregates (the suite\'s default)', {}),
+    knownGood: [known('conditional', 'good', 'splits uncached prompts over 2048 tokens while the prefill pod keeps up', {
+      disaggregation: { type: 'parameterized', template: 'conditional_disaggregation', parameters: { max_local_prefill_tokens: 2048, max_prefill_queue_per_instance: 2 } },
+    })],
+    knownBad: CHEATERS,
+    constraints: [],
+    stage1: [scenario('smoke', '200 requests at 24 req/s', PD_LONG_PROMPTS_SPEC(200, 24), PD_POOLS, [501], holdout(11_301), PD_SLO)],
     stage2: [
-      scenario('steady', '400 requests at 24 req/s', PD_LONG_PROMPTS_SPEC(400, 24), PD_POOLS, [21, 22], PD_SLO),
-      scenario('busy', '400 requests at 32 req/s', PD_LONG_PROMPTS_SPEC(400, 32), PD_POOLS, [23], PD_SLO),
+      scenario('steady', '400 requests at 24 req/s', PD_LONG_PROMPTS_SPEC(400, 24), PD_POOLS, [21, 22], holdout(11_401), PD_SLO),
+      scenario('busy', '400 requests at 32 req/s', PD_LONG_PROMPTS_SPEC(400, 32), PD_POOLS, [23, 24], holdout(11_501), PD_SLO),
     ],
     objectives: [
       obj('slo_attainment', 'slo_attainment', 'maximize', 3, { kind: 'linear', best: 1, worst: 0 }),
@@ -268,6 +335,34 @@ export const BUILTIN_SUITES: readonly Suite[] = [
     stage1Threshold: 0.05,
   },
 ];
+
+/**
+ * The seeds of `s` a stage runs: the declared search (`seeds`) or held-out (`holdoutSeeds`) ones, cut to `n`, or
+ * extended to `n` by a fixed rule that keeps the two disjoint: search seeds 1000000, 1000002, ..., held-out seeds
+ * 1000001, 1000003, ..., skipping any declared seed. `n` null: the declared search seeds, or the declared held-out
+ * seeds (as many as the search seeds when none are declared).
+ */
+export function seedsFor(s: Scenario, which: 'search' | 'holdout', n: number | null): number[] {
+  const declared = which === 'search' ? s.seeds : s.holdoutSeeds;
+  const want = n ?? (declared.length > 0 ? declared.length : s.seeds.length);
+  if (want <= declared.length) return declared.slice(0, want);
+  const taken = new Set([...s.seeds, ...s.holdoutSeeds]);
+  const out = [...declared];
+  for (let k = 0; out.length < want; k++) {
+    const seed = 1_000_000 + 2 * k + (which === 'holdout' ? 1 : 0);
+    if (!taken.has(seed)) out.push(seed);
+  }
+  return out;
+}
+
+/**
+ * Held-out seed set `j` (0, 1, ...) of `s`: the held-out seeds j*k .. j*k+k-1 (extended by seedsFor's rule), k the
+ * number of search seeds: a set is a whole evaluation's worth of seeds no search has seen (`blis suites check`).
+ */
+export function holdoutSeedSet(s: Scenario, j: number): number[] {
+  const k = s.seeds.length;
+  return seedsFor(s, 'holdout', (j + 1) * k).slice(j * k, (j + 1) * k);
+}
 
 export function findSuite(name: string): Suite | undefined {
   return BUILTIN_SUITES.find((s) => s.name === name);
@@ -284,13 +379,20 @@ export function withSemantics(suite: Suite, semantics: Semantics): Suite {
 
 /** The suites as `blis suites` prints them. */
 export function describeSuites(suites: readonly Suite[] = BUILTIN_SUITES): unknown[] {
-  const sc = (s: Scenario): Record<string, unknown> => ({ name: s.name, description: s.description, seeds: s.seeds, weight: s.weight, slo: s.slo });
+  const sc = (s: Scenario): Record<string, unknown> => ({ name: s.name, description: s.description, seeds: s.seeds, holdout_seeds: s.holdoutSeeds, weight: s.weight, slo: s.slo });
+  const policy = (p: KnownPolicy): Record<string, unknown> => ({ id: p.id, kind: p.kind, description: p.description });
   return suites.map((s) => ({
     name: s.name,
     description: s.description,
+    load: s.load,
+    defaults: s.defaults,
+    baseline: s.baseline === null ? null : policy(s.baseline),
+    known_good: s.knownGood.map(policy),
+    known_bad: s.knownBad.map(policy),
     stage1: s.stage1.map(sc),
     stage2: s.stage2.map(sc),
     stage1_threshold: s.stage1Threshold,
-    objectives: s.objectives.map((o) => ({ name: o.name, metric: o.metric, direction: o.direction, weight: o.weight, normalization: o.normalization })),
+    objectives: s.objectives.map((o) => ({ name: o.name, metric: o.metric, direction: o.direction, weight: o.weight, normalization: o.normalization, ...(o.minCompleted === undefined ? {} : { min_completed: o.minCompleted }) })),
+    constraints: s.constraints.map((c) => ({ name: c.name, metric: c.metric, [c.kind]: c.value, relative_to_baseline: c.relativeToBaseline })),
   }));
 }

@@ -1,4 +1,5 @@
 export { parsePolicyBundle, locateBundle } from './bundle.js';
+export { bundleControlPoints, optionControlPoint } from './control-points.js';
 export type {
   AdmissionBundle, AnalyzerBundle, AutoscalerBundle, BundleLocator, DelayBundle, InstanceLifecycleBundle, NodePoolBundle,
   ParsePolicyBundleOptions, PolicyBundle,

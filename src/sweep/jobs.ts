@@ -79,8 +79,11 @@ export function failedEvaluation(job: EvaluationJob, error: JobError): Evaluatio
   const zeros = Object.fromEntries(job.suite.objectives.map((o) => [o.name, 0]));
   return {
     combined_score: 0,
-    objectives: zeros,
-    scores: { ...zeros },
+    combined_score_se: null,
+    combined_score_ci95: null,
+    constraints: {},
+    objectives: {},
+    scores: zeros,
     features: {},
     scenarios: [],
     artifacts: { summary: `## Outcome\n- The candidate failed; it was scored 0.\n\n## Error\n${error.message}\n`, worst_decisions: '' },
