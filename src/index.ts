@@ -13,9 +13,24 @@ export type {
   SimulationReport,
   SimulationMetrics,
   ClassGoodput,
+  AdapterMetrics,
   SimulationProgress,
   SimulateOptions,
 } from './sim/library-types.js';
+export type {
+  PerSloMetrics,
+  SloClassMetrics,
+  PerModelMetrics,
+  ModelMetricsData,
+  PerTenantMetrics,
+  TenantMetricsData,
+  SessionMetricsData,
+  PdMetrics,
+  LatencyStat,
+  LatencyStatsMs,
+  SampleCount,
+} from './metrics/section-data.js';
+export type { AutoscalerReport, ReplicaTimelinePoint, ScaleAction } from './sim/scaling-report.js';
 export { BlisError, isBlisError } from './domain/errors.js';
 export { ConfigError } from './sim/config-error.js';
 export { FLAGS as SIMULATION_OPTIONS, type FlagSpec as SimulationOption } from './sim/options.js';

@@ -32,12 +32,12 @@ describe('newDistribution', () => {
     expect(newDistribution([])).toEqual(EMPTY_DISTRIBUTION);
   });
   it('interpolates percentiles at p/100·(n−1) over sorted values, in the input unit', () => {
-    // sorted 10,20,30,40,50: p50 rank 2 → 30; p95 rank 3.8 → 40+0.8·10; p99 rank 3.96 → 40+0.96·10
+    // sorted 10,20,30,40,50: p50 rank 2 → 30; p90 rank 3.6 → 40+0.6·10; p95 rank 3.8 → 40+0.8·10; p99 rank 3.96 → 40+0.96·10
     const d = newDistribution([50, 10, 40, 20, 30]);
-    expect(d).toEqual({ mean: 30, p50: 30, p95: 48, p99: 49.6, min: 10, max: 50, count: 5 });
+    expect(d).toEqual({ mean: 30, p50: 30, p90: 46, p95: 48, p99: 49.6, min: 10, max: 50, count: 5 });
   });
   it('returns the single value for every statistic of one sample', () => {
-    expect(newDistribution([7.5])).toEqual({ mean: 7.5, p50: 7.5, p95: 7.5, p99: 7.5, min: 7.5, max: 7.5, count: 1 });
+    expect(newDistribution([7.5])).toEqual({ mean: 7.5, p50: 7.5, p90: 7.5, p95: 7.5, p99: 7.5, min: 7.5, max: 7.5, count: 1 });
   });
   it('sums in ascending order (the float mean depends on it)', () => {
     const vals = [1e16, 1, -1e16, 1];

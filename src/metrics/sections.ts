@@ -6,6 +6,7 @@ import type { ModelMetrics, SessionMetrics, SloMetrics, TenantMetrics } from './
 import { computePerModelMetrics, computePerSloDistributions, computePerTenantMetrics, computeSessionMetrics, jainFairnessIndex } from './breakdowns.js';
 import type { Distribution, RequestOutcomeView } from './cluster-metrics.js';
 import { goFixed, goSortedKeys } from './go-format.js';
+import { perModelData, perSloData, perTenantData, sessionData } from './section-data.js';
 
 const f2 = (x: number): string => goFixed(x, 2);
 
@@ -87,6 +88,14 @@ export function sessionLines(s: SessionMetrics | null): string[] | null {
   return lines;
 }
 
+/** One breakdown section: its reference text and the same figures as data (the JSON output's). */
+export interface BreakdownSection {
+  readonly header: string;
+  readonly key: string;
+  readonly lines: string[];
+  readonly data: object;
+}
+
 /**
  * The four breakdown sections in the reference's print order, leaving out those it does not print.
  * `corrected` (--semantics corrected): latencies in ms throughout, TTFT over completed requests, generated
@@ -97,12 +106,16 @@ export function breakdownSections(
   simEndedTime: number,
   goodputConfigured: boolean,
   corrected = false,
-): { header: string; key: string; lines: string[] }[] {
-  const all = [
-    { header: 'Per-SLO Metrics', key: 'per_slo_metrics', lines: perSloLines(computePerSloDistributions(requests, corrected), goodputConfigured, corrected) },
-    { header: 'Per-Model Metrics', key: 'per_model_metrics', lines: perModelLines(computePerModelMetrics(requests, simEndedTime, corrected), corrected) },
-    { header: 'Per-Tenant Metrics', key: 'per_tenant_metrics', lines: perTenantLines(computePerTenantMetrics(requests, corrected)) },
-    { header: 'Session Metrics', key: 'session_metrics', lines: sessionLines(computeSessionMetrics(requests, corrected)) },
-  ];
-  return all.filter((s): s is { header: string; key: string; lines: string[] } => s.lines !== null);
+): BreakdownSection[] {
+  const out: BreakdownSection[] = [];
+  const add = <T>(header: string, key: string, value: T | null, lines: (v: T) => string[] | null, data: (v: T) => object): void => {
+    if (value === null) return;
+    const l = lines(value);
+    if (l !== null) out.push({ header, key, lines: l, data: data(value) });
+  };
+  add('Per-SLO Metrics', 'per_slo_metrics', computePerSloDistributions(requests, corrected), (v) => perSloLines(v, goodputConfigured, corrected), perSloData);
+  add('Per-Model Metrics', 'per_model_metrics', computePerModelMetrics(requests, simEndedTime, corrected), (v) => perModelLines(v, corrected), perModelData);
+  add('Per-Tenant Metrics', 'per_tenant_metrics', computePerTenantMetrics(requests, corrected), perTenantLines, perTenantData);
+  add('Session Metrics', 'session_metrics', computeSessionMetrics(requests, corrected), sessionLines, sessionData);
+  return out;
 }

@@ -5,7 +5,9 @@
  * schema (./simulate.ts) is generated from the same table, so the two cannot drift apart.
  */
 import type { TimeSeriesData } from '../cluster/timeseries.js';
+import type { PdMetrics, PerModelMetrics, PerSloMetrics, PerTenantMetrics, SessionMetricsData } from '../metrics/section-data.js';
 import type { Flag } from './options.js';
+import type { AutoscalerReport } from './scaling-report.js';
 
 /** `num-requests` -> `numRequests` (the type-level twin of `camel()`). */
 export type CamelName<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<CamelName<Tail>>}` : S;
@@ -114,14 +116,28 @@ export interface AdapterMetrics {
 
 /**
  * The default JSON output of `blis run` as an object: `simulation_metrics`, per-instance metrics with more
- * than one instance, and the text sections as nested objects (`anomaly_counters`, `kv_cache_metrics`, and
- * `fitness_evaluation`, per-SLO/model/tenant/session breakdowns, `policy`, `trace`, ... when they apply).
+ * than one instance, the breakdowns (per SLO class, model, tenant, session) and P/D metrics as data (latencies
+ * in ms), the other text sections as nested objects (`anomaly_counters`, `kv_cache_metrics`,
+ * `fitness`, `trace_summary`), and the JSON-only sections (`autoscaler`, `policy`, `trace`, ...)
+ * when they apply.
  */
 export interface SimulationReport {
   readonly simulation_metrics: SimulationMetrics;
   readonly instances?: readonly SimulationMetrics[];
   readonly anomaly_counters?: Readonly<Record<string, unknown>>;
   readonly kv_cache_metrics?: Readonly<Record<string, unknown>>;
+  /** With more than one SLO class (or one and goodput targets). */
+  readonly per_slo_metrics?: PerSloMetrics;
+  /** When requests name a model (`--deployment`, a workload spec client's `model`). */
+  readonly per_model_metrics?: PerModelMetrics;
+  /** When completed requests carry a tenant id. */
+  readonly per_tenant_metrics?: PerTenantMetrics;
+  /** When requests belong to sessions. */
+  readonly session_metrics?: SessionMetricsData;
+  /** P/D disaggregation, when a request was split. */
+  readonly pd_metrics?: PdMetrics;
+  /** Runs with an instance lifecycle (node pools or an autoscaler). */
+  readonly autoscaler?: AutoscalerReport;
   readonly [section: string]: unknown;
 }
 

@@ -13,12 +13,14 @@ import { goJsonIndent } from '../metrics/go-format.js';
 import type { DecisionTrace } from '../domain/decision-records.js';
 import { summarizeTrace, traceSummaryLines } from '../metrics/trace-summary.js';
 import { pdAggregate, pdMetricsLines, summarizePd } from '../metrics/pd.js';
+import { pdData } from '../metrics/section-data.js';
 import { pdCorrections } from '../cluster/pd/project.js';
 import { PoolRole } from '../cluster/pd/pools.js';
 
 export type Section =
   | { readonly kind: 'metrics'; readonly header: string; readonly json: MetricsOutputJson }
-  | { readonly kind: 'text'; readonly header: string; readonly key: string; readonly lines: readonly string[] };
+  /** `data`: the section in the JSON output (absent: its lines as an object, see {@link renderJson}). */
+  | { readonly kind: 'text'; readonly header: string; readonly key: string; readonly lines: readonly string[]; readonly data?: object };
 
 export interface Report {
   readonly sections: readonly Section[];
@@ -53,8 +55,8 @@ export const DEFAULT_REPORT_OPTIONS: ReportOptions = {
   scheduler: 'fcfs', fitnessWeights: null, goodputTargets: null, trace: null, summarizeTrace: false,
 };
 
-function text(header: string, key: string, lines: readonly string[] | null, out: Section[]): void {
-  if (lines) out.push({ kind: 'text', header, key, lines });
+function text(header: string, key: string, lines: readonly string[] | null, out: Section[], data?: object): void {
+  if (lines) out.push({ kind: 'text', header, key, lines, ...(data === undefined ? {} : { data }) });
 }
 
 export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_REPORT_OPTIONS): Report {
@@ -86,7 +88,7 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
   if (opts.fitnessWeights) text('Fitness Evaluation', 'fitness', fitnessLines(computeFitness(raw, opts.fitnessWeights)), sections);
   text('Anomaly Counters', 'anomaly_counters', anomalyLines(raw), sections);
   text('KV Cache Metrics', 'kv_cache_metrics', kvCacheLines(raw), sections);
-  for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null, corrected)) text(s.header, s.key, s.lines, sections);
+  for (const s of breakdownSections(agg.requests, agg.simEndedTime, opts.goodputTargets !== null, corrected)) text(s.header, s.key, s.lines, sections, s.data);
   if (pd !== null) {
     const contention = pd.contentionEnabled;
     const summary = summarizePd({
@@ -98,7 +100,7 @@ export function buildReport(cs: ClusterSimulator, opts: ReportOptions = DEFAULT_
       meanTransferQueueDepth: pd.meanTransferQueueDepth,
       ...(corrected ? { droppedAtDecodeKV: pd.droppedAtDecodeKV } : {}),
     });
-    text('PD Metrics', 'pd_metrics', pdMetricsLines(summary, contention), sections);
+    text('PD Metrics', 'pd_metrics', pdMetricsLines(summary, contention), sections, summary === null ? undefined : pdData(summary, contention));
   }
   if (opts.trace && opts.summarizeTrace) text('Trace Summary', 'trace_summary', traceSummaryLines(summarizeTrace(opts.trace)), sections);
   const extras = opts.jsonExtras ?? {};
@@ -130,8 +132,8 @@ function snake(label: string): string {
 }
 
 /**
- * A text section as a JSON object: `Label: value` lines become snake_case keys with numbers parsed; a line
- * ending in ':' opens a nested object holding the more-indented lines under it.
+ * A text section without data of its own as a JSON object: `Label: value` lines become snake_case keys with
+ * numbers parsed; a line ending in ':' opens a nested object holding the more-indented lines under it.
  */
 function linesToObject(lines: readonly string[]): Record<string, unknown> {
   const root: Record<string, unknown> = {};
@@ -156,13 +158,16 @@ function linesToObject(lines: readonly string[]): Record<string, unknown> {
   return root;
 }
 
-/** The default stdout: one JSON document with the reference's field names, text sections as nested keys. */
+/**
+ * The default stdout: one JSON document with the reference's field names; the breakdown and P/D sections as
+ * their data (metrics/section-data.ts), the other text sections as nested keys.
+ */
 export function renderJson(r: Report): string {
   const doc: Record<string, unknown> = {};
   const perInstance = r.sections.filter((s) => s.kind === 'metrics' && s.json['instance_id'] !== 'cluster');
   doc['simulation_metrics'] = r.clusterOutput;
   if (perInstance.length > 0) doc['instances'] = perInstance.map((s) => (s.kind === 'metrics' ? s.json : null));
-  for (const sec of r.sections) if (sec.kind === 'text') doc[sec.key] = linesToObject(sec.lines);
+  for (const sec of r.sections) if (sec.kind === 'text') doc[sec.key] = sec.data ?? linesToObject(sec.lines);
   for (const [k, v] of Object.entries(r.jsonExtras)) doc[k] = v;
   return `${JSON.stringify(doc, null, 2)}\n`;
 }

@@ -81,7 +81,45 @@ export function gpuUsage(cs: ClusterSimulator, endUs: number): { gpuHours: numbe
   return { gpuHours: gpuUs / 3.6e9, cost, replicasMean: endUs > 0 ? replicaUs / endUs : cs.instances.length };
 }
 
-export function scalingSection(cs: ClusterSimulator): Record<string, unknown> | null {
+/** One point of the replica timeline: a target's live (loading, warming up, active) and routable replicas from `time_us`. */
+export interface ReplicaTimelinePoint {
+  readonly time_us: number;
+  /** Model or deployment configuration. */
+  readonly target: string;
+  readonly replicas: number;
+  readonly routable: number;
+}
+
+/** One scale action of the autoscaler (`failed`: it could not be carried out; `reason` says why). */
+export interface ScaleAction {
+  readonly time_us: number;
+  readonly target: string;
+  readonly action: 'up' | 'down' | 'failed';
+  readonly instance_id: string;
+  /** Replicas (routable + loading) of the target after the action. */
+  readonly replicas: number;
+  readonly reason: string;
+}
+
+/** The JSON output's `autoscaler` section (runs with an instance lifecycle: node pools or an autoscaler). */
+export interface AutoscalerReport {
+  readonly replica_timeline: readonly ReplicaTimelinePoint[];
+  readonly scale_actions: readonly ScaleAction[];
+  /** Scale actions that failed (the `failed` entries of `scale_actions`). */
+  readonly failed_actions: number;
+  /** Event triggers that fired (each ran one autoscaler evaluation). */
+  readonly triggers_fired: number;
+  /** Requests killed by an immediate drain or a drain timeout. */
+  readonly drain_killed: number;
+  /** Queued requests routed again by a redirect drain. */
+  readonly drain_redirected: number;
+  /** Σ over replicas of (termination or end of run − creation) × TP, hours. */
+  readonly gpu_hours: number;
+  /** Σ over replicas of their lifetime × cost per hour. */
+  readonly cost: number;
+}
+
+export function scalingSection(cs: ClusterSimulator): AutoscalerReport | null {
   if (cs.lifecycle === null) return null;
   const { gpuHours, cost } = gpuUsage(cs, cs.clock);
   const a = cs.autoscaler;
