@@ -41,12 +41,14 @@ simulated) to find set-up errors before a search starts; ``examples()`` lists a 
 reflection summary (what went wrong, worst decisions, counterfactuals) or the error.
 
 Environment: ``BLIS_CMD`` (command prefix, default ``node <repo>/bin/blis.js``), ``BLIS_SUITE`` (default
-``routing-prefix-heavy``), ``BLIS_TIMEOUT_S`` (default 120, enforced here), ``BLIS_EVAL_URL``.
+``routing-prefix-heavy``), ``BLIS_TIMEOUT_S`` (default 120, enforced here), ``BLIS_EVAL_URL``, ``BLIS_CACHE_DIR`` (the
+result cache; default a temp folder per checkout and build without ``BLIS_CMD``; empty: none).
 Standard library only; Python 3.8+.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -110,6 +112,23 @@ def blis_command(cmd: Optional[Sequence[str]] = None) -> List[str]:
     if override:
         return shlex.split(override)
     return ["node", str(REPO_ROOT / "bin" / "blis.js")]
+
+
+def cache_args() -> List[str]:
+    """``--cache DIR`` for blis: ``BLIS_CACHE_DIR`` when set (set but empty: no cache); else, when blis is this
+    checkout's (no ``BLIS_CMD``), a folder in the temp directory named by the checkout and its build, so that the
+    suite's baseline (every result carries the paired difference to it) and any re-evaluated program are
+    simulated once per build, not once per evaluation process."""
+    if "BLIS_CACHE_DIR" in os.environ:
+        folder = os.environ["BLIS_CACHE_DIR"].strip()
+        return ["--cache", folder] if folder else []
+    if os.environ.get("BLIS_CMD", "").strip():
+        return []
+    try:
+        stamp = "%s:%d" % (REPO_ROOT, (REPO_ROOT / "dist" / "cli.cjs").stat().st_mtime_ns)
+    except OSError:
+        return []
+    return ["--cache", str(Path(tempfile.gettempdir()) / ("blis-eval-cache-" + hashlib.sha1(stamp.encode("utf-8")).hexdigest()[:12]))]
 
 
 def env_timeout_s() -> float:
@@ -466,7 +485,7 @@ class BlisClient:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(components, f)
-            args = ["evaluate", "--components", path, "--suite", self.suite]
+            args = ["evaluate", "--components", path, "--suite", self.suite] + cache_args()
             if example_id is not None:
                 args += ["--only", example_id]
             if stage is not None:

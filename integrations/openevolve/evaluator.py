@@ -49,11 +49,14 @@ Environment:
 - ``BLIS_SUITE``: a built-in suite name or a suite file (default ``routing-prefix-heavy``);
 - ``BLIS_CONTROL_POINT``: ``admission | priority | routing | scheduler | autoscale`` (default ``routing``);
 - ``BLIS_TIMEOUT_S``: wall-clock limit per CLI call, enforced here (default 120);
+- ``BLIS_CACHE_DIR``: the result cache blis keeps (``--cache``); default a temp folder per checkout and build when
+  ``BLIS_CMD`` is unset, so the suite's baseline is simulated once, not per evaluation; empty: no cache;
 - ``BLIS_SETUP_CHECK``: ``0`` skips the set-up check at import.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -101,6 +104,23 @@ def blis_command() -> List[str]:
     if override:
         return shlex.split(override)
     return ["node", str(REPO_ROOT / "bin" / "blis.js")]
+
+
+def cache_args() -> List[str]:
+    """``--cache DIR`` for blis: ``BLIS_CACHE_DIR`` when set (set but empty: no cache); else, when blis is this
+    checkout's (no ``BLIS_CMD``), a folder in the temp directory named by the checkout and its build, so that the
+    suite's baseline (every result carries the paired difference to it) and any re-evaluated program are
+    simulated once per build, not once per evaluation process."""
+    if "BLIS_CACHE_DIR" in os.environ:
+        folder = os.environ["BLIS_CACHE_DIR"].strip()
+        return ["--cache", folder] if folder else []
+    if os.environ.get("BLIS_CMD", "").strip():
+        return []
+    try:
+        stamp = "%s:%d" % (REPO_ROOT, (REPO_ROOT / "dist" / "cli.cjs").stat().st_mtime_ns)
+    except OSError:
+        return []
+    return ["--cache", str(Path(tempfile.gettempdir()) / ("blis-eval-cache-" + hashlib.sha1(stamp.encode("utf-8")).hexdigest()[:12]))]
 
 
 def _timeout_s() -> float:
@@ -221,8 +241,10 @@ def metrics_from_result(doc: Dict[str, Any], stage: int) -> Metrics:
     """OpenEvolve metrics (floats only) from a blis ``EvaluationResult`` document.
 
     Keys the document may lack (``objectives``, ``scores``, ``features``: empty or partial) are left out or
-    0.0 (the features); keys it may gain (``combined_score_se``, ``baseline``, ``constraints``, ...) are ignored.
-    A failed candidate (``error``) gets no ``score_`` / ``raw_`` metrics at all.
+    0.0 (the features). The noise figures become ``combined_score_se`` (when the result has one) and, against
+    the suite's baseline, ``baseline_score`` and ``baseline_difference`` (the paired difference) with its
+    ``baseline_difference_ci_low``; other keys are ignored. A failed candidate (``error``) gets no ``score_`` /
+    ``raw_`` metrics and no noise figures at all.
     """
     metrics = _base_metrics(stage)
     failed = bool(doc.get("error"))
@@ -238,6 +260,18 @@ def metrics_from_result(doc: Dict[str, Any], stage: int) -> Metrics:
                 v = _num(value)
                 if v is not None:
                     metrics[prefix + str(name)] = v
+        se = _num(doc.get("combined_score_se"))
+        if se is not None:
+            metrics["combined_score_se"] = se
+        base = _mapping(doc.get("baseline"))
+        diff = _mapping(base.get("difference"))
+        for key, value in (("baseline_score", base.get("combined_score")), ("baseline_difference", diff.get("mean"))):
+            v = _num(value)
+            if v is not None:
+                metrics[key] = v
+        ci = diff.get("ci95")
+        if isinstance(ci, list) and len(ci) == 2 and _num(ci[0]) is not None:
+            metrics["baseline_difference_ci_low"] = _num(ci[0])  # type: ignore[assignment]
     scenarios = doc.get("scenarios")
     metrics["runs"] = float(len(scenarios)) if isinstance(scenarios, list) else 0.0
     return metrics
@@ -303,7 +337,7 @@ def evaluate_program(program_path: Union[str, os.PathLike], stage: int) -> Tuple
             copy = Path(tmpdir) / (path.stem + ".js")
             shutil.copyfile(str(path), str(copy))
             path = copy
-        args = ["evaluate", "--candidate", str(path), "--suite", suite, "--stage", str(stage), "--control-point", point]
+        args = ["evaluate", "--candidate", str(path), "--suite", suite, "--stage", str(stage), "--control-point", point] + cache_args()
         doc, err = _result_document(args, timeout_s)
         if doc is None:
             return _failure(stage, "timeout: the evaluation took longer than %gs (BLIS_TIMEOUT_S)" % timeout_s, {"stderr": _tail(err)} if err.strip() else None)

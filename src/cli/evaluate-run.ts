@@ -194,14 +194,28 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   if (o.queue !== undefined && (workers !== 1 || timeoutMs !== 0)) throw new UsageError('bad-flag', '--workers and --timeout-s are for local runs; with --queue, give each blis worker --concurrency and --timeout-s');
   const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache, io);
   const pool = workers > 1 || timeoutMs > 0 ? new EvaluationPool({ workers, timeoutMs }) : null;
+  const baselines = new Map<string, Promise<EvaluationResult>>();
   const run = async (c: Candidate, evalOpts: EvaluateOptions = opts): Promise<EvaluationResult> => {
     const key = ResultCache.key(c, suite, evalOpts);
     const hit = cache.get(key);
     if (hit !== null) return hit;
     const hooks: EvaluateHooks = {
       ...(o.population === undefined && display !== null ? { onRunDone: (d: number, t: number): void => display.units(d, t) } : {}),
-      // The baseline goes through the same cache: evaluated once per suite and runs, then read back.
-      evaluateBaseline: (b, bo) => run(b, bo),
+      // The baseline goes through the same cache: evaluated once per suite and runs (candidates evaluated at
+      // once wait for the same evaluation), then read back.
+      evaluateBaseline: (b, bo) => {
+        const key = ResultCache.key(b, suite, bo);
+        let p = baselines.get(key);
+        if (p === undefined) {
+          p = run(b, bo).then((r) => {
+            // A wall-clock failure is not kept: the next candidate tries again.
+            if (r.error?.code === 'EVAL_TIMEOUT' || r.error?.code === 'EVAL_WORKER_DIED') baselines.delete(key);
+            return r;
+          });
+          baselines.set(key, p);
+        }
+        return p;
+      },
     };
     const r = pool === null ? await evaluateCandidate(c, suite, evalOpts, hooks) : await pool.run(c, suite, evalOpts, hooks);
     // Wall-clock failures are not facts about the candidate: never cache them.

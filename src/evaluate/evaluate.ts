@@ -262,10 +262,16 @@ export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts
   let baseline: EvaluationResult | null = null;
   if (baseCandidate !== null && opts.baseline !== false && results.length > 0 && candidateHash(baseCandidate) !== candidateHash(candidate)) {
     const baseOpts: EvaluateOptions = { stage, only: results.map((r) => ({ scenario: r.scenario, seed: r.seed })), seeds: seedCount, baseline: false };
-    baseline = await (hooks.evaluateBaseline?.(baseCandidate, baseOpts) ??
-      memoBaseline(createHash('sha256').update(JSON.stringify([suite, baseOpts])).digest('hex'), () => evaluateCandidate(baseCandidate, suite, baseOpts, {}, runner)));
-    if (baseline.error !== undefined) {
-      throw new ConfigError('bad-suite', `suite ${suite.name}: its baseline ${base?.id ?? ''} fails (${baseline.error.code}): ${baseline.error.message}`);
+    const memoKey = createHash('sha256').update(JSON.stringify([suite, baseOpts])).digest('hex');
+    baseline = await (hooks.evaluateBaseline?.(baseCandidate, baseOpts) ?? memoBaseline(memoKey, () => evaluateCandidate(baseCandidate, suite, baseOpts, {}, runner)));
+    const err = baseline.error;
+    if (err !== undefined) {
+      // Wall-clock failures are facts about this evaluation, not the suite: this candidate fails with them.
+      if (err.code === 'EVAL_TIMEOUT' || err.code === 'EVAL_WORKER_DIED') {
+        BASELINE_MEMO.delete(memoKey);
+        return failure(candidate, suite, stage, stagesRun, { code: err.code, message: `while evaluating the suite's baseline ${base?.id ?? ''}: ${err.message}` });
+      }
+      throw new ConfigError('bad-suite', `suite ${suite.name}: its baseline ${base?.id ?? ''} fails (${err.code}): ${err.message}`);
     }
   }
   const baseRun = new Map<string, ScenarioResult>();

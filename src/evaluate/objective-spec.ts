@@ -41,7 +41,7 @@ export function parseObjectiveSpec(spec: string): Objective {
   }
   const d = kv.get('direction');
   if (d !== undefined && d !== 'maximize' && d !== 'minimize') throw new ConfigError('bad-flag', `${flag} ${JSON.stringify(spec)}: direction must be maximize or minimize`);
-  const direction: Direction = (d as Direction | undefined) ?? info.direction;
+  const direction: Direction = (d) ?? info.direction;
   const weight = kv.has('weight') ? num(flag, spec, 'weight', kv.get('weight') as string) : 1;
   if (!(weight > 0)) throw new ConfigError('bad-flag', `${flag} ${JSON.stringify(spec)}: weight must be > 0`);
   let normalization: Normalization;
