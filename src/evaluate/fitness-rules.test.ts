@@ -30,7 +30,7 @@ const lin = (name: string, metric: string, direction: 'maximize' | 'minimize', w
  * An overloaded two-tenant scenario (a critical chat tenant and a bursty sheddable batch tenant) on 2 instances at
  * about 1.6x what they serve; the objectives are the naive latency-heavy ones a researcher writes first.
  */
-const OVERLOADED = (objectives: string, extra = ''): string => `name: overloaded
+const OVERLOADED = (objectives: string, extra = '', rate = 30, n = 400): string => `name: overloaded
 description: two tenants at about 1.6x capacity
 stage1_threshold: 0
 objectives:
@@ -45,8 +45,8 @@ stage2:
     workload:
       version: "2"
       seed: 1
-      aggregate_rate: 30
-      num_requests: 400
+      aggregate_rate: ${rate}
+      num_requests: ${n}
       clients:
         - {id: chat, tenant_id: acme, slo_class: critical, rate_fraction: 2, arrival: {process: poisson}, input_distribution: {type: lognormal, params: {mu: 5.5, sigma: 0.5, min: 16, max: 3000}}, output_distribution: {type: exponential, params: {mean: 128, min: 8, max: 512}}}
         - {id: scraper, tenant_id: globex, slo_class: sheddable, rate_fraction: 3, arrival: {process: gamma, cv: 6}, input_distribution: {type: gaussian, params: {mean: 3000, std_dev: 800, min: 500, max: 6000}}, output_distribution: {type: exponential, params: {mean: 256, min: 8, max: 1024}}}
@@ -61,13 +61,13 @@ const ADMIT_TENTH = JSON.stringify({ admission: { type: 'code', language: 'javas
 const SLO_GATED = JSON.stringify({ admission: { type: 'parameterized', template: 'load_shedding_admission', parameters: { max_queue_depth_per_instance: 2, protected_priority: 0, overload_action: 'reject' } } });
 
 describe('objectives count every request', () => {
-  it('a latency objective scores its worst with no completed request and is scaled by the completed share', () => {
+  it('a latency objective scores its worst with no completed request and is scaled by the square of the completed share', () => {
     const o = [lin('p99', 'ttft_p99_ms', 'minimize')];
     const none = scoreRun({ ttft_p99_ms: 0, completed_share: 0, arrived_requests: 100 }, o);
     expect(none.score).toBe(0);
     expect(none.objectives).toEqual({});
     const half = scoreRun({ ttft_p99_ms: 50, completed_share: 0.5, arrived_requests: 100 }, o);
-    expect(half.score).toBe(0.5);
+    expect(half.score).toBe(0.25);
     expect(half.objectives).toEqual({ p99: 50 });
     const few = scoreRun({ ttft_p99_ms: 50, completed_share: 0.03, arrived_requests: 100 }, [{ ...o[0] as Objective, minCompleted: 5 }]);
     expect(few.score).toBe(0);
@@ -139,6 +139,16 @@ describe('cheating loses on an overloaded scenario built from a workload spec', 
     const def = await score('{}');
     expect(await score(REJECT_ALL)).toBe(0);
     expect(await score(ADMIT_TENTH)).toBeLessThan(def);
+  });
+  it('at 1.8x and 3x the capacity, where the default\'s latencies are 30-100x their targets, admitting 10% still loses and SLO-gating still wins', async () => {
+    for (const rate of [60, 100]) {
+      const suite = parseSuite(OVERLOADED(NAIVE, '', rate, 2000), 'overloaded.yaml');
+      const score = async (bundle: string): Promise<number> => (await evaluateCandidate(candidateFromBundle('c.json', bundle), suite)).combined_score;
+      const def = await score('{}');
+      expect(await score(REJECT_ALL), `rate ${rate}`).toBe(0);
+      expect(await score(ADMIT_TENTH), `rate ${rate}`).toBeLessThan(def);
+      expect(await score(SLO_GATED), `rate ${rate}`).toBeGreaterThan(def);
+    }
   });
   it('with class objectives, a drop-rate objective and a goodput constraint, cheating loses and SLO-gating wins', async () => {
     const objectives = `  - {name: crit, metric: slo_attainment@critical, direction: maximize, weight: 4, normalization: {kind: linear, best: 1, worst: 0}}

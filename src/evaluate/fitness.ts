@@ -272,8 +272,10 @@ export interface RunScore {
 /**
  * Raw objective values and scores of one run, and its combined score (weighted mean of the scores), by the rules of
  * docs/evaluate.md "How a score is made": a latency objective (measured over completed requests) scores its
- * normalised value times the completed share of the requests it covers, and 0 (its worst) with fewer than
- * `minCompleted` completed requests; an objective on an SLO class that sent no request in the run does not count.
+ * normalised value times the square of the completed share of the requests it covers (a request that does not
+ * complete scores the worst, and the load it shed made the others faster: it counts twice), and 0 (its worst)
+ * with fewer than `minCompleted` completed requests; an objective on an SLO class that sent no request in the run
+ * does not count.
  */
 export function scoreRun(metrics: RawMetrics, objectives: readonly Objective[]): RunScore {
   const raw: Record<string, number> = {};
@@ -296,7 +298,7 @@ export function scoreRun(metrics: RawMetrics, objectives: readonly Objective[]):
         s = 0;
       } else {
         raw[o.name] = v;
-        s = normalize(v, o.direction, o.normalization) * share;
+        s = normalize(v, o.direction, o.normalization) * share * share;
       }
     } else {
       const v = metrics[o.metric] ?? 0;

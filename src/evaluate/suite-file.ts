@@ -78,34 +78,25 @@ export function parseSuite(text: string, file: string): Suite {
     },
   });
   const doc = parsed.doc;
+  /** One error at the position of `path` in the file (the nearest node that has one). */
+  const fail = (path: readonly (string | number)[], message: string): never => {
+    let at = { line: 1, col: 1 };
+    for (let n = path.length; n >= 0; n--) {
+      const node = doc.getIn(path.slice(0, n), true) as { range?: [number, number, number] } | undefined;
+      if (node?.range !== undefined) {
+        at = parsed.pos(node.range[0]);
+        break;
+      }
+    }
+    const field = path.map((x) => (typeof x === 'number' ? `[${x}]` : `.${x}`)).join('').replace(/^\./, '');
+    throw new ConfigError('bad-suite', `${file}:${at.line}:${at.col}: ${field || 'suite'}: ${message}`);
+  };
   const result = suiteSchema.safeParse(parsed.toJs());
   if (!result.success) {
     const issue = result.error.issues[0] as z.core.$ZodIssue;
-    const path = issue.path.map((x) => (typeof x === 'symbol' ? String(x) : x));
-    let at = { line: 1, col: 1 };
-    for (let n = path.length; n >= 0; n--) {
-      const node = doc.getIn(path.slice(0, n), true) as { range?: [number, number, number] } | undefined;
-      if (node?.range !== undefined) {
-        at = parsed.pos(node.range[0]);
-        break;
-      }
-    }
-    const field = path.map((x) => (typeof x === 'number' ? `[${x}]` : `.${x}`)).join('').replace(/^\./, '');
-    throw new ConfigError('bad-suite', `${file}:${at.line}:${at.col}: ${field || 'suite'}: ${issue.message}; see docs/evaluate.md for the suite format`);
+    fail(issue.path.map((x) => (typeof x === 'symbol' ? String(x) : x)), `${issue.message}; see docs/evaluate.md for the suite format`);
   }
-  const s = result.data;
-  const fail = (path: (string | number)[], message: string): never => {
-    let at = { line: 1, col: 1 };
-    for (let n = path.length; n >= 0; n--) {
-      const node = doc.getIn(path.slice(0, n), true) as { range?: [number, number, number] } | undefined;
-      if (node?.range !== undefined) {
-        at = parsed.pos(node.range[0]);
-        break;
-      }
-    }
-    const field = path.map((x) => (typeof x === 'number' ? `[${x}]` : `.${x}`)).join('').replace(/^\./, '');
-    throw new ConfigError('bad-suite', `${file}:${at.line}:${at.col}: ${field}: ${message}`);
-  };
+  const s = (result as { data: z.infer<typeof suiteSchema> }).data;
   const names = new Set<string>();
   s.objectives.forEach((o, i) => {
     const info = metricInfo(o.metric);
