@@ -255,6 +255,7 @@ export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts
     }
   }
   const weightOf = (name: string): number => [...suite.stage1, ...suite.stage2].find((s) => s.name === name)?.weight ?? 1;
+  if (stagesRun.includes(2) || stagesRun.includes('validate')) checkClassesSent(suite, results);
 
   // The baseline on the same runs: for constraints relative to it and for the paired difference.
   const base = suite.baseline;
@@ -321,6 +322,23 @@ export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts
     suite: { name: suite.name, stage, stages_run: stagesRun },
     blis_version: BLIS_VERSION,
   };
+}
+
+/**
+ * An objective or constraint on an SLO class that no run of the whole suite sent is a mistake of the set-up (a
+ * misspelled class would otherwise just not count): one error naming it and the classes the scenarios send.
+ */
+function checkClassesSent(suite: Suite, results: readonly ScenarioResult[]): void {
+  if (results.length === 0) return;
+  const sent = new Set<string>();
+  for (const r of results) for (const k of Object.keys(r.metrics)) if (k.startsWith('arrived_requests@')) sent.add(k.slice('arrived_requests@'.length));
+  for (const { what, metric } of [...suite.objectives.map((o) => ({ what: `objective ${o.name}`, metric: o.metric })), ...suite.constraints.map((c) => ({ what: `constraint ${c.name}`, metric: c.metric }))]) {
+    const at = metric.indexOf('@');
+    const cls = at < 0 ? null : metric.slice(at + 1);
+    if (cls !== null && !sent.has(cls)) {
+      throw new ConfigError('bad-suite', `suite ${suite.name}: ${what} (${metric}) names SLO class ${JSON.stringify(cls)}, which no scenario sends; the scenarios send ${[...sent].sort().map((x) => JSON.stringify(x)).join(', ') || 'no request'} (requests without a class are "default")`);
+    }
+  }
 }
 
 /** Feedback lines on violated constraints (empty when all hold). */

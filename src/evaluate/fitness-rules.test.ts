@@ -187,6 +187,21 @@ constraints:
   });
 });
 
+describe('a misspelled class is loud', () => {
+  it('an objective on a class no scenario sends is a set-up error naming the classes sent', async () => {
+    const suite = parseSuite(OVERLOADED(`  - {name: crit, metric: slo_attainment@critcal, direction: maximize, normalization: {kind: linear, best: 1, worst: 0}}`), 'o.yaml');
+    await expect(evaluateCandidate(candidateFromBundle('c.json', '{}'), suite)).rejects.toThrow(/objective crit \(slo_attainment@critcal\) names SLO class "critcal", which no scenario sends; the scenarios send "critical", "sheddable"/);
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const path = await import('node:path');
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'blis-class-')), 'empty.json');
+    writeFileSync(file, '{}');
+    const r = await cli(['evaluate', '--candidate', file, '--suite', 'scheduling-slo-mix', '--objective', 'drop_rate@sheddable', '--only', 'mix@8']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/names SLO class "sheddable", which no scenario sends; the scenarios send "batch", "critical", "standard"/);
+  });
+});
+
 describe('no silent override', () => {
   const fixedSuite = (config: string, extra = ''): string => `name: fixed-routing
 stage1_threshold: 0
