@@ -85,6 +85,7 @@ describe('objectives count every request', () => {
     expect(metricInfo('goodput_rps')).toMatchObject({ direction: 'maximize' });
     expect(metricInfo('ttft_p99')).toMatch(/unknown metric "ttft_p99"; did you mean "ttft_p99_ms"/);
     expect(metricInfo('cache_hit_rate@critical')).toMatch(/has no per-class value/);
+    expect(metricInfo('itl_p99_ms@critical')).toMatch(/per class, inter-token latency is tpot_p99_ms/);
   });
   it('constraints scale a run by 1 - the relative shortfall', () => {
     const c = [parseConstraintSpec('goodput_rps>=0.9x'), parseConstraintSpec('drop_rate@critical<=0.1')];

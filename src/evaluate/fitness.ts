@@ -230,6 +230,7 @@ export function metricInfo(metric: string): MetricInfo | string {
   if (cls !== null) {
     if (!/^[A-Za-z0-9_.-]+$/.test(cls)) return `metric ${JSON.stringify(metric)}: write name@class with an SLO class name after @ (e.g. ttft_p99_ms@critical)`;
     if (!PER_CLASS_METRICS.includes(base)) {
+      if (/^itl_(mean|p\d+)_ms$/.test(base)) return `metric ${JSON.stringify(metric)}: per class, inter-token latency is ${base.replace('itl_', 'tpot_')} (each request's mean inter-token latency)`;
       return `metric ${JSON.stringify(metric)}: ${didYouMean(closestNames(base, PER_CLASS_METRICS, 4))}${JSON.stringify(base)} has no per-class value; per-class metrics: ${PER_CLASS_METRICS.join(', ')}`;
     }
     return { base, cls, latency: LATENCY_METRIC.test(base), direction };
