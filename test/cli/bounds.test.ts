@@ -75,3 +75,22 @@ describe('hostile input files are refused before parsing', () => {
     refused(['run', ...M, '--model-config-folder', path.join(dir, 'deep')], /config\.json:1:641: the file nests deeper than 128 levels/);
   });
 });
+
+describe('size-like values are checked before anything is sized by them', () => {
+  const dep = (): string => file('dep.yaml', 'models:\n  - name: meta-llama/llama-3.1-8b-instruct\n    configurations:\n      - name: a\n        hardware: H100\n        tp: 1\n        replicas: 1000000000\n');
+
+  it('replicas: 1000000000 in a deployment (V8 crashed, exit 133) — blis run', () => {
+    refused(['run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--deployment', dep()], /^error: .*dep\.yaml:7:19: models\[0\]\.configurations\[0\]\.replicas: must be <= 10000, got 1000000000/);
+  });
+
+  it('replicas: 1000000000 in a deployment — blis sweep validation', () => {
+    const sweep = file('sweep.yaml', `base: {model: meta-llama/llama-3.1-8b-instruct, numRequests: 20, rate: 10, deployment: ${dep()}}\naxes:\n  seed: [1, 2]\n`);
+    refused(['sweep', sweep, '--output', path.join(dir, 'rows.jsonl')], /is not a valid configuration: .*replicas: must be <= 10000, got 1000000000.*nothing was run/);
+  });
+
+  it('replicas summed over configurations past the instance limit', () => {
+    const cfg = (n: string): string => `      - name: ${n}\n        hardware: H100\n        tp: 1\n        replicas: 6000\n`;
+    const two = file('dep2.yaml', `models:\n  - name: meta-llama/llama-3.1-8b-instruct\n    configurations:\n${cfg('a')}${cfg('b')}`);
+    refused(['run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--deployment', two], /configurations\[1\]: the configurations so far start 12000 replicas in all, more than the 10000 instances/);
+  });
+});
