@@ -237,6 +237,9 @@ function readAutoscaler(r: Reader, node: YamlNode, path: string): AutoscalerSpec
     drain = { mode, timeoutUs };
   }
   const intervalUs = get('interval_us') == null ? 30_000_000 : r.num(get('interval_us'), `${path}.interval_us`, { min: 0 });
+  if (intervalUs > 0 && intervalUs < LIMITS.autoscalerMinIntervalUs) {
+    r.fail(get('interval_us'), `${path}.interval_us`, `must be 0 or at least ${LIMITS.autoscalerMinIntervalUs} µs, got ${intervalUs}`, 'tick less often: a shorter interval only burns time (docs/usage.md, Limits)');
+  }
   if (intervalUs === 0 && triggers === null) r.fail(get('interval_us'), `${path}.interval_us`, 'with interval_us 0 and no triggers the autoscaler never runs', 'give an interval or triggers');
   const policy = get('policy') == null ? '' : r.oneOf(get('policy'), `${path}.policy`, ['saturation', 'threshold', 'target-utilization']);
   return {

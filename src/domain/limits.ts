@@ -23,6 +23,8 @@ export const LIMITS = {
    * rounds of a session after the horizon are drawn when another session of the same client follows it).
    */
   drawnSessionRounds: 10_000_000,
+  /** Shortest autoscaler tick (µs): a shorter one ticks millions of times per simulated minute for nothing. */
+  autoscalerMinIntervalUs: 1_000,
 } as const;
 
 /** A value beyond one of the {@link LIMITS}. */

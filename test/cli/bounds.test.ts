@@ -94,3 +94,16 @@ describe('size-like values are checked before anything is sized by them', () => 
     refused(['run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--deployment', two], /configurations\[1\]: the configurations so far start 12000 replicas in all, more than the 10000 instances/);
   });
 });
+
+describe('flags and settings with a clear minimum', () => {
+  const model = ['--model', 'meta-llama/llama-3.1-8b-instruct'];
+  it('--tp -1 (was "no defaults are known")', () => {
+    refused(['run', ...model, '--tp', '-1'], /^error: --tp must be >= 1, got -1/m);
+  });
+  it('an autoscaler interval of 1 µs: flag, policy bundle and deployment', () => {
+    refused(['run', ...model, '--model-autoscaler-interval-us', '1'], /--model-autoscaler-interval-us must be 0 \(off\) or at least 1000 µs, got 1/);
+    refused(['run', ...model, '--policy-config', file('pb.yaml', 'autoscaler:\n  interval_us: 1\n')], /pb\.yaml:2:16: autoscaler\.interval_us: must be 0 \(disabled\) or at least 1000 µs, got 1/);
+    const dep = file('dep-as.yaml', 'models:\n  - name: meta-llama/llama-3.1-8b-instruct\n    configurations:\n      - name: a\n        hardware: H100\n        tp: 1\n        replicas: 1\nautoscaler:\n  interval_us: 1\n');
+    refused(['run', ...model, '--deployment', dep], /dep-as\.yaml:9:16: autoscaler\.interval_us: must be 0 or at least 1000 µs, got 1/);
+  });
+});
