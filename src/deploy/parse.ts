@@ -7,6 +7,7 @@
 import { isMap, isScalar, isSeq } from 'yaml';
 import type { Node as YamlNode } from 'yaml';
 import { BlisError } from '../domain/errors.js';
+import { LIMITS } from '../domain/limits.js';
 import { parseYaml, type ParsedYaml } from '../format/yaml.js';
 import type { AutoscalerSpec, ConfigSpec, DelayDistributionSpec, DeploymentSpec, ModelSpec, PoolKind, PoolSpec } from './spec.js';
 
@@ -58,7 +59,7 @@ class Reader {
     if (opts.min !== undefined && (opts.minExclusive === true ? v <= opts.min : v < opts.min)) {
       this.fail(node, path, `must be ${opts.minExclusive === true ? '>' : '>='} ${opts.min}, got ${v}`, `use a value ${opts.minExclusive === true ? 'above' : 'of at least'} ${opts.min}`);
     }
-    if (opts.max !== undefined && v > opts.max) this.fail(node, path, `must be <= ${opts.max}, got ${v}`, `use a value of at most ${opts.max}`);
+    if (opts.max !== undefined && v > opts.max) this.fail(node, path, `must be <= ${opts.max}, got ${v}`, `use a value of at most ${opts.max} (docs/usage.md, Limits)`);
     return v;
   }
 
@@ -81,10 +82,12 @@ function poolFrom(r: Reader, m: Map<string, { key: YamlNode; value: YamlNode | n
   const get = (k: string): YamlNode | null | undefined => m.get(k)?.value;
   const rep = get('replicas');
   if (rep === undefined) r.fail(node, path, 'needs replicas', 'add replicas: N (at least 1)');
-  const replicas = r.num(rep, `${path}.replicas`, { int: true, min: 0 });
+  // Bounded here, before anything is sized by it (a billion replicas used to crash V8 before the instance limit).
+  const max = LIMITS.instances;
+  const replicas = r.num(rep, `${path}.replicas`, { int: true, min: 0, max });
   if (replicas === 0) r.fail(rep, `${path}.replicas`, 'the pool has no instances', 'give it at least one replica (min_replicas may still be lower)');
-  const minReplicas = get('min_replicas') == null ? replicas : r.num(get('min_replicas'), `${path}.min_replicas`, { int: true, min: 0 });
-  const maxReplicas = get('max_replicas') == null ? replicas : r.num(get('max_replicas'), `${path}.max_replicas`, { int: true, min: 1 });
+  const minReplicas = get('min_replicas') == null ? replicas : r.num(get('min_replicas'), `${path}.min_replicas`, { int: true, min: 0, max });
+  const maxReplicas = get('max_replicas') == null ? replicas : r.num(get('max_replicas'), `${path}.max_replicas`, { int: true, min: 1, max });
   if (minReplicas > maxReplicas) r.fail(get('min_replicas') ?? node, `${path}.min_replicas`, `min_replicas (${minReplicas}) is greater than max_replicas (${maxReplicas})`, 'lower min_replicas or raise max_replicas');
   if (replicas < minReplicas || replicas > maxReplicas) r.fail(rep, `${path}.replicas`, `${replicas} is outside [min_replicas, max_replicas] = [${minReplicas}, ${maxReplicas}]`, 'start within the bounds');
   const opt = <T>(k: string, read: (n: YamlNode | null, p: string) => T): T | undefined => (get(k) == null ? undefined : read(get(k) as YamlNode, `${path}.${k}`));
@@ -234,6 +237,9 @@ function readAutoscaler(r: Reader, node: YamlNode, path: string): AutoscalerSpec
     drain = { mode, timeoutUs };
   }
   const intervalUs = get('interval_us') == null ? 30_000_000 : r.num(get('interval_us'), `${path}.interval_us`, { min: 0 });
+  if (intervalUs > 0 && intervalUs < LIMITS.autoscalerMinIntervalUs) {
+    r.fail(get('interval_us'), `${path}.interval_us`, `must be 0 or at least ${LIMITS.autoscalerMinIntervalUs} µs, got ${intervalUs}`, 'tick less often: a shorter interval only burns time (docs/usage.md, Limits)');
+  }
   if (intervalUs === 0 && triggers === null) r.fail(get('interval_us'), `${path}.interval_us`, 'with interval_us 0 and no triggers the autoscaler never runs', 'give an interval or triggers');
   const policy = get('policy') == null ? '' : r.oneOf(get('policy'), `${path}.policy`, ['saturation', 'threshold', 'target-utilization']);
   return {
@@ -259,6 +265,7 @@ export function parseDeployment(text: string, file: string): DeploymentSpec {
   if (modelsNode == null) r.fail(p.doc.contents, 'models', 'is missing', 'list the models: models: [{name: ..., configurations: [...]}]');
   const models: ModelSpec[] = [];
   const configNames = new Set<string>();
+  let replicasInAll = 0;
   r.seq(modelsNode, 'models').forEach((mn, i) => {
     const path = `models[${i}]`;
     const m = r.map(mn, path, ['name', 'model_config_folder', 'configurations']);
@@ -273,6 +280,12 @@ export function parseDeployment(text: string, file: string): DeploymentSpec {
       const spec = readConfig(r, c, `${path}.configurations[${k}]`);
       if (configNames.has(spec.name)) r.fail(c, `${path}.configurations[${k}].name`, `configuration "${spec.name}" is defined twice`, 'give each configuration a unique name');
       configNames.add(spec.name);
+      for (const pool of spec.pools) {
+        replicasInAll += pool.replicas;
+        if (replicasInAll > LIMITS.instances) {
+          r.fail(c, `${path}.configurations[${k}]`, `the configurations so far start ${replicasInAll} replicas in all, more than the ${LIMITS.instances} instances one cluster may hold (docs/usage.md, Limits)`, 'give the configurations fewer replicas');
+        }
+      }
       return spec;
     });
     models.push({ name, modelConfigFolder: m.get('model_config_folder')?.value == null ? '' : r.str(m.get('model_config_folder')?.value, `${path}.model_config_folder`), configs });

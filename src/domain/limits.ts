@@ -23,6 +23,8 @@ export const LIMITS = {
    * rounds of a session after the horizon are drawn when another session of the same client follows it).
    */
   drawnSessionRounds: 10_000_000,
+  /** Shortest autoscaler tick (µs): a shorter one ticks millions of times per simulated minute for nothing. */
+  autoscalerMinIntervalUs: 1_000,
 } as const;
 
 /** A value beyond one of the {@link LIMITS}. */
@@ -42,3 +44,30 @@ export function grouped(n: number): string {
 export function checkLimit(value: number, limit: number, what: string, fix: string, where: ErrorWhere = {}): void {
   if (value > limit) throw new LimitError(`${what} is ${grouped(value)}, above the limit of ${grouped(limit)} (docs/usage.md, Limits); ${fix}`, where);
 }
+
+/**
+ * What one input file (YAML or JSON: specs, bundles, deployments, sweep files, model and hardware configs,
+ * ServeGen datasets, calibration inputs) may hold. Checked by a linear pre-scan of the text before any parser
+ * builds a tree, so a hostile file fails in milliseconds and a few MB (docs/usage.md, "Limits").
+ */
+export const INPUT_LIMITS = {
+  /** Bytes of one input file (CSV traces and ServeGen files have their own caps). */
+  bytes: 64 * 1024 * 1024,
+  /**
+   * YAML structure indicators (`:` `-` `,` `[` `{` `?`, counted everywhere, also inside strings and comments):
+   * a sound upper bound of the values a YAML file can hold (each value needs one), ~0.3 KB each while parsed.
+   */
+  yamlIndicators: 250_000,
+  /** `:` characters of a YAML file (an upper bound of its mapping keys). */
+  yamlKeys: 100_000,
+  /** Values (objects, arrays, strings, numbers, literals) of one JSON file. */
+  jsonValues: 4_000_000,
+  /** Keys of one JSON object. */
+  jsonKeysPerObject: 100_000,
+  /** Nesting of objects and arrays (YAML: estimated from brackets, indentation and indicators). */
+  depth: 128,
+  /** Characters of one JSON string. */
+  scalarChars: 16 * 1024 * 1024,
+  /** Values of a YAML document with every alias and merge key expanded (measured on the syntax tree). */
+  expandedValues: 2_000_000,
+} as const;

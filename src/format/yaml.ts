@@ -12,6 +12,8 @@ import { Document as YamlDocument, LineCounter, isAlias, isCollection, isMap, is
 import type { Alias, Document, DocumentOptions, Node as YamlNode, ParseOptions, SchemaOptions, YAMLMap } from 'yaml';
 import { BlisError } from '../domain/errors.js';
 import { formatBytes } from './bytes.js';
+import { INPUT_LIMITS } from '../domain/limits.js';
+import { linePos, prescanJson, prescanYaml, type ScanLimits } from './prescan.js';
 
 export interface TextLimits {
   /** Largest input accepted, in bytes of UTF-8 (checked on the string's length, a lower bound). */
@@ -23,7 +25,7 @@ export interface TextLimits {
 }
 
 /** Generous for any real configuration; small enough that a hostile file fails in milliseconds. */
-export const DEFAULT_TEXT_LIMITS: TextLimits = { maxBytes: 64 * 1024 * 1024, maxNodes: 2_000_000, maxDepth: 128 };
+export const DEFAULT_TEXT_LIMITS: TextLimits = { maxBytes: INPUT_LIMITS.bytes, maxNodes: INPUT_LIMITS.expandedValues, maxDepth: INPUT_LIMITS.depth };
 
 export type YamlOptions = ParseOptions & DocumentOptions & SchemaOptions;
 
@@ -76,6 +78,8 @@ export { formatBytes };
 export interface ParseYamlOptions {
   readonly yaml?: YamlOptions;
   readonly limits?: Partial<TextLimits>;
+  /** Pre-scan caps (default {@link INPUT_LIMITS}); the depth is `limits.maxDepth`. */
+  readonly scan?: Partial<ScanLimits>;
   /** Code of syntax and limit errors (default {@link INPUT_SYNTAX} / {@link INPUT_TOO_LARGE}). */
   readonly code?: string;
   /**
@@ -100,8 +104,13 @@ export function parseYaml(text: string, file: string, options: ParseYamlOptions 
   if (text.length > limits.maxBytes) {
     fail({ line: 1, col: 1 }, `the file is larger than ${formatBytes(limits.maxBytes)} (${formatBytes(text.length)})`, 'blis-ts refuses inputs this large — split it or pass a smaller file', options.code ?? INPUT_TOO_LARGE);
   }
+  // Bounds before work: a linear scan refuses a file too large or too deep before the parser builds anything.
+  const scanned = prescanYaml(text, { ...INPUT_LIMITS, ...options.scan, depth: limits.maxDepth });
+  if (scanned !== null) fail(linePos(text, scanned.offset), scanned.problem, scanned.fix, options.code ?? INPUT_TOO_LARGE);
   const lines = new LineCounter();
-  const yamlOptions = { prettyErrors: true, ...options.yaml, lineCounter: lines };
+  // yaml's own duplicate-key check is quadratic in a mapping's size; the same check is done here in linear time.
+  const unique = options.yaml?.uniqueKeys ?? true;
+  const yamlOptions = { prettyErrors: true, ...options.yaml, ...(unique === true ? { uniqueKeys: false } : {}), lineCounter: lines };
   let doc: Document;
   let documents = 1;
   if (options.documents === 'first') {
@@ -121,9 +130,18 @@ export function parseYaml(text: string, file: string, options: ParseYamlOptions 
   const err = doc.errors[0];
   if (err !== undefined) {
     const p = err.linePos?.[0] ?? pos(err.pos[0]);
+    // The parser recurses per level: nesting the pre-scan's estimate missed overflows its stack.
+    if (/Maximum call stack/.test(err.message)) fail(p, `the document nests deeper than ${limits.maxDepth} levels`, 'flatten the structure', options.code ?? INPUT_TOO_LARGE);
     fail(p, `invalid YAML: ${firstLine(err.message)}`, 'fix the YAML syntax', options.code ?? INPUT_SYNTAX);
   }
-  const targets = resolveAliases(doc, pos, options.code ?? INPUT_SYNTAX, fail);
+  if (unique === true) checkUniqueKeys(doc.contents, pos, options.code ?? INPUT_SYNTAX, fail);
+  let targets: Map<Alias, YamlNode>;
+  try {
+    targets = resolveAliases(doc, pos, options.code ?? INPUT_SYNTAX, fail);
+  } catch (e) {
+    if (e instanceof RangeError) fail({ line: 1, col: 1 }, `the document nests deeper than ${limits.maxDepth} levels`, 'flatten the structure', options.code ?? INPUT_TOO_LARGE);
+    throw e;
+  }
   measure(doc.contents, targets, limits, pos, options.code ?? INPUT_TOO_LARGE, fail);
   const deref = (node: unknown): YamlNode | null => {
     if (node === null || node === undefined) return null;
@@ -141,6 +159,33 @@ export function parseYaml(text: string, file: string, options: ParseYamlOptions 
 
 function firstLine(message: string): string {
   return message.split(' at line ')[0]?.split('\n')[0] ?? message;
+}
+
+/**
+ * yaml's `uniqueKeys: true` (two scalar keys with the same value in one mapping: "Map keys must be unique"), in
+ * linear time. Runs before aliases are resolved, so the tree is walked as written (depth bounded by the parser).
+ */
+function checkUniqueKeys(root: unknown, pos: (o: number) => { line: number; col: number }, code: string, raise: YamlFail): void {
+  const visit = (node: unknown): void => {
+    if (node === null || node === undefined) return;
+    if (isPair(node)) {
+      visit(node.key);
+      visit(node.value);
+      return;
+    }
+    if (isMap(node)) {
+      const seen = new Set<unknown>();
+      for (const pair of node.items) {
+        const k = pair.key;
+        if (isScalar(k) && !(typeof k.value === 'number' && Number.isNaN(k.value))) {
+          if (seen.has(k.value)) raise(pos(k.range?.[0] ?? 0), 'invalid YAML: Map keys must be unique', 'fix the YAML syntax', code);
+          seen.add(k.value);
+        }
+      }
+    }
+    if (isCollection(node)) for (const item of node.items) visit(item);
+  };
+  visit(root);
 }
 
 /** A merge key (`<<`), as the yaml library marks it with `merge: true` or as plain text otherwise. */
@@ -272,8 +317,9 @@ function measure(
  * Parses JSON with a size limit; a syntax error names `file:line:col`. (JSON has no aliases, so the tree is
  * never larger than the text.) A leading byte-order mark is accepted.
  */
-export function parseJson(input: string, file: string, options: { readonly maxBytes?: number; readonly code?: string } = {}): unknown {
+export function parseJson(input: string, file: string, options: { readonly maxBytes?: number; readonly code?: string; readonly scan?: Partial<ScanLimits> } = {}): unknown {
   checkTextSize(input, file, options.maxBytes ?? DEFAULT_TEXT_LIMITS.maxBytes);
+  checkJsonBounds(input, file, options);
   // A leading byte-order mark (editors on Windows write one) is not part of the document.
   const text = input.charCodeAt(0) === 0xfeff ? ` ${input.slice(1)}` : input;
   try {
@@ -293,6 +339,17 @@ export function parseJson(input: string, file: string, options: { readonly maxBy
     const what = msg.replace(/ in JSON at position \d+.*$/, '').replace(/, ".*" is not valid JSON$/s, '');
     throw new BlisError(options.code ?? INPUT_SYNTAX, `${file}:${line}:${col}: invalid JSON: ${what}; fix the JSON syntax`, { file, line, col });
   }
+}
+
+/**
+ * Bounds before work for JSON: values, keys per object, depth and string length counted in one pass before
+ * JSON.parse builds anything; past a limit, a {@link BlisError} at `file:line:col`.
+ */
+export function checkJsonBounds(text: string, file: string, options: { readonly code?: string; readonly scan?: Partial<ScanLimits> } = {}): void {
+  const p = prescanJson(text, { ...INPUT_LIMITS, ...options.scan });
+  if (p === null) return;
+  const { line, col } = linePos(text, p.offset);
+  throw new BlisError(options.code ?? INPUT_TOO_LARGE, `${file}:${line}:${col}: ${p.problem}; ${p.fix}`, { file, line, col });
 }
 
 /**

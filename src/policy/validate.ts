@@ -9,6 +9,7 @@ import { goFloatText } from './errors.js';
 import type { PolicyPath } from './errors.js';
 import { isKnownName, type PolicyNameSets } from './names.js';
 import { showValue } from '../domain/errors.js';
+import { LIMITS } from '../domain/limits.js';
 
 /** The SLO priority range the reference's priority map accepts. */
 export const SLO_PRIORITY_MIN = -100;
@@ -88,6 +89,9 @@ function validateAutoscaler(b: Omit<PolicyBundle, 'warnings' | 'evolvable'>, ran
   const as = b.autoscaler;
   if (!Number.isFinite(as.intervalUs)) range(['autoscaler', 'interval_us'], 'must be a finite number', 'give microseconds, or 0 to disable');
   if (as.intervalUs < 0) range(['autoscaler', 'interval_us'], `must be >= 0 (0 = disabled), got ${goFloatText(as.intervalUs)}`, 'give microseconds, or 0 to disable');
+  if (as.intervalUs > 0 && as.intervalUs < LIMITS.autoscalerMinIntervalUs) {
+    range(['autoscaler', 'interval_us'], `must be 0 (disabled) or at least ${LIMITS.autoscalerMinIntervalUs} µs, got ${goFloatText(as.intervalUs)}`, 'tick less often: a shorter interval only burns time (docs/usage.md, Limits)');
+  }
   const nonNeg: [PolicyPath, number][] = [
     [['autoscaler', 'scale_up_stabilization_window_us'], as.scaleUpStabilizationWindowUs],
     [['autoscaler', 'scale_down_stabilization_window_us'], as.scaleDownStabilizationWindowUs],

@@ -139,6 +139,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     };
   }
 
+  if (inp.tp < 0 || !Number.isInteger(inp.tp)) throw new ConfigError('bad-flag', `--tp must be >= 1, got ${inp.tp}; give the tensor parallelism degree (or leave it out for the model's default)`);
   let gpu = inp.hardware;
   let tp = inp.tp;
   const defs = findModelDefaults(model);

@@ -4,6 +4,7 @@
  * overrides the bundle's interval; the bundle's windows, scrape delay and analyzer apply only when its own
  * interval is > 0. `blis replay` refuses all of them (INV-13): a replay cannot reproduce their effects.
  */
+import { LIMITS } from '../domain/limits.js';
 import { nodePoolError, type NodePoolConfig } from '../cluster/autoscaler/infra.js';
 import { effectiveSaturationConfig, saturationConfigError } from '../routing/autoscale-saturation.js';
 import { ConfigError } from './config-error.js';
@@ -80,6 +81,9 @@ function resolveReferenceScaling(
   if (flagSet) {
     interval = f.float('model-autoscaler-interval-us');
     if (!Number.isFinite(interval) || interval < 0) throw new ConfigError('bad-flag', `--model-autoscaler-interval-us must be a finite number >= 0 (0 = disabled), got ${interval}`);
+    if (interval > 0 && interval < LIMITS.autoscalerMinIntervalUs) {
+      throw new ConfigError('bad-flag', `--model-autoscaler-interval-us must be 0 (off) or at least ${LIMITS.autoscalerMinIntervalUs} µs, got ${interval}; an autoscaler ticking more often only burns time (docs/usage.md, Limits)`);
+    }
   }
   const err = saturationConfigError(analyzer);
   if (err !== null) throw new ConfigError('bad-config', `${bundle?.file ?? '--policy-config'}: autoscaler.analyzer: ${err}`);

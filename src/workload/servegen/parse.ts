@@ -10,6 +10,7 @@ import { BlisError } from '../../domain/errors.js';
 import { goInt64 } from '../../engine/go-math.js';
 import { goLog } from '../../engine/go-rand.js';
 import { goParseFloat } from '../../format/go-parse.js';
+import { linePos, prescanJson } from '../../format/prescan.js';
 import { parseGoCsv, goTrimSpace } from '../go-csv.js';
 
 /** A ServeGen directory that cannot be converted; the message names the file and the fix. */
@@ -163,6 +164,12 @@ type RawDataset = Record<string, Record<string, string>>;
  * @throws ServeGenError for invalid JSON or values of another type.
  */
 export function readDatasetJson(text: string, file: string): RawDataset {
+  // Bounds before work (keys per object, values, depth, string length) before JSON.parse builds the tree.
+  const scanned = prescanJson(text);
+  if (scanned !== null) {
+    const p = linePos(text, scanned.offset);
+    throw new ServeGenError(`${file}:${p.line}:${p.col}: ${scanned.problem}; ${scanned.fix}`, file);
+  }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
