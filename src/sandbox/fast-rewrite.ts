@@ -7,13 +7,19 @@
  *
  * - rejects constructs the engine does not run: `import`/`export` (a script cannot contain them), dynamic
  *   `import()` and `import.meta`, `async` functions of every shape, generators, `await`, `for await`,
- *   regular-expression literals (catastrophic backtracking is time no gas counter sees), `with`,
+ *   regular-expression literals (catastrophic backtracking is time no gas counter sees), BigInt literals
+ *   (one BigInt operation can take seconds and gigabytes), destructuring catch parameters, `with`,
  *   `debugger`, and every identifier that starts with `__` other than `__host` (the names of the injected
  *   gas counter and helpers);
  * - injects one gas check at the top of every loop body (non-block bodies are wrapped in braces) and at the
  *   entry of every function, arrow, method, getter, setter and class constructor (an expression-bodied arrow
  *   becomes `{ check; return (expr); }`), so that every unbounded path pays gas: iteration needs a loop
- *   and recursion needs a function entry;
+ *   and recursion needs a function entry; a function body also counts its call depth (at most
+ *   {@link MAX_CALL_DEPTH}, undone in a finally);
+ * - starts every catch block with `__r(e)` and every finally block with `__f()` (a try without a handler
+ *   gets one that calls `__r` and rethrows), so a stack end is neither caught nor observed;
+ * - wraps every `+`, `+=` and untagged template literal with `__a(...)`, which charges a long string result
+ *   at its flattened size;
  * - routes every spread (`[...a]`, `f(...a)`, `new C(...a)`, `{...o}`) and the right-hand side of a
  *   destructuring with a top-level rest element through accounting helpers that charge the copied length
  *   against the memory budget.
