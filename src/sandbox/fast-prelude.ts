@@ -18,6 +18,7 @@
  * text (or the JSON text of an object result).
  */
 import { PRELUDE_BUILTINS } from './fast-prelude-builtins.js';
+import { MAX_CALL_DEPTH } from './fast-rewrite.js';
 
 export const REALM_STATUS = {
   ok: 0,
@@ -85,16 +86,45 @@ let gasCharge = function () {};
 let mem = 0, memOver = false;
 const BUDGET = freeze(new RangeErrorC('instruction budget exceeded'));
 const MEMORY = freeze(new RangeErrorC('memory limit exceeded'));
-function oog() { throw BUDGET; }
+const DEPTH = freeze(new RangeErrorC('call depth limit exceeded'));
+const OVERFLOW = 'Maximum call stack size exceeded';
+/** Set when the call hit the depth limit or overflowed the host stack: every later check rethrows, no user
+ * handler or finally block runs. hostOverflow also ends the program (its state may hold a host-dependent
+ * depth); the depth limit does not (it is counted, the same everywhere). */
+let stackHit = false, hostOverflow = false, gasAtStack = 0;
+function oog() { throw stackHit ? DEPTH : BUDGET; }
+function stackEnd(host) {
+  if (!stackHit) { stackHit = true; gasAtStack = gasGet(); }
+  if (host) hostOverflow = true;
+  gasSet(-1);
+}
+function tooDeep() { stackEnd(false); throw DEPTH; }
+function isOverflow(e) { return rangeMessage(e) === OVERFLOW; }
+/** First thing in every catch block: a stack end is not catchable. */
+function seeCatch(e) {
+  if (stackHit) throw e;
+  if (e !== BUDGET && e !== MEMORY && isOverflow(e)) { stackEnd(true); throw e; }
+}
+/** First thing in every finally block. */
+function seeFinally() { if (stackHit) throw DEPTH; }
 function charge(bytes) {
   mem += bytes;
   if (!(mem <= MEM_LIMIT) || memOver) { memOver = true; throw MEMORY; }
 }
+/** A string built by concatenation (+, +=, template literal, String.prototype.concat): a long one is charged
+ * at its full length, the memory it takes once flattened (V8 builds ropes: a few bytes each until a comparison,
+ * sort, search or property lookup flattens them). Short strings are free, so building text is linear. */
+const LONG_STRING = 65536;
+function strCharge(v) {
+  if (typeof v === 'string' && v.length > LONG_STRING) { charge(v.length * 2); work(v.length >>> 6); }
+  return v;
+}
 /** Work proportional to a size: one gas unit per 16 elements or characters. */
 function work(n) { if (n >= 16) gasCharge(floor(n / 16)); }
-function link(get, set, chargeGas) {
+let depthReset = function () {};
+function link(get, set, chargeGas, resetDepth) {
   if (gasGet !== null) return;
-  gasGet = get; gasSet = set; gasCharge = chargeGas;
+  gasGet = get; gasSet = set; gasCharge = chargeGas; depthReset = resetDepth;
   set(GAS_LIMIT);
 }
 function lenOf(o) {
@@ -280,6 +310,12 @@ function rangeMessage(e) {
   return null;
 }
 function settle(failed, e) {
+  if (failed && !stackHit && e !== BUDGET && e !== MEMORY && isOverflow(e)) stackEnd(true);
+  if (stackHit) {
+    S[0] = ST.stack;
+    S[2] = hostOverflow ? OVERFLOW + ' (the host stack; the program cannot be called again)' : 'calls nested deeper than ' + CALL_DEPTH;
+    return;
+  }
   if (gasGet() < 0) { S[0] = ST.budget; S[2] = 'more than ' + GAS_LIMIT + ' units'; return; }
   if (memOver) { S[0] = ST.memory; S[2] = 'more than ' + MEM_LIMIT + ' bytes allocated'; return; }
   if (!failed) return;
@@ -293,7 +329,7 @@ function settle(failed, e) {
   S[2] = text.length > 500 ? apply(sSlice, text, [0, 500]) : text;
 }
 function finish() {
-  const left = gasGet();
+  const left = stackHit ? gasAtStack : gasGet();
   S[1] = left < 0 ? GAS_LIMIT : GAS_LIMIT - left;
   gasSet(0);
   mem = 0;
@@ -305,7 +341,7 @@ let entries = [];
 function boot(wrapper) {
   mem = 0; memOver = false; S[2] = '';
   try {
-    const res = wrapper(oog, spreadAcc, spreadObjAcc, hostObj, link);
+    const res = wrapper(oog, spreadAcc, spreadObjAcc, hostObj, link, strCharge, tooDeep, seeCatch, seeFinally);
     if (isArray(res)) entries = res;
     S[0] = ST.ok;
     settle(false, undefined);
@@ -319,8 +355,9 @@ function entryIsFunction(i) { return typeof entries[i] === 'function'; }
 function invoke(i, hostArgs) {
   let args;
   try { args = copyArgs(hostArgs); } catch { S[0] = ST.badArgs; S[1] = 0; S[2] = ''; return null; }
-  mem = 0; memOver = false; S[2] = '';
-  gasSet(GAS_LIMIT);
+  if (hostOverflow) { S[0] = ST.stack; S[1] = 0; S[2] = 'the program overflowed the host stack in an earlier call'; return null; }
+  mem = 0; memOver = false; S[2] = ''; stackHit = false;
+  gasSet(GAS_LIMIT); depthReset();
   let out = null;
   try {
     out = copyOut(apply(entries[i], undefined, args));
@@ -385,5 +422,5 @@ export const FREEZE_CORE_PROTOTYPES = true;
 /** The prelude as one function expression, to be evaluated in a fresh realm and called with {@link RealmSetup}'s arguments. */
 export const PRELUDE_SOURCE =
   "(function (hostCall, hostNames, GAS_LIMIT, MEM_LIMIT, MAX_CHARS, MAX_DEPTH) {'use strict';" +
-  `const FREEZE_CORE_PROTOTYPES = ${String(FREEZE_CORE_PROTOTYPES)};` +
+  `const FREEZE_CORE_PROTOTYPES = ${String(FREEZE_CORE_PROTOTYPES)}, CALL_DEPTH = ${String(MAX_CALL_DEPTH)};` +
   PRELUDE_HEAD + PRELUDE_BUILTINS + PRELUDE_TAIL + '\n})';

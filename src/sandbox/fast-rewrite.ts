@@ -7,13 +7,19 @@
  *
  * - rejects constructs the engine does not run: `import`/`export` (a script cannot contain them), dynamic
  *   `import()` and `import.meta`, `async` functions of every shape, generators, `await`, `for await`,
- *   regular-expression literals (catastrophic backtracking is time no gas counter sees), `with`,
+ *   regular-expression literals (catastrophic backtracking is time no gas counter sees), BigInt literals
+ *   (one BigInt operation can take seconds and gigabytes), destructuring catch parameters, `with`,
  *   `debugger`, and every identifier that starts with `__` other than `__host` (the names of the injected
  *   gas counter and helpers);
  * - injects one gas check at the top of every loop body (non-block bodies are wrapped in braces) and at the
  *   entry of every function, arrow, method, getter, setter and class constructor (an expression-bodied arrow
  *   becomes `{ check; return (expr); }`), so that every unbounded path pays gas: iteration needs a loop
- *   and recursion needs a function entry;
+ *   and recursion needs a function entry; a function body also counts its call depth (at most
+ *   {@link MAX_CALL_DEPTH}, undone in a finally);
+ * - starts every catch block with `__r(e)` and every finally block with `__f()` (a try without a handler
+ *   gets one that calls `__r` and rethrows), so a stack end is neither caught nor observed;
+ * - wraps every `+`, `+=` and untagged template literal with `__a(...)`, which charges a long string result
+ *   at its flattened size;
  * - routes every spread (`[...a]`, `f(...a)`, `new C(...a)`, `{...o}`) and the right-hand side of a
  *   destructuring with a top-level rest element through accounting helpers that charge the copied length
  *   against the memory budget.
@@ -36,6 +42,16 @@ export class RewriteError extends Error {
 
 /** The injected check: decrement the program's gas counter, throw the budget error when it runs out. */
 export const GAS_CHECK = 'if(--__g<0)__o();';
+
+/**
+ * Deepest nesting of user function calls in one call into the program. It is counted by the rewrite (so it
+ * is the same on every thread, whatever its stack size) and is far below V8's own limit for ordinary frames,
+ * so user recursion never reaches the host stack: it fails with `stack` at exactly this depth.
+ */
+export const MAX_CALL_DEPTH = 400;
+/** Function-entry prologue: the gas check, then the depth count, undone by a finally however the body exits. */
+const ENTRY_OPEN = `${GAS_CHECK}if(++__d>${MAX_CALL_DEPTH})__k();try{`;
+const ENTRY_CLOSE = '}finally{__d--;}';
 
 interface AstNode {
   readonly type: string;
@@ -86,8 +102,8 @@ export function rewriteSource(source: string): RewriteResult {
   const checkBody = (body: AstNode, depth: number, isArrowExpression: boolean) => {
     if (body.type === 'BlockStatement') point(body.start + 1, depth, GAS_CHECK);
     else if (isArrowExpression) {
-      open(body.start, depth, `{${GAS_CHECK}return `);
-      close(body.end, depth, ';}');
+      open(body.start, depth, `{${ENTRY_OPEN}return `);
+      close(body.end, depth, `;${ENTRY_CLOSE}}`);
     } else {
       open(body.start, depth, `{${GAS_CHECK}`);
       close(body.end, depth, '}');
@@ -125,7 +141,37 @@ export function rewriteSource(source: string): RewriteResult {
         break;
       case 'Literal':
         if (node['regex'] !== undefined) forbid(node, 'a regular expression literal');
+        if (node['bigint'] !== undefined) forbid(node, 'a BigInt literal');
         break;
+      case 'BinaryExpression':
+        if (node['operator'] === '+') wrapCall(node, depth + 1, '__a');
+        break;
+      case 'TemplateLiteral':
+        if ((node['expressions'] as unknown[]).length > 0 && parent?.type !== 'TaggedTemplateExpression') wrapCall(node, depth + 1, '__a');
+        break;
+      case 'TryStatement': {
+        // A stack overflow must not be observable: every handler first lets __r see what was thrown (a host
+        // stack overflow or the depth limit ends the call; user code never runs after it), and every finally
+        // block first asks __f whether the call is ending that way.
+        const handler = node['handler'] as AstNode | null;
+        const finalizer = node['finalizer'] as AstNode | null;
+        if (handler !== null) {
+          const param = handler['param'] as AstNode | null;
+          const hbody = handler['body'] as AstNode;
+          if (param === null) {
+            point(hbody.start, depth + 1, '(__e)');
+            point(hbody.start + 1, depth + 1, '__r(__e);');
+          } else if (param.type === 'Identifier') {
+            point(hbody.start + 1, depth + 1, `__r(${param['name'] as string});`);
+          } else {
+            forbid(param, 'a destructuring catch parameter (bind the error to a name)');
+          }
+        } else {
+          point((node['block'] as AstNode).end, depth + 1, 'catch(__e){__r(__e);throw __e;}');
+        }
+        if (finalizer !== null) point(finalizer.start + 1, depth + 1, '__f();');
+        break;
+      }
       case 'Identifier':
         checkIdentifier(node, parent, key);
         break;
@@ -144,6 +190,7 @@ export function rewriteSource(source: string): RewriteResult {
         break;
       case 'AssignmentExpression':
         if (node['operator'] === '=' && hasTopRest(node['left'])) wrapCall(node['right'] as AstNode, depth + 1, restHelper(node['left']));
+        if (node['operator'] === '+=') wrapCall(node, depth + 1, '__a');
         break;
       default:
         break;
@@ -151,7 +198,14 @@ export function rewriteSource(source: string): RewriteResult {
     if (FUNCTIONS.has(node.type)) {
       if (node['async'] === true) forbid(node, 'an async function');
       if (node['generator'] === true) forbid(node, 'a generator function');
-      checkBody(node['body'] as AstNode, depth + 1, node.type === 'ArrowFunctionExpression' && node['expression'] === true);
+      const body = node['body'] as AstNode;
+      if (body.type === 'BlockStatement') {
+        // Points, not open/close: an empty body has both at one position, and points keep insertion order.
+        point(body.start + 1, depth + 1, ENTRY_OPEN);
+        point(body.end - 1, depth + 1, ENTRY_CLOSE);
+      } else {
+        checkBody(body, depth + 1, true);
+      }
     } else if (LOOPS.has(node.type)) {
       checkBody(node['body'] as AstNode, depth + 1, false);
     }
@@ -258,8 +312,8 @@ export function isEntryName(name: string): boolean {
 export function wrapProgram(code: string, entrypoints: readonly string[]): string {
   const entries = entrypoints.map((n) => `typeof ${n}==='function'?${n}:null`).join(',');
   return (
-    `((__o,__s,__so,__host,__link)=>{'use strict';let __g=0;` +
-    `__link(()=>__g,(n)=>{__g=n;},(n)=>{if((__g-=n)<0)__o();});` +
+    `((__o,__s,__so,__host,__link,__a,__k,__r,__f)=>{'use strict';let __g=0,__d=0;` +
+    `__link(()=>__g,(n)=>{__g=n;},(n)=>{if((__g-=n)<0)__o();},()=>{__d=0;});` +
     `return (()=>{${code}\n;return [${entries}];})();})`
   );
 }

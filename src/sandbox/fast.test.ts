@@ -177,7 +177,7 @@ describe('fast engine: values and host functions', () => {
   it('a budget error stays a budget error even when the policy catches it', () => {
     expect(kindOf(() => run('try { for (;;) {} } catch (e) { return "caught"; }'))).toBe('budget');
     expect(kindOf(() => run('try { new Array(1e7).fill(0); } catch (e) { return "caught"; }'))).toBe('memory');
-    expect(run('let s = "x"; try { for (;;) s += s; } catch (e) { return e instanceof RangeError; }')).toBe(true);
+    expect(kindOf(() => run('let s = "x"; try { for (;;) s += s; } catch (e) { return e instanceof RangeError; }'))).toBe('memory');
   });
   it('host functions: coerced arguments, failures reported, no reentrancy', () => {
     const calls: number[][] = [];
@@ -234,5 +234,90 @@ describe('fast engine: hardened realm', () => {
   });
   it('errors carry no host path and stacks are empty', () => {
     expect(run('try { null.x; } catch (e) { return String(e.stack).includes("/") ; }')).toBe(false);
+  });
+});
+
+/** Issue 27: attacks measured against the fast engine; each must end quickly with a sandbox error under the default limits. */
+describe('fast engine: containment (default limits)', () => {
+  const compileDefault = (source: string) => engine.compile(source, { entrypoints: ['f'] });
+  /** The call fails with `kind` within `ms`, and the same host then runs a normal program. */
+  const contained = (source: string, kinds: SandboxErrorKind[], ms = 3000) => {
+    const t0 = performance.now();
+    let kind: SandboxErrorKind | 'none' = 'none';
+    try {
+      compileDefault(source).call('f', []);
+    } catch (e) {
+      if (!(e instanceof SandboxError)) throw e;
+      kind = e.kind;
+    }
+    expect(kinds).toContain(kind);
+    expect(performance.now() - t0).toBeLessThan(ms);
+    expect(compileDefault('function f() { return [1, 2, 3].map((v) => v * 2).join(","); }').call('f', [])).toBe('2,4,6');
+  };
+  it('the intrinsic Array constructor is the accounted one, however it is reached', () => {
+    expect(run('return [].constructor === Array && Object.getPrototypeOf([]).constructor === Array;')).toBe(true);
+    for (const expr of ['new ([].constructor)(3.2e7)', '[].constructor(3.2e7)', 'Reflect.construct(Object.getPrototypeOf([]).constructor, [3.2e7])',
+      'Reflect.apply([].constructor, null, [3.2e7])', 'new (class extends [].constructor {})(3.2e7)', 'Object.getOwnPropertyDescriptor(Array.prototype, "constructor").value(3.2e7)',
+      'Array.from({ length: 3.2e7 })', 'new Array(3.2e7).fill(0)']) {
+      contained(`function f() { return ${expr}.length; }`, ['memory']);
+    }
+  });
+  it('a program that keeps huge arrays across calls fails every call instead of exhausting the host', () => {
+    const p = compileDefault('const kept = []; function f() { kept.push(new ([].constructor)(3.2e7)); return kept.length; }');
+    const t0 = performance.now();
+    for (let i = 0; i < 20; i++) expect(kindOf(() => p.call('f', []))).toBe('memory');
+    expect(performance.now() - t0).toBeLessThan(3000);
+  });
+  it('BigInt is unavailable: literals are refused at compile time', () => {
+    for (const src of ['function f() { return String(1n << 200000000n).length; }', 'function f() { let x = 3n; for (let i = 0; i < 40; i++) x = x * x; return 1; }']) {
+      expect(kindOf(() => compileDefault(src))).toBe('forbidden');
+    }
+    expect(run('return typeof BigInt;')).toBe('undefined');
+  });
+  it('long strings built by +, +=, templates and concat are charged (ropes cannot be flattened for free)', () => {
+    contained('function f() { let s = "x"; for (let i = 0; i < 29; i++) s += s; return s.length; }', ['memory']);
+    contained('function f() { let s = "x"; for (let i = 0; i < 29; i++) s = s + s; return s.indexOf("y"); }', ['memory']);
+    contained('function f() { let s = "x"; for (let i = 0; i < 29; i++) s = `${s}${s}`; return s.length; }', ['memory']);
+    contained('function f() { let s = "x"; for (let i = 0; i < 29; i++) s = s.concat(s); return s.length; }', ['memory']);
+    contained('function f() { let a = "ab", b = "ba", c = "ca"; for (let i = 0; i < 28; i++) { a = a + a; b = b + b; c = c + c; } return [a, b, c].sort().length; }', ['memory']);
+    expect(run('let s = ""; for (let i = 0; i < 1000; i++) s += "ab"; return s.length;')).toBe(2000);
+  });
+  it('property descriptor maps are charged', () => {
+    contained('function f() { const d = new Array(500000).fill({ value: 1 }); return Object.keys(Object.create(null, d)).length; }', ['memory', 'budget']);
+    contained('function f() { const d = new Array(500000).fill({ value: 1 }); Object.defineProperties({}, d); return 1; }', ['memory', 'budget']);
+    expect(run('return Object.keys(Object.create(null, { a: { value: 1, enumerable: true } }));')).toEqual(['a']);
+  });
+  it('stack depth is counted, identical whatever the host stack left, and not catchable', () => {
+    const src = 'let m = 0; function r(n) { m = n; r(n + 1); } function f() { try { r(1); } catch (e) { return "caught"; } } function g() { return m; }';
+    /** Runs the program with `frames` host frames below the call (a different thread has a different stack). */
+    const atHostDepth = (frames: number): unknown[] => {
+      const p = engine.compile(src, { entrypoints: ['f', 'g'] });
+      const go = (k: number): unknown[] => {
+        if (k > 0) return go(k - 1);
+        let kind = 'none';
+        try {
+          p.call('f', []);
+        } catch (e) {
+          kind = (e as SandboxError).kind;
+        }
+        return [kind, p.call('g', [])];
+      };
+      return go(frames);
+    };
+    const base = atHostDepth(0);
+    expect(base[0]).toBe('stack');
+    expect(typeof base[1]).toBe('number');
+    for (const frames of [500, 2000]) expect(atHostDepth(frames)).toEqual(base);
+    // finally blocks do not run user code once the depth limit is hit
+    const fin = compile('let m = 0; function r(n) { try { r(n + 1); } finally { m = n; } } function f() { r(1); } function g() { return m; }', { entrypoints: ['f', 'g'] });
+    expect(kindOf(() => fin.call('f', []))).toBe('stack');
+    expect(fin.call('g', [])).toBe(0);
+  });
+  it('a host stack overflow in a native recursion is not catchable and ends the program', () => {
+    for (const expr of ['JSON.stringify(v)', 'String(v)', 'v.flat(Infinity)']) {
+      const p = compileDefault(`let n = 0; function f() { let v = []; for (let i = 0; i < 200000; i++) v = [v]; try { ${expr}; } catch (e) { n++; return "caught"; } finally { n++; } }`);
+      expect(kindOf(() => p.call('f', []))).toBe('stack');
+      expect(kindOf(() => p.call('f', []))).toBe('stack');
+    }
   });
 });

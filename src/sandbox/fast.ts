@@ -22,7 +22,10 @@
  *   characters walked by an accounted built-in, one per 16 values of a JSON result, one per host-function
  *   call. `limits.instructions` is per call (and for the top level at compile time). Exhaustion throws inside
  *   the realm; user code may catch it, but every later check throws again and the call reports `budget` even
- *   if the policy then returns. Deep recursion surfaces as V8's RangeError -> `stack`.
+ *   if the policy then returns. User calls nest at most MAX_CALL_DEPTH (fast-rewrite.ts) deep, counted by
+ *   the rewrite (the same on every thread) -> `stack`; every catch and finally block first checks for a stack
+ *   end (the depth limit or V8's RangeError), so it cannot be caught or observed; a V8 stack overflow (native
+ *   recursion: JSON of a deeply nested value, ...) also ends the program (later calls fail with `stack`).
  * - **Values**: arguments are rebuilt inside the realm by a prelude copier (object spread + fix-up) so no
  *   host object is ever reachable. JSON semantics: NaN/Infinity and functions/symbols/undefined inside arrays
  *   become null, functions and symbols in objects and every symbol-keyed property are dropped, BigInt or
@@ -36,7 +39,11 @@
  *   names held when the top level finished.
  *
  * Memory account (`limits.memoryBytes`, per call, reset at each call; about 8 bytes per array element, 2 per
- * string character, 16-80 per object property or map entry). It covers: `Array(n)`/`new Array(n)`,
+ * string character, 16-80 per object property or map entry). It covers: `Array(n)`/`new Array(n)` (also as
+ * `[].constructor`: Array.prototype.constructor is the accounted wrapper, which clears V8's species
+ * protector - measured: no visible cost on a whole simulated run), strings longer than 64K characters built
+ * by `+`, `+=`, template literals or `concat` (charged at their flattened size: the rewrite wraps each such
+ * expression), `Object.create`/`Object.defineProperties` descriptor maps (256 bytes and one gas unit each),
  * `Array.from`, `Array.of`, array spread, call/new spread, object spread, destructuring with a top-level
  * rest element; `concat`, `slice`, `splice`, `fill`, `map`, `filter`, `flat`, `flatMap`, `join`, `toSorted`,
  * `toReversed`, `toSpliced`, `with`, `unshift`, `toLocaleString`; `String.prototype.repeat`, `padStart`,
@@ -49,27 +56,20 @@
  * oversized strings, arrays and BigInts also report `memory`. Arguments copied in are not charged.
  *
  * It does NOT cover (bounded only by V8's limits and, under the evaluator, by the worker's heap limit):
- * - string concatenation with `+`, `+=`, template literals and `String.prototype.concat` (V8 builds ropes;
- *   a string is capped at 2^29-24 characters), and re-flattening such ropes (time, not seen by gas);
- * - `[].constructor(n)`: the intrinsic Array constructor must stay `Array.prototype.constructor` (replacing
- *   it invalidates V8's isolate-wide species protector and slows array built-ins in the whole host ~10x),
- *   so `new ([].constructor)(n)` (or a call, `Reflect.construct`, ...) preallocates n*8 bytes unaccounted,
- *   up to about 256 MB per operation (V8 preallocates up to ~32M elements) - in-process, a loop of these
- *   exhausts the host heap; only a worker heap limit contains it;
- * - BigInt arithmetic (`**`, `*`, `<<` on BigInt literals: one operation can build a 2^30-bit value);
+ * - BigInt: unavailable (literals are refused by the rewrite, there is no BigInt global);
  * - object literals, properties added one by one, closures, `push` (each costs gas, so they are bounded by
  *   the budget times a constant);
  * - state a program keeps across calls (the account is per call);
- * - `Object.create`/`defineProperties` with large descriptor maps, `Function.prototype.apply` with large
- *   arrays (bounded by the stack), the HTML string methods (`anchor`, ...), `JSON.stringify`'s indentation.
- * Time is bounded by the budget times the cost of one operation; a few operations (rope flattening, BigInt
- * arithmetic, `[].constructor(n)`) have a cost not proportional to any gas charge, so the evaluator should
- * keep a wall-clock limit as a backstop for adversarial code.
+ * - `Function.prototype.apply` with large arrays (bounded by the stack), the HTML string methods
+ *   (`anchor`, ...), `JSON.stringify`'s indentation.
+ * Time is bounded by the budget times the cost of one operation. There is no wall-clock backstop inside a
+ * call: node:vm's `timeout` (a watchdog thread per run) costs about 100 us per call, ten times a routing
+ * call, so the evaluator's own wall-clock limit remains the backstop for adversarial code.
  *
  * Other differences from plain JavaScript: strict mode; intrinsics are frozen (assigning e.g. `obj.hasOwnProperty`
  * on a plain object throws, except for `constructor`/`toString`/`valueOf`/`toLocaleString` and `Error`'s
- * `name`/`message`/`toString`, which are accessors that create an own property); `Array` is a wrapper (so
- * `[].constructor !== Array`, but `instanceof Array` and `Array.isArray` work); the String pattern methods
+ * `name`/`message`/`toString`, which are accessors that create an own property); `Array` is a wrapper
+ * (`[].constructor === Array`, `instanceof Array` and `Array.isArray` work; `Array[Symbol.species]` is absent); the String pattern methods
  * take their pattern literally (`"a.b".split(".")` works, `"aaa".match("a+")` looks for the text "a+");
  * `JSON.stringify` with an array replacer writes keys in the object's order, not the list's.
  *

@@ -166,7 +166,7 @@ for (const name of SANDBOX_ENGINE_NAMES) {
         expectKind(() => run('const a = {}; a.self = a; return a;'), ['return']);
         expectKind(() => run('return () => 1;'), ['return']);
         expectKind(() => run('return Symbol("s");'), ['return']);
-        expectKind(() => run('return 10n;'), ['return']);
+        expectKind(() => run('return 10n;'), ['return', 'forbidden']);
         expectKind(() => run('return [NaN];'), ['return']);
         expectKind(() => run('return "x".repeat(2000000);'), ['return', 'memory']);
         expectKind(() => run('let v = 1; for (let i = 0; i < 200; i++) v = [v]; return v;'), ['return']);

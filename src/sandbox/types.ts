@@ -114,7 +114,9 @@ export interface SandboxProgram {
   /**
    * Calls `entry(...args)` with copies of `args` and returns a copy of its result (`undefined` becomes null).
    * Throws {@link SandboxError}; after a `budget`, `memory`, `stack` or `threw` error the program stays usable
-   * for the next call (its own top-level state may be partly updated, as in any JS program).
+   * for the next call (its own top-level state may be partly updated, as in any JS program), except that in
+   * the `fast` engine a host stack overflow (native recursion, not the counted call depth) ends the program:
+   * every later call fails with `stack`.
    */
   call(entry: string, args: readonly unknown[]): unknown;
   stats(): SandboxStats;
