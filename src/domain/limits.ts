@@ -55,11 +55,12 @@ export const INPUT_LIMITS = {
   bytes: 64 * 1024 * 1024,
   /**
    * YAML structure indicators (`:` `-` `,` `[` `{` `?`, counted everywhere, also inside strings and comments):
-   * a sound upper bound of the values a YAML file can hold (each value needs one), ~0.3 KB each while parsed.
+   * a sound upper bound of the values a YAML file can hold (each value needs one), ~0.3 KB each while parsed. A
+   * workload spec of 10,000 flow-style clients holds about 270,000 (test/cli/scale.test.ts).
    */
-  yamlIndicators: 250_000,
-  /** `:` characters of a YAML file (an upper bound of its mapping keys). */
-  yamlKeys: 100_000,
+  yamlIndicators: 1_500_000,
+  /** `:` characters of a YAML file (an upper bound of its mapping keys; 10,000 flow-style clients hold 120,000). */
+  yamlKeys: 600_000,
   /** Values (objects, arrays, strings, numbers, literals) of one JSON file. */
   jsonValues: 4_000_000,
   /** Keys of one JSON object. */
