@@ -18,7 +18,7 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .addOption(new Option('--random-share <x>', 'share of the budget spent on random search').default('0.4'))
     .addOption(new Option('--seed <n>', 'seed of the search\'s own draws').default('1'))
     .addOption(new Option('--start <k=v,...>', 'starting parameters (the others at their defaults)').default(''))
-    .addOption(new Option('--holdout-offset <n>', 'also score the start and the best on the suite\'s seeds + n (0 = skip)').default('1000'))
+    .option('--holdout-offset <n>', 'prove on the suite\'s seeds + n instead of its held-out seeds (0 = no proof); default: the start and the best re-scored on the held-out seeds (--stage validate), compared in pairs with a 95% interval')
     .option('--cache <dir>', 'content-addressed result cache')
     .option('--semantics <mode>', 'run every scenario under reference (bug-for-bug) or corrected semantics (docs/reference-differences.md); default: each scenario\'s own config')
     .option('--latency-profile <file>', 'simulate every scenario with this latency profile (blis calibrate --fit)');

@@ -19,6 +19,7 @@ import {
   ResultCache,
   BUILTIN_SUITES,
   type Candidate,
+  estimate,
   type EvaluateHooks,
   type EvaluateOptions,
   type EvaluationResult,
@@ -309,7 +310,7 @@ export interface SearchFlags {
   randomShare: string;
   seed: string;
   start: string;
-  holdoutOffset: string;
+  holdoutOffset?: string;
   cache?: string;
   semantics?: string;
   latencyProfile?: string;
@@ -346,15 +347,51 @@ export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
     return r;
   };
   const result = await searchTemplate(suite, { template: t.name, budget, randomShare: share, seed, start }, (c, eo) => evaluate(c, eo));
-  const offset = int('--holdout-offset', o.holdoutOffset, 0);
   let holdout: Record<string, unknown> | null = null;
-  if (offset > 0) {
-    const held = withSeedOffset(suite, offset);
-    const score = async (params: Readonly<Record<string, ParamValue>>, id: string): Promise<number> =>
-      (await evaluate(candidateFromBundle(id, templateBundle(t, params, id)), { stage: 2 }, held)).combined_score;
-    holdout = { seed_offset: offset, start: await score(result.start.parameters, 'holdout-start'), best: await score(result.best.parameters, 'holdout-best') };
+  const bundleOf = (params: Readonly<Record<string, ParamValue>>, id: string): Candidate => candidateFromBundle(id, templateBundle(t, params, id));
+  if (o.holdoutOffset !== undefined) {
+    // The older proof: the suite's own seeds shifted by N (0 = none).
+    const offset = int('--holdout-offset', o.holdoutOffset, 0);
+    if (offset > 0) {
+      const held = withSeedOffset(suite, offset);
+      const score = async (params: Readonly<Record<string, ParamValue>>, id: string): Promise<number> => (await evaluate(bundleOf(params, id), { stage: 2 }, held)).combined_score;
+      holdout = { seed_offset: offset, start: await score(result.start.parameters, 'holdout-start'), best: await score(result.best.parameters, 'holdout-best') };
+    }
+  } else {
+    // The suite's held-out seeds (--stage validate): the start and the best on the same runs, compared in pairs.
+    const start = await evaluate(bundleOf(result.start.parameters, 'holdout-start'), { stage: 'validate' });
+    const best = await evaluate(bundleOf(result.best.parameters, 'holdout-best'), { stage: 'validate' });
+    holdout = heldOutProof(suite, start, best);
   }
   io.stdout(`${JSON.stringify({ ...result, holdout }, null, 2)}\n`);
+}
+
+/**
+ * The search's proof on the suite's held-out seeds: the start's and the best's scores with their standard errors,
+ * the paired improvement best - start over the same runs with its 95% interval, each one's comparison with the
+ * suite's baseline, and a verdict that says when nothing significant was found.
+ */
+function heldOutProof(suite: Suite, start: EvaluationResult, best: EvaluationResult): Record<string, unknown> {
+  const weight = (name: string): number => suite.stage2.find((x) => x.name === name)?.weight ?? 1;
+  const startRun = new Map(start.scenarios.map((r) => [`${r.scenario}@${r.seed}`, r.score]));
+  const diffs = best.scenarios.flatMap((r) => {
+    const b = startRun.get(`${r.scenario}@${r.seed}`);
+    return b === undefined ? [] : [{ scenario: r.scenario, weight: weight(r.scenario), value: r.score - b }];
+  });
+  const improvement = estimate(diffs);
+  const fmt = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(4)}`;
+  const ci = improvement.ci95;
+  const significant = ci !== null && ci[0] > 0;
+  const failed = start.error ?? best.error;
+  const verdict = failed !== undefined
+    ? `no held-out proof: ${failed.code}: ${failed.message}`
+    : ci === null
+      ? `the best differs from the start by ${fmt(improvement.mean)} on the held-out seeds (no interval: a scenario has one held-out seed; raise --seeds)`
+      : significant
+        ? `the best beats the start on the held-out seeds by ${fmt(improvement.mean)} (95% CI ${fmt(ci[0])} to ${fmt(ci[1])}, ${improvement.runs} paired runs)`
+        : `no significant improvement on the held-out seeds: ${fmt(improvement.mean)} (95% CI ${fmt(ci[0])} to ${fmt(ci[1])}, ${improvement.runs} paired runs)`;
+  const side = (r: EvaluationResult): Record<string, unknown> => ({ combined_score: r.combined_score, combined_score_se: r.combined_score_se, ...(r.baseline === undefined ? {} : { baseline: r.baseline }), ...(r.error === undefined ? {} : { error: r.error }) });
+  return { seeds: 'held-out (--stage validate)', runs: improvement.runs, start: side(start), best: side(best), improvement, significant, verdict };
 }
 
 export function printSuites(io: Io): void {
