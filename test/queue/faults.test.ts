@@ -6,7 +6,7 @@
  * timeout, exit 1), and an interrupted submitter (exit 130; a resubmission collects everything and nothing
  * finished is run again). Each test uses its own queue name.
  */
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../io/processes.js';
@@ -99,6 +99,25 @@ describe.skipIf(REDIS_SERVER === null)(`job queue faults${REDIS_SKIP_NOTE}`, () 
     expect(again.stderr()).toMatch(/sweep: 5\/5 done \(4 reused, 0 failed\)/);
     expect(readFileSync(path.join(dir, 'stall.jsonl'), 'utf8')).toBe(localRows);
     expect(lines(b, 'start ').map(idOf).filter((id) => id === victim)).toHaveLength(1);
+  }, 120_000);
+
+  it('an evaluation that exhausts its heap fails with EVAL_WORKER_DIED and the worker takes the next job', async () => {
+    mkdirSync(path.join(dir, 'oom'));
+    copyFileSync(path.join(dir, 'pop', 'a.yaml'), path.join(dir, 'oom', 'a.yaml'));
+    // Memory kept across calls: the sandbox accounts each call's allocations, not what the program keeps.
+    writeFileSync(path.join(dir, 'oom', 'hog.js'), 'const keep = [];\nfunction route(req, state) { for (let i = 0; i < 100000; i++) keep.push({ a: i, b: [i, i] }); return 0; }\n');
+    const w = worker('oom', '--job-heap-mb', '96');
+    await w.waitFor(/^worker /);
+    const ev = blis(['evaluate', '--population', 'oom', '--suite', 'routing-prefix-heavy', '--stage', '1', '--queue', redis.url, '--queue-name', 'oom']);
+    expect(await finished(ev, 90_000), ev.stderr()).toBe(0);
+    const doc = JSON.parse(ev.stdout()) as { candidates: { candidate: { id: string }; error?: { code: string; message: string } }[] };
+    const hog = doc.candidates.find((c) => c.candidate.id === 'hog.js');
+    expect(hog?.error?.code).toBe('EVAL_WORKER_DIED');
+    expect(hog?.error?.message).toMatch(/memory limit/);
+    expect(doc.candidates.find((c) => c.candidate.id === 'a.yaml')?.error).toBeUndefined();
+    expect(lines(w, 'failed ')).toHaveLength(1);
+    expect(lines(w, 'done ')).toHaveLength(1);
+    expect(w.child.exitCode).toBeNull();
   }, 120_000);
 
   it('a poison job (it kills every worker that runs it): failed JOB_POISON after two deaths, a surviving worker completes the rest, the submitter gets its row', async () => {
