@@ -61,6 +61,7 @@ export interface WorkerFlags extends QueueFlags {
   lockDurationMs: string;
   stalledIntervalMs: string;
   maxStalls: string;
+  jobHeapMb: string;
 }
 
 export async function workerCommand(o: WorkerFlags, io: Io): Promise<void> {
@@ -82,6 +83,7 @@ export async function workerCommand(o: WorkerFlags, io: Io): Promise<void> {
       lockDurationMs,
       stalledIntervalMs: int('--stalled-interval-ms', o.stalledIntervalMs, 100),
       maxStalls: int('--max-stalls', o.maxStalls, 0),
+      heapMb: int('--job-heap-mb', o.jobHeapMb, 64),
       log: (line) => io.info?.(line),
       warn: (line) => io.info?.(line),
     }, ac.signal);

@@ -48,9 +48,10 @@ export function registerSweepCommands(root: Command, io: Io): void {
     .requiredOption('--queue <url>', 'the job queue: redis://HOST:PORT (rediss:// for TLS; password from BLIS_REDIS_PASSWORD)')
     .addOption(new Option('--concurrency <n>', 'jobs at a time, one worker thread each (about one per core)').default('1'))
     .addOption(new Option('--timeout-s <s>', 'wall-clock budget per job (0 = none); a job over it fails with EVAL_TIMEOUT').default('0'))
+    .addOption(new Option('--job-heap-mb <mb>', 'heap limit of each job\'s thread; a job over it fails with EVAL_WORKER_DIED and the worker goes on').default('2048'))
     .addOption(new Option('--lock-duration-ms <ms>', 'a dead worker\'s job is noticed about this long after it stopped renewing its lock').default('30000'))
     .addOption(new Option('--stalled-interval-ms <ms>', 'how often to look for jobs whose worker died').default('30000'))
-    .addOption(new Option('--max-stalls <n>', 'times a job may be put back after its worker died; once more and it fails with JOB_STALLED').default('2'));
+    .addOption(new Option('--max-stalls <n>', 'times a job may be put back after its worker died; once more and it fails with JOB_POISON (1: a job that kills two workers is not run again)').default('1'));
   addQueueOptions(worker, '0', 'exit once Redis has been unreachable this long (0 = keep retrying with backoff)');
   worker.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
   worker.action(async (o: import('./queue-run.js').WorkerFlags) => (await import('./queue-run.js')).workerCommand(o, io));

@@ -46,9 +46,12 @@ describe('queue URLs', () => {
     control.stopped = true;
     expect(retry(1)).toBeNull();
   });
-  it('failure reasons keep their code; BullMQ\'s stall limit becomes JOB_STALLED', () => {
+  it('failure reasons keep their code; BullMQ\'s stall limit becomes JOB_POISON with the number of deaths', () => {
     expect(parseFailure('EVAL_WORKER_DIED: the worker died: x')).toEqual({ code: 'EVAL_WORKER_DIED', message: 'the worker died: x' });
-    expect(parseFailure('job stalled more than allowable limit').code).toBe('JOB_STALLED');
+    expect(parseFailure('job stalled more than allowable limit').code).toBe('JOB_POISON');
+    expect(parseFailure('job stalled more than allowable limit', 2).message).toMatch(/^the job killed its worker twice \(.*\(job stalled more than allowable limit\)$/);
+    expect(parseFailure('job stalled more than allowable limit', 1).message).toMatch(/^the job killed its worker once \(--max-stalls 0\)/);
+    expect(parseFailure('job stalled more than allowable limit', 3).message).toMatch(/^the job killed its worker 3 times/);
     expect(parseFailure('something else')).toEqual({ code: 'JOB_FAILED', message: 'something else' });
   });
 });

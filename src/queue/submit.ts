@@ -34,11 +34,22 @@ export interface QueueRunnerOptions {
 /** Options every job is added with: results are kept (they are the cache), one attempt (see the worker). */
 export const JOB_OPTIONS = { removeOnComplete: false, removeOnFail: false, attempts: 1 } as const;
 
-/** A failed job's reason as `CODE: message` (the worker writes it so); BullMQ's own reasons get a code here. */
-export function parseFailure(reason: string): JobError {
+/** The code of a job that its workers died running more often than `--max-stalls` allows. */
+export const JOB_POISON = 'JOB_POISON';
+
+/**
+ * A failed job's reason as `CODE: message` (the worker writes it so); BullMQ's own reasons get a code here.
+ * BullMQ fails a job whose worker stopped renewing its lock (died, or lost Redis) once more than the workers'
+ * `maxStalledCount`: a poison job, one that kills its worker, would otherwise take down every worker in turn.
+ * `stalls` is the number of times that happened (BullMQ's `stc` field), when known.
+ */
+export function parseFailure(reason: string, stalls?: number): JobError {
   const m = /^([A-Z][A-Z0-9_]+): ([\s\S]*)$/.exec(reason);
   if (m !== null) return { code: m[1] as string, message: m[2] as string };
-  if (/stalled more than allowable limit/.test(reason)) return { code: 'JOB_STALLED', message: `its workers stopped answering (died or lost Redis) more times than allowed: ${reason}` };
+  if (/stalled more than allowable limit/.test(reason)) {
+    const times = stalls === undefined || !Number.isFinite(stalls) || stalls < 1 ? 'more often than --max-stalls allows' : stalls === 1 ? 'once (--max-stalls 0)' : stalls === 2 ? 'twice' : `${stalls} times`;
+    return { code: JOB_POISON, message: `the job killed its worker ${times} (each worker running it died or stopped answering: out of memory, killed, or cut off from Redis); it is not run again in this run; a resubmission retries it (${reason})` };
+  }
   return { code: 'JOB_FAILED', message: reason };
 }
 
@@ -116,24 +127,24 @@ export class QueueRunner implements JobRunner {
     const state = await this.call('job state', () => this.queue.getJobState(id));
     if (state === 'unknown') return 'missing';
     if (state !== 'completed' && state !== 'failed') return null;
-    const [returnvalue, failedReason] = await this.call('job result', () => this.resultFields(id));
+    const [returnvalue, failedReason, stalls] = await this.call('job result', () => this.resultFields(id));
     if (state === 'completed') return returnvalue === null ? 'missing' : { ok: true, value: JSON.parse(returnvalue) as unknown };
-    return { ok: false, error: parseFailure(failedReason ?? 'failed') };
+    return { ok: false, error: parseFailure(failedReason ?? 'failed', stalls === null ? undefined : Number(stalls)) };
   }
 
   /**
-   * A finished job's result and failure reason, without its data (a job carries its configuration's files,
-   * which may be large): two fields of the job's hash, where BullMQ keeps them.
+   * A finished job's result, failure reason and stall count, without its data (a job carries its
+   * configuration's files, which may be large): three fields of the job's hash, where BullMQ keeps them.
    */
-  private async resultFields(id: string): Promise<[string | null, string | null]> {
+  private async resultFields(id: string): Promise<[string | null, string | null, string | null]> {
     const backend = this.queue.getBackend() as unknown as { client?: Promise<{ hmget?(key: string, ...fields: string[]): Promise<(string | null)[]> }> };
     const client = await backend.client;
     if (client?.hmget !== undefined) {
-      const [r, f] = await client.hmget(this.queue.toKey(id), 'returnvalue', 'failedReason');
-      return [r ?? null, f ?? null];
+      const [r, f, stc] = await client.hmget(this.queue.toKey(id), 'returnvalue', 'failedReason', 'stc');
+      return [r ?? null, f ?? null, stc ?? null];
     }
     const job = await Job.fromId(this.queue, id);
-    return [job === undefined ? null : JSON.stringify(job.returnvalue), job?.failedReason ?? null];
+    return [job === undefined ? null : JSON.stringify(job.returnvalue), job?.failedReason ?? null, job === undefined ? null : String(job.stalledCounter)];
   }
 
   async runAll(jobs: readonly JobSpec[], onDone?: (index: number, outcome: JobOutcome, cached: boolean) => void, signal?: AbortSignal): Promise<JobOutcome[]> {

@@ -22,6 +22,8 @@ export interface QueueWorkerOptions {
   readonly concurrency: number;
   /** Wall-clock budget per job (ms; 0 = none). */
   readonly timeoutMs: number;
+  /** Heap limit of each job's thread (MB): a job over it fails with EVAL_WORKER_DIED, the worker goes on. */
+  readonly heapMb?: number;
   /** How long a job's lock lives without renewal (ms): a dead worker's job is noticed after about this long. */
   readonly lockDurationMs: number;
   /** How often this worker looks for stalled jobs (ms). */
@@ -43,7 +45,7 @@ export interface WorkerTally {
 export async function runQueueWorker(opts: QueueWorkerOptions, signal: AbortSignal): Promise<WorkerTally> {
   const control = { stopped: false };
   const connection = connectionOptions(opts.target, opts.tls, control);
-  const runner = new LocalRunner({ workers: opts.concurrency, timeoutMs: opts.timeoutMs, threads: true });
+  const runner = new LocalRunner({ workers: opts.concurrency, timeoutMs: opts.timeoutMs, threads: true, ...(opts.heapMb === undefined ? {} : { heapMb: opts.heapMb }) });
   const health = new RedisHealth(opts.target);
   health.onChange((up, error) => (up ? opts.warn(`connected to Redis at ${opts.target.display}`) : opts.warn(`lost Redis at ${opts.target.display} (${error}); retrying with backoff${opts.redisTimeoutMs > 0 ? ` for up to ${Math.round(opts.redisTimeoutMs / 1000)} s` : ''}`)));
   const tally: WorkerTally = { completed: 0, failed: 0 };

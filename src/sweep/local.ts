@@ -26,6 +26,8 @@ export interface LocalOptions {
   readonly timeoutMs: number;
   /** Run on threads even with one worker (keeps this thread's event loop free, as a queue worker needs). */
   readonly threads?: boolean;
+  /** Heap limit of each thread (MB; the pool's default, 2048, when absent): a job over it fails with EVAL_WORKER_DIED. */
+  readonly heapMb?: number;
 }
 
 function roundTrip(v: unknown): unknown {
@@ -36,7 +38,7 @@ export class LocalRunner implements JobRunner {
   private readonly pool: EvaluationPool | null;
 
   constructor(private readonly opts: LocalOptions) {
-    this.pool = opts.workers > 1 || opts.timeoutMs > 0 || opts.threads === true ? new EvaluationPool({ workers: opts.workers, timeoutMs: opts.timeoutMs }) : null;
+    this.pool = opts.workers > 1 || opts.timeoutMs > 0 || opts.threads === true ? new EvaluationPool({ workers: opts.workers, timeoutMs: opts.timeoutMs, ...(opts.heapMb === undefined ? {} : { maxOldGenerationSizeMb: opts.heapMb }) }) : null;
   }
 
   /** One job; never rejects for the job's own failures. */

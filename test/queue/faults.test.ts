@@ -1,11 +1,12 @@
 /**
  * Faults on a real redis-server: a worker killed mid-job (the job completes elsewhere, nothing lost, no
- * duplicate rows), the stall limit (the job fails with its reason, a resubmission retries it), Redis stopped
+ * duplicate rows), the stall limit (the job fails with its reason, a resubmission retries it), a poison job
+ * that kills every worker taking it (failed after two deaths, the other jobs done by a survivor), Redis stopped
  * and restarted mid-sweep (the sweep finishes), Redis gone for good or never there (a clear error within the
  * timeout, exit 1), and an interrupted submitter (exit 130; a resubmission collects everything and nothing
  * finished is run again). Each test uses its own queue name.
  */
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../io/processes.js';
@@ -90,14 +91,65 @@ describe.skipIf(REDIS_SERVER === null)(`job queue faults${REDIS_SKIP_NOTE}`, () 
     expect(rows).toHaveLength(POINTS);
     const failed = rows.filter((r) => r.error !== undefined);
     expect(failed).toHaveLength(1);
-    expect(failed[0]?.error?.code).toBe('JOB_STALLED');
-    expect(failed[0]?.error?.message).toMatch(/stalled more than allowable limit/);
+    expect(failed[0]?.error?.code).toBe('JOB_POISON');
+    expect(failed[0]?.error?.message).toMatch(/^the job killed its worker once \(--max-stalls 0\).*stalled more than allowable limit/);
     expect(sweep.stderr()).toMatch(/sweep: 5\/5 done \(0 reused, 1 failed\)/);
     const again = blis(['sweep', 'long.yaml', '--queue', redis.url, '--queue-name', 'stall', '--output', 'stall.jsonl']);
     expect(await finished(again, 120_000), again.stderr()).toBe(0);
     expect(again.stderr()).toMatch(/sweep: 5\/5 done \(4 reused, 0 failed\)/);
     expect(readFileSync(path.join(dir, 'stall.jsonl'), 'utf8')).toBe(localRows);
     expect(lines(b, 'start ').map(idOf).filter((id) => id === victim)).toHaveLength(1);
+  }, 120_000);
+
+  it('an evaluation that exhausts its heap fails with EVAL_WORKER_DIED and the worker takes the next job', async () => {
+    mkdirSync(path.join(dir, 'oom'));
+    copyFileSync(path.join(dir, 'pop', 'a.yaml'), path.join(dir, 'oom', 'a.yaml'));
+    // Memory kept across calls: the sandbox accounts each call's allocations, not what the program keeps.
+    writeFileSync(path.join(dir, 'oom', 'hog.js'), 'const keep = [];\nfunction route(req, state) { for (let i = 0; i < 100000; i++) keep.push({ a: i, b: [i, i] }); return 0; }\n');
+    const w = worker('oom', '--job-heap-mb', '96');
+    await w.waitFor(/^worker /);
+    const ev = blis(['evaluate', '--population', 'oom', '--suite', 'routing-prefix-heavy', '--stage', '1', '--queue', redis.url, '--queue-name', 'oom']);
+    expect(await finished(ev, 90_000), ev.stderr()).toBe(0);
+    const doc = JSON.parse(ev.stdout()) as { candidates: { candidate: { id: string }; error?: { code: string; message: string } }[] };
+    const hog = doc.candidates.find((c) => c.candidate.id === 'hog.js');
+    expect(hog?.error?.code).toBe('EVAL_WORKER_DIED');
+    expect(hog?.error?.message).toMatch(/memory limit/);
+    expect(doc.candidates.find((c) => c.candidate.id === 'a.yaml')?.error).toBeUndefined();
+    expect(lines(w, 'failed ')).toHaveLength(1);
+    expect(lines(w, 'done ')).toHaveLength(1);
+    expect(w.child.exitCode).toBeNull();
+  }, 120_000);
+
+  it('a poison job (it kills every worker that runs it): failed JOB_POISON after two deaths, a surviving worker completes the rest, the submitter gets its row', async () => {
+    // A job that kills its worker process (a native crash, the kernel's OOM killer: what a thread's heap limit
+    // does not catch) is simulated by killing whichever worker starts it. Default --max-stalls (1).
+    const a = worker('poison', ...FAST_STALLS);
+    const b = worker('poison', ...FAST_STALLS);
+    await Promise.all([a.waitFor(/^worker /), b.waitFor(/^worker /)]);
+    const sweep = blis(['sweep', 'long.yaml', '--queue', redis.url, '--queue-name', 'poison', '--output', 'poison.jsonl']);
+    const victim = idOf(await a.waitFor(/^start /));
+    a.kill('SIGKILL');
+    // The next worker to take it (b or c, once a's lock expired) dies too; the other one survives.
+    const c = worker('poison', ...FAST_STALLS);
+    await c.waitFor(/^worker /);
+    const startsVictim = new RegExp(`^start ${victim} `);
+    const second = await Promise.race([b.waitFor(startsVictim, 60_000).then(() => b), c.waitFor(startsVictim, 60_000).then(() => c)]);
+    second.kill('SIGKILL');
+    const survivor = second === b ? c : b;
+    expect(await finished(sweep, 120_000), sweep.stderr()).toBe(0);
+    const rows = readFileSync(path.join(dir, 'poison.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { error?: { code: string; message: string } });
+    expect(rows).toHaveLength(POINTS);
+    const failed = rows.filter((r) => r.error !== undefined);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.error?.code).toBe('JOB_POISON');
+    expect(failed[0]?.error?.message).toMatch(/^the job killed its worker twice \(/);
+    expect(sweep.stderr()).toMatch(/sweep: 5\/5 done \(0 reused, 1 failed\)/);
+    // The other rows are the local run's, byte for byte.
+    const local = localRows.trim().split('\n');
+    const got = readFileSync(path.join(dir, 'poison.jsonl'), 'utf8').trim().split('\n');
+    expect(got.filter((l, i) => l !== local[i])).toHaveLength(1);
+    expect(lines(survivor, 'start ').map(idOf)).not.toContain(victim);
+    expect(survivor.child.exitCode).toBeNull();
   }, 120_000);
 
   it('Redis stopped and restarted mid-sweep: the sweep finishes with the same rows', async () => {
