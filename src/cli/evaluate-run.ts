@@ -38,7 +38,7 @@ import { BlisError, showValue } from '../domain/errors.js';
 import { parseJson } from '../format/yaml.js';
 import { DECIMAL_FLOAT, parseFloatFlag, parseIntFlag } from '../sim/options.js';
 import type { Io } from './io.js';
-import { checkOutputPath, commitOutputs } from './outputs.js';
+import { checkInputsAndOutputs, checkOutputPath, commitOutputs } from './outputs.js';
 import { readInputFile } from './read-input.js';
 import { progressDisplay } from './progress.js';
 
@@ -184,6 +184,12 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   const engine = o.engine;
   if (o.report !== undefined && (o.serve === true || o.population !== undefined)) throw new UsageError('bad-flag', '--report works with one candidate (--candidate or --components), not with --population or --serve');
   const reportOut = o.report === undefined ? null : checkOutputPath('--report', o.report);
+  checkInputsAndOutputs([reportOut], [
+    ...(findSuite(o.suite) === undefined ? [{ flag: '--suite', path: o.suite }] : []),
+    ...(o.candidate === undefined ? [] : [{ flag: '--candidate', path: o.candidate }]),
+    ...(o.components === undefined ? [] : [{ flag: '--components', path: o.components }]),
+    ...(o.latencyProfile === undefined ? [] : [{ flag: '--latency-profile', path: o.latencyProfile }]),
+  ]);
   const seeds = o.seeds === undefined ? null : int('--seeds', o.seeds, 1);
   const opts: EvaluateOptions = { stage: o.stage === 'validate' ? 'validate' : (Number(o.stage) as 1 | 2), only: parseOnly(o.only), ...(seeds === null ? {} : { seeds }), ...(o.report === undefined ? {} : { reportData: true }) };
   const display = o.serve === true ? null : progressDisplay('evaluate', o.quiet === true);
