@@ -41,6 +41,7 @@ import type { Io } from './io.js';
 import { checkInputsAndOutputs, checkOutputPath, commitOutputs } from './outputs.js';
 import { readInputFile } from './read-input.js';
 import { progressDisplay } from './progress.js';
+import { threadCount } from './threads.js';
 
 function read(file: string, flag: string): string {
   return readInputFile(file, flag);
@@ -194,7 +195,7 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   const opts: EvaluateOptions = { stage: o.stage === 'validate' ? 'validate' : (Number(o.stage) as 1 | 2), only: parseOnly(o.only), ...(seeds === null ? {} : { seeds }), ...(o.report === undefined ? {} : { reportData: true }) };
   const display = o.serve === true ? null : progressDisplay('evaluate', o.quiet === true);
   let candidatesDone = 0;
-  const workers = int('--workers', o.workers, 1);
+  const workers = threadCount('--workers', o.workers);
   const timeoutMs = int('--timeout-s', o.timeoutS, 0) * 1000;
   if (o.queue !== undefined && (o.population === undefined || o.serve === true)) throw new UsageError('bad-flag', '--queue evaluates a --population on the job queue; give --population DIR (a single candidate runs here)');
   if (o.queue !== undefined && (workers !== 1 || timeoutMs !== 0)) throw new UsageError('bad-flag', '--workers and --timeout-s are for local runs; with --queue, give each blis worker --concurrency and --timeout-s');
@@ -382,7 +383,7 @@ export interface CheckFlags {
 export async function checkSuiteCommand(name: string, o: CheckFlags, io: Io): Promise<void> {
   const suite = loadSuite(name, o.semantics);
   const sets = int('--seed-sets', o.seedSets, 2);
-  const workers = int('--workers', o.workers, 1);
+  const workers = threadCount('--workers', o.workers);
   const pool = workers > 1 ? new EvaluationPool({ workers, timeoutMs: 0 }) : null;
   const display = progressDisplay('evaluate', o.quiet === true);
   const total = sets * (1 + suite.knownGood.length + suite.knownBad.length);

@@ -11,6 +11,7 @@ import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-inpu
 import { jobProgress } from './job-progress.js';
 import { checkInputsAndOutputs, checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
 import { asRunFailure, int, queueConnection } from './queue-run.js';
+import { threadCount } from './threads.js';
 import type { QueueFlags } from './sweep-command.js';
 
 export interface SweepFlags extends QueueFlags {
@@ -53,7 +54,7 @@ export async function sweepCommand(file: string, o: SweepFlags, io: Io): Promise
   const summaryFile = o.summary === undefined ? null : checkOutputPath('--summary', o.summary);
   const outputs = [outputFile, summaryFile];
   checkInputsAndOutputs(outputs);
-  const workers = int('--workers', o.workers, 1);
+  const workers = threadCount('--workers', o.workers);
   const timeoutMs = int('--timeout-s', o.timeoutS, 0) * 1000;
   const workerWaitMs = int('--worker-wait-s', o.workerWaitS, 0) * 1000;
   const q = o.queue === undefined ? null : queueConnection(o, io);
