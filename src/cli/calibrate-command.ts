@@ -16,7 +16,7 @@ import {
   reportToJson, runCalibration,
 } from '../calibrate/index.js';
 import type { Io } from './io.js';
-import { checkOutputPath, commitOutputs } from './outputs.js';
+import { checkInputsAndOutputs, checkOutputPath, commitOutputs, type OutputFile } from './outputs.js';
 import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 
 function required(f: FlagValues, name: string): string {
@@ -25,13 +25,15 @@ function required(f: FlagValues, name: string): string {
   return v;
 }
 
-function read(path: string, flag: string): string {
+/** Reads an input, refusing it when it is the `--report` output. */
+function read(path: string, flag: string, out: OutputFile): string {
+  checkInputsAndOutputs([out], [{ flag, path }]);
   return readInputFile(path, flag, flag === '--trace-data' || flag === '--itl-data' ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES);
 }
 
 /** The replay metrics file's aggregate cache_hit_rate, or null when it has none. */
-function simCacheHitRate(path: string): number | null {
-  const text = read(path, '--sim-metrics');
+function simCacheHitRate(path: string, out: OutputFile): number | null {
+  const text = read(path, '--sim-metrics', out);
   let doc: unknown;
   try {
     doc = parseJson(text, path);
@@ -51,10 +53,10 @@ function adapterReferenceMode(f: FlagValues, io: Io, refPath: string): void {
   const reportOut = checkOutputPath('--report', reportPath);
   const threshold = f.float('adapter-mape-threshold');
   if (!(threshold > 0)) throw new ConfigError('bad-flag', `--adapter-mape-threshold must be a finite number > 0, got ${threshold}`);
-  const ref = parseDtReference(read(refPath, '--adapter-reference'), refPath);
+  const ref = parseDtReference(read(refPath, '--adapter-reference', reportOut), refPath);
   const blindPath = f.str('sim-metrics-blind');
-  const blind = blindPath === '' ? null : parseBlisAggregate(read(blindPath, '--sim-metrics-blind'), blindPath, '--sim-metrics-blind');
-  const report = compareAdapterReference(ref, parseBlisAggregate(read(aware, '--sim-metrics'), aware, '--sim-metrics'), blind, threshold);
+  const blind = blindPath === '' ? null : parseBlisAggregate(read(blindPath, '--sim-metrics-blind', reportOut), blindPath, '--sim-metrics-blind');
+  const report = compareAdapterReference(ref, parseBlisAggregate(read(aware, '--sim-metrics', reportOut), aware, '--sim-metrics'), blind, threshold);
   commitOutputs([[reportOut, goJsonIndent(adapterReportToJson(report))]]);
   const lines = adapterReportLines(report, blind !== null);
   io.info?.(`Adapter-reference comparison (${report.model}) written to ${reportPath} (MAPE threshold ${(report.threshold * 100).toFixed(0)}%)`);
@@ -77,11 +79,11 @@ export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
   const reportPath = required(f, 'report');
   const reportOut = checkOutputPath('--report', reportPath);
   const { parseTraceHeaderYaml } = await import('../workload/tracev2-yaml-parse.js');
-  const header = parseTraceHeaderYaml(read(headerPath, '--trace-header'), headerPath);
-  const records = parseTraceCsv(read(dataPath, '--trace-data'), dataPath);
-  const simResults = parseSimResults(read(simPath, '--sim-results'), simPath);
+  const header = parseTraceHeaderYaml(read(headerPath, '--trace-header', reportOut), headerPath);
+  const records = parseTraceCsv(read(dataPath, '--trace-data', reportOut), dataPath);
+  const simResults = parseSimResults(read(simPath, '--sim-results', reportOut), simPath);
   const itlPath = f.str('itl-data');
-  const itl = itlPath === '' ? [] : parseItlCsv(read(itlPath, '--itl-data'), itlPath);
+  const itl = itlPath === '' ? [] : parseItlCsv(read(itlPath, '--itl-data', reportOut), itlPath);
   const warmUp = f.int('warmup-requests');
   if (warmUp < -1) throw new ConfigError('bad-flag', `--warmup-requests must be >= 0 (or -1 for the trace header's value), got ${warmUp}`);
   const cli = resolveGoodputCliFlags(f.str('slo-ttft'), f.str('slo-itl'), f.str('slo-e2e'));
@@ -95,7 +97,7 @@ export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
     networkRttUs: f.int('network-rtt-us'),
     bandwidthMbps: f.float('network-bandwidth-mbps'),
     goodputTargets: mergeGoodputTargets(cli, header.goodputSloTargets, null),
-    simCacheHitRate: header.observedKvMetrics !== null && simMetrics !== '' ? simCacheHitRate(simMetrics) : null,
+    simCacheHitRate: header.observedKvMetrics !== null && simMetrics !== '' ? simCacheHitRate(simMetrics, reportOut) : null,
     hitRateTolerancePp: f.float('hit-rate-tolerance-pp'),
     ttftMapeThreshold: f.float('ttft-mape-threshold'),
     ...(corrected ? { perTokenItl: true } : {}),

@@ -8,14 +8,18 @@ import { progressDisplay } from './progress.js';
 import { readServeGenDir } from './servegen-files.js';
 import type { Io } from './io.js';
 import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
-import { checkDistinct, checkOutputPath, checkTracePrefix, commitOutputs, type Content, type OutputFile } from './outputs.js';
+import { checkInputsAndOutputs, checkOutputPath, checkTracePrefix, commitOutputs, type Content, type OutputFile } from './outputs.js';
 
 export type { SimulationObserver } from '../sim/run.js';
 
-/** File access and warnings for the simulation layer, from the process. */
-export function processEnv(io: Io): SimEnv {
+/**
+ * File access and warnings for the simulation layer, from the process. Every input read is first checked
+ * against the command's `outputs` (declared before any input is read): an input is never an output.
+ */
+export function processEnv(io: Io, outputs: readonly (OutputFile | null)[] = []): SimEnv {
   return {
     readText: (path, option) => {
+      checkInputsAndOutputs(outputs, [{ flag: option, path }]);
       const text = readInputFile(path, option, option === '--trace-data' ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES);
       io.logDebug?.(`read ${path} (${option}): ${text.length} characters`);
       return text;
@@ -69,8 +73,9 @@ export async function runCommand(f: FlagValues, io: Io, observe?: SimulationObse
   const metrics = mp === '' ? null : checkOutputPath('--metrics-path', mp);
   const trace = tp === '' ? null : checkTracePrefix('--trace-output', tp);
   const extra = checkSeriesAndReport(f);
-  checkDistinct([metrics, ...(trace ?? []), extra.timeseries, extra.report]);
-  const out = await withProgress(f, 'run', (opts) => simulateRun(f, processEnv(io), observe, opts));
+  const outputs = [metrics, ...(trace ?? []), extra.timeseries, extra.report];
+  checkInputsAndOutputs(outputs);
+  const out = await withProgress(f, 'run', (opts) => simulateRun(f, processEnv(io, outputs), observe, opts));
   const files = await seriesAndReportFiles(extra, f, out, 'run');
   if (metrics !== null) files.push([metrics, out.metricsFileChunks()]);
   if (trace !== null && out.trace !== null) files.push([trace[0], out.trace.yaml], [trace[1], out.trace.csvChunks()]);
@@ -87,8 +92,9 @@ export async function replayCommand(f: FlagValues, io: Io, observe?: SimulationO
   const results = rp === '' ? null : checkOutputPath('--results-path', rp);
   const trace = tp === '' ? null : checkTracePrefix('--trace-output', tp);
   const extra = checkSeriesAndReport(f);
-  checkDistinct([metrics, results, ...(trace ?? []), extra.timeseries, extra.report]);
-  const out = await withProgress(f, 'replay', (opts) => simulateReplay(f, processEnv(io), observe, opts));
+  const outputs = [metrics, results, ...(trace ?? []), extra.timeseries, extra.report];
+  checkInputsAndOutputs(outputs);
+  const out = await withProgress(f, 'replay', (opts) => simulateReplay(f, processEnv(io, outputs), observe, opts));
   const files = await seriesAndReportFiles(extra, f, out, 'replay');
   if (metrics !== null) files.push([metrics, out.metricsFileChunks()]);
   const rows = results === null ? null : out.resultsChunks();

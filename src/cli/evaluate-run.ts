@@ -39,9 +39,10 @@ import { BlisError, showValue } from '../domain/errors.js';
 import { parseJson } from '../format/yaml.js';
 import { DECIMAL_FLOAT, parseFloatFlag, parseIntFlag } from '../sim/options.js';
 import type { Io } from './io.js';
-import { checkOutputPath, commitOutputs } from './outputs.js';
+import { checkInputsAndOutputs, checkOutputPath, commitOutputs } from './outputs.js';
 import { readInputFile } from './read-input.js';
 import { progressDisplay } from './progress.js';
+import { threadCount } from './threads.js';
 
 function read(file: string, flag: string): string {
   return readInputFile(file, flag);
@@ -185,11 +186,17 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   const engine = o.engine;
   if (o.report !== undefined && (o.serve === true || o.population !== undefined)) throw new UsageError('bad-flag', '--report works with one candidate (--candidate or --components), not with --population or --serve');
   const reportOut = o.report === undefined ? null : checkOutputPath('--report', o.report);
+  checkInputsAndOutputs([reportOut], [
+    ...(findSuite(o.suite) === undefined ? [{ flag: '--suite', path: o.suite }] : []),
+    ...(o.candidate === undefined ? [] : [{ flag: '--candidate', path: o.candidate }]),
+    ...(o.components === undefined ? [] : [{ flag: '--components', path: o.components }]),
+    ...(o.latencyProfile === undefined ? [] : [{ flag: '--latency-profile', path: o.latencyProfile }]),
+  ]);
   const seeds = o.seeds === undefined ? null : int('--seeds', o.seeds, 1);
   const opts: EvaluateOptions = { stage: o.stage === 'validate' ? 'validate' : (Number(o.stage) as 1 | 2), only: parseOnly(o.only), ...(seeds === null ? {} : { seeds }), ...(o.report === undefined ? {} : { reportData: true }) };
   const display = o.serve === true ? null : progressDisplay('evaluate', o.quiet === true);
   let candidatesDone = 0;
-  const workers = int('--workers', o.workers, 1);
+  const workers = threadCount('--workers', o.workers);
   const timeoutMs = int('--timeout-s', o.timeoutS, 0) * 1000;
   if (o.queue !== undefined && (o.population === undefined || o.serve === true)) throw new UsageError('bad-flag', '--queue evaluates a --population on the job queue; give --population DIR (a single candidate runs here)');
   if (o.queue !== undefined && (workers !== 1 || timeoutMs !== 0)) throw new UsageError('bad-flag', '--workers and --timeout-s are for local runs; with --queue, give each blis worker --concurrency and --timeout-s');
@@ -413,7 +420,7 @@ export interface CheckFlags {
 export async function checkSuiteCommand(name: string, o: CheckFlags, io: Io): Promise<void> {
   const suite = loadSuite(name, o.semantics);
   const sets = int('--seed-sets', o.seedSets, 2);
-  const workers = int('--workers', o.workers, 1);
+  const workers = threadCount('--workers', o.workers);
   const pool = workers > 1 ? new EvaluationPool({ workers, timeoutMs: 0 }) : null;
   const display = progressDisplay('evaluate', o.quiet === true);
   const total = sets * (1 + suite.knownGood.length + suite.knownBad.length);

@@ -39,7 +39,7 @@ export async function fitCommand(f: FlagValues, io: Io): Promise<void> {
   const rtt = f.int('network-rtt-us');
   if (rtt < -1) throw new ConfigError('bad-flag', `--network-rtt-us must be >= 0 (or -1 for the trace headers'), got ${rtt}`);
   const params = parseFitParams(f.str('fit-params'));
-  const env = processEnv(io);
+  const env = processEnv(io, [outFile]);
   const { setup, latency, seed } = await resolveFitEngine(f, env);
   for (const w of latency.warnings) io.warn(w);
   const traces = [];

@@ -19,7 +19,7 @@ import type { Io } from './io.js';
 import { UsageError } from './errors.js';
 import { readInputFile } from './read-input.js';
 import { showValue } from '../domain/errors.js';
-import { checkDistinct, checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
+import { checkInputsAndOutputs, checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
 
 export interface ObserveCommandHooks {
   /** Replaces SIGINT as the stop signal (tests). */
@@ -104,8 +104,8 @@ export async function observeCommand(f: FlagValues, io: Io, hooks: ObserveComman
   const dataOut = checkOutputPath('--trace-data', dataPath);
   const itlPath = recordItl ? (f.str('itl-output') !== '' ? f.str('itl-output') : `${dataPath.replace(/\.csv$/, '')}.itl.csv`) : '';
   const itlOut = recordItl ? checkOutputPath('--itl-output', itlPath) : null;
-  checkDistinct([headerOut, dataOut, itlOut]);
   const specPath = f.str('workload-spec');
+  checkInputsAndOutputs([headerOut, dataOut, itlOut], [{ flag: '--workload-spec', path: specPath }]);
   let specText = '';
   if (specPath !== '') {
     specText = readInputFile(specPath, '--workload-spec');

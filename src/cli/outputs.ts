@@ -90,14 +90,61 @@ export function checkTracePrefix(flag: string, prefix: string): [OutputFile, Out
   return [checkOutputPath(flag, `${prefix}.yaml`), checkOutputPath(flag, `${prefix}.csv`)];
 }
 
-/** Refuses two outputs naming the same file (one would silently replace the other), before any work. */
-export function checkDistinct(files: readonly (OutputFile | null)[]): void {
-  const seen = new Map<string, OutputFile>();
-  for (const f of files) {
+/** An input file of a command: the flag (or label) that named it and the path as given. */
+export interface InputFile {
+  readonly flag: string;
+  readonly path: string;
+}
+
+/** Where a path leads: the real path (of the file, or of its directory plus its name for a new file) and, for an existing file, its device and inode (hard links). */
+interface FileIdentity {
+  readonly real: string;
+  readonly dev: number;
+  readonly ino: number;
+}
+
+function identify(p: string): FileIdentity {
+  const abs = path.resolve(p);
+  try {
+    const real = realpathSync(abs);
+    const st = statSync(real);
+    return { real, dev: st.dev, ino: st.ino };
+  } catch {
+    try {
+      return { real: path.join(realpathSync(path.dirname(abs)), path.basename(abs)), dev: -1, ino: -1 };
+    } catch {
+      return { real: abs, dev: -1, ino: -1 };
+    }
+  }
+}
+
+function sameFile(a: FileIdentity, b: FileIdentity): boolean {
+  return a.real === b.real || (a.ino !== -1 && a.dev === b.dev && a.ino === b.ino);
+}
+
+/**
+ * The one check that a command's outputs overwrite none of its inputs and none of each other: an output that
+ * resolves (symbolic links followed, hard links compared by device and inode) to an input or to an earlier
+ * output is refused before any work, so the input stays untouched. Special outputs (/dev/null, a FIFO) are
+ * written in place and skipped. Commands call it once their outputs are declared, with the inputs their flags
+ * name, and again from their file readers for every input found later (a bundle's code file, a sweep's spec).
+ * @throws UsageError `--out FILE is also the --in input; write the output elsewhere`.
+ */
+export function checkInputsAndOutputs(outputs: readonly (OutputFile | null)[], inputs: readonly InputFile[] = []): void {
+  const seen: [OutputFile, FileIdentity][] = [];
+  for (const f of outputs) {
     if (f === null || f.special) continue;
-    const other = seen.get(f.target);
-    if (other !== undefined) throw new UsageError('io', `${other.flag} and ${f.flag} both name ${f.path}; give each output its own file`);
-    seen.set(f.target, f);
+    const id = identify(f.target);
+    const other = seen.find(([, o]) => sameFile(o, id));
+    if (other !== undefined) throw new UsageError('io', `${f.flag} ${f.path} is also the ${other[0].flag} output; write the output elsewhere`);
+    seen.push([f, id]);
+  }
+  if (seen.length === 0) return;
+  for (const input of inputs) {
+    if (input.path === '' || input.path === '-') continue;
+    const id = identify(input.path);
+    const hit = seen.find(([, o]) => sameFile(o, id));
+    if (hit !== undefined) throw new UsageError('io', `${hit[0].flag} ${hit[0].path} is also the ${input.flag} input; write the output elsewhere`);
   }
 }
 

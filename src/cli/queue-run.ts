@@ -7,6 +7,7 @@ import { EXIT_FAILURE, RunFailure, UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { parseIntFlag } from '../sim/options.js';
 import { readInputFile } from './read-input.js';
+import { threadCount } from './threads.js';
 import type { QueueFlags } from './sweep-command.js';
 import { showValue } from '../domain/errors.js';
 
@@ -65,6 +66,7 @@ export interface WorkerFlags extends QueueFlags {
 }
 
 export async function workerCommand(o: WorkerFlags, io: Io): Promise<void> {
+  const concurrency = threadCount('--concurrency', o.concurrency);
   const q = queueConnection(o, io);
   const lockDurationMs = int('--lock-duration-ms', o.lockDurationMs, 500);
   const ac = new AbortController();
@@ -78,7 +80,7 @@ export async function workerCommand(o: WorkerFlags, io: Io): Promise<void> {
   try {
     const tally = await runQueueWorker({
       ...q,
-      concurrency: int('--concurrency', o.concurrency, 1),
+      concurrency,
       timeoutMs: int('--timeout-s', o.timeoutS, 0) * 1000,
       lockDurationMs,
       stalledIntervalMs: int('--stalled-interval-ms', o.stalledIntervalMs, 100),

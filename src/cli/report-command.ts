@@ -6,14 +6,15 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
-import { checkOutputPath, commitOutputs } from './outputs.js';
+import { checkInputsAndOutputs, checkOutputPath, commitOutputs, type OutputFile } from './outputs.js';
 import { readInputFile } from './read-input.js';
 import { showValue } from '../domain/errors.js';
 
 /** Saved results can carry full decision traces: allow more than the default input cap. */
 const MAX_RESULT_BYTES = 1024 * 1024 * 1024;
 
-function read(file: string): string {
+function read(file: string, output: OutputFile | null): string {
+  checkInputsAndOutputs([output], [{ flag: 'result', path: file }]);
   return readInputFile(file, 'result', MAX_RESULT_BYTES);
 }
 
@@ -23,11 +24,11 @@ export function labels(files: readonly string[]): string[] {
   return base.map((b, i) => (base.filter((x) => x === b).length > 1 ? `${b}#${i + 1}` : b));
 }
 
-async function loadAll(files: readonly string[]): Promise<import('../report/index.js').ResultView[]> {
+async function loadAll(files: readonly string[], output: OutputFile | null): Promise<import('../report/index.js').ResultView[]> {
   const { loadResult } = await import('../report/index.js');
   const names = labels(files);
   return files.map((f, i) => {
-    const text = read(f);
+    const text = read(f, output);
     return loadResult(text, f, names[i] as string);
   });
 }
@@ -43,7 +44,7 @@ export function registerReportCommands(root: Command, io: Io): void {
     if (!/\.json$/i.test(result) && o.output === undefined) throw new UsageError('bad-flag', `${result}: name the output with -o FILE.html (the default replaces a .json extension)`);
     const out = o.output ?? result.replace(/\.json$/i, '.html');
     const file = out === '-' ? null : checkOutputPath('--output', out);
-    const [view] = await loadAll([result]);
+    const [view] = await loadAll([result], file);
     const { renderResultReport } = await import('../report/index.js');
     const html = await renderResultReport(view as import('../report/index.js').ResultView);
     if (file === null) io.stdout(html);
@@ -64,7 +65,7 @@ export function registerReportCommands(root: Command, io: Io): void {
     if (o.format !== 'table' && o.format !== 'json') throw new UsageError('bad-flag', `--format must be table or json, got ${showValue(o.format)}`);
     if (results.length < 2) throw new UsageError('bad-flag', 'blis compare needs at least two results, e.g. blis compare a.json b.json');
     const report = o.report === undefined ? null : checkOutputPath('--report', o.report);
-    const views = await loadAll(results);
+    const views = await loadAll(results, report);
     const rep = await import('../report/index.js');
     const cmp = rep.compareResults(views);
     // The report is written before anything is printed: a failure leaves stdout empty.

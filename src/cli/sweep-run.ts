@@ -9,8 +9,9 @@ import { RunFailure, UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { MAX_CSV_INPUT_BYTES, MAX_INPUT_BYTES, readInputFile } from './read-input.js';
 import { jobProgress } from './job-progress.js';
-import { checkDistinct, checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
+import { checkInputsAndOutputs, checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
 import { asRunFailure, int, queueConnection } from './queue-run.js';
+import { threadCount } from './threads.js';
 import type { QueueFlags } from './sweep-command.js';
 
 export interface SweepFlags extends QueueFlags {
@@ -21,7 +22,8 @@ export interface SweepFlags extends QueueFlags {
   workerWaitS: string;
 }
 
-function read(file: string, what: string): string {
+function read(file: string, what: string, outputs: readonly (OutputFile | null)[]): string {
+  checkInputsAndOutputs(outputs, [{ flag: what, path: file }]);
   return readInputFile(file, what, what.endsWith('--trace-data') ? MAX_CSV_INPUT_BYTES : MAX_INPUT_BYTES);
 }
 
@@ -50,15 +52,16 @@ export async function sweepCommand(file: string, o: SweepFlags, io: Io): Promise
   if (format === null) throw new UsageError('bad-flag', `--output ${o.output}: name a .jsonl or .csv file`);
   const outputFile = o.output === undefined ? null : checkOutputPath('--output', o.output);
   const summaryFile = o.summary === undefined ? null : checkOutputPath('--summary', o.summary);
-  checkDistinct([outputFile, summaryFile]);
-  const workers = int('--workers', o.workers, 1);
+  const outputs = [outputFile, summaryFile];
+  checkInputsAndOutputs(outputs);
+  const workers = threadCount('--workers', o.workers);
   const timeoutMs = int('--timeout-s', o.timeoutS, 0) * 1000;
   const workerWaitMs = int('--worker-wait-s', o.workerWaitS, 0) * 1000;
   const q = o.queue === undefined ? null : queueConnection(o, io);
   if (q !== null && (workers !== 1 || timeoutMs !== 0)) throw new UsageError('bad-flag', '--workers and --timeout-s are for local runs; with --queue, give each blis worker --concurrency and --timeout-s');
   const dir = path.dirname(file);
-  const plan = await loadSweep(read(file, 'sweep file'), file, {
-    readText: (p, option) => read(path.isAbsolute(p) ? p : path.join(dir, p), `${file}: ${option}`),
+  const plan = await loadSweep(read(file, 'sweep file', outputs), file, {
+    readText: (p, option) => read(path.isAbsolute(p) ? p : path.join(dir, p), `${file}: ${option}`, outputs),
   });
   for (const w of plan.warnings) io.warn(w);
   const jobs = plan.points.map((p) => simulationJob(p.config));

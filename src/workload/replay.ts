@@ -13,6 +13,7 @@ import { BlisError } from '../domain/errors.js';
 import { LIMITS, LimitError, checkLimit, grouped } from '../domain/limits.js';
 import { concatTokens, randomTokenIds } from './tokens.js';
 import type { TraceRecord } from './tracev2-types.js';
+import { traceRecordLine } from './tracev2-csv.js';
 
 /** Default replay horizon when every injection time is <= 0 (10 minutes). */
 export const REPLAY_DEFAULT_HORIZON_US = 600_000_000;
@@ -49,6 +50,13 @@ export function checkReplayRecords(records: readonly TraceRecord[], file: string
       if (n > LIMITS.tokensPerRequest) {
         throw new LimitError(`${file}: record ${i + 1} (request_id ${rec.requestId}): ${name} ${grouped(n)} is above the limit of ${grouped(LIMITS.tokensPerRequest)} tokens per request (docs/usage.md, Limits); fix the record`, { file, field: name });
       }
+    }
+    if (input === 0 && rec.outputTokens === 0) {
+      // Nothing to prefill and nothing to decode: the step loop has no token to schedule (the reference's
+      // decode allocation indexes an empty output), so such a row is refused here with its line.
+      const line = traceRecordLine(rec);
+      const where = line === undefined ? `${file}: record ${i + 1}` : `${file}:${line}`;
+      throw new BlisError('TRACE_EMPTY_REQUEST', `${where}: request_id ${rec.requestId} has 0 input tokens and 0 output tokens (and no shared prefix), so there is nothing to simulate; give it input_tokens >= 1 or output_tokens >= 1, or delete the row`, { file, ...(line === undefined ? {} : { line }), field: 'input_tokens' });
     }
     total += input + rec.outputTokens;
   });

@@ -173,6 +173,14 @@ class RowReader {
  * Parses a TraceV2 CSV. `fileLabel` names the file in error messages.
  * @throws TraceFormatError on malformed CSV, an unexpected header layout, short rows or bad values.
  */
+/** The line each parsed record started on, for messages about a record found after parsing (replay's checks). */
+const recordLines = new WeakMap<TraceRecord, number>();
+
+/** The CSV line `rec` was parsed from, when it came from {@link parseTraceCsv}. */
+export function traceRecordLine(rec: TraceRecord): number | undefined {
+  return recordLines.get(rec);
+}
+
 export function parseTraceCsv(text: string, fileLabel: string): TraceRecord[] {
   const rows = parseGoCsv(text, fileLabel);
   const head = rows[0];
@@ -284,6 +292,7 @@ export function parseTraceCsv(text: string, fileLabel: string): TraceRecord[] {
         r.thinkTimeUs = new RowReader(fileLabel, trimmed, ['think_time_us']).int(0, true);
       }
     }
+    recordLines.set(r, row.line);
     records.push(r);
   }
   return records;

@@ -95,6 +95,21 @@ describe('size-like values are checked before anything is sized by them', () => 
   });
 });
 
+describe('a workload\'s token total is checked before generation', () => {
+  const spec = (name: string, extra: string, input: string): string =>
+    file(name, `version: "2"\nseed: 1\naggregate_rate: 10\n${extra}clients:\n  - id: a\n    rate_fraction: 1\n    arrival: {process: poisson}\n    input_distribution: ${input}\n    output_distribution: {type: constant, params: {value: 5}}\n`);
+
+  it('200 prompts of 9M tokens each (refused at generation after ~10 s and 4 GB)', () => {
+    const big = spec('tokens.yaml', 'num_requests: 200\n', '{type: constant, params: {value: 9000000}}');
+    refused(['run', ...M, '--workload-spec', big], /^error: .*tokens\.yaml: num_requests is 200 and every request holds at least 9,000,005 tokens \(input \+ output, the smallest lengths the clients' distributions allow\), so the workload holds at least 1,800,001,000 token ids, above the limit of 1,000,000,000 \(docs\/usage\.md, Limits\); lower num_requests or the lengths$/m);
+  });
+
+  it('the same through --num-requests, with a distribution\'s min', () => {
+    const big = spec('tokens-min.yaml', '', '{type: lognormal, params: {mu: 16, sigma: 1, min: 9000000, max: 9500000}}');
+    refused(['run', ...M, '--workload-spec', big, '--num-requests', '200'], /tokens-min\.yaml: --num-requests is 200 and every request holds at least 9,000,005 tokens .*; lower --num-requests or the lengths$/m);
+  });
+});
+
 describe('flags and settings with a clear minimum', () => {
   const model = ['--model', 'meta-llama/llama-3.1-8b-instruct'];
   it('--tp -1 (was "no defaults are known")', () => {

@@ -167,3 +167,27 @@ cohorts:
     expect(await refused(['run', ...M, '--workload-spec', spec, '--horizon', '100000000'])).toMatch(/max_rounds is 1,000,000,000, above the limit of 10,000,000/);
   });
 });
+
+describe('replay rows with nothing to simulate', () => {
+  const HEADER = 'request_id,client_id,tenant_id,slo_class,session_id,round_index,prefix_group,prefix_length,streaming,input_tokens,output_tokens,text_tokens,image_tokens,audio_tokens,video_tokens,reason_ratio,model,deadline_us,server_input_tokens,arrival_time_us,send_time_us,first_chunk_time_us,last_chunk_time_us,num_chunks,status,error_message,finish_reason';
+  const row = (id: number, input: number, output: number, group = '', prefix = 0): string =>
+    `${id},c,,,,0,${group},${prefix},false,${input},${output},0,0,0,0,0,,0,0,${(id + 1) * 1000},${(id + 1) * 1000},0,0,0,ok,,`;
+  const header = (): string => file('z.yaml', 'trace_version: 3\ntime_unit: microseconds\nmode: generated\nwarm_up_requests: 0\n');
+
+  it('0 input and 0 output tokens (an internal error, exit 70): file:line and the fix, exit 2, in both session modes', async () => {
+    const data = file('z.csv', `${HEADER}\n${row(0, 10, 5)}\n${row(1, 0, 0)}\n`);
+    for (const mode of ['fixed', 'closed-loop']) {
+      expect(await refused(['replay', ...M, '--trace-header', header(), '--trace-data', data, '--session-mode', mode])).toMatch(
+        /^.*z\.csv:3: request_id 1 has 0 input tokens and 0 output tokens \(and no shared prefix\), so there is nothing to simulate; give it input_tokens >= 1 or output_tokens >= 1, or delete the row$/,
+      );
+    }
+  });
+
+  it('0 input tokens with output, 0 output tokens with input, or a shared prefix alone still replay', async () => {
+    const data = file('z-ok.csv', `${HEADER}\n${row(0, 10, 5, 'g', 8)}\n${row(1, 0, 5)}\n${row(2, 7, 0)}\n${row(3, 0, 0, 'g', 8)}\n`);
+    let out = '';
+    const code = await main(['replay', ...M, '--trace-header', header(), '--trace-data', data, '--horizon', '100000000', '--log', 'error'], { stdout: (t) => (out += t), warn: () => undefined, error: () => undefined });
+    expect(code).toBe(0);
+    expect(out).toMatch(/"completed_requests": 4/);
+  });
+});

@@ -101,7 +101,7 @@ describe('run and replay: output paths checked before the simulation', () => {
     const same = path.join(d, 'same.json');
     const r = await cli(['replay', ...M, '--trace-header', 'x.yaml', '--trace-data', 'x.csv', '--metrics-path', same, '--results-path', same]);
     expect(r.code).toBe(2);
-    expect(r.errs).toEqual([expect.stringMatching(/^--metrics-path and --results-path both name .*same\.json; give each output its own file$/)]);
+    expect(r.errs).toEqual([expect.stringMatching(/^--results-path .*same\.json is also the --metrics-path output; write the output elsewhere$/)]);
     expect(readdirSync(d)).toEqual([]);
   });
 

@@ -9,6 +9,7 @@ import { MAX_INT64 } from '../../domain/units.js';
 import { generateWorkload } from '../sessions/workload.js';
 import type { SessionBlueprint } from '../sessions/types.js';
 import { parseWorkloadSpec } from './parse.js';
+import { checkWorkloadTokens } from './token-bound.js';
 import type { ParseWorkloadSpecOptions } from './parse.js';
 import type { SloDimTargets, WorkloadSpec } from './types.js';
 import { BlisError } from '../../domain/errors.js';
@@ -110,6 +111,7 @@ export function loadSpecWorkloadForRun(
   if (maxRequests === 0 && horizon >= MAX_INT64) {
     throw new WorkloadFlagError('Workload requires either num_requests or --horizon to bound generation');
   }
+  checkWorkloadTokens(spec, fileLabel, maxRequests, horizon, flags.numRequests === undefined ? 'num_requests' : '--num-requests');
   const wl = generateWorkload(spec, {
     seed,
     numRequests: maxRequests,
