@@ -27,6 +27,7 @@ import {
   type Suite,
 } from '../evaluate/index.js';
 import { rankPopulation } from '../evaluate/population.js';
+import { MAX_SEEDS } from '../evaluate/suites.js';
 import { parseConstraintSpec, parseObjectiveSpec, withObjectives } from '../evaluate/objective-spec.js';
 import { searchTemplate, templateBundle, withSeedOffset } from '../evaluate/search.js';
 import { findTemplate, type ParamValue } from '../policy/templates/catalog.js';
@@ -193,6 +194,7 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
     ...(o.latencyProfile === undefined ? [] : [{ flag: '--latency-profile', path: o.latencyProfile }]),
   ]);
   const seeds = o.seeds === undefined ? null : int('--seeds', o.seeds, 1);
+  if (seeds !== null && seeds > MAX_SEEDS) throw new UsageError('bad-flag', `--seeds must be <= ${MAX_SEEDS} (seeds per scenario), got ${seeds}`);
   const opts: EvaluateOptions = { stage: o.stage === 'validate' ? 'validate' : (Number(o.stage) as 1 | 2), only: parseOnly(o.only), ...(seeds === null ? {} : { seeds }), ...(o.report === undefined ? {} : { reportData: true }) };
   const display = o.serve === true ? null : progressDisplay('evaluate', o.quiet === true);
   let candidatesDone = 0;
@@ -420,6 +422,7 @@ export interface CheckFlags {
 export async function checkSuiteCommand(name: string, o: CheckFlags, io: Io): Promise<void> {
   const suite = loadSuite(name, o.semantics);
   const sets = int('--seed-sets', o.seedSets, 2);
+  if (sets > 100) throw new UsageError('bad-flag', `--seed-sets must be <= 100, got ${sets}`);
   const workers = threadCount('--workers', o.workers);
   const pool = workers > 1 ? new EvaluationPool({ workers, timeoutMs: 0 }) : null;
   const display = progressDisplay('evaluate', o.quiet === true);

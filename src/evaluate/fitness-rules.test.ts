@@ -277,6 +277,16 @@ known_bad:
     // The same figures through the library.
     const lib = await checkSuite(parseSuite(OVERLOADED(objectives, 'baseline: {id: always-admit, bundle: {}}'), 's.yaml'), 2, (c, s, o) => evaluateCandidate(c, s, o));
     expect(lib.policies[0]?.scores).toEqual(byId['always-admit']?.scores);
+    const huge = await cli(['evaluate', '--candidate', file, '--suite', 'routing-prefix-heavy', '--seeds', '99999999999999']);
+    expect(huge.code).toBe(2);
+    expect(huge.err).toMatch(/--seeds must be <= 1000/);
+    expect(huge.out).toBe('');
+    const emptyFile = path.join(dir, 'empty.yaml');
+    writeFileSync(emptyFile, '');
+    const empty = await cli(['suites', 'check', emptyFile]);
+    expect(empty.code).toBe(2);
+    expect(empty.err).toMatch(/empty\.yaml:1:1: suite: the suite file is empty/);
+    await expect(evaluateCandidate(candidateFromBundle('c.json', '{}'), parseSuite(OVERLOADED(objectives), 's.yaml'), { seeds: 5000 })).rejects.toThrow(/above the limit of 1000/);
     const none = await cli(['suites', 'check', 'no-such-suite']);
     expect(none.code).toBe(2);
     expect(none.err).toMatch(/neither a built-in suite/);

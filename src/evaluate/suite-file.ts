@@ -10,6 +10,7 @@ import { parsePolicyBundle } from '../policy/bundle.js';
 import { bundleControlPoints, optionControlPoint, POLICY_OPTIONS } from '../policy/control-points.js';
 import { fixedPointConflict } from './evaluate.js';
 import { metricInfo } from './fitness.js';
+import { MAX_SEEDS } from './suites.js';
 import type { Constraint, KnownPolicy, Scenario, Suite } from './types.js';
 
 const targets = z.object({ ttft_ms: z.number().nonnegative().default(0), itl_ms: z.number().nonnegative().default(0), e2e_ms: z.number().nonnegative().default(0) }).strict();
@@ -20,8 +21,8 @@ const scenarioSchema = z.object({
   config: z.record(z.string(), z.unknown()).default({}),
   workload: z.record(z.string(), z.unknown()).optional(),
   files: z.record(z.string(), z.string()).default({}),
-  seeds: z.array(z.number().int().nonnegative()).min(1),
-  holdout_seeds: z.array(z.number().int().nonnegative()).default([]),
+  seeds: z.array(z.number().int().nonnegative()).min(1).max(MAX_SEEDS),
+  holdout_seeds: z.array(z.number().int().nonnegative()).max(MAX_SEEDS).default([]),
   weight: z.number().positive().default(1),
   slo: z.record(z.string(), targets).default({}),
 }).strict();
@@ -91,7 +92,9 @@ export function parseSuite(text: string, file: string): Suite {
     const field = path.map((x) => (typeof x === 'number' ? `[${x}]` : `.${x}`)).join('').replace(/^\./, '');
     throw new ConfigError('bad-suite', `${file}:${at.line}:${at.col}: ${field || 'suite'}: ${message}`);
   };
-  const result = suiteSchema.safeParse(parsed.toJs());
+  const js = parsed.toJs();
+  if (js === null || js === undefined) fail([], 'the suite file is empty; write a suite (name, objectives, stage2) as docs/evaluate.md shows');
+  const result = suiteSchema.safeParse(js);
   if (!result.success) {
     const issue = result.error.issues[0] as z.core.$ZodIssue;
     fail(issue.path.map((x) => (typeof x === 'symbol' ? String(x) : x)), `${issue.message}; see docs/evaluate.md for the suite format`);

@@ -4,6 +4,7 @@
  * thousands of evaluations; stage 1 is one short scenario that rejects broken or hopeless candidates fast.
  */
 import type { Semantics } from '../domain/semantics.js';
+import { ConfigError } from '../sim/config-error.js';
 import type { KnownPolicy, Objective, Scenario, SloTargets, Suite } from './types.js';
 
 const MODEL = { model: 'meta-llama/llama-3.1-8b-instruct', hardware: 'H100', tp: 1 };
@@ -157,6 +158,9 @@ const PD_POOLS = { numInstances: 4, prefillInstances: 1, decodeInstances: 3 };
 
 /** Held-out seeds of a scenario: `count` seeds from `first` on (disjoint from every search seed of the built-in suites). */
 const holdout = (first: number, count = HOLDOUT_SETS * 2): number[] => Array.from({ length: count }, (_, i) => first + i);
+
+/** The most seeds one scenario runs in one evaluation (declared, `--seeds`, or held-out seed sets times search seeds). */
+export const MAX_SEEDS = 1000;
 
 /** Seed sets `blis suites check` uses by default (each a whole evaluation's worth of held-out seeds). */
 export const HOLDOUT_SETS = 10;
@@ -343,6 +347,7 @@ export const BUILTIN_SUITES: readonly Suite[] = [
 export function seedsFor(s: Scenario, which: 'search' | 'holdout', n: number | null): number[] {
   const declared = which === 'search' ? s.seeds : s.holdoutSeeds;
   const want = n ?? (declared.length > 0 ? declared.length : s.seeds.length);
+  if (!(want <= MAX_SEEDS)) throw new ConfigError('bad-flag', `scenario ${s.name}: ${want} seeds asked for, above the limit of ${MAX_SEEDS} per scenario; ask for fewer (--seeds, --seed-sets)`);
   if (want <= declared.length) return declared.slice(0, want);
   const taken = new Set([...s.seeds, ...s.holdoutSeeds]);
   const out = [...declared];
