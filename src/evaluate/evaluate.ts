@@ -216,7 +216,7 @@ export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts
   const reportData = opts.reportData === true;
   const runStage = async (st: number | 'validate', list: readonly PlannedRun[]): Promise<EvaluationError | null> => {
     stagesRun.push(st);
-    const tasks = list.map(({ scenario, seed }): RunTask => ({ candidate, scenario, seed, objectives: suite.objectives, defaults: suite.defaults, reportData }));
+    const tasks = list.map(({ scenario, seed }): RunTask => ({ candidate, scenario, seed, objectives: suite.objectives, defaults: suite.defaults, candidatePoints: points, reportData }));
     const outcomes = await runner.runAll(tasks, () => hooks.onRunDone?.(++done, planned));
     for (const o of outcomes) {
       if ('internal' in o) throw new WorkerBug(o.internal);

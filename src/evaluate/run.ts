@@ -3,7 +3,7 @@
  * The unit of work of an evaluation, in this thread or in a pool worker: everything it takes and returns is
  * plain, structured-clonable data, so both give the same bytes.
  */
-import { bundleControlPoints, optionControlPoint } from '../policy/control-points.js';
+import { optionControlPoint } from '../policy/control-points.js';
 import type { ControlPoint } from '../policy/view.js';
 import { ConfigError } from '../sim/config-error.js';
 import type { SimEnv } from '../sim/env.js';
@@ -22,6 +22,8 @@ export interface RunTask {
   readonly objectives: readonly Objective[];
   /** The suite's policy defaults (Suite.defaults): options for the control points the candidate leaves unset. */
   readonly defaults: Readonly<Record<string, unknown>>;
+  /** The control points the candidate's bundle sets (policy/control-points.ts; null: it does not parse), read once per evaluation. */
+  readonly candidatePoints: readonly ControlPoint[] | null;
   /** Attach the run's report data (latency CDFs, time series) to its result. */
   readonly reportData: boolean;
 }
@@ -46,11 +48,11 @@ function candidateError(e: unknown): EvaluationError | null {
   return { code, message: e.message };
 }
 
-/** The suite's default policy options for the control points `c` leaves unset (all of them when its bundle does not parse). */
-function defaultsFor(c: Candidate, defaults: Readonly<Record<string, unknown>>): Record<string, unknown> {
+/** The suite's default policy options for the control points the candidate leaves unset (all of them when its bundle does not parse). */
+function defaultsFor(points: readonly ControlPoint[] | null, defaults: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const keys = Object.keys(defaults);
   if (keys.length === 0) return {};
-  const set = new Set(bundleControlPoints(c.bundle, CANDIDATE_FILE) ?? []);
+  const set = new Set(points ?? []);
   return Object.fromEntries(keys.filter((k) => !set.has(optionControlPoint(k) as ControlPoint)).map((k) => [k, defaults[k]]));
 }
 
@@ -59,7 +61,7 @@ async function simulateScenario(t: RunTask): Promise<{ result: ScenarioResult; d
   const files: Record<string, string> = { ...s.files, ...c.files, [CANDIDATE_FILE]: c.bundle };
   const config = {
     mode: 'run' as const,
-    ...defaultsFor(c, t.defaults),
+    ...defaultsFor(t.candidatePoints, t.defaults),
     ...s.config,
     seed,
     policyConfig: CANDIDATE_FILE,
