@@ -91,9 +91,10 @@ export { CORRECTED_PHYSICS_COEFFICIENTS, CORRECTED_PHYSICS_DEFAULTS } from './la
 export {
   BLIS_VERSION, BUILTIN_SUITES, candidateFromBundle, candidateFromCode, candidateFromComponents, candidateHash, checkConstraints, checkSuite,
   describeSuites, estimate, evaluateCandidate, evaluatePopulation, findSuite, fixedControlPoints, holdoutSeedSet, knownPolicyCandidate,
-  metricInfo, normalize, parseSuite, rawMetrics, RAW_METRIC_NAMES, ResultCache, scoreRun, seedSetSuite, seedsFor, withSemantics,
+  metricInfo, normalize, parseSuite, proveOnHoldout, Racer, rawMetrics, RAW_METRIC_NAMES, ResultCache, scoreRun, searchPolicies, searchSpace, seedSetSuite,
+  seedsFor, withSemantics,
 } from './evaluate/index.js';
 export type {
   BaselineComparison, Candidate, Constraint, ConstraintCheck, Estimate, EvaluateHooks, EvaluateOptions, EvaluationError, EvaluationResult,
-  KnownPolicy, Objective, PolicyFigures, RawMetrics, Scenario, ScenarioResult, Stage, Suite, SuiteCheck,
+  HeldOutProof, KnownPolicy, Objective, PolicyFigures, RacingStats, RawMetrics, Scenario, ScenarioResult, SearchOptions, SearchResult, Stage, Suite, SuiteCheck,
 } from './evaluate/index.js';

@@ -11,17 +11,25 @@ import type { CheckFlags, EvaluateFlags, SearchFlags } from './evaluate-run.js';
 export function registerEvaluateCommands(root: Command, io: Io): void {
   const sc = root
     .command('search')
-    .description('baseline optimiser over one template\'s parameters (random search, then a (1+1)-ES hill-climb) with the evaluator; prints the best bundle')
-    .requiredOption('--template <name>', 'the template to tune (blis policies lists them)')
+    .description('search whole policies (admission, priority, routing, scheduler and the suite\'s other open control points: templates and decision trees) or one template, racing each proposal against the incumbent on common random numbers, then prove the best on the suite\'s held-out seeds; prints the best bundle as JSON')
     .requiredOption('--suite <name|file>', 'a built-in suite (blis suites) or a suite file')
-    .addOption(new Option('--budget <n>', 'evaluations in all').default('30'))
-    .addOption(new Option('--random-share <x>', 'share of the budget spent on random search').default('0.4'))
+    .option('--template <name>', 'search only this template\'s parameters (blis policies lists them); default: whole policies')
+    .option('--points <list>', 'control points to search, comma-separated (default: every one the suite leaves to the candidate and its scenarios use)')
+    .option('--no-trees', 'search templates only, no decision trees')
+    .addOption(new Option('--budget <n>', 'candidates evaluated, the start included').default('30'))
+    .addOption(new Option('--random-share <x>', 'share of the budget spent on random proposals before hill-climbing').default('0.4'))
+    .addOption(new Option('--rungs <list>', 'racing: seeds per scenario, tried in turn while a comparison is undecided').default('2,4,8'))
+    .addOption(new Option('--min-gain <x>', 'racing: a comparison whose 95% interval lies below this combined-score gain is decided (no gain worth more seeds)').default('0.002'))
     .addOption(new Option('--seed <n>', 'seed of the search\'s own draws').default('1'))
-    .addOption(new Option('--start <k=v,...>', 'starting parameters (the others at their defaults)').default(''))
-    .option('--holdout-offset <n>', 'prove on the suite\'s seeds + n instead of its held-out seeds (0 = no proof); default: the start and the best re-scored on the held-out seeds (--stage validate), compared in pairs with a 95% interval')
+    .addOption(new Option('--start <k=v,...>', 'with --template: starting parameters (the others at their defaults)').default(''))
+    .addOption(new Option('--workers <n>', 'worker threads for the scenario runs').default('1'))
+    .option('--objective <spec>', 'score by this objective instead of the suite\'s (repeatable; as for blis evaluate)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--constraint <spec>', 'add a constraint (repeatable; as for blis evaluate)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--holdout-offset <n>', 'prove on the suite\'s seeds + n instead of its held-out seeds (0 = no proof); default: the start, the best and the suite\'s baseline re-scored on the held-out seeds (--stage validate), compared in pairs with 95% intervals per objective')
     .option('--cache <dir>', 'content-addressed result cache')
     .option('--semantics <mode>', 'run every scenario under reference (bug-for-bug) or corrected semantics (docs/reference-differences.md); default: each scenario\'s own config')
-    .option('--latency-profile <file>', 'simulate every scenario with this latency profile (blis calibrate --fit)');
+    .option('--latency-profile <file>', 'simulate every scenario with this latency profile (blis calibrate --fit)')
+    .option('--quiet', 'no progress bar');
   sc.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
   sc.action(async (o: SearchFlags) => (await import('./evaluate-run.js')).searchCommand(o, io));
 

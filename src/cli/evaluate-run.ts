@@ -19,7 +19,6 @@ import {
   ResultCache,
   BUILTIN_SUITES,
   type Candidate,
-  estimate,
   type EvaluateHooks,
   type EvaluateOptions,
   type EvaluationResult,
@@ -29,7 +28,8 @@ import {
 import { rankPopulation } from '../evaluate/population.js';
 import { MAX_SEEDS } from '../evaluate/suites.js';
 import { parseConstraintSpec, parseObjectiveSpec, withObjectives } from '../evaluate/objective-spec.js';
-import { searchTemplate, templateBundle, withSeedOffset } from '../evaluate/search.js';
+import { searchPolicies, withSeedOffset } from '../evaluate/search/search.js';
+import { proveOnHoldout } from '../evaluate/search/proof.js';
 import { findTemplate, type ParamValue } from '../policy/templates/catalog.js';
 import { EvaluationPool } from '../evaluate/pool.js';
 import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
@@ -313,16 +313,24 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
 }
 
 export interface SearchFlags {
-  template: string;
+  template?: string;
   suite: string;
   budget: string;
   randomShare: string;
   seed: string;
   start: string;
+  points?: string;
+  trees: boolean;
+  rungs: string;
+  minGain: string;
+  workers: string;
   holdoutOffset?: string;
   cache?: string;
   semantics?: string;
   latencyProfile?: string;
+  objective: string[];
+  constraint: string[];
+  quiet?: boolean;
 }
 
 function parseStart(text: string): Record<string, ParamValue> {
@@ -336,71 +344,84 @@ function parseStart(text: string): Record<string, ParamValue> {
   return out;
 }
 
+function parseRungs(text: string): number[] {
+  const parts = text.split(',').map((x) => x.trim());
+  const out = parts.map((x) => (/^\d+$/.test(x) ? Number(x) : NaN));
+  if (out.length === 0 || out.some((k, i) => !(Number.isInteger(k) && k >= 1 && k <= MAX_SEEDS && (i === 0 || k > (out[i - 1] as number))))) {
+    throw new UsageError('bad-flag', `--rungs must be increasing seeds per scenario, each 1..${MAX_SEEDS}, e.g. 2,4,8; got ${showValue(text)}`);
+  }
+  return out;
+}
+
+function parsePoints(text: string): ControlPoint[] {
+  const out: ControlPoint[] = [];
+  for (const x of text.split(',').map((y) => y.trim())) {
+    if (!(CONTROL_POINTS as readonly string[]).includes(x)) throw new UsageError('bad-flag', `--points: unknown control point ${showValue(x)}; one or more of ${CONTROL_POINTS.join(', ')}`);
+    out.push(x as ControlPoint);
+  }
+  return out;
+}
+
+/**
+ * `blis search`: whole policies (or one template with --template) raced on common random numbers, then the best
+ * proved on the suite's held-out seeds (evaluate/search/).
+ */
 export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
-  const suite = loadSuite(o.suite, o.semantics, o.latencyProfile);
-  const t = findTemplate(o.template);
-  if (t === undefined) throw new UsageError('bad-flag', `--template: unknown template ${showValue(o.template)}; blis policies lists them`);
+  const suite = withObjectives(loadSuite(o.suite, o.semantics, o.latencyProfile), o.objective.map(parseObjectiveSpec), o.constraint.map(parseConstraintSpec));
+  const t = o.template === undefined ? null : findTemplate(o.template);
+  if (t === undefined) throw new UsageError('bad-flag', `--template: unknown template ${showValue(o.template ?? "")}; blis policies lists them`);
+  if (t !== null && o.points !== undefined) throw new UsageError('bad-flag', '--points and --template do not go together: --template searches its own control point');
   const budget = int('--budget', o.budget, 1);
+  if (budget > 100_000) throw new UsageError('bad-flag', `--budget must be <= 100000 candidates, got ${budget}`);
   const seed = int('--seed', o.seed, 0);
   const share = parseFloatFlag('--random-share', o.randomShare);
   if (!(share >= 0 && share <= 1)) throw new UsageError('bad-flag', `--random-share must be in [0, 1], got ${showValue(o.randomShare)}`);
   const start = parseStart(o.start);
-  for (const k of Object.keys(start)) if (!t.parameters.some((p) => p.name === k)) throw new UsageError('bad-flag', `--start: ${t.name} has no parameter ${showValue(k)}; parameters: ${t.parameters.map((p) => p.name).join(', ')}`);
+  if (t === null && Object.keys(start).length > 0) throw new UsageError('bad-flag', '--start sets a template\'s parameters: give --template too (a whole-policy search starts from the suite\'s defaults)');
+  if (t !== null) for (const k of Object.keys(start)) if (!t.parameters.some((p) => p.name === k)) throw new UsageError('bad-flag', `--start: ${t.name} has no parameter ${showValue(k)}; parameters: ${t.parameters.map((p) => p.name).join(', ')}`);
+  const rungs = parseRungs(o.rungs);
+  const minGain = parseFloatFlag('--min-gain', o.minGain);
+  if (!(minGain >= 0 && minGain <= 1)) throw new UsageError('bad-flag', `--min-gain must be in [0, 1] (a combined-score difference), got ${showValue(o.minGain)}`);
+  const points = o.points === undefined ? null : parsePoints(o.points);
+  const workers = threadCount('--workers', o.workers);
   const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache, io);
+  const pool = workers > 1 ? new EvaluationPool({ workers, timeoutMs: 0 }) : null;
   const evaluate = async (c: Candidate, evalOpts: EvaluateOptions, s: Suite = suite): Promise<EvaluationResult> => {
     const key = ResultCache.key(c, s, evalOpts);
     const hit = cache.get(key);
     if (hit !== null) return hit;
-    const r = await evaluateCandidate(c, s, evalOpts);
+    const r = pool === null ? await evaluateCandidate(c, s, evalOpts) : await pool.run(c, s, evalOpts);
     cache.set(key, r);
     return r;
   };
-  const result = await searchTemplate(suite, { template: t.name, budget, randomShare: share, seed, start }, (c, eo) => evaluate(c, eo));
-  let holdout: Record<string, unknown> | null = null;
-  const bundleOf = (params: Readonly<Record<string, ParamValue>>, id: string): Candidate => candidateFromBundle(id, templateBundle(t, params, id));
-  if (o.holdoutOffset !== undefined) {
-    // The older proof: the suite's own seeds shifted by N (0 = none).
-    const offset = int('--holdout-offset', o.holdoutOffset, 0);
-    if (offset > 0) {
-      const held = withSeedOffset(suite, offset);
-      const score = async (params: Readonly<Record<string, ParamValue>>, id: string): Promise<number> => (await evaluate(bundleOf(params, id), { stage: 2 }, held)).combined_score;
-      holdout = { seed_offset: offset, start: await score(result.start.parameters, 'holdout-start'), best: await score(result.best.parameters, 'holdout-best') };
+  const display = progressDisplay('search', o.quiet === true);
+  try {
+    let result;
+    try {
+      result = await searchPolicies(suite, { template: t?.name ?? null, start, budget, exploreShare: share, seed, points, trees: o.trees, rungs, minGain, onStep: (d, n) => display?.units(d, n) }, (c, eo) => evaluate(c, eo));
+    } catch (e) {
+      if (e instanceof RangeError) throw new UsageError('bad-flag', e.message);
+      throw e;
     }
-  } else {
-    // The suite's held-out seeds (--stage validate): the start and the best on the same runs, compared in pairs.
-    const start = await evaluate(bundleOf(result.start.parameters, 'holdout-start'), { stage: 'validate' });
-    const best = await evaluate(bundleOf(result.best.parameters, 'holdout-best'), { stage: 'validate' });
-    holdout = heldOutProof(suite, start, best);
+    display?.stop();
+    const { candidates, ...printed } = result;
+    let holdout: unknown = null;
+    if (o.holdoutOffset !== undefined) {
+      // The older proof: the suite's own seeds shifted by N (0 = none).
+      const offset = int('--holdout-offset', o.holdoutOffset, 0);
+      if (offset > 0) {
+        const held = withSeedOffset(suite, offset);
+        const score = async (c: Candidate): Promise<number> => (await evaluate(c, { stage: 2 }, held)).combined_score;
+        holdout = { seed_offset: offset, start: await score(candidates.start), best: await score(candidates.best) };
+      }
+    } else {
+      holdout = await proveOnHoldout(suite, candidates.start, candidates.best, (c, eo) => evaluate(c, eo));
+    }
+    io.stdout(`${JSON.stringify({ ...printed, holdout }, null, 2)}\n`);
+  } finally {
+    display?.stop();
+    await pool?.close();
   }
-  io.stdout(`${JSON.stringify({ ...result, holdout }, null, 2)}\n`);
-}
-
-/**
- * The search's proof on the suite's held-out seeds: the start's and the best's scores with their standard errors,
- * the paired improvement best - start over the same runs with its 95% interval, each one's comparison with the
- * suite's baseline, and a verdict that says when nothing significant was found.
- */
-function heldOutProof(suite: Suite, start: EvaluationResult, best: EvaluationResult): Record<string, unknown> {
-  const weight = (name: string): number => suite.stage2.find((x) => x.name === name)?.weight ?? 1;
-  const startRun = new Map(start.scenarios.map((r) => [`${r.scenario}@${r.seed}`, r.score]));
-  const diffs = best.scenarios.flatMap((r) => {
-    const b = startRun.get(`${r.scenario}@${r.seed}`);
-    return b === undefined ? [] : [{ scenario: r.scenario, weight: weight(r.scenario), value: r.score - b }];
-  });
-  const improvement = estimate(diffs);
-  const fmt = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(4)}`;
-  const ci = improvement.ci95;
-  const significant = ci !== null && ci[0] > 0;
-  const failed = start.error ?? best.error;
-  const verdict = failed !== undefined
-    ? `no held-out proof: ${failed.code}: ${failed.message}`
-    : ci === null
-      ? `the best differs from the start by ${fmt(improvement.mean)} on the held-out seeds (no interval: a scenario has one held-out seed; raise --seeds)`
-      : significant
-        ? `the best beats the start on the held-out seeds by ${fmt(improvement.mean)} (95% CI ${fmt(ci[0])} to ${fmt(ci[1])}, ${improvement.runs} paired runs)`
-        : `no significant improvement on the held-out seeds: ${fmt(improvement.mean)} (95% CI ${fmt(ci[0])} to ${fmt(ci[1])}, ${improvement.runs} paired runs)`;
-  const side = (r: EvaluationResult): Record<string, unknown> => ({ combined_score: r.combined_score, combined_score_se: r.combined_score_se, ...(r.baseline === undefined ? {} : { baseline: r.baseline }), ...(r.error === undefined ? {} : { error: r.error }) });
-  return { seeds: 'held-out (--stage validate)', runs: improvement.runs, start: side(start), best: side(best), improvement, significant, verdict };
 }
 
 export function printSuites(io: Io): void {

@@ -9,3 +9,4 @@ export { candidateFromBundle, candidateFromCode, candidateFromComponents } from 
 export { checkConstraints, crowdingDistances, jain, metricInfo, normalize, paretoRanks, rawMetrics, RAW_METRIC_NAMES, scoreRun } from './fitness.js';
 export { evaluatePopulation, type PopulationResult } from './population.js';
 export { ResultCache } from './cache.js';
+export { DEFAULT_MIN_GAIN, DEFAULT_RUNGS, proveOnHoldout, Racer, searchPolicies, searchSpace, type HeldOutProof, type RacingStats, type SearchOptions, type SearchResult } from './search/index.js';

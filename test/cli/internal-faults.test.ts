@@ -68,7 +68,7 @@ const CASES: readonly [string, string, string, readonly string[]][] = [
   ['compare', 'dist/report/index.js', 'compareResults', ['compare', 'result.json', 'result.json']],
   ['suites', 'dist/evaluate/index.js', 'describeSuites', ['suites']],
   ['sweep', 'dist/sweep/index.js', 'loadSweep', ['sweep', 'bundle.yaml']],
-  ['search', 'dist/evaluate/search.js', 'searchTemplate', ['search', '--template', 'weighted_affinity_routing', '--suite', 'routing-prefix-heavy', '--budget', '1']],
+  ['search', 'dist/evaluate/search/search.js', 'searchPolicies', ['search', '--template', 'weighted_affinity_routing', '--suite', 'routing-prefix-heavy', '--budget', '1']],
   ['serve', 'dist/serve/index.js', 'startServe', ['serve', ...M, '--port', '0', '--log', 'error']],
   ['observe', 'dist/observe/run.js', 'observe', ['observe', '--server-url', 'http://127.0.0.1:9', '--model', 'm', '--trace-header', 'h.yaml', '--trace-data', 'd.csv', '--rate', '1', '--num-requests', '1', '--log', 'error']],
   ['calibrate', 'dist/calibrate/index.js', 'runCalibration', ['calibrate', '--trace-header', 't.yaml', '--trace-data', 't.csv', '--sim-results', 'results.json', '--report', 'report.json', '--log', 'error']],

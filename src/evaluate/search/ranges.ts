@@ -1,0 +1,64 @@
+/**
+ * Sampling and moving template parameters inside their search ranges (policy/templates/catalog.ts SearchRange):
+ * uniform or log-uniform draws, an "off" value taken with its share, and Gaussian steps scaled to the range (on
+ * the log scale for log ranges) for hill-climbing. Draws come from a seeded Go-compatible stream.
+ */
+import type { GoRand } from '../../engine/go-rand.js';
+import type { ParamSpec, ParamValue, SearchRange } from '../../policy/templates/catalog.js';
+
+/** A value of `r` (the off value excluded). */
+export function sampleRange(r: SearchRange, rng: GoRand): number {
+  const u = rng.float64();
+  if (r.log === true && r.min > 0) return Math.exp(Math.log(r.min) + u * (Math.log(r.max) - Math.log(r.min)));
+  return r.min + u * (r.max - r.min);
+}
+
+/** `v` moved by a normal step of `sigma` times the range's width (in log space for a log range), kept inside it. */
+export function perturbRange(r: SearchRange, v: number, sigma: number, rng: GoRand): number {
+  const z = rng.normFloat64() * sigma;
+  if (r.log === true && r.min > 0) {
+    const lo = Math.log(r.min);
+    const hi = Math.log(r.max);
+    const x = Math.log(Math.max(v, r.min)) + z * (hi - lo);
+    return Math.exp(Math.min(Math.max(x, lo), hi));
+  }
+  return Math.min(Math.max(v + z * (r.max - r.min), r.min), r.max);
+}
+
+/** The search range of a numeric parameter: its own, or (for a parameter without one) its bounds cut to a useful scale. */
+export function searchRangeOf(p: ParamSpec): SearchRange {
+  if (p.search !== undefined) return p.search;
+  const lo = p.min ?? 0;
+  return { min: lo, max: Math.min(p.max ?? lo + 100, lo + Math.max(10 * Math.abs(Number(p.default) || 1), 10)) };
+}
+
+function finish(p: ParamSpec, v: number): number {
+  const x = Math.min(Math.max(v, p.min ?? -Infinity), p.max ?? Infinity);
+  return p.type === 'integer' ? Math.round(x) : Math.round(x * 1e6) / 1e6;
+}
+
+/** A random value of `p` from its search range (booleans and enums: any of their values). */
+export function sampleParam(p: ParamSpec, rng: GoRand): ParamValue {
+  if (p.type === 'boolean') return rng.intn(2) === 1;
+  if (p.type === 'enum') return (p.values ?? [])[rng.intn((p.values ?? []).length)] as string;
+  const r = searchRangeOf(p);
+  if (r.off !== undefined && rng.float64() < (r.offShare ?? 0.25)) return r.off;
+  return finish(p, sampleRange(r, rng));
+}
+
+/**
+ * `v` moved by one hill-climbing step of relative size `sigma`: numbers by a Gaussian step (an off value first
+ * drawn fresh from the range, and switched off again with a small probability), booleans and enums flipped or
+ * redrawn with probability `sigma`.
+ */
+export function mutateParam(p: ParamSpec, v: ParamValue, sigma: number, rng: GoRand): ParamValue {
+  if (p.type === 'boolean') return rng.float64() < sigma ? !(v as boolean) : v;
+  if (p.type === 'enum') return rng.float64() < sigma ? ((p.values ?? [])[rng.intn((p.values ?? []).length)] as string) : v;
+  const r = searchRangeOf(p);
+  if (r.off !== undefined) {
+    if (v === r.off) return rng.float64() < 0.5 ? finish(p, sampleRange(r, rng)) : v;
+    if (rng.float64() < sigma * 0.25) return r.off;
+  }
+  const x = typeof v === 'number' && Number.isFinite(v) ? v : Number(p.default);
+  return finish(p, perturbRange(r, x, sigma, rng));
+}
