@@ -60,7 +60,7 @@ interface Place {
 /** Where a template's parameter acts: scenarios tried in turn. */
 function placesOf(t: TemplateSpec, p: ParamSpec): Place[] {
   const at = (name: string, which: 'smoke' | 'stage2' = 'smoke', extra: Record<string, unknown> = {}): Place => {
-    const suite = findSuite(name) ?? [LORA_SUITE, ENCODE_SUITE, CLASSES_SUITE].find((x) => x.name === name);
+    const suite: Suite = findSuite(name) ?? ([LORA_SUITE, ENCODE_SUITE, CLASSES_SUITE].find((x) => x.name === name) as Suite);
     return { suite, scenario: (which === 'smoke' ? suite.stage1[0] : suite.stage2[0]) as Scenario, extra };
   };
   if (t.name === 'weighted_scorers' && p.name === 'lora_affinity') return [at('lora')];
