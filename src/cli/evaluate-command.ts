@@ -29,6 +29,7 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .option('--cache <dir>', 'content-addressed result cache')
     .option('--semantics <mode>', 'run every scenario under reference (bug-for-bug) or corrected semantics (docs/reference-differences.md); default: each scenario\'s own config')
     .option('--latency-profile <file>', 'simulate every scenario with this latency profile (blis calibrate --fit)')
+    .option('--latency-model <model>', 'simulate every scenario with this latency backend (trained-physics, roofline, blackbox, corrected-physics): the suite under other physics')
     .option('--quiet', 'no progress bar');
   sc.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
   sc.action(async (o: SearchFlags) => (await import('./evaluate-run.js')).searchCommand(o, io));
@@ -58,6 +59,7 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .addOption(new Option('--port <port>', 'port with --serve (0 = any free port)').default('0'))
     .addOption(new Option('--budget <n>', 'evaluations the server grants before answering 429').default('1000'))
     .option('--latency-profile <file>', 'simulate every scenario with this latency profile (blis calibrate --fit): policies tuned on your server\'s measured latencies')
+    .option('--latency-model <model>', 'simulate every scenario with this latency backend (trained-physics, roofline, blackbox, corrected-physics): check that a gain survives other physics')
     .option('--report <file>', 'also write an HTML report of the evaluation (scores, objectives, and each scenario run\'s latency CDFs and timelines); stdout is unchanged')
     .option('--quiet', 'no progress display on stderr (it shows only on a terminal, for evaluations longer than about a second)');
   addQueueOptions(c, '60', 'with --queue: fail once Redis has been unreachable this long (retrying with backoff until then)');

@@ -36,6 +36,7 @@ import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
 import { isSemantics, SEMANTICS } from '../domain/semantics.js';
 import { UsageError } from './errors.js';
 import { parseLatencyProfile } from '../latency/profile.js';
+import { LATENCY_BACKENDS } from '../sim/latency-backends.js';
 import { BlisError, showValue } from '../domain/errors.js';
 import { parseJson } from '../format/yaml.js';
 import { DECIMAL_FLOAT, parseFloatFlag, parseIntFlag } from '../sim/options.js';
@@ -49,7 +50,7 @@ function read(file: string, flag: string): string {
   return readInputFile(file, flag);
 }
 
-function loadSuite(name: string, semantics: string | undefined, latencyProfile?: string): Suite {
+function loadSuite(name: string, semantics: string | undefined, latencyProfile?: string, latencyModel?: string): Suite {
   if (semantics !== undefined && !isSemantics(semantics)) throw new UsageError('bad-flag', `--semantics must be ${SEMANTICS.join(' or ')}, got ${showValue(semantics)}`);
   const builtin = findSuite(name);
   if (builtin === undefined && !existsSync(name)) {
@@ -57,7 +58,24 @@ function loadSuite(name: string, semantics: string | undefined, latencyProfile?:
   }
   const parsed = builtin ?? parseSuite(read(name, '--suite'), name);
   const suite = semantics === undefined ? parsed : withSemantics(parsed, semantics);
+  if (latencyModel !== undefined && latencyProfile !== undefined) throw new UsageError('bad-flag', '--latency-model and --latency-profile do not go together: a profile is a latency model of its own');
+  if (latencyModel !== undefined) return withLatencyModel(suite, latencyModel);
   return latencyProfile === undefined ? suite : withLatencyProfile(suite, latencyProfile);
+}
+
+/**
+ * Every scenario simulated with latency backend `model` (`--latency-model`): the same suite under other physics,
+ * e.g. to check that a policy's gain is not an artefact of one latency model.
+ */
+function withLatencyModel(suite: Suite, model: string): Suite {
+  if (!Object.hasOwn(LATENCY_BACKENDS, model)) throw new UsageError('bad-flag', `--latency-model must be one of ${Object.keys(LATENCY_BACKENDS).join(', ')}, got ${showValue(model)}`);
+  const apply = (sc: Scenario): Scenario => {
+    for (const k of ['latencyProfile', 'alphaCoeffs', 'betaCoeffs']) {
+      if (k in sc.config) throw new UsageError('bad-flag', `--latency-model: scenario "${sc.name}" sets ${k} itself, which fixes its latency model; drop --latency-model`);
+    }
+    return { ...sc, config: { ...sc.config, latencyModel: model } };
+  };
+  return { ...suite, stage1: suite.stage1.map(apply), stage2: suite.stage2.map(apply) };
 }
 
 const PROFILE_FILE = 'latency-profile.yaml';
@@ -125,6 +143,7 @@ export interface EvaluateFlags {
   port: string;
   budget: string;
   latencyProfile?: string;
+  latencyModel?: string;
   queue?: string;
   queueName: string;
   redisTimeoutS: string;
@@ -175,7 +194,7 @@ function dirCache(dir: string, io: Io): ResultCache {
 }
 
 export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
-  const suite = withObjectives(loadSuite(o.suite, o.semantics, o.latencyProfile), o.objective.map(parseObjectiveSpec), o.constraint.map(parseConstraintSpec));
+  const suite = withObjectives(loadSuite(o.suite, o.semantics, o.latencyProfile, o.latencyModel), o.objective.map(parseObjectiveSpec), o.constraint.map(parseConstraintSpec));
   if (o.stage !== '1' && o.stage !== '2' && o.stage !== 'validate') throw new UsageError('bad-flag', `--stage must be 1, 2 or validate, got ${showValue(o.stage)}`);
   if (!(CONTROL_POINTS as readonly string[]).includes(o.controlPoint)) throw new UsageError('bad-flag', `--control-point must be one of ${CONTROL_POINTS.join(', ')}, got ${showValue(o.controlPoint)}`);
   const fixed = fixedControlPoints(suite).get(o.controlPoint as ControlPoint);
@@ -328,6 +347,7 @@ export interface SearchFlags {
   cache?: string;
   semantics?: string;
   latencyProfile?: string;
+  latencyModel?: string;
   objective: string[];
   constraint: string[];
   quiet?: boolean;
@@ -367,7 +387,7 @@ function parsePoints(text: string): ControlPoint[] {
  * proved on the suite's held-out seeds (evaluate/search/).
  */
 export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
-  const suite = withObjectives(loadSuite(o.suite, o.semantics, o.latencyProfile), o.objective.map(parseObjectiveSpec), o.constraint.map(parseConstraintSpec));
+  const suite = withObjectives(loadSuite(o.suite, o.semantics, o.latencyProfile, o.latencyModel), o.objective.map(parseObjectiveSpec), o.constraint.map(parseConstraintSpec));
   const t = o.template === undefined ? null : findTemplate(o.template);
   if (t === undefined) throw new UsageError('bad-flag', `--template: unknown template ${showValue(o.template ?? "")}; blis policies lists them`);
   if (t !== null && o.points !== undefined) throw new UsageError('bad-flag', '--points and --template do not go together: --template searches its own control point');

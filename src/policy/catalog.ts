@@ -66,6 +66,7 @@ export function policyCatalog(): Record<string, unknown> {
         ...(p.values === undefined ? {} : { values: p.values }),
         default: p.default,
         description: p.description,
+        ...(p.search === undefined ? {} : { search_range: p.search }),
       })),
     })),
     features: FEATURES.map((f) => ({ name: f.name, type: f.type, control_points: f.points, scope: f.scope, description: f.description })),

@@ -2,7 +2,8 @@
  * Racing: a challenger is compared with the incumbent on common random numbers (the same scenario runs, the same
  * seeds), first on a few seeds per scenario; more seeds are added only while the paired comparison is undecided
  * (its 95% interval straddles 0), doubling up a ladder of rungs (successive halving's idea applied to a pair).
- * A challenger that decides the same as the incumbent on every run is a tie at once; one that fails is out at once.
+ * A challenger that decides the same as the incumbent on every run is a tie at once; one that fails is out at once;
+ * one that violates the suite's constraints significantly more than the incumbent loses whatever its score.
  *
  * Run scores are remembered per candidate and run, so a candidate pays for each run once, however often it races.
  */
@@ -26,9 +27,14 @@ export type RungScores = { readonly ok: true; readonly runs: readonly ScenarioRe
 /**
  * better / worse: the 95% interval of the paired difference lies above 0 / below 0; no-gain: it lies below the
  * smallest gain worth having (`minGain`) without being below 0; tie: the same score on every run; failed: the
- * challenger broke; undecided: still straddling at the last rung (the incumbent stays).
+ * challenger broke; undecided: still straddling at the last rung (the incumbent stays); infeasible: the challenger
+ * violates the suite's constraints more than the incumbent (the mean of their runs' constraint factors is lower by
+ * more than FEASIBILITY_TOLERANCE, significantly), whatever its score: feasibility first.
  */
-export type Verdict = 'better' | 'worse' | 'no-gain' | 'tie' | 'failed' | 'undecided';
+export type Verdict = 'better' | 'worse' | 'no-gain' | 'tie' | 'failed' | 'undecided' | 'infeasible';
+
+/** A constraint-factor shortfall smaller than this (0.5%) is noise, not a violation. */
+export const FEASIBILITY_TOLERANCE = 0.005;
 
 export interface RaceResult {
   readonly verdict: Verdict;
@@ -134,6 +140,10 @@ export class Racer {
       const diffs = a.runs.map((r, j) => ({ scenario: r.scenario, weight: this.weight(r.scenario), value: r.score - (b.ok ? (b.runs[j] as ScenarioResult).score : 0) }));
       const d = estimate(diffs);
       if (diffs.every((x) => Math.abs(x.value) <= TIE_EPS)) return end({ verdict: 'tie', seeds: k, difference: d });
+      if (b.ok && this.suite.constraints.length > 0) {
+        const f = estimate(a.runs.map((r, j) => ({ scenario: r.scenario, weight: this.weight(r.scenario), value: r.constraint_factor - (b.runs[j] as ScenarioResult).constraint_factor })));
+        if (f.mean < -FEASIBILITY_TOLERANCE && f.ci95 !== null && f.ci95[1] < 0) return end({ verdict: 'infeasible', seeds: k, difference: d });
+      }
       if (d.ci95 !== null && d.ci95[0] > 0) return end({ verdict: 'better', seeds: k, difference: d });
       if (d.ci95 !== null && d.ci95[1] < 0) return end({ verdict: 'worse', seeds: k, difference: d });
       if (d.ci95 !== null && d.ci95[1] < this.minGain) return end({ verdict: 'no-gain', seeds: k, difference: d });

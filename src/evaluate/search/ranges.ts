@@ -48,17 +48,25 @@ export function sampleParam(p: ParamSpec, rng: GoRand): ParamValue {
 
 /**
  * `v` moved by one hill-climbing step of relative size `sigma`: numbers by a Gaussian step (an off value first
- * drawn fresh from the range, and switched off again with a small probability), booleans and enums flipped or
- * redrawn with probability `sigma`.
+ * drawn fresh from the range, and switched off again with a small probability); a boolean flips and an enum takes
+ * another of its values (a parameter chosen for a step always changes).
  */
 export function mutateParam(p: ParamSpec, v: ParamValue, sigma: number, rng: GoRand): ParamValue {
-  if (p.type === 'boolean') return rng.float64() < sigma ? !(v as boolean) : v;
-  if (p.type === 'enum') return rng.float64() < sigma ? ((p.values ?? [])[rng.intn((p.values ?? []).length)] as string) : v;
+  if (p.type === 'boolean') return !(v as boolean);
+  if (p.type === 'enum') {
+    const others = (p.values ?? []).filter((x) => x !== v);
+    return others.length === 0 ? v : (others[rng.intn(others.length)] as string);
+  }
   const r = searchRangeOf(p);
   if (r.off !== undefined) {
-    if (v === r.off) return rng.float64() < 0.5 ? finish(p, sampleRange(r, rng)) : v;
+    if (v === r.off) return finish(p, sampleRange(r, rng));
     if (rng.float64() < sigma * 0.25) return r.off;
   }
   const x = typeof v === 'number' && Number.isFinite(v) ? v : Number(p.default);
-  return finish(p, perturbRange(r, x, sigma, rng));
+  const y = finish(p, perturbRange(r, x, sigma, rng));
+  if (y !== x || p.type !== 'integer') return y;
+  // An integer step smaller than 1 moves by one, inside the range.
+  const up = x + 1 <= Math.min(r.max, p.max ?? Infinity);
+  const down = x - 1 >= Math.max(r.min, p.min ?? -Infinity);
+  return up && (!down || rng.intn(2) === 0) ? x + 1 : down ? x - 1 : x;
 }

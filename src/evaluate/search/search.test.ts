@@ -133,4 +133,14 @@ describe('racing', () => {
     expect(racer.stats.runs_simulated).toBe(2 * runs(near.seeds) /* fcfs, extended for the near race, and near */ + 3 * runs(2));
     expect(racer.stats.runs_simulated).toBeLessThan(racer.stats.runs_without_racing / 2);
   }, 300_000);
+
+  it('feasibility first: a challenger that violates the suite\'s constraints loses whatever its score', async () => {
+    const suite = suiteOf('admission-bursty-tenants'); // goodput >= 0.8x the baseline's, per run
+    const racer = new Racer(suite, (c, o) => evaluateCandidate(c, suite, o), [2, 4, 8], true);
+    const admitAll = knownPolicyCandidate(suite.baseline as NonNullable<Suite['baseline']>);
+    // Sheds every sheddable request whenever a queue forms: critical latency improves, goodput collapses.
+    const shedAll = candidateFromBundle('shed', JSON.stringify({ admission: { type: 'parameterized', template: 'load_shedding_admission', parameters: { max_in_flight_per_instance: 1, protected_priority: 4 } } }));
+    const r = await racer.race(shedAll, admitAll);
+    expect(r.verdict).toBe('infeasible');
+  }, 300_000);
 });

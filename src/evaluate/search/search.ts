@@ -5,7 +5,8 @@
  * any template of that point with parameters in their search ranges, or a decision tree; `--template` narrows it
  * to one template's parameters. Proposals are random for the first share of the budget (one or two points given a
  * fresh random policy), then mutations of the incumbent (a (1+1) evolution strategy whose step size follows the
- * 1/5th success rule). Each proposal races the incumbent on common random numbers (race.ts): seeds are added only
+ * 1/5th success rule; a proposal that decides exactly as the incumbent is accepted, so the climb drifts across
+ * plateaus). Each proposal races the incumbent on common random numbers (race.ts): seeds are added only
  * while the comparison is undecided. The winner is proved afterwards on the suite's held-out seeds (proof.ts).
  *
  * Deterministic for a seed: every draw comes from a seeded Go-compatible stream, and the evaluator is.
@@ -121,10 +122,11 @@ export async function searchPolicies(suite: Suite, opts: SearchOptions, evaluate
     tried.add(genomeKey(g));
     const c = candidateOf(g, `search-${opts.seed}-${n}`);
     const r = await racer.race(c, best.candidate);
-    const accepted = r.verdict === 'better';
+    // A tie (the same decisions on every run) is a neutral move: the climb drifts across it.
+    const accepted = r.verdict === 'better' || (phase === 'climb' && r.verdict === 'tie');
     if (accepted) best = { genome: g, candidate: c };
     // The 1/5th success rule: widen after a success, narrow after a failure.
-    if (phase === 'climb') sigma = Math.min(0.5, Math.max(0.02, accepted ? sigma * 1.5 : sigma * Math.pow(1.5, -0.25)));
+    if (phase === 'climb' && r.verdict !== 'tie') sigma = Math.min(0.5, Math.max(0.02, accepted ? sigma * 1.5 : sigma * Math.pow(1.5, -0.25)));
     history.push({
       evaluation: n,
       phase,
