@@ -5,8 +5,8 @@
  * any template of that point with parameters in their search ranges, or a decision tree; `--template` narrows it
  * to one template's parameters. Proposals are random for the first share of the budget (one or two points given a
  * fresh random policy), then mutations of the incumbent (a (1+1) evolution strategy whose step size follows the
- * 1/5th success rule; a proposal that decides exactly as the incumbent is accepted, so the climb drifts across
- * plateaus). Each proposal races the incumbent on common random numbers (race.ts): seeds are added only
+ * 1/5th success rule; one step in three starts from the runner-up instead: the proposal that beat the incumbent's
+ * score most without being accepted, e.g. for breaking a constraint, so a near miss is repaired). Each proposal races the incumbent on common random numbers (race.ts): seeds are added only
  * while the comparison is undecided. The winner is proved afterwards on the suite's held-out seeds (proof.ts).
  *
  * Deterministic for a seed: every draw comes from a seeded Go-compatible stream, and the evaluator is.
@@ -107,26 +107,32 @@ export async function searchPolicies(suite: Suite, opts: SearchOptions, evaluate
   // each on top of the incumbent of the time; it counts towards the random share (or all of it, when larger).
   const screen = screeningList(space);
   let sigma = 0.2;
+  let runnerUp: { genome: Genome; difference: number } | null = null;
   while (n < opts.budget) {
     const i0 = n - 1;
     const phase = i0 < screen.length && i0 < Math.max(exploreN, Math.min(screen.length, opts.budget - 1)) ? 'screen' : i0 < exploreN ? 'explore' : 'climb';
     let g: Genome = best.genome;
     for (let i = 0; i < 50; i++) {
       const s = screen[i0];
+      const from = phase === 'climb' && runnerUp !== null && rng.intn(3) === 0 ? runnerUp.genome : best.genome;
       g = phase === 'screen' && s !== undefined
         ? withGene(space, best.genome, s.point, screenGene(space, s, rng))
-        : phase === 'climb' ? mutateGenome(space, best.genome, rng, sigma) : randomGenome(space, best.genome, rng);
+        : phase === 'climb' ? mutateGenome(space, from, rng, sigma) : randomGenome(space, best.genome, rng);
       if (!tried.has(genomeKey(g))) break;
     }
     n++;
     tried.add(genomeKey(g));
     const c = candidateOf(g, `search-${opts.seed}-${n}`);
     const r = await racer.race(c, best.candidate);
-    // A tie (the same decisions on every run) is a neutral move: the climb drifts across it.
-    const accepted = r.verdict === 'better' || (phase === 'climb' && r.verdict === 'tie');
-    if (accepted) best = { genome: g, candidate: c };
+    const accepted = r.verdict === 'better';
+    if (accepted) {
+      best = { genome: g, candidate: c };
+      runnerUp = null;
+    } else if (r.verdict !== 'failed' && r.difference !== null && r.difference.mean > 0 && (runnerUp === null || r.difference.mean > runnerUp.difference)) {
+      runnerUp = { genome: g, difference: r.difference.mean };
+    }
     // The 1/5th success rule: widen after a success, narrow after a failure.
-    if (phase === 'climb' && r.verdict !== 'tie') sigma = Math.min(0.5, Math.max(0.02, accepted ? sigma * 1.5 : sigma * Math.pow(1.5, -0.25)));
+    if (phase === 'climb') sigma = Math.min(0.5, Math.max(0.02, accepted ? sigma * 1.5 : sigma * Math.pow(1.5, -0.25)));
     history.push({
       evaluation: n,
       phase,

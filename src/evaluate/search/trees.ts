@@ -79,7 +79,7 @@ export function randomLeaf(point: ControlPoint, rng: GoRand): PlainObject {
       const r = rng.intn(4);
       if (r <= 1) return { action: 'admit' };
       if (r === 2) return { action: 'reject' };
-      return { action: 'delay', delay_us: Math.round(sampleRange({ min: 1000, max: 1_000_000, log: true }, rng)) };
+      return { action: 'delay', delay_us: Math.round(sampleRange({ min: 20_000, max: 2_000_000, log: true }, rng)) };
     }
     case 'priority':
     case 'scheduler':
@@ -154,7 +154,7 @@ function perturbLeaf(point: ControlPoint, leaf: PlainObject, rng: GoRand, sigma:
     return { priority: round(perturbRange({ min: -10, max: 10 }, leaf['priority'], sigma, rng), false) };
   }
   if (point === 'admission' && typeof leaf['delay_us'] === 'number' && rng.intn(2) === 0) {
-    return { ...leaf, delay_us: Math.round(perturbRange({ min: 1000, max: 1_000_000, log: true }, leaf['delay_us'], sigma, rng)) };
+    return { ...leaf, delay_us: Math.round(perturbRange({ min: 20_000, max: 2_000_000, log: true }, leaf['delay_us'], sigma, rng)) };
   }
   return randomLeaf(point, rng);
 }

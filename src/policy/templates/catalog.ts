@@ -112,7 +112,7 @@ export const TEMPLATES: readonly TemplateSpec[] = [
       num('max_in_flight_per_instance', 0, 0, 1e6, 'mean in-flight requests per instance above which the cluster is overloaded (0 = off)', orOff(logr(1, 256), 0)),
       int('protected_priority', 3, -100, 100, 'SLO class priority at or above which requests are always admitted (critical 4, standard 3, batch -1, sheddable -2, background -3)', lin(-3, 5)),
       oneOf('overload_action', 'reject', ['reject', 'delay'], 'what happens to unprotected requests under overload'),
-      int('delay_us', 50_000, 1, 3_600_000_000, 'DELAY length when overload_action is delay', logr(1000, 2_000_000)),
+      int('delay_us', 50_000, 1, 3_600_000_000, 'DELAY length when overload_action is delay', logr(20_000, 2_000_000)),
     ],
   },
   {
@@ -123,7 +123,7 @@ export const TEMPLATES: readonly TemplateSpec[] = [
       num('max_rate_per_tenant', 0, 0, 1e9, 'requests per second per tenant over the recent window (0 = no limit)', orOff(logr(0.5, 200), 0)),
       bool('reject_bursting', false, 'also act on tenants whose burst detector fires'),
       oneOf('action', 'reject', ['reject', 'delay'], 'what happens to a request over the limit'),
-      int('delay_us', 100_000, 1, 3_600_000_000, 'DELAY length when action is delay', logr(1000, 2_000_000)),
+      int('delay_us', 100_000, 1, 3_600_000_000, 'DELAY length when action is delay', logr(20_000, 2_000_000)),
     ],
   },
   {
