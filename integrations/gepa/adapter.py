@@ -96,8 +96,25 @@ except Exception:  # noqa: BLE001 -- GEPA not installed: a compatible container
         num_metric_calls: Optional[int] = None
 
 
-class BlisSetupError(RuntimeError):
-    """blis could not evaluate anything with this set-up (not the candidate's fault): raised, never scored."""
+def _load_warm() -> Any:
+    """integrations/blis_warm.py, loaded once per process under one name (shared with the OpenEvolve evaluator)."""
+    import importlib.util
+    import sys
+
+    name = "blis_integrations_warm"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, str(REPO_ROOT / "integrations" / "blis_warm.py"))
+        if spec is None or spec.loader is None:
+            raise ImportError("cannot load %s" % (REPO_ROOT / "integrations" / "blis_warm.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+_warm = _load_warm()
+BlisSetupError = _warm.BlisSetupError
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -360,6 +377,8 @@ class BlisClient:
         url = eval_url if eval_url is not None else os.environ.get("BLIS_EVAL_URL", "").strip()
         self.eval_url = url.rstrip("/") or None
         self.engine = engine
+        # Without a server URL: a warm `blis evaluate --serve` started on first use (BLIS_WARM=0: the CLI per call).
+        self.warm = self.eval_url is None and _warm.warm_enabled()
         self._examples: Optional[List[str]] = None
         self._checked = False
         # The suite's objective names seen so far: a failed example gets a 0.0 score for each, so that GEPA's
@@ -390,9 +409,25 @@ class BlisClient:
 
     def _server_error(self, what: str, status: int, doc: Any) -> BlisSetupError:
         message = doc.get("error") if isinstance(doc, Mapping) and isinstance(doc.get("error"), str) else "unexpected answer"
+        where = self.eval_url or "(warm blis evaluate --serve)"
         if status == 429:
-            return BlisSetupError("the evaluation server %s has spent its budget (%s answered 429): %s" % (self.eval_url, what, message))
-        return BlisSetupError("evaluation server %s: %s answered %s: %s" % (self.eval_url, what, status or "nothing", message))
+            return BlisSetupError("the evaluation server %s has spent its budget (%s answered 429): %s" % (where, what, message))
+        return BlisSetupError("evaluation server %s: %s answered %s: %s" % (where, what, status or "nothing", message))
+
+    def _server(self) -> Any:
+        """The warm server of this client's set-up (started on first use; BlisSetupError when it cannot start)."""
+        return _warm.get_server(self._cmd(), _warm.server_args(self.suite, None, self.engine, cache_args()))
+
+    def _ask(self, path: str, body: Optional[Dict[str, Any]]) -> Tuple[int, Any, str]:
+        """(status, document, blis's stderr meanwhile) from the configured server or the warm one; status 0 with
+        ``{"timeout": True}`` when it did not answer within the timeout."""
+        if self.eval_url:
+            status, doc = http_json(self.eval_url + path, body, self.timeout_s)
+            return status, doc, ""
+        answer = self._server().request(path, body, self.timeout_s)
+        if answer.timed_out:
+            return 0, {"error": "timeout", "timeout": True}, answer.stderr
+        return answer.status, answer.doc, answer.stderr
 
     def check_setup(self) -> None:
         """Raises ``BlisSetupError`` unless blis can evaluate candidates on this suite (checked once per client).
@@ -403,10 +438,13 @@ class BlisClient:
         """
         if self._checked:
             return
-        if self.eval_url:
-            status, doc = http_json(self.eval_url + "/status", None, self.timeout_s)
-            if status != 200:
-                raise self._server_error("GET /status", status, doc)
+        if self.eval_url or self.warm:
+            status, doc, _err = self._ask("/task", None)
+            if status != 200 or not isinstance(doc, Mapping):
+                raise self._server_error("GET /task", status, doc)
+            for o in doc.get("objectives") or []:
+                if isinstance(o, Mapping) and isinstance(o.get("name"), str):
+                    self._objective_names[o["name"]] = None
         else:
             fd, path = tempfile.mkstemp(prefix="blis-setup-check-", suffix=".json")
             try:
@@ -437,8 +475,8 @@ class BlisClient:
         if self._examples is not None:
             return list(self._examples)
         ids: List[str] = []
-        if self.eval_url:
-            status, doc = http_json(self.eval_url + "/task", None, self.timeout_s)
+        if self.eval_url or self.warm:
+            status, doc, _err = self._ask("/task", None)
             if status != 200 or not isinstance(doc, Mapping) or not isinstance(doc.get("examples"), list):
                 raise self._server_error("GET /task", status, doc)
             ids = [str(x) for x in doc["examples"]]
@@ -468,8 +506,8 @@ class BlisClient:
         components = normalize_candidate(candidate)
         if example_id is not None and not _EXAMPLE_RE.match(example_id):
             raise BlisSetupError('bad example id "%s": write scenario@seed (known: %s)' % (example_id, ", ".join(self.examples())))
-        if self.eval_url:
-            rec = self._evaluate_http(components, example_id)
+        if self.eval_url or self.warm:
+            rec = self._evaluate_http(components, example_id, stage if example_id is None else None)
         else:
             rec = self._evaluate_cli(components, example_id, stage)
         if rec["error"]:
@@ -507,21 +545,25 @@ class BlisClient:
             rec["stderr"] = tail(err)
         return rec
 
-    def _evaluate_http(self, components: Dict[str, str], example_id: Optional[str]) -> Dict[str, Any]:
+    def _evaluate_http(self, components: Dict[str, str], example_id: Optional[str], stage: Optional[int] = None) -> Dict[str, Any]:
         body: Dict[str, Any] = {"candidate": components}
         if example_id is not None:
             body["example_id"] = example_id
-        status, doc = http_json(str(self.eval_url) + "/evaluate", body, self.timeout_s)
+        elif stage is not None:
+            body["stage"] = stage
+        status, doc, err = self._ask("/evaluate", body)
         if status == 200 and isinstance(doc, Mapping) and isinstance(doc.get("info"), Mapping):
             rec = record_from_result(example_id, doc["info"])
             score = doc.get("score")
             if isinstance(score, (int, float)) and not isinstance(score, bool) and not rec["error"]:
                 rec["score"] = float(score)
-            if isinstance(doc.get("budget"), Mapping):
+            if isinstance(doc.get("budget"), Mapping) and self.eval_url:
                 rec["budget"] = dict(doc["budget"])
+            if err.strip():
+                rec["stderr"] = tail(err)
             return rec
         if status == 0 and isinstance(doc, Mapping) and doc.get("timeout"):
-            return failure_record(example_id, "timeout: the evaluation server did not answer within %gs (BLIS_TIMEOUT_S)" % self.timeout_s)
+            return failure_record(example_id, "timeout: the evaluation took longer than %gs (BLIS_TIMEOUT_S)" % self.timeout_s, err)
         raise self._server_error("POST /evaluate", status, doc)
 
 

@@ -1,6 +1,8 @@
-"""The OpenEvolve evaluator (integrations/openevolve/evaluator.py, OpenEvolve 0.3.2 contract) against the real CLI.
+"""The OpenEvolve evaluator (integrations/openevolve/evaluator.py, OpenEvolve 0.3.2 / 0.4 contracts) against real blis.
 
-Runs ``node bin/blis.js`` from the repository root (build first: ``npm run build``), or ``BLIS_CMD`` when set.
+Runs ``node bin/blis.js`` from the repository root (build first: ``npm run build``), or ``BLIS_CMD`` when set:
+through the warm evaluation server by default; the tests with stand-in commands (crashes, garbage, a slow blis)
+exercise the one-process-per-evaluation path (``BLIS_WARM=0``), test_warm.py the server's own failures.
 Each evaluation is a stage-1 smoke run (about a second) unless the test is about stage 2. A failed candidate is
 a scored 0 without latency figures; a set-up error (bad suite, control point, file, an unbuilt checkout, a crash)
 raises BlisSetupError, also when the module is imported.
@@ -249,7 +251,7 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
     def test_failed_document_through_the_cli_contract(self) -> None:
         doc = {"combined_score": 0, "objectives": {}, "scenarios": [], "artifacts": {"summary": "", "worst_decisions": ""}, "error": {"code": "SANDBOX_THREW", "message": "the policy threw"}, "baseline": {}}
         cmd = self._stub("import sys\nsys.stdout.write(%r)\n" % json.dumps(doc))
-        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd}):
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd, "BLIS_WARM": "0"}):
             metrics, artifacts = ev.evaluate_program(str(INITIAL), 2)
         self.assertEqual(metrics["combined_score"], 0.0)
         self.assertFloatMetrics(metrics)
@@ -265,7 +267,7 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
     def test_timeout_is_enforced_and_reported(self) -> None:
         cmd = self._stub("import sys, time\nsys.stderr.write('starting\\n'); sys.stderr.flush()\ntime.sleep(60)\n")
         started = time.monotonic()
-        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd, "BLIS_TIMEOUT_S": "1"}):
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd, "BLIS_TIMEOUT_S": "1", "BLIS_WARM": "0"}):
             metrics, artifacts = ev.evaluate_program(str(INITIAL), 1)
         self.assertLess(time.monotonic() - started, 15)
         self.assertEqual(metrics["combined_score"], 0.0)
@@ -274,7 +276,7 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
 
     def test_crash_raises_with_the_stderr_tail(self) -> None:
         cmd = self._stub("import sys\nsys.stderr.write('x' * 10000 + '\\nfatal: out of cheese\\n')\nsys.exit(3)\n")
-        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd}):
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd, "BLIS_WARM": "0"}):
             with self.assertRaises(ev.BlisSetupError) as caught:
                 ev.evaluate_stage2(str(INITIAL))
         message = str(caught.exception)
@@ -283,7 +285,7 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
 
     def test_internal_error_line_is_the_message(self) -> None:
         cmd = self._stub("import sys\nsys.stderr.write('internal: evaluate: TypeError: x is undefined (a bug in blis)\\n')\nsys.exit(70)\n")
-        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd}):
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd, "BLIS_WARM": "0"}):
             with self.assertRaisesRegex(ev.BlisSetupError, r"^blis crashed \(exit 70\): internal: evaluate: TypeError"):
                 ev.evaluate_program(str(INITIAL), 1)
 
@@ -291,13 +293,13 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
         if os.name != "posix":
             self.skipTest("signals are POSIX")
         cmd = self._stub("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
-        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd}):
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd, "BLIS_WARM": "0"}):
             with self.assertRaisesRegex(ev.BlisSetupError, "killed by SIGKILL"):
                 ev.evaluate_program(str(INITIAL), 1)
 
     def test_garbage_output_and_unstartable_command_raise(self) -> None:
         for body in ("print('not json')\n", "print('[1, 2]')\n", ""):
-            with mock.patch.dict(os.environ, {"BLIS_CMD": self._stub(body)}):
+            with mock.patch.dict(os.environ, {"BLIS_CMD": self._stub(body), "BLIS_WARM": "0"}):
                 with self.assertRaisesRegex(ev.BlisSetupError, "no JSON"):
                     ev.evaluate_program(str(INITIAL), 1)
         with mock.patch.dict(os.environ, {"BLIS_CMD": "/nonexistent/blis-binary"}):
@@ -351,7 +353,7 @@ class OpenEvolveSetupCheckTest(unittest.TestCase):
         script = Path(self.tmp.name) / "counting_blis.py"
         doc = {"combined_score": 0, "objectives": {}, "error": {"code": "POLICY_CODE", "message": "syntax"}}
         script.write_text("import sys\nopen(%r, 'a').write('x')\nsys.stdout.write(%r)\n" % (str(calls), json.dumps(doc)), encoding="utf-8")
-        with mock.patch.dict(os.environ, {"BLIS_CMD": "%s %s" % (shlex.quote(sys.executable), shlex.quote(str(script)))}):
+        with mock.patch.dict(os.environ, {"BLIS_CMD": "%s %s" % (shlex.quote(sys.executable), shlex.quote(str(script))), "BLIS_WARM": "0"}):
             for _ in range(3):
                 self.load()
         self.assertEqual(calls.read_text(), "x")
