@@ -215,6 +215,7 @@ class WarmServer:
         except queue.Empty:
             _kill_group(proc)
             self._reap(proc)
+            self._close_pipes()
             raise BlisSetupError("blis evaluate --serve did not start within %gs\ncommand: %s" % (timeout_s, " ".join(shlex.quote(c) for c in self.full)))
         if line.startswith("listening on "):
             self.url = line[len("listening on "):].strip().rstrip("/")
@@ -227,7 +228,9 @@ class WarmServer:
             self._reap(proc)
             code = 0
         self._join_stderr()
-        raise setup_error(self.full, code, line, self.stderr_text(), "blis evaluate --serve printed no listening line (exit 0)")
+        err = self.stderr_text()
+        self._close_pipes()
+        raise setup_error(self.full, code, line, err, "blis evaluate --serve printed no listening line (exit 0)")
 
     def _join_stderr(self) -> None:
         """Waits (briefly) for the stderr reader to take the last lines of a process that ended."""
@@ -239,6 +242,19 @@ class WarmServer:
             return proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             return None
+
+    def _close_pipes(self) -> None:
+        """Closes this side of the pipes of a server that has ended (after its readers took what it wrote)."""
+        proc = self.proc
+        if proc is None:
+            return
+        self._join_stderr()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                if pipe is not None:
+                    pipe.close()
+            except (OSError, ValueError):
+                pass
 
     def _read_stdout(self, proc: "subprocess.Popen[str]", first: "queue.Queue[str]") -> None:
         out = proc.stdout
@@ -291,6 +307,7 @@ class WarmServer:
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
                 self._reap(proc)
+        self._close_pipes()
         self.url = ""
 
     # -- requests --------------------------------------------------------------------------------------------
@@ -309,8 +326,10 @@ class WarmServer:
                 if proc is not None:
                     _kill_group(proc)
                     self._reap(proc)
+                err = self.stderr_text(mark)
+                self._close_pipes()
                 self.url = ""
-                return Answer(0, doc, self.stderr_text(mark), timed_out=True)
+                return Answer(0, doc, err, timed_out=True)
             # No answer: did it die?
             code: Optional[int] = None
             if proc is not None:
@@ -323,10 +342,12 @@ class WarmServer:
             err = self.stderr_text(mark)
             self.url = ""
             if code is not None:
+                self._close_pipes()
                 raise setup_error(self.full, code if code != 0 else 1, "", err)
             if proc is not None:
                 _kill_group(proc)
                 self._reap(proc)
+                self._close_pipes()
             message = doc.get("error") if isinstance(doc, dict) else "no answer"
             raise BlisSetupError("the blis evaluation server did not answer %s: %s\ncommand: %s" % (path, message, " ".join(shlex.quote(c) for c in self.full)))
 

@@ -38,7 +38,8 @@ simulated) to find set-up errors before a search starts; ``examples()`` lists a 
 
 ``make_reflective_dataset`` gives every requested component one record per evaluated example:
 ``{"Inputs": {...}, "Generated Outputs": "...", "Feedback": "..."}`` (plus ``score``); the feedback is blis's
-reflection summary (what went wrong, worst decisions, counterfactuals) or the error.
+reflection summary (what went wrong, worst decisions, counterfactuals) or the error, each item once, and a record
+holds at most ``REFLECTION_RECORD_CHARS`` (5,000) characters (Inputs values, Generated Outputs and Feedback).
 
 Environment: ``BLIS_CMD`` (command prefix, default ``node <repo>/bin/blis.js``), ``BLIS_SUITE`` (default
 ``routing-prefix-heavy``), ``BLIS_TIMEOUT_S`` (default 120, enforced here), ``BLIS_EVAL_URL``, ``BLIS_CACHE_DIR`` (the
@@ -76,8 +77,10 @@ ENTRY_POINTS = {
     "autoscale": "evaluate(ctx) -> {action: up|down|none, by?} | {targetReplicas}",
     "bundle": "a whole policy bundle (YAML or JSON, docs/policies.md)",
 }
-FEEDBACK_CHARS = 8000
-WORST_DECISIONS_CHARS = 3000
+#: A reflection record's budget: its ``Inputs`` values, ``Generated Outputs`` and ``Feedback`` hold at most this
+#: many characters together (the feedback is cut, at a section or line boundary, to fit). Each item (a worst
+#: decision, an issue) appears in a record once.
+REFLECTION_RECORD_CHARS = 5000
 STDERR_TAIL_CHARS = 3000
 _EXAMPLE_RE = re.compile(r"^(.+)@(\d+)$")
 
@@ -165,6 +168,43 @@ def tail(text: str, n: int = STDERR_TAIL_CHARS) -> str:
 
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n] + "\n[... %d more characters]" % (len(text) - n)
+
+
+def fit_text(text: str, n: int) -> str:
+    """``text`` cut to at most ``n`` characters: at the last section (``## ``) or line boundary that fits, with a
+    note of what was cut."""
+    if len(text) <= n:
+        return text
+    note = "\n[... %d more characters cut to the %d-character record budget]"
+    room = max(0, n - len(note % (len(text), n)))
+    cut = text.rfind("\n## ", 0, room)
+    if cut < room // 2:
+        cut = text.rfind("\n", 0, room)
+    if cut <= 0:
+        cut = room
+    return text[:cut].rstrip() + note % (len(text) - cut, n)
+
+
+def feedback_text(rec: Mapping[str, Any]) -> str:
+    """The reflection text of one evaluated example, each item once: blis's feedback (the reflection summary,
+    which has its own Worst Decisions section; or the error), the worst decisions only when the summary lacks them,
+    and blis's stderr tail."""
+    feedback = str(rec.get("feedback") or (("The evaluation failed: %s" % rec["error"]) if rec.get("error") else "No analysis was produced."))
+    worst = str(rec.get("worst_decisions") or "").strip()
+    if worst:
+        first = next((line.strip() for line in worst.splitlines() if line.strip()), "")
+        if first and first not in feedback:
+            feedback += "\n\n## Worst Decisions\n" + worst
+    if rec.get("stderr"):
+        feedback += "\n\n## blis stderr\n" + str(rec["stderr"])
+    return feedback
+
+
+def record_chars(record: Mapping[str, Any]) -> int:
+    """The characters of a reflection record that count against REFLECTION_RECORD_CHARS."""
+    inputs = record.get("Inputs")
+    n = sum(len(str(v)) for v in inputs.values()) if isinstance(inputs, Mapping) else len(str(inputs or ""))
+    return n + len(str(record.get("Generated Outputs") or "")) + len(str(record.get("Feedback") or ""))
 
 
 def run_blis(args: List[str], timeout_s: float, cmd: Optional[Sequence[str]] = None) -> Tuple[Optional[int], str, str, bool]:
@@ -670,28 +710,21 @@ class BlisGEPAAdapter:
             for i, t in enumerate(trajectories):
                 rec = t if isinstance(t, Mapping) else {}
                 score = float(rec.get("score", scores[i] if i < len(scores) else 0.0) or 0.0)
-                feedback = rec.get("feedback") or (("The evaluation failed: %s" % rec["error"]) if rec.get("error") else "No analysis was produced.")
-                worst = rec.get("worst_decisions") or ""
-                text = _clip(str(feedback), FEEDBACK_CHARS)
-                if worst:
-                    text += "\n\n## Worst decisions\n" + _clip(str(worst), WORST_DECISIONS_CHARS)
-                if rec.get("stderr"):
-                    text += "\n\n## blis stderr\n" + str(rec["stderr"])
-                records.append(
-                    {
-                        "Inputs": {
-                            "component": component,
-                            "contract": ENTRY_POINTS.get(component, "a text component of the candidate"),
-                            "suite": self.suite,
-                            "example": rec.get("example_id"),
-                            "scenario": rec.get("scenario"),
-                            "seed": rec.get("seed"),
-                        },
-                        "Generated Outputs": _outputs_text(rec),
-                        "Feedback": text,
-                        "score": score,
-                    }
-                )
+                record: Dict[str, Any] = {
+                    "Inputs": {
+                        "component": component,
+                        "contract": ENTRY_POINTS.get(component, "a text component of the candidate"),
+                        "suite": self.suite,
+                        "example": rec.get("example_id"),
+                        "scenario": rec.get("scenario"),
+                        "seed": rec.get("seed"),
+                    },
+                    "Generated Outputs": fit_text(_outputs_text(rec), REFLECTION_RECORD_CHARS // 4),
+                    "Feedback": "",
+                    "score": score,
+                }
+                record["Feedback"] = fit_text(feedback_text(rec), REFLECTION_RECORD_CHARS - record_chars(record))
+                records.append(record)
             if not records:
                 records.append(
                     {
