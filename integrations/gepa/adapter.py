@@ -1,4 +1,4 @@
-"""GEPA adapter for blis-ts policies (written against GEPA 0.1.4's ``GEPAAdapter`` protocol, gepa.core.adapter).
+"""GEPA adapter for blis-ts policies (GEPA's ``GEPAAdapter`` protocol, gepa.core.adapter, as GEPA has it now).
 
 GEPA optimises a *candidate*: a dict of text components. Here a candidate is what
 ``candidateFromComponents`` (src/evaluate/candidate.ts) accepts: ``{"bundle": TEXT}`` (a whole policy bundle,
@@ -8,11 +8,14 @@ each holding JavaScript (``function route(request, state) {...}`` etc.). A data 
 ``examples()`` lists the suite's.
 
 ``BlisGEPAAdapter.evaluate`` evaluates the candidate on each example separately (one simulation run each, so
-one example's failure or feedback never leaks into another's) through
+one example's failure or feedback never leaks into another's) with ``POST /evaluate {"candidate": {...},
+"example_id": "scenario@seed"}`` (GEPA's evaluation-server protocol) to
 
-- the blis CLI: ``<BLIS_CMD> evaluate --components FILE.json --suite SUITE --only scenario@seed``, or
-- a running ``blis evaluate --serve`` server when ``BLIS_EVAL_URL`` (or ``eval_url=``) is set:
-  ``POST /evaluate {"candidate": {...}, "example_id": "scenario@seed"}`` (GEPA's evaluation-server protocol).
+- a warm ``blis evaluate --serve`` that this process starts on first use (integrations/blis_warm.py: once per
+  set-up, restarted when it died, stopped when the process ends; thread-safe, as GEPA evaluates in threads), or
+- a running server when ``BLIS_EVAL_URL`` (or ``eval_url=``) is set;
+- with ``BLIS_WARM=0``, the blis CLI instead: ``<BLIS_CMD> evaluate --components FILE.json --suite SUITE --only
+  scenario@seed``.
 
 and returns GEPA's ``EvaluationBatch`` (imported from gepa when installed, else a compatible dataclass):
 ``outputs`` and ``scores`` (``combined_score`` of each run, in [0, 1]) of the batch's length, ``trajectories``
@@ -28,9 +31,10 @@ Two kinds of failure (the CLI's contract, docs/evaluate.md):
 - the *set-up* is wrong -- an unknown suite, example id or component name, an unreadable file, an unbuilt
   checkout (exit 2 and one ``error:`` line on stderr), blis crashed (another exit code, a signal), printed no
   JSON or could not be started; or the evaluation server refused (400), failed (500), has spent its budget
-  (429) or does not answer: ``BlisSetupError`` is raised with blis's error line, since every candidate would
-  score 0 for it. GEPA stops on it: it evaluates the seed candidate outside its iteration loop, and
-  re-raises an exception inside the loop by default (``raise_on_exception=True``).
+  (429) or does not answer, or the warm server could not start or crashed: ``BlisSetupError`` is raised with
+  blis's error line, since every candidate would score 0 for it. GEPA stops on it: it evaluates the seed
+  candidate outside its iteration loop, and re-raises an exception inside the loop by default
+  (``raise_on_exception=True``).
 
 ``check_setup()`` runs one cheap evaluation (a candidate that does not compile: the suite is read, nothing is
 simulated) to find set-up errors before a search starts; ``examples()`` lists a built-in suite's examples
@@ -42,8 +46,9 @@ reflection summary (what went wrong, worst decisions, counterfactuals) or the er
 holds at most ``REFLECTION_RECORD_CHARS`` (5,000) characters (Inputs values, Generated Outputs and Feedback).
 
 Environment: ``BLIS_CMD`` (command prefix, default ``node <repo>/bin/blis.js``), ``BLIS_SUITE`` (default
-``routing-prefix-heavy``), ``BLIS_TIMEOUT_S`` (default 120, enforced here), ``BLIS_EVAL_URL``, ``BLIS_CACHE_DIR`` (the
-result cache; default a temp folder per checkout and build without ``BLIS_CMD``; empty: none).
+``routing-prefix-heavy``), ``BLIS_TIMEOUT_S`` (default 120, enforced here), ``BLIS_EVAL_URL``, ``BLIS_WARM``
+(``0``: the CLI per evaluation), ``BLIS_CACHE_DIR`` (the result cache; default a temp folder per checkout and
+build without ``BLIS_CMD``; empty: none).
 Standard library only; Python 3.8+.
 """
 
@@ -84,7 +89,7 @@ REFLECTION_RECORD_CHARS = 5000
 STDERR_TAIL_CHARS = 3000
 _EXAMPLE_RE = re.compile(r"^(.+)@(\d+)$")
 
-try:  # GEPA 0.1.x
+try:  # GEPA (0.1.x and the current API)
     from gepa.core.adapter import EvaluationBatch  # type: ignore
 except Exception:  # noqa: BLE001 -- GEPA not installed: a compatible container
 
@@ -631,7 +636,7 @@ def _outputs_text(rec: Mapping[str, Any]) -> str:
 
 
 class BlisGEPAAdapter:
-    """GEPA 0.1.4 ``GEPAAdapter`` over the blis-ts evaluator (see the module docstring).
+    """GEPA's ``GEPAAdapter`` over the blis-ts evaluator (see the module docstring).
 
     Args:
         suite: a built-in suite name or a suite file (default ``BLIS_SUITE`` or ``routing-prefix-heavy``).

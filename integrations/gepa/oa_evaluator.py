@@ -1,16 +1,17 @@
-"""An ``optimize_anything`` evaluator for blis-ts policies (GEPA 0.1.4's ``gepa.optimize_anything.Evaluator``).
+"""An ``optimize_anything`` evaluator for blis-ts policies (GEPA's ``gepa.optimize_anything``, current API).
 
-Usage::
+Usage (integrations/gepa/example_optimize_anything.py is a runnable version, with a reflection model)::
 
-    import gepa.optimize_anything as oa
+    from gepa.optimize_anything import OptimizeAnythingConfig, optimize_anything
     from oa_evaluator import evaluate, dataset, seed_candidate
 
-    result = oa.optimize_anything(
-        seed_candidate=seed_candidate(),          # {"routing": "function route(request, state) {...}"}
+    result = optimize_anything(
+        seed_candidate(),                         # {"routing": "function route(request, state) {...}"}
         evaluator=evaluate,
         dataset=dataset(),                        # ["steady@1", "steady@2", ...] (scenario@seed)
         objective="Maximize combined_score of the blis routing-prefix-heavy suite",
-        ...
+        config=OptimizeAnythingConfig(engine="gepa", max_evals=100,
+                                      engine_config={"reflection": {"reflection_lm": my_lm}}),
     )
 
 ``evaluate(candidate, example=None)`` returns ``(score, side_info)``:

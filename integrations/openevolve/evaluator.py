@@ -1,24 +1,30 @@
-"""OpenEvolve evaluator for blis-ts policies (written against OpenEvolve 0.3.2's evaluator contract).
+"""OpenEvolve evaluator for blis-ts policies (OpenEvolve 0.4.x's evaluator contract; 0.3.2's is the same subset).
 
 OpenEvolve loads this file and calls ``evaluate(program_path)`` -- or, with ``evaluator.cascade_evaluation``
 on, ``evaluate_stage1(program_path)`` and then ``evaluate_stage2(program_path)`` once stage 1's
-``combined_score`` clears the first cascade threshold. The program is a JavaScript file (``file_suffix: .js``)
-holding one control point's code between ``EVOLVE-BLOCK-START`` / ``EVOLVE-BLOCK-END`` comment markers, e.g.
-``function route(request, state) {...}`` for routing (docs/policies.md).
+``combined_score`` clears the first cascade threshold (it merges the two stages' metrics, stage 2's winning).
+OpenEvolve 0.4.1 passes ``--evaluator-args`` as keyword arguments: ``suite``, ``control_point`` and
+``timeout_s`` replace the environment's; another name raises ``BlisSetupError`` naming the three. The program is
+a JavaScript file (``file_suffix: .js``) holding one control point's code between ``EVOLVE-BLOCK-START`` /
+``EVOLVE-BLOCK-END`` comment markers, e.g. ``function route(request, state) {...}`` for routing
+(docs/policies.md).
 
-Each call runs the blis CLI once::
+Each call is one request to a warm ``blis evaluate --serve`` (integrations/blis_warm.py: started once per
+Python process and set-up, restarted when it died, stopped when the process ends): ``POST /evaluate
+{"candidate": {POINT: code}, "stage": N}``. The server remembers the runs it simulated, so stage 2 does not
+simulate stage 1 again. With ``BLIS_WARM=0`` each call runs the CLI instead::
 
     node <repo>/bin/blis.js evaluate --candidate PROGRAM.js --suite SUITE --stage N --control-point POINT
 
-and turns its JSON document (``EvaluationResult``, src/evaluate/types.ts) into OpenEvolve's
+Either way the result (``EvaluationResult``, src/evaluate/types.ts) becomes OpenEvolve's
 ``EvaluationResult(metrics, artifacts)`` (a plain dict of metrics when OpenEvolve is not importable):
 
-- metrics (floats only -- OpenEvolve 0.3 drops booleans and non-numbers): ``combined_score``; every MAP-Elites
+- metrics (floats only -- OpenEvolve drops booleans and non-numbers): ``combined_score``; every MAP-Elites
   feature under its own name (``cache_hit_rate``, ``load_imbalance``, ...; always present, 0.0 when the
   candidate failed, because OpenEvolve raises on a configured feature dimension missing from the metrics);
   each normalised objective score as ``score_<objective>`` and each raw objective as ``raw_<objective>`` (only
   for a candidate that ran: a failed one has no latency figures, rather than 0 ms that would read as fast);
-  ``stage`` and ``runs`` (scenario runs simulated).
+  ``stage`` and ``runs`` (scenario runs scored).
 - artifacts (text, shown to the LLM in the next prompt): ``summary`` (the reflection summary),
   ``worst_decisions``, ``error`` (``CODE: message``) when the candidate failed, ``stderr`` (its tail) when blis
   wrote any.
@@ -26,19 +32,20 @@ and turns its JSON document (``EvaluationResult``, src/evaluate/types.ts) into O
 Two kinds of failure (the CLI's contract, docs/evaluate.md):
 
 - the *candidate* failed -- it does not parse, throws, exceeds the instruction budget, makes an invalid
-  decision (exit 0, a JSON document with ``error``), or the evaluation took longer than ``BLIS_TIMEOUT_S``: a
-  result with ``combined_score: 0.0`` and the reason in ``artifacts["error"]``;
-- the *set-up* is wrong -- an unknown suite or control point, an unreadable file, an unbuilt checkout (exit 2
-  and one ``error:`` line on stderr), blis crashed (another exit code, a signal), printed no JSON, or could not
-  be started: ``BlisSetupError`` is raised with blis's error line, since every candidate would score 0 for it.
+  decision (a result with ``error``), or the evaluation took longer than ``BLIS_TIMEOUT_S`` (the busy server is
+  stopped; the next call starts another): a result with ``combined_score: 0.0`` and the reason in
+  ``artifacts["error"]``;
+- the *set-up* is wrong -- an unknown suite or control point, a suite that fixes the control point evolved, an
+  unreadable file, an unbuilt checkout (exit 2 and one ``error:`` line on stderr), blis crashed (another exit
+  code, a signal; also the server while answering), printed no JSON (no ``listening on`` line), or could not be
+  started: ``BlisSetupError`` is raised with blis's error line, since every candidate would score 0 for it.
 
-OpenEvolve (0.3.2, openevolve/evaluator.py) catches an exception from an evaluation function and goes on
-searching: with the cascade it stores the program with ``{"stage1_passed": 0.0, "error": 0.0}`` and the message
-in its artifacts (``stderr``); without it, it retries ``evaluator.max_retries`` times, then stores
-``{"error": 0.0}``. It does not catch an exception raised while it first imports this file (Evaluator's
-constructor, before the initial program is evaluated): that ends the run. So the set-up is also checked at
-import: blis evaluates a candidate that does not compile with this environment's suite and control point (the
-suite is read and the flags checked, nothing is simulated: a fraction of a second), and the import raises
+OpenEvolve catches an exception from an evaluation function and goes on searching (0.3.2 stores the program
+with ``{"error": 0.0}``; 0.4 marks the evaluation failed, ``__evaluation_failed__``, and rejects the child;
+0.4.1 ends a run that produced no child with ``EvolutionFailedError``). It does not catch an exception raised
+while it first imports this file (Evaluator's constructor, before the initial program is evaluated): that ends
+the run at once. So the set-up is also checked at import: the warm server is started (the suite is read and the
+flags checked) and evaluates a candidate that does not compile (nothing is simulated), and the import raises
 ``BlisSetupError`` unless that is a candidate failure. Each set-up is checked once per process;
 ``BLIS_SETUP_CHECK=0`` skips the check.
 
@@ -48,10 +55,11 @@ Environment:
   this file; e.g. ``npx blis``);
 - ``BLIS_SUITE``: a built-in suite name or a suite file (default ``routing-prefix-heavy``);
 - ``BLIS_CONTROL_POINT``: ``admission | priority | routing | scheduler | autoscale`` (default ``routing``);
-- ``BLIS_TIMEOUT_S``: wall-clock limit per CLI call, enforced here (default 120);
+- ``BLIS_TIMEOUT_S``: wall-clock limit per evaluation, enforced here (default 120);
 - ``BLIS_CACHE_DIR``: the result cache blis keeps (``--cache``); default a temp folder per checkout and build when
-  ``BLIS_CMD`` is unset, so the suite's baseline is simulated once, not per evaluation; empty: no cache;
-- ``BLIS_SETUP_CHECK``: ``0`` skips the set-up check at import.
+  ``BLIS_CMD`` is unset, so the suite's baseline is simulated once per build; empty: no cache;
+- ``BLIS_SETUP_CHECK``: ``0`` skips the set-up check at import;
+- ``BLIS_WARM``: ``0`` runs the CLI once per evaluation instead of the warm server.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import textwrap
 import unittest
 from pathlib import Path
 from typing import Any, Dict, List
@@ -219,6 +220,18 @@ class GEPAStandInTest(unittest.TestCase):
         summary = json.loads(res.stdout.splitlines()[0])
         self.assertGreater(summary["best_score"], summary["seed_score"] + 0.3)
         self.assertIn("function route", res.stdout)
+
+    def test_the_docs_example_runs(self) -> None:
+        """docs/evaluate.md's optimize_anything example, as printed there, with the offline reflection model."""
+        text = (REPO / "docs" / "evaluate.md").read_text(encoding="utf-8")
+        blocks = [b for b in re.findall(r"(?ms)^[ ]*```python\n(.*?)^[ ]*```[ ]*$", text) if "optimize_anything(" in b]
+        self.assertEqual(len(blocks), 1)
+        code = textwrap.dedent(blocks[0])
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(FAKES), str(GEPA_DIR)]), PYTHONDONTWRITEBYTECODE="1")
+        with tempfile.TemporaryDirectory(prefix="blis-gepa-doc-") as cwd:
+            res = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+        self.assertEqual(res.returncode, 0, res.stderr[-3000:])
+        self.assertGreater(float(res.stdout.split()[0]), 0.6, res.stdout[:500])
 
     def test_starting_points_leave_room_to_improve(self) -> None:
         """The OpenEvolve initial program and the GEPA seed score clearly below the suite's known-good policy."""
