@@ -130,6 +130,27 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
         direct = _metrics(ev.evaluate(str(INITIAL)))
         self.assertEqual(direct, stage2, "evaluate() is the full suite and deterministic")
 
+    def test_stage2_does_not_simulate_stage1_again(self) -> None:
+        """The warm server remembers stage 1's runs: a cascade simulates each run once."""
+        ev.evaluate_stage1(str(INITIAL))
+        ev.evaluate_stage2(str(INITIAL))  # the suite's baseline is now in the server's memory for both stages
+        server = ev._warm_server(ev._suite(), ev._control_point())
+
+        def runs() -> Dict[str, int]:
+            answer = server.request("/status", None, 30)
+            self.assertEqual(answer.status, 200)
+            return answer.doc["runs"]
+
+        path = self.program("fresh.js", INITIAL.read_text(encoding="utf-8") + "\n// fresh %d\n" % time.time_ns())
+        before = runs()
+        ev.evaluate_stage1(path)
+        after1 = runs()
+        ev.evaluate_stage2(path)
+        after2 = runs()
+        self.assertEqual(after1["simulated"] - before["simulated"], 1, "stage 1: the smoke run")
+        self.assertEqual(after2["simulated"] - after1["simulated"], 4, "stage 2: the full suite's four runs only")
+        self.assertEqual(after2["remembered"] - after1["remembered"], 1, "stage 1's run, remembered")
+
     def test_syntax_error_scores_zero_with_the_reason(self) -> None:
         path = self.program("broken.js", "// EVOLVE-BLOCK-START\nfunction route(request, state) {\n  return state.instances[0].id +;\n}\n// EVOLVE-BLOCK-END\n")
         result = ev.evaluate_stage1(path)

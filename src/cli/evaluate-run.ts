@@ -249,6 +249,7 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
         budget: int('--budget', o.budget, 1),
         evaluate: (c, only, stage) => run(c, { stage: stage ?? 2, only }),
         candidateFromComponents: (comp, id) => candidateFromComponents(comp, id, engine),
+        ...(memo === null ? {} : { runStats: () => ({ simulated: memo.stats.misses, remembered: memo.stats.hits }) }),
       });
       io.stdout(`listening on ${server.url}\n`);
       await new Promise<void>((resolve) => {

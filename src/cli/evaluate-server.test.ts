@@ -127,6 +127,9 @@ describe('evaluation server (GEPA protocol)', () => {
     const { status, json } = await get(s.url, '/status');
     expect(status).toBe(200);
     expect(json).toMatchObject({ suite: 'fake-suite', examples: 3, best_score: null, budget: { used: 0, total: 7, remaining: 7, exhausted: false, max_evals: 7, remaining_evals: 7 } });
+    expect(json.runs).toBeUndefined();
+    const counted = await start({ runStats: () => ({ simulated: 5, remembered: 2 }) });
+    expect((await get(counted.url, '/status')).json.runs).toEqual({ simulated: 5, remembered: 2 });
   });
 
   it('POST /evaluate with an example id evaluates that example and charges 1', async () => {

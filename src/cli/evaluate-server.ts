@@ -13,7 +13,8 @@
  *   scores, infos, num_evaluated, errors, budget}` (GEPA's keys plus the ordered `results`); each example is
  *   one evaluation and one budget unit; default: every example.
  * - `POST /validate {candidate}` → `{valid, error?}`: compiles / checks the candidate, no budget.
- * - `GET /status` → `{budget, suite, task, examples, best_score, total_evals}`.
+ * - `GET /status` → `{budget, suite, task, examples, best_score, total_evals, runs?}` (`runs`: scenario runs
+ *   `simulated` and `remembered`, answered from the run memo).
  * - `GET /task` → the suite, its example ids, objectives and the candidate format (plus GEPA's `objective`,
  *   `background`, `has_dataset`, `train_size`, `val_size`, `test_size`).
  *
@@ -59,6 +60,8 @@ export interface EvalServerOptions {
    * evaluates the candidate on the first example and reports its error, without charging the budget.
    */
   readonly validate?: (candidate: Candidate) => Promise<{ valid: boolean; error?: string }>;
+  /** Scenario runs simulated and answered from memory so far (shown by `GET /status` as `runs`), when known. */
+  readonly runStats?: () => { readonly simulated: number; readonly remembered: number };
   /** Largest accepted request body; default 1 MiB. */
   readonly maxBodyBytes?: number;
 }
@@ -323,7 +326,7 @@ export async function startEvaluationServer(o: EvalServerOptions): Promise<Evalu
 
   const getStatus = (): Reply => ({
     status: 200,
-    body: { budget: budget(), suite: o.suite.name, task: o.suite.name, examples: examples.length, best_score: bestScore, total_evals: used },
+    body: { budget: budget(), suite: o.suite.name, task: o.suite.name, examples: examples.length, best_score: bestScore, total_evals: used, ...(o.runStats === undefined ? {} : { runs: o.runStats() }) },
   });
 
   const getTask = (): Reply => ({

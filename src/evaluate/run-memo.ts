@@ -29,7 +29,7 @@ export class RunMemo {
       .digest('hex');
   }
 
-  /** Runs simulated / answered from the memo so far. */
+  /** Runs answered from the memo (hits) and simulated (misses) so far. */
   get stats(): { hits: number; misses: number; entries: number } {
     return { hits: this.hitCount, misses: this.missCount, entries: this.entries.size };
   }
@@ -45,9 +45,9 @@ export class RunMemo {
         const known = keys.map((k) => this.entries.get(k));
         const missing = tasks.filter((_, i) => known[i] === undefined);
         this.hitCount += tasks.length - missing.length;
-        this.missCount += missing.length;
         for (const k of known) if (k !== undefined) onDone();
         const ran = missing.length === 0 ? [] : await inner.runAll(missing, onDone);
+        this.missCount += ran.length;
         const out: RunOutcome[] = [];
         let next = 0;
         for (let i = 0; i < tasks.length; i++) {
