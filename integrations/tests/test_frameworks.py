@@ -135,6 +135,33 @@ class OpenEvolveStandInTest(unittest.TestCase):
         self.assertEqual(metrics.get(fw["oe_result"].EVALUATION_FAILED_METRIC), 1.0)
         self.assertIn("unknown evaluator argument suite_name", ev.get_pending_artifacts("b")["stderr"])
 
+    def test_example_config_uses_only_openevolve_keys_and_names_its_endpoint(self) -> None:
+        """OpenEvolve reads the YAML with dacite, which drops a misspelt key without a word: every key must be a field."""
+        fields = importlib.import_module("openevolve.config").FIELDS
+        text = (OE_DIR / "example" / "config.yaml").read_text(encoding="utf-8")
+        section = ""
+        in_models = False
+        seen: Dict[str, List[str]] = {}
+        for line in text.splitlines():
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            indent = len(line) - len(line.lstrip())
+            m = re.match(r"^\s*(?:- )?([A-Za-z_]+):", line)
+            if indent == 0 and m:
+                section, in_models = m.group(1), False
+                seen.setdefault("", []).append(section)
+            elif indent == 2 and m and section in fields and not line.lstrip().startswith("-"):
+                seen.setdefault(section, []).append(m.group(1))
+                in_models = section == "llm" and m.group(1) == "models"
+            elif in_models and m and indent >= 4:
+                seen.setdefault("llm.models", []).append(m.group(1))
+        for where, keys in seen.items():
+            for key in keys:
+                self.assertIn(key, fields[where], "config.yaml: %s.%s is not an OpenEvolve setting" % (where or "(top)", key))
+        self.assertIn("api_base", seen["llm"], "the example names its LLM endpoint")
+        self.assertRegex(text, r"--api-base")
+        self.assertTrue(seen.get("llm.models"))
+
     def test_results_are_openevolve_evaluation_results(self) -> None:
         shared = sys.modules["blis_openevolve_evaluator"] if "blis_openevolve_evaluator" in sys.modules else None
         if shared is None:
