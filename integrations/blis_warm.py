@@ -161,6 +161,10 @@ def _kill_group(proc: "subprocess.Popen[Any]") -> None:
             pass
 
 
+class _Gone(Exception):
+    """The server ended before this request was sent (another request's crash or timeout): ask a new one."""
+
+
 class Answer:
     """A server's answer to one request: HTTP status and JSON document, or ``timed_out``; blis's stderr meanwhile."""
 
@@ -316,6 +320,8 @@ class WarmServer:
         """One request. A timeout kills the server (``Answer.timed_out``); a server that died while answering raises
         BlisSetupError (a crash); other transport failures raise BlisSetupError too."""
         with self.lock:
+            if not self.alive():
+                raise _Gone()
             with self._stderr_lock:
                 mark = self._stderr_count
             status, doc = http_json(self.url + path, body, timeout_s)
@@ -380,6 +386,21 @@ def get_server(cmd: Sequence[str], args: Sequence[str], start_timeout_s: float =
         server.start(start_timeout_s)
         _SERVERS[key] = server
         return server
+
+
+def ask(cmd: Sequence[str], args: Sequence[str], path: str, body: Optional[Dict[str, Any]], timeout_s: float) -> Tuple[WarmServer, Answer]:
+    """One request to the warm server of a set-up (started, or replaced, as needed): (the server, its answer).
+
+    A server that ended while this request waited for its turn (another request crashed it or timed out) is
+    replaced once; a crash while answering this request raises BlisSetupError."""
+    for attempt in range(2):
+        server = get_server(cmd, args)
+        try:
+            return server, server.request(path, body, timeout_s)
+        except _Gone:
+            if attempt == 1:
+                raise BlisSetupError("the blis evaluation server ended before answering %s\ncommand: %s" % (path, " ".join(shlex.quote(c) for c in server.full)))
+    raise AssertionError("unreachable")
 
 
 def running_servers() -> List[WarmServer]:

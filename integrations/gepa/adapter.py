@@ -459,17 +459,13 @@ class BlisClient:
             return BlisSetupError("the evaluation server %s has spent its budget (%s answered 429): %s" % (where, what, message))
         return BlisSetupError("evaluation server %s: %s answered %s: %s" % (where, what, status or "nothing", message))
 
-    def _server(self) -> Any:
-        """The warm server of this client's set-up (started on first use; BlisSetupError when it cannot start)."""
-        return _warm.get_server(self._cmd(), _warm.server_args(self.suite, None, self.engine, cache_args()))
-
     def _ask(self, path: str, body: Optional[Dict[str, Any]]) -> Tuple[int, Any, str]:
         """(status, document, blis's stderr meanwhile) from the configured server or the warm one; status 0 with
         ``{"timeout": True}`` when it did not answer within the timeout."""
         if self.eval_url:
             status, doc = http_json(self.eval_url + path, body, self.timeout_s)
             return status, doc, ""
-        answer = self._server().request(path, body, self.timeout_s)
+        _server, answer = _warm.ask(self._cmd(), _warm.server_args(self.suite, None, self.engine, cache_args()), path, body, self.timeout_s)
         if answer.timed_out:
             return 0, {"error": "timeout", "timeout": True}, answer.stderr
         return answer.status, answer.doc, answer.stderr

@@ -390,8 +390,7 @@ def _warm_server(suite: str, point: str) -> Any:
 
 
 def _evaluate_warm(text: str, stage: int, suite: str, point: str, timeout_s: float) -> Tuple[Metrics, Artifacts]:
-    server = _warm_server(suite, point)
-    answer = server.request("/evaluate", {"candidate": {point: text}, "stage": stage}, timeout_s)
+    server, answer = _warm.ask(blis_command(), _warm.server_args(suite, point, None, cache_args()), "/evaluate", {"candidate": {point: text}, "stage": stage}, timeout_s)
     if answer.timed_out:
         return _failure(stage, "timeout: the evaluation took longer than %gs (BLIS_TIMEOUT_S)" % timeout_s, {"stderr": _tail(answer.stderr)} if answer.stderr.strip() else None)
     doc = answer.doc
