@@ -25,9 +25,9 @@ Either way the result (``EvaluationResult``, src/evaluate/types.ts) becomes Open
   each normalised objective score as ``score_<objective>`` and each raw objective as ``raw_<objective>`` (only
   for a candidate that ran: a failed one has no latency figures, rather than 0 ms that would read as fast);
   ``stage`` and ``runs`` (scenario runs scored).
-- artifacts (text, shown to the LLM in the next prompt): ``summary`` (the reflection summary),
-  ``worst_decisions``, ``error`` (``CODE: message``) when the candidate failed, ``stderr`` (its tail) when blis
-  wrote any.
+- artifacts (text, shown to the LLM in the next prompt): ``summary`` (the reflection summary, with its worst
+  decisions), ``worst_decisions`` only when the summary lacks them (each item once), ``error`` (``CODE:
+  message``) when the candidate failed, ``stderr`` (its tail) when blis wrote any.
 
 Two kinds of failure (the CLI's contract, docs/evaluate.md):
 
@@ -368,9 +368,15 @@ def _artifacts_of(doc: Dict[str, Any], err: str) -> Artifacts:
     """OpenEvolve artifacts from a result document (the CLI's, or the server's ``info``)."""
     artifacts: Artifacts = {}
     raw_artifacts = _mapping(doc.get("artifacts"))
-    for name in ("summary", "worst_decisions"):
-        text = raw_artifacts.get(name)
-        artifacts[name] = text if isinstance(text, str) else ""
+    summary = raw_artifacts.get("summary")
+    artifacts["summary"] = summary if isinstance(summary, str) else ""
+    # OpenEvolve puts every artifact in the next prompt (within prompt.max_artifact_bytes): the worst decisions go
+    # in once -- the summary has its own Worst Decisions section -- and separately only when it lacks them.
+    worst = raw_artifacts.get("worst_decisions")
+    if isinstance(worst, str) and worst.strip():
+        first = next((line.strip() for line in worst.splitlines() if line.strip()), "")
+        if first not in artifacts["summary"]:
+            artifacts["worst_decisions"] = worst
     error = doc.get("error")
     if error:
         if isinstance(error, dict):

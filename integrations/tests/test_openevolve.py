@@ -117,7 +117,8 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
         self.assertTrue(any(k.startswith("raw_") for k in metrics))
         _, artifacts = ev.evaluate_program(str(INITIAL), 1)
         self.assertIn("summary", artifacts)
-        self.assertIn("worst_decisions", artifacts)
+        self.assertIn("## Worst Decisions", artifacts["summary"])
+        self.assertNotIn("worst_decisions", artifacts, "the summary has them: not twice")
         self.assertTrue(artifacts["summary"].strip())
         self.assertNotIn("error", artifacts)
 
