@@ -1,4 +1,4 @@
-"""GEPA adapter for blis-ts policies (written against GEPA 0.1.4's ``GEPAAdapter`` protocol, gepa.core.adapter).
+"""GEPA adapter for blis-ts policies (GEPA's ``GEPAAdapter`` protocol, gepa.core.adapter, as GEPA has it now).
 
 GEPA optimises a *candidate*: a dict of text components. Here a candidate is what
 ``candidateFromComponents`` (src/evaluate/candidate.ts) accepts: ``{"bundle": TEXT}`` (a whole policy bundle,
@@ -8,11 +8,14 @@ each holding JavaScript (``function route(request, state) {...}`` etc.). A data 
 ``examples()`` lists the suite's.
 
 ``BlisGEPAAdapter.evaluate`` evaluates the candidate on each example separately (one simulation run each, so
-one example's failure or feedback never leaks into another's) through
+one example's failure or feedback never leaks into another's) with ``POST /evaluate {"candidate": {...},
+"example_id": "scenario@seed"}`` (GEPA's evaluation-server protocol) to
 
-- the blis CLI: ``<BLIS_CMD> evaluate --components FILE.json --suite SUITE --only scenario@seed``, or
-- a running ``blis evaluate --serve`` server when ``BLIS_EVAL_URL`` (or ``eval_url=``) is set:
-  ``POST /evaluate {"candidate": {...}, "example_id": "scenario@seed"}`` (GEPA's evaluation-server protocol).
+- a warm ``blis evaluate --serve`` that this process starts on first use (integrations/blis_warm.py: once per
+  set-up, restarted when it died, stopped when the process ends; thread-safe, as GEPA evaluates in threads), or
+- a running server when ``BLIS_EVAL_URL`` (or ``eval_url=``) is set;
+- with ``BLIS_WARM=0``, the blis CLI instead: ``<BLIS_CMD> evaluate --components FILE.json --suite SUITE --only
+  scenario@seed``.
 
 and returns GEPA's ``EvaluationBatch`` (imported from gepa when installed, else a compatible dataclass):
 ``outputs`` and ``scores`` (``combined_score`` of each run, in [0, 1]) of the batch's length, ``trajectories``
@@ -28,9 +31,10 @@ Two kinds of failure (the CLI's contract, docs/evaluate.md):
 - the *set-up* is wrong -- an unknown suite, example id or component name, an unreadable file, an unbuilt
   checkout (exit 2 and one ``error:`` line on stderr), blis crashed (another exit code, a signal), printed no
   JSON or could not be started; or the evaluation server refused (400), failed (500), has spent its budget
-  (429) or does not answer: ``BlisSetupError`` is raised with blis's error line, since every candidate would
-  score 0 for it. GEPA stops on it: it evaluates the seed candidate outside its iteration loop, and
-  re-raises an exception inside the loop by default (``raise_on_exception=True``).
+  (429) or does not answer, or the warm server could not start or crashed: ``BlisSetupError`` is raised with
+  blis's error line, since every candidate would score 0 for it. GEPA stops on it: it evaluates the seed
+  candidate outside its iteration loop, and re-raises an exception inside the loop by default
+  (``raise_on_exception=True``).
 
 ``check_setup()`` runs one cheap evaluation (a candidate that does not compile: the suite is read, nothing is
 simulated) to find set-up errors before a search starts; ``examples()`` lists a built-in suite's examples
@@ -38,11 +42,13 @@ simulated) to find set-up errors before a search starts; ``examples()`` lists a 
 
 ``make_reflective_dataset`` gives every requested component one record per evaluated example:
 ``{"Inputs": {...}, "Generated Outputs": "...", "Feedback": "..."}`` (plus ``score``); the feedback is blis's
-reflection summary (what went wrong, worst decisions, counterfactuals) or the error.
+reflection summary (what went wrong, worst decisions, counterfactuals) or the error, each item once, and a record
+holds at most ``REFLECTION_RECORD_CHARS`` (5,000) characters (Inputs values, Generated Outputs and Feedback).
 
 Environment: ``BLIS_CMD`` (command prefix, default ``node <repo>/bin/blis.js``), ``BLIS_SUITE`` (default
-``routing-prefix-heavy``), ``BLIS_TIMEOUT_S`` (default 120, enforced here), ``BLIS_EVAL_URL``, ``BLIS_CACHE_DIR`` (the
-result cache; default a temp folder per checkout and build without ``BLIS_CMD``; empty: none).
+``routing-prefix-heavy``), ``BLIS_TIMEOUT_S`` (default 120, enforced here), ``BLIS_EVAL_URL``, ``BLIS_WARM``
+(``0``: the CLI per evaluation), ``BLIS_CACHE_DIR`` (the result cache; default a temp folder per checkout and
+build without ``BLIS_CMD``; empty: none).
 Standard library only; Python 3.8+.
 """
 
@@ -76,12 +82,14 @@ ENTRY_POINTS = {
     "autoscale": "evaluate(ctx) -> {action: up|down|none, by?} | {targetReplicas}",
     "bundle": "a whole policy bundle (YAML or JSON, docs/policies.md)",
 }
-FEEDBACK_CHARS = 8000
-WORST_DECISIONS_CHARS = 3000
+#: A reflection record's budget: its ``Inputs`` values, ``Generated Outputs`` and ``Feedback`` hold at most this
+#: many characters together (the feedback is cut, at a section or line boundary, to fit). Each item (a worst
+#: decision, an issue) appears in a record once.
+REFLECTION_RECORD_CHARS = 5000
 STDERR_TAIL_CHARS = 3000
 _EXAMPLE_RE = re.compile(r"^(.+)@(\d+)$")
 
-try:  # GEPA 0.1.x
+try:  # GEPA (0.1.x and the current API)
     from gepa.core.adapter import EvaluationBatch  # type: ignore
 except Exception:  # noqa: BLE001 -- GEPA not installed: a compatible container
 
@@ -96,8 +104,25 @@ except Exception:  # noqa: BLE001 -- GEPA not installed: a compatible container
         num_metric_calls: Optional[int] = None
 
 
-class BlisSetupError(RuntimeError):
-    """blis could not evaluate anything with this set-up (not the candidate's fault): raised, never scored."""
+def _load_warm() -> Any:
+    """integrations/blis_warm.py, loaded once per process under one name (shared with the OpenEvolve evaluator)."""
+    import importlib.util
+    import sys
+
+    name = "blis_integrations_warm"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, str(REPO_ROOT / "integrations" / "blis_warm.py"))
+        if spec is None or spec.loader is None:
+            raise ImportError("cannot load %s" % (REPO_ROOT / "integrations" / "blis_warm.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+_warm = _load_warm()
+BlisSetupError = _warm.BlisSetupError
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -148,6 +173,43 @@ def tail(text: str, n: int = STDERR_TAIL_CHARS) -> str:
 
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n] + "\n[... %d more characters]" % (len(text) - n)
+
+
+def fit_text(text: str, n: int) -> str:
+    """``text`` cut to at most ``n`` characters: at the last section (``## ``) or line boundary that fits, with a
+    note of what was cut."""
+    if len(text) <= n:
+        return text
+    note = "\n[... %d more characters cut to the %d-character record budget]"
+    room = max(0, n - len(note % (len(text), n)))
+    cut = text.rfind("\n## ", 0, room)
+    if cut < room // 2:
+        cut = text.rfind("\n", 0, room)
+    if cut <= 0:
+        cut = room
+    return text[:cut].rstrip() + note % (len(text) - cut, n)
+
+
+def feedback_text(rec: Mapping[str, Any]) -> str:
+    """The reflection text of one evaluated example, each item once: blis's feedback (the reflection summary,
+    which has its own Worst Decisions section; or the error), the worst decisions only when the summary lacks them,
+    and blis's stderr tail."""
+    feedback = str(rec.get("feedback") or (("The evaluation failed: %s" % rec["error"]) if rec.get("error") else "No analysis was produced."))
+    worst = str(rec.get("worst_decisions") or "").strip()
+    if worst:
+        first = next((line.strip() for line in worst.splitlines() if line.strip()), "")
+        if first and first not in feedback:
+            feedback += "\n\n## Worst Decisions\n" + worst
+    if rec.get("stderr"):
+        feedback += "\n\n## blis stderr\n" + str(rec["stderr"])
+    return feedback
+
+
+def record_chars(record: Mapping[str, Any]) -> int:
+    """The characters of a reflection record that count against REFLECTION_RECORD_CHARS."""
+    inputs = record.get("Inputs")
+    n = sum(len(str(v)) for v in inputs.values()) if isinstance(inputs, Mapping) else len(str(inputs or ""))
+    return n + len(str(record.get("Generated Outputs") or "")) + len(str(record.get("Feedback") or ""))
 
 
 def run_blis(args: List[str], timeout_s: float, cmd: Optional[Sequence[str]] = None) -> Tuple[Optional[int], str, str, bool]:
@@ -360,6 +422,8 @@ class BlisClient:
         url = eval_url if eval_url is not None else os.environ.get("BLIS_EVAL_URL", "").strip()
         self.eval_url = url.rstrip("/") or None
         self.engine = engine
+        # Without a server URL: a warm `blis evaluate --serve` started on first use (BLIS_WARM=0: the CLI per call).
+        self.warm = self.eval_url is None and _warm.warm_enabled()
         self._examples: Optional[List[str]] = None
         self._checked = False
         # The suite's objective names seen so far: a failed example gets a 0.0 score for each, so that GEPA's
@@ -390,9 +454,21 @@ class BlisClient:
 
     def _server_error(self, what: str, status: int, doc: Any) -> BlisSetupError:
         message = doc.get("error") if isinstance(doc, Mapping) and isinstance(doc.get("error"), str) else "unexpected answer"
+        where = self.eval_url or "(warm blis evaluate --serve)"
         if status == 429:
-            return BlisSetupError("the evaluation server %s has spent its budget (%s answered 429): %s" % (self.eval_url, what, message))
-        return BlisSetupError("evaluation server %s: %s answered %s: %s" % (self.eval_url, what, status or "nothing", message))
+            return BlisSetupError("the evaluation server %s has spent its budget (%s answered 429): %s" % (where, what, message))
+        return BlisSetupError("evaluation server %s: %s answered %s: %s" % (where, what, status or "nothing", message))
+
+    def _ask(self, path: str, body: Optional[Dict[str, Any]]) -> Tuple[int, Any, str]:
+        """(status, document, blis's stderr meanwhile) from the configured server or the warm one; status 0 with
+        ``{"timeout": True}`` when it did not answer within the timeout."""
+        if self.eval_url:
+            status, doc = http_json(self.eval_url + path, body, self.timeout_s)
+            return status, doc, ""
+        _server, answer = _warm.ask(self._cmd(), _warm.server_args(self.suite, None, self.engine, cache_args()), path, body, self.timeout_s)
+        if answer.timed_out:
+            return 0, {"error": "timeout", "timeout": True}, answer.stderr
+        return answer.status, answer.doc, answer.stderr
 
     def check_setup(self) -> None:
         """Raises ``BlisSetupError`` unless blis can evaluate candidates on this suite (checked once per client).
@@ -403,10 +479,13 @@ class BlisClient:
         """
         if self._checked:
             return
-        if self.eval_url:
-            status, doc = http_json(self.eval_url + "/status", None, self.timeout_s)
-            if status != 200:
-                raise self._server_error("GET /status", status, doc)
+        if self.eval_url or self.warm:
+            status, doc, _err = self._ask("/task", None)
+            if status != 200 or not isinstance(doc, Mapping):
+                raise self._server_error("GET /task", status, doc)
+            for o in doc.get("objectives") or []:
+                if isinstance(o, Mapping) and isinstance(o.get("name"), str):
+                    self._objective_names[o["name"]] = None
         else:
             fd, path = tempfile.mkstemp(prefix="blis-setup-check-", suffix=".json")
             try:
@@ -437,8 +516,8 @@ class BlisClient:
         if self._examples is not None:
             return list(self._examples)
         ids: List[str] = []
-        if self.eval_url:
-            status, doc = http_json(self.eval_url + "/task", None, self.timeout_s)
+        if self.eval_url or self.warm:
+            status, doc, _err = self._ask("/task", None)
             if status != 200 or not isinstance(doc, Mapping) or not isinstance(doc.get("examples"), list):
                 raise self._server_error("GET /task", status, doc)
             ids = [str(x) for x in doc["examples"]]
@@ -468,8 +547,8 @@ class BlisClient:
         components = normalize_candidate(candidate)
         if example_id is not None and not _EXAMPLE_RE.match(example_id):
             raise BlisSetupError('bad example id "%s": write scenario@seed (known: %s)' % (example_id, ", ".join(self.examples())))
-        if self.eval_url:
-            rec = self._evaluate_http(components, example_id)
+        if self.eval_url or self.warm:
+            rec = self._evaluate_http(components, example_id, stage if example_id is None else None)
         else:
             rec = self._evaluate_cli(components, example_id, stage)
         if rec["error"]:
@@ -507,21 +586,25 @@ class BlisClient:
             rec["stderr"] = tail(err)
         return rec
 
-    def _evaluate_http(self, components: Dict[str, str], example_id: Optional[str]) -> Dict[str, Any]:
+    def _evaluate_http(self, components: Dict[str, str], example_id: Optional[str], stage: Optional[int] = None) -> Dict[str, Any]:
         body: Dict[str, Any] = {"candidate": components}
         if example_id is not None:
             body["example_id"] = example_id
-        status, doc = http_json(str(self.eval_url) + "/evaluate", body, self.timeout_s)
+        elif stage is not None:
+            body["stage"] = stage
+        status, doc, err = self._ask("/evaluate", body)
         if status == 200 and isinstance(doc, Mapping) and isinstance(doc.get("info"), Mapping):
             rec = record_from_result(example_id, doc["info"])
             score = doc.get("score")
             if isinstance(score, (int, float)) and not isinstance(score, bool) and not rec["error"]:
                 rec["score"] = float(score)
-            if isinstance(doc.get("budget"), Mapping):
+            if isinstance(doc.get("budget"), Mapping) and self.eval_url:
                 rec["budget"] = dict(doc["budget"])
+            if err.strip():
+                rec["stderr"] = tail(err)
             return rec
         if status == 0 and isinstance(doc, Mapping) and doc.get("timeout"):
-            return failure_record(example_id, "timeout: the evaluation server did not answer within %gs (BLIS_TIMEOUT_S)" % self.timeout_s)
+            return failure_record(example_id, "timeout: the evaluation took longer than %gs (BLIS_TIMEOUT_S)" % self.timeout_s, err)
         raise self._server_error("POST /evaluate", status, doc)
 
 
@@ -549,7 +632,7 @@ def _outputs_text(rec: Mapping[str, Any]) -> str:
 
 
 class BlisGEPAAdapter:
-    """GEPA 0.1.4 ``GEPAAdapter`` over the blis-ts evaluator (see the module docstring).
+    """GEPA's ``GEPAAdapter`` over the blis-ts evaluator (see the module docstring).
 
     Args:
         suite: a built-in suite name or a suite file (default ``BLIS_SUITE`` or ``routing-prefix-heavy``).
@@ -628,28 +711,21 @@ class BlisGEPAAdapter:
             for i, t in enumerate(trajectories):
                 rec = t if isinstance(t, Mapping) else {}
                 score = float(rec.get("score", scores[i] if i < len(scores) else 0.0) or 0.0)
-                feedback = rec.get("feedback") or (("The evaluation failed: %s" % rec["error"]) if rec.get("error") else "No analysis was produced.")
-                worst = rec.get("worst_decisions") or ""
-                text = _clip(str(feedback), FEEDBACK_CHARS)
-                if worst:
-                    text += "\n\n## Worst decisions\n" + _clip(str(worst), WORST_DECISIONS_CHARS)
-                if rec.get("stderr"):
-                    text += "\n\n## blis stderr\n" + str(rec["stderr"])
-                records.append(
-                    {
-                        "Inputs": {
-                            "component": component,
-                            "contract": ENTRY_POINTS.get(component, "a text component of the candidate"),
-                            "suite": self.suite,
-                            "example": rec.get("example_id"),
-                            "scenario": rec.get("scenario"),
-                            "seed": rec.get("seed"),
-                        },
-                        "Generated Outputs": _outputs_text(rec),
-                        "Feedback": text,
-                        "score": score,
-                    }
-                )
+                record: Dict[str, Any] = {
+                    "Inputs": {
+                        "component": component,
+                        "contract": ENTRY_POINTS.get(component, "a text component of the candidate"),
+                        "suite": self.suite,
+                        "example": rec.get("example_id"),
+                        "scenario": rec.get("scenario"),
+                        "seed": rec.get("seed"),
+                    },
+                    "Generated Outputs": fit_text(_outputs_text(rec), REFLECTION_RECORD_CHARS // 4),
+                    "Feedback": "",
+                    "score": score,
+                }
+                record["Feedback"] = fit_text(feedback_text(rec), REFLECTION_RECORD_CHARS - record_chars(record))
+                records.append(record)
             if not records:
                 records.append(
                     {

@@ -1,16 +1,17 @@
-"""An ``optimize_anything`` evaluator for blis-ts policies (GEPA 0.1.4's ``gepa.optimize_anything.Evaluator``).
+"""An ``optimize_anything`` evaluator for blis-ts policies (GEPA's ``gepa.optimize_anything``, current API).
 
-Usage::
+Usage (integrations/gepa/example_optimize_anything.py is a runnable version, with a reflection model)::
 
-    import gepa.optimize_anything as oa
+    from gepa.optimize_anything import OptimizeAnythingConfig, optimize_anything
     from oa_evaluator import evaluate, dataset, seed_candidate
 
-    result = oa.optimize_anything(
-        seed_candidate=seed_candidate(),          # {"routing": "function route(request, state) {...}"}
+    result = optimize_anything(
+        seed_candidate(),                         # {"routing": "function route(request, state) {...}"}
         evaluator=evaluate,
         dataset=dataset(),                        # ["steady@1", "steady@2", ...] (scenario@seed)
         objective="Maximize combined_score of the blis routing-prefix-heavy suite",
-        ...
+        config=OptimizeAnythingConfig(engine="gepa", max_evals=100,
+                                      engine_config={"reflection": {"reflection_lm": my_lm}}),
     )
 
 ``evaluate(candidate, example=None)`` returns ``(score, side_info)``:
@@ -24,10 +25,10 @@ Usage::
 - ``score``: blis's ``combined_score`` in [0, 1] (0.0 when the candidate failed or timed out);
 - ``side_info``: ``scores`` (dict[str, float], the normalised per-objective scores, all higher-is-better: GEPA's
   multi-objective Pareto tracking), ``Input`` (the example), ``Output`` (objectives and behaviour as text),
-  ``Feedback`` (blis's reflection summary), ``Error`` (when failed), ``objectives`` (raw values; empty when
-  the candidate failed: no latency figures), ``features``, ``worst_decisions``, ``example_id``. The keys GEPA
-  reserves -- ``log``, ``stdout``, ``stderr``, ``_budget`` -- are never used (blis's stderr tail goes to
-  ``blis_stderr``).
+  ``Feedback`` (blis's reflection summary with its worst decisions, each item once, and blis's stderr tail when
+  any; within ``REFLECTION_RECORD_CHARS``), ``Error`` (when failed), ``objectives`` (raw values; empty when
+  the candidate failed: no latency figures), ``features``, ``example_id``. The keys GEPA reserves -- ``log``,
+  ``stdout``, ``stderr``, ``_budget`` -- are never used.
 
 A failed or timed-out candidate scores 0.0 with the reason in ``Error`` and ``Feedback``. A set-up error -- an
 unknown suite or example, an unbuilt checkout, blis exiting with 2 or crashing, an evaluation server that
@@ -50,7 +51,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 try:
-    from .adapter import BlisClient, BlisSetupError, CONTROL_POINTS, _outputs_text, example_id_of  # type: ignore
+    from .adapter import REFLECTION_RECORD_CHARS, BlisClient, BlisSetupError, CONTROL_POINTS, _outputs_text, example_id_of, feedback_text, fit_text  # type: ignore
 except ImportError:  # loaded as a top-level module or by path
     _path = Path(__file__).resolve().parent / "adapter.py"
     _name = "blis_gepa_adapter"
@@ -66,6 +67,9 @@ except ImportError:  # loaded as a top-level module or by path
     CONTROL_POINTS = _mod.CONTROL_POINTS
     _outputs_text = _mod._outputs_text
     example_id_of = _mod.example_id_of
+    feedback_text = _mod.feedback_text
+    fit_text = _mod.fit_text
+    REFLECTION_RECORD_CHARS = _mod.REFLECTION_RECORD_CHARS
 
 _ENTRY = {
     "admission": r"admit",
@@ -143,15 +147,15 @@ def _side_info(rec: Dict[str, Any], example: Any) -> Dict[str, Any]:
     info: Dict[str, Any] = {
         "scores": {k: float(v) for k, v in (rec.get("scores") or {}).items()},
         "Input": rec.get("example_id") or ("the whole suite (%s)" % _get_client().suite if example is None else repr(example)),
-        "Output": _outputs_text(rec),
-        "Feedback": rec.get("feedback") or "",
+        "Output": fit_text(_outputs_text(rec), REFLECTION_RECORD_CHARS // 4),
         "objectives": dict(rec.get("objectives") or {}),
         "features": dict(rec.get("features") or {}),
-        "worst_decisions": rec.get("worst_decisions") or "",
         "example_id": rec.get("example_id"),
     }
     if rec.get("error"):
         info["Error"] = rec["error"]
-    if rec.get("stderr"):
-        info["blis_stderr"] = rec["stderr"]
+    # GEPA shows the whole side_info to the reflection model: the feedback carries the worst decisions and blis's
+    # stderr once (no separate copies), within the record budget.
+    used = sum(len(str(info[k])) for k in ("Input", "Output", "Error") if k in info)
+    info["Feedback"] = fit_text(feedback_text(rec), max(500, REFLECTION_RECORD_CHARS - used - len(json.dumps(info["objectives"])) - len(json.dumps(info["features"]))))
     return info

@@ -1,44 +1,51 @@
-"""OpenEvolve evaluator for blis-ts policies (written against OpenEvolve 0.3.2's evaluator contract).
+"""OpenEvolve evaluator for blis-ts policies (OpenEvolve 0.4.x's evaluator contract; 0.3.2's is the same subset).
 
 OpenEvolve loads this file and calls ``evaluate(program_path)`` -- or, with ``evaluator.cascade_evaluation``
 on, ``evaluate_stage1(program_path)`` and then ``evaluate_stage2(program_path)`` once stage 1's
-``combined_score`` clears the first cascade threshold. The program is a JavaScript file (``file_suffix: .js``)
-holding one control point's code between ``EVOLVE-BLOCK-START`` / ``EVOLVE-BLOCK-END`` comment markers, e.g.
-``function route(request, state) {...}`` for routing (docs/policies.md).
+``combined_score`` clears the first cascade threshold (it merges the two stages' metrics, stage 2's winning).
+OpenEvolve 0.4.1 passes ``--evaluator-args`` as keyword arguments: ``suite``, ``control_point`` and
+``timeout_s`` replace the environment's; another name raises ``BlisSetupError`` naming the three. The program is
+a JavaScript file (``file_suffix: .js``) holding one control point's code between ``EVOLVE-BLOCK-START`` /
+``EVOLVE-BLOCK-END`` comment markers, e.g. ``function route(request, state) {...}`` for routing
+(docs/policies.md).
 
-Each call runs the blis CLI once::
+Each call is one request to a warm ``blis evaluate --serve`` (integrations/blis_warm.py: started once per
+Python process and set-up, restarted when it died, stopped when the process ends): ``POST /evaluate
+{"candidate": {POINT: code}, "stage": N}``. The server remembers the runs it simulated, so stage 2 does not
+simulate stage 1 again. With ``BLIS_WARM=0`` each call runs the CLI instead::
 
     node <repo>/bin/blis.js evaluate --candidate PROGRAM.js --suite SUITE --stage N --control-point POINT
 
-and turns its JSON document (``EvaluationResult``, src/evaluate/types.ts) into OpenEvolve's
+Either way the result (``EvaluationResult``, src/evaluate/types.ts) becomes OpenEvolve's
 ``EvaluationResult(metrics, artifacts)`` (a plain dict of metrics when OpenEvolve is not importable):
 
-- metrics (floats only -- OpenEvolve 0.3 drops booleans and non-numbers): ``combined_score``; every MAP-Elites
+- metrics (floats only -- OpenEvolve drops booleans and non-numbers): ``combined_score``; every MAP-Elites
   feature under its own name (``cache_hit_rate``, ``load_imbalance``, ...; always present, 0.0 when the
   candidate failed, because OpenEvolve raises on a configured feature dimension missing from the metrics);
   each normalised objective score as ``score_<objective>`` and each raw objective as ``raw_<objective>`` (only
   for a candidate that ran: a failed one has no latency figures, rather than 0 ms that would read as fast);
-  ``stage`` and ``runs`` (scenario runs simulated).
-- artifacts (text, shown to the LLM in the next prompt): ``summary`` (the reflection summary),
-  ``worst_decisions``, ``error`` (``CODE: message``) when the candidate failed, ``stderr`` (its tail) when blis
-  wrote any.
+  ``stage`` and ``runs`` (scenario runs scored).
+- artifacts (text, shown to the LLM in the next prompt): ``summary`` (the reflection summary, with its worst
+  decisions), ``worst_decisions`` only when the summary lacks them (each item once), ``error`` (``CODE:
+  message``) when the candidate failed, ``stderr`` (its tail) when blis wrote any.
 
 Two kinds of failure (the CLI's contract, docs/evaluate.md):
 
 - the *candidate* failed -- it does not parse, throws, exceeds the instruction budget, makes an invalid
-  decision (exit 0, a JSON document with ``error``), or the evaluation took longer than ``BLIS_TIMEOUT_S``: a
-  result with ``combined_score: 0.0`` and the reason in ``artifacts["error"]``;
-- the *set-up* is wrong -- an unknown suite or control point, an unreadable file, an unbuilt checkout (exit 2
-  and one ``error:`` line on stderr), blis crashed (another exit code, a signal), printed no JSON, or could not
-  be started: ``BlisSetupError`` is raised with blis's error line, since every candidate would score 0 for it.
+  decision (a result with ``error``), or the evaluation took longer than ``BLIS_TIMEOUT_S`` (the busy server is
+  stopped; the next call starts another): a result with ``combined_score: 0.0`` and the reason in
+  ``artifacts["error"]``;
+- the *set-up* is wrong -- an unknown suite or control point, a suite that fixes the control point evolved, an
+  unreadable file, an unbuilt checkout (exit 2 and one ``error:`` line on stderr), blis crashed (another exit
+  code, a signal; also the server while answering), printed no JSON (no ``listening on`` line), or could not be
+  started: ``BlisSetupError`` is raised with blis's error line, since every candidate would score 0 for it.
 
-OpenEvolve (0.3.2, openevolve/evaluator.py) catches an exception from an evaluation function and goes on
-searching: with the cascade it stores the program with ``{"stage1_passed": 0.0, "error": 0.0}`` and the message
-in its artifacts (``stderr``); without it, it retries ``evaluator.max_retries`` times, then stores
-``{"error": 0.0}``. It does not catch an exception raised while it first imports this file (Evaluator's
-constructor, before the initial program is evaluated): that ends the run. So the set-up is also checked at
-import: blis evaluates a candidate that does not compile with this environment's suite and control point (the
-suite is read and the flags checked, nothing is simulated: a fraction of a second), and the import raises
+OpenEvolve catches an exception from an evaluation function and goes on searching (0.3.2 stores the program
+with ``{"error": 0.0}``; 0.4 marks the evaluation failed, ``__evaluation_failed__``, and rejects the child;
+0.4.1 ends a run that produced no child with ``EvolutionFailedError``). It does not catch an exception raised
+while it first imports this file (Evaluator's constructor, before the initial program is evaluated): that ends
+the run at once. So the set-up is also checked at import: the warm server is started (the suite is read and the
+flags checked) and evaluates a candidate that does not compile (nothing is simulated), and the import raises
 ``BlisSetupError`` unless that is a candidate failure. Each set-up is checked once per process;
 ``BLIS_SETUP_CHECK=0`` skips the check.
 
@@ -48,15 +55,17 @@ Environment:
   this file; e.g. ``npx blis``);
 - ``BLIS_SUITE``: a built-in suite name or a suite file (default ``routing-prefix-heavy``);
 - ``BLIS_CONTROL_POINT``: ``admission | priority | routing | scheduler | autoscale`` (default ``routing``);
-- ``BLIS_TIMEOUT_S``: wall-clock limit per CLI call, enforced here (default 120);
+- ``BLIS_TIMEOUT_S``: wall-clock limit per evaluation, enforced here (default 120);
 - ``BLIS_CACHE_DIR``: the result cache blis keeps (``--cache``); default a temp folder per checkout and build when
-  ``BLIS_CMD`` is unset, so the suite's baseline is simulated once, not per evaluation; empty: no cache;
-- ``BLIS_SETUP_CHECK``: ``0`` skips the set-up check at import.
+  ``BLIS_CMD`` is unset, so the suite's baseline is simulated once per build; empty: no cache;
+- ``BLIS_SETUP_CHECK``: ``0`` skips the set-up check at import;
+- ``BLIS_WARM``: ``0`` runs the CLI once per evaluation instead of the warm server.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import math
 import os
@@ -85,7 +94,7 @@ KNOWN_FEATURES = (
     "preemptions_per_request",
 )
 
-try:  # OpenEvolve 0.3.x
+try:  # OpenEvolve 0.3.x and 0.4.x
     from openevolve.evaluation_result import EvaluationResult as _OEResult  # type: ignore
 except Exception:  # noqa: BLE001 -- not installed (or broken): fall back to a plain dict of metrics
     _OEResult = None
@@ -94,8 +103,23 @@ Metrics = Dict[str, float]
 Artifacts = Dict[str, str]
 
 
-class BlisSetupError(RuntimeError):
-    """blis could not evaluate anything with this set-up (not the candidate's fault): raised, never scored."""
+def _load_warm() -> Any:
+    """integrations/blis_warm.py, loaded once per process under one name (OpenEvolve executes this file again for
+    every cascade evaluation; the warm servers must outlive those copies)."""
+    name = "blis_integrations_warm"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, str(REPO_ROOT / "integrations" / "blis_warm.py"))
+        if spec is None or spec.loader is None:
+            raise ImportError("cannot load %s" % (REPO_ROOT / "integrations" / "blis_warm.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+_warm = _load_warm()
+BlisSetupError = _warm.BlisSetupError
 
 
 def blis_command() -> List[str]:
@@ -317,20 +341,99 @@ def _result_document(args: List[str], timeout_s: float) -> Tuple[Optional[Dict[s
     return doc, err
 
 
-def evaluate_program(program_path: Union[str, os.PathLike], stage: int) -> Tuple[Metrics, Artifacts]:
+#: Keyword arguments ``evaluate`` takes (OpenEvolve 0.4.1 forwards ``--evaluator-args`` as keyword arguments).
+EVALUATOR_ARGS = ("suite", "control_point", "timeout_s")
+
+
+def _settings(overrides: Dict[str, Any]) -> Tuple[str, str, float]:
+    """(suite, control point, timeout) from the environment, replaced by ``evaluate``'s keyword arguments."""
+    unknown = sorted(set(overrides) - set(EVALUATOR_ARGS))
+    if unknown:
+        raise BlisSetupError("unknown evaluator argument%s %s: the blis evaluator takes %s" % ("s" if len(unknown) > 1 else "", ", ".join(unknown), ", ".join(EVALUATOR_ARGS)))
+    suite = str(overrides.get("suite") or "").strip() or _suite()
+    point = str(overrides.get("control_point") or "").strip() or _control_point()
+    timeout_s = _timeout_s()
+    if overrides.get("timeout_s") is not None:
+        try:
+            t = float(overrides["timeout_s"])
+        except (TypeError, ValueError):
+            t = float("nan")
+        if not (t > 0 and math.isfinite(t)):
+            raise BlisSetupError("evaluator argument timeout_s must be a positive number of seconds, got %r" % (overrides["timeout_s"],))
+        timeout_s = t
+    return suite, point, timeout_s
+
+
+def _artifacts_of(doc: Dict[str, Any], err: str) -> Artifacts:
+    """OpenEvolve artifacts from a result document (the CLI's, or the server's ``info``)."""
+    artifacts: Artifacts = {}
+    raw_artifacts = _mapping(doc.get("artifacts"))
+    summary = raw_artifacts.get("summary")
+    artifacts["summary"] = summary if isinstance(summary, str) else ""
+    # OpenEvolve puts every artifact in the next prompt (within prompt.max_artifact_bytes): the worst decisions go
+    # in once -- the summary has its own Worst Decisions section -- and separately only when it lacks them.
+    worst = raw_artifacts.get("worst_decisions")
+    if isinstance(worst, str) and worst.strip():
+        first = next((line.strip() for line in worst.splitlines() if line.strip()), "")
+        if first not in artifacts["summary"]:
+            artifacts["worst_decisions"] = worst
+    error = doc.get("error")
+    if error:
+        if isinstance(error, dict):
+            artifacts["error"] = "%s: %s" % (error.get("code", "ERROR"), error.get("message", ""))
+        else:
+            artifacts["error"] = str(error)
+        if not artifacts["summary"].strip():
+            artifacts["summary"] = "The candidate failed; it was scored 0.\n\n" + artifacts["error"]
+    if err.strip():
+        artifacts["stderr"] = _tail(err)
+    return artifacts
+
+
+def _warm_server(suite: str, point: str) -> Any:
+    """The warm ``blis evaluate --serve`` of this set-up (started on first use; BlisSetupError when it cannot)."""
+    return _warm.get_server(blis_command(), _warm.server_args(suite, point, None, cache_args()))
+
+
+def _evaluate_warm(text: str, stage: int, suite: str, point: str, timeout_s: float) -> Tuple[Metrics, Artifacts]:
+    server, answer = _warm.ask(blis_command(), _warm.server_args(suite, point, None, cache_args()), "/evaluate", {"candidate": {point: text}, "stage": stage}, timeout_s)
+    if answer.timed_out:
+        return _failure(stage, "timeout: the evaluation took longer than %gs (BLIS_TIMEOUT_S)" % timeout_s, {"stderr": _tail(answer.stderr)} if answer.stderr.strip() else None)
+    doc = answer.doc
+    info = doc.get("info") if isinstance(doc, dict) else None
+    if answer.status != 200 or not isinstance(info, dict):
+        message = doc.get("error") if isinstance(doc, dict) else None
+        raise BlisSetupError("the blis evaluation server answered %s to POST /evaluate: %s\ncommand: %s" % (answer.status, message or "no evaluation result", " ".join(shlex.quote(c) for c in server.full)))
+    _raise_for_setup(info)
+    return metrics_from_result(info, stage), _artifacts_of(info, answer.stderr)
+
+
+def _raise_for_setup(doc: Dict[str, Any]) -> None:
+    """A result whose error is the set-up's, not the candidate's: the suite fixes the control point evolved."""
+    error = doc.get("error")
+    if isinstance(error, dict) and error.get("code") == "SUITE_FIXED_CONTROL_POINT":
+        raise BlisSetupError("blis set-up error: %s: %s (set BLIS_CONTROL_POINT to a control point the suite leaves to the candidate)" % (error.get("code"), error.get("message", "")))
+
+
+def evaluate_program(program_path: Union[str, os.PathLike], stage: int, **overrides: Any) -> Tuple[Metrics, Artifacts]:
     """Evaluates a program at ``stage`` (1: the smoke scenario; 2: the full suite); returns (metrics, artifacts).
 
-    A failed or timed-out candidate is a result with ``combined_score`` 0.0; a set-up error raises
-    ``BlisSetupError`` (see the module docstring).
+    ``overrides``: ``suite``, ``control_point``, ``timeout_s`` (instead of the environment's). A failed or
+    timed-out candidate is a result with ``combined_score`` 0.0; a set-up error raises ``BlisSetupError`` (see the
+    module docstring).
     """
-    suite = _suite()
-    point = _control_point()
-    timeout_s = _timeout_s()
+    suite, point, timeout_s = _settings(overrides)
     tmpdir: Optional[str] = None
     try:
         path = Path(program_path).resolve()
         if not path.is_file():
             raise BlisSetupError("program file not found: %s" % path)
+        if _warm.warm_enabled():
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError as e:
+                raise BlisSetupError("cannot read the program %s: %s" % (path, e))
+            return _evaluate_warm(text, stage, suite, point, timeout_s)
         if path.suffix not in (".js", ".mjs", ".cjs"):
             # blis reads a .js file as code; anything else would be taken for a bundle.
             tmpdir = tempfile.mkdtemp(prefix="blis-oe-")
@@ -341,23 +444,7 @@ def evaluate_program(program_path: Union[str, os.PathLike], stage: int) -> Tuple
         doc, err = _result_document(args, timeout_s)
         if doc is None:
             return _failure(stage, "timeout: the evaluation took longer than %gs (BLIS_TIMEOUT_S)" % timeout_s, {"stderr": _tail(err)} if err.strip() else None)
-        metrics = metrics_from_result(doc, stage)
-        artifacts: Artifacts = {}
-        raw_artifacts = _mapping(doc.get("artifacts"))
-        for name in ("summary", "worst_decisions"):
-            text = raw_artifacts.get(name)
-            artifacts[name] = text if isinstance(text, str) else ""
-        error = doc.get("error")
-        if error:
-            if isinstance(error, dict):
-                artifacts["error"] = "%s: %s" % (error.get("code", "ERROR"), error.get("message", ""))
-            else:
-                artifacts["error"] = str(error)
-            if not artifacts["summary"].strip():
-                artifacts["summary"] = "The candidate failed; it was scored 0.\n\n" + artifacts["error"]
-        if err.strip():
-            artifacts["stderr"] = _tail(err)
-        return metrics, artifacts
+        return metrics_from_result(doc, stage), _artifacts_of(doc, err)
     finally:
         if tmpdir is not None:
             shutil.rmtree(tmpdir, ignore_errors=True)
@@ -379,8 +466,16 @@ def check_setup() -> None:
     checked, then the candidate fails (exit 0, ``error``) without a simulation. Each set-up is checked once per
     process.
     """
-    key = tuple(blis_command()) + (_suite(), _control_point(), str(REPO_ROOT))
+    key = tuple(blis_command()) + (_suite(), _control_point(), str(REPO_ROOT), "warm" if _warm.warm_enabled() else "cli")
     if key in _CHECKED:
+        return
+    if _warm.warm_enabled():
+        # Starting the server reads the suite and checks the flags (exit 2 and blis's error line otherwise); the
+        # probe checks that the suite leaves the control point to the candidate, without a simulation.
+        metrics, artifacts = _evaluate_warm(_PROBE_PROGRAM, 1, _suite(), _control_point(), _timeout_s())
+        if "timeout" in artifacts.get("error", ""):
+            raise BlisSetupError("blis did not answer within %gs (BLIS_TIMEOUT_S) on the set-up check" % _timeout_s())
+        _CHECKED.add(key)
         return
     tmpdir = tempfile.mkdtemp(prefix="blis-oe-check-")
     try:
@@ -395,19 +490,22 @@ def check_setup() -> None:
     _CHECKED.add(key)
 
 
-def evaluate_stage1(program_path: str) -> Any:
+def evaluate_stage1(program_path: str, **kwargs: Any) -> Any:
     """Cascade stage 1: the suite's short smoke scenario (rejects broken or hopeless programs fast)."""
-    return _result(*evaluate_program(program_path, 1))
+    return _result(*evaluate_program(program_path, 1, **kwargs))
 
 
-def evaluate_stage2(program_path: str) -> Any:
-    """Cascade stage 2: the full suite (every scenario x seed)."""
-    return _result(*evaluate_program(program_path, 2))
+def evaluate_stage2(program_path: str, **kwargs: Any) -> Any:
+    """Cascade stage 2: the full suite (every scenario x seed); stage 1's runs are not simulated again."""
+    return _result(*evaluate_program(program_path, 2, **kwargs))
 
 
-def evaluate(program_path: str) -> Any:
-    """Direct evaluation (``cascade_evaluation: false``): the full suite, as stage 2."""
-    return _result(*evaluate_program(program_path, 2))
+def evaluate(program_path: str, **kwargs: Any) -> Any:
+    """Direct evaluation (``cascade_evaluation: false``): the full suite, as stage 2.
+
+    Keyword arguments (OpenEvolve 0.4.1's ``--evaluator-args``): ``suite``, ``control_point``, ``timeout_s``.
+    """
+    return _result(*evaluate_program(program_path, 2, **kwargs))
 
 
 if os.environ.get("BLIS_SETUP_CHECK", "").strip() != "0":

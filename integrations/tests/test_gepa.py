@@ -1,6 +1,7 @@
-"""The GEPA adapter and the optimize_anything evaluator (integrations/gepa, GEPA 0.1.4 contracts) on the real CLI.
+"""The GEPA adapter and the optimize_anything evaluator (integrations/gepa, GEPA's current contracts) on real blis.
 
-Runs ``node bin/blis.js`` from the repository root (build first: ``npm run build``), or ``BLIS_CMD`` when set.
+Runs ``node bin/blis.js`` from the repository root (build first: ``npm run build``), or ``BLIS_CMD`` when set:
+through the warm evaluation server by default, through one CLI process per evaluation with ``BLIS_WARM=0``.
 Every evaluation is one 500-request run of one example (well under a second of simulation). A failed candidate
 scores 0 without latency figures; a set-up error (bad suite, example, component, an unbuilt checkout, a crash)
 raises BlisSetupError.
@@ -155,13 +156,26 @@ class GEPAAdapterTest(unittest.TestCase):
             self.assertEqual(set(d.values()), {0.0})
 
     def test_bad_examples_raise(self) -> None:
-        for item, message in (("nope@3", "error: --only nope@3: no such scenario and seed in suite routing-prefix-heavy"), ("garbage", 'bad example id "garbage"'), (42, "not an example: 42")):
+        for item, message in (("nope@3", 'unknown example id "nope@3" (known: steady@1, steady@2, hot@3, hot@4)'), ("garbage", 'bad example id "garbage"'), (42, "not an example: 42")):
             with self.assertRaises(adapter_mod.BlisSetupError) as caught:
                 self.adapter.evaluate(["steady@1", item], {"routing": ROUTE})
             self.assertIn(message, str(caught.exception))
 
-    def test_unknown_component_raises_with_the_cli_message(self) -> None:
-        with self.assertRaisesRegex(adapter_mod.BlisSetupError, r'error: --components: unknown candidate component "nonsense"'):
+    def test_cli_path_messages(self) -> None:
+        """With BLIS_WARM=0 each evaluation is one CLI process, and set-up errors carry the CLI's error lines."""
+        with mock.patch.dict(os.environ, {"BLIS_WARM": "0"}):
+            adapter = adapter_mod.BlisGEPAAdapter()
+            self.assertFalse(adapter.client.warm)
+            with self.assertRaisesRegex(adapter_mod.BlisSetupError, r'error: --components: unknown candidate component "nonsense"'):
+                adapter.evaluate(["steady@1"], {"nonsense": "x"})
+            with self.assertRaisesRegex(adapter_mod.BlisSetupError, "error: --only nope@3: no such scenario and seed in suite routing-prefix-heavy"):
+                adapter.evaluate(["nope@3"], {"routing": ROUTE})
+            result = adapter.evaluate(["steady@1"], {"routing": ROUTE})
+            warm = self.adapter.evaluate(["steady@1"], {"routing": ROUTE})
+            self.assertEqual(result.scores, warm.scores, "the CLI and the warm server score alike")
+
+    def test_unknown_component_raises_with_the_server_message(self) -> None:
+        with self.assertRaisesRegex(adapter_mod.BlisSetupError, r'answered 400: bad candidate: unknown candidate component "nonsense"'):
             self.adapter.evaluate(["steady@1"], {"nonsense": "x"})
         with self.assertRaises(TypeError):
             self.adapter.evaluate(["steady@1"], 12345)  # type: ignore[arg-type]
@@ -192,6 +206,10 @@ class GEPAAdapterTest(unittest.TestCase):
                 call()
 
     def test_crashes_and_garbage_raise_but_a_timeout_is_scored(self) -> None:
+        """Through the CLI (BLIS_WARM=0); test_warm.py has the same for the warm server."""
+        patcher = mock.patch.dict(os.environ, {"BLIS_WARM": "0"})
+        patcher.start()
+        self.addCleanup(patcher.stop)
         crash = adapter_mod.BlisGEPAAdapter(blis_cmd=_stub(self.tmp.name, "import sys\nsys.stderr.write('fatal: out of cheese\\n')\nsys.exit(70)\n"))
         with self.assertRaisesRegex(adapter_mod.BlisSetupError, r"crashed \(exit 70\): fatal: out of cheese"):
             crash.evaluate(["steady@1"], {"routing": ROUTE})
@@ -291,7 +309,7 @@ class OptimizeAnythingEvaluatorTest(unittest.TestCase):
     def test_set_up_errors_raise(self) -> None:
         with self.assertRaisesRegex(oa.BlisSetupError, "not an example: 3.5"):
             oa.evaluate({"routing": ROUTE}, 3.5)
-        with self.assertRaisesRegex(oa.BlisSetupError, "no such scenario and seed"):
+        with self.assertRaisesRegex(oa.BlisSetupError, 'unknown example id "steady@99"'):
             oa.evaluate({"routing": ROUTE}, "steady@99")
         with self.assertRaises(TypeError):
             oa.evaluate(12345)

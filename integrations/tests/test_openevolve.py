@@ -1,6 +1,8 @@
-"""The OpenEvolve evaluator (integrations/openevolve/evaluator.py, OpenEvolve 0.3.2 contract) against the real CLI.
+"""The OpenEvolve evaluator (integrations/openevolve/evaluator.py, OpenEvolve 0.3.2 / 0.4 contracts) against real blis.
 
-Runs ``node bin/blis.js`` from the repository root (build first: ``npm run build``), or ``BLIS_CMD`` when set.
+Runs ``node bin/blis.js`` from the repository root (build first: ``npm run build``), or ``BLIS_CMD`` when set:
+through the warm evaluation server by default; the tests with stand-in commands (crashes, garbage, a slow blis)
+exercise the one-process-per-evaluation path (``BLIS_WARM=0``), test_warm.py the server's own failures.
 Each evaluation is a stage-1 smoke run (about a second) unless the test is about stage 2. A failed candidate is
 a scored 0 without latency figures; a set-up error (bad suite, control point, file, an unbuilt checkout, a crash)
 raises BlisSetupError, also when the module is imported.
@@ -115,7 +117,8 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
         self.assertTrue(any(k.startswith("raw_") for k in metrics))
         _, artifacts = ev.evaluate_program(str(INITIAL), 1)
         self.assertIn("summary", artifacts)
-        self.assertIn("worst_decisions", artifacts)
+        self.assertIn("## Worst Decisions", artifacts["summary"])
+        self.assertNotIn("worst_decisions", artifacts, "the summary has them: not twice")
         self.assertTrue(artifacts["summary"].strip())
         self.assertNotIn("error", artifacts)
 
@@ -127,6 +130,27 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
         self.assertGreater(stage2["runs"], 1.0)
         direct = _metrics(ev.evaluate(str(INITIAL)))
         self.assertEqual(direct, stage2, "evaluate() is the full suite and deterministic")
+
+    def test_stage2_does_not_simulate_stage1_again(self) -> None:
+        """The warm server remembers stage 1's runs: a cascade simulates each run once."""
+        ev.evaluate_stage1(str(INITIAL))
+        ev.evaluate_stage2(str(INITIAL))  # the suite's baseline is now in the server's memory for both stages
+        server = ev._warm_server(ev._suite(), ev._control_point())
+
+        def runs() -> Dict[str, int]:
+            answer = server.request("/status", None, 30)
+            self.assertEqual(answer.status, 200)
+            return answer.doc["runs"]
+
+        path = self.program("fresh.js", INITIAL.read_text(encoding="utf-8") + "\n// fresh %d\n" % time.time_ns())
+        before = runs()
+        ev.evaluate_stage1(path)
+        after1 = runs()
+        ev.evaluate_stage2(path)
+        after2 = runs()
+        self.assertEqual(after1["simulated"] - before["simulated"], 1, "stage 1: the smoke run")
+        self.assertEqual(after2["simulated"] - after1["simulated"], 4, "stage 2: the full suite's four runs only")
+        self.assertEqual(after2["remembered"] - after1["remembered"], 1, "stage 1's run, remembered")
 
     def test_syntax_error_scores_zero_with_the_reason(self) -> None:
         path = self.program("broken.js", "// EVOLVE-BLOCK-START\nfunction route(request, state) {\n  return state.instances[0].id +;\n}\n// EVOLVE-BLOCK-END\n")
@@ -249,7 +273,7 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
     def test_failed_document_through_the_cli_contract(self) -> None:
         doc = {"combined_score": 0, "objectives": {}, "scenarios": [], "artifacts": {"summary": "", "worst_decisions": ""}, "error": {"code": "SANDBOX_THREW", "message": "the policy threw"}, "baseline": {}}
         cmd = self._stub("import sys\nsys.stdout.write(%r)\n" % json.dumps(doc))
-        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd}):
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd, "BLIS_WARM": "0"}):
             metrics, artifacts = ev.evaluate_program(str(INITIAL), 2)
         self.assertEqual(metrics["combined_score"], 0.0)
         self.assertFloatMetrics(metrics)
@@ -265,7 +289,7 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
     def test_timeout_is_enforced_and_reported(self) -> None:
         cmd = self._stub("import sys, time\nsys.stderr.write('starting\\n'); sys.stderr.flush()\ntime.sleep(60)\n")
         started = time.monotonic()
-        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd, "BLIS_TIMEOUT_S": "1"}):
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd, "BLIS_TIMEOUT_S": "1", "BLIS_WARM": "0"}):
             metrics, artifacts = ev.evaluate_program(str(INITIAL), 1)
         self.assertLess(time.monotonic() - started, 15)
         self.assertEqual(metrics["combined_score"], 0.0)
@@ -274,7 +298,7 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
 
     def test_crash_raises_with_the_stderr_tail(self) -> None:
         cmd = self._stub("import sys\nsys.stderr.write('x' * 10000 + '\\nfatal: out of cheese\\n')\nsys.exit(3)\n")
-        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd}):
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd, "BLIS_WARM": "0"}):
             with self.assertRaises(ev.BlisSetupError) as caught:
                 ev.evaluate_stage2(str(INITIAL))
         message = str(caught.exception)
@@ -283,7 +307,7 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
 
     def test_internal_error_line_is_the_message(self) -> None:
         cmd = self._stub("import sys\nsys.stderr.write('internal: evaluate: TypeError: x is undefined (a bug in blis)\\n')\nsys.exit(70)\n")
-        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd}):
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd, "BLIS_WARM": "0"}):
             with self.assertRaisesRegex(ev.BlisSetupError, r"^blis crashed \(exit 70\): internal: evaluate: TypeError"):
                 ev.evaluate_program(str(INITIAL), 1)
 
@@ -291,13 +315,13 @@ class OpenEvolveEvaluatorTest(unittest.TestCase):
         if os.name != "posix":
             self.skipTest("signals are POSIX")
         cmd = self._stub("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
-        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd}):
+        with mock.patch.dict(os.environ, {"BLIS_CMD": cmd, "BLIS_WARM": "0"}):
             with self.assertRaisesRegex(ev.BlisSetupError, "killed by SIGKILL"):
                 ev.evaluate_program(str(INITIAL), 1)
 
     def test_garbage_output_and_unstartable_command_raise(self) -> None:
         for body in ("print('not json')\n", "print('[1, 2]')\n", ""):
-            with mock.patch.dict(os.environ, {"BLIS_CMD": self._stub(body)}):
+            with mock.patch.dict(os.environ, {"BLIS_CMD": self._stub(body), "BLIS_WARM": "0"}):
                 with self.assertRaisesRegex(ev.BlisSetupError, "no JSON"):
                     ev.evaluate_program(str(INITIAL), 1)
         with mock.patch.dict(os.environ, {"BLIS_CMD": "/nonexistent/blis-binary"}):
@@ -351,7 +375,7 @@ class OpenEvolveSetupCheckTest(unittest.TestCase):
         script = Path(self.tmp.name) / "counting_blis.py"
         doc = {"combined_score": 0, "objectives": {}, "error": {"code": "POLICY_CODE", "message": "syntax"}}
         script.write_text("import sys\nopen(%r, 'a').write('x')\nsys.stdout.write(%r)\n" % (str(calls), json.dumps(doc)), encoding="utf-8")
-        with mock.patch.dict(os.environ, {"BLIS_CMD": "%s %s" % (shlex.quote(sys.executable), shlex.quote(str(script)))}):
+        with mock.patch.dict(os.environ, {"BLIS_CMD": "%s %s" % (shlex.quote(sys.executable), shlex.quote(str(script))), "BLIS_WARM": "0"}):
             for _ in range(3):
                 self.load()
         self.assertEqual(calls.read_text(), "x")

@@ -55,6 +55,7 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .option('--queue <url>', 'with --population: evaluate on the Redis job queue at redis://HOST:PORT (blis worker on any number of machines; docs/distributed.md)')
     .addOption(new Option('--worker-wait-s <s>', 'with --queue: fail when no worker has been connected for this long (0 = wait for ever)').default('300'))
     .option('--serve', 'serve GEPA\'s HTTP evaluation protocol (POST /evaluate, /evaluate_examples, /validate; GET /status, /task)')
+    .option('--watch-stdin', 'with --serve: stop when stdin closes (the process that started the server and holds the pipe has ended)')
     .addOption(new Option('--host <host>', 'address to bind with --serve').default('127.0.0.1'))
     .addOption(new Option('--port <port>', 'port with --serve (0 = any free port)').default('0'))
     .addOption(new Option('--budget <n>', 'evaluations the server grants before answering 429').default('1000'))

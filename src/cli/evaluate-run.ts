@@ -32,6 +32,8 @@ import { searchPolicies, withSeedOffset } from '../evaluate/search/search.js';
 import { proveOnHoldout } from '../evaluate/search/proof.js';
 import { findTemplate, type ParamValue } from '../policy/templates/catalog.js';
 import { EvaluationPool } from '../evaluate/pool.js';
+import { IN_THREAD } from '../evaluate/evaluate.js';
+import { RunMemo } from '../evaluate/run-memo.js';
 import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
 import { isSemantics, SEMANTICS } from '../domain/semantics.js';
 import { UsageError } from './errors.js';
@@ -139,6 +141,7 @@ export interface EvaluateFlags {
   timeoutS: string;
   cache?: string;
   serve?: boolean;
+  watchStdin?: boolean;
   host: string;
   port: string;
   budget: string;
@@ -204,6 +207,7 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   }
   if (o.engine !== 'fast' && o.engine !== 'strict') throw new UsageError('bad-flag', `--engine must be fast or strict, got ${showValue(o.engine)}`);
   const engine = o.engine;
+  if (o.watchStdin === true && o.serve !== true) throw new UsageError('bad-flag', '--watch-stdin works with --serve (it stops the server when stdin closes); drop it or add --serve');
   if (o.report !== undefined && (o.serve === true || o.population !== undefined)) throw new UsageError('bad-flag', '--report works with one candidate (--candidate or --components), not with --population or --serve');
   const reportOut = o.report === undefined ? null : checkOutputPath('--report', o.report);
   checkInputsAndOutputs([reportOut], [
@@ -224,6 +228,9 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache, io);
   const pool = workers > 1 || timeoutMs > 0 ? new EvaluationPool({ workers, timeoutMs }) : null;
   const baselines = new Map<string, Promise<EvaluationResult>>();
+  // A server lives long: runs it has simulated are not simulated again (stage 2 after stage 1, a re-sent candidate).
+  const memo = o.serve === true ? new RunMemo() : null;
+  const wrap = (r: typeof IN_THREAD): typeof IN_THREAD => (memo === null ? r : memo.wrap(r));
   const run = async (c: Candidate, evalOpts: EvaluateOptions = opts): Promise<EvaluationResult> => {
     const key = ResultCache.key(c, suite, evalOpts);
     const hit = cache.get(key);
@@ -246,7 +253,7 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
         return p;
       },
     };
-    const r = pool === null ? await evaluateCandidate(c, suite, evalOpts, hooks) : await pool.run(c, suite, evalOpts, hooks);
+    const r = pool === null ? await evaluateCandidate(c, suite, evalOpts, hooks, wrap(IN_THREAD)) : await pool.run(c, suite, evalOpts, hooks, wrap);
     // Wall-clock failures are not facts about the candidate: never cache them.
     if (r.error?.code !== 'EVAL_TIMEOUT' && r.error?.code !== 'EVAL_WORKER_DIED') cache.set(key, r);
     return r;
@@ -259,8 +266,9 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
         host: o.host,
         port: int('--port', o.port, 0),
         budget: int('--budget', o.budget, 1),
-        evaluate: (c, only) => run(c, { stage: 2, only }),
+        evaluate: (c, only, stage) => run(c, { stage: stage ?? 2, only }),
         candidateFromComponents: (comp, id) => candidateFromComponents(comp, id, engine),
+        ...(memo === null ? {} : { runStats: () => ({ simulated: memo.stats.misses, remembered: memo.stats.hits }) }),
       });
       io.stdout(`listening on ${server.url}\n`);
       await new Promise<void>((resolve) => {
@@ -269,6 +277,13 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
         };
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
+        // --watch-stdin: the process that started the server holds its stdin; when that process ends (even
+        // killed, without cleaning up), stdin closes and the server stops instead of living on as an orphan.
+        if (o.watchStdin === true) {
+          process.stdin.on('end', stop);
+          process.stdin.on('error', stop);
+          process.stdin.resume();
+        }
       });
       return;
     }

@@ -34,12 +34,13 @@ function fromComponents(c: Record<string, string>, id: string): Candidate {
 interface Call {
   readonly candidate: Candidate;
   readonly only: readonly ExampleRef[] | null;
+  readonly stage?: 1 | 2 | undefined;
 }
 
 /** A fake result: the score is the text's length mod 10 / 10 (+ the seed / 1000), 'FAIL' fails, 'THROW' throws. */
 function fakeEvaluate(calls: Call[], gate?: () => Promise<void>): EvalServerOptions['evaluate'] {
-  return async (candidate, only) => {
-    calls.push({ candidate, only });
+  return async (candidate, only, stage) => {
+    calls.push({ candidate, only, stage });
     if (gate) await gate();
     if (candidate.bundle.includes('THROW')) throw new Error('evaluator exploded');
     const seed = only?.[0]?.seed ?? 0;
@@ -126,6 +127,9 @@ describe('evaluation server (GEPA protocol)', () => {
     const { status, json } = await get(s.url, '/status');
     expect(status).toBe(200);
     expect(json).toMatchObject({ suite: 'fake-suite', examples: 3, best_score: null, budget: { used: 0, total: 7, remaining: 7, exhausted: false, max_evals: 7, remaining_evals: 7 } });
+    expect(json.runs).toBeUndefined();
+    const counted = await start({ runStats: () => ({ simulated: 5, remembered: 2 }) });
+    expect((await get(counted.url, '/status')).json.runs).toEqual({ simulated: 5, remembered: 2 });
   });
 
   it('POST /evaluate with an example id evaluates that example and charges 1', async () => {
@@ -151,6 +155,25 @@ describe('evaluation server (GEPA protocol)', () => {
     expect(status).toBe(200);
     expect(calls[0]!.only).toBeNull();
     expect(json.budget).toMatchObject({ used: 3, remaining: 7 });
+  });
+
+  it('POST /evaluate with stage 1 evaluates the smoke stage and charges its runs; stage 2 is the cascade', async () => {
+    const calls: Call[] = [];
+    const s = await start({}, calls);
+    const one = await post(s.url, '/evaluate', { candidate: ROUTE, stage: 1 });
+    expect(one.status).toBe(200);
+    expect(calls[0]).toMatchObject({ only: null, stage: 1 });
+    expect(one.json.budget).toMatchObject({ used: 1 });
+    const two = await post(s.url, '/evaluate', { candidate: ROUTE, stage: 2 });
+    expect(two.status).toBe(200);
+    expect(calls[1]).toMatchObject({ only: null, stage: 2 });
+    expect(two.json.budget).toMatchObject({ used: 4 });
+    for (const bad of [{ stage: 3 }, { stage: '1' }, { stage: 1, example_id: 'steady@1' }]) {
+      const r = await post(s.url, '/evaluate', { candidate: ROUTE, ...bad });
+      expect(r.status).toBe(400);
+      expect(String(r.json.error)).toMatch(/stage/);
+    }
+    expect(calls).toHaveLength(2);
   });
 
   it('a string candidate is a bundle text', async () => {

@@ -4,13 +4,17 @@
  * evaluates candidates against a fixed budget without running the simulator itself.
  *
  * Endpoints (JSON in, JSON out; bound to 127.0.0.1 unless told otherwise):
- * - `POST /evaluate {candidate, example_id?}` → `{score, info, budget}`. Without `example_id` the candidate is
- *   evaluated on the whole suite (which costs one budget unit per example); with it on that one example.
+ * - `POST /evaluate {candidate, example_id?, stage?}` → `{score, info, budget}`. Without `example_id` the
+ *   candidate is evaluated on the whole suite: `stage` 2 (the default) is the cascade — stage 1, then the full
+ *   suite when stage 1 passes — and costs one budget unit per example; `stage` 1 only the smoke stage, one unit
+ *   per stage-1 run (an OpenEvolve cascade asks for stage 1, then stage 2). With `example_id`, on that one
+ *   example (no `stage`).
  * - `POST /evaluate_examples {candidate, example_ids?}` → `{results: [{example_id, score, info}], average_score,
  *   scores, infos, num_evaluated, errors, budget}` (GEPA's keys plus the ordered `results`); each example is
  *   one evaluation and one budget unit; default: every example.
  * - `POST /validate {candidate}` → `{valid, error?}`: compiles / checks the candidate, no budget.
- * - `GET /status` → `{budget, suite, task, examples, best_score, total_evals}`.
+ * - `GET /status` → `{budget, suite, task, examples, best_score, total_evals, runs?}` (`runs`: scenario runs
+ *   `simulated` and `remembered`, answered from the run memo).
  * - `GET /task` → the suite, its example ids, objectives and the candidate format (plus GEPA's `objective`,
  *   `background`, `has_dataset`, `train_size`, `val_size`, `test_size`).
  *
@@ -47,8 +51,8 @@ export interface EvalServerOptions {
   readonly port?: number;
   /** Maximum number of evaluations, counted per example evaluated. */
   readonly budget: number;
-  /** Evaluates a candidate on the given examples (`null` = the whole suite). */
-  readonly evaluate: (candidate: Candidate, only: readonly ExampleRef[] | null) => Promise<EvaluationResult>;
+  /** Evaluates a candidate on the given examples (`null` = the whole suite, at `stage`: 2 when absent). */
+  readonly evaluate: (candidate: Candidate, only: readonly ExampleRef[] | null, stage?: 1 | 2) => Promise<EvaluationResult>;
   /** Maps a component dict to a candidate; throws when the dict's shape is wrong (unknown key, ...). */
   readonly candidateFromComponents: (components: Record<string, string>, id: string) => Candidate;
   /**
@@ -56,6 +60,8 @@ export interface EvalServerOptions {
    * evaluates the candidate on the first example and reports its error, without charging the budget.
    */
   readonly validate?: (candidate: Candidate) => Promise<{ valid: boolean; error?: string }>;
+  /** Scenario runs simulated and answered from memory so far (shown by `GET /status` as `runs`), when known. */
+  readonly runStats?: () => { readonly simulated: number; readonly remembered: number };
   /** Largest accepted request body; default 1 MiB. */
   readonly maxBodyBytes?: number;
 }
@@ -109,7 +115,7 @@ export function candidateId(components: Readonly<Record<string, string>>): strin
 
 /** The result fields kept in `info` (per-scenario details keep their documented fields only). */
 const SCENARIO_KEYS = ['scenario', 'seed', 'key', 'metrics', 'objectives', 'scores', 'score', 'anomalies'] as const;
-const RESULT_KEYS = ['combined_score', 'objectives', 'scores', 'features', 'candidate', 'suite', 'blis_version', 'error'] as const;
+const RESULT_KEYS = ['combined_score', 'combined_score_ci95', 'baseline', 'constraints', 'objectives', 'scores', 'features', 'candidate', 'suite', 'blis_version', 'error'] as const;
 
 /**
  * `info` of a response: the evaluation result without bulky per-request data (documented fields only,
@@ -173,6 +179,7 @@ export async function startEvaluationServer(o: EvalServerOptions): Promise<Evalu
   const maxBody = o.maxBodyBytes ?? MAX_BODY_BYTES;
   const examples = suiteExamples(o.suite);
   const byId = new Map(examples.map((e) => [exampleId(e), e]));
+  const stage1Runs = Math.max(1, o.suite.stage1.reduce((a, s) => a + s.seeds.length, 0));
   let used = 0;
   let bestScore: number | null = null;
   let closing = false;
@@ -230,10 +237,10 @@ export async function startEvaluationServer(o: EvalServerOptions): Promise<Evalu
   };
 
   /** One charged evaluation; an evaluator failure is charged too (GEPA parity) and rethrown. */
-  const charged = async (candidate: Candidate, only: readonly ExampleRef[] | null, cost: number): Promise<{ score: number; info: Record<string, unknown> }> => {
+  const charged = async (candidate: Candidate, only: readonly ExampleRef[] | null, cost: number, stage?: 1 | 2): Promise<{ score: number; info: Record<string, unknown> }> => {
     let result: EvaluationResult;
     try {
-      result = await o.evaluate(candidate, only);
+      result = await o.evaluate(candidate, only, stage);
     } finally {
       used += cost;
     }
@@ -248,9 +255,14 @@ export async function startEvaluationServer(o: EvalServerOptions): Promise<Evalu
     const { candidate } = parseCandidate(body);
     const id = body.example_id;
     const only = id === undefined || id === null ? null : [lookup(id, 'example_id')];
-    checkBudget(only ? 1 : examples.length);
+    const rawStage = body.stage;
+    if (rawStage !== undefined && rawStage !== null && rawStage !== 1 && rawStage !== 2) throw new RequestError(400, `stage must be 1 (the smoke stage) or 2 (the cascade: stage 1, then the full suite), got ${JSON.stringify(rawStage)}`);
+    const stage = rawStage === 1 || rawStage === 2 ? rawStage : undefined;
+    if (stage !== undefined && only !== null) throw new RequestError(400, 'give either example_id (one example) or stage (the whole suite), not both');
+    const cost = only ? 1 : stage === 1 ? stage1Runs : examples.length;
+    checkBudget(cost);
     try {
-      const { score, info } = await charged(candidate, only, only ? 1 : examples.length);
+      const { score, info } = await charged(candidate, only, cost, stage);
       return { status: 200, body: { score, info, budget: budget() } };
     } catch (e) {
       return { status: 500, body: { error: `the evaluator failed: ${messageOf(e)}`, budget: budget() } };
@@ -314,7 +326,7 @@ export async function startEvaluationServer(o: EvalServerOptions): Promise<Evalu
 
   const getStatus = (): Reply => ({
     status: 200,
-    body: { budget: budget(), suite: o.suite.name, task: o.suite.name, examples: examples.length, best_score: bestScore, total_evals: used },
+    body: { budget: budget(), suite: o.suite.name, task: o.suite.name, examples: examples.length, best_score: bestScore, total_evals: used, ...(o.runStats === undefined ? {} : { runs: o.runStats() }) },
   });
 
   const getTask = (): Reply => ({

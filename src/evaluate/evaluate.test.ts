@@ -179,5 +179,8 @@ describe('CLI', () => {
     expect(doc.error?.code).toBe('POLICY_RUNTIME');
     const u = await cli(['evaluate', '--candidate', file, '--suite', 'no-such-suite']);
     expect(u.code).toBe(2);
+    const ws = await cli(['evaluate', '--candidate', file, '--suite', 'routing-prefix-heavy', '--watch-stdin']);
+    expect(ws.code).toBe(2);
+    expect(ws.err).toMatch(/--watch-stdin works with --serve/);
   }, 120_000);
 });

@@ -230,12 +230,13 @@ export class EvaluationPool {
 
   /**
    * Evaluates `candidate` with its runs on the pool; the same result as evaluateCandidate in this thread, or a
-   * scored failure when a run's worker died or the evaluation's wall-clock budget passed.
+   * scored failure when a run's worker died or the evaluation's wall-clock budget passed. `wrap` wraps the
+   * runner (e.g. RunMemo.wrap, so that runs already simulated in this process are not simulated again).
    */
-  async run(candidate: Candidate, suite: Suite, evalOpts: EvaluateOptions, hooks: EvaluateHooks = {}): Promise<EvaluationResult> {
+  async run(candidate: Candidate, suite: Suite, evalOpts: EvaluateOptions, hooks: EvaluateHooks = {}, wrap: (r: ScenarioRunner) => ScenarioRunner = (r) => r): Promise<EvaluationResult> {
     const job = this.newJob();
     try {
-      return await evaluateCandidate(candidate, suite, evalOpts, hooks, this.runner(job));
+      return await evaluateCandidate(candidate, suite, evalOpts, hooks, wrap(this.runner(job)));
     } finally {
       job.end();
       this.drop(job);

@@ -1,4 +1,4 @@
-"""OpenEvolve entry point for the example: re-exports ../evaluator.py (OpenEvolve 0.3.2 contract).
+"""OpenEvolve entry point for the example: re-exports ../evaluator.py (OpenEvolve 0.4.x / 0.3.2 contracts).
 
 OpenEvolve loads this file by path (``openevolve-run.py example/initial_program.js example/evaluator.py``), so
 the shared evaluator is loaded by path as well; ``evaluate``, ``evaluate_stage1`` and ``evaluate_stage2`` are
