@@ -62,7 +62,7 @@ const layerRules = LAYERS.map((layer) => {
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/**', 'bin/**', 'scripts/**', 'integrations/**', '*.config.js', 'test/**/*.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/**', 'bin/**', 'scripts/**', 'integrations/**', '*.config.js', 'test/**/*.mjs', 'examples/**'] /* sandboxed policy code: scripts, not modules */ },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

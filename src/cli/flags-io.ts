@@ -13,6 +13,8 @@ export interface CliFlag {
   readonly kind: FlagSpec['kind'];
   readonly def: FlagSpec['def'];
   readonly help: string;
+  /** What --help shows as the default instead of `def` (FlagSpec.helpDefault). */
+  readonly helpDefault?: string;
   readonly aliases?: readonly string[];
   /** Registered but left out of --help (accepted only with its default value). */
   readonly hidden?: boolean;
@@ -33,7 +35,7 @@ const SERVE_FIXED = new Set(['num-instances', 'admission-latency', 'routing-late
 
 const SERVE: readonly CliFlag[] = [
   { name: 'host', kind: 'string', def: '127.0.0.1', help: 'address to listen on' },
-  { name: 'port', kind: 'int', def: 8000, help: 'TCP port to listen on (0 = any free port, printed on stderr)' },
+  { name: 'port', kind: 'int', def: 8000, help: 'TCP port to listen on (0 = any free port; the listening line on stdout names it)' },
   { name: 'served-model-name', kind: 'string', def: '', help: 'model name the API reports and accepts (default: --model)' },
   { name: 'default-max-tokens', kind: 'int', def: 16, help: 'output length of a request that gives neither max_tokens nor min_tokens (vLLM completions default)' },
 ];

@@ -13,7 +13,7 @@ export function registerFlags(cmd: Command, command: CommandName): void {
   for (const f of commandFlags(command)) {
     const valueName = f.kind === 'bool' ? '' : f.kind === 'floats' ? ' <list>' : ' <value>';
     const opt = new Option(`--${f.name}${valueName}`, f.help);
-    if (f.kind !== 'bool') opt.default(Array.isArray(f.def) ? f.def.join(',') : String(f.def));
+    if (f.kind !== 'bool') opt.default(Array.isArray(f.def) ? f.def.join(',') : String(f.def), f.helpDefault);
     if (f.hidden === true) opt.hideHelp();
     cmd.addOption(opt);
     for (const a of f.aliases ?? []) {

@@ -71,7 +71,16 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
   registerReportCommands(root, io);
   registerSweepCommands(root, io);
   addLogFlag(root);
+  unquoteDefaults(root);
   return root;
+}
+
+/** `--help` shows numeric defaults (and lists of numbers) as numbers (`default: 30`), not as the strings commander holds (`"30"`). */
+function unquoteDefaults(cmd: Command): void {
+  for (const o of cmd.options) {
+    if (o.defaultValueDescription === undefined && typeof o.defaultValue === 'string' && /^-?\d+(\.\d+)?(e-?\d+)?(,-?\d+(\.\d+)?(e-?\d+)?)*$/i.test(o.defaultValue)) o.defaultValueDescription = o.defaultValue;
+  }
+  for (const sub of cmd.commands) unquoteDefaults(sub);
 }
 
 /**

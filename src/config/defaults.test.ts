@@ -12,9 +12,17 @@ describe('defaults.yaml facts', () => {
     });
     expect(findModelDefaults('codellama/codellama-34b-instruct-hf')?.tensorParallelism).toBe(2);
     expect(findModelDefaults('openai/gpt-oss-120b')).toEqual({ gpu: 'H100', tensorParallelism: 4 });
-    // The defaults table is keyed by the full id: no org stripping.
-    expect(findModelDefaults('llama-3.1-8b-instruct')).toBeUndefined();
     expect(findModelDefaults('hasOwnProperty')).toBeUndefined();
+  });
+
+  it('finds a name without its org/ prefix when exactly one model has it (docs/usage.md: `org/` optional)', () => {
+    expect(findModelDefaults('Llama-3.1-8B-Instruct')).toBe(findModelDefaults('meta-llama/llama-3.1-8b-instruct'));
+    expect(findModelDefaults('gpt-oss-120b')).toBe(findModelDefaults('openai/gpt-oss-120b'));
+    expect(findModelDefaults('other-org/llama-3.1-8b-instruct')).toBeUndefined();
+    expect(findModelDefaults('no-such-model')).toBeUndefined();
+    expect(findModelDefaults('')).toBeUndefined();
+    // Every bare name of the table is unique, so each one finds its model.
+    for (const k of Object.keys(MODEL_DEFAULTS)) expect(findModelDefaults(k.slice(k.indexOf('/') + 1)), k).toBe(MODEL_DEFAULTS[k]);
   });
 
   it('has all 30 reference entries, each on a catalog GPU with TP in {1, 2, 4, 8}', () => {

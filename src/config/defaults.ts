@@ -58,10 +58,17 @@ export const MODEL_DEFAULTS: Readonly<Record<string, ModelDefaults>> = {
   'redhatai/smollm3-3b-fp8-dynamic': h100(1, 'RedHatAI/SmolLM3-3B-FP8-dynamic'),
 };
 
-/** GPU/TP/repo defaults for a model name (lowercased before lookup, as the reference does). */
+/**
+ * GPU/TP/repo defaults for a model name (lowercased before lookup, as the reference does). A name without an
+ * `org/` prefix finds the one model of that name (`llama-3.1-8b-instruct` is `meta-llama/llama-3.1-8b-instruct`);
+ * none when no model or several models (of different organisations) have it.
+ */
 export function findModelDefaults(modelName: string): ModelDefaults | undefined {
   const key = modelName.toLowerCase();
-  return Object.hasOwn(MODEL_DEFAULTS, key) ? MODEL_DEFAULTS[key] : undefined;
+  if (Object.hasOwn(MODEL_DEFAULTS, key)) return MODEL_DEFAULTS[key];
+  if (key.includes('/') || key === '') return undefined;
+  const matches = Object.keys(MODEL_DEFAULTS).filter((k) => k.slice(k.indexOf('/') + 1) === key);
+  return matches.length === 1 ? MODEL_DEFAULTS[matches[0] as string] : undefined;
 }
 
 /**

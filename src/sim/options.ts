@@ -13,6 +13,7 @@ import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES } from '
 import { PREEMPTION_POLICIES, SCHEDULERS } from '../instance/scheduler.js';
 import { MOE_COMM_BACKENDS } from '../latency/moe-comm.js';
 import { AUTOSCALE_POLICIES } from '../routing/autoscale-policies.js';
+import { SCORER_NAMES } from '../routing/scorer-registry.js';
 import { ENCODE_DECIDERS } from '../routing/encode-decider.js';
 import { DISAGGREGATION_DECIDERS } from '../routing/disaggregation.js';
 import { ADMISSION_POLICIES, ROUTING_POLICIES } from '../routing/registry.js';
@@ -30,6 +31,8 @@ export interface FlagSpec {
   readonly kind: OptionKind;
   readonly def: string | number | boolean | readonly number[];
   readonly help: string;
+  /** What `--help` shows as the default when the stored one would mislead (an auto-sized or unlimited value). */
+  readonly helpDefault?: string;
   readonly aliases?: readonly string[];
   readonly scope: 'shared' | 'run' | 'replay';
   /** Largest value accepted (a value no machine could simulate is refused before any work starts). */
@@ -69,7 +72,7 @@ export const FLAGS = [
   { name: 'moe-comm-backend', kind: 'string', def: '', choices: namesOf(MOE_COMM_BACKENDS), help: 'MoE dispatch backend (allgather_reducescatter or an all2all family backend)', scope: 'shared' },
   { name: 'enable-expert-parallel', kind: 'bool', def: false, help: 'enable expert parallelism', scope: 'shared' },
   // KV cache
-  { name: 'total-kv-blocks', kind: 'int', def: 1000000, help: 'GPU KV blocks per instance (auto-calculated from GPU memory unless given)', scope: 'shared' },
+  { name: 'total-kv-blocks', kind: 'int', def: 1000000, helpDefault: 'auto-sized from GPU memory', help: 'GPU KV blocks per instance (auto-calculated from GPU memory unless given)', scope: 'shared' },
   { name: 'block-size-in-tokens', kind: 'int', def: 16, help: 'tokens per KV block', scope: 'shared' },
   { name: 'gpu-memory-utilization', kind: 'float', def: 0.9, help: 'fraction of GPU memory for the engine, in (0, 1]', scope: 'shared' },
   { name: 'kv-cpu-blocks', kind: 'int', def: 0, help: 'CPU KV blocks (tiered offload when > 0)', scope: 'shared' },
@@ -90,7 +93,7 @@ export const FLAGS = [
   { name: 'preemption-policy', kind: 'string', def: 'fcfs', choices: namesOf(PREEMPTION_POLICIES), help: 'preemption victim: fcfs (batch tail) or priority', scope: 'shared' },
   // simulation
   { name: 'seed', kind: 'string', def: '42', int64: true, help: 'random seed (int64)', scope: 'shared' },
-  { name: 'horizon', kind: 'string', def: MAX_INT64_TEXT, int64: true, help: 'simulation horizon in µs ticks (replay default: 2 x the last injection time)', scope: 'shared' },
+  { name: 'horizon', kind: 'string', def: MAX_INT64_TEXT, helpDefault: 'none', int64: true, help: 'simulation horizon in µs ticks (replay default: 2 x the last injection time)', scope: 'shared' },
   { name: 'semantics', kind: 'string', def: 'reference', choices: [...SEMANTICS], help: 'reference (default): reproduce the reference simulator exactly, its known bugs included; corrected: fix the reference bugs marked corrected in docs/reference-differences.md (results then differ from the reference)', scope: 'shared' },
   { name: 'log', kind: 'string', def: 'warn', choices: ['debug', 'info', 'warn', 'error'], help: 'stderr diagnostics: debug (also files read, timings, an internal error\'s stack), info (also what was resolved: engine, policies, workload), warn (default: warnings), error (errors only)', scope: 'shared' },
   { name: 'num-instances', kind: 'int', def: 1, help: 'number of instances', scope: 'shared' },
@@ -103,7 +106,7 @@ export const FLAGS = [
   { name: 'token-bucket-capacity', kind: 'float', def: 10000, help: 'token bucket capacity (input tokens)', scope: 'shared' },
   { name: 'token-bucket-refill-rate', kind: 'float', def: 1000, help: 'token bucket refill rate (tokens/second)', scope: 'shared' },
   { name: 'routing-policy', kind: 'string', def: 'round-robin', choices: namesOf(ROUTING_POLICIES), help: 'routing policy: round-robin, least-loaded, weighted, always-busiest', scope: 'shared' },
-  { name: 'routing-scorers', kind: 'string', def: '', help: 'weighted routing profile name:weight,... (default precise-prefix-cache:2,queue-depth:1,kv-utilization:1); scorers: prefix-affinity, precise-prefix-cache, no-hit-lru, queue-depth, kv-utilization, load-balance, running-requests, active-requests, load-aware', scope: 'shared' },
+  { name: 'routing-scorers', kind: 'string', def: '', help: `weighted routing profile name:weight,... (default precise-prefix-cache:2,queue-depth:1,kv-utilization:1); scorers: ${SCORER_NAMES.join(', ')}`, scope: 'shared' },
   { name: 'lora-scorer-weight', kind: 'float', def: 0, help: 'weight of the lora-affinity scorer appended to the weighted profile (prefers instances holding the request\'s LoRA adapter); must be > 0 when given; weighted routing only', scope: 'shared' },
   { name: 'snapshot-refresh-interval', kind: 'int', def: 50000, help: 'refresh interval of the router\'s queue/batch/KV signals in µs (0 = live)', scope: 'shared' },
   { name: 'cache-signal-delay', kind: 'int', def: 50000, help: 'staleness of the prefix-cache signal in µs for precise-prefix-cache and no-hit-lru (0 = live)', scope: 'shared' },

@@ -115,7 +115,7 @@ describe('docs/sweep.md', () => {
     const text = readFileSync(path.join(ROOT, 'docs', 'sweep.md'), 'utf8');
     const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] as string);
     expect(blocks.length).toBeGreaterThanOrEqual(2);
-    const env = { readText: (p: string): string => (p === 'spec.yaml' ? SPEC : noFiles.readText(p)) };
+    const env = { readText: (p: string): string => (p === 'workload.yaml' ? SPEC : noFiles.readText(p)) };
     const plans = await Promise.all(blocks.map((b) => loadSweep(b, 'doc.yaml', env)));
     expect(plans.map((p) => p.points.length)).toEqual([8, 36]);
     expect(plans[1]?.params).toEqual(['numInstances', 'maxNumSeqs', 'routingPolicy', 'seed']);

@@ -35,6 +35,18 @@ describe('documented bundles run', () => {
       });
     });
   }
+  it('the tree example prints its admission tree back as docs/policies.md shows', async () => {
+    const doc = readFileSync(path.join(root, 'docs/policies.md'), 'utf8');
+    const shown = /admission tree's:\n\n```\n([\s\S]*?)\n```/.exec(doc)?.[1];
+    expect(shown).toBeDefined();
+    let out = '';
+    const code = await main(['run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--num-instances', '4', '--rate', '40', '--num-requests', '50', '--prefix-tokens', '512', '--policy-config', path.join(root, 'examples/tree.yaml'), '--trace-level', 'decisions', '--log', 'error'], {
+      stdout: (t) => (out += t), warn: () => undefined, error: () => undefined,
+    });
+    expect(code).toBe(0);
+    expect((JSON.parse(out) as { policy: { control_points: { admission: { text: string } } } }).policy.control_points.admission.text).toBe(shown);
+  });
+
   it('finds the examples', () => {
     expect(yamlBlocks('docs/policies.md').length).toBeGreaterThanOrEqual(3);
   });

@@ -70,13 +70,13 @@ async function run(args: string[]): Promise<{ stdout: string; sims: Awaited<Retu
 describe('docs/deployments.md examples', () => {
   it('the annotated reference file is a valid deployment', () => {
     const spec = parseDeployment(yamls[0] as string, 'reference.yaml');
-    expect(spec.models[0]?.configs.map((c) => c.name)).toEqual(['llama-h100', 'llama-pd']);
+    expect(spec.models.map((m) => m.configs.map((c) => c.name))).toEqual([['llama-h100'], ['qwen-pd']]);
     expect(spec.autoscaler?.policy).toBe('target-utilization');
   });
 
   it('example 1: two models, per-model metrics as shown', async () => {
-    const dep = file('two-models.yaml', yamlAfter('`two-models.yaml`:'));
-    const wl = file('two-models-workload.yaml', yamlAfter('`two-models-workload.yaml`'));
+    const dep = file('two-models.yaml', yamlAfter('`examples/two-models.yaml`:'));
+    const wl = file('two-models-workload.yaml', yamlAfter('`examples/two-models-workload.yaml`'));
     const r = await run(['run', '--deployment', dep, '--workload-spec', wl, '--output-format', 'reference']);
     expect(r.stdout).toContain(documented('=== Per-Model Metrics ===', 9));
   });
@@ -86,14 +86,14 @@ describe('docs/deployments.md examples', () => {
     const flags = await run(['run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--num-instances', '6', '--prefill-instances', '2', '--decode-instances', '4',
       '--decode-tp', '2', '--pd-decider', 'always', '--rate', '20', '--num-requests', '400', '--prompt-tokens', '2048', '--output-tokens', '256', '--output-format', 'reference']);
     expect(flags.stdout).toContain(want);
-    const dep = file('pd.yaml', yamlAfter('(`pd.yaml`)'));
+    const dep = file('pd.yaml', yamlAfter('(`examples/pd.yaml`)'));
     const byFile = await run(['run', '--deployment', dep, '--pd-decider', 'always', '--rate', '20', '--num-requests', '400', '--prompt-tokens', '2048', '--output-tokens', '256', '--output-format', 'reference']);
     expect(byFile.stdout).toContain(want);
   });
 
   it('example 3: the diurnal load, the replica timeline, GPU-hours and cost as shown', async () => {
-    const dep = file('diurnal-deploy.yaml', yamlAfter('`diurnal-deploy.yaml`:'));
-    const wl = file('diurnal.yaml', yamlAfter('`diurnal.yaml`:'));
+    const dep = file('diurnal-deploy.yaml', yamlAfter('`examples/diurnal-deploy.yaml`:'));
+    const wl = file('diurnal.yaml', yamlAfter('`examples/diurnal.yaml`:'));
     const r = await run(['run', '--deployment', dep, '--workload-spec', wl]);
     const a = (JSON.parse(r.stdout) as { autoscaler: { replica_timeline: { time_us: number; replicas: number; routable: number }[]; gpu_hours: number; cost: number } }).autoscaler;
     const entries = a.replica_timeline.map((e) => `${Number((e.time_us / 1e6).toFixed(1))}s: ${e.replicas}/${e.routable}`);

@@ -31,3 +31,46 @@ describe('the up-front token total', () => {
     expect(() => checkWorkloadTokens(windowed, 's.yaml', 200, MAX_INT64, 'num_requests')).not.toThrow();
   });
 });
+
+describe('the up-front total before a horizon', () => {
+  const cohort = (horizonUs: number, rate = 50): string => `version: "2"
+seed: 3
+aggregate_rate: ${rate}
+clients:
+  - id: steady
+    rate_fraction: 1
+    arrival: {process: poisson}
+    input_distribution: {type: constant, params: {value: 100}}
+    output_distribution: {type: constant, params: {value: 100}}
+cohorts:
+  - id: office
+    population: 20
+    rate_fraction: 2
+    arrival: {process: poisson}
+    input_distribution: {type: constant, params: {value: 300}}
+    output_distribution: {type: constant, params: {value: 120}}
+    diurnal: {peak_hour: 14, peak_to_trough_ratio: 4}
+horizon: ${horizonUs}
+`;
+
+  it('refuses a day-long cohort at 50 req/s (about 3.2 million requests, over a billion token ids) in milliseconds, naming the fix', () => {
+    const spec = parseWorkloadSpec(cohort(86_400_000_000), 'c.yaml');
+    const t0 = performance.now();
+    expect(() => checkWorkloadTokens(spec, 'c.yaml', 0, spec.horizon, 'num_requests')).toThrow(/^c\.yaml: the clients send at least 3,1\d\d,\d\d\d requests before the horizon \(86,400 s.*above the limit of 1,000,000,000.*set num_requests \(or --num-requests\), a shorter horizon \(--horizon\), or a lower aggregate_rate/);
+    expect(performance.now() - t0).toBeLessThan(500);
+  });
+
+  it('passes what stays below the limit: the same day at 1 req/s, the hour at 50 req/s, and a request cap', () => {
+    for (const [h, rate] of [[86_400_000_000, 1], [3_600_000_000, 50]] as const) {
+      const spec = parseWorkloadSpec(cohort(h, rate), 'c.yaml');
+      expect(() => checkWorkloadTokens(spec, 'c.yaml', 0, spec.horizon, 'num_requests')).not.toThrow();
+    }
+    const spec = parseWorkloadSpec(cohort(86_400_000_000), 'c.yaml');
+    expect(() => checkWorkloadTokens(spec, 'c.yaml', 100_000, spec.horizon, 'num_requests')).not.toThrow();
+  });
+
+  it('refuses more requests than the request limit before a horizon', () => {
+    const spec = parseWorkloadSpec(`version: "2"\nseed: 1\naggregate_rate: 100000\nclients:\n  - id: a\n    rate_fraction: 1\n    arrival: {process: constant}\n    input_distribution: {type: constant, params: {value: 1}}\n    output_distribution: {type: constant, params: {value: 1}}\nhorizon: 300000000\n`, 's.yaml');
+    expect(() => checkWorkloadTokens(spec, 's.yaml', 0, spec.horizon, 'num_requests')).toThrow(/at least 29,99\d,\d\d\d requests before the horizon .* above the limit of 20,000,000/);
+  });
+});
