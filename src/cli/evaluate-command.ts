@@ -25,6 +25,7 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .addOption(new Option('--workers <n>', 'worker threads for the scenario runs').default('1'))
     .option('--objective <spec>', 'score by this objective instead of the suite\'s (repeatable; as for blis evaluate)', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--constraint <spec>', 'add a constraint (repeatable; as for blis evaluate)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--best <file>', 'also write the best bundle (JSON) to this file, ready for --policy-config or blis evaluate --candidate')
     .option('--holdout-offset <n>', 'prove on the suite\'s seeds + n instead of its held-out seeds (0 = no proof); default: the start, the best and the suite\'s baseline re-scored on the held-out seeds (--stage validate), compared in pairs with 95% intervals per objective')
     .option('--cache <dir>', 'content-addressed result cache')
     .option('--semantics <mode>', 'run every scenario under reference (bug-for-bug) or corrected semantics (docs/reference-differences.md); default: each scenario\'s own config')

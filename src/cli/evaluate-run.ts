@@ -358,6 +358,7 @@ export interface SearchFlags {
   rungs: string;
   minGain: string;
   workers: string;
+  best?: string;
   holdoutOffset?: string;
   cache?: string;
   semantics?: string;
@@ -414,6 +415,11 @@ export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
   const start = parseStart(o.start);
   if (t === null && Object.keys(start).length > 0) throw new UsageError('bad-flag', '--start sets a template\'s parameters: give --template too (a whole-policy search starts from the suite\'s defaults)');
   if (t !== null) for (const k of Object.keys(start)) if (!t.parameters.some((p) => p.name === k)) throw new UsageError('bad-flag', `--start: ${t.name} has no parameter ${showValue(k)}; parameters: ${t.parameters.map((p) => p.name).join(', ')}`);
+  const bestOut = o.best === undefined ? null : checkOutputPath('--best', o.best);
+  checkInputsAndOutputs([bestOut], [
+    ...(findSuite(o.suite) === undefined ? [{ flag: '--suite', path: o.suite }] : []),
+    ...(o.latencyProfile === undefined ? [] : [{ flag: '--latency-profile', path: o.latencyProfile }]),
+  ]);
   const rungs = parseRungs(o.rungs);
   const minGain = parseFloatFlag('--min-gain', o.minGain);
   if (!(minGain >= 0 && minGain <= 1)) throw new UsageError('bad-flag', `--min-gain must be in [0, 1] (a combined-score difference), got ${showValue(o.minGain)}`);
@@ -452,6 +458,7 @@ export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
     } else {
       holdout = await proveOnHoldout(suite, candidates.start, candidates.best, (c, eo) => evaluate(c, eo));
     }
+    if (bestOut !== null) commitOutputs([[bestOut, `${JSON.stringify(printed.best.bundle, null, 2)}\n`]]);
     io.stdout(`${JSON.stringify({ ...printed, holdout }, null, 2)}\n`);
   } finally {
     display?.stop();

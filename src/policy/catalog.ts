@@ -58,6 +58,7 @@ export function policyCatalog(): Record<string, unknown> {
       name: t.name,
       control_point: t.point,
       description: t.description,
+      ...(t.example === undefined ? {} : { example: t.example }),
       parameters: t.parameters.map((p) => ({
         name: p.name,
         type: p.type,

@@ -3,8 +3,8 @@
  *
  * The space (space.ts) is every control point the suite leaves to the candidate, each holding the suite's default,
  * any template of that point with parameters in their search ranges, or a decision tree; `--template` narrows it
- * to one template's parameters. Proposals are random for the first share of the budget (one or two points given a
- * fresh random policy), then mutations of the incumbent (a (1+1) evolution strategy whose step size follows the
+ * to one template's parameters. Every template (at its typical setting) and a tree per point are screened first,
+ * proposals are then random up to a share of the budget (one or two points given a fresh random policy), then mutations of the incumbent (a (1+1) evolution strategy whose step size follows the
  * 1/5th success rule; one step in three starts from the runner-up instead: the proposal that beat the incumbent's
  * score most without being accepted, e.g. for breaking a constraint, so a near miss is repaired). Each proposal races the incumbent on common random numbers (race.ts): seeds are added only
  * while the comparison is undecided. The winner is proved afterwards on the suite's held-out seeds (proof.ts).
@@ -103,7 +103,7 @@ export async function searchPolicies(suite: Suite, opts: SearchOptions, evaluate
   let best = { genome: startGenome, candidate: startCandidate };
   const tried = new Set([genomeKey(startGenome)]);
   const exploreN = Math.max(0, Math.floor((opts.budget - 1) * opts.exploreShare));
-  // Screening: every template and tree form of every point once (random parameters), round-robin over the points,
+  // Screening: every template (its typical setting) and tree form of every point once, round-robin over the points,
   // each on top of the incumbent of the time; it counts towards the random share (or all of it, when larger).
   const screen = screeningList(space);
   let sigma = 0.2;

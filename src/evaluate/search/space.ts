@@ -133,8 +133,9 @@ export interface ScreenItem {
 }
 
 /**
- * Every template of every searched point, and a tree for each tree point, round-robin over the points (the first
- * template of each point, then the second, ...): the proposals a search screens first. Empty with --template.
+ * Every template of every searched point (at its typical setting), and a random tree for each tree point,
+ * round-robin over the points (the first template of each point, then the second, ...): the proposals a search
+ * screens first. Empty with --template.
  */
 export function screeningList(space: SearchSpace): ScreenItem[] {
   if (space.fixedTemplate !== null) return [];
@@ -144,11 +145,11 @@ export function screeningList(space: SearchSpace): ScreenItem[] {
   return out;
 }
 
-/** The gene of a screening item: its template with random parameters, or a random tree. */
+/** The gene of a screening item: its template's typical active setting (the catalog's example, or its defaults), or a random tree. */
 export function screenGene(space: SearchSpace, item: ScreenItem, rng: GoRand): Gene {
   if (item.template === null) return { kind: 'tree', tree: randomTree(item.point, space.trees[item.point] ?? [], rng, 1 + rng.intn(2)) };
   const t = findTemplate(item.template) as TemplateSpec;
-  return { kind: 'template', template: t.name, params: sampleTemplateParams(t, rng) };
+  return { kind: 'template', template: t.name, params: { ...templateDefaults(t), ...(t.example ?? {}) } };
 }
 
 /** `g` with `point` holding `gene`. */

@@ -40,6 +40,11 @@ export interface TemplateSpec {
   readonly point: ControlPoint;
   readonly description: string;
   readonly parameters: readonly ParamSpec[];
+  /**
+   * A typical active setting (the others at their defaults), where the defaults leave the template inert: what a
+   * search tries first (`blis search` screening).
+   */
+  readonly example?: TemplateParameters;
 }
 
 const num = (name: string, def: number, min: number, max: number, description: string, search?: SearchRange): ParamSpec => ({ name, type: 'number', min, max, default: def, description, ...(search === undefined ? {} : { search }) });
@@ -114,6 +119,7 @@ export const TEMPLATES: readonly TemplateSpec[] = [
       oneOf('overload_action', 'reject', ['reject', 'delay'], 'what happens to unprotected requests under overload'),
       int('delay_us', 50_000, 1, 3_600_000_000, 'DELAY length when overload_action is delay', logr(20_000, 2_000_000)),
     ],
+    example: { max_queue_depth_per_instance: 2, protected_priority: 4, overload_action: 'delay', delay_us: 200_000 },
   },
   {
     name: 'tenant_rate_limit',
@@ -125,12 +131,14 @@ export const TEMPLATES: readonly TemplateSpec[] = [
       oneOf('action', 'reject', ['reject', 'delay'], 'what happens to a request over the limit'),
       int('delay_us', 100_000, 1, 3_600_000_000, 'DELAY length when action is delay', logr(20_000, 2_000_000)),
     ],
+    example: { reject_bursting: true, action: 'delay', delay_us: 200_000 },
   },
   {
     name: 'prompt_size_admission',
     point: 'admission',
     description: 'Rejects requests whose prompt is longer than max_input_tokens.',
     parameters: [int('max_input_tokens', 8192, 1, 100_000_000, 'longest prompt admitted (tokens)', logr(64, 16384))],
+    example: { max_input_tokens: 4096 },
   },
   // ---- priority ----
   {
@@ -165,6 +173,7 @@ export const TEMPLATES: readonly TemplateSpec[] = [
       num('class_weight', 1, 0, 1e6, 'weight of the request\'s urgency (from its SLO class or priority policy)', WEIGHT),
       num('age_weight_per_s', 0, 0, 1e6, 'score gained per second of waiting (prevents starvation)', orOff(logr(0.01, 100), 0)),
     ],
+    example: { class_weight: 1, age_weight_per_s: 1 },
   },
   {
     name: 'shortest_prompt_first',
@@ -183,6 +192,7 @@ export const TEMPLATES: readonly TemplateSpec[] = [
       int('chunk_tokens', 0, 0, 1_000_000, 'first-chunk cap for newly admitted prompts (0 = no cap)', orOff(logr(64, 4096), 0)),
       int('max_admissions_per_step', 0, 0, 1_000_000, 'new requests per step (0 = as many as fit)', orOff(logr(1, 64), 0)),
     ],
+    example: { chunk_tokens: 512 },
   },
   // ---- autoscale ----
   {
