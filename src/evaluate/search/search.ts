@@ -1,5 +1,5 @@
 /**
- * `blis search`: an honest baseline optimiser over whole policies, using the same evaluator a framework would call.
+ * `blis search`: a baseline optimiser over whole policies (what an LLM-driven search must beat), using the same evaluator a framework would call.
  *
  * The space (space.ts) is every control point the suite leaves to the candidate, each holding the suite's default,
  * any template of that point with parameters in their search ranges, or a decision tree; `--template` narrows it
