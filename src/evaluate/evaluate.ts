@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { ConfigError } from '../sim/config-error.js';
 import type { RunDigest } from './digest.js';
 import { runScenario, type RunOutcome, type RunTask } from './run.js';
-import { summarizeForReflection } from './summary.js';
+import { summarizeForReflection } from './summary/index.js';
 import { bundleControlPoints, optionControlPoint } from '../policy/control-points.js';
 import type { ControlPoint } from '../policy/view.js';
 import { checkConstraints } from './fitness.js';

@@ -4,7 +4,7 @@ import { anomalyReport } from '../sim/policy-report.js';
 import { simulateRun } from '../sim/run.js';
 import { parseSimulationConfig } from '../sim/simulate.js';
 import { digestRun, type LiveRun } from './digest.js';
-import { summarizeForReflection, type SummaryOptions } from './summary.js';
+import { summarizeForReflection, type SummaryOptions } from './summary/index.js';
 import type { SloTargets } from './types.js';
 
 const MODEL = 'meta-llama/llama-3.1-8b-instruct';
