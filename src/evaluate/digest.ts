@@ -12,7 +12,7 @@
 import type { ClusterSimulator } from '../cluster/cluster.js';
 import type { RunRecorder } from '../cluster/recorder.js';
 import type { Request } from '../domain/request.js';
-import type { AnomalyEvent, AnomalyReport } from '../metrics/anomalies.js';
+import type { AnomalyEvent, AnomalyReport } from '../metrics/anomalies/index.js';
 import type { SloTargets } from './types.js';
 
 /** The anomaly types whose events the summary describes (the others only count). */

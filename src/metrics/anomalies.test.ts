@@ -7,7 +7,7 @@ import {
   type AnomalyInputs,
   type AnomalyRequestRecord,
   type AnomalyType,
-} from './anomalies.js';
+} from './anomalies/index.js';
 
 /** Deterministic LCG for test data (no Math.random). */
 function lcg(seed: number): () => number {

@@ -7,7 +7,7 @@
 import type { ClusterSimulator } from '../cluster/cluster.js';
 import type { RunRecorder } from '../cluster/recorder.js';
 import type { Request } from '../domain/request.js';
-import { detectAnomalies, type AnomalyInputs, type AnomalyReport } from '../metrics/anomalies.js';
+import { detectAnomalies, type AnomalyInputs, type AnomalyReport } from '../metrics/anomalies/index.js';
 import type { SloDimTargets } from '../metrics/goodput.js';
 import type { PreparedPolicies } from '../policy/build.js';
 import type { PolicyMetadata } from '../policy/spec.js';

@@ -1,6 +1,6 @@
 /**
- * `cache_thrashing` across the KV tiers (rule 3b of anomalies.ts; docs/kv-tiers.md). Fed only when a storage
- * tier is configured, from the reload cycles the tiered cache counts: a cycle is a block reloaded into the GPU
+ * `cache_thrashing` across the KV tiers (the storage-tier part of cache-thrashing.ts; docs/kv-tiers.md). Fed
+ * only when a storage tier is configured, from the reload cycles the tiered cache counts: a cycle is a block reloaded into the GPU
  * (from the CPU or the storage tier) less than the cycle window (`--kv-thrash-window-us`) after its previous
  * reload, so it was dropped from the GPU and brought back again in between. Per instance, the cycles are
  * summed per aligned window `[k·W, (k+1)·W)` (W = the anomaly window) of their time; a window with at least
