@@ -74,7 +74,7 @@ export { Request, RequestState } from './domain/request.js';
 export { SloPriorityMap } from './domain/slo.js';
 export { makeRoutingPolicy, makeAdmissionPolicy } from './routing/registry.js';
 export { routingSnapshot } from './routing/types.js';
-export { GoRand } from './engine/go-rand.js';
+export { GoRand } from './gocompat/go-rand.js';
 export { PartitionedRng } from './engine/partitioned-rng.js';
 export { MODEL_CATALOG } from './config/catalog/models.js';
 export { GPU_CATALOG } from './config/catalog/hardware.js';

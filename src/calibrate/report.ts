@@ -4,7 +4,7 @@
  * reference's JSON names and order, so tools written for its report read ours.
  */
 import type { SloDimTargets, TraceRecord } from '../workload/tracev2-types.js';
-import { goCompareStrings } from '../metrics/go-format.js';
+import { goCompareStrings } from '../gocompat/go-format.js';
 import type { CalibrationPairs, ItlRecord, SimResult } from './pairs.js';
 import { groupItl, perTokenItlUs } from './pairs.js';
 import { computeComparison, type MetricComparison } from './stats.js';

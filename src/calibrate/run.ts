@@ -3,7 +3,7 @@
  * a readable summary out.
  */
 import type { SloDimTargets, TraceHeader, TraceRecord } from '../workload/tracev2-types.js';
-import { goCompareStrings } from '../metrics/go-format.js';
+import { goCompareStrings } from '../gocompat/go-format.js';
 import { CalibrateInputError } from './io.js';
 import { indexSimResults, prepareCalibrationPairs, type BreakdownPairs, type CalibrationPairs, type ItlRecord, type SimResult } from './pairs.js';
 import { buildCalibrationReport, compareHitRate, computeGoodputComparison, type CalibrationReport } from './report.js';

@@ -9,7 +9,7 @@ import { parseJson } from '../format/yaml.js';
 import type { FlagValues } from '../sim/options.js';
 import { semanticsFlag } from '../sim/resolve-engine.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';
-import { goJsonIndent } from '../metrics/go-format.js';
+import { goJsonIndent } from '../gocompat/go-format.js';
 import { parseTraceCsv } from '../workload/tracev2-csv.js';
 import {
   adapterReportLines, adapterReportToJson, CalibrateInputError, compareAdapterReference, parseBlisAggregate, parseDtReference, parseItlCsv, parseSimResults,

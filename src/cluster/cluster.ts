@@ -29,7 +29,7 @@ import { Autoscaler, type AutoscalerSetup, type ReplicaBuild } from './autoscale
 import type { ActuatorHost } from './autoscaler/actuator.js';
 import { sampleDelayUs, type DelaySpec, type PlacementManager } from './autoscaler/infra.js';
 import { InstanceState, Lifecycle } from './autoscaler/lifecycle.js';
-import type { GoRand } from '../engine/go-rand.js';
+import type { GoRand } from '../gocompat/go-rand.js';
 import type { ClusterSampler } from './timeseries.js';
 
 export interface ClusterConfig {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GoRand } from './go-rand.js';
+import { GoRand } from '../gocompat/go-rand.js';
 import { PartitionedRng, SUBSYSTEM_WORKLOAD, fnv1a64 } from './partitioned-rng.js';
 
 // Hash and stream values below were produced with Go 1.19 (hash/fnv, math/rand) on linux/amd64.

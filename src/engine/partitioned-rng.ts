@@ -7,7 +7,7 @@
  * reference preserved it for backward compatibility), every other name XORs in the name's FNV-1a
  * hash.
  */
-import { GoRand } from './go-rand.js';
+import { GoRand } from '../gocompat/go-rand.js';
 
 /** Subsystem whose generator is seeded with the master seed itself. */
 export const SUBSYSTEM_WORKLOAD = 'workload';

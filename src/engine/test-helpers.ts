@@ -1,6 +1,6 @@
 /**
  * Tests only: mulberry32, a tiny seeded generator of floats in [0, 1) for driving randomised unit tests
- * deterministically (the simulator's own randomness is engine/go-rand.ts).
+ * deterministically (the simulator's own randomness is gocompat/go-rand.ts).
  */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { testSetup } from '../../test/io/engine.js';
 import { CORRECTED_PHYSICS_COEFFICIENTS, createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
 import { Request } from '../domain/request.js';
-import { GoRand } from '../engine/go-rand.js';
+import { GoRand } from '../gocompat/go-rand.js';
 import type { EngineSetup, PdEngineSetup } from '../sim/engine-setup.js';
 import { simulateLinearized } from './record.js';
 import { findCatalogModel } from '../config/catalog/models.js';

@@ -8,7 +8,7 @@
 import type { Request } from '../domain/request.js';
 import { clampToInt64 } from '../domain/units.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite, validateCoefficients } from './errors.js';
-import { goPow } from '../engine/go-math.js';
+import { goPow } from '../gocompat/go-math.js';
 import { layerSplit } from './layers.js';
 import { architectureOf } from './architecture.js';
 import type { HardwareConfig, LatencyModel, ModelConfig, StepBatch } from './types.js';

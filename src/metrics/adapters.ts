@@ -5,7 +5,7 @@
  * appears, so runs without adapters are unchanged.
  */
 import type { Request } from '../domain/request.js';
-import { goCompareStrings } from './go-format.js';
+import { goCompareStrings } from '../gocompat/go-format.js';
 import { percentilesMs } from './stats.js';
 
 export interface AdapterCounts {

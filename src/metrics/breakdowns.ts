@@ -4,7 +4,7 @@
  * reference, which joins its latency tables with that table by request id.
  */
 import { newDistribution, type Distribution, type RequestOutcomeView } from './cluster-metrics.js';
-import { goCompareStrings } from './go-format.js';
+import { goCompareStrings } from '../gocompat/go-format.js';
 
 /**
  * Output tokens a completed request generated: its first token comes with the end of prefill (progress =

@@ -3,8 +3,8 @@
  * Weights are used as given (not normalised); latency components read the RawMetrics distributions in ticks.
  */
 import type { RawMetrics } from './cluster-metrics.js';
-import { goCompareStrings, goFixed } from './go-format.js';
-import { GoParseError, goParseFloat } from '../format/go-parse.js';
+import { goCompareStrings, goFixed } from '../gocompat/go-format.js';
+import { GoParseError, goParseFloat } from '../gocompat/go-parse.js';
 import { BlisError } from '../domain/errors.js';
 
 export class FitnessError extends BlisError {

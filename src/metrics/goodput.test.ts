@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { goJsonIndent } from './go-format.js';
+import { goJsonIndent } from '../gocompat/go-format.js';
 import {
   GoodputFlagError,
   applyGoodput,

@@ -5,8 +5,8 @@
  */
 import type { RequestOutcomeView } from './cluster-metrics.js';
 import { sloClassKey } from './breakdowns.js';
-import { goCompareStrings } from './go-format.js';
-import { GoParseError, goParseDuration } from '../format/go-parse.js';
+import { goCompareStrings } from '../gocompat/go-format.js';
+import { GoParseError, goParseDuration } from '../gocompat/go-parse.js';
 import type { MetricsOutputJson } from './output.js';
 import { percentilesMs } from './stats.js';
 import { BlisError } from '../domain/errors.js';

@@ -2,11 +2,11 @@
  * Reduction of raw instance metrics into the reference's `MetricsOutput` (blis-core.md §7, blis-cluster.md
  * §5.1) and the text sections of its stdout. Pure: takes recorded data, returns values and strings.
  */
-import { goSortSlice } from '../engine/go-sort.js';
+import { goSortSlice } from '../gocompat/go-sort.js';
 import type { Request } from '../domain/request.js';
 import type { CountStore, InstanceMetrics, SampleStore } from '../instance/instance-metrics.js';
 import { adapterMetrics, sumCounts, type AdapterCounts } from './adapters.js';
-import { goFixed, goJsonIndent, goJsonIndentChunks } from './go-format.js';
+import { goFixed, goJsonIndent, goJsonIndentChunks } from '../gocompat/go-format.js';
 import { meanMs, percentilesMs, weightedMeanMs, weightedPercentilesMs } from './stats.js';
 
 /** The reference's aggregated `sim.Metrics` view, over one instance or the merged cluster. */

@@ -12,7 +12,7 @@ import { computePerModelMetrics, computePerSloDistributions, computePerTenantMet
 import { collectRawMetrics, detectPriorityInversions, type RequestOutcomeView } from './cluster-metrics.js';
 import type { AdmissionRecord, RoutingRecord } from '../domain/decision-records.js';
 import { computeFitness, fitnessLines, parseFitnessWeights } from './fitness.js';
-import { goJsonIndent } from './go-format.js';
+import { goJsonIndent } from '../gocompat/go-format.js';
 import { applyGoodput, computeGoodput } from './goodput.js';
 import { perModelLines, perSloLines, perTenantLines, sessionLines } from './sections.js';
 import { fromRow, type RequestRow } from '../../test/metrics/outcomes.js';

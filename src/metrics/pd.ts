@@ -3,7 +3,7 @@
  * cluster aggregate of a disaggregated run: corrected counts, per-request view of parents instead of halves.
  */
 import { PdPart, type Request } from '../domain/request.js';
-import { goFixed } from './go-format.js';
+import { goFixed } from '../gocompat/go-format.js';
 import type { MetricsView } from './output.js';
 import { percentileFromSorted } from './stats.js';
 

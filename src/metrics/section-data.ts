@@ -7,7 +7,7 @@
 import type { ModelMetrics, SessionMetrics, SloMetrics, TenantMetrics } from './breakdowns.js';
 import { jainFairnessIndex } from './breakdowns.js';
 import type { Distribution } from './cluster-metrics.js';
-import { goSortedKeys } from './go-format.js';
+import { goSortedKeys } from '../gocompat/go-format.js';
 import type { PdSummary } from './pd.js';
 
 /** The statistics every latency distribution of these sections carries. */

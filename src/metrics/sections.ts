@@ -5,7 +5,7 @@
 import type { ModelMetrics, SessionMetrics, SloMetrics, TenantMetrics } from './breakdowns.js';
 import { computePerModelMetrics, computePerSloDistributions, computePerTenantMetrics, computeSessionMetrics, jainFairnessIndex } from './breakdowns.js';
 import type { Distribution, RequestOutcomeView } from './cluster-metrics.js';
-import { goFixed, goSortedKeys } from './go-format.js';
+import { goFixed, goSortedKeys } from '../gocompat/go-format.js';
 import { perModelData, perSloData, perTenantData, sessionData } from './section-data.js';
 
 const f2 = (x: number): string => goFixed(x, 2);

@@ -3,7 +3,7 @@
  * sent requests, and the counterfactual regret.
  */
 import type { DecisionTrace } from '../domain/decision-records.js';
-import { goFixed, goSortedKeys } from './go-format.js';
+import { goFixed, goSortedKeys } from '../gocompat/go-format.js';
 
 export interface TraceSummary {
   /** Number of admission records. */

@@ -18,8 +18,8 @@ import { showValue } from '../domain/errors.js';
 import type { ParsedYaml } from '../format/yaml.js';
 import { PolicyConfigError, formatPolicyPath } from './errors.js';
 import type { PolicyConfigErrorCode, PolicyPath, PolicyPosition } from './errors.js';
-import { TagMismatch, describeScalar, resolveGoScalar } from './go-scalar.js';
-import type { GoScalar } from './go-scalar.js';
+import { TagMismatch, resolveGoScalar } from '../gocompat/go-scalar.js';
+import type { GoScalar } from '../gocompat/go-scalar.js';
 
 export type Reader<T> = (node: YamlNode | null, path: PolicyPath) => T;
 
@@ -289,5 +289,23 @@ export class PolicyDecoder {
     else if (isScalar(n)) got = describeScalar(this.scalar(n, path), this.text(n));
     else got = 'an unsupported node';
     this.fail('POLICY_TYPE', path, `expected ${want}, got ${got}`, fix);
+  }
+}
+
+/** What a resolved scalar looks like in an error message. */
+function describeScalar(s: GoScalar, text: string): string {
+  switch (s.kind) {
+    case 'null':
+      return 'null';
+    case 'bool':
+      return `the boolean ${text}`;
+    case 'int':
+      return `the integer ${text}`;
+    case 'float':
+      return `the number ${text}`;
+    case 'timestamp':
+      return `the timestamp ${text}`;
+    case 'str':
+      return `the string ${showValue(text)}`;
   }
 }

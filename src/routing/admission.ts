@@ -5,7 +5,7 @@
 import type { Request } from '../domain/request.js';
 import { SloPriorityMap } from '../domain/slo.js';
 import { RoutingConfigError, RoutingErrorCode } from './errors.js';
-import { goFixed } from './go-text.js';
+import { goFixed } from '../gocompat/go-text.js';
 import type { AdmissionDecision, AdmissionPolicy, RouterState } from './types.js';
 import { effectiveLoad } from './types.js';
 

@@ -1,6 +1,6 @@
 /** Behaviour of the routing policies beyond the shared contract, mostly scenarios from the reference tests. */
 import { describe, expect, it } from 'vitest';
-import { GoRand } from '../engine/go-rand.js';
+import { GoRand } from '../gocompat/go-rand.js';
 import { alwaysBusiest, leastLoaded, roundRobin } from './policies.js';
 import type { ScorerConfig } from './scorer-config.js';
 import { makeRequest, seqTokens, snaps } from './test-fixtures.js';

@@ -5,7 +5,7 @@
 import type { SloPriorityMap } from '../domain/slo.js';
 import { alwaysAdmit, gaieLegacy, GAIE_DEFAULT_KV_THRESHOLD, GAIE_DEFAULT_QD_THRESHOLD, rejectAll, tierShed, tokenBucket } from './admission.js';
 import { RoutingConfigError, RoutingErrorCode } from './errors.js';
-import { goQuote } from './go-text.js';
+import { goQuote } from '../gocompat/go-text.js';
 import { alwaysBusiest, leastLoaded, roundRobin } from './policies.js';
 import type { ScorerConfig } from './scorer-config.js';
 import type { AdmissionPolicy, CachedBlocksFn, RoutingPolicy, TieBreakRng } from './types.js';

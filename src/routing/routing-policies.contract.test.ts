@@ -6,7 +6,7 @@
  * scoring policies a composite that is exactly the weighted sum of its breakdown.
  */
 import { describe, expect, it } from 'vitest';
-import { GoRand } from '../engine/go-rand.js';
+import { GoRand } from '../gocompat/go-rand.js';
 import { makeRoutingPolicy, ROUTING_POLICY_NAMES, type RoutingPolicyOptions } from './registry.js';
 import { SCORER_NAMES } from './scorer-registry.js';
 import { makeRequest, scenarioCachedBlocks, scenarioSnapshots, scenarioTokens, snaps } from './test-fixtures.js';

@@ -3,7 +3,7 @@
  * normalisation and the `--lora-scorer-weight` composition (reference blis-cluster.md §3.1).
  */
 import { RoutingConfigError, RoutingErrorCode } from './errors.js';
-import { goFormatV, goParseFloat, goQuote } from './go-text.js';
+import { goFormatV, goParseFloat, goQuote } from '../gocompat/go-text.js';
 import { isScorerName, SCORER_NAMES, type ScorerName } from './scorer-registry.js';
 
 export interface ScorerConfig {

@@ -10,7 +10,7 @@
  * 3. only then do the stateful scorers observe the final target, in profile order.
  */
 import type { Request } from '../domain/request.js';
-import { goFixed } from './go-text.js';
+import { goFixed } from '../gocompat/go-text.js';
 import { breakTie, requireSnapshots } from './policies.js';
 import { defaultScorerConfigs, normalizeScorerWeights, validateScorerConfigs, type ScorerConfig } from './scorer-config.js';
 import { makeScorer, type ScorerContext } from './scorer-registry.js';

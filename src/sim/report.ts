@@ -9,7 +9,7 @@ import { collectRawMetrics, instanceRawView } from '../metrics/cluster-metrics.j
 import { computeFitness, fitnessLines } from '../metrics/fitness.js';
 import { applyGoodput, computeGoodput, type SloDimTargets } from '../metrics/goodput.js';
 import { aggregateViews, anomalyLines, buildMetricsFile, buildMetricsOutput, instanceView, kvCacheLines, metricsFileChunks, withAdapters, type MetricsOutputJson, type MetricsView } from '../metrics/output.js';
-import { goJsonIndent } from '../metrics/go-format.js';
+import { goJsonIndent } from '../gocompat/go-format.js';
 import type { DecisionTrace } from '../domain/decision-records.js';
 import { summarizeTrace, traceSummaryLines } from '../metrics/trace-summary.js';
 import { pdAggregate, pdMetricsLines, summarizePd } from '../metrics/pd.js';

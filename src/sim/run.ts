@@ -6,7 +6,7 @@
 import type { ClusterSimulator } from '../cluster/cluster.js';
 import type { Request } from '../domain/request.js';
 import { parseFitnessWeights } from '../metrics/fitness.js';
-import { goJsonArrayChunks, goJsonIndent } from '../metrics/go-format.js';
+import { goJsonArrayChunks, goJsonIndent } from '../gocompat/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
 import { checkDistributionWorkload, distributionWorkloadStream, type DistributionWorkloadOptions } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';

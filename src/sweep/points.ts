@@ -3,8 +3,8 @@
  * samples over ranges, then each point once per seed (seeds innermost). Sampling uses the engine's Go
  * math/rand port and Go's Exp/Log, so the same sweep file draws the same points on every machine.
  */
-import { goExp } from '../engine/go-math.js';
-import { GoRand, goLog } from '../engine/go-rand.js';
+import { goExp } from '../gocompat/go-math.js';
+import { GoRand, goLog } from '../gocompat/go-rand.js';
 import type { ParamValue } from './types.js';
 
 /** A uniform range (integers for integer options, log-uniform with `log`), or a list to choose from. */

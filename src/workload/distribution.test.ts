@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GoRand } from '../engine/go-rand.js';
+import { GoRand } from '../gocompat/go-rand.js';
 import { MAX_INT64 } from '../domain/units.js';
 import {
   constantInterArrivalUs,

@@ -12,7 +12,7 @@
  *
  * Constant arrivals consume no randomness, which is why the prefix/length/token draws line up with the reference.
  */
-import { GoRand } from '../engine/go-rand.js';
+import { GoRand } from '../gocompat/go-rand.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Request } from '../domain/request.js';
 import { SharedPrefix } from '../domain/block-hash.js';

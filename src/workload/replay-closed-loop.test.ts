@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GoRand } from '../engine/go-rand.js';
+import { GoRand } from '../gocompat/go-rand.js';
 import { buildClosedLoopReplay, closedLoopFollowUpHorizon, SequenceSampler } from './replay-closed-loop.js';
 import { ConstantSampler } from './spec/length.js';
 import { emptyTraceHeader, emptyTraceRecord, type TraceRecord, type TraceV2 } from './tracev2-types.js';

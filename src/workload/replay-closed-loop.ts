@@ -13,7 +13,7 @@
  * order) a session stream seed and, from that stream, round 0's input and output; non-session records draw
  * last, from the main stream.
  */
-import { GoRand } from '../engine/go-rand.js';
+import { GoRand } from '../gocompat/go-rand.js';
 import type { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { effectiveInputTokenCount, horizonFromMaxArrival, injectionTime, replayPrefixes, requestFromRecord } from './replay.js';

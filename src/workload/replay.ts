@@ -6,7 +6,7 @@
  * partitioned subsystem stream): first one prefix per prefix group, in record order, then per record its input
  * ids followed by its output ids. Only prefix groups share tokens, so caching differs from the original run.
  */
-import { GoRand } from '../engine/go-rand.js';
+import { GoRand } from '../gocompat/go-rand.js';
 import { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
 import { BlisError } from '../domain/errors.js';

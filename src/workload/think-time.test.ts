@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GoRand } from '../engine/go-rand.js';
+import { GoRand } from '../gocompat/go-rand.js';
 import { parseThinkTimeDist, ThinkTimeError } from './think-time.js';
 
 const draw = (spec: string, n = 5): number[] => {

@@ -10,9 +10,9 @@
  * constant sampler never returns less than 1).
  */
 import { BlisError } from '../domain/errors.js';
-import { goInt64 } from '../engine/go-math.js';
-import { goLog } from '../engine/go-rand.js';
-import { goParseFloat } from '../format/go-parse.js';
+import { goInt64 } from '../gocompat/go-math.js';
+import { goLog } from '../gocompat/go-rand.js';
+import { goParseFloat } from '../gocompat/go-parse.js';
 import { ConstantSampler, LognormalSampler, type LengthSampler } from './spec/length.js';
 
 export class ThinkTimeError extends BlisError {

@@ -6,7 +6,7 @@
  *
  * The arrays are views of shared slabs (domain/token-slab.ts), reused once the requests owning them have left.
  */
-import type { GoRand } from '../engine/go-rand.js';
+import type { GoRand } from '../gocompat/go-rand.js';
 import { MAX_TOKEN_ID } from '../domain/units.js';
 import { LIMITS, checkLimit } from '../domain/limits.js';
 import { tokenArray } from '../domain/token-slab.js';

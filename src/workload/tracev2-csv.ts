@@ -9,9 +9,9 @@
  * (docs/reference-differences.md, "Inputs blis-ts refuses"): header columns it does not know, rows with more or
  * fewer cells than the header, a repeated request_id, negative times and an unknown status.
  */
-import { formatFloatF } from './go-float-format.js';
-import { parseGoCsv, goCsvField, goTrimSpace } from './go-csv.js';
-import type { GoCsvRow } from './go-csv.js';
+import { formatFloatF } from '../gocompat/go-float-format.js';
+import { goCsvField, goTrimSpace } from '../gocompat/go-csv.js';
+import { parseGoCsv, type GoCsvRow } from './csv-records.js';
 import { showValue } from '../domain/errors.js';
 import { MAX_REQUEST_TOKENS } from '../domain/units.js';
 import { TraceFormatError, emptyTraceRecord } from './tracev2-types.js';

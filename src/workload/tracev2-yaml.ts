@@ -6,8 +6,8 @@
  * accepted forms follow yaml.v3 rather than the JS library's YAML 1.2 core schema, and so that every error can
  * point at a line and key.
  */
-import { emitYamlDocument, sortYamlKeys, yBool, yFloat, yInt, yStr } from './go-yaml-emit.js';
-import type { YamlTree } from './go-yaml-emit.js';
+import { emitYamlDocument, sortYamlKeys, yBool, yFloat, yInt, yStr } from '../gocompat/go-yaml-emit.js';
+import type { YamlTree } from '../gocompat/go-yaml-emit.js';
 import { HEADER_SPEC } from './tracev2-yaml-spec.js';
 import type { FieldKind, StructSpec } from './tracev2-yaml-spec.js';
 import type { TraceHeader } from './tracev2-types.js';

@@ -10,9 +10,9 @@ import {
   TRACE_V2_BASE_COLUMNS,
 } from './tracev2.js';
 import type { TraceHeader, TraceRecord } from './tracev2.js';
-import { formatFloatF, formatFloatG } from './go-float-format.js';
-import { sortYamlKeys, yamlString } from './go-yaml-emit.js';
-import { goCsvField, goTrimSpace } from './go-csv.js';
+import { formatFloatF, formatFloatG } from '../gocompat/go-float-format.js';
+import { sortYamlKeys, yamlString } from '../gocompat/go-yaml-emit.js';
+import { goCsvField, goTrimSpace } from '../gocompat/go-csv.js';
 import { PARITY_SKIP_NOTE, parityCases, readCaseFile, skipWhenNoFixtures } from '../../test/parity/workload-fixtures.js';
 
 const HEADER_ROW = TRACE_V2_BASE_COLUMNS.join(',');

@@ -4,7 +4,7 @@
  * whitespace-separated word and hashes each word to a token id, so an observe → serve round trip keeps prompt
  * lengths exactly and prompts that share words share token-id prefixes (and so prefix-cache blocks).
  */
-import { GoRand } from '../engine/go-rand.js';
+import { GoRand } from '../gocompat/go-rand.js';
 import { MAX_TOKEN_ID } from '../domain/units.js';
 
 /** The reference's vocabulary, word for word, so tokens-per-word calibrations agree on real servers. */

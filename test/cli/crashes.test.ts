@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { goJsonArrayChunks, goJsonIndent, goJsonIndentChunks } from '../../src/metrics/go-format.js';
+import { goJsonArrayChunks, goJsonIndent, goJsonIndentChunks } from '../../src/gocompat/go-format.js';
 import { parseSimulationConfig } from '../../src/sim/simulate.js';
 import { simulateReplay, simulateRun } from '../../src/sim/run.js';
 import { BLIS, ROOT, ensureBuilt } from '../io/processes.js';

@@ -9,7 +9,7 @@
  */
 import { Request } from '../../src/domain/request.js';
 import { PartitionedRng, SUBSYSTEM_WORKLOAD } from '../../src/engine/partitioned-rng.js';
-import type { GoRand } from '../../src/engine/go-rand.js';
+import type { GoRand } from '../../src/gocompat/go-rand.js';
 import { goRound } from '../../src/workload/distribution.js';
 import { concatTokens, randomTokenIds } from '../../src/workload/tokens.js';
 

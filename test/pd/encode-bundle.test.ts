@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { SloPriorityMap } from '../../src/domain/slo.js';
-import { GoRand } from '../../src/engine/go-rand.js';
+import { GoRand } from '../../src/gocompat/go-rand.js';
 import { preparePolicies, type BuiltPolicies } from '../../src/policy/build.js';
 import { parsePolicyBundle } from '../../src/policy/bundle.js';
 import { ENCODE_DECIDERS, makeEncodeDecider, type EncodeContext, type EncodeDecider } from '../../src/routing/encode-decider.js';

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SloPriorityMap } from '../../src/domain/slo.js';
-import { GoRand } from '../../src/engine/go-rand.js';
+import { GoRand } from '../../src/gocompat/go-rand.js';
 import { main } from '../../src/cli/main.js';
 import { preparePolicies, type BuiltPolicies } from '../../src/policy/build.js';
 import { parsePolicyBundle } from '../../src/policy/bundle.js';

@@ -1,7 +1,7 @@
 // A code policy is compiled once to check it (preparePolicies) and the first simulation's build takes that program
 // over instead of compiling it again — but only when that cannot change what the policy does.
 import { describe, expect, it, vi } from 'vitest';
-import { GoRand } from '../../src/engine/go-rand.js';
+import { GoRand } from '../../src/gocompat/go-rand.js';
 import { preparePolicies } from '../../src/policy/build.js';
 import { parsePolicyBundle } from '../../src/policy/bundle.js';
 import type { PolicyBuildContext } from '../../src/policy/templates/build.js';

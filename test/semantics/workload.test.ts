@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_INT64 } from '../../src/domain/units.js';
-import { GoRand } from '../../src/engine/go-rand.js';
+import { GoRand } from '../../src/gocompat/go-rand.js';
 import { newArrivalSampler } from '../../src/workload/spec/arrival.js';
 import { generateSpecWorkload } from '../../src/workload/spec/generate.js';
 import { parseWorkloadSpec } from '../../src/workload/spec/parse.js';

@@ -4,7 +4,7 @@
  * generator (src/workload/spec/generate.ts) is compared with, request for request and token for token.
  */
 import { MAX_INT64 } from '../../src/domain/units.js';
-import { GoRand } from '../../src/engine/go-rand.js';
+import { GoRand } from '../../src/gocompat/go-rand.js';
 import { PartitionedRng } from '../../src/engine/partitioned-rng.js';
 import { concatTokens, randomTokenIds } from '../../src/workload/tokens.js';
 import { newArrivalSampler } from '../../src/workload/spec/arrival.js';

@@ -12,7 +12,7 @@
  *         (queued work is routed again; running work finishes).
  */
 import type { ScaleRecord } from '../../domain/decision-records.js';
-import type { GoRand } from '../../engine/go-rand.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
 import { EventKind } from '../../instance/events.js';
 import type { Instance } from '../../instance/instance.js';
 import type { WarmupProfile, WarmupState } from '../../latency/warmup.js';

@@ -13,7 +13,7 @@
  */
 import type { Request } from '../../domain/request.js';
 import { MAX_INT64 } from '../../domain/units.js';
-import type { GoRand } from '../../engine/go-rand.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
 import { EventKind } from '../../instance/events.js';
 import { analyzeSaturation, collectModelSignals, replicaSignal, unlimitedEngine, type ReplicaSignal, type SaturationConfig, type ScaleDelta } from '../../routing/autoscale-saturation.js';
 import type { AutoScalePolicy, ScaleDecision } from '../../routing/autoscale.js';

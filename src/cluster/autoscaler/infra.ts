@@ -5,7 +5,7 @@
  * lowest-index free GPUs of the first Ready node with enough of them. Delays are {mean, stddev} in seconds:
  * stddev 0 gives the mean, else N(mean, stddev) clamped at 0, truncated to µs.
  */
-import type { GoRand } from '../../engine/go-rand.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
 
 export interface DelaySpec {
   /** Seconds. */

@@ -5,7 +5,7 @@
  * Most checks apply only with `--flow-control`; `--request-ttl` and `--dispatch-tick-interval` are checked
  * always, and flags that need flow control only warn without it.
  */
-import { goFormatV, goQuote } from '../../routing/go-text.js';
+import { goFormatV, goQuote } from '../../gocompat/go-text.js';
 import { FAIRNESS_POLICY_NAMES, type FairnessPolicyName } from './bands.js';
 import type { FlowControlConfig } from './controller.js';
 import { DISPATCH_ORDERS, type DispatchOrder } from './gateway-queue.js';

@@ -6,7 +6,7 @@
  * [-100, -70], every class protected) fails the same check.
  */
 import { describe, expect, it } from 'vitest';
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import { TEMPLATES, templateDefaults, type ParamSpec, type ParamValue, type SearchRange, type TemplateSpec } from '../../policy/templates/catalog.js';
 import { candidateFromBundle } from '../candidate.js';
 import { evaluateCandidate } from '../evaluate.js';

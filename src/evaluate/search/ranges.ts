@@ -3,7 +3,7 @@
  * uniform or log-uniform draws, an "off" value taken with its share, and Gaussian steps scaled to the range (on
  * the log scale for log ranges) for hill-climbing. Draws come from a seeded Go-compatible stream.
  */
-import type { GoRand } from '../../engine/go-rand.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
 import type { ParamSpec, ParamValue, SearchRange } from '../../policy/templates/catalog.js';
 
 /** A value of `r` (the off value excluded). */

@@ -11,7 +11,7 @@
  *
  * Deterministic for a seed: every draw comes from a seeded Go-compatible stream, and the evaluator is.
  */
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import { findTemplate, templateDefaults, type ParamValue, type TemplateSpec } from '../../policy/templates/catalog.js';
 import type { ControlPoint } from '../../policy/view.js';
 import { candidateFromBundle } from '../candidate.js';

@@ -3,7 +3,7 @@
  * candidate. A gene is the suite's default (no policy set), a template with parameters, or a decision tree. The
  * genome becomes an ordinary policy bundle, so the evaluator checks and runs it like any user's bundle.
  */
-import type { GoRand } from '../../engine/go-rand.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
 import { TEMPLATES, findTemplate, templateDefaults, type ParamValue, type TemplateSpec } from '../../policy/templates/catalog.js';
 import type { ControlPoint } from '../../policy/view.js';
 import { fixedControlPoints } from '../evaluate.js';

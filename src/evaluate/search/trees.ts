@@ -7,7 +7,7 @@
  * The thresholds are drawn where the feature's values lie on the workloads of the built-in suites (queue depths
  * of a few requests per instance, prompt lengths of tens to thousands of tokens, KV utilization from 2% up).
  */
-import type { GoRand } from '../../engine/go-rand.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
 import type { SearchRange } from '../../policy/templates/catalog.js';
 import type { ControlPoint } from '../../policy/view.js';
 import { sampleRange, perturbRange } from './ranges.js';

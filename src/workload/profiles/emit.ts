@@ -7,8 +7,8 @@
  * Parsing the output with parseWorkloadSpec gives back an equivalent spec (same generated requests); the
  * round trip is tested over every parity spec.
  */
-import type { YamlTree } from '../go-yaml-emit.js';
-import { emitYamlDocument, sortYamlKeys, yBool, yFloat, yInt, yScalar, yStr } from '../go-yaml-emit.js';
+import type { YamlTree } from '../../gocompat/go-yaml-emit.js';
+import { emitYamlDocument, sortYamlKeys, yBool, yFloat, yInt, yScalar, yStr } from '../../gocompat/go-yaml-emit.js';
 import type {
   ActiveWindow,
   ArrivalSpec,

@@ -4,7 +4,7 @@
  * left exactly as they were.
  */
 import { describe, expect, it } from 'vitest';
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import { PartitionedRng } from '../../engine/partitioned-rng.js';
 import { clientYaml, countIn, generate, requestView, specYaml, withinPoisson } from '../../../test/fixtures/workload-profiles.js';
 import { BurstStream, OnOffSchedule, burstInstant, paretoWithMean } from './misbehavior.js';

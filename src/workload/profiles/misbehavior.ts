@@ -12,8 +12,8 @@
  * Every random draw here comes from the client's misbehavior stream (one seed drawn from the client's own
  * stream), never from the workload stream, so other clients are unaffected.
  */
-import type { GoRand } from '../../engine/go-rand.js';
-import { goPow, goRound } from '../../engine/go-math.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
+import { goPow, goRound } from '../../gocompat/go-math.js';
 import type { FactorPiece, FactorSource } from './warp.js';
 import type { MisbehaviorSpec } from './types.js';
 import { MISBEHAVIOR_DEFAULTS } from './types.js';

@@ -3,7 +3,7 @@
  * kind; warping with factor pieces scales time as documented.
  */
 import { describe, expect, it } from 'vitest';
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import { OnOffSchedule } from './misbehavior.js';
 import { RateProfile } from './profile.js';
 import type { LoadProfileSpec, LoadSegment } from './types.js';

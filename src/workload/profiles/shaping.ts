@@ -9,7 +9,7 @@
  *   schedule, jitter and abuse decisions then come from that derived stream, so the client's gaps, lengths and
  *   tokens keep their usual order on the client stream, and no other client's stream moves.
  */
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import type { ArrivalSampler } from '../spec/arrival.js';
 import type { ClientSpec } from '../spec/types.js';
 import { AbusiveLengths, BurstStream, OnOffSchedule, burstParams, onOffParams } from './misbehavior.js';

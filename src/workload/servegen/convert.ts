@@ -14,7 +14,7 @@
  * Reasoning data (datasets with `reason_ratio`): one window, the one most chunks are active in; five
  * single-round cohorts with the averaged reason-ratio PMF (see {@link reasoningCohorts}).
  */
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import type { ArrivalSpec, CohortSpec, DistSpec } from '../spec/types.js';
 import { cohortOf, datasetFileName, SLO_CLASSES, traceFileName, WINDOW_SEC, type ServeGenChunkFiles, type ServeGenOptions } from './common.js';
 import { reasoningCohorts } from './reasoning.js';

@@ -7,11 +7,12 @@
  *                             ["reason_ratio": "{\"0.0\": 0.1, ...}"]}, ...}
  */
 import { BlisError } from '../../domain/errors.js';
-import { goInt64 } from '../../engine/go-math.js';
-import { goLog } from '../../engine/go-rand.js';
-import { goParseFloat } from '../../format/go-parse.js';
+import { goInt64 } from '../../gocompat/go-math.js';
+import { goLog } from '../../gocompat/go-rand.js';
+import { goParseFloat } from '../../gocompat/go-parse.js';
 import { linePos, prescanJson } from '../../format/prescan.js';
-import { parseGoCsv, goTrimSpace } from '../go-csv.js';
+import { goTrimSpace } from '../../gocompat/go-csv.js';
+import { parseGoCsv } from '../csv-records.js';
 
 /** A ServeGen directory that cannot be converted; the message names the file and the fix. */
 export class ServeGenError extends BlisError {

@@ -5,7 +5,7 @@
  * period length at t = 0 with the summed rate of its chunks in that window), lengths fitted as for language data,
  * and the reason-ratio PMF averaged over all chunks as an empirical distribution over percentages.
  */
-import type { GoRand } from '../../engine/go-rand.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
 import type { DistSpec, CohortSpec } from '../spec/types.js';
 import { byteOrder, cohortOf, datasetFileName, SLO_CLASSES, traceFileName, WINDOW_SEC, type ServeGenChunkFiles, type ServeGenOptions } from './common.js';
 import { datasetWindows, fitLognormal, nearestDataset, parseServeGenRatioPdf, parseServeGenTrace, readDatasetJson, ServeGenError, type TraceRow } from './parse.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Request, RequestState } from '../../domain/request.js';
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import { ConstantSampler } from '../spec/length.js';
 import { randomTokenIds } from '../tokens.js';
 import { SessionManager } from './manager.js';

@@ -1,7 +1,7 @@
 /**
  * Closed-loop session shapes (blis-cluster.md §9.5): what the generator hands the SessionManager.
  */
-import type { GoRand } from '../../engine/go-rand.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
 import type { LengthSampler } from '../spec/length.js';
 
 /** Where a session stands. Every session starts `active` and ends in exactly one of the other states (INV-11). */

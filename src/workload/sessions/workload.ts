@@ -15,7 +15,7 @@
  * 5. Stable sort, renumber `request_<i>`; follow-up budget = cap − requests when a cap and concurrency users exist.
  */
 import type { Request } from '../../domain/request.js';
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import { PartitionedRng } from '../../engine/partitioned-rng.js';
 import { concatTokens, randomTokenIds } from '../tokens.js';
 import { computeDeadline, generatePrefixTokens, isClosedLoop, sortAndCap } from '../spec/draft.js';

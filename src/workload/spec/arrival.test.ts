@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import {
   ConstantArrivalSampler,
   GammaSampler,
@@ -10,7 +10,7 @@ import {
   weibullShapeFromCv,
 } from './arrival.js';
 import type { ArrivalSampler } from './arrival.js';
-import { goGamma } from '../../engine/go-math-special.js';
+import { goGamma } from '../../gocompat/go-math-special.js';
 import type { ArrivalSpec } from './types.js';
 
 const spec = (process: string, extra: Partial<ArrivalSpec> = {}): ArrivalSpec => ({ process, cv: null, shape: null, scale: null, ...extra });

@@ -5,10 +5,10 @@
  * results below 1 µs to 1, so arrivals of one client strictly increase. The draw order inside each sampler
  * (e.g. gamma's uniform before its recursive draw for shape < 1) follows the reference exactly.
  */
-import type { GoRand } from '../../engine/go-rand.js';
-import { goLog } from '../../engine/go-rand.js';
-import { goInt64, goPow } from '../../engine/go-math.js';
-import { goGamma } from '../../engine/go-math-special.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
+import { goLog } from '../../gocompat/go-rand.js';
+import { goInt64, goPow } from '../../gocompat/go-math.js';
+import { goGamma } from '../../gocompat/go-math-special.js';
 import type { ArrivalSpec } from './types.js';
 
 export interface ArrivalSampler {

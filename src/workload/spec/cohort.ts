@@ -3,8 +3,8 @@
  * (`<id>-<j>`), each with `rate_fraction / population`, and its diurnal / spike / drain pattern becomes lifecycle
  * windows. Pure: nothing here draws random numbers (the reference seeds a per-cohort RNG it never uses).
  */
-import { goInt64 } from '../../engine/go-math.js';
-import { goCos } from '../../engine/go-math-special.js';
+import { goInt64 } from '../../gocompat/go-math.js';
+import { goCos } from '../../gocompat/go-math-special.js';
 import type { ActiveWindow, ClientSpec, CohortSpec, DiurnalSpec, DrainSpec, SpikeSpec } from './types.js';
 
 const HOURS_PER_DAY = 24;

@@ -4,7 +4,7 @@
  * the request cap, ids `request_<i>`.
  */
 import { Request } from '../../domain/request.js';
-import type { GoRand } from '../../engine/go-rand.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
 import { randomTokenIds } from '../tokens.js';
 import type { ClientSpec } from './types.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_INT64 } from '../../domain/units.js';
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import { PartitionedRng } from '../../engine/partitioned-rng.js';
 import { randomTokenIds } from '../tokens.js';
 import { GOLDEN_WORKLOADS } from '../../../test/fixtures/workload-spec-golden.js';

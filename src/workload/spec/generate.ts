@@ -21,7 +21,7 @@ import type { Request } from '../../domain/request.js';
 import { BlisError } from '../../domain/errors.js';
 import { LIMITS, checkLimit } from '../../domain/limits.js';
 import { MAX_INT64 } from '../../domain/units.js';
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import { PartitionedRng } from '../../engine/partitioned-rng.js';
 import { UNBOUNDED_WORKLOAD } from '../distribution.js';
 import { newArrivalSampler } from './arrival.js';

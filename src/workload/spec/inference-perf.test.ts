@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_INT64 } from '../../domain/units.js';
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import { WorkloadSpecError } from './errors.js';
 import { generateSpecWorkload } from './generate.js';
 import { NormalizedExponentialSampler, distributeEvenly, expandInferencePerf } from './inference-perf.js';

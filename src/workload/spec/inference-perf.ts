@@ -18,10 +18,10 @@
  *   the user is its own prefix group of `system_prompt_len + question_len − 1` tokens plus one fresh token, so
  *   every request after a user's first finds all but its last prompt token in the prefix cache, as vLLM does.
  */
-import type { GoRand } from '../../engine/go-rand.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
 import type { ArrivalSampler } from './arrival.js';
 import { PoissonSampler } from './arrival.js';
-import { goInt64 } from '../../engine/go-math.js';
+import { goInt64 } from '../../gocompat/go-math.js';
 import type { SpecPath } from './errors.js';
 import type { ActiveWindow, ClientSpec, DistSpec, InferencePerfSpec, ReasoningSpec, SharedPrefixSpec, StageSpec } from './types.js';
 

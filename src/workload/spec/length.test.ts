@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import { DistributionError, EmpiricalSampler, newLengthSampler, parseEmpiricalKey } from './length.js';
 import type { LengthSampler } from './length.js';
 import type { DistSpec } from './types.js';

@@ -6,8 +6,8 @@
  * the draw-free shortcuts (gaussian with min == max, empirical with fewer than two bins, constant): they are part
  * of the stream's shape, not optimisations.
  */
-import type { GoRand } from '../../engine/go-rand.js';
-import { goExp, goInt64, goPow, goRound } from '../../engine/go-math.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
+import { goExp, goInt64, goPow, goRound } from '../../gocompat/go-math.js';
 import type { DistSpec } from './types.js';
 import { showValue } from '../../domain/errors.js';
 

@@ -12,7 +12,7 @@
  * seed when the merge first takes one of its requests (replaying the same draws), so a cohort of 100,000 members
  * with a small cap holds 100,000 numbers, not 100,000 generators.
  */
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import { concatTokens, randomTokenIds } from '../tokens.js';
 import { newArrivalSampler } from './arrival.js';
 import type { ArrivalSampler } from './arrival.js';

@@ -13,7 +13,7 @@
  * For closed-loop clients only round 0 survives (sessions/workload.ts); the later rounds are regenerated at run
  * time by the SessionManager, from their actual completion times.
  */
-import type { GoRand } from '../../engine/go-rand.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
 import { concatTokens, randomTokenIds, skipTokenIds } from '../tokens.js';
 import type { GenerationBudget } from './budget.js';
 import type { Draft } from './draft.js';

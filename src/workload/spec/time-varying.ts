@@ -14,12 +14,12 @@
  * group prefix and the client's deadline) and keeps each window's last arrival, which the rescaling puts
  * exactly on the window end (so ceil(rate x duration) requests per window, not one fewer).
  */
-import { GoRand } from '../../engine/go-rand.js';
+import { GoRand } from '../../gocompat/go-rand.js';
 import { concatTokens, randomTokenIds } from '../tokens.js';
 import { newArrivalSampler } from './arrival.js';
 import { computeDeadline, generatePrefixTokens, isClosedLoop } from './draft.js';
 import type { Draft } from './draft.js';
-import { goInt64 } from '../../engine/go-math.js';
+import { goInt64 } from '../../gocompat/go-math.js';
 import { newLengthSampler } from './length.js';
 import type { LengthSampler } from './length.js';
 import { generateReasoningSession } from './reasoning.js';

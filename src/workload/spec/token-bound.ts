@@ -8,7 +8,7 @@ import { MAX_INT64 } from '../../domain/units.js';
 import { ConstantSampler, EmpiricalSampler, ExponentialSampler, GaussianSampler, LognormalSampler, newLengthSampler } from './length.js';
 import { ConstantArrivalSampler, GammaSampler, PoissonSampler, WeibullSampler, newArrivalSampler, weibullCv } from './arrival.js';
 import { expandCohorts } from './cohort.js';
-import { goGamma } from '../../engine/go-math-special.js';
+import { goGamma } from '../../gocompat/go-math-special.js';
 import { hasPerWindowParameters, normalizeRateFractions } from './rates.js';
 import type { ClientSpec, DistSpec, LifecycleSpec, TrafficSource, WorkloadSpec } from './types.js';
 

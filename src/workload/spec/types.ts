@@ -5,7 +5,7 @@
  * "absent" from "zero" (timeouts, cv, shape/scale, trace rates...), the field here is `null` when absent; every
  * other absent field holds its zero value, exactly as yaml.v3 leaves it.
  */
-import type { GoRand } from '../../engine/go-rand.js';
+import type { GoRand } from '../../gocompat/go-rand.js';
 import type { SloDimTargets } from '../tracev2-types.js';
 import type { LoadProfileSpec, MisbehaviorSpec } from '../profiles/types.js';
 import type { ArrivalSampler } from './arrival.js';

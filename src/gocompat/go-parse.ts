@@ -1,13 +1,17 @@
-import { BlisError } from '../domain/errors.js';
 /**
  * Go's `strconv.ParseFloat(s, 64)` and `time.ParseDuration` for the flags whose grammar the reference takes
  * from them (`--fitness-weights` values, `--slo-ttft/--slo-itl/--slo-e2e` durations), with the reference's
  * error texts, so a value accepted or rejected there is accepted or rejected here.
  */
 
-export class GoParseError extends BlisError {
+/**
+ * Go's error text for a value these parsers refuse. Not a BlisError (gocompat imports nothing of the
+ * simulator): every caller catches it and throws its own error with the message.
+ */
+export class GoParseError extends Error {
+  readonly code = 'go-parse';
   constructor(message: string) {
-    super('go-parse', message);
+    super(message);
     this.name = 'GoParseError';
   }
 }

@@ -1,10 +1,8 @@
 /**
- * The parts of Go's encoding/csv (the writer; the reader is src/format/csv.ts) and of strings.TrimSpace that the
- * trace files depend on, so files round-trip byte for byte with the reference.
+ * The parts of Go's encoding/csv (the writer; the reader is src/format/csv.ts, bound to the trace errors in
+ * src/workload/csv-records.ts) and of strings.TrimSpace that the trace files depend on, so files round-trip
+ * byte for byte with the reference.
  */
-import { readCsv, type CsvRow } from '../format/csv.js';
-import { INPUT_SYNTAX } from '../format/yaml.js';
-import { TraceFormatError } from './tracev2-types.js';
 
 /** Go's unicode.IsSpace. */
 export function goIsSpace(cp: number): boolean {
@@ -33,19 +31,4 @@ export function goCsvField(field: string): string {
   let quote = field === '\\.' || /[\n\r",]/.test(field);
   if (!quote) quote = goIsSpace(field.codePointAt(0) ?? 0);
   return quote ? `"${field.replaceAll('"', '""')}"` : field;
-}
-
-export type GoCsvRow = CsvRow;
-
-/**
- * Splits CSV text into records the way csv.Reader does with FieldsPerRecord = -1 (src/format/csv.ts: bounded,
- * a leading byte-order mark stripped, binary refused).
- * @throws TraceFormatError with code TRACE_CSV_SYNTAX (TRACE_INPUT for size and binary data).
- */
-export function parseGoCsv(input: string, file: string): GoCsvRow[] {
-  return readCsv(input, file, {
-    fail: (line, problem, fix, code) => {
-      throw new TraceFormatError(code === INPUT_SYNTAX ? 'TRACE_CSV_SYNTAX' : 'TRACE_INPUT', file, line, '', `${file}:${line}: ${problem}; ${fix}`);
-    },
-  });
 }

@@ -1,5 +1,5 @@
 /** Go-compatible text formatting for the reference output format. */
-export { goFixed } from '../domain/go-fixed.js';
+export { goFixed } from './go-fixed.js';
 
 /**
  * JSON as Go's json.MarshalIndent(v, "", "  ") prints it. Number formatting already agrees (shortest

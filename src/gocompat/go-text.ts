@@ -4,7 +4,7 @@
  * on nothing but the domain.
  */
 
-export { goFixed } from '../domain/go-fixed.js';
+export { goFixed } from './go-fixed.js';
 
 /** Go's `%v` for a float64: shortest round-trip digits, exponent form when the decimal exponent is < -4 or >= 6. */
 export function goFormatV(x: number): string {

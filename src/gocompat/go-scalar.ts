@@ -4,8 +4,6 @@
  * yaml.v3's rules rather than YAML 1.2 core's, because they differ in ways a bundle can hit: `1_000` and
  * `0b101` are integers, `010` is octal 8, `08` is the float 8, and quoted or block scalars are always strings.
  */
-import { showValue } from '../domain/errors.js';
-
 export type GoScalar =
   | { readonly kind: 'null' }
   | { readonly kind: 'bool'; readonly value: boolean }
@@ -115,22 +113,4 @@ function isTimestamp(s: string): boolean {
     /^\d{4}-\d{1,2}-\d{1,2}[Tt]\d{1,2}:\d{1,2}:\d{1,2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(s) ||
     /^\d{4}-\d{1,2}-\d{1,2} \d{1,2}:\d{1,2}:\d{1,2}(\.\d+)?$/.test(s)
   );
-}
-
-/** What a resolved scalar looks like in an error message. */
-export function describeScalar(s: GoScalar, text: string): string {
-  switch (s.kind) {
-    case 'null':
-      return 'null';
-    case 'bool':
-      return `the boolean ${text}`;
-    case 'int':
-      return `the integer ${text}`;
-    case 'float':
-      return `the number ${text}`;
-    case 'timestamp':
-      return `the timestamp ${text}`;
-    case 'str':
-      return `the string ${showValue(text)}`;
-  }
 }
