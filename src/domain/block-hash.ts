@@ -10,7 +10,6 @@
  * also chains from {@link NO_HASH}, so equal token blocks with equal parents get equal identities in both
  * systems. SHA-256 costs ~1 µs per block in Node; this ~1 ns per token.
  */
-import type { Request } from './request.js';
 import { blockChainer } from './block-hash-wasm.js';
 
 /** The empty parent / "no hash" value (the reference's ""). Computed hashes are never 0. */
@@ -62,10 +61,23 @@ function hashArray(n: number): Float64Array {
 }
 
 /**
+ * What {@link inputBlockHashes} reads and caches on a request. Request (request.ts) has these fields; the
+ * structural type keeps request.ts and this file from importing each other.
+ */
+export interface PromptHashCache {
+  readonly id: string;
+  readonly inputLen: number;
+  readonly inputTokens: Int32Array;
+  readonly sharedPrefix: SharedPrefix | null;
+  inputBlockHashes: Float64Array | null;
+  inputHashBlockSize: number;
+}
+
+/**
  * The chained hashes of every full input block of `req` for `blockSize`, computed once and cached on the
  * request (the prompt never changes).
  */
-export function inputBlockHashes(req: Request, blockSize: number): Float64Array {
+export function inputBlockHashes(req: PromptHashCache, blockSize: number): Float64Array {
   const cached = req.inputBlockHashes;
   if (cached !== null && req.inputHashBlockSize === blockSize) return cached;
   const tokens = req.inputTokens;
