@@ -9,12 +9,9 @@ import type { GoRand } from '../../gocompat/go-rand.js';
 import { goLog } from '../../gocompat/go-rand.js';
 import { goInt64, goPow } from '../../gocompat/go-math.js';
 import { goGamma } from '../../gocompat/go-math-special.js';
-import type { ArrivalSpec } from './types.js';
+import type { ArrivalSampler, ArrivalSpec } from './types.js';
 
-export interface ArrivalSampler {
-  /** The next inter-arrival time in µs (>= 1); 0 only from a pre-drawn sampler that has run out (stop there). */
-  sampleIat(rng: GoRand): number;
-}
+export type { ArrivalSampler } from './types.js';
 
 /** The arrival processes the reference accepts. */
 export const ARRIVAL_PROCESSES = ['poisson', 'gamma', 'weibull', 'constant'] as const;

@@ -8,7 +8,12 @@
 import type { GoRand } from '../../gocompat/go-rand.js';
 import type { SloDimTargets } from '../tracev2-types.js';
 import type { LoadProfileSpec, MisbehaviorSpec } from '../profiles/types.js';
-import type { ArrivalSampler } from './arrival.js';
+
+/** An arrival process's sampler (implementations in arrival.ts). */
+export interface ArrivalSampler {
+  /** The next inter-arrival time in µs (>= 1); 0 only from a pre-drawn sampler that has run out (stop there). */
+  sampleIat(rng: GoRand): number;
+}
 
 export type { SloDimTargets };
 
