@@ -21,7 +21,8 @@ import { FlowController, type FlowControlConfig, type FlowControlHost } from './
 import { DeferredRouterState } from './deferred-state.js';
 import { DEFAULT_SIGNALS_CONFIG, RouterSignalsTracker, type SignalsConfig } from './signals.js';
 import { SnapshotProvider } from './snapshot.js';
-import { PdCoordinator, type PdHost, type PdPolicies, type PdSetup } from './pd/coordinator.js';
+import { PdCoordinator, type PdPolicies, type PdSetup } from './pd/coordinator.js';
+import type { PdHost } from './pd/host.js';
 import { hasRole } from './pd/pools.js';
 import { projectParents } from './pd/project.js';
 import type { StaticFacts } from './snapshot.js';
@@ -30,7 +31,7 @@ import type { ActuatorHost } from './autoscaler/actuator.js';
 import { sampleDelayUs, type DelaySpec, type PlacementManager } from './autoscaler/infra.js';
 import { InstanceState, Lifecycle } from './autoscaler/lifecycle.js';
 import type { GoRand } from '../gocompat/go-rand.js';
-import type { ClusterSampler } from './timeseries.js';
+import type { ClusterSampler } from './sampler.js';
 
 export interface ClusterConfig {
   readonly horizon: number;

@@ -16,6 +16,7 @@
  */
 import type { Instance } from '../instance/instance.js';
 import type { ClusterSimulator } from './cluster.js';
+import type { ClusterSampler } from './sampler.js';
 
 export type SeriesKind = 'gauge' | 'counter';
 
@@ -137,15 +138,6 @@ interface InstanceStore {
   firstRow: number;
   readonly cols: Column[];
   present: boolean;
-}
-
-/** What the cluster loop calls (see ClusterSimulator.sampler). */
-export interface ClusterSampler {
-  /** The next sample tick (µs); the loop calls {@link sampleUpTo} once an event reaches it. */
-  readonly next: number;
-  sampleUpTo(time: number): void;
-  /** The run ended at `time` (the last executed event): records the closing row. */
-  finish(time: number): void;
 }
 
 export class TimeSeriesSampler implements ClusterSampler {

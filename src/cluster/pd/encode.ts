@@ -10,7 +10,7 @@ import type { Request } from '../../domain/request.js';
 import { computeCounterfactual } from '../../routing/counterfactual.js';
 import type { EncodeDecider } from '../../routing/encode-decider.js';
 import type { RoutingPolicy } from '../../routing/types.js';
-import type { PdHost } from './coordinator.js';
+import type { PdHost } from './host.js';
 import { PoolRole } from './pools.js';
 
 /** One decision of a policy-bundle encode decider (the built-ins are not recorded: their rule is their name). */
