@@ -1,6 +1,6 @@
 /**
- * The policy bundle (`--policy-config` YAML): its typed shape and the strict parser. Field names follow the
- * YAML keys in camelCase; "not set" is null (the reference's nil pointers / nil maps) or "" for names, so the
+ * The policy bundle (`--policy-config` YAML): its typed shape (bundle-types.ts, re-exported here) and the
+ * strict parser. Field names follow the YAML keys in camelCase; "not set" is null (the reference's nil pointers / nil maps) or "" for names, so the
  * flag resolver can tell an omitted value from a zero one.
  */
 import type { Node as YamlNode } from 'yaml';
@@ -11,81 +11,11 @@ import type { PolicyPath, PolicyPosition } from './errors.js';
 import { nameSets } from './names.js';
 import type { PolicyNameSets, ScorerSetting } from './names.js';
 import { validatePolicyBundle } from './validate.js';
-import { extractEvolvable, type EvolvablePolicies, type SpecReadOptions } from './spec.js';
+import { extractEvolvable, type SpecReadOptions } from './spec.js';
 import { showValue } from '../domain/errors.js';
+import type { AdmissionBundle, AnalyzerBundle, AutoscalerBundle, DelayBundle, InstanceLifecycleBundle, NodePoolBundle, PolicyBundle } from './bundle-types.js';
 
-export interface AdmissionBundle {
-  /** "" = not set. */
-  readonly policy: string;
-  readonly tokenBucketCapacity: number | null;
-  readonly tokenBucketRefillRate: number | null;
-  readonly tierShedThreshold: number | null;
-  readonly tierShedMinPriority: number | null;
-  readonly gaieQdThreshold: number | null;
-  readonly gaieKvThreshold: number | null;
-  /** SLO class → priority overrides, in YAML order. */
-  readonly sloPriorities: ReadonlyMap<string, number> | null;
-  /** SLO class → TTFT target in µs for slo-deadline dispatch (not range-checked by the reference). */
-  readonly sloTargets: ReadonlyMap<string, number> | null;
-}
-
-export interface DelayBundle {
-  /** Seconds. */
-  readonly mean: number;
-  readonly stddev: number;
-}
-
-export interface NodePoolBundle {
-  readonly name: string;
-  readonly gpuType: string;
-  readonly gpusPerNode: number;
-  readonly gpuMemoryGiB: number;
-  readonly initialNodes: number;
-  readonly minNodes: number;
-  readonly maxNodes: number;
-  readonly provisioningDelay: DelayBundle;
-  readonly costPerHour: number;
-}
-
-export interface AnalyzerBundle {
-  /** 0 = use the analyzer's default. */
-  readonly kvCacheThreshold: number;
-  readonly scaleUpThreshold: number;
-  readonly scaleDownBoundary: number;
-  readonly avgInputTokens: number;
-}
-
-export interface AutoscalerBundle {
-  /** 0 = autoscaler disabled. */
-  readonly intervalUs: number;
-  readonly scaleUpStabilizationWindowUs: number;
-  readonly scaleDownStabilizationWindowUs: number;
-  readonly hpaScrapeDelay: DelayBundle;
-  readonly analyzer: AnalyzerBundle;
-}
-
-export interface InstanceLifecycleBundle {
-  readonly loadingDelay: DelayBundle;
-  readonly warmStartInitialInstances: boolean;
-}
-
-export interface PolicyBundle {
-  readonly admission: AdmissionBundle;
-  readonly routing: { readonly policy: string; readonly scorers: readonly ScorerSetting[] | null };
-  /** Only "constant" (or "") has meaning now; anything else is accepted with a warning. */
-  readonly priority: { readonly policy: string };
-  readonly scheduler: string;
-  readonly preemption: { readonly policy: string };
-  /** Tenant → fraction of cluster capacity in [0, 1]; null = no tenant enforcement (an empty map is not null). */
-  readonly tenantBudgets: ReadonlyMap<string, number> | null;
-  readonly nodePools: readonly NodePoolBundle[] | null;
-  readonly autoscaler: AutoscalerBundle;
-  readonly instanceLifecycle: InstanceLifecycleBundle;
-  /** Things accepted but worth telling the user, each `file:line:col: field: text`; never printed here. */
-  readonly warnings: readonly string[];
-  /** Evolvable control points (`type: parameterized | decision_tree | code`) and the candidate's metadata. */
-  readonly evolvable: EvolvablePolicies;
-}
+export type { AdmissionBundle, AnalyzerBundle, AutoscalerBundle, DelayBundle, InstanceLifecycleBundle, NodePoolBundle, PolicyBundle } from './bundle-types.js';
 
 export interface ParsePolicyBundleOptions extends SpecReadOptions {
   /** Valid names; defaults to {@link DEFAULT_POLICY_NAMES} for any list not given. */

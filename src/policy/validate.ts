@@ -3,7 +3,7 @@
  * slo_priorities range check it makes while merging flags), so the first error reported is the same one.
  * Each check points at the offending value's line:col.
  */
-import type { PolicyBundle } from './bundle.js';
+import type { PolicyBundle } from './bundle-types.js';
 import type { PolicyDecoder } from './decoder.js';
 import { goFloatText } from './errors.js';
 import type { PolicyPath } from './errors.js';
