@@ -4,15 +4,11 @@
  */
 import type { Request } from '../domain/request.js';
 import { SloPriorityMap } from '../domain/slo.js';
-import { isCorrected, type Semantics } from '../domain/semantics.js';
+import { isCorrected } from '../domain/semantics.js';
 import { ClusterSimulator, type ClusterPolicies, type FollowUpHook } from '../cluster/cluster.js';
-import type { FlowControlConfig } from '../cluster/flow-control/controller.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Instance } from '../instance/instance.js';
-import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
-import type { AdapterCost } from '../instance/lora.js';
-import type { SchedulingMode } from '../instance/batch-formation.js';
-import { createKVStore, type KVStoreConfig, type StorageTierConfig } from '../kv/index.js';
+import { createKVStore, type KVStoreConfig } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
 import { makeAdmissionPolicy, makeRoutingPolicy } from '../routing/registry.js';
@@ -23,148 +19,17 @@ import type { RoutingPolicy } from '../routing/types.js';
 import { makeEncodeDecider } from '../routing/encode-decider.js';
 import type { PdPolicies } from '../cluster/pd/coordinator.js';
 import { PoolRole } from '../cluster/pd/pools.js';
-import type { TransferConfig } from '../cluster/pd/transfer.js';
-import type { PdBeyondConfig } from '../cluster/pd/beyond.js';
-import { infraSetup, placementFor, planStartup, type ScalingSetup } from './engine-infra.js';
-import type { DeploymentEngineSetup, PoolConfigSetup } from './resolve-deployment.js';
+import { infraSetup, placementFor, planStartup } from './engine-infra.js';
 import type { StaticFacts } from '../cluster/snapshot.js';
 import type { ReplicaBuild } from '../cluster/autoscaler/actuator.js';
 import { withWarmup } from '../latency/warmup.js';
-import type { BuiltPolicies, PreparedPolicies } from '../policy/build.js';
+import type { BuiltPolicies } from '../policy/build.js';
 import type { PolicyBuildContext } from '../policy/templates/build.js';
 import type { ControlPoint } from '../policy/view.js';
+import { DEFAULT_POLICY_SETUP, type DeploymentEngineSetup, type EngineDriver, type EngineSetup, type InstanceOverrides, type KVSetup, type PdEngineSetup, type PolicySetup, type PoolConfigSetup } from './setup.js';
 
-export interface KVSetup {
-  readonly totalBlocks: number;
-  readonly blockSize: number;
-  readonly cpuBlocks: number;
-  readonly transferBandwidth: number;
-  readonly transferBaseLatency: number;
-  /** The storage tier below the CPU tier; absent = none (docs/kv-tiers.md). */
-  readonly storage?: StorageTierConfig | null;
-  /** Identities of blocks filled in decode (default true); see KVStoreConfig.decodeIdentities. */
-  readonly decodeIdentities?: boolean;
-  /** No two requests' prompts share a full block (default false); see KVStoreConfig.privatePrompts. */
-  readonly privatePrompts?: boolean;
-}
-
-/** Cluster-level policy settings (flags, policy bundles). Every field has the reference's default. */
-export interface PolicySetup {
-  readonly admissionPolicy: string;
-  readonly tokenBucketCapacity: number;
-  readonly tokenBucketRefillRate: number;
-  readonly tierShedThreshold: number;
-  readonly tierShedMinPriority: number;
-  readonly gaieQdThreshold: number;
-  readonly gaieKvThreshold: number;
-  /** Fraction of cluster slots per tenant; null = no tenant-budget decorator (an empty map still installs it). */
-  readonly tenantBudgets: ReadonlyMap<string, number> | null;
-  readonly routingPolicy: string;
-  /** Weighted profile; null = the default profile. */
-  readonly routingScorers: readonly ScorerConfig[] | null;
-  readonly snapshotRefreshInterval: number;
-  readonly cacheSignalDelay: number;
-  readonly traceDecisions: boolean;
-  readonly counterfactualK: number;
-  /** Gateway queue / flow control; null = off. */
-  readonly flowControl: FlowControlConfig | null;
-  /** Evolvable policies from the bundle (templates, trees, code); null/absent = the built-ins only. */
-  readonly evolvable?: PreparedPolicies | null;
-  /** Keep the router state of policy-search-design §3 even without evolvable policies (traces, anomalies). */
-  readonly routerSignals?: boolean;
-}
-
-export const DEFAULT_POLICY_SETUP: PolicySetup = {
-  admissionPolicy: 'always-admit',
-  tokenBucketCapacity: 10000,
-  tokenBucketRefillRate: 1000,
-  tierShedThreshold: 0,
-  tierShedMinPriority: 0,
-  gaieQdThreshold: 0,
-  gaieKvThreshold: 0,
-  tenantBudgets: null,
-  routingPolicy: 'round-robin',
-  routingScorers: null,
-  snapshotRefreshInterval: 50000,
-  cacheSignalDelay: 50000,
-  traceDecisions: false,
-  counterfactualK: 0,
-  flowControl: null,
-};
-
-/** What one pool's instances run with instead of the cluster-wide setup (P/D per-pool overrides). */
-export interface InstanceOverrides {
-  readonly latency: LatencyModel;
-  readonly kvTotalBlocks: number;
-  readonly maxModelLen: number;
-  readonly tp: number;
-  readonly gpuType: string;
-}
-
-/** Prefill/decode disaggregation, resolved (reference flags --prefill-instances ... --decode-max-model-len). */
-export interface PdEngineSetup {
-  /** Role of each startup instance (see cluster/pd/pools.ts). */
-  readonly roles: readonly number[];
-  readonly decider: string;
-  /** E/P/D encode decider; null/absent = no encode pool (the encode stage is off). */
-  readonly encodeDecider?: string | null;
-  readonly prefixThreshold: number;
-  readonly transfer: TransferConfig;
-  /** Pool-specific weighted profiles; null = the main routing policy serves that pool too. */
-  readonly prefillScorers: readonly ScorerConfig[] | null;
-  readonly decodeScorers: readonly ScorerConfig[] | null;
-  /** Overrides of prefill-only instances; null = the cluster-wide setup. */
-  readonly prefill: InstanceOverrides | null;
-  /** Overrides of decode and shared-role instances (decode wins for shared pods). */
-  readonly decode: InstanceOverrides | null;
-  /** Overrides of encode-pool instances (--encode-tp, --encode-hardware); absent/null = the cluster-wide setup. */
-  readonly encode?: InstanceOverrides | null;
-  /** Models served by P/D pools (deployment file); absent/null = every request takes the P/D path. */
-  readonly pdModels?: readonly string[] | null;
-  /** KV bytes per token of a prefill instance's configuration (by its scaling target); absent = transfer's. */
-  readonly kvBytesPerTokenOf?: (target: string | undefined) => number;
-  /** Beyond-reference P/D behaviour; absent = the reference's. */
-  readonly beyond?: PdBeyondConfig;
-}
-
-export interface EngineSetup {
-  /** Reference bugs reproduced (default) or corrected (docs/reference-differences.md). */
-  readonly semantics?: Semantics;
-  /** Simulation seed (router tie-break stream); default 42. */
-  readonly seed?: bigint;
-  readonly numInstances: number;
-  readonly horizon: number;
-  readonly admissionLatency: number;
-  readonly routingLatency: number;
-  readonly maxNumSeqs: number;
-  readonly maxNumBatchedTokens: number;
-  readonly longPrefillTokenThreshold: number;
-  readonly maxModelLen: number;
-  readonly scheduler: SchedulerName;
-  readonly preemptionPolicy: PreemptionPolicy;
-  /** How steps are formed (default `sync`, the reference's). */
-  readonly schedulingMode?: SchedulingMode;
-  /** false: no lazy decode slots (src/instance/running-batch.ts); they change no result. Default true. */
-  readonly lazyDecode?: boolean;
-  /** false: the prefix-affinity scorer never stands on ShadowKV's index (ClusterConfig.sharePrefixIndex). Default true. */
-  readonly sharePrefixIndex?: boolean;
-  readonly kv: KVSetup;
-  readonly latency: LatencyModel;
-  /** Model / GPU / TP the router sees on each instance ('' / 0 when unknown). */
-  readonly model?: string;
-  readonly gpuType?: string;
-  readonly tp?: number;
-  readonly sloPriorities?: Readonly<Record<string, number>>;
-  readonly policy?: PolicySetup;
-  /** LoRA adapters (cost model and slots per instance); absent/null = off. */
-  readonly lora?: AdapterCost | null;
-  /** Prefill/decode pools; null/absent = monolithic instances. */
-  readonly pd?: PdEngineSetup | null;
-  /** Node pools, instance lifecycle and the autoscaler; null/absent = a fixed set of Active instances. */
-  readonly scaling?: ScalingSetup | null;
-  /** Models x configurations x pools from a deployment file; null/absent = the flags' one configuration. */
-  readonly deployment?: DeploymentEngineSetup | null;
-}
+export { DEFAULT_POLICY_SETUP };
+export type { DeploymentEngineSetup, EngineDriver, EngineSetup, InstanceOverrides, KVSetup, PdEngineSetup, PolicySetup, PoolConfigSetup };
 
 function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator, rng: PartitionedRng, built: BuiltPolicies | null, rebuild: ((sub: string) => BuiltPolicies) | null): ClusterPolicies {
   // Flow control replaces the configured admission policy (tenant budgets still wrap it).
@@ -514,13 +379,6 @@ export function finishedRequests(cs: ClusterSimulator): number {
   }
   return n;
 }
-
-/**
- * Runs a built cluster's events up to `until` (Infinity: to its end). The default runs them in one go; the library
- * API passes one that executes the events in slices and yields to the host between them. Either way the events
- * and their order are the same.
- */
-export type EngineDriver = (cs: ClusterSimulator, until?: number) => Promise<void>;
 
 /** {@link runEngine} through `drive` (null = run to the end in one go). */
 export async function driveEngine(

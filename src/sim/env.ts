@@ -1,4 +1,4 @@
-import type { EngineDriver } from './engine-setup.js';
+import type { EngineDriver } from './setup.js';
 
 /**
  * What the simulation layer needs from its host: file contents named by options (model config folders,

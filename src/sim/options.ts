@@ -22,7 +22,7 @@ import { ConfigError } from './config-error.js';
 import { showValue } from '../domain/errors.js';
 import { MAX_REQUEST_TOKENS } from '../domain/units.js';
 import { LATENCY_BACKENDS } from './latency-backends.js';
-import { TRACE_LEVELS } from './resolve-policies.js';
+import { TRACE_LEVELS } from './trace-levels.js';
 
 export type OptionKind = 'string' | 'int' | 'float' | 'bool' | 'floats';
 

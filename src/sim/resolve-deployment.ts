@@ -11,36 +11,13 @@ import { kvBytesPerToken } from '../latency/kv-capacity.js';
 import { DISAGGREGATION_DECIDERS, isDisaggregationDecider } from '../routing/disaggregation.js';
 import { parseJson } from '../format/yaml.js';
 import { ConfigError } from './config-error.js';
-import type { InstanceOverrides, PdEngineSetup } from './engine-setup.js';
+import type { DeploymentEngineSetup, PdEngineSetup, PoolConfigSetup } from './setup.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { resolveLatency, type LatencyInput, type ResolvedLatency } from './resolve-latency.js';
 import { pdBeyondFlags, poolScorers } from './resolve-pd.js';
 
-/** One pool of one configuration, resolved. */
-export interface PoolConfigSetup {
-  /** Scaling-target id: the configuration's name, or `<name>/prefill|decode`. */
-  readonly target: string;
-  readonly model: string;
-  readonly role: number;
-  readonly overrides: InstanceOverrides;
-  readonly costPerGpuHour: number;
-  /** Per-GPU KV bytes per token at this pool's TP (KV transfers from a prefill pool). */
-  readonly kvBytesPerToken: number;
-  readonly initialReplicas: number;
-  readonly minReplicas: number;
-  readonly maxReplicas: number;
-}
-
-export interface DeploymentEngineSetup {
-  readonly file: string;
-  readonly pools: readonly PoolConfigSetup[];
-  /** Pool index of each startup instance. */
-  readonly startup: readonly number[];
-  readonly models: readonly string[];
-  readonly defaultModel: string;
-  readonly spec: DeploymentSpec;
-}
+export type { DeploymentEngineSetup, PoolConfigSetup } from './setup.js';
 
 /** Flags a deployment file replaces: giving both is ambiguous. */
 const REPLACED = ['num-instances', 'prefill-instances', 'decode-instances', 'prefill-decode-instances', 'prefill-tp', 'decode-tp', 'prefill-hardware', 'decode-hardware', 'prefill-latency-model', 'decode-latency-model', 'prefill-max-model-len', 'decode-max-model-len'];

@@ -22,7 +22,7 @@ import { canonicalGpuName } from '../config/catalog/hardware.js';
 import { DEFAULT_GPU_PHYSICS, findGpuPhysics } from '../config/catalog/gpu-physics.js';
 import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES, type PdBeyondConfig } from '../cluster/pd/beyond.js';
 import { ConfigError } from './config-error.js';
-import type { InstanceOverrides, PdEngineSetup } from './engine-setup.js';
+import type { InstanceOverrides, PdEngineSetup } from './setup.js';
 import type { FlagValues } from './options.js';
 import { LATENCY_BACKENDS, type ResolvedLatency } from './resolve-latency.js';
 

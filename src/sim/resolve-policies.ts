@@ -7,16 +7,15 @@ import { resolveFlowControlFlags } from '../cluster/flow-control/flags.js';
 import { validateScorerConfigs } from '../routing/scorer-config.js';
 import { PREEMPTION_POLICIES, SCHEDULERS, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { ConfigError } from './config-error.js';
-import type { PolicySetup } from './engine-setup.js';
+import type { PolicySetup } from './setup.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
 import type { PolicyMetadata } from '../policy/spec.js';
 import type { AutoscalerBundle, InstanceLifecycleBundle, NodePoolBundle } from '../policy/bundle.js';
 import { showValue } from '../domain/errors.js';
+import { TRACE_LEVELS, type TraceLevel } from './trace-levels.js';
 
-/** `--trace-level`: minimal = summary metrics only (as none); decisions adds policy decisions and anomalies; full adds batch formations and preemptions. */
-export const TRACE_LEVELS = ['none', 'minimal', 'decisions', 'full'] as const;
-export type TraceLevel = (typeof TRACE_LEVELS)[number];
+export { TRACE_LEVELS, type TraceLevel } from './trace-levels.js';
 
 export interface ResolvedPolicies {
   readonly policy: PolicySetup;
