@@ -31,6 +31,7 @@ import type { TimeSeriesSampler } from '../cluster/timeseries.js';
 import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
+import { idlePoolWarnings } from './idle-pools.js';
 import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
 import { horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
@@ -370,6 +371,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
   }
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
+  warnIdlePools(cs, full, f, env);
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
   const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'run') }) : {};
@@ -531,6 +533,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
   const all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
+  warnIdlePools(cs, full, f, env);
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
   const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'replay') }) : {};
@@ -541,6 +544,19 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const exported = semanticsFlag(f) === 'corrected' ? cs.arrivals : requests;
   const trace = f.str('trace-output') === '' ? null : replayTrace(exported, goodputTargets, header.observedKvMetrics);
   return outputs(f, { report, cluster: cs, trace, recorder, requests: all, ...series }, () => simResults(report));
+}
+
+/** Pools whose members received no requests, with the option that changes it (issue 29: no silent surprises). */
+function warnIdlePools(cs: ClusterSimulator, setup: EngineSetup, f: FlagValues, env: SimEnv): void {
+  const evolvableRouting = setup.policy.evolvable?.evolvable.specs['routing'] !== undefined;
+  const warnings = idlePoolWarnings(cs, {
+    routingPolicy: evolvableRouting ? `the routing section of ${f.str('policy-config')}` : setup.policy.routingPolicy,
+    corrected: semanticsFlag(f) === 'corrected',
+    poolScorers: { prefill: setup.pd?.prefillScorers != null, decode: setup.pd?.decodeScorers != null },
+    deployment: setup.deployment != null,
+    decider: setup.policy.evolvable?.evolvable.specs['disaggregation'] !== undefined ? `the disaggregation section of ${f.str('policy-config')}` : f.str('pd-decider'),
+  });
+  for (const w of warnings) env.warn(w);
 }
 
 /** `--deployment FILE`, parsed and checked (null when not given). */
