@@ -548,13 +548,13 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
 
 /** Pools whose members received no requests, with the option that changes it (issue 29: no silent surprises). */
 function warnIdlePools(cs: ClusterSimulator, setup: EngineSetup, f: FlagValues, env: SimEnv): void {
-  const evolvableRouting = setup.policy.evolvable?.evolvable.specs['routing'] !== undefined;
+  const specs = setup.policy?.evolvable?.evolvable.specs ?? {};
   const warnings = idlePoolWarnings(cs, {
-    routingPolicy: evolvableRouting ? `the routing section of ${f.str('policy-config')}` : setup.policy.routingPolicy,
+    routingPolicy: specs.routing !== undefined ? `the routing section of ${f.str('policy-config')}` : (setup.policy?.routingPolicy ?? f.str('routing-policy')),
     corrected: semanticsFlag(f) === 'corrected',
     poolScorers: { prefill: setup.pd?.prefillScorers != null, decode: setup.pd?.decodeScorers != null },
     deployment: setup.deployment != null,
-    decider: setup.policy.evolvable?.evolvable.specs['disaggregation'] !== undefined ? `the disaggregation section of ${f.str('policy-config')}` : f.str('pd-decider'),
+    decider: specs.disaggregation !== undefined ? `the disaggregation section of ${f.str('policy-config')}` : f.str('pd-decider'),
   });
   for (const w of warnings) env.warn(w);
 }
