@@ -174,6 +174,13 @@ export interface SimulationProgress {
   readonly requestsArrived: number;
   /** Requests that ended (completed, dropped, timed out or rejected) so far. */
   readonly requestsDone: number;
+  /** Requests the run will see in all; null when closed-loop follow-ups make it unknown. */
+  readonly requestsTotal: number | null;
+  /**
+   * Wall-clock seconds left, from the pace of the last half of the run so far (arrivals weigh twice what
+   * completions do); null while unknown (no total, or no progress yet). 0 at the end.
+   */
+  readonly etaSeconds: number | null;
 }
 
 /** How `simulate()` runs: cancellation, progress and its time slicing. */

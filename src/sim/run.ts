@@ -120,6 +120,8 @@ export interface RunOptions {
   readonly timeseries?: boolean;
   /** Called every 100 ms of simulated time during the run (progress displays); absent = one uninterrupted run. */
   readonly onProgress?: ProgressCallback;
+  /** Called every 4,096 requests while a workload is generated before the run (progress displays). */
+  readonly onGenerate?: (done: number, total: number | null) => void;
   /** false: no lazy decode slots in the step loop (src/instance/running-batch.ts); for tests comparing both. */
   readonly lazyDecode?: boolean;
   /** false: the prefix-affinity scorer keeps an index of its own beside ShadowKV's; for tests comparing both. */
@@ -181,6 +183,8 @@ interface RunWorkload {
   readonly streamed: boolean;
   /** How many requests a streamed workload holds (progress displays). */
   readonly total?: number;
+  /** At most how many requests a workload generated before the run holds (its generation's progress); absent = unknown. */
+  readonly expected?: number;
   readonly horizon: number;
   /** The workload seed in effect (trace header). */
   readonly seed: bigint;
@@ -294,6 +298,7 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
   return {
     requests: r.requests,
     streamed: false,
+    ...(r.maxRequests > 0 ? { expected: r.maxRequests } : {}),
     horizon: r.horizon,
     seed: r.seed,
     specGoodput: r.goodputSloTargets.size > 0 ? r.goodputSloTargets : null,
@@ -304,6 +309,18 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
       ...r.spec.cohorts.map((c) => ({ kind: 'cohort', id: c.id, adapter: c.adapter, model: c.model })),
     ],
   };
+}
+
+/** The requests of a workload generated before the run, reporting every 4,096 to `onGenerate`. */
+function materialize(source: Iterable<Request>, expected: number | null, onGenerate: ((done: number, total: number | null) => void) | null): Request[] {
+  if (Array.isArray(source) || onGenerate === null) return Array.from(source);
+  const out: Request[] = [];
+  for (const r of source) {
+    out.push(r);
+    if ((out.length & 4095) === 0) onGenerate(out.length, expected !== null && expected >= out.length ? expected : null);
+  }
+  onGenerate(out.length, out.length);
+  return out;
 }
 
 /**
@@ -366,7 +383,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   if (wl.streamed && sessions === null) {
     ({ cluster: cs, requests: all } = await driveEngineStreaming(full, wl.requests, prepare, env.drive ?? null, opts.onProgress ?? null, wl.total ?? null));
   } else {
-    const requests = Array.from(wl.requests);
+    const requests = materialize(wl.requests, wl.expected ?? null, opts.onGenerate ?? null);
     cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
     all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
   }

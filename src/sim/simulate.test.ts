@@ -111,7 +111,8 @@ describe('simulate (library API)', () => {
       expect(progress[i]!.simulatedTimeUs).toBeGreaterThanOrEqual(progress[i - 1]!.simulatedTimeUs);
       expect(progress[i]!.requestsDone).toBeGreaterThanOrEqual(progress[i - 1]!.requestsDone);
     }
-    expect(progress.at(-1)).toMatchObject({ requestsArrived: 200, requestsDone: 200 });
+    expect(progress.at(-1)).toMatchObject({ requestsArrived: 200, requestsDone: 200, requestsTotal: 200, etaSeconds: 0 });
+    expect(progress.every((p) => p.requestsTotal === 200)).toBe(true);
   });
 
   it('a generated workload longer than one chunk of arrivals runs as the CLI runs it, however sliced', async () => {
