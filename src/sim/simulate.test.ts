@@ -153,3 +153,17 @@ describe('simulate (library API)', () => {
     expect(e.cause).toBeInstanceOf(TypeError);
   });
 });
+
+describe('typed report sections (issue 29)', () => {
+  it('anomaly_counters and kv_cache_metrics are numbers under typed keys', async () => {
+    const r = await simulate({ mode: 'run', model: MODEL, numRequests: 200, rate: 200, timeout: 1, kvCpuBlocks: 1000 });
+    const a = r.report.anomaly_counters;
+    const kv = r.report.kv_cache_metrics;
+    const timedOut: number | undefined = a?.timed_out_requests;
+    const thrash: number | undefined = kv?.kv_thrashing_rate;
+    expect(timedOut).toBeGreaterThan(0);
+    expect(Object.values(a ?? {}).every((v) => typeof v === 'number')).toBe(true);
+    expect(Object.keys(kv ?? {})).toEqual(['preemption_rate', 'cache_hit_rate', 'kv_thrashing_rate']);
+    expect(typeof thrash).toBe('number');
+  });
+});
