@@ -14,6 +14,8 @@ export type {
   SimulationMetrics,
   ClassGoodput,
   AdapterMetrics,
+  AnomalyCounters,
+  KvCacheMetrics,
   SimulationProgress,
   SimulateOptions,
 } from './sim/library-types.js';

@@ -167,6 +167,15 @@ describe('report and CLI', () => {
     expect(out.summary.some((l) => l.includes('TTFT: MAPE=0.0%, PearsonR=1.000, Bias=neutral, Quality=excellent'))).toBe(true);
   });
 
+  it('warns when the round trip it adds is longer than the shortest observed TTFT (the observations cannot contain it)', () => {
+    const base = { header, records, simResults: results, itl: [], warmUpRequests: -1, bandwidthMbps: 0, goodputTargets: null, simCacheHitRate: null, hitRateTolerancePp: 5, ttftMapeThreshold: 0.15 };
+    expect(runCalibration({ ...base, networkRttUs: -1 }).warnings).toEqual([]);
+    // matched rows 1..5: the shortest observed TTFT is 20 ms
+    const w = runCalibration({ ...base, networkRttUs: 25_000 }).warnings;
+    expect(w).toEqual([expect.stringMatching(/^calibrate: the round trip added to every simulated latency \(25000 µs, --network-rtt-us\) exceeds the shortest observed TTFT \(20000 µs\)/)]);
+    expect(runCalibration({ ...base, header: { ...header, network: { measuredRttMs: 30 } }, networkRttUs: -1 }).warnings[0]).toContain("the trace header's measured_rtt_ms");
+  });
+
   it('blis calibrate writes the report and prints the summary; bad input is one error line, exit 2', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'blis-cal-'));
     writeFileSync(join(dir, 't.yaml'), formatTraceHeaderYaml(header));

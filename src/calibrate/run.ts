@@ -57,6 +57,10 @@ export function runCalibration(inp: CalibrateInput): CalibrateOutput {
   if (pairs.matchedCount === 0) throw new CalibrateInputError('no matching request ids between the trace and the sim results; check that both come from the same trace (request_id = replay request_<n>)');
   if (pairs.ttft.real.length === 0) throw new CalibrateInputError('no valid latency pairs after filtering: every matched row has a negative TTFT or E2E (first/last chunk before send)');
   const warnings: string[] = [];
+  // Every observed TTFT contains the whole round trip, so one longer than the shortest TTFT is not in them.
+  let shortest = Infinity;
+  for (const v of pairs.ttft.real) if (v < shortest) shortest = v;
+  if (rtt > shortest) warnings.push(`calibrate: the round trip added to every simulated latency (${rtt} µs, ${inp.networkRttUs === -1 ? "the trace header's measured_rtt_ms" : '--network-rtt-us'}) exceeds the shortest observed TTFT (${shortest} µs), so the observed latencies cannot contain it; pass --network-rtt-us with the round trip they do contain (0 when the server started requests at their send time)`);
   if (pairs.itlDropped > 0) warnings.push(`calibrate: ${pairs.itlDropped} request(s) dropped from ITL (every inter-chunk delta negative)`);
   const report = buildCalibrationReport(pairs);
 

@@ -57,7 +57,7 @@ async function seriesAndReportFiles(o: SeriesAndReport, f: FlagValues, out: Simu
 async function withProgress(f: FlagValues, label: string, simulate: (opts: RunOptions) => Promise<SimulationOutputs>): Promise<SimulationOutputs> {
   const display = progressDisplay(label, f.bool('quiet'));
   try {
-    return await simulate({ timeseries: f.str('report') !== '', ...(display === null ? {} : { onProgress: (p) => display.sim(p) }) });
+    return await simulate({ timeseries: f.str('report') !== '', ...(display === null ? {} : { onProgress: (p) => display.sim(p), onGenerate: (done, total) => display.generating(done, total) }) });
   } finally {
     display?.stop();
   }

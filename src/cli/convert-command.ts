@@ -43,7 +43,7 @@ export function registerComposeCommand(root: Command, io: Io): void {
     .description('merge the client lists of several workload specs v2 into one (rates re-weighted by each spec\'s share), printed as YAML on stdout');
   c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   c.requiredOption('--from <file>', 'a workload spec v2 YAML (repeat for each spec)', (v: string, prev: string[] = []) => [...prev, v]);
-  c.option('--semantics <mode>', 'reference (default): keep only the clients and the first category, as the reference does; corrected: also keep cohorts, goodput targets, load profiles, and the seed, horizon and num_requests of the first spec that sets each', 'reference');
+  c.option('--semantics <mode>', 'reference (default): keep only the clients and the first spec\'s category, as the reference does (stderr lists what was dropped); corrected: also keep cohorts, goodput targets, load profiles, and the seed, horizon and num_requests of the first spec that sets each, and refuse specs of different categories', 'reference');
   c.action(async (o: { from: string[]; semantics: string }) => {
     if (!isSemantics(o.semantics)) throw new UsageError('bad-flag', `--semantics must be ${SEMANTICS.join(' or ')}, got ${showValue(o.semantics)}`);
     const { composeSpecsYaml } = await import('../workload/profiles/convert.js');

@@ -64,7 +64,7 @@ const OBSERVE: readonly CliFlag[] = [
   { name: 'no-streaming', kind: 'bool', def: false, help: 'send every request without streaming' },
   { name: 'unconstrained-output', kind: 'bool', def: false, help: 'let the server choose output lengths (no min_tokens; max_tokens MaxInt32 for completions, omitted for chat)' },
   { name: 'rtt-ms', kind: 'float', def: 0, help: 'network round trip in ms recorded in the trace header (calibrate adds it to simulated latencies)' },
-  { name: 'measure-rtt', kind: 'bool', def: false, help: 'measure the round trip (median of 20 GET /health) and record it instead of --rtt-ms' },
+  { name: 'measure-rtt', kind: 'bool', def: false, help: 'measure the round trip (median of 20 GET /health) and record it instead of --rtt-ms; 0 against a server that starts requests at their x-request-start (blis serve): its latencies contain none' },
   { name: 'timeout', kind: 'int', def: 300, help: 'per-request timeout in seconds (1..86400), covering the whole response' },
   { name: 'record-itl', kind: 'bool', def: false, help: 'stream every request and write per-chunk times (request_id,chunk_index,timestamp_us)' },
   { name: 'itl-output', kind: 'string', def: '', help: 'ITL CSV path (default: <trace-data without .csv>.itl.csv)' },

@@ -6,15 +6,25 @@ import { Option, type Command } from 'commander';
 import { FlagValues, camel } from '../sim/options.js';
 import { UsageError } from './errors.js';
 import { commandFlags, type CommandName } from './flags-io.js';
+import { HELP_GROUPS, groupHeading, helpGroupOf } from './help-groups.js';
 
 export { FlagValues } from '../sim/options.js';
 
 export function registerFlags(cmd: Command, command: CommandName): void {
-  for (const f of commandFlags(command)) {
+  // Grouped as docs/usage.md groups them (help-groups.ts); registered in group order, which --help follows.
+  const rank = (name: string): number => {
+    const g = helpGroupOf(command, name);
+    return g === null ? HELP_GROUPS.length : HELP_GROUPS.indexOf(g);
+  };
+  const flags = [...commandFlags(command)].sort((a, b) => rank(a.name) - rank(b.name));
+  cmd.addHelpOption(new Option('-h, --help', 'display help for command').helpGroup(groupHeading('General')));
+  for (const f of flags) {
     const valueName = f.kind === 'bool' ? '' : f.kind === 'floats' ? ' <list>' : ' <value>';
     const opt = new Option(`--${f.name}${valueName}`, f.help);
     if (f.kind !== 'bool') opt.default(Array.isArray(f.def) ? f.def.join(',') : String(f.def), f.helpDefault);
     if (f.hidden === true) opt.hideHelp();
+    const group = helpGroupOf(command, f.name);
+    opt.helpGroup(groupHeading(group ?? 'General'));
     cmd.addOption(opt);
     for (const a of f.aliases ?? []) {
       cmd.addOption(new Option(`--${a}${valueName}`, `deprecated alias of --${f.name}`).hideHelp());

@@ -12,6 +12,7 @@ import { registerSweepCommands } from './sweep-command.js';
 import { registerReportCommands } from './report-command.js';
 import { EXIT_INTERNAL, EXIT_USAGE, RunFailure, UsageError, isCodedError } from './errors.js';
 import { readFlags, registerFlags } from './flags.js';
+import { examplesText } from './help-examples.js';
 import type { CommandName } from './flags-io.js';
 import { LOG_LEVELS, ioAtLevel, processIo, type Io, type LogLevel } from './io.js';
 
@@ -51,16 +52,17 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   const run = root.command('run').description('simulate a generated workload (default: the distribution workload) on one or more instances');
-  if (wanted === 'run') registerFlags(run, 'run');
+  // `blis completion` lists every command's flags: it registers them all.
+  if (wanted === 'run' || wanted === 'completion') registerFlags(run, 'run');
   run.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   run.action(async () => onAction('run', run));
   const replay = root.command('replay').description('replay a TraceV2 trace (--trace-header, --trace-data) through the simulator');
-  if (wanted === 'replay') registerFlags(replay, 'replay');
+  if (wanted === 'replay' || wanted === 'completion') registerFlags(replay, 'replay');
   replay.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
   replay.action(async () => onAction('replay', replay));
   for (const [name, description] of IO_COMMANDS) {
     const c = root.command(name).description(description);
-    if (wanted === name) registerFlags(c, name);
+    if (wanted === name || wanted === 'completion') registerFlags(c, name);
     c.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
     c.action(async () => onAction(name, c));
   }
@@ -70,9 +72,27 @@ function program(io: Io, onAction: (name: CommandName, cmd: Command) => Promise<
   registerEvaluateCommands(root, io);
   registerReportCommands(root, io);
   registerSweepCommands(root, io);
+  const completion = root.command('completion').description('print a shell completion script (bash, zsh or fish) for every command and flag').argument('<shell>', 'bash, zsh or fish');
+  completion.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: () => undefined });
+  completion.action(async (shell: string) => {
+    const { SHELLS, completionScript } = await import('./completion.js');
+    if (!(SHELLS as readonly string[]).includes(shell)) throw new UsageError('bad-flag', `blis completion: the shell must be one of ${SHELLS.join(', ')}; got ${showValue(shell)}`);
+    io.stdout(completionScript(root, shell as 'bash' | 'zsh' | 'fish'));
+  });
   addLogFlag(root);
   unquoteDefaults(root);
+  addExamples(root, '');
   return root;
+}
+
+/** Two or three examples after every command's --help (help-examples.ts). */
+function addExamples(cmd: Command, path: string): void {
+  for (const sub of cmd.commands) {
+    const p = path === '' ? sub.name() : `${path} ${sub.name()}`;
+    const text = examplesText(p);
+    if (text !== '') sub.addHelpText('after', text);
+    addExamples(sub, p);
+  }
 }
 
 /** `--help` shows numeric defaults (and lists of numbers) as numbers (`default: 30`), not as the strings commander holds (`"30"`). */

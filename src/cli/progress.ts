@@ -6,6 +6,9 @@
  */
 import cliProgress from 'cli-progress';
 import type { SimProgress } from '../sim/engine-setup.js';
+import { EtaEstimator, simFraction } from '../sim/eta.js';
+
+export { EtaEstimator, simFraction };
 
 /** Wall time before a bar appears (ms). */
 export const PROGRESS_DELAY_MS = 1000;
@@ -18,12 +21,25 @@ export interface ProgressStream {
 export interface ProgressDisplay {
   /** A simulation's progress (simulated time, requests done of the total when known). */
   sim(p: SimProgress): void;
+  /** Requests of a workload generated before the simulation starts (of the total when known). */
+  generating(done: number, total: number | null): void;
   /** Units of other work done (scenario runs of an evaluation, candidates of a population). */
   units(done: number, total: number): void;
   stop(): void;
 }
 
 const fmtSim = (us: number): string => (us / 1e6).toFixed(1);
+
+/** A duration in whole seconds as `42s`, `3m07s` or `2h05m` (rounded once, so never `1m60s`). */
+export function formatEta(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '?';
+  const s = Math.round(seconds);
+  const pad = (v: number): string => String(v).padStart(2, '0');
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${pad(s % 60)}s`;
+  const m = Math.round(s / 60);
+  return `${Math.floor(m / 60)}h${pad(m % 60)}m`;
+}
 
 /**
  * A display for `label` ("run", "evaluate"...); null when nothing should be shown (not a TTY, or quiet).
@@ -33,33 +49,56 @@ export function progressDisplay(label: string, quiet: boolean, stream: ProgressS
   if (quiet || stream.isTTY !== true) return null;
   const start = now();
   let bar: cliProgress.SingleBar | null = null;
-  let known = true;
-  const ensure = (total: number | null, unit: string, done: number, payload: Record<string, string>): cliProgress.SingleBar | null => {
+  let phase = '';
+  let phaseStart = start;
+  let eta = new EtaEstimator();
+  const ensure = (which: string, total: number | null, unit: string, done: number, payload: Record<string, string>): cliProgress.SingleBar | null => {
+    if (phase !== which) {
+      bar?.stop();
+      bar = null;
+      phase = which;
+      phaseStart = now();
+      eta = new EtaEstimator();
+    }
     if (bar !== null) return bar;
     if (now() - start < PROGRESS_DELAY_MS) return null;
-    known = total !== null && total > 0;
+    const known = total !== null && total > 0;
+    const title = which === 'generate' ? `${label}: generating the workload` : label;
     const format = known
-      ? `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {extra} | {rate} ${unit}/s | ETA {eta_formatted}`
-      : `${label} {value} ${unit} | {extra} | {rate} ${unit}/s`;
+      ? `${title} [{bar}] {percentage}% | {value}/{total} ${unit} | {extra} | {rate} ${unit}/s | ETA {eta_left}`
+      : `${title} {value} ${unit} | {extra} | {rate} ${unit}/s`;
     bar = new cliProgress.SingleBar(
-      { format, stream: stream as NodeJS.WritableStream, hideCursor: false, clearOnComplete: false, barsize: 24, etaBuffer: 20, fps: 10, noTTYOutput: false },
+      { format, stream: stream as NodeJS.WritableStream, hideCursor: false, clearOnComplete: false, barsize: 24, fps: 10, noTTYOutput: false },
       cliProgress.Presets.shades_classic,
     );
-    bar.start(known ? (total as number) : 0, done, payload);
+    bar.start(known ? (total) : 0, done, payload);
     return bar;
   };
   const rate = (done: number): string => {
-    const s = (now() - start) / 1000;
+    const s = (now() - phaseStart) / 1000;
     return s > 0 ? (done / s).toFixed(1) : '0';
+  };
+  const left = (fraction: number | null): string => {
+    if (fraction === null) return '?';
+    const s = eta.sample(now(), fraction);
+    return s === null ? '?' : formatEta(s);
   };
   return {
     sim(p) {
-      const payload = { extra: `sim ${fmtSim(p.simTimeUs)} s`, rate: rate(p.requestsDone) };
-      ensure(p.requestsTotal, 'requests', p.requestsDone, payload)?.update(p.requestsDone, payload);
+      const b = ensure('sim', p.requestsTotal, 'requests', p.requestsDone, { extra: '', rate: '0', eta_left: '?' });
+      b?.update(p.requestsDone, { extra: `sim ${fmtSim(p.simTimeUs)} s`, rate: rate(p.requestsDone), eta_left: left(simFraction(p)) });
+      if (b === null) left(simFraction(p));
+    },
+    generating(done, total) {
+      const b = ensure('generate', total, 'requests', done, { extra: '', rate: '0', eta_left: '?' });
+      const fraction = total !== null && total > 0 ? Math.min(1, done / total) : null;
+      b?.update(done, { extra: total === null ? 'total unknown' : `${done} of ${total}`, rate: rate(done), eta_left: left(fraction) });
+      if (b === null) left(fraction);
     },
     units(done, total) {
-      const payload = { extra: `${done} of ${total} done`, rate: rate(done) };
-      ensure(total, 'runs', done, payload)?.update(done, payload);
+      const b = ensure('units', total, 'runs', done, { extra: '', rate: '0', eta_left: '?' });
+      b?.update(done, { extra: `${done} of ${total} done`, rate: rate(done), eta_left: left(total > 0 ? done / total : null) });
+      if (b === null) left(total > 0 ? done / total : null);
     },
     stop() {
       bar?.stop();

@@ -65,8 +65,9 @@ describe.skipIf(process.env['BLIS_SKIP_E2E'] === '1')('serve ← observe → rep
     const e2e = rep.metrics['e2e']?.request_level as Level;
     process.stderr.write(`e2e calibration: TTFT MAPE ${(ttft.mape * 100).toFixed(2)}% r ${ttft.pearson_r.toFixed(3)} ${ttft.quality}; E2E MAPE ${(e2e.mape * 100).toFixed(2)}% r ${e2e.pearson_r.toFixed(3)} ${e2e.quality}\n`);
     // What remains is timing, not modelling: the replay runs the same engine on the recorded send times. Real
-    // latencies add the client↔server path (HTTP framing, JSON, loopback, timer wake-ups: ~1–2 ms, partly
-    // offset by the measured RTT calibrate adds), arrivals shifted by that jitter occasionally land on the
+    // latencies add the client↔server path (HTTP framing, JSON, loopback, timer wake-ups: ~1–2 ms,
+    // which calibrate does not add: blis serve starts each request at its stamp, so observe records
+    // no round trip), arrivals shifted by that jitter occasionally land on the
     // other side of a step boundary (±1 step for that request), and scheduler stalls on a busy machine delay
     // single chunks. Measured on a 2-core VM: TTFT MAPE ~5% (r ~0.98), E2E MAPE ~1% (r ~1.0).
     expect(ttft.mape).toBeLessThan(0.1);

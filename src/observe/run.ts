@@ -134,10 +134,14 @@ export async function observe(o: ObserveOptions): Promise<ObserveResult> {
     if (p.sent === 0 || p.failed === p.sent) o.warn(`prewarm: ${p.failed}/${p.sent} requests failed (is the server reachable at ${base}?)`);
   }
   let rttMs = o.rttMs;
+  let measured = false;
   if (o.measureRtt) {
     const m = await measureRttMs(base, o.apiKey);
     if (typeof m === 'string') o.warn(`--measure-rtt: ${m}; recording --rtt-ms ${o.rttMs}`);
-    else rttMs = Math.round(m * 1000) / 1000;
+    else {
+      rttMs = Math.round(m * 1000) / 1000;
+      measured = true;
+    }
   }
   let kvStart: Map<string, number> | null = null;
   if (o.scrapeKv !== null) {
@@ -159,6 +163,13 @@ export async function observe(o: ObserveOptions): Promise<ObserveResult> {
     if (wl.followUpBudget >= 0) sessions.setFollowUpBudget(wl.followUpBudget);
   }
   const lead = await requestStartLeadUs(base, o.apiKey);
+  if (measured && lead > 0) {
+    // The trace's send times are then the server's own start times (x-blis-arrival): the observed latencies hold
+    // no way in, and what GET /health took on a busy machine is mostly the machine, not a path the requests
+    // travelled. Calibrate adds the header's round trip to every simulated latency: record none.
+    o.warn(`--measure-rtt: measured ${rttMs} ms, recorded 0: the server starts each request at its x-request-start stamp, so the trace's send times are the server's start times and its latencies contain no round trip (calibrate adds the header's measured_rtt_ms to every simulated latency; --network-rtt-us overrides it there)`);
+    rttMs = 0;
+  }
   origin = performance.now();
   let dispatched = 0;
   const observed = await runObservation(

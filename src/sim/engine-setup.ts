@@ -292,7 +292,7 @@ export async function driveEngineStreaming(
   const step = progress === null ? (until: number): void => void cs.advanceTo(until) : reportingAdvance(cs, progress, total);
   // Without a driver the run goes in one go, with no await between chunks: an await would let other runs in this
   // thread (blis evaluate's) interleave with this one every few arrivals, all their state alive at once.
-  const advance = drive === null ? null : (until: number): Promise<void> => drive(cs, until);
+  const advance = drive === null ? null : (until: number): Promise<void> => drive(cs, until, total);
   // Driven runs inject smaller chunks (generating a chunk is work between the driver's yields), as before.
   const chunk = drive === null ? STREAM_CHUNK : DRIVEN_STREAM_CHUNK;
   const it = source[Symbol.iterator]();
@@ -332,7 +332,7 @@ function reportingAdvance(cs: ClusterSimulator, progress: ProgressCallback, tota
     for (;;) {
       const step = Math.min(until, Math.max(reached + PROGRESS_STEP_US, cs.nextEventTime()));
       const more = cs.advanceTo(step);
-      progress({ simTimeUs: cs.clock, requestsDone: finishedRequests(cs), requestsTotal: total });
+      progress({ simTimeUs: cs.clock, requestsArrived: cs.arrivals.length, requestsDone: finishedRequests(cs), requestsTotal: total });
       if (!more || step >= until) return;
       reached = step;
     }
@@ -342,6 +342,8 @@ function reportingAdvance(cs: ClusterSimulator, progress: ProgressCallback, tota
 /** How far a run has got, for progress displays (simulated time, requests that reached a terminal state). */
 export interface SimProgress {
   readonly simTimeUs: number;
+  /** Arrivals the cluster has taken in so far (fresh requests; follow-ups included). */
+  readonly requestsArrived: number;
   readonly requestsDone: number;
   /** Requests the run will see in all; null when follow-ups (closed-loop sessions) make it unknown. */
   readonly requestsTotal: number | null;
@@ -362,7 +364,7 @@ function runWithProgress(cs: ClusterSimulator, requests: readonly Request[], tot
   for (;;) {
     until = Math.max(until + PROGRESS_STEP_US, cs.nextEventTime());
     const more = cs.advanceTo(until);
-    progress({ simTimeUs: cs.clock, requestsDone: finishedRequests(cs), requestsTotal: total });
+    progress({ simTimeUs: cs.clock, requestsArrived: cs.arrivals.length, requestsDone: finishedRequests(cs), requestsTotal: total });
     if (!more) break;
   }
   cs.finish();
@@ -396,7 +398,7 @@ export async function driveEngine(
   if (hook !== null) cs.setFollowUpHook(hook);
   prepare?.(cs);
   for (const r of requests) cs.inject(r);
-  await drive(cs);
+  await drive(cs, Infinity, followUps === null ? requests.length : null);
   cs.finish();
   return cs;
 }

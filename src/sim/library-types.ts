@@ -114,6 +114,30 @@ export interface AdapterMetrics {
   readonly throughput_tok_per_s: number;
 }
 
+/** The reference's Anomaly Counters as numbers. */
+export interface AnomalyCounters {
+  readonly priority_inversions: number;
+  readonly hol_blocking_events: number;
+  readonly rejected_requests_admission: number;
+  readonly rejected_requests_routing: number;
+  readonly dropped_unservable: number;
+  readonly timed_out_requests: number;
+  readonly length_capped_requests: number;
+  /**
+   * `shed_<tier>` per SLO tier the tier-shed admission shed, and, when non-zero, `gateway_queue_depth_horizon`,
+   * `gateway_queue_shed`, `gateway_queue_rejected`, `gateway_evicted_in_flight`, `gateway_expired_ttl`,
+   * `encode_routing_rejections`.
+   */
+  readonly [counter: string]: number;
+}
+
+/** The reference's KV Cache Metrics (fractions, 4 decimals). */
+export interface KvCacheMetrics {
+  readonly preemption_rate: number;
+  readonly cache_hit_rate: number;
+  readonly kv_thrashing_rate: number;
+}
+
 /**
  * The default JSON output of `blis run` as an object: `simulation_metrics`, per-instance metrics with more
  * than one instance, the breakdowns (per SLO class, model, tenant, session) and P/D metrics as data (latencies
@@ -124,8 +148,10 @@ export interface AdapterMetrics {
 export interface SimulationReport {
   readonly simulation_metrics: SimulationMetrics;
   readonly instances?: readonly SimulationMetrics[];
-  readonly anomaly_counters?: Readonly<Record<string, unknown>>;
-  readonly kv_cache_metrics?: Readonly<Record<string, unknown>>;
+  /** When anything anomalous happened (a rejection, a timeout, a drop, an inversion...). */
+  readonly anomaly_counters?: AnomalyCounters;
+  /** When a preemption, a cache hit or a KV thrashing cycle happened. */
+  readonly kv_cache_metrics?: KvCacheMetrics;
   /** With more than one SLO class (or one and goodput targets). */
   readonly per_slo_metrics?: PerSloMetrics;
   /** When requests name a model (`--deployment`, a workload spec client's `model`). */
@@ -174,6 +200,13 @@ export interface SimulationProgress {
   readonly requestsArrived: number;
   /** Requests that ended (completed, dropped, timed out or rejected) so far. */
   readonly requestsDone: number;
+  /** Requests the run will see in all; null when closed-loop follow-ups make it unknown. */
+  readonly requestsTotal: number | null;
+  /**
+   * Wall-clock seconds left, from the pace of the last half of the run so far (arrivals weigh twice what
+   * completions do); null while unknown (no total, or no progress yet). 0 at the end.
+   */
+  readonly etaSeconds: number | null;
 }
 
 /** How `simulate()` runs: cancellation, progress and its time slicing. */

@@ -31,6 +31,7 @@ import type { TimeSeriesSampler } from '../cluster/timeseries.js';
 import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
+import { idlePoolWarnings } from './idle-pools.js';
 import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
 import { horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
@@ -119,6 +120,8 @@ export interface RunOptions {
   readonly timeseries?: boolean;
   /** Called every 100 ms of simulated time during the run (progress displays); absent = one uninterrupted run. */
   readonly onProgress?: ProgressCallback;
+  /** Called every 4,096 requests while a workload is generated before the run (progress displays). */
+  readonly onGenerate?: (done: number, total: number | null) => void;
   /** false: no lazy decode slots in the step loop (src/instance/running-batch.ts); for tests comparing both. */
   readonly lazyDecode?: boolean;
   /** false: the prefix-affinity scorer keeps an index of its own beside ShadowKV's; for tests comparing both. */
@@ -180,6 +183,8 @@ interface RunWorkload {
   readonly streamed: boolean;
   /** How many requests a streamed workload holds (progress displays). */
   readonly total?: number;
+  /** At most how many requests a workload generated before the run holds (its generation's progress); absent = unknown. */
+  readonly expected?: number;
   readonly horizon: number;
   /** The workload seed in effect (trace header). */
   readonly seed: bigint;
@@ -293,6 +298,7 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
   return {
     requests: r.requests,
     streamed: false,
+    ...(r.maxRequests > 0 ? { expected: r.maxRequests } : {}),
     horizon: r.horizon,
     seed: r.seed,
     specGoodput: r.goodputSloTargets.size > 0 ? r.goodputSloTargets : null,
@@ -303,6 +309,18 @@ async function specWorkload(f: FlagValues, env: SimEnv, path: string): Promise<R
       ...r.spec.cohorts.map((c) => ({ kind: 'cohort', id: c.id, adapter: c.adapter, model: c.model })),
     ],
   };
+}
+
+/** The requests of a workload generated before the run, reporting every 4,096 to `onGenerate`. */
+function materialize(source: Iterable<Request>, expected: number | null, onGenerate: ((done: number, total: number | null) => void) | null): Request[] {
+  if (Array.isArray(source) || onGenerate === null) return Array.from(source);
+  const out: Request[] = [];
+  for (const r of source) {
+    out.push(r);
+    if ((out.length & 4095) === 0) onGenerate(out.length, expected !== null && expected >= out.length ? expected : null);
+  }
+  onGenerate(out.length, out.length);
+  return out;
 }
 
 /**
@@ -365,11 +383,12 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   if (wl.streamed && sessions === null) {
     ({ cluster: cs, requests: all } = await driveEngineStreaming(full, wl.requests, prepare, env.drive ?? null, opts.onProgress ?? null, wl.total ?? null));
   } else {
-    const requests = Array.from(wl.requests);
+    const requests = materialize(wl.requests, wl.expected ?? null, opts.onGenerate ?? null);
     cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
     all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
   }
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
+  warnIdlePools(cs, full, f, env);
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
   const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'run') }) : {};
@@ -531,6 +550,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
   const all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
+  warnIdlePools(cs, full, f, env);
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
   const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'replay') }) : {};
@@ -541,6 +561,19 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const exported = semanticsFlag(f) === 'corrected' ? cs.arrivals : requests;
   const trace = f.str('trace-output') === '' ? null : replayTrace(exported, goodputTargets, header.observedKvMetrics);
   return outputs(f, { report, cluster: cs, trace, recorder, requests: all, ...series }, () => simResults(report));
+}
+
+/** Pools whose members received no requests, with the option that changes it (issue 29: no silent surprises). */
+function warnIdlePools(cs: ClusterSimulator, setup: EngineSetup, f: FlagValues, env: SimEnv): void {
+  const specs = setup.policy?.evolvable?.evolvable.specs ?? {};
+  const warnings = idlePoolWarnings(cs, {
+    routingPolicy: specs.routing !== undefined ? `the routing section of ${f.str('policy-config')}` : (setup.policy?.routingPolicy ?? f.str('routing-policy')),
+    corrected: semanticsFlag(f) === 'corrected',
+    poolScorers: { prefill: setup.pd?.prefillScorers != null, decode: setup.pd?.decodeScorers != null },
+    deployment: setup.deployment != null,
+    decider: specs.disaggregation !== undefined ? `the disaggregation section of ${f.str('policy-config')}` : f.str('pd-decider'),
+  });
+  for (const w of warnings) env.warn(w);
 }
 
 /** `--deployment FILE`, parsed and checked (null when not given). */

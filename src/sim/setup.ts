@@ -179,6 +179,6 @@ export interface DeploymentEngineSetup {
 /**
  * Runs a built cluster's events up to `until` (Infinity: to its end). The default runs them in one go; the library
  * API passes one that executes the events in slices and yields to the host between them. Either way the events
- * and their order are the same.
+ * and their order are the same. `total`: the requests the run will see (progress), null when follow-ups make it unknown.
  */
-export type EngineDriver = (cs: ClusterSimulator, until?: number) => Promise<void>;
+export type EngineDriver = (cs: ClusterSimulator, until?: number, total?: number | null) => Promise<void>;

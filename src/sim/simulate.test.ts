@@ -111,7 +111,8 @@ describe('simulate (library API)', () => {
       expect(progress[i]!.simulatedTimeUs).toBeGreaterThanOrEqual(progress[i - 1]!.simulatedTimeUs);
       expect(progress[i]!.requestsDone).toBeGreaterThanOrEqual(progress[i - 1]!.requestsDone);
     }
-    expect(progress.at(-1)).toMatchObject({ requestsArrived: 200, requestsDone: 200 });
+    expect(progress.at(-1)).toMatchObject({ requestsArrived: 200, requestsDone: 200, requestsTotal: 200, etaSeconds: 0 });
+    expect(progress.every((p) => p.requestsTotal === 200)).toBe(true);
   });
 
   it('a generated workload longer than one chunk of arrivals runs as the CLI runs it, however sliced', async () => {
@@ -150,5 +151,19 @@ describe('simulate (library API)', () => {
     expect(e.code).toBe('internal');
     expect(e.message).toMatch(/^internal error .*: clock broke$/);
     expect(e.cause).toBeInstanceOf(TypeError);
+  });
+});
+
+describe('typed report sections (issue 29)', () => {
+  it('anomaly_counters and kv_cache_metrics are numbers under typed keys', async () => {
+    const r = await simulate({ mode: 'run', model: MODEL, numRequests: 200, rate: 200, timeout: 1, kvCpuBlocks: 1000 });
+    const a = r.report.anomaly_counters;
+    const kv = r.report.kv_cache_metrics;
+    const timedOut: number | undefined = a?.timed_out_requests;
+    const thrash: number | undefined = kv?.kv_thrashing_rate;
+    expect(timedOut).toBeGreaterThan(0);
+    expect(Object.values(a ?? {}).every((v) => typeof v === 'number')).toBe(true);
+    expect(Object.keys(kv ?? {})).toEqual(['preemption_rate', 'cache_hit_rate', 'kv_thrashing_rate']);
+    expect(typeof thrash).toBe('number');
   });
 });

@@ -18,6 +18,7 @@ import { BlisError } from '../domain/errors.js';
 import { ConfigError } from './config-error.js';
 import type { EngineDriver } from './engine-setup.js';
 import type { SimEnv } from './env.js';
+import { EtaEstimator, simFraction } from './eta.js';
 import type { SimulateOptions, SimulationConfig, SimulationProgress, SimulationReport, SimulationResult } from './library-types.js';
 import { camel, FLAGS, FlagValues, type FlagSpec } from './options.js';
 import { renderJson, renderReferenceText } from './report.js';
@@ -214,13 +215,15 @@ function aborted(signal: AbortSignal): BlisError {
   return new BlisError('aborted', `simulation aborted${why}`, { cause: reason });
 }
 
-function progressOf(cs: ClusterSimulator): SimulationProgress {
+function progressOf(cs: ClusterSimulator, total: number | null, eta: EtaEstimator, nowMs: number): SimulationProgress {
   let done = cs.rejectedRequests;
   for (const inst of cs.instances) {
     const m = inst.metrics;
     done += m.completedRequests + m.droppedUnservable + m.timedOutRequests;
   }
-  return { simulatedTimeUs: cs.clock, requestsArrived: cs.arrivals.length, requestsDone: done };
+  const p = { requestsArrived: cs.arrivals.length, requestsDone: done, requestsTotal: total };
+  const fraction = simFraction(p);
+  return { simulatedTimeUs: cs.clock, ...p, etaSeconds: fraction === null ? null : eta.sample(nowMs, fraction) };
 }
 
 /**
@@ -234,7 +237,8 @@ function slicedDriver(opts: SimulateOptions, now: () => number): EngineDriver {
   const sliceMs = sliceOf(opts);
   let chunk = 256;
   let sliceStart = now();
-  return async (cs, until = Infinity) => {
+  const eta = new EtaEstimator();
+  return async (cs, until = Infinity, total = null) => {
     for (;;) {
       const t0 = now();
       const more = cs.advanceTo(until, chunk);
@@ -242,14 +246,14 @@ function slicedDriver(opts: SimulateOptions, now: () => number): EngineDriver {
       if (t1 - t0 < 0.5 && chunk < 1 << 22) chunk *= 2;
       else if (t1 - t0 > 2 && chunk > 16) chunk >>= 1;
       if (t1 - sliceStart >= sliceMs) {
-        opts.onProgress?.(progressOf(cs));
+        if (opts.onProgress) opts.onProgress(progressOf(cs, total, eta, t1));
         await yieldToEventLoop();
         if (isAborted(opts.signal)) throw aborted(opts.signal);
         sliceStart = now();
       }
       if (!more || cs.nextEventTime() > until) break;
     }
-    if (until === Infinity) opts.onProgress?.(progressOf(cs));
+    if (until === Infinity && opts.onProgress) opts.onProgress(progressOf(cs, total, eta, now()));
   };
 }
 

@@ -1,7 +1,12 @@
 /**
  * `--semantics`: `blis compose` (docs/reference-differences.md W6). The same specs composed in both modes.
  */
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { PARITY_MORE_DIR } from '../parity/workload-fixtures.js';
 import { composeSpecs, composeSpecsYaml } from '../../src/workload/profiles/convert.js';
 import { parseWorkloadSpec } from '../../src/workload/spec/parse.js';
 import { generateSpecWorkload } from '../../src/workload/spec/generate.js';
@@ -88,5 +93,29 @@ describe('compose under --semantics (W6)', () => {
     expect(() => composeSpecs([sources[0]!, { file: 'b.yaml', text: clash }], { corrected: true })).toThrow(/b\.yaml sets goodput_slo_targets\.critical differently/);
     const shaped = `${BATCH}load_profile:\n  segments:\n    - {start_s: 0, end_s: 2, kind: constant, multiplier: 2}\n`;
     expect(() => composeSpecs([{ file: 's.yaml', text: shaped }], { corrected: true })).toThrow(/s\.yaml has a load_profile that also shapes its cohorts/);
+  });
+});
+
+describe('compose: specs of different categories (issue 29)', () => {
+  const dir = path.join(PARITY_MORE_DIR, 'm06-compose-two-specs');
+  // The reference's ComposeSpecs reads only specs[0].Category, so its output for the m06 fixture cannot depend on
+  // b.yaml's category: with b.yaml in another category it prints the fixture's stdout byte for byte.
+  it.skipIf(!existsSync(dir))('reference mode prints what the reference prints (the m06 fixture), warning what it dropped; corrected refuses', async () => {
+    const tmp = mkdtempSync(path.join(tmpdir(), 'blis-compose-'));
+    const a = path.join(dir, 'a.yaml');
+    const b = path.join(tmp, 'b.yaml');
+    writeFileSync(b, readFileSync(path.join(dir, 'b.yaml'), 'utf8').replace('category: language', 'category: reasoning'));
+    let out = '';
+    const warnings: string[] = [];
+    const io = { stdout: (t: string) => void (out += t), warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(`error: ${m}`) };
+    expect(await main(['compose', '--from', a, '--from', b], io)).toBe(0);
+    expect(out).toBe(readFileSync(path.join(dir, 'stdout.txt'), 'utf8'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^compose: as in the reference, the composed spec keeps only the clients and the first spec's category \("language"\); dropped: .*category "reasoning".* of .*b\.yaml/);
+    out = '';
+    warnings.length = 0;
+    expect(await main(['compose', '--from', a, '--from', b, '--semantics', 'corrected'], io)).toBe(2);
+    expect(out).toBe('');
+    expect(warnings.join('\n')).toMatch(/has category "language" but .*b\.yaml has "reasoning"/);
   });
 });

@@ -170,6 +170,24 @@ describe('composeSpecs', () => {
     expect(m.numRequests).toBe(0);
     expect(m.category).toBe('language');
   });
+  it('specs of different categories: merged as the reference merges them (first category kept, cohorts dropped) with a warning; refused only under corrected semantics', () => {
+    const cohort = '\ncohorts:\n  - {id: crowd, population: 3, rate_fraction: 1, arrival: {process: poisson}, input_distribution: {type: constant, params: {value: 5}}, output_distribution: {type: constant, params: {value: 5}}}\n';
+    const r = b.replace('aggregate_rate: 7.5', 'category: reasoning\naggregate_rate: 7.5') + cohort;
+    const warnings: string[] = [];
+    const m = composeSpecs([{ text: a, file: 'a.yaml' }, { text: r, file: 'r.yaml' }], { warn: (w) => warnings.push(w) });
+    expect(m.category).toBe('language');
+    expect(m.cohorts).toEqual([]);
+    expect(m.clients.map((c) => c.id)).toEqual(['a1', 'a2', 'b1']);
+    expect(warnings).toEqual([
+      'compose: as in the reference, the composed spec keeps only the clients and the first spec\'s category ("language"); dropped: seed 3, num_requests 10 of a.yaml; category "reasoning", 1 cohort, seed 9 of r.yaml (--semantics corrected keeps the cohorts, goodput targets, load profiles, seed, horizon and num_requests, and refuses different categories)',
+    ]);
+    expect(() => composeSpecs([{ text: a, file: 'a.yaml' }, { text: r, file: 'r.yaml' }], { corrected: true })).toThrow(/a\.yaml has category "language" but r\.yaml has "reasoning"/);
+    // Nothing dropped: no warning.
+    const quiet: string[] = [];
+    composeSpecs([{ text: b, file: 'b.yaml' }, { text: b.replace('seed: 9', 'seed: 0').replace('id: b1', 'id: b2'), file: 'c.yaml' }], { warn: (w) => quiet.push(w) });
+    expect(quiet).toEqual(['compose: as in the reference, the composed spec keeps only the clients and the first spec\'s category (none); dropped: seed 9 of b.yaml (--semantics corrected keeps the cohorts, goodput targets, load profiles, seed, horizon and num_requests, and refuses different categories)']);
+  });
+
   it('refuses specs that cannot be merged, naming the composed spec', () => {
     const withClass = a.replace('id: a1,', 'id: a1, slo_class: critical,').replace('id: a2,', 'id: a2, slo_class: batch,');
     expect(() => composeSpecsYaml([{ text: withClass, file: 'a.yaml' }, { text: b, file: 'b.yaml' }])).toThrow(/composed spec/);

@@ -210,17 +210,25 @@ export interface ComposeSource {
  * `clients` and the first spec's `category`: seed (printed as 0), num_requests, horizon, goodput targets,
  * cohorts and load profiles are dropped (docs/reference-differences.md, W6; `opts.corrected` keeps them), and
  * the merged spec must itself be valid (specs with and without `slo_class` cannot be mixed). Specs of different
- * categories are refused.
+ * categories merge as in the reference (the first spec's category is kept); `opts.warn` is told everything
+ * dropped. Corrected semantics refuse specs of different categories instead.
  */
 export function composeSpecs(sources: readonly ComposeSource[], opts: ComposeOptions = {}): WorkloadSpec {
   if (sources.length === 0) throw new ConvertError('blis compose needs at least one --from FILE');
   const specs = sources.map((s) => parseWorkloadSpec(s.text, s.file));
-  // The reference keeps the first spec's category and drops the others silently (W9); a merge of two
-  // categories is refused instead (an empty category is compatible with any).
-  const first = specs.findIndex((s) => s.category !== '');
-  const other = first < 0 ? -1 : specs.findIndex((s) => s.category !== '' && s.category !== specs[first]!.category);
-  if (other >= 0) {
-    throw new ConvertError(`compose: ${sources[first]!.file} has category "${specs[first]!.category}" but ${sources[other]!.file} has "${specs[other]!.category}"; compose specs of one category (or set the same category: in each)`);
+  if (opts.corrected === true) {
+    // The reference keeps the first spec's category and drops the others; corrected semantics refuse a merge of
+    // two categories (an empty category is compatible with any).
+    const first = specs.findIndex((s) => s.category !== '');
+    const other = first < 0 ? -1 : specs.findIndex((s) => s.category !== '' && s.category !== specs[first]!.category);
+    if (other >= 0) {
+      throw new ConvertError(`compose: ${sources[first]!.file} has category "${specs[first]!.category}" but ${sources[other]!.file} has "${specs[other]!.category}"; compose specs of one category (or set the same category: in each), or compose with --semantics reference, which keeps the first spec's category`);
+    }
+  } else {
+    const dropped = droppedByCompose(sources, specs);
+    if (dropped.length > 0) {
+      opts.warn?.(`compose: as in the reference, the composed spec keeps only the clients and the first spec's category (${specs[0]!.category === '' ? 'none' : `"${specs[0]!.category}"`}); dropped: ${dropped.join('; ')} (--semantics corrected keeps the cohorts, goodput targets, load profiles, seed, horizon and num_requests, and refuses different categories)`);
+    }
   }
   const total = specs.reduce((sum, s) => sum + s.aggregateRate, 0);
   if (!Number.isFinite(total)) throw new ConvertError(`compose: the total aggregate rate is not finite (${total}); check aggregate_rate in each --from spec`);
@@ -246,10 +254,28 @@ export function composeSpecs(sources: readonly ComposeSource[], opts: ComposeOpt
   };
 }
 
+/** What a reference compose drops, per spec: other categories, cohorts and the spec-level settings. */
+function droppedByCompose(sources: readonly ComposeSource[], specs: readonly WorkloadSpec[]): string[] {
+  const out: string[] = [];
+  const kept = specs[0]!.category;
+  specs.forEach((s, k) => {
+    const what: string[] = [];
+    if (k > 0 && s.category !== '' && s.category !== kept) what.push(`category "${s.category}"`);
+    if (s.cohorts.length > 0) what.push(`${s.cohorts.length} cohort${s.cohorts.length === 1 ? '' : 's'}`);
+    if (s.seed !== 0n) what.push(`seed ${s.seed}`);
+    if (s.numRequests > 0) what.push(`num_requests ${s.numRequests}`);
+    if (s.horizon > 0) what.push(`horizon ${s.horizon}`);
+    if (s.goodputSloTargets.size > 0) what.push('goodput_slo_targets');
+    if (s.loadProfile !== undefined) what.push('load_profile');
+    if (what.length > 0) out.push(`${what.join(', ')} of ${sources[k]!.file}`);
+  });
+  return out;
+}
+
 export interface ComposeOptions {
   /** --semantics corrected: keep what can be merged (see {@link composeKeepingAll}). */
   readonly corrected?: boolean;
-  /** Where a corrected compose says which bounds it did not take. */
+  /** Where compose says what it dropped (reference) or which bounds it did not take (corrected). */
   readonly warn?: (message: string) => void;
 }
 
