@@ -28,6 +28,8 @@ export interface ResolvedPolicies {
   readonly sloPriorities: Readonly<Record<string, number>>;
   /** The bundle's autoscaler, node pools and instance lifecycle sections (null without a bundle). */
   readonly scaling: BundleScaling | null;
+  /** Some evolvable policy is code run by the fast engine (the run gets its wall-clock backstop). */
+  readonly fastCode: boolean;
 }
 
 export interface BundleScaling {
@@ -147,5 +149,6 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
       routerSignals: traced || f.str('output-format') !== 'reference',
     },
     traceLevel: traceLevel as TraceLevel,
+    fastCode: prepared !== null && Object.values(specs).some((sp) => sp?.type === 'code' && (engineFlag === '' ? sp.engine : engineFlag) === 'fast'),
   };
 }

@@ -24,7 +24,8 @@ import { parentTraceOutcome } from '../cluster/pd/project.js';
 import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { driveEngine, driveEngineStreaming, type EngineSetup, type ProgressCallback } from './engine-setup.js';
+import { DEFAULT_FAST_WALL_CLOCK_MS, WallClock } from '../sandbox/watchdog.js';
+import { driveEngine, driveEngineStreaming, type EngineSetup, type ProgressCallback, type SyncGuard } from './engine-setup.js';
 import type { TimeSeriesData } from '../cluster/timeseries.js';
 import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
 import type { TimeSeriesSampler } from '../cluster/timeseries.js';
@@ -125,6 +126,21 @@ export interface RunOptions {
   readonly sharePrefixIndex?: boolean;
   /** false: every prompt identity is indexed at allocation even when prompts are private; for tests comparing both. */
   readonly privatePrompts?: boolean;
+  /**
+   * Wall-clock budget (ms) of the simulation when a policy runs in the fast engine (sandbox/watchdog.ts): past it
+   * the run fails with SANDBOX_BUDGET. Absent: DEFAULT_FAST_WALL_CLOCK_MS; 0: none. Runs without fast-engine
+   * code, and runs through a driver (the library's simulate(), which has its AbortSignal), are not limited.
+   */
+  readonly wallClockMs?: number;
+}
+
+/** The wall-clock backstop of a run with fast-engine code (null: none). */
+function wallClockGuard(pol: ResolvedPolicies, opts: RunOptions): SyncGuard | null {
+  if (!pol.fastCode) return null;
+  const ms = opts.wallClockMs ?? DEFAULT_FAST_WALL_CLOCK_MS;
+  if (!(ms > 0)) return null;
+  const clock = new WallClock(ms);
+  return (fn) => clock.run(fn);
 }
 
 /** `report_data` (with `--report-data`): what blis report and blis compare draw. */
@@ -363,10 +379,10 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   let cs: ClusterSimulator;
   let all: Request[];
   if (wl.streamed && sessions === null) {
-    ({ cluster: cs, requests: all } = await driveEngineStreaming(full, wl.requests, prepare, env.drive ?? null, opts.onProgress ?? null, wl.total ?? null));
+    ({ cluster: cs, requests: all } = await driveEngineStreaming(full, wl.requests, prepare, env.drive ?? null, opts.onProgress ?? null, wl.total ?? null, wallClockGuard(pol, opts)));
   } else {
     const requests = Array.from(wl.requests);
-    cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
+    cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true, wallClockGuard(pol, opts));
     all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
   }
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
@@ -528,7 +544,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
-  const cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
+  const cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true, wallClockGuard(pol, opts));
   const all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   await env.pause?.();
