@@ -520,7 +520,7 @@ export class Instance {
     const used = this.kv.usedBlocks();
     if (used > m.peakKVBlocksUsed) m.peakKVBlocksUsed = used;
     m.kvBlocksUsed += used * adv;
-    this.admittedNone = ns.length === 0;
+    this.admittedNone = ns.length === 0 && outcome.neverFits === null;
     const kept = this.executeAndSplit(now, adv);
     if (this.onStep !== null) {
       const info = this.stepInfo;
