@@ -103,6 +103,9 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
   });
   for (const w of fc.warnings) io.warn(w);
   if (!fc.ok) throw new ConfigError('bad-flag', fc.error);
+  if (fc.config !== null && r.admission.policy !== 'always-admit') {
+    io.warn(`--flow-control replaces the admission policy: admission policy ${showValue(r.admission.policy)} (${f.changed('admission-policy') ? '--admission-policy' : `from ${path}`}) is ignored; drop it, or drop --flow-control`);
+  }
 
   const ev = bundle?.evolvable ?? null;
   if (ev !== null && ev.specs.admission !== undefined && fc.config !== null) {
