@@ -5,11 +5,10 @@
  */
 import { optionControlPoint } from '../policy/control-points.js';
 import type { ControlPoint } from '../policy/view.js';
-import { WallClockExceeded } from '../sandbox/watchdog.js';
 import { ConfigError } from '../sim/config-error.js';
 import type { SimEnv } from '../sim/env.js';
 import { anomalyReport } from '../sim/policy-report.js';
-import { simulateRun } from '../sim/run.js';
+import { simulateRun, WallClockError } from '../sim/run.js';
 import { gpuUsage } from '../sim/scaling-report.js';
 import { parseSimulationConfig } from '../sim/simulate.js';
 import { digestRun, type RunDigest } from './digest.js';
@@ -47,7 +46,7 @@ const CANDIDATE_FILE = 'candidate.yaml';
 function candidateError(e: unknown): EvaluationError | null {
   if (!(e instanceof Error)) return null;
   // The wall-clock backstop is a fact about this evaluation, not the candidate: EVAL_TIMEOUT, never cached.
-  if (e instanceof WallClockExceeded) return { code: 'EVAL_TIMEOUT', message: e.message };
+  if (e instanceof WallClockError) return { code: 'EVAL_TIMEOUT', message: e.message };
   const code = (e as { code?: unknown }).code;
   if (typeof code !== 'string') return null;
   return { code, message: e.message };

@@ -66,7 +66,8 @@ export function withWallClock<T>(ms: number, fn: () => T, budgetMs: number = ms)
     if (!isTimeout(e)) throw e;
     // (Read through a function: TypeScript would narrow the fields to the values set above.)
     const { entry, callNumber } = inFlight();
-    const what = entry === null ? 'the run' : `call #${callNumber} of ${entry}()`;
+    // (Entry points named $blis... are the policy adapters' wrappers: not names the policy's author wrote.)
+    const what = entry === null ? 'the run' : entry.startsWith('$') ? `call #${callNumber} of the fast-engine policy` : `call #${callNumber} of ${entry}()`;
     throw new WallClockExceeded('budget', 'fast', entry, callNumber, `wall-clock backstop: ${what} was stopped when the run passed its wall-clock budget of ${Math.ceil(budgetMs)} ms (work the instruction budget does not count, or a run too long for the budget); use the strict engine for untrusted code, or raise the budget`);
   } finally {
     armed = false;

@@ -464,8 +464,8 @@ export async function driveEngineStreaming(
       step(Infinity);
     });
   } else {
-    for (let t = inject(); t !== null; t = inject()) await drive(cs, t - 1);
-    await drive(cs, Infinity);
+    for (let t = inject(); t !== null; t = inject()) await drive(cs, t - 1, guard);
+    await drive(cs, Infinity, guard);
   }
   cs.finish();
   return { cluster: cs, requests: all };
@@ -534,7 +534,8 @@ export function finishedRequests(cs: ClusterSimulator): number {
  * API passes one that executes the events in slices and yields to the host between them. Either way the events
  * and their order are the same.
  */
-export type EngineDriver = (cs: ClusterSimulator, until?: number) => Promise<void>;
+/** `guard` (the wall-clock backstop, when the run has one) wraps each synchronous stretch the driver runs. */
+export type EngineDriver = (cs: ClusterSimulator, until?: number, guard?: SyncGuard | null) => Promise<void>;
 
 /** {@link runEngine} through `drive` (null = run to the end in one go). */
 export async function driveEngine(
@@ -553,7 +554,7 @@ export async function driveEngine(
   if (hook !== null) cs.setFollowUpHook(hook);
   prepare?.(cs);
   for (const r of requests) cs.inject(r);
-  await drive(cs);
+  await drive(cs, Infinity, guard);
   cs.finish();
   return cs;
 }

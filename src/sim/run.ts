@@ -24,7 +24,7 @@ import { parentTraceOutcome } from '../cluster/pd/project.js';
 import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { DEFAULT_FAST_WALL_CLOCK_MS, WallClock } from '../sandbox/watchdog.js';
+import { DEFAULT_FAST_WALL_CLOCK_MS, WallClock, WallClockExceeded } from '../sandbox/watchdog.js';
 import { driveEngine, driveEngineStreaming, type EngineSetup, type ProgressCallback, type SyncGuard } from './engine-setup.js';
 import type { TimeSeriesData } from '../cluster/timeseries.js';
 import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
@@ -42,7 +42,7 @@ import { checkAdapterReferences, type AdapterReference, type LoraSetup } from '.
 import { resolveScaling } from './resolve-scaling.js';
 import type { DeploymentSpec } from '../deploy/spec.js';
 import { checkDeploymentRequests, checkedDeploymentStream } from './deployment-checks.js';
-import { showValue } from '../domain/errors.js';
+import { BlisError, showValue } from '../domain/errors.js';
 
 /** The TraceV2 export of a run. */
 export interface TraceOutput {
@@ -128,10 +128,22 @@ export interface RunOptions {
   readonly privatePrompts?: boolean;
   /**
    * Wall-clock budget (ms) of the simulation when a policy runs in the fast engine (sandbox/watchdog.ts): past it
-   * the run fails with SANDBOX_BUDGET. Absent: DEFAULT_FAST_WALL_CLOCK_MS; 0: none. Runs without fast-engine
-   * code, and runs through a driver (the library's simulate(), which has its AbortSignal), are not limited.
+   * the run fails with SANDBOX_BUDGET. Absent: DEFAULT_FAST_WALL_CLOCK_MS; 0: none. Runs without fast-engine code
+   * are not limited. It covers the simulation's synchronous stretches (through a driver, each slice between its
+   * yields), from the run's start: time spent awaiting counts too.
    */
   readonly wallClockMs?: number;
+}
+
+/**
+ * A run stopped by the fast engine's wall-clock backstop (code SANDBOX_BUDGET). Not deterministic: the evaluator
+ * reports it as EVAL_TIMEOUT and never caches it.
+ */
+export class WallClockError extends BlisError {
+  constructor(message: string) {
+    super('SANDBOX_BUDGET', message);
+    this.name = 'WallClockError';
+  }
 }
 
 /** The wall-clock backstop of a run with fast-engine code (null: none). */
@@ -140,7 +152,14 @@ function wallClockGuard(pol: ResolvedPolicies, opts: RunOptions): SyncGuard | nu
   const ms = opts.wallClockMs ?? DEFAULT_FAST_WALL_CLOCK_MS;
   if (!(ms > 0)) return null;
   const clock = new WallClock(ms);
-  return (fn) => clock.run(fn);
+  return (fn) => {
+    try {
+      return clock.run(fn);
+    } catch (e) {
+      if (e instanceof WallClockExceeded) throw new WallClockError(e.message);
+      throw e;
+    }
+  };
 }
 
 /** `report_data` (with `--report-data`): what blis report and blis compare draw. */

@@ -272,19 +272,26 @@ function slicedDriver(opts: SimulateOptions, now: () => number): EngineDriver {
   const sliceMs = sliceOf(opts);
   let chunk = 256;
   let sliceStart = now();
-  return async (cs, until = Infinity) => {
-    for (;;) {
-      const t0 = now();
-      const more = cs.advanceTo(until, chunk);
-      const t1 = now();
-      if (t1 - t0 < 0.5 && chunk < 1 << 22) chunk *= 2;
-      else if (t1 - t0 > 2 && chunk > 16) chunk >>= 1;
-      if (t1 - sliceStart >= sliceMs) {
-        opts.onProgress?.(progressOf(cs));
-        await yieldToEventLoop();
-        if (isAborted(opts.signal)) throw aborted(opts.signal);
-        sliceStart = now();
+  return async (cs, until = Infinity, guard = null) => {
+    // One slice between yields is one synchronous stretch, under `guard` (the fast engine's wall-clock backstop).
+    const slice = (): { more: boolean; yieldNow: boolean } => {
+      for (;;) {
+        const t0 = now();
+        const more = cs.advanceTo(until, chunk);
+        const t1 = now();
+        if (t1 - t0 < 0.5 && chunk < 1 << 22) chunk *= 2;
+        else if (t1 - t0 > 2 && chunk > 16) chunk >>= 1;
+        if (t1 - sliceStart >= sliceMs) return { more, yieldNow: true };
+        if (!more || cs.nextEventTime() > until) return { more, yieldNow: false };
       }
+    };
+    for (;;) {
+      const { more, yieldNow } = guard === null ? slice() : guard(slice);
+      if (!yieldNow) break;
+      opts.onProgress?.(progressOf(cs));
+      await yieldToEventLoop();
+      if (isAborted(opts.signal)) throw aborted(opts.signal);
+      sliceStart = now();
       if (!more || cs.nextEventTime() > until) break;
     }
     if (until === Infinity) opts.onProgress?.(progressOf(cs));
@@ -333,7 +340,8 @@ export async function simulate(config: SimulationConfig, options: SimulateOption
     };
     // Workload generation and option resolution run before the first slice: give the loop a turn first.
     await yieldToEventLoop();
-    const out: SimulationOutputs = mode === 'run' ? await simulateRun(values, env) : await simulateReplay(values, env);
+    const runOpts = options.wallClockMs === undefined ? {} : { wallClockMs: options.wallClockMs };
+    const out: SimulationOutputs = mode === 'run' ? await simulateRun(values, env, undefined, runOpts) : await simulateReplay(values, env, undefined, runOpts);
     if (isAborted(signal)) throw aborted(signal);
     await yieldToEventLoop();
     const report = JSON.parse(renderJson(out.report)) as SimulationReport;
