@@ -33,8 +33,8 @@ export interface EvaluateOptions {
   /** Compare with the suite's baseline (default true; needed by constraints relative to the baseline). */
   readonly baseline?: boolean;
   /**
-   * Wall-clock backstop of each scenario run with fast-engine code (ms; sandbox/watchdog.ts): absent =
-   * DEFAULT_FAST_WALL_CLOCK_MS, 0 = none. A run past it fails the evaluation with EVAL_TIMEOUT (never cached).
+   * Wall-clock backstop of each scenario run with fast-engine code (ms; sandbox/watchdog.ts): absent = the
+   * scenario's policyWallClockS (default 600 s), 0 = none; a scenario that sets policyWallClockS keeps its own. A run past it fails the evaluation with EVAL_TIMEOUT (never cached).
    */
   readonly wallClockMs?: number;
 }

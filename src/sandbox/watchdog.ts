@@ -16,9 +16,6 @@
 import vm from 'node:vm';
 import { SandboxError } from './types.js';
 
-/** Default wall-clock budget of a run (or evaluation) with fast-engine code, when the user sets none: 10 minutes. */
-export const DEFAULT_FAST_WALL_CLOCK_MS = 600_000;
-
 /** The fast-engine call in progress (set by fast.ts around each call; left set when a call is terminated). */
 export const fastCallInFlight: { entry: string | null; callNumber: number } = { entry: null, callNumber: 0 };
 
@@ -68,7 +65,7 @@ export function withWallClock<T>(ms: number, fn: () => T, budgetMs: number = ms)
     const { entry, callNumber } = inFlight();
     // (Entry points named $blis... are the policy adapters' wrappers: not names the policy's author wrote.)
     const what = entry === null ? 'the run' : entry.startsWith('$') ? `call #${callNumber} of the fast-engine policy` : `call #${callNumber} of ${entry}()`;
-    throw new WallClockExceeded('budget', 'fast', entry, callNumber, `wall-clock backstop: ${what} was stopped when the run passed its wall-clock budget of ${Math.ceil(budgetMs)} ms (work the instruction budget does not count, or a run too long for the budget); use the strict engine for untrusted code, or raise the budget`);
+    throw new WallClockExceeded('budget', 'fast', entry, callNumber, `wall-clock backstop: ${what === 'the run' ? 'the run was stopped when it' : `${what} was stopped when the run`} passed its wall-clock budget of ${Math.ceil(budgetMs)} ms (work the instruction budget does not count, or a run too long for the budget)`);
   } finally {
     armed = false;
     r.slot.fn = null;

@@ -185,10 +185,4 @@ export interface SimulateOptions {
   readonly sliceMs?: number;
   /** Monotonic wall clock in ms (default `performance.now`); tests inject a fake one. */
   readonly now?: () => number;
-  /**
-   * Wall-clock budget (ms) of a run whose policies include fast-engine code (docs/policies.md): past it the
-   * call rejects with a SandboxError `SANDBOX_BUDGET`. Default 600,000; 0 = none. Runs without fast-engine code
-   * are not limited.
-   */
-  readonly wallClockMs?: number;
 }

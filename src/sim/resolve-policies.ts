@@ -30,6 +30,8 @@ export interface ResolvedPolicies {
   readonly scaling: BundleScaling | null;
   /** Some evolvable policy is code run by the fast engine (the run gets its wall-clock backstop). */
   readonly fastCode: boolean;
+  /** `--policy-wall-clock-s` in ms (0 = none), and whether it was given. */
+  readonly wallClock: { readonly ms: number; readonly explicit: boolean };
 }
 
 export interface BundleScaling {
@@ -71,6 +73,8 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
   if (!Object.hasOwn(SCHEDULERS, r.scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler ${showValue(r.scheduler)}; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
   if (!Object.hasOwn(PREEMPTION_POLICIES, r.preemptionPolicy)) throw new ConfigError('bad-flag', `unknown --preemption-policy ${showValue(r.preemptionPolicy)}; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
 
+  const wallClockS = f.float('policy-wall-clock-s');
+  if (!(wallClockS >= 0) || !Number.isFinite(wallClockS)) throw new ConfigError('bad-flag', `--policy-wall-clock-s must be a finite number of seconds >= 0 (0 = none), got ${showValue(String(wallClockS))}`);
   const traceLevel = f.str('trace-level');
   if (!(TRACE_LEVELS as readonly string[]).includes(traceLevel)) throw new ConfigError('bad-flag', `unknown --trace-level ${showValue(traceLevel)}; valid: ${TRACE_LEVELS.join(', ')}`);
   const traced = traceLevel === 'decisions' || traceLevel === 'full';
@@ -152,6 +156,7 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
       routerSignals: traced || f.str('output-format') !== 'reference',
     },
     traceLevel: traceLevel as TraceLevel,
+    wallClock: { ms: wallClockS * 1000, explicit: f.changed('policy-wall-clock-s') },
     fastCode: prepared !== null && Object.values(specs).some((sp) => sp?.type === 'code' && (engineFlag === '' ? sp.engine : engineFlag) === 'fast'),
   };
 }

@@ -24,7 +24,7 @@ import { parentTraceOutcome } from '../cluster/pd/project.js';
 import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { DEFAULT_FAST_WALL_CLOCK_MS, WallClock, WallClockExceeded } from '../sandbox/watchdog.js';
+import { WallClock, WallClockExceeded } from '../sandbox/watchdog.js';
 import { driveEngine, driveEngineStreaming, type EngineSetup, type ProgressCallback, type SyncGuard } from './engine-setup.js';
 import type { TimeSeriesData } from '../cluster/timeseries.js';
 import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
@@ -128,7 +128,8 @@ export interface RunOptions {
   readonly privatePrompts?: boolean;
   /**
    * Wall-clock budget (ms) of the simulation when a policy runs in the fast engine (sandbox/watchdog.ts): past it
-   * the run fails with SANDBOX_BUDGET. Absent: DEFAULT_FAST_WALL_CLOCK_MS; 0: none. Runs without fast-engine code
+   * the run fails with SANDBOX_BUDGET. Absent: --policy-wall-clock-s (default 600 s),
+   * which wins when given explicitly; 0: none. Runs without fast-engine code
    * are not limited. It covers the simulation's synchronous stretches (through a driver, each slice between its
    * yields), from the run's start: time spent awaiting counts too.
    */
@@ -149,14 +150,15 @@ export class WallClockError extends BlisError {
 /** The wall-clock backstop of a run with fast-engine code (null: none). */
 function wallClockGuard(pol: ResolvedPolicies, opts: RunOptions): SyncGuard | null {
   if (!pol.fastCode) return null;
-  const ms = opts.wallClockMs ?? DEFAULT_FAST_WALL_CLOCK_MS;
+  // An explicit --policy-wall-clock-s wins; else the caller's (blis evaluate --timeout-s); else the default.
+  const ms = pol.wallClock.explicit ? pol.wallClock.ms : (opts.wallClockMs ?? pol.wallClock.ms);
   if (!(ms > 0)) return null;
   const clock = new WallClock(ms);
   return (fn) => {
     try {
       return clock.run(fn);
     } catch (e) {
-      if (e instanceof WallClockExceeded) throw new WallClockError(e.message);
+      if (e instanceof WallClockExceeded) throw new WallClockError(`fast engine: ${e.detail}; use the strict engine for code you do not trust, or raise --policy-wall-clock-s (blis evaluate: --timeout-s)`);
       throw e;
     }
   };

@@ -340,8 +340,7 @@ export async function simulate(config: SimulationConfig, options: SimulateOption
     };
     // Workload generation and option resolution run before the first slice: give the loop a turn first.
     await yieldToEventLoop();
-    const runOpts = options.wallClockMs === undefined ? {} : { wallClockMs: options.wallClockMs };
-    const out: SimulationOutputs = mode === 'run' ? await simulateRun(values, env, undefined, runOpts) : await simulateReplay(values, env, undefined, runOpts);
+    const out: SimulationOutputs = mode === 'run' ? await simulateRun(values, env) : await simulateReplay(values, env);
     if (isAborted(signal)) throw aborted(signal);
     await yieldToEventLoop();
     const report = JSON.parse(renderJson(out.report)) as SimulationReport;
