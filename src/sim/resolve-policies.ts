@@ -124,7 +124,7 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
       specs = rest;
     }
   }
-  const prepared = ev !== null && Object.keys(specs).length > 0 ? await preparePolicies({ metadata: ev.metadata, specs }, engineFlag === '' ? null : engineFlag) : null;
+  const prepared = ev !== null && Object.keys(specs).length > 0 ? await preparePolicies({ metadata: ev.metadata, specs }, engineFlag === '' ? null : engineFlag, wallClockS * 1000) : null;
   const a = r.admission;
   env.info?.(`policies: admission ${fc.config === null ? a.policy : 'flow control'}, routing ${r.routing.policy}, scheduler ${r.scheduler}, preemption ${r.preemptionPolicy}` +
     `${prepared === null ? '' : `, evolvable ${Object.keys(specs).join(', ')}`}${path === '' ? '' : ` (from ${path} and the flags)`}`);

@@ -25,6 +25,7 @@ import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
 import { WallClock, WallClockExceeded } from '../sandbox/watchdog.js';
+
 import { driveEngine, driveEngineStreaming, type EngineSetup, type ProgressCallback, type SyncGuard } from './engine-setup.js';
 import type { TimeSeriesData } from '../cluster/timeseries.js';
 import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
@@ -42,7 +43,8 @@ import { checkAdapterReferences, type AdapterReference, type LoraSetup } from '.
 import { resolveScaling } from './resolve-scaling.js';
 import type { DeploymentSpec } from '../deploy/spec.js';
 import { checkDeploymentRequests, checkedDeploymentStream } from './deployment-checks.js';
-import { BlisError, showValue } from '../domain/errors.js';
+import { showValue } from '../domain/errors.js';
+import { WallClockError } from '../policy/errors.js';
 
 /** The TraceV2 export of a run. */
 export interface TraceOutput {
@@ -136,17 +138,6 @@ export interface RunOptions {
   readonly wallClockMs?: number;
 }
 
-/**
- * A run stopped by the fast engine's wall-clock backstop (code SANDBOX_BUDGET). Not deterministic: the evaluator
- * reports it as EVAL_TIMEOUT and never caches it.
- */
-export class WallClockError extends BlisError {
-  constructor(message: string) {
-    super('SANDBOX_BUDGET', message);
-    this.name = 'WallClockError';
-  }
-}
-
 /** The wall-clock backstop of a run with fast-engine code (null: none). */
 function wallClockGuard(pol: ResolvedPolicies, opts: RunOptions): SyncGuard | null {
   if (!pol.fastCode) return null;
@@ -158,7 +149,7 @@ function wallClockGuard(pol: ResolvedPolicies, opts: RunOptions): SyncGuard | nu
     try {
       return clock.run(fn);
     } catch (e) {
-      if (e instanceof WallClockExceeded) throw new WallClockError(`fast engine: ${e.detail}; use the strict engine for code you do not trust, or raise --policy-wall-clock-s (blis evaluate: --timeout-s)`);
+      if (e instanceof WallClockExceeded) throw new WallClockError(e.detail);
       throw e;
     }
   };

@@ -61,4 +61,16 @@ stage2:
     expect(r.error?.code).toBe('EVAL_TIMEOUT');
     expect(r.error?.message).toMatch(/wall-clock backstop/);
   }, 30_000);
+
+  it("a program's top level (run at compile time) is under the backstop too", async () => {
+    const top = 'routing:\n  type: code\n  engine: fast\n  source: |\n    let s = 0; for (let i = 0; i < 900000; i++) s += i;\n    function route(request, state) { return state.instances[0].id; }\n';
+    let err: unknown;
+    try {
+      await simulate({ ...config, numRequests: 5, policyWallClockS: 0.001, files: { 'p.yaml': top } });
+    } catch (e) {
+      err = e;
+    }
+    expect((err as BlisError).code).toBe('SANDBOX_BUDGET');
+    expect((err as BlisError).message).toMatch(/^fast engine: routing policy \(.*\), its top level: wall-clock backstop: .*budget of 1 ms.*raise policyWallClockS/);
+  });
 });
