@@ -50,7 +50,7 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .option('--constraint <spec>', 'add a constraint (repeatable): METRIC>=V or METRIC<=V, V ending in x = times the baseline\'s value, e.g. goodput_rps>=0.95x', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--only <scenario@seed>', 'evaluate only this run (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .addOption(new Option('--workers <n>', 'worker threads: the scenario runs of every candidate (a population\'s, and one candidate\'s scenarios x seeds) spread over them; 1 = in this thread').default('1'))
-    .addOption(new Option('--timeout-s <s>', 'wall-clock budget per evaluation, from its first run\'s start, on worker threads (0 = none; the instruction budget is the real limit)').default('0'))
+    .addOption(new Option('--timeout-s <s>', 'wall-clock budget per evaluation, from its first run\'s start, on worker threads (0 = none; the instruction budget is the real limit; each run with fast-engine code also has the --policy-wall-clock-s backstop, 600 s by default, which this sets)').default('0'))
     .option('--cache <dir>', 'content-addressed result cache (re-evaluating an unchanged candidate is free)')
     .option('--semantics <mode>', 'run every scenario under reference (bug-for-bug) or corrected semantics (docs/reference-differences.md); default: each scenario\'s own config')
     .option('--queue <url>', 'with --population: evaluate on the Redis job queue at redis://HOST:PORT (blis worker on any number of machines; docs/distributed.md)')

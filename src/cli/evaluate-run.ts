@@ -218,13 +218,16 @@ export async function evaluateCommand(o: EvaluateFlags, io: Io): Promise<void> {
   ]);
   const seeds = o.seeds === undefined ? null : int('--seeds', o.seeds, 1);
   if (seeds !== null && seeds > MAX_SEEDS) throw new UsageError('bad-flag', `--seeds must be <= ${MAX_SEEDS} (seeds per scenario), got ${seeds}`);
-  const opts: EvaluateOptions = { stage: o.stage === 'validate' ? 'validate' : (Number(o.stage) as 1 | 2), only: parseOnly(o.only), ...(seeds === null ? {} : { seeds }), ...(o.report === undefined ? {} : { reportData: true }) };
+  let opts: EvaluateOptions = { stage: o.stage === 'validate' ? 'validate' : (Number(o.stage) as 1 | 2), only: parseOnly(o.only), ...(seeds === null ? {} : { seeds }), ...(o.report === undefined ? {} : { reportData: true }) };
   const display = o.serve === true ? null : progressDisplay('evaluate', o.quiet === true);
   let candidatesDone = 0;
   const workers = threadCount('--workers', o.workers);
   const timeoutMs = int('--timeout-s', o.timeoutS, 0) * 1000;
   if (o.queue !== undefined && (o.population === undefined || o.serve === true)) throw new UsageError('bad-flag', '--queue evaluates a --population on the job queue; give --population DIR (a single candidate runs here)');
   if (o.queue !== undefined && (workers !== 1 || timeoutMs !== 0)) throw new UsageError('bad-flag', '--workers and --timeout-s are for local runs; with --queue, give each blis worker --concurrency and --timeout-s');
+  // The evaluation's budget also bounds each of its runs in the thread running it (the fast engine's wall-clock
+  // backstop); without one, each run with fast-engine code has the default backstop.
+  if (timeoutMs > 0) opts = { ...opts, wallClockMs: timeoutMs };
   const cache = o.cache === undefined ? new ResultCache() : dirCache(o.cache, io);
   const pool = workers > 1 || timeoutMs > 0 ? new EvaluationPool({ workers, timeoutMs }) : null;
   const baselines = new Map<string, Promise<EvaluationResult>>();

@@ -6,6 +6,7 @@ import { ConfigError } from '../sim/config-error.js';
 import type { FlagValues } from '../sim/options.js';
 import { resolveEngineFlags } from '../sim/resolve-engine.js';
 import { processEnv } from './commands.js';
+import { EXIT_FAILURE, RunFailure } from './errors.js';
 import type { Io } from './io.js';
 
 export interface ServeCommandHooks {
@@ -35,7 +36,8 @@ export async function serveCommand(f: FlagValues, io: Io, hooks: ServeCommandHoo
   } catch (e) {
     // Only the socket's own errors (EADDRINUSE, EACCES, an unknown host) are about the flags; others are bugs.
     if (typeof (e as { syscall?: unknown }).syscall !== 'string') throw e;
-    throw new ConfigError('io', `cannot listen on ${f.str('host')}:${port}: ${(e as Error).message}`);
+    // Not the input's fault (the port is taken, or not ours to use): exit 1, not 2.
+    throw new RunFailure('SERVE_LISTEN', `cannot listen on ${f.str('host')}:${port}: ${(e as Error).message}; choose another --port (0 = any free port) or --host`, EXIT_FAILURE);
   }
   io.stdout(`blis serve: listening on ${running.url} (model ${name}, ${latency.hardware} TP${latency.tp}, ${latency.latency.name}, ${setup.kv.totalBlocks} KV blocks, max-model-len ${setup.maxModelLen})\n`);
   hooks.onListening?.(running.url);

@@ -69,6 +69,11 @@ export const INPUT_LIMITS = {
   depth: 128,
   /** Characters of one JSON string. */
   scalarChars: 16 * 1024 * 1024,
+  /**
+   * Characters inside double-quoted YAML strings, in all: the YAML parser builds each such string one character
+   * at a time (~37 bytes per character until it is used: a 40 MB spec of quoted ids took 1.5 GB and 23 s).
+   */
+  yamlDoubleQuotedChars: 4_000_000,
   /** Values of a YAML document with every alias and merge key expanded (measured on the syntax tree). */
   expandedValues: 2_000_000,
 } as const;

@@ -32,6 +32,11 @@ export interface EvaluateOptions {
   readonly seeds?: number | null;
   /** Compare with the suite's baseline (default true; needed by constraints relative to the baseline). */
   readonly baseline?: boolean;
+  /**
+   * Wall-clock backstop of each scenario run with fast-engine code (ms; sandbox/watchdog.ts): absent = the
+   * scenario's policyWallClockS (default 600 s), 0 = none; a scenario that sets policyWallClockS keeps its own. A run past it fails the evaluation with EVAL_TIMEOUT (never cached).
+   */
+  readonly wallClockMs?: number;
 }
 
 /** Observers of an evaluation in progress (not part of the result or its cache key). */
@@ -216,7 +221,7 @@ export async function evaluateCandidate(candidate: Candidate, suite: Suite, opts
   const reportData = opts.reportData === true;
   const runStage = async (st: number | 'validate', list: readonly PlannedRun[]): Promise<EvaluationError | null> => {
     stagesRun.push(st);
-    const tasks = list.map(({ scenario, seed }): RunTask => ({ candidate, scenario, seed, objectives: suite.objectives, defaults: suite.defaults, candidatePoints: points, reportData }));
+    const tasks = list.map(({ scenario, seed }): RunTask => ({ candidate, scenario, seed, objectives: suite.objectives, defaults: suite.defaults, candidatePoints: points, reportData, ...(opts.wallClockMs === undefined ? {} : { wallClockMs: opts.wallClockMs }) }));
     const outcomes = await runner.runAll(tasks, () => hooks.onRunDone?.(++done, planned));
     for (const o of outcomes) {
       if ('internal' in o) throw new WorkerBug(o.internal);

@@ -128,6 +128,36 @@ stage2:
   }, 120_000);
 });
 
+describe('fast-engine memory kept across calls (the per-call memory account does not see it)', () => {
+  it('a policy that keeps big arrays kills only its worker: EVAL_WORKER_DIED, and the pool goes on', async () => {
+    const hog = candidateFromBundle('hog.yaml', `routing:
+  type: code
+  engine: fast
+  source: |
+    const keep = [];
+    function route(request, state) {
+      keep.push(new ([].constructor)(3e6).fill(1.5));
+      return state.instances[0].id;
+    }
+`);
+    const s = parseSuite(`name: hog
+stage1_threshold: 0
+objectives:
+  - {name: attainment, metric: slo_attainment, direction: maximize, normalization: {kind: linear, best: 1, worst: 0}}
+stage2:
+  - {name: a, seeds: [1], config: {${MODEL}, numInstances: 2, numRequests: 400, rate: 20}}
+`, 'hog.yaml');
+    const p = new EvaluationPool({ workers: 2, timeoutMs: 0, maxOldGenerationSizeMb: 256 });
+    pools.push(p);
+    const t0 = Date.now();
+    const r = await p.run(hog, s, {});
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    expect(r.error?.code).toBe('EVAL_WORKER_DIED');
+    expect(r.combined_score).toBe(0);
+    expect((await p.run(good, s, {})).error).toBeUndefined();
+  }, 60_000);
+});
+
 describe('blis evaluate --workers 2 on a multi-scenario suite file', () => {
   it('prints the same bytes as --workers 1, for a good and a failing candidate', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'blis-pool-'));

@@ -9,6 +9,7 @@ import { ConfigError } from '../sim/config-error.js';
 import type { SimEnv } from '../sim/env.js';
 import { anomalyReport } from '../sim/policy-report.js';
 import { simulateRun } from '../sim/run.js';
+import { WallClockError } from '../policy/errors.js';
 import { gpuUsage } from '../sim/scaling-report.js';
 import { parseSimulationConfig } from '../sim/simulate.js';
 import { digestRun, type RunDigest } from './digest.js';
@@ -26,6 +27,8 @@ export interface RunTask {
   readonly candidatePoints: readonly ControlPoint[] | null;
   /** Attach the run's report data (latency CDFs, time series) to its result. */
   readonly reportData: boolean;
+  /** The run's wall-clock backstop with fast-engine code (RunOptions.wallClockMs; not part of the memo key). */
+  readonly wallClockMs?: number;
 }
 
 /**
@@ -43,6 +46,8 @@ const CANDIDATE_FILE = 'candidate.yaml';
 /** The error of a failed candidate, from what was thrown (null: not the candidate's fault). */
 function candidateError(e: unknown): EvaluationError | null {
   if (!(e instanceof Error)) return null;
+  // The wall-clock backstop is a fact about this evaluation, not the candidate: EVAL_TIMEOUT, never cached.
+  if (e instanceof WallClockError) return { code: 'EVAL_TIMEOUT', message: e.message };
   const code = (e as { code?: unknown }).code;
   if (typeof code !== 'string') return null;
   return { code, message: e.message };
@@ -79,7 +84,7 @@ async function simulateScenario(t: RunTask): Promise<{ result: ScenarioResult; d
     },
     warn: () => undefined,
   };
-  const out = await simulateRun(values, env, undefined, { prefixAudit: true });
+  const out = await simulateRun(values, env, undefined, { prefixAudit: true, ...(t.wallClockMs === undefined ? {} : { wallClockMs: t.wallClockMs }) });
   const anomalies = anomalyReport({
     cs: out.cluster, recorder: out.recorder, requests: out.requests, metadata: null, evolvable: null, traceLevel: 'decisions',
     goodputTargets: null, priorityScheduling: values.str('scheduler') === 'priority-fcfs',

@@ -13,6 +13,7 @@ export interface ScanLimits {
   readonly jsonKeysPerObject: number;
   readonly depth: number;
   readonly scalarChars: number;
+  readonly yamlDoubleQuotedChars: number;
 }
 
 /** A limit the text crossed: where (0-based offset of the character that crossed it) and what. */
@@ -62,6 +63,7 @@ export function prescanYaml(text: string, limits: ScanLimits = INPUT_LIMITS): Sc
   const indents: number[] = [0];
   let lineStart = 0;
   let lineIndicators = 0;
+  let quoted = 0; // characters inside double-quoted scalars so far
   let quote = 0; // 34 or 39 while inside a quoted scalar (tracked only to keep brackets in strings out of the depth)
   let prev = 10; // previous non-space character (10: start of line)
   for (let i = 0; i < n; i++) {
@@ -82,6 +84,9 @@ export function prescanYaml(text: string, limits: ScanLimits = INPUT_LIMITS): Sc
       continue;
     }
     if (quote !== 0) {
+      if (quote === 34 && ++quoted > limits.yamlDoubleQuotedChars) {
+        return { offset: i, problem: `the file holds more than ${grouped(limits.yamlDoubleQuotedChars)} characters inside double-quoted strings (limit ${grouped(limits.yamlDoubleQuotedChars)}; the YAML parser builds them one character at a time)`, fix: 'write long text as single-quoted strings or block scalars (| or >), or shorten it' };
+      }
       if (c === quote) {
         if (c === 34) {
           let b = 0;

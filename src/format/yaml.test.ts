@@ -87,3 +87,14 @@ describe('parseJson extras', () => {
     expect(parseJson('\ufeff{"a": 1}', 'bom.json')).toEqual({ a: 1 });
   });
 });
+
+describe('parseJson: duplicate keys are refused, as the YAML inputs refuse them', () => {
+  it('names the key, its line and the first definition', () => {
+    expect(fails(() => parseJson('{"a": 1,\n "b": {"c": 1, "c": 2}}', 'd.json')).message).toBe('d.json:2:16: duplicate key "c" (first defined on line 2); keep one');
+    expect(fails(() => parseJson('{"a": 1,\n"\\u0061": 2}', 'd.json')).message).toMatch(/^d\.json:2:1: duplicate key "a" \(first defined on line 1\)/);
+  });
+  it('accepts equal keys in different objects, and strings that look like keys in arrays', () => {
+    expect(parseJson('{"a": {"a": 1}, "b": [{"a": 1}, {"a": 2}], "c": ["a", "a"]}', 'ok.json')).toEqual({ a: { a: 1 }, b: [{ a: 1 }, { a: 2 }], c: ['a', 'a'] });
+    expect(parseJson('{"x\\"y": 1, "x": 2}', 'ok.json')).toEqual({ 'x"y': 1, x: 2 });
+  });
+});

@@ -322,8 +322,9 @@ export function parseJson(input: string, file: string, options: { readonly maxBy
   checkJsonBounds(input, file, options);
   // A leading byte-order mark (editors on Windows write one) is not part of the document.
   const text = input.charCodeAt(0) === 0xfeff ? ` ${input.slice(1)}` : input;
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (e) {
     const msg = (e as Error).message;
     const m = /position (\d+)/.exec(msg);
@@ -339,6 +340,50 @@ export function parseJson(input: string, file: string, options: { readonly maxBy
     const what = msg.replace(/ in JSON at position \d+.*$/, '').replace(/, ".*" is not valid JSON$/s, '');
     throw new BlisError(options.code ?? INPUT_SYNTAX, `${file}:${line}:${col}: invalid JSON: ${what}; fix the JSON syntax`, { file, line, col });
   }
+  // JSON.parse keeps the last of two equal keys; the YAML inputs (yaml.v3, as the reference) refuse them.
+  const dup = duplicateJsonKey(text);
+  if (dup !== null) {
+    const { line, col } = linePos(text, dup.offset);
+    const first = linePos(text, dup.first);
+    throw new BlisError(options.code ?? INPUT_SYNTAX, `${file}:${line}:${col}: duplicate key ${JSON.stringify(dup.key)} (first defined on line ${first.line}); keep one`, { file, line, col });
+  }
+  return value;
+}
+
+/** The first key repeated within one object of `text` (valid JSON), with the offsets of both; null if none. */
+export function duplicateJsonKey(text: string): { key: string; offset: number; first: number } | null {
+  const stack: (Map<string, number> | null)[] = [];
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 123) stack.push(new Map());
+    else if (c === 91) stack.push(null);
+    else if (c === 125 || c === 93) stack.pop();
+    else if (c === 34) {
+      const start = i;
+      let escaped = false;
+      i++;
+      while (i < n) {
+        const d = text.charCodeAt(i);
+        if (d === 92) {
+          escaped = true;
+          i += 2;
+        } else if (d === 34) break;
+        else i++;
+      }
+      let j = i + 1;
+      while (j < n && text.charCodeAt(j) <= 32) j++;
+      const keys = stack[stack.length - 1];
+      if (j < n && text.charCodeAt(j) === 58 && keys !== undefined && keys !== null) {
+        const raw = text.slice(start + 1, i);
+        const key = escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
+        const first = keys.get(key);
+        if (first !== undefined) return { key, offset: start, first };
+        keys.set(key, start);
+      }
+    }
+  }
+  return null;
 }
 
 /**

@@ -468,6 +468,9 @@ export class Instance {
     this.onRequestDone?.(r, time);
   }
 
+  /** The current step admitted no request (see executeAndSplit). */
+  private admittedNone = false;
+
   private step(now: number): void {
     if (this.run.length === 0 && this.waitQ.length === 0) {
       this.stepPending = false;
@@ -517,6 +520,7 @@ export class Instance {
     const used = this.kv.usedBlocks();
     if (used > m.peakKVBlocksUsed) m.peakKVBlocksUsed = used;
     m.kvBlocksUsed += used * adv;
+    this.admittedNone = ns.length === 0 && outcome.neverFits === null;
     const kept = this.executeAndSplit(now, adv);
     if (this.onStep !== null) {
       const info = this.stepInfo;
@@ -706,8 +710,12 @@ export class Instance {
       this.stepPending = true;
     } else {
       this.stepPending = false;
-      // While an adapter load is in flight the head is held: its completion event re-forms a step.
-      if (this.waitQ.length > 0 && (this.lora === null || this.lora.loading === '')) this.scheduleStep(now + adv);
+      // While an adapter load is in flight the head is held: its completion event re-forms a step. A policy
+      // scheduler that admitted nothing while nothing runs is asked again when a request is queued here, not
+      // every step time (an empty step lasts 1 us: a policy that never admits would spin the run forever);
+      // the built-in schedulers (reference parity) keep stepping.
+      const idle = this.admittedNone && this.policy !== null && this.policy.makeBatch !== null;
+      if (this.waitQ.length > 0 && (this.lora === null || this.lora.loading === '') && !idle) this.scheduleStep(now + adv);
     }
   }
 

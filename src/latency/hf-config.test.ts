@@ -177,8 +177,8 @@ describe('parseHFConfig field rules', () => {
     expect(parseHFConfig({ ...base, n_shared_experts: 2, intermediate_size: 1000 }).sharedExpertFFNDim).toBe(2000);
   });
 
-  it('truncates non-integer numbers and ignores wrongly typed values like the reference', () => {
-    expect(parseHFConfig({ ...base, num_hidden_layers: 32.9 }).numLayers).toBe(32);
+  it('refuses fractional sizes (the reference truncates them: issue 27) and ignores wrongly typed values like the reference', () => {
+    expect(errorOf(() => parseHFConfig({ ...base, num_hidden_layers: 32.9 })).field).toBe('num_hidden_layers');
     expect(parseHFConfig({ ...base, vocab_size: '32000', hidden_act: 5 })).toMatchObject({ vocabSize: 0, hiddenAct: '' });
   });
 
@@ -277,5 +277,15 @@ describe('extractKVCapacityParams', () => {
 
   it('treats a single expert as dense', () => {
     expect(extractKVCapacityParams({ ...base, num_local_experts: 1 }).isMoE).toBe(false);
+  });
+});
+
+describe('sizes and counts must be whole numbers >= 0', () => {
+  const base = { num_hidden_layers: 32, hidden_size: 4096, num_attention_heads: 32, num_key_value_heads: 8, intermediate_size: 14336, vocab_size: 128256 };
+  it('refuses a fractional hidden size and a negative expert count, naming the key and the fix', () => {
+    expect(() => parseHFConfig({ ...base, hidden_size: 4096.5 }, 'x/config.json')).toThrow(/x\/config\.json: "hidden_size" must be a whole number >= 0 \(a size or count\), got 4096\.5; fix the config/);
+    expect(() => extractKVCapacityParams({ ...base, num_local_experts: -8, num_experts_per_tok: 2 }, 'c.json')).toThrow(/"num_local_experts" must be a whole number >= 0.*got -8/);
+    expect(() => parseHFConfig({ ...base, text_config: { num_experts: 1.5 } })).toThrow(/"num_experts"/);
+    expect(parseHFConfig({ ...base, head_dim: null }).hiddenDim).toBe(4096);
   });
 });

@@ -28,7 +28,32 @@ function invalid(field: string, message: string): never {
 export function flattenHFConfig(raw: unknown, label = 'config.json'): HFConfigObject {
   if (!isObject(raw)) invalid('', `${label}: a HuggingFace config must be a JSON object`);
   const text = raw['text_config'];
-  return isObject(text) ? { ...raw, ...text } : raw;
+  const hf = isObject(text) ? { ...raw, ...text } : raw;
+  checkCounts(hf, label);
+  return hf;
+}
+
+/**
+ * Sizes and counts (layers, dimensions, heads, experts, vocabulary, positions): a number there must be a whole
+ * number >= 0 (stricter than the reference, which truncates 4096.5 to 4096 and reads a negative expert count as
+ * "not MoE").
+ */
+const COUNT_KEYS = [
+  'num_hidden_layers', 'hidden_size', 'num_attention_heads', 'num_key_value_heads', 'num_kv_heads', 'multi_query_group_num',
+  'intermediate_size', 'ffn_hidden_size', 'moe_intermediate_size', 'shared_expert_intermediate_size', 'n_shared_experts',
+  'intermediate_size_mlp', 'num_experts_per_tok', 'interleave_moe_layer_step', 'head_dim', 'kv_lora_rank', 'qk_rope_head_dim',
+  'first_k_dense_replace', 'vocab_size', 'max_position_embeddings',
+  'num_experts', 'moe_num_experts', 'n_routed_experts', 'num_local_experts', 'num_routed_experts',
+];
+
+function checkCounts(hf: HFConfigObject, label: string): void {
+  for (const key of COUNT_KEYS) {
+    const v = hf[key];
+    if (typeof v !== 'number') continue;
+    if (!Number.isInteger(v) || v < 0) {
+      invalid(key, `${label}: "${key}" must be a whole number >= 0 (a size or count), got ${JSON.stringify(v)}; fix the config`);
+    }
+  }
 }
 
 /** JSON number → Go `int(f)` (truncation); anything else → undefined. */

@@ -10,9 +10,10 @@ import type { DisaggregationDecider } from '../routing/disaggregation.js';
 import type { EncodeDecider } from '../routing/encode-decider.js';
 import type { AdmissionPolicy, PriorityPolicy, RoutingPolicy } from '../routing/types.js';
 import { loadSandboxEngine } from '../sandbox/index.js';
+import { WallClockExceeded, withWallClock } from '../sandbox/watchdog.js';
 import { SandboxError, type HostFunction, type SandboxEngine, type SandboxEngineName, type SandboxOptions, type SandboxProgram } from '../sandbox/types.js';
 import { codeAdmission, codeAutoscale, codeDisaggregation, codeEncode, codePriority, codeRouting, codeScheduler, compileCode } from './code/adapters.js';
-import { PolicyConfigError, PolicyRuntimeError } from './errors.js';
+import { PolicyConfigError, PolicyRuntimeError, WallClockError } from './errors.js';
 import type { EvolvablePolicies, PolicySpec } from './spec.js';
 import {
   buildTemplateAdmission,
@@ -51,8 +52,12 @@ export interface PreparedPolicies {
 
 type CodeSpec = Extract<PolicySpec, { type: 'code' }>;
 
-/** Compiles every code section once (errors at the bundle's line), loading only the engines in use. */
-export async function preparePolicies(ev: EvolvablePolicies, engineOverride: SandboxEngineName | null = null): Promise<PreparedPolicies> {
+/**
+ * Compiles every code section once (errors at the bundle's line), loading only the engines in use. A fast-engine
+ * program's top level runs here: with `wallClockMs` > 0 each such compile runs under the wall-clock backstop
+ * (sandbox/watchdog.ts), past which it throws a SandboxError `budget`.
+ */
+export async function preparePolicies(ev: EvolvablePolicies, engineOverride: SandboxEngineName | null = null, wallClockMs = 0): Promise<PreparedPolicies> {
   const engines = new Map<SandboxEngineName, SandboxEngine>();
   const specs: Partial<Record<string, PolicySpec>> = {};
   const trials = new Map<string, Trial>();
@@ -62,7 +67,15 @@ export async function preparePolicies(ev: EvolvablePolicies, engineOverride: San
     specs[point] = spec;
     if (spec.type !== 'code') continue;
     if (!engines.has(spec.engine)) engines.set(spec.engine, await loadSandboxEngine(spec.engine));
-    const trial = checkCompiles(spec, engines.get(spec.engine) as SandboxEngine);
+    const engine = engines.get(spec.engine) as SandboxEngine;
+    const codeSpec = spec;
+    let trial: Trial | null;
+    try {
+      trial = spec.engine === 'fast' ? withWallClock(wallClockMs, () => checkCompiles(codeSpec, engine)) : checkCompiles(spec, engine);
+    } catch (e) {
+      if (e instanceof WallClockExceeded) throw new WallClockError(`${point} policy (${spec.sourceLabel}), its top level: ${e.detail}`);
+      throw e;
+    }
     if (trial !== null) trials.set(point, trial);
   }
   const engineOf = (s: CodeSpec): SandboxEngine => {

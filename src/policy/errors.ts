@@ -107,3 +107,15 @@ export class PolicyRuntimeError extends BlisError {
     this.name = 'PolicyRuntimeError';
   }
 }
+
+/**
+ * A run (or a program's top level at compile time) stopped by the fast engine's wall-clock backstop
+ * (sandbox/watchdog.ts), code SANDBOX_BUDGET. Not deterministic: the evaluator and sweeps report it as
+ * EVAL_TIMEOUT and never cache it.
+ */
+export class WallClockError extends BlisError {
+  constructor(detail: string) {
+    super('SANDBOX_BUDGET', `fast engine: ${detail}; use the strict engine for code you do not trust, or raise --policy-wall-clock-s (blis evaluate: --timeout-s)`);
+    this.name = 'WallClockError';
+  }
+}

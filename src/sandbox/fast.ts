@@ -62,9 +62,10 @@
  * - state a program keeps across calls (the account is per call);
  * - `Function.prototype.apply` with large arrays (bounded by the stack), the HTML string methods
  *   (`anchor`, ...), `JSON.stringify`'s indentation.
- * Time is bounded by the budget times the cost of one operation. There is no wall-clock backstop inside a
- * call: node:vm's `timeout` (a watchdog thread per run) costs about 100 us per call, ten times a routing
- * call, so the evaluator's own wall-clock limit remains the backstop for adversarial code.
+ * Time is bounded by the budget times the cost of one operation, and, from outside the realm, by the
+ * wall-clock backstop (watchdog.ts): simulations with fast-engine code run under one node:vm watchdog per run
+ * (a watchdog per call would cost 110-140 us per call, 40x a routing call); the call it stops fails with
+ * `budget`.
  *
  * Other differences from plain JavaScript: strict mode; intrinsics are frozen (assigning e.g. `obj.hasOwnProperty`
  * on a plain object throws, except for `constructor`/`toString`/`valueOf`/`toLocaleString` and `Error`'s
@@ -93,6 +94,7 @@
 import vm from 'node:vm';
 import { PRELUDE_SOURCE, REALM_STATUS, type RealmApi, type RealmHostCall, type RealmSetup } from './fast-prelude.js';
 import { isEntryName, rewriteSource, RewriteError, wrapProgram } from './fast-rewrite.js';
+import { fastCallInFlight } from './watchdog.js';
 import {
   DEFAULT_SANDBOX_LIMITS,
   MAX_RESULT_CHARS,
@@ -223,6 +225,9 @@ function compileFast(source: string, options: SandboxOptions): SandboxProgram {
       if (index === undefined) throw fail('entrypoint', `${entry} is not one of the declared entry points (${entrypoints.join(', ')})`);
       busy = true;
       hostState.failure = null;
+      // For the wall-clock backstop (watchdog.ts): the call it stops, if it fires now (left set if it does).
+      fastCallInFlight.entry = entry;
+      fastCallInFlight.callNumber = callNumber;
       let result: unknown;
       try {
         result = invoke(index, args);
@@ -231,6 +236,7 @@ function compileFast(source: string, options: SandboxOptions): SandboxProgram {
         throw fail(e instanceof RangeError ? 'stack' : 'threw', 'the call could not run in the host');
       } finally {
         busy = false;
+        fastCallInFlight.entry = null;
       }
       const code = status[0];
       if (code === REALM_STATUS.badArgs) {

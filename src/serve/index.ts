@@ -84,13 +84,20 @@ export async function startServe(cfg: ServeConfig): Promise<RunningServer> {
   });
   const { server, metrics } = handle;
   const host = cfg.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(cfg.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(cfg.port ?? 0, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (e) {
+    // Nothing may keep the process alive after a listen error (EADDRINUSE, EACCES, an unknown host).
+    engine.close();
+    await handle.close();
+    throw e;
+  }
   const port = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return {

@@ -149,6 +149,11 @@ export function parseCompletionRequest(kind: ApiKind, body: unknown, lim: ServeL
     throw new ApiError(400, `'max_tokens' or 'max_completion_tokens' is too large: ${intText(maxTokens)}. ${limitText}`, 'BadRequestError', 'max_tokens');
   }
   if (maxTokens !== null && minTokens > maxTokens) throw new ApiError(400, `min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${minTokens}.`, 'BadRequestError', 'min_tokens');
+  // Without max_tokens, vLLM's limit is what the context leaves: a min_tokens above it could never be met.
+  if (maxTokens === null && minTokens > room) {
+    const limitText = mml > 0 ? `the model's maximum context length ${mml} minus the ${input.length} input tokens` : `this server's output cap`;
+    throw new ApiError(400, `min_tokens must be less than or equal to max_tokens=${room} (${limitText}), got ${intText(minTokens)}.`, 'BadRequestError', 'min_tokens');
+  }
   // Without max_tokens vLLM fills what the context leaves; blis serve uses the default output length, clamped the same way.
   let outputLen = maxTokens ?? Math.max(minTokens, lim.defaultMaxTokens);
   if (outputLen > room) outputLen = room;

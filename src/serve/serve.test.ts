@@ -124,6 +124,7 @@ describe('blis serve HTTP API', () => {
       ['/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 1e21 }, 400, 'BadRequestError', 'max_tokens', /too large: 1000000000000000000000\./],
       ['/v1/completions', { model: 'other', prompt: 'x', max_tokens: 1 }, 404, 'NotFoundError', 'model', /^The model `other` does not exist\.$/],
       ['/v1/completions', { prompt: 'x y', max_tokens: 2, min_tokens: 3 }, 400, 'BadRequestError', 'min_tokens', /min_tokens/],
+      ['/v1/completions', { prompt: words(10), min_tokens: 1e9 }, 400, 'BadRequestError', 'min_tokens', /^min_tokens must be less than or equal to max_tokens=4086 \(the model's maximum context length 4096 minus the 10 input tokens\), got 1000000000\.$/],
       ['/v1/completions', { prompt: '   ', max_tokens: 2 }, 400, 'BadRequestError', 'prompt', /empty/],
       ['/v1/completions', { prompt: ['a', 'b'], max_tokens: 2 }, 400, 'Bad Request', 'prompt', /batched/],
       ['/v1/completions', { prompt: 'a', max_tokens: 0 }, 400, 'BadRequestError', 'max_tokens', /max_tokens must be at least 1/],

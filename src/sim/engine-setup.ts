@@ -26,10 +26,10 @@ import { withWarmup } from '../latency/warmup.js';
 import type { BuiltPolicies } from '../policy/build.js';
 import type { PolicyBuildContext } from '../policy/templates/build.js';
 import type { ControlPoint } from '../policy/view.js';
-import { DEFAULT_POLICY_SETUP, type DeploymentEngineSetup, type EngineDriver, type EngineSetup, type InstanceOverrides, type KVSetup, type PdEngineSetup, type PolicySetup, type PoolConfigSetup } from './setup.js';
+import { DEFAULT_POLICY_SETUP, type DeploymentEngineSetup, type EngineDriver, type EngineSetup, type InstanceOverrides, type KVSetup, type PdEngineSetup, type PolicySetup, type PoolConfigSetup, type SyncGuard } from './setup.js';
 
 export { DEFAULT_POLICY_SETUP };
-export type { DeploymentEngineSetup, EngineDriver, EngineSetup, InstanceOverrides, KVSetup, PdEngineSetup, PolicySetup, PoolConfigSetup };
+export type { DeploymentEngineSetup, EngineDriver, EngineSetup, InstanceOverrides, KVSetup, PdEngineSetup, PolicySetup, PoolConfigSetup, SyncGuard };
 
 function buildPolicies(setup: EngineSetup, p: PolicySetup, slo: SloPriorityMap, cs: ClusterSimulator, rng: PartitionedRng, built: BuiltPolicies | null, rebuild: ((sub: string) => BuiltPolicies) | null): ClusterPolicies {
   // Flow control replaces the configured admission policy (tenant budgets still wrap it).
@@ -265,6 +265,9 @@ const NO_FOLLOW_UPS: readonly Request[] = [];
  * 512, and 512 than the 4096 before it (which kept ~16 MB of prompts alive for nothing).
  */
 const STREAM_CHUNK = 8;
+
+
+const unguarded: SyncGuard = (fn) => fn();
 const DRIVEN_STREAM_CHUNK = 256;
 
 /**
@@ -284,23 +287,22 @@ export async function driveEngineStreaming(
   drive: EngineDriver | null,
   progress: ProgressCallback | null = null,
   total: number | null = null,
+  guard: SyncGuard | null = null,
 ): Promise<{ cluster: ClusterSimulator; requests: Request[] }> {
   const cs = buildCluster(setup);
   cs.setFollowUpHook(releasing(null));
   prepare?.(cs);
   const all: Request[] = [];
   const step = progress === null ? (until: number): void => void cs.advanceTo(until) : reportingAdvance(cs, progress, total);
-  // Without a driver the run goes in one go, with no await between chunks: an await would let other runs in this
-  // thread (blis evaluate's) interleave with this one every few arrivals, all their state alive at once.
-  const advance = drive === null ? null : (until: number): Promise<void> => drive(cs, until, total);
   // Driven runs inject smaller chunks (generating a chunk is work between the driver's yields), as before.
   const chunk = drive === null ? STREAM_CHUNK : DRIVEN_STREAM_CHUNK;
   const it = source[Symbol.iterator]();
   let next = it.next();
-  while (!next.done) {
-    const first = next.value.arrivalTime;
+  /** Injects the next chunk; returns the arrival time of the one after it (null: the source is done). */
+  const inject = (): number | null => {
+    if (next.done) return null;
     // A chunk: `chunk` arrivals, extended to every arrival at the time of its last one.
-    let last = first;
+    let last = next.value.arrivalTime;
     // (Arrivals past the horizon are injected too, and never run: the run stops at the horizon as before.)
     let n = 0;
     while (!next.done && (n < chunk || next.value.arrivalTime === last)) {
@@ -310,14 +312,21 @@ export async function driveEngineStreaming(
       n++;
       next = it.next();
     }
-    // Everything strictly before the next chunk's first arrival; that chunk is injected before it can run.
-    if (!next.done) {
-      if (advance === null) step(next.value.arrivalTime - 1);
-      else await advance(next.value.arrivalTime - 1);
-    }
+    return next.done ? null : next.value.arrivalTime;
+  };
+  // Without a driver the run goes in one go, with no await between chunks (an await would let other runs in this
+  // thread, blis evaluate's, interleave with this one every few arrivals, all their state alive at once), under
+  // `guard` (the wall-clock backstop) as one synchronous stretch. Everything strictly before the next chunk's
+  // first arrival runs before that chunk is injected.
+  if (drive === null) {
+    (guard ?? unguarded)(() => {
+      for (let t = inject(); t !== null; t = inject()) step(t - 1);
+      step(Infinity);
+    });
+  } else {
+    for (let t = inject(); t !== null; t = inject()) await drive(cs, t - 1, total, guard);
+    await drive(cs, Infinity, total, guard);
   }
-  if (advance === null) step(Infinity);
-  else await advance(Infinity);
   cs.finish();
   return { cluster: cs, requests: all };
 }
@@ -391,14 +400,15 @@ export async function driveEngine(
   drive: EngineDriver | null,
   progress: ProgressCallback | null = null,
   releaseTokens = false,
+  guard: SyncGuard | null = null,
 ): Promise<ClusterSimulator> {
-  if (drive === null) return runEngine(setup, requests, followUps, prepare, progress, releaseTokens);
+  if (drive === null) return (guard ?? unguarded)(() => runEngine(setup, requests, followUps, prepare, progress, releaseTokens));
   const cs = buildCluster(setup);
   const hook = releaseTokens ? releasing(followUps) : followUps;
   if (hook !== null) cs.setFollowUpHook(hook);
   prepare?.(cs);
   for (const r of requests) cs.inject(r);
-  await drive(cs, Infinity, followUps === null ? requests.length : null);
+  await drive(cs, Infinity, followUps === null ? requests.length : null, guard);
   cs.finish();
   return cs;
 }

@@ -102,6 +102,7 @@ export const FLAGS = [
   // cluster policies
   { name: 'policy-config', kind: 'string', def: '', help: 'policy bundle YAML or JSON: the reference\'s keys (admission, routing, scheduler, tenant budgets, SLO priorities) and evolvable control points (type: parameterized | decision_tree | code, see docs/policies.md); explicit flags override the reference keys', scope: 'shared' },
   { name: 'policy-engine', kind: 'string', def: '', choices: ['fast', 'strict'], help: 'sandbox engine for code policies in --policy-config: fast (in-process, gas-metered) or strict (QuickJS in WebAssembly); default: each policy\'s engine: field, else fast', scope: 'shared' },
+  { name: 'policy-wall-clock-s', kind: 'float', def: 600, help: 'wall-clock budget of a run whose policies include fast-engine code, in seconds (0 = none): past it the policy call in progress is stopped from outside the sandbox and the run fails with SANDBOX_BUDGET', scope: 'shared' },
   { name: 'admission-policy', kind: 'string', def: 'always-admit', choices: namesOf(ADMISSION_POLICIES), help: 'admission policy: always-admit, token-bucket, reject-all, tier-shed, gaie-legacy', scope: 'shared' },
   { name: 'token-bucket-capacity', kind: 'float', def: 10000, help: 'token bucket capacity (input tokens)', scope: 'shared' },
   { name: 'token-bucket-refill-rate', kind: 'float', def: 1000, help: 'token bucket refill rate (tokens/second)', scope: 'shared' },

@@ -27,6 +27,10 @@ export interface ResolvedPolicies {
   readonly sloPriorities: Readonly<Record<string, number>>;
   /** The bundle's autoscaler, node pools and instance lifecycle sections (null without a bundle). */
   readonly scaling: BundleScaling | null;
+  /** Some evolvable policy is code run by the fast engine (the run gets its wall-clock backstop). */
+  readonly fastCode: boolean;
+  /** `--policy-wall-clock-s` in ms (0 = none), and whether it was given. */
+  readonly wallClock: { readonly ms: number; readonly explicit: boolean };
 }
 
 export interface BundleScaling {
@@ -68,6 +72,8 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
   if (!Object.hasOwn(SCHEDULERS, r.scheduler)) throw new ConfigError('bad-flag', `unknown --scheduler ${showValue(r.scheduler)}; valid: ${Object.keys(SCHEDULERS).join(', ')}`);
   if (!Object.hasOwn(PREEMPTION_POLICIES, r.preemptionPolicy)) throw new ConfigError('bad-flag', `unknown --preemption-policy ${showValue(r.preemptionPolicy)}; valid: ${Object.keys(PREEMPTION_POLICIES).join(', ')}`);
 
+  const wallClockS = f.float('policy-wall-clock-s');
+  if (!(wallClockS >= 0) || !Number.isFinite(wallClockS)) throw new ConfigError('bad-flag', `--policy-wall-clock-s must be a finite number of seconds >= 0 (0 = none), got ${showValue(String(wallClockS))}`);
   const traceLevel = f.str('trace-level');
   if (!(TRACE_LEVELS as readonly string[]).includes(traceLevel)) throw new ConfigError('bad-flag', `unknown --trace-level ${showValue(traceLevel)}; valid: ${TRACE_LEVELS.join(', ')}`);
   const traced = traceLevel === 'decisions' || traceLevel === 'full';
@@ -100,6 +106,9 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
   });
   for (const w of fc.warnings) io.warn(w);
   if (!fc.ok) throw new ConfigError('bad-flag', fc.error);
+  if (fc.config !== null && r.admission.policy !== 'always-admit') {
+    io.warn(`--flow-control replaces the admission policy: admission policy ${showValue(r.admission.policy)} (${f.changed('admission-policy') ? '--admission-policy' : `from ${path}`}) is ignored; drop it, or drop --flow-control`);
+  }
 
   const ev = bundle?.evolvable ?? null;
   if (ev !== null && ev.specs.admission !== undefined && fc.config !== null) {
@@ -114,7 +123,7 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
       specs = rest;
     }
   }
-  const prepared = ev !== null && Object.keys(specs).length > 0 ? await preparePolicies({ metadata: ev.metadata, specs }, engineFlag === '' ? null : engineFlag) : null;
+  const prepared = ev !== null && Object.keys(specs).length > 0 ? await preparePolicies({ metadata: ev.metadata, specs }, engineFlag === '' ? null : engineFlag, wallClockS * 1000) : null;
   const a = r.admission;
   env.info?.(`policies: admission ${fc.config === null ? a.policy : 'flow control'}, routing ${r.routing.policy}, scheduler ${r.scheduler}, preemption ${r.preemptionPolicy}` +
     `${prepared === null ? '' : `, evolvable ${Object.keys(specs).join(', ')}`}${path === '' ? '' : ` (from ${path} and the flags)`}`);
@@ -146,5 +155,7 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
       routerSignals: traced || f.str('output-format') !== 'reference',
     },
     traceLevel: traceLevel as TraceLevel,
+    wallClock: { ms: wallClockS * 1000, explicit: f.changed('policy-wall-clock-s') },
+    fastCode: prepared !== null && Object.values(specs).some((sp) => sp?.type === 'code' && (engineFlag === '' ? sp.engine : engineFlag) === 'fast'),
   };
 }

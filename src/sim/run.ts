@@ -24,7 +24,9 @@ import { parentTraceOutcome } from '../cluster/pd/project.js';
 import { formatTraceCsv, formatTraceCsvChunks, parseTraceCsv } from '../workload/tracev2-csv.js';
 import { formatTraceHeaderYaml } from '../workload/tracev2-yaml.js';
 import { ConfigError } from './config-error.js';
-import { driveEngine, driveEngineStreaming, type EngineSetup, type ProgressCallback } from './engine-setup.js';
+import { WallClock, WallClockExceeded } from '../sandbox/watchdog.js';
+
+import { driveEngine, driveEngineStreaming, type EngineSetup, type ProgressCallback, type SyncGuard } from './engine-setup.js';
 import type { TimeSeriesData } from '../cluster/timeseries.js';
 import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
 import type { TimeSeriesSampler } from '../cluster/timeseries.js';
@@ -43,6 +45,7 @@ import { resolveScaling } from './resolve-scaling.js';
 import type { DeploymentSpec } from '../deploy/spec.js';
 import { checkDeploymentRequests, checkedDeploymentStream } from './deployment-checks.js';
 import { showValue } from '../domain/errors.js';
+import { WallClockError } from '../policy/errors.js';
 
 /** The TraceV2 export of a run. */
 export interface TraceOutput {
@@ -128,6 +131,31 @@ export interface RunOptions {
   readonly sharePrefixIndex?: boolean;
   /** false: every prompt identity is indexed at allocation even when prompts are private; for tests comparing both. */
   readonly privatePrompts?: boolean;
+  /**
+   * Wall-clock budget (ms) of the simulation when a policy runs in the fast engine (sandbox/watchdog.ts): past it
+   * the run fails with SANDBOX_BUDGET. Absent: --policy-wall-clock-s (default 600 s),
+   * which wins when given explicitly; 0: none. Runs without fast-engine code
+   * are not limited. It covers the simulation's synchronous stretches (through a driver, each slice between its
+   * yields), from the run's start: time spent awaiting counts too.
+   */
+  readonly wallClockMs?: number;
+}
+
+/** The wall-clock backstop of a run with fast-engine code (null: none). */
+function wallClockGuard(pol: ResolvedPolicies, opts: RunOptions): SyncGuard | null {
+  if (!pol.fastCode) return null;
+  // An explicit --policy-wall-clock-s wins; else the caller's (blis evaluate --timeout-s); else the default.
+  const ms = pol.wallClock.explicit ? pol.wallClock.ms : (opts.wallClockMs ?? pol.wallClock.ms);
+  if (!(ms > 0)) return null;
+  const clock = new WallClock(ms);
+  return (fn) => {
+    try {
+      return clock.run(fn);
+    } catch (e) {
+      if (e instanceof WallClockExceeded) throw new WallClockError(e.detail);
+      throw e;
+    }
+  };
 }
 
 /** `report_data` (with `--report-data`): what blis report and blis compare draw. */
@@ -381,10 +409,10 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   let cs: ClusterSimulator;
   let all: Request[];
   if (wl.streamed && sessions === null) {
-    ({ cluster: cs, requests: all } = await driveEngineStreaming(full, wl.requests, prepare, env.drive ?? null, opts.onProgress ?? null, wl.total ?? null));
+    ({ cluster: cs, requests: all } = await driveEngineStreaming(full, wl.requests, prepare, env.drive ?? null, opts.onProgress ?? null, wl.total ?? null, wallClockGuard(pol, opts)));
   } else {
     const requests = materialize(wl.requests, wl.expected ?? null, opts.onGenerate ?? null);
-    cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
+    cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true, wallClockGuard(pol, opts));
     all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
   }
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
@@ -547,7 +575,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
-  const cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true);
+  const cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true, wallClockGuard(pol, opts));
   const all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   warnIdlePools(cs, full, f, env);

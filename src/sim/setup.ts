@@ -179,6 +179,13 @@ export interface DeploymentEngineSetup {
 /**
  * Runs a built cluster's events up to `until` (Infinity: to its end). The default runs them in one go; the library
  * API passes one that executes the events in slices and yields to the host between them. Either way the events
- * and their order are the same. `total`: the requests the run will see (progress), null when follow-ups make it unknown.
+ * and their order are the same. `total`: the requests the run will see (progress), null when follow-ups make it
+ * unknown; `guard` (the wall-clock backstop, when the run has one) wraps each synchronous stretch the driver runs.
  */
-export type EngineDriver = (cs: ClusterSimulator, until?: number, total?: number | null) => Promise<void>;
+export type EngineDriver = (cs: ClusterSimulator, until?: number, total?: number | null, guard?: SyncGuard | null) => Promise<void>;
+
+/**
+ * Runs a synchronous stretch of a run (sandbox/watchdog.ts's WallClock.run: the fast engine's wall-clock
+ * backstop); it may only turn the stretch into a thrown error, never change what it computes.
+ */
+export type SyncGuard = <T>(fn: () => T) => T;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
 import { BlisError } from '../domain/errors.js';
 import { ConfigError } from './config-error.js';
-import { simulate, type SimulationProgress } from './simulate.js';
+import { simulate, type SimulationConfig, type SimulationProgress } from './simulate.js';
 
 const MODEL = 'meta-llama/llama-3.1-8b-instruct';
 
@@ -165,5 +165,34 @@ describe('typed report sections (issue 29)', () => {
     expect(Object.values(a ?? {}).every((v) => typeof v === 'number')).toBe(true);
     expect(Object.keys(kv ?? {})).toEqual(['preemption_rate', 'cache_hit_rate', 'kv_thrashing_rate']);
     expect(typeof thrash).toBe('number');
+  });
+});
+
+describe('simulate: a config that cannot be read as plain data is a config error, not an internal one', () => {
+  const base = { mode: 'run' as const, model: 'meta-llama/llama-3.1-8b-instruct', hardware: 'H100', tp: 1, numRequests: 2, rate: 1 };
+  const errorOf = async (config: unknown): Promise<BlisError> => {
+    try {
+      await simulate(config as SimulationConfig);
+    } catch (e) {
+      return e as BlisError;
+    }
+    throw new Error('no error');
+  };
+  it('a throwing getter, a throwing Proxy, a cycle and a deep structure each name the key', async () => {
+    const getter = { ...base };
+    Object.defineProperty(getter, 'seed', { enumerable: true, get: () => { throw new Error('boom'); } });
+    let e = await errorOf(getter);
+    expect([e.code, e.message]).toEqual(['bad-config', 'invalid simulation config: reading seed threw (boom); pass plain data (no getters or proxies that throw)']);
+    e = await errorOf(new Proxy(base, { ownKeys: () => { throw new Error('trap'); } }));
+    expect(e.code).toBe('bad-config');
+    expect(e.message).toMatch(/reading the config threw \(trap\)/);
+    const files: Record<string, unknown> = {};
+    files['self'] = files;
+    expect((await errorOf({ ...base, files })).message).toMatch(/files\.self contains itself/);
+    let deep: unknown = 'x';
+    for (let i = 0; i < 100_000; i++) deep = { d: deep };
+    e = await errorOf({ ...base, files: deep });
+    expect(e.code).toBe('bad-config');
+    expect(e.message).toMatch(/nests deeper than 32 levels/);
   });
 });

@@ -143,8 +143,46 @@ function schemaError(error: z.ZodError, mode: 'run' | 'replay', config: unknown)
 
 const WRITES_FILE: ReadonlyMap<string, string> = new Map(FLAGS.filter((f: FlagSpec) => f.writesFile !== undefined).map((f: FlagSpec) => [camel(f.name), f.writesFile as string]));
 
+/** Deepest nesting read from a config object (the schema's deepest field is a few levels down). */
+const MAX_CONFIG_DEPTH = 32;
+
+/**
+ * A plain-data copy of a caller's config, read once: a getter or a Proxy trap that throws, a cycle or a
+ * structure nested absurdly deep is the caller's config error (naming the key), not an internal one.
+ */
+function plainConfig(input: unknown): unknown {
+  const onPath = new Set<object>();
+  const copy = (v: unknown, path: string, depth: number): unknown => {
+    if (typeof v !== 'object' || v === null) return v;
+    const where = path === '' ? 'the config' : path;
+    if (depth > MAX_CONFIG_DEPTH) throw new ConfigError('bad-config', `invalid simulation config: ${where} nests deeper than ${MAX_CONFIG_DEPTH} levels; pass plain option values`, { field: path });
+    if (onPath.has(v)) throw new ConfigError('bad-config', `invalid simulation config: ${where} contains itself (a cycle); pass plain option values`, { field: path });
+    let key = '';
+    try {
+      const isArray = Array.isArray(v);
+      const proto = Object.getPrototypeOf(v) as unknown;
+      if (!isArray && proto !== Object.prototype && proto !== null) return v;
+      onPath.add(v);
+      const out: Record<string, unknown> | unknown[] = isArray ? [] : {};
+      for (key of Object.keys(v)) {
+        const item = copy((v as Record<string, unknown>)[key], path === '' ? key : isArray ? `${path}[${key}]` : `${path}.${key}`, depth + 1);
+        (out as Record<string, unknown>)[key] = item;
+      }
+      onPath.delete(v);
+      return out;
+    } catch (e) {
+      if (e instanceof ConfigError) throw e;
+      const at = key === '' ? where : path === '' ? key : `${path}.${key}`;
+      const msg = e instanceof Error ? e.message : String(e);
+      throw new ConfigError('bad-config', `invalid simulation config: reading ${at} threw (${msg.split('\n')[0]?.slice(0, 200) ?? ''}); pass plain data (no getters or proxies that throw)`, { field: at });
+    }
+  };
+  return copy(input, '', 0);
+}
+
 /** Validates `config` (throws a ConfigError naming the offending keys) and returns the option values. */
-export function parseSimulationConfig(config: unknown): { mode: 'run' | 'replay'; values: FlagValues; files: Readonly<Record<string, string>> } {
+export function parseSimulationConfig(input: unknown): { mode: 'run' | 'replay'; values: FlagValues; files: Readonly<Record<string, string>> } {
+  const config = plainConfig(input);
   if (typeof config === 'object' && config !== null) {
     for (const [key, output] of WRITES_FILE) {
       if (Object.hasOwn(config, key)) {
@@ -238,19 +276,26 @@ function slicedDriver(opts: SimulateOptions, now: () => number): EngineDriver {
   let chunk = 256;
   let sliceStart = now();
   const eta = new EtaEstimator();
-  return async (cs, until = Infinity, total = null) => {
-    for (;;) {
-      const t0 = now();
-      const more = cs.advanceTo(until, chunk);
-      const t1 = now();
-      if (t1 - t0 < 0.5 && chunk < 1 << 22) chunk *= 2;
-      else if (t1 - t0 > 2 && chunk > 16) chunk >>= 1;
-      if (t1 - sliceStart >= sliceMs) {
-        if (opts.onProgress) opts.onProgress(progressOf(cs, total, eta, t1));
-        await yieldToEventLoop();
-        if (isAborted(opts.signal)) throw aborted(opts.signal);
-        sliceStart = now();
+  return async (cs, until = Infinity, total = null, guard = null) => {
+    // One slice between yields is one synchronous stretch, under `guard` (the fast engine's wall-clock backstop).
+    const slice = (): { more: boolean; yieldNow: boolean } => {
+      for (;;) {
+        const t0 = now();
+        const more = cs.advanceTo(until, chunk);
+        const t1 = now();
+        if (t1 - t0 < 0.5 && chunk < 1 << 22) chunk *= 2;
+        else if (t1 - t0 > 2 && chunk > 16) chunk >>= 1;
+        if (t1 - sliceStart >= sliceMs) return { more, yieldNow: true };
+        if (!more || cs.nextEventTime() > until) return { more, yieldNow: false };
       }
+    };
+    for (;;) {
+      const { more, yieldNow } = guard === null ? slice() : guard(slice);
+      if (!yieldNow) break;
+      if (opts.onProgress) opts.onProgress(progressOf(cs, total, eta, now()));
+      await yieldToEventLoop();
+      if (isAborted(opts.signal)) throw aborted(opts.signal);
+      sliceStart = now();
       if (!more || cs.nextEventTime() > until) break;
     }
     if (until === Infinity && opts.onProgress) opts.onProgress(progressOf(cs, total, eta, now()));

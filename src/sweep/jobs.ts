@@ -48,6 +48,18 @@ export class JobInternalError extends Error {
 }
 
 /**
+ * A point stopped by the fast engine's wall-clock backstop: a fact about this machine and moment, not the point —
+ * the job fails (EVAL_TIMEOUT, as an evaluation over its budget), never cached.
+ */
+export class JobTimeoutError extends Error {
+  readonly code = 'EVAL_TIMEOUT';
+  constructor(message: string) {
+    super(message);
+    this.name = 'JobTimeoutError';
+  }
+}
+
+/**
  * One sweep point: `simulate()` and its metrics flattened. A configuration the simulator refuses is a result
  * too (`{error}`): the same config fails the same way everywhere. Anything else is a {@link JobInternalError}.
  */
@@ -57,6 +69,7 @@ export async function runSimulation(job: SimulationJob): Promise<PointResult> {
     const r = await simulate(job.config as unknown as SimulationConfig);
     return { metrics: flattenMetrics(r.metrics as unknown as Readonly<Record<string, unknown>>) };
   } catch (e) {
+    if (e instanceof Error && e.name === 'WallClockError') throw new JobTimeoutError(e.message.replace(/\s*\n\s*/g, ' '));
     if (isCoded(e)) return { error: { code: e.code, message: e.message.replace(/\s*\n\s*/g, ' ') } };
     throw new JobInternalError(`internal: ${e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e)}`);
   }

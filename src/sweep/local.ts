@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { EvaluationPool, PoolTaskFailure } from '../evaluate/pool.js';
-import { evaluationFailure, JobInternalError, runJobInProcess } from './jobs.js';
+import { evaluationFailure, JobInternalError, JobTimeoutError, runJobInProcess } from './jobs.js';
 import type { JobOutcome, JobRunner, JobSpec } from './types.js';
 import type { WorkerReply } from './worker.js';
 
@@ -51,9 +51,10 @@ export class LocalRunner implements JobRunner {
         return failure === null ? { ok: true, value: roundTrip(r) } : { ok: false, error: failure };
       }
       const reply = (await this.pool.runModule(sweepWorkerFile(), job)) as WorkerReply;
+      if ('timeout' in reply) return { ok: false, error: { code: 'EVAL_TIMEOUT', message: reply.timeout } };
       return 'internal' in reply ? { ok: false, error: { code: 'INTERNAL', message: reply.internal } } : { ok: true, value: roundTrip(reply.result) };
     } catch (e) {
-      if (e instanceof PoolTaskFailure || e instanceof JobInternalError) return { ok: false, error: { code: e.code, message: e.message } };
+      if (e instanceof PoolTaskFailure || e instanceof JobInternalError || e instanceof JobTimeoutError) return { ok: false, error: { code: e.code, message: e.message } };
       throw e;
     }
   }

@@ -83,6 +83,9 @@ class HeaderReader {
     if (header.timeUnit !== '' && !TRACE_TIME_UNITS.includes(header.timeUnit)) {
       this.fail('TRACE_HEADER_VALUE', valueOf('time_unit'), 'time_unit', `unknown time unit ${showValue(header.timeUnit)}: every time in a TraceV2 trace is in microseconds; write time_unit: ${TRACE_TIME_UNITS.join(' or ')}`);
     }
+    if (header.warmUpRequests < 0) {
+      this.fail('TRACE_HEADER_VALUE', valueOf('warm_up_requests'), 'warm_up_requests', `must be >= 0 (the number of first requests that are warm-up), got ${header.warmUpRequests}; write warm_up_requests: 0 when there are none`);
+    }
   }
 
   private deref(node: unknown): YamlNode | null {

@@ -162,6 +162,7 @@ describe('TraceV2 header YAML', () => {
     ['goodput_slo_targets:\n  a: {}\n  a: {}\n', 'TRACE_HEADER_SYNTAX', 3, /goodput_slo_targets\.a: duplicate key/],
     ['mode: real\ntime_unit: us\n', 'TRACE_HEADER_VALUE', 1, /trace_version: is missing \(or 0\); write trace_version: 3/],
     ['time_unit: us\ntrace_version: 7\n', 'TRACE_HEADER_VALUE', 2, /h\.yaml:2: trace_version: 7 is not a version this reader knows/],
+    ['trace_version: 3\ntime_unit: us\nwarm_up_requests: -1\n', 'TRACE_HEADER_VALUE', 3, /h\.yaml:3: warm_up_requests: must be >= 0 .*got -1; write warm_up_requests: 0/],
     ['trace_version: 3\ntime_unit: milliseconds\n', 'TRACE_HEADER_VALUE', 2, /h\.yaml:2: time_unit: unknown time unit "milliseconds": every time in a TraceV2 trace is in microseconds/],
     ['trace_version: 3\n"bad\\u0007key": 1\n', 'TRACE_HEADER_UNKNOWN_KEY', 2, /h\.yaml:2: "bad\\x07key": unknown key/],
     ['trace_version: 3\nmode: \u0000\n', 'TRACE_INPUT', 2, /h\.yaml:2:7: the file holds binary data/],

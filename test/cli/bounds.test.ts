@@ -51,6 +51,13 @@ describe('hostile input files are refused before parsing', () => {
     refused(['run', ...M, '--workload-spec', spec], /^error: .*big\.yaml:\d+:\d+: the file holds more than 600,000 mapping keys \(counted as ':' characters; limit 600,000\)/m);
   });
 
+  it('a 40 MB spec of long double-quoted ids (23 s and 1.5 GB: the YAML parser builds them a character at a time)', () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 1200; i++) lines.push(`  - {id: "${i}${'c'.repeat(33_330)}", rate_fraction: 1, arrival: {process: poisson}, input_distribution: {type: constant, params: {value: 10}}, output_distribution: {type: constant, params: {value: 10}}}`);
+    const spec = file('quoted.yaml', `version: "2"\nseed: 1\naggregate_rate: 10\nnum_requests: 5\nclients:\n${lines.join('\n')}\n`);
+    refused(['run', ...M, '--workload-spec', spec], /quoted\.yaml:\d+:\d+: the file holds more than 4,000,000 characters inside double-quoted strings .*single-quoted strings or block scalars/);
+  });
+
   it('a YAML file of 1,000,000 keys (48 s and 1.3 GB, then an error blaming aliases)', () => {
     const lines: string[] = [];
     for (let i = 0; i < 1_000_000; i++) lines.push(`k${i}: 1`);

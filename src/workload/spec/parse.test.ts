@@ -126,6 +126,11 @@ clients:
 });
 
 describe('parseWorkloadSpec: each error class names file:line:col, the field and the fix', () => {
+  it('a seed above int64 is refused, not wrapped', () => {
+    const e = parseError('seed: 99999999999999999999\naggregate_rate: 1\n');
+    expect(e.message).toMatch(/^w\.yaml:1:7: seed: must fit in int64 .*use a smaller seed/);
+    expect(parseError('seed: -9223372036854775809\naggregate_rate: 1\n').message).toMatch(/int64/);
+  });
   it('YAML syntax errors and duplicate keys', () => {
     expectError('aggregate_rate: 10\nclients: [1\n', 'WORKLOAD_SPEC_YAML', 3, 1, '', 'invalid YAML');
     expectError(spec('    id: b\n'), 'WORKLOAD_SPEC_YAML', 9, 5, 'clients[0].id', 'duplicate key "id"');

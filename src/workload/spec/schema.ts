@@ -256,7 +256,13 @@ const sloTargetsSchema = z
   .transform((t): SloDimTargets => ({ ttftMs: t.ttft_ms, itlMs: t.itl_ms, e2eMs: t.e2e_ms }));
 
 /** The seed is an int64; numbers arrive for values within ±2^53 and bigints beyond. */
-const seedSchema = z.union([int, z.bigint()]).transform((v) => BigInt(v));
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+// An int64 (the reference's type): a larger seed is refused rather than wrapped.
+const seedSchema = z
+  .union([int, z.bigint()])
+  .transform((v) => BigInt(v))
+  .refine((v) => v >= INT64_MIN && v <= INT64_MAX, { message: `must fit in int64 (${INT64_MIN} to ${INT64_MAX}); use a smaller seed` });
 
 const topObject = z.strictObject({
   version: opt(str, ''),
