@@ -21,7 +21,7 @@
  * can fit them on a user's own server ({@link LinearLatency}).
  */
 import { clampToInt64 } from '../domain/units.js';
-import { DEFAULT_GPU_PHYSICS, type GpuPhysics, type LinkSpec } from '../config/catalog/gpu-physics.js';
+import type { GpuPhysics, LinkSpec } from '../config/catalog/gpu-physics.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
 import { isMoE } from './layers.js';
 import { architectureOf } from './architecture.js';
@@ -122,7 +122,9 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
   if (isMoE(mc) && mc.numExpertsPerTok <= 0) fail(M, 'num_experts_per_tok', `MoE model with ${mc.numLocalExperts} experts needs num_experts_per_tok > 0`);
   if (!isPositiveFinite(hw.TFlopsPeak)) fail(LatencyErrorCode.InvalidHardwareConfig, 'TFlopsPeak', `TFlopsPeak must be > 0, got ${hw.TFlopsPeak}`);
   if (!isPositiveFinite(hw.BwPeakTBs)) fail(LatencyErrorCode.InvalidHardwareConfig, 'BwPeakTBs', `BwPeakTBs must be > 0, got ${hw.BwPeakTBs}`);
-  const phys: GpuPhysics = hw.physics ?? DEFAULT_GPU_PHYSICS;
+  // Never another GPU's physics: the caller resolves them (src/config/gpu-physics-derive.ts) or the model is refused.
+  if (hw.physics === undefined) fail(LatencyErrorCode.InvalidHardwareConfig, 'interconnect, efficiency', 'the GPU has no interconnect/efficiency entry; give them in --hardware-config (or "class" and "NVLinkGBs"/"PCIeGen" to derive them)');
+  const phys: GpuPhysics = hw.physics;
   const eff = phys.efficiency;
   checkFraction(eff.gemm, 'efficiency.gemm');
   checkFraction(eff.attention, 'efficiency.attention');

@@ -3,6 +3,7 @@
  */
 import type { Request } from '../domain/request.js';
 import type { GpuPhysics } from '../config/catalog/gpu-physics.js';
+import type { UserGpuPhysics } from '../config/gpu-physics-derive.js';
 
 /**
  * The requests scheduled in a step (those with new tokens, in batch order) as parallel arrays, entries
@@ -116,4 +117,6 @@ export interface HardwareConfig {
   MemoryGiB: number;
   /** Interconnect and kernel efficiency (corrected-physics only); absent = the catalog's defaults. */
   physics?: GpuPhysics;
+  /** A user GPU's datasheet facts and partial physics (resolution derives `physics` from them). */
+  userPhysics?: UserGpuPhysics;
 }

@@ -4,8 +4,8 @@
  * passes any user-supplied config.json / hardware JSON already parsed.
  */
 import { CATALOG_HF_IDS, findCatalogModel } from '../config/catalog/models.js';
-import { canonicalGpuName, findGpu, GPU_NAMES } from '../config/catalog/hardware.js';
-import { DEFAULT_GPU_PHYSICS, findGpuPhysics } from '../config/catalog/gpu-physics.js';
+import { canonicalGpuName, exactGpuName, findGpu, GPU_NAMES } from '../config/catalog/hardware.js';
+import { describeGpuPhysics, resolveGpuPhysics } from '../config/gpu-physics-derive.js';
 import { MODEL_DEFAULTS, findModelDefaults, TRAINED_PHYSICS_COEFFICIENTS } from '../config/defaults.js';
 import { showValue } from '../domain/errors.js';
 import { closestNames, didYouMean } from '../domain/suggest.js';
@@ -47,6 +47,8 @@ export interface LatencyInput {
   readonly userModelConfig?: { readonly raw: unknown; readonly label: string };
   /** User GPU entries (hardware_config.json format) overriding the catalog. */
   readonly userHardware?: ReadonlyMap<string, HardwareConfig>;
+  /** The --hardware-config file the user entries come from (for messages). */
+  readonly userHardwareLabel?: string;
   /** HBM reserved for resident LoRA adapters (bytes): less room for auto-sized KV. Default 0. */
   readonly adapterReservedBytes?: number;
   /**
@@ -69,6 +71,8 @@ export interface ResolvedLatency {
   readonly totalKvBlocks: number;
   readonly maxModelLen: number;
   readonly warnings: readonly string[];
+  /** What was resolved beyond the flags (a GPU spelling's catalog entry, the corrected-physics GPU facts): `--log info`. */
+  readonly info: readonly string[];
   /** Coefficients in effect (defaults filled in), for pools that run another backend. */
   readonly alpha: readonly number[];
   readonly beta: readonly number[];
@@ -134,7 +138,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     const latency = createBlackboxModel({ alpha: inp.alpha, beta: inp.beta });
     return {
       backend, latency, model, hardware: inp.hardware, tp: inp.tp, modelConfig: null, hardwareConfig: null,
-      totalKvBlocks: inp.totalKvBlocks, maxModelLen: inp.maxModelLen, warnings,
+      totalKvBlocks: inp.totalKvBlocks, maxModelLen: inp.maxModelLen, warnings, info: [],
       alpha: inp.alpha, beta: inp.beta, kvParams: null, findHardware: hardwareFinder(inp), architecture: architectureOf(inp, model), correctedCoefficients: inp.profile?.profile.coefficients ?? {},
     };
   }
@@ -196,17 +200,24 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     label = `catalog:${model}`;
   }
   const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label), model);
-  const found = inp.userHardware?.get(gpu) ?? findGpu(gpu, inp.corrected === true);
+  const info: string[] = [];
+  const userEntry = inp.userHardware?.get(gpu);
   const canonical = canonicalGpuName(gpu);
-  const hw: HardwareConfig | undefined = found === undefined || backend !== 'corrected-physics'
-    ? found
-    : { ...found, physics: found.physics ?? (canonical === undefined ? undefined : findGpuPhysics(canonical)) ?? DEFAULT_GPU_PHYSICS };
-  if (backend === 'corrected-physics' && found !== undefined && found.physics === undefined && (canonical === undefined || findGpuPhysics(canonical) === undefined)) {
-    warnings.push(`--hardware ${gpu} has no interconnect/efficiency entry; corrected-physics assumes an H100-class NVSwitch node (add "interconnect" and "efficiency" to its --hardware-config entry)`);
+  if (userEntry === undefined && canonical !== undefined && exactGpuName(gpu) === undefined) {
+    info.push(`--hardware ${gpu} is the catalog GPU ${canonical}`);
+    gpu = canonical;
   }
-  if (!hw) {
+  const found = userEntry ?? findGpu(gpu, inp.corrected === true);
+  if (!found) {
     const known = [...new Set([...GPU_NAMES, ...(inp.userHardware?.keys() ?? [])])].map((n) => (/^[\x21-\x7e]+$/.test(n) ? n : showValue(n))).join(', ');
     throw new ConfigError('unknown-hardware', `--hardware ${showValue(gpu)} is not a known GPU (known: ${known}); add it with --hardware-config <file.json>`);
+  }
+  let hw: HardwareConfig = found;
+  if (backend === 'corrected-physics') {
+    const gpus = tp * (mc.numLocalExperts >= 2 ? inp.dp : 1);
+    const r = withGpuPhysics(gpu, found, canonical, gpus, inp.userHardwareLabel ?? '--hardware-config');
+    hw = r.hw;
+    info.push(r.info);
   }
 
   let totalKvBlocks = inp.totalKvBlocks;
@@ -248,10 +259,24 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
       ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: inp.profile?.profile.coefficients ?? {} })
       : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true });
   return {
-    backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings,
+    backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings, info,
     alpha, beta, kvParams, findHardware: hardwareFinder(inp), architecture: mc,
     correctedCoefficients: inp.profile?.profile.coefficients ?? {},
   };
+}
+
+/**
+ * GPU `gpu` (entry `hw`, catalog name `canonical` if any) with the corrected-physics facts of that very GPU,
+ * for a deployment of `gpus` GPUs; a ConfigError naming the missing fields when they can be neither found nor
+ * derived (never another GPU's physics).
+ */
+export function withGpuPhysics(gpu: string, hw: HardwareConfig, canonical: string | undefined, gpus: number, fileLabel: string): { hw: HardwareConfig; info: string } {
+  const r = resolveGpuPhysics(hw.physics, hw.userPhysics, canonical, gpus);
+  if (!r.ok) {
+    throw new ConfigError('missing-gpu-physics', `${fileLabel}: GPU ${showValue(gpu)} is not a catalog GPU and corrected-physics cannot derive its interconnect and kernel efficiencies; add to its entry ${r.missing.map((m, i) => `(${i + 1}) ${m}`).join('; ')} ` +
+      `(docs/usage.md, "GPU physics"), or name it as a catalog GPU (${GPU_NAMES.join(', ')})`, { field: r.missing.join(', ') });
+  }
+  return { hw: { ...hw, physics: r.physics }, info: `corrected-physics GPU ${gpu}: ${r.source}: ${describeGpuPhysics(r.physics)}` };
 }
 
 function hardwareFinder(inp: LatencyInput): (gpu: string) => HardwareConfig | undefined {

@@ -328,7 +328,10 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   outputFormat(f);
   const deployment = await readDeployment(f, env);
   const { setup, latency, seed, kvForGpu, lora } = await resolveEngineFlags(f, env, deployment);
-  if (deployment === null) for (const w of latency.warnings) env.warn(w);
+  if (deployment === null) {
+    for (const w of latency.warnings) env.warn(w);
+    for (const m of latency.info) env.info?.(m);
+  }
   const pol = await resolvePolicyFlags(f, env);
   checkBundleDeciders(f, pol, setup.pd);
   const scaling = resolveScaling(f, pol.scaling, 'run', kvForGpu, setup.deployment ?? null, hasEvolvableAutoscale(pol));
@@ -477,7 +480,10 @@ export async function checkSimulation(mode: 'run' | 'replay', f: FlagValues, env
   }
   const deployment = await readDeployment(f, env);
   const { seed, latency, kvForGpu, setup } = await resolveEngineFlags(f, env, deployment);
-  if (deployment === null) for (const w of latency.warnings) env.warn(w);
+  if (deployment === null) {
+    for (const w of latency.warnings) env.warn(w);
+    for (const m of latency.info) env.info?.(m);
+  }
   const pol = await resolvePolicyFlags(f, env);
   checkBundleDeciders(f, pol, setup.pd);
   resolveScaling(f, pol.scaling, mode, mode === 'run' ? kvForGpu : null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
@@ -509,7 +515,10 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   env.info?.(`trace: ${records.length} records from ${dataPath} (trace_version ${header.traceVersion}, mode ${header.mode === '' ? 'unset' : header.mode})`);
   const deployment = await readDeployment(f, env);
   const { setup, latency, seed, lora } = await resolveEngineFlags(f, env, deployment);
-  if (deployment === null) for (const w of latency.warnings) env.warn(w);
+  if (deployment === null) {
+    for (const w of latency.warnings) env.warn(w);
+    for (const m of latency.info) env.info?.(m);
+  }
   const pol = await resolvePolicyFlags(f, env);
   checkBundleDeciders(f, pol, setup.pd);
   resolveScaling(f, pol.scaling, 'replay', null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
