@@ -124,3 +124,15 @@ describe('GPU physics of --hardware-config entries (never another GPU\'s)', () =
     expect(r.latency.info[0]).toBe('--hardware h100_sxm5 is the catalog GPU H100');
   });
 });
+
+describe('config.json families under corrected-physics (issue 28, item 3)', () => {
+  const OPT = { activation_function: 'relu', enable_bias: true, ffn_dim: 16384, hidden_size: 4096, max_position_embeddings: 2048, model_type: 'opt', num_attention_heads: 32, num_hidden_layers: 32, torch_dtype: 'float16', vocab_size: 50272, word_embed_proj_dim: 4096 };
+  it('an OPT config.json runs with corrected-physics (KV sized for its ReLU MLP); the reference backends still refuse it', async () => {
+    const files = { 'opt/config.json': JSON.stringify(OPT) };
+    const { r } = await resolve({ model: 'facebook/opt-6.7b', latencyModel: 'corrected-physics', hardware: 'H100', tp: 1, modelConfigFolder: 'opt' }, files);
+    expect(r.latency.modelConfig).toMatchObject({ intermediateDim: 16384, hiddenAct: 'relu', linearBias: true });
+    expect(r.setup.kv.totalBlocks).toBeGreaterThan(6800);
+    // The reference's parser has no ffn_dim: trained-physics refuses the config as before (unchanged).
+    await expect(resolve({ model: 'facebook/opt-6.7b', hardware: 'H100', tp: 1, modelConfigFolder: 'opt', totalKvBlocks: 1000 }, files)).rejects.toThrow(/trained-physics: intermediate_size must be > 0/);
+  });
+});

@@ -199,7 +199,11 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     raw = entry.config;
     label = `catalog:${model}`;
   }
-  const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label), model);
+  // corrected-physics and --semantics corrected read each config.json family as its model class does (OPT,
+  // GPT-NeoX, Falcon, Qwen-MoE/DeepSeek layer placement); the reference's parser reads the common keys only.
+  const families = backend === 'corrected-physics' || inp.corrected === true;
+  const parseOpts = families ? { families: true } : {};
+  const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label, parseOpts), model);
   const info: string[] = [];
   const userEntry = inp.userHardware?.get(gpu);
   const canonical = canonicalGpuName(gpu);
@@ -223,7 +227,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   let totalKvBlocks = inp.totalKvBlocks;
   let kvParams: KVCapacityParams | null = null;
   try {
-    kvParams = extractKVCapacityParams(raw, label);
+    kvParams = extractKVCapacityParams(raw, label, parseOpts);
   } catch (e) {
     if (!inp.totalKvBlocksExplicit) warnings.push(`could not extract KV capacity params: ${(e as Error).message}; using total-kv-blocks=${totalKvBlocks}`);
   }
@@ -237,8 +241,8 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
       if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
       // corrected-physics: each DP rank is its own engine with its own KV cache, sized for its tp GPUs.
       else totalKvBlocks = backend === 'corrected-physics'
-        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...(inp.corrected === true ? { corrected: true } : {}) })
-        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...(inp.corrected === true ? { corrected: true } : {}) });
+        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}) })
+        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}) });
     }
   }
   const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);
@@ -287,7 +291,7 @@ function hardwareFinder(inp: LatencyInput): (gpu: string) => HardwareConfig | un
 function architectureOf(inp: LatencyInput, model: string): ModelConfig | null {
   const raw = inp.userModelConfig?.raw ?? findCatalogModel(model)?.config;
   if (raw === undefined) return null;
-  return applyWeightPrecisionFallback(parseHFConfig(raw, inp.userModelConfig?.label ?? `catalog:${model}`), model);
+  return applyWeightPrecisionFallback(parseHFConfig(raw, inp.userModelConfig?.label ?? `catalog:${model}`, inp.corrected === true ? { families: true } : {}), model);
 }
 
 /**
