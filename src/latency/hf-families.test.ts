@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GPU_CATALOG } from '../config/catalog/hardware.js';
+import { MODEL_CATALOG } from '../config/catalog/models.js';
 import { GPU_PHYSICS } from '../config/catalog/gpu-physics.js';
 import { architectureOf } from './architecture.js';
 import { CORRECTED_PHYSICS_COEFFICIENTS, createCorrectedPhysicsModel } from './corrected-physics.js';
@@ -159,7 +160,8 @@ describe('MoE fields', () => {
     expect(architectureOf(fam({ ...DEEPSEEK_LITE, num_hidden_layers: 8, moe_layer_freq: 2 }))).toMatchObject({ moeLayers: 3, denseLayers: 5 });
   });
 
-  it('the families option changes nothing for the catalog\'s own shapes (Mixtral, DeepSeek-V2-Lite)', () => {
+  it('the families option changes nothing for these shapes nor for any catalog model (corrected-physics prices them as before)', () => {
     for (const raw of [MIXTRAL, DEEPSEEK_LITE, { ...QWEN_MOE, decoder_sparse_step: 1 }]) expect(fam(raw)).toEqual(parseHFConfig(raw));
+    for (const [name, entry] of Object.entries(MODEL_CATALOG)) expect(fam(entry.config), name).toEqual(parseHFConfig(entry.config));
   });
 });
