@@ -15,7 +15,7 @@ import { calculateKVBlocks, resolveMaxModelLen } from '../latency/kv-capacity.js
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
-import type { LatencyProfile } from '../latency/profile.js';
+import type { LatencyProfile, ProfileRange } from '../latency/profile.js';
 import type { HardwareConfig, LatencyModel, ModelConfig } from '../latency/types.js';
 import type { KVCapacityParams } from '../latency/hf-config.js';
 import { ConfigError } from './config-error.js';
@@ -87,6 +87,8 @@ export interface ResolvedLatency {
   readonly architecture: ModelConfig | null;
   /** corrected-physics coefficients from --latency-profile ({} without one), for pools that run that backend. */
   readonly correctedCoefficients: Readonly<Record<string, number>>;
+  /** The --latency-profile file and the load it was fitted on (absent without a profile or a recorded range). */
+  readonly profileRange?: { readonly label: string; readonly range: ProfileRange };
 }
 
 function allZeros(v: readonly number[]): boolean {
@@ -266,6 +268,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings, info,
     alpha, beta, kvParams, findHardware: hardwareFinder(inp), architecture: mc,
     correctedCoefficients: inp.profile?.profile.coefficients ?? {},
+    ...(inp.profile?.profile.range !== undefined ? { profileRange: { label: inp.profile.label, range: inp.profile.profile.range } } : {}),
   };
 }
 
