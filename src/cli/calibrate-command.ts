@@ -69,7 +69,7 @@ export async function calibrateCommand(f: FlagValues, io: Io): Promise<void> {
   if (refPath !== '' && f.bool('fit')) throw new ConfigError('bad-flag', '--adapter-reference and --fit are separate modes of calibrate; give one');
   if (refPath !== '') return adapterReferenceMode(f, io, refPath);
   if (f.bool('fit')) return (await import('./fit-command.js')).fitCommand(f, io);
-  for (const name of ['profile-out', 'fit-params', 'holdout-every']) {
+  for (const name of ['profile-out', 'fit-params', 'holdout-every', 'horizon']) {
     if (f.changed(name)) throw new ConfigError('bad-flag', `--${name} only applies with --fit`);
   }
   const corrected = semanticsFlag(f) === 'corrected';

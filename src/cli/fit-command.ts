@@ -16,6 +16,7 @@ function list(f: FlagValues, name: string): string[] {
   return v.split(',').map((p) => p.trim()).filter((p) => p !== '');
 }
 
+const sig = (x: number): number => Number(x.toPrecision(4));
 const r2 = (x: number): number | null => (Number.isFinite(x) ? Math.round(x * 100) / 100 : null);
 
 function errorsJson(e: SplitErrors | null): Record<string, unknown> | null {
@@ -39,6 +40,9 @@ export async function fitCommand(f: FlagValues, io: Io): Promise<void> {
   const rtt = f.int('network-rtt-us');
   if (rtt < -1) throw new ConfigError('bad-flag', `--network-rtt-us must be >= 0 (or -1 for the trace headers'), got ${rtt}`);
   const params = parseFitParams(f.str('fit-params'));
+  // Default: every request of the trace runs to completion (an overloaded trace keeps all of them in the fit).
+  const horizon = f.changed('horizon') ? Number(f.bigint('horizon')) : 0;
+  if (f.changed('horizon') && !(horizon > 0)) throw new ConfigError('bad-flag', `--horizon must be > 0 µs with --fit (or left out: every request runs to completion), got ${f.str('horizon')}`);
   const env = processEnv(io, [outFile]);
   const { setup, latency, seed } = await resolveFitEngine(f, env);
   for (const w of latency.warnings) io.warn(w);
@@ -51,12 +55,17 @@ export async function fitCommand(f: FlagValues, io: Io): Promise<void> {
   }
   const debug = f.str('log') === 'debug';
   const res = fitTraces({
-    traces, setup, latency, dp: f.int('dp'), expertParallel: f.bool('enable-expert-parallel'), seed, params, start, holdoutEvery: holdout, rttUs: rtt,
+    traces, setup, latency, dp: f.int('dp'), expertParallel: f.bool('enable-expert-parallel'), seed, params, start, holdoutEvery: holdout, rttUs: rtt, horizonUs: horizon,
     ...(debug ? { onIteration: (i: number, c: readonly number[], loss: number) => io.info?.(`fit iteration ${i}: loss ${loss.toExponential(3)}, coefficients ${c.map((x) => x.toPrecision(5)).join(' ')}`) } : {}),
   });
+  const held = Object.fromEntries(res.heldAtDefault.map((h) => [h.name, h.value]));
+  const ci = Object.fromEntries(Object.entries(res.confidence95).map(([n, [lo, hi]]) => [n, [sig(lo), sig(hi)]]));
   const provenance = {
     traces: datas,
     fitted: [...res.fitted],
+    ...(res.heldAtDefault.length > 0 ? { held_at_default: held } : {}),
+    confidence_95: ci,
+    requests: { usable: res.requestsUsable, unfinished_in_simulation: res.requestsUnfinished },
     iterations: res.iterations,
     converged: res.converged,
     train: errorsJson(res.train) ?? {},
@@ -70,6 +79,11 @@ export async function fitCommand(f: FlagValues, io: Io): Promise<void> {
     tp: latency.tp,
     coefficients: res.coefficients,
     fitted: res.fitted,
+    held_at_default: res.heldAtDefault.map((h) => ({ coefficient: h.name, value: h.value, why: h.why })),
+    confidence_95: ci,
+    requests_usable: res.requestsUsable,
+    requests_unfinished_in_simulation: res.requestsUnfinished,
+    fitted_range: { request_rate: res.range.requestRate, batch_size: res.range.batchSize },
     iterations: res.iterations,
     converged: res.converged,
     train: errorsJson(res.train),
@@ -81,7 +95,9 @@ export async function fitCommand(f: FlagValues, io: Io): Promise<void> {
   const pct = (x: number): string => (Number.isFinite(x) ? `${x.toFixed(1)}%` : 'n/a');
   const line = (label: string, e: SplitErrors | null): string | null => (e === null ? null : `  ${label}: ${e.requests} requests, TTFT MAPE ${pct(e.ttftMape)}, ITL MAPE ${pct(e.itlMape)}, E2E MAPE ${pct(e.e2eMape)}`);
   for (const l of [
-    `Fitted ${res.fitted.join(', ')} in ${res.iterations} iteration(s)${res.converged ? '' : ' (iteration limit reached)'}; profile written to ${out}`,
+    `Fitted ${res.fitted.length > 0 ? res.fitted.join(', ') : 'nothing'} in ${res.iterations} iteration(s)${res.converged ? '' : ' (iteration limit reached)'}; profile written to ${out}`,
+    ...res.heldAtDefault.map((h) => `  ${h.name} kept at its default ${sig(h.value)}: ${h.why}`),
+    `  ${res.requestsUsable} usable requests${res.requestsUnfinished > 0 ? `, ${res.requestsUnfinished} unfinished in simulation (--horizon)` : ', all simulated to completion'}; fitted on ${res.range.requestRate[0]}–${res.range.requestRate[1]} req/s, decode batches ${res.range.batchSize[0]}–${res.range.batchSize[1]}`,
     line('train', res.train),
     line('held out', res.heldOut),
     line('held out, before the fit', res.heldOutBefore),

@@ -99,7 +99,7 @@ const CALIBRATE: readonly CliFlag[] = [
   { name: 'sim-metrics-blind', kind: 'string', def: '', help: 'with --adapter-reference: metrics JSON of the same run without adapters (adds the aware/blind ratio error)' },
   { name: 'adapter-mape-threshold', kind: 'float', def: 0.2, help: 'with --adapter-reference: MAPE bound of each metric (fraction)' },
 ];
-const CALIBRATE_BORROWED = new Set(['slo-ttft', 'slo-itl', 'slo-e2e', 'log', 'semantics']);
+const CALIBRATE_BORROWED = new Set(['slo-ttft', 'slo-itl', 'slo-e2e', 'log', 'semantics', 'horizon']);
 
 /** CLI-only flags of run and replay (the library returns data; these name what the CLI does with it). */
 const SIM_CLI: readonly CliFlag[] = [

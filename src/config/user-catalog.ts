@@ -9,7 +9,8 @@
  */
 import { z } from 'zod';
 import type { GpuSpec } from './catalog/hardware.js';
-import { DEFAULT_GPU_PHYSICS } from './catalog/gpu-physics.js';
+import { GPU_CLASS_NAMES, type GpuClass } from './catalog/gpu-physics.js';
+import type { UserGpuPhysics } from './gpu-physics-derive.js';
 import type { HFConfigFields } from './catalog/models.js';
 import { BlisError, showValue } from '../domain/errors.js';
 import { locateJson } from '../format/json-locate.js';
@@ -114,6 +115,12 @@ const gpuSchema = z.strictObject({
   // corrected-physics only (docs/fidelity.md): how the GPUs talk and how much of the peaks kernels reach.
   interconnect: z.strictObject({ intraNode: linkSchema, interNode: linkSchema, gpusPerNode: z.number().int().positive().default(8) }).optional(),
   efficiency: z.strictObject({ gemm: fraction, attention: fraction, weightRead: fraction, kvRead: fraction }).optional(),
+  // corrected-physics from datasheet facts (src/config/gpu-physics-derive.ts) when interconnect/efficiency are absent.
+  class: z.enum(GPU_CLASS_NAMES as [GpuClass, ...GpuClass[]]).optional(),
+  NVLinkGBs: z.number().nonnegative().optional(),
+  PCIeGen: z.union([z.literal(3), z.literal(4), z.literal(5), z.literal(6)]).optional(),
+  PCIeP2P: z.boolean().optional(),
+  gpusPerNode: z.number().int().positive().optional(),
   TFlopsPeak: z.number().positive(),
   TFlopsFP8: z.number().nonnegative().default(0),
   BwPeakTBs: z.number().positive(),
@@ -212,10 +219,24 @@ export function parseUserHardwareConfig(jsonText: string, fileLabel: string): Re
       mfuPrefill: g.mfuPrefill,
       mfuDecode: g.mfuDecode,
       MemoryGiB: g.MemoryGiB,
-      ...(g.interconnect !== undefined || g.efficiency !== undefined
-        ? { physics: { interconnect: g.interconnect ?? DEFAULT_GPU_PHYSICS.interconnect, efficiency: g.efficiency ?? DEFAULT_GPU_PHYSICS.efficiency } }
-        : {}),
+      ...(g.interconnect !== undefined && g.efficiency !== undefined
+        ? { physics: { interconnect: g.interconnect, efficiency: g.efficiency } }
+        : userPhysics(g)),
     });
   }
   return out;
+}
+
+/** The corrected-physics fields an entry gave short of a complete physics entry (the resolver derives the rest). */
+function userPhysics(g: z.infer<typeof gpuSchema>): { userPhysics?: UserGpuPhysics } {
+  const u: UserGpuPhysics = {
+    ...(g.class !== undefined ? { class: g.class } : {}),
+    ...(g.NVLinkGBs !== undefined ? { NVLinkGBs: g.NVLinkGBs } : {}),
+    ...(g.PCIeGen !== undefined ? { PCIeGen: g.PCIeGen } : {}),
+    ...(g.PCIeP2P !== undefined ? { PCIeP2P: g.PCIeP2P } : {}),
+    ...(g.gpusPerNode !== undefined ? { gpusPerNode: g.gpusPerNode } : {}),
+    ...(g.interconnect !== undefined ? { interconnect: g.interconnect } : {}),
+    ...(g.efficiency !== undefined ? { efficiency: g.efficiency } : {}),
+  };
+  return Object.keys(u).length > 0 ? { userPhysics: u } : {};
 }

@@ -10,7 +10,7 @@ import { BlisError } from '../domain/errors.js';
 import type { Request } from '../domain/request.js';
 import type { EngineSetup } from '../sim/engine-setup.js';
 import { simulateLinearized, type Linearization } from './record.js';
-import { HUBER_DELTA, choleskySolve, huberLoss, relativeResiduals, robustScales, solveRobust, type LinearRows } from './solve.js';
+import { HUBER_DELTA, choleskySolve, huberLoss, priorPenalty, priorPrecision, relativeResiduals, robustScales, solveRobust, type LinearRows, type Prior } from './solve.js';
 
 /** An observed quantity of one simulated dataset. `split: 'test'` targets are predicted, never fitted. */
 export type FitTarget =
@@ -56,6 +56,14 @@ export interface FitOptions {
    * when it cannot pin a coefficient). Aggregate fits on a handful of numbers turn it off and report the errors.
    */
   readonly checkStandardErrors?: boolean;
+  /**
+   * Regularisation toward prior values (trace fits: the physics defaults or the starting profile). With it the
+   * fit never refuses: a free coefficient the data cannot pin (its standard error at the solution, with the
+   * prior, is still more than {@link PIN_RATIO} of the prior's) is put back to its prior mean and reported in
+   * `held`, and the others refitted; the prior acts as a weak extra observation, which also settles
+   * near-collinear pairs.
+   */
+  readonly prior?: Prior;
   /** Progress: called after every accepted step (iteration, coefficients, loss per target). */
   readonly onIteration?: (iteration: number, c: readonly number[], loss: number) => void;
 }
@@ -70,7 +78,15 @@ export interface FitResult {
   /** Robust scale of the relative residuals per noise group (TTFT, decode, aggregate). */
   readonly scale: Float64Array;
   readonly converged: boolean;
+  /** With a prior: free coefficients the data could not pin, held at the prior mean (indices). */
+  readonly held: readonly number[];
 }
+
+/**
+ * With a prior, a coefficient counts as pinned by the data when its standard error with the data is at most
+ * this fraction of the prior's standard deviation (the data carry at least three times the prior's information).
+ */
+export const PIN_RATIO = 0.5;
 
 export const FIT_UNIDENTIFIABLE = 'FIT_UNIDENTIFIABLE';
 export const FIT_NO_DATA = 'FIT_NO_DATA';
@@ -276,7 +292,32 @@ function trueLoss(datasets: readonly FitDataset[], lins: readonly Linearization[
  * Fits the free coefficients. Throws FIT_NO_DATA when no training target has a simulated value, and
  * FIT_UNIDENTIFIABLE (naming the coefficient and what data would identify it) when the data cannot pin one.
  */
-export function fitCoefficients(datasets: readonly FitDataset[], opts: FitOptions): FitResult {
+export function fitCoefficients(datasets: readonly FitDataset[], given: FitOptions): FitResult {
+  if (given.prior === undefined) return { ...fitStages(datasets, given), held: [] };
+  const prior = given.prior;
+  // Every chosen coefficient is fitted with the prior; those whose standard error at the solution (data and
+  // prior, at the residuals' robust noise level) is still more than PIN_RATIO of the prior's are not pinned by
+  // the data: they go back to their prior mean and the rest are fitted again without them.
+  const first = fitStages(datasets, given);
+  const held: number[] = [];
+  given.fixed.forEach((f, i) => {
+    if (!f && !((first.standardErrors[i] as number) <= PIN_RATIO * (prior.sd[i] as number))) held.push(i);
+  });
+  if (held.length === 0) return { ...first, held };
+  const opts: FitOptions = {
+    ...given,
+    fixed: given.fixed.map((f, i) => f || held.includes(i)),
+    start: first.coefficients.map((v, i) => (held.includes(i) ? (prior.mean[i] as number) : v)),
+  };
+  if (opts.fixed.every((f) => f)) {
+    const c = [...opts.start];
+    return { coefficients: c, standardErrors: c.map(() => 0), iterations: first.iterations, loss: first.loss, scale: first.scale, converged: true, held };
+  }
+  const second = fitStages(datasets, opts);
+  return { ...second, iterations: first.iterations + second.iterations, held };
+}
+
+function fitStages(datasets: readonly FitDataset[], opts: FitOptions): Omit<FitResult, 'held'> {
   const off = opts.ttftOffset;
   if (off === undefined || opts.fixed[off] === true) return gaussNewton(datasets, opts, true);
   const decodeOnly = datasets.map((d) => ({ ...d, targets: d.targets.filter((t) => t.kind !== 'ttft' && t.kind !== 'mean-ttft') }));
@@ -303,15 +344,15 @@ export function fitCoefficients(datasets: readonly FitDataset[], opts: FitOption
   return gaussNewton(datasets, { ...opts, start }, true);
 }
 
-function gaussNewton(datasets: readonly FitDataset[], opts: FitOptions, final: boolean): FitResult {
+function gaussNewton(datasets: readonly FitDataset[], opts: FitOptions, final: boolean): Omit<FitResult, 'held'> {
   const maxIt = opts.maxIterations ?? 20;
   let c = [...opts.start];
   let lins = simulateAll(datasets, c);
   let st = stack(datasets, lins, c, 'train');
   if (st.rows.n === 0) throw new BlisError(FIT_NO_DATA, 'calibrate --fit: no observed latency could be matched to a simulated request (every training request failed, timed out or was dropped in simulation)');
-  checkIdentifiable(st.rows, opts);
+  if (opts.prior === undefined) checkIdentifiable(st.rows, opts);
   let scale = robustScales(st.rows, relativeResiduals(st.rows, c));
-  let loss = huberLoss(st.rows, relativeResiduals(st.rows, c), scale);
+  let loss = huberLoss(st.rows, relativeResiduals(st.rows, c), scale) + priorPenalty(opts.prior, c, opts.fixed);
   let converged = false;
   let it = 0;
   // Levenberg–Marquardt: a rejected step (the re-simulated loss went up: the schedule moved too far for the
@@ -322,7 +363,7 @@ function gaussNewton(datasets: readonly FitDataset[], opts: FitOptions, final: b
     let next = c;
     let change = 0;
     while (!accepted && lambda <= 1e6) {
-      const sol = solveRobust(st.rows, c, { lower: opts.lower, fixed: opts.fixed, scale, lambda });
+      const sol = solveRobust(st.rows, c, { lower: opts.lower, fixed: opts.fixed, scale, lambda, ...(opts.prior !== undefined ? { prior: opts.prior } : {}) });
       if (!sol.ok) throw new BlisError(FIT_UNIDENTIFIABLE, 'calibrate --fit: the free coefficients cannot be separated by this trace; fix some of them (--fit-params) or record more varied load');
       change = 0;
       for (let i = 0; i < c.length; i++) change = Math.max(change, Math.abs((sol.x[i] as number) - (c[i] as number)) / Math.max(Math.abs(c[i] as number), opts.typical[i] as number));
@@ -331,6 +372,7 @@ function gaussNewton(datasets: readonly FitDataset[], opts: FitOptions, final: b
       const trial = sol.x.map((v, i) => Math.max(opts.lower[i] as number, v));
       const tl = simulateAll(datasets, trial);
       const tLoss = trueLoss(datasets, tl, trial, scale);
+      tLoss.loss += priorPenalty(opts.prior, trial, opts.fixed);
       if (tLoss.n > 0 && tLoss.loss <= loss * (1 + (opts.acceptSlack ?? 0) + 1e-12)) {
         next = trial;
         lins = tl;
@@ -348,7 +390,7 @@ function gaussNewton(datasets: readonly FitDataset[], opts: FitOptions, final: b
     st = stack(datasets, lins, c, 'train');
     // The scale follows the residuals so Huber's threshold tracks the noise level as the fit improves.
     scale = robustScales(st.rows, relativeResiduals(st.rows, c));
-    loss = huberLoss(st.rows, relativeResiduals(st.rows, c), scale);
+    loss = huberLoss(st.rows, relativeResiduals(st.rows, c), scale) + priorPenalty(opts.prior, c, opts.fixed);
     opts.onIteration?.(it + 1, c, loss / Math.max(st.rows.n, 1));
     if (change < (opts.tolerance ?? 1e-3)) {
       converged = true;
@@ -358,7 +400,7 @@ function gaussNewton(datasets: readonly FitDataset[], opts: FitOptions, final: b
   }
   const standardErrors = standardErrorsAt(st.rows, c, opts, scale);
   opts.fixed.forEach((f, i) => {
-    if (f || !final || opts.checkStandardErrors === false) return;
+    if (f || !final || opts.checkStandardErrors === false || opts.prior !== undefined) return;
     const rel = (standardErrors[i] as number) / Math.max(Math.abs(c[i] as number), opts.typical[i] as number);
     if (!(rel <= MAX_RELATIVE_SE)) {
       const name = opts.names[i] as string;
@@ -391,6 +433,7 @@ function standardErrorsAt(rows: LinearRows, c: readonly number[], opts: FitOptio
     const wi = ((w[i] as number) * hw) / ((d[i] as number) * si) ** 2;
     for (let p = 0; p < k; p++) for (let q = 0; q < k; q++) m[p * k + q]! += wi * (a[i * k + p] as number) * (a[i * k + q] as number);
   }
+  for (let p = 0; p < k; p++) if (!opts.fixed[p]) m[p * k + p]! += priorPrecision(opts.prior, p);
   const free = opts.fixed.map((f) => !f);
   const out = new Array<number>(k).fill(0);
   for (let j = 0; j < k; j++) {

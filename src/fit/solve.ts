@@ -42,6 +42,34 @@ export interface SolveOptions {
    * solution towards `x0` along directions the data pins weakly (default 0: plain least squares).
    */
   readonly lambda?: number;
+  /**
+   * Gaussian prior per unknown (mean, standard deviation; sd Infinity or 0 = none): adds ((x − mean)/sd)² to
+   * the loss, so an unknown the rows pin weakly stays near its mean instead of making the system singular.
+   */
+  readonly prior?: Prior;
+}
+
+export interface Prior {
+  readonly mean: readonly number[];
+  readonly sd: readonly number[];
+}
+
+/** Precision 1/sd² of unknown c under `prior` (0 without one). */
+export function priorPrecision(prior: Prior | undefined, c: number): number {
+  const sd = prior?.sd[c] ?? 0;
+  return sd > 0 && Number.isFinite(sd) ? 1 / (sd * sd) : 0;
+}
+
+/** ½ Σ ((x − mean)/sd)² over the unknowns that are not fixed. */
+export function priorPenalty(prior: Prior | undefined, x: ArrayLike<number>, fixed: readonly boolean[]): number {
+  if (prior === undefined) return 0;
+  let s = 0;
+  for (let c = 0; c < fixed.length; c++) {
+    if (fixed[c]) continue;
+    const p = priorPrecision(prior, c);
+    s += 0.5 * p * ((x[c] as number) - (prior.mean[c] as number)) ** 2;
+  }
+  return s;
 }
 
 export const HUBER_DELTA = 1.345;
@@ -179,6 +207,12 @@ export function solveRobust(rows: LinearRows, x0: readonly number[], opts: Solve
       }
     }
     for (let c = 0; c < k; c++) for (let d = 0; d < c; d++) m[d * k + c] = m[c * k + d] as number;
+    for (let c = 0; c < k; c++) {
+      const p = opts.fixed[c] ? 0 : priorPrecision(opts.prior, c);
+      if (p === 0) continue;
+      m[c * k + c]! += p;
+      b[c]! += p * (opts.prior!.mean[c] as number);
+    }
     const lambda = opts.lambda ?? 0;
     if (lambda > 0) {
       for (let c = 0; c < k; c++) {

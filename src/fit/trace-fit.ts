@@ -9,12 +9,14 @@
 import { BlisError } from '../domain/errors.js';
 import type { Request } from '../domain/request.js';
 import { CORRECTED_PHYSICS_COEFFICIENTS, CORRECTED_PHYSICS_DEFAULTS, createCorrectedPhysicsModel, type CorrectedPhysicsCoefficient } from '../latency/corrected-physics.js';
-import type { LatencyProfile } from '../latency/profile.js';
+import type { LatencyProfile, ProfileRange } from '../latency/profile.js';
 import type { EngineSetup } from '../sim/engine-setup.js';
 import type { ResolvedLatency } from '../sim/resolve-latency.js';
-import { buildReplayRequests, defaultReplayHorizon } from '../workload/replay.js';
+import { buildReplayRequests } from '../workload/replay.js';
+import { MAX_INT64 } from '../domain/units.js';
 import type { TraceHeader, TraceRecord } from '../workload/tracev2-types.js';
 import { fitCoefficients, predictTargets, type FitDataset, type FitTarget } from './fit.js';
+import { simulateLinearized } from './record.js';
 
 export const FIT_BAD_TRACE = 'FIT_BAD_TRACE';
 
@@ -43,6 +45,11 @@ export interface TraceFitInput {
   readonly holdoutEvery: number;
   /** Round trip to subtract from observed TTFTs, µs; -1 = each trace header's measured RTT. */
   readonly rttUs: number;
+  /**
+   * Simulation end in µs for every trace (the CLI's --horizon); 0 = run every request of the trace to completion,
+   * so an overloaded trace keeps all its requests in the fit.
+   */
+  readonly horizonUs?: number;
   /** Progress after every accepted Gauss–Newton step. */
   readonly onIteration?: (iteration: number, coefficients: readonly number[], loss: number) => void;
 }
@@ -55,9 +62,25 @@ export interface SplitErrors {
   readonly e2eMape: number;
 }
 
+/**
+ * Load and batch sizes a profile was fitted on (kept in the profile; using it outside them warns): requests per
+ * second of the traces (usable requests over their send-time span; lowest and highest trace) and requests
+ * decoding per step in their simulation at the fitted coefficients (median and largest step).
+ */
+export type FittedRange = ProfileRange;
+
 export interface TraceFitResult {
   readonly coefficients: Record<CorrectedPhysicsCoefficient, number>;
+  /** Coefficients fitted to the data (the chosen ones minus those held at their defaults). */
   readonly fitted: readonly CorrectedPhysicsCoefficient[];
+  /** Chosen coefficients the traces could not pin: kept at their start values (the physics defaults), and why. */
+  readonly heldAtDefault: readonly { readonly name: CorrectedPhysicsCoefficient; readonly value: number; readonly why: string }[];
+  /** 95 % confidence interval of each fitted coefficient (± 1.96 standard errors, with the prior). */
+  readonly confidence95: Readonly<Partial<Record<CorrectedPhysicsCoefficient, readonly [number, number]>>>;
+  /** Usable requests (training and held out) and how many of them the simulation did not finish. */
+  readonly requestsUsable: number;
+  readonly requestsUnfinished: number;
+  readonly range: FittedRange;
   readonly iterations: number;
   readonly converged: boolean;
   readonly train: SplitErrors;
@@ -67,6 +90,15 @@ export interface TraceFitResult {
   readonly profile: LatencyProfile;
 }
 
+/**
+ * The prior the fit regularises toward (around the start values), one standard deviation each: the physics
+ * multipliers ±2 (the catalog's efficiencies could be off by a factor three), the overheads beyond the spread
+ * seen across vLLM versions and hosts (per step: V1's 0.8 ms to V0's 8–14 ms; front ends up to seconds behind
+ * a gateway). Wide on purpose: wherever the traces inform a coefficient they outweigh it (a live trace of a
+ * few hundred requests recovers values four SDs away within 2 %); where they do not, it holds the coefficient
+ * at its default.
+ */
+export const FIT_PRIOR_SD: Readonly<Record<CorrectedPhysicsCoefficient, number>> = { compute: 2, weight_read: 2, kv_read: 2, comm: 2, step_us: 10000, request_us: 500, frontend_us: 1000000 };
 const TYPICAL: Readonly<Record<CorrectedPhysicsCoefficient, number>> = { compute: 1, weight_read: 1, kv_read: 1, comm: 1, step_us: 100, request_us: 10, frontend_us: 1000 };
 const LOWER: Readonly<Record<CorrectedPhysicsCoefficient, number>> = { compute: 0.05, weight_read: 0.05, kv_read: 0, comm: 0, step_us: 0, request_us: 0, frontend_us: 0 };
 /** What data pins each coefficient (for the unidentifiable-coefficient error). */
@@ -177,7 +209,7 @@ export function fitTraces(inp: TraceFitInput): TraceFitResult {
     });
     const records = atServer(t, inp.rttUs);
     const seed = inp.seed;
-    const horizon = defaultReplayHorizon(buildReplayRequests(records, seed));
+    const horizon = inp.horizonUs !== undefined && inp.horizonUs > 0 ? inp.horizonUs : MAX_INT64;
     datasets.push({
       label: t.label,
       targets,
@@ -205,9 +237,10 @@ export function fitTraces(inp: TraceFitInput): TraceFitResult {
     typical: names.map((n) => TYPICAL[n]),
     needs: FIT_NEEDS,
     ttftOffset: names.indexOf('frontend_us'),
+    prior: { mean: start, sd: names.map((n) => FIT_PRIOR_SD[n]) },
     ...(inp.onIteration !== undefined ? { onIteration: inp.onIteration } : {}),
   });
-  const report = (c: readonly number[]): { train: SplitErrors; test: SplitErrors | null } => {
+  const report = (c: readonly number[]): { train: SplitErrors; test: SplitErrors | null; unfinished: number } => {
     const withE2e: FitDataset[] = datasets.map((d, i) => ({
       ...d,
       targets: [...d.targets, ...(usableByTrace[i] as Usable[]).map((u, j): FitTarget => ({ kind: 'e2e', id: `request_${u.rec.requestId}`, y: u.e2e, w: 1, split: inp.holdoutEvery > 0 && j % inp.holdoutEvery === inp.holdoutEvery - 1 ? 'test' : 'train' }))],
@@ -216,19 +249,61 @@ export function fitTraces(inp: TraceFitInput): TraceFitResult {
     const pairs = (split: 'train' | 'test'): { kind: string; y: number; p: number }[] =>
       pred.filter((x) => x.target.split === split && x.predicted !== null).map((x) => ({ kind: x.target.kind, y: x.target.y, p: x.predicted as number }));
     const test = pairs('test');
-    return { train: errors(pairs('train')), test: test.length > 0 ? errors(test) : null };
+    const unfinished = pred.filter((x) => x.target.kind === 'ttft' && x.predicted === null).length;
+    return { train: errors(pairs('train')), test: test.length > 0 ? errors(test) : null, unfinished };
   };
   const after = report(res.coefficients);
   const before = inp.holdoutEvery > 0 ? report(start).test : null;
   const coefficients = Object.fromEntries(names.map((n, i) => [n, res.coefficients[i] as number])) as Record<CorrectedPhysicsCoefficient, number>;
+  const heldAtDefault = res.held.map((i) => ({ name: names[i]!, value: res.coefficients[i] as number, why: `the traces cannot pin it (${FIT_NEEDS[names[i]!]})` }));
+  const fitted = chosen.filter((n) => !res.held.includes(names.indexOf(n)));
+  const confidence95: Partial<Record<CorrectedPhysicsCoefficient, readonly [number, number]>> = {};
+  for (const n of fitted) {
+    const i = names.indexOf(n);
+    const c = res.coefficients[i] as number;
+    const se = res.standardErrors[i] as number;
+    confidence95[n] = [Math.max(LOWER[n], c - 1.96 * se), c + 1.96 * se];
+  }
+  const range = fittedRange(inp.traces, usableByTrace, datasets, res.coefficients);
   return {
     coefficients,
-    fitted: chosen,
+    fitted,
+    heldAtDefault,
+    confidence95,
+    requestsUsable: usableByTrace.reduce((a, u) => a + u.length, 0),
+    requestsUnfinished: after.unfinished,
+    range,
     iterations: res.iterations,
     converged: res.converged,
     train: after.train,
     heldOut: after.test,
     heldOutBefore: before,
-    profile: { latencyModel: 'corrected-physics', coefficients, model: lat.model, hardware: lat.hardware, tp: lat.tp },
+    profile: { latencyModel: 'corrected-physics', coefficients, model: lat.model, hardware: lat.hardware, tp: lat.tp, range },
+  };
+}
+
+/** The request rates of the traces and the decode batch sizes of their simulation at `c`. */
+function fittedRange(traces: readonly FitTrace[], usableByTrace: readonly Usable[][], datasets: readonly FitDataset[], c: readonly number[]): FittedRange {
+  let lo = Infinity;
+  let hi = 0;
+  traces.forEach((_, i) => {
+    const sends = (usableByTrace[i] as Usable[]).map((u) => u.rec.sendTimeUs);
+    const span = (Math.max(...sends) - Math.min(...sends)) / 1e6;
+    if (sends.length < 2 || !(span > 0)) return;
+    const rate = (sends.length - 1) / span;
+    lo = Math.min(lo, rate);
+    hi = Math.max(hi, rate);
+  });
+  const batches: number[] = [];
+  for (const d of datasets) {
+    const lin = simulateLinearized(d.setup(c), d.requests());
+    const uses = lin.steps.uses;
+    for (let i = 0; i < uses.length; i++) if ((uses[i] as number) > 0) batches.push(uses[i] as number);
+  }
+  batches.sort((a, b) => a - b);
+  const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+  return {
+    requestRate: Number.isFinite(lo) ? [r3(lo), r3(hi)] : [0, 0],
+    batchSize: batches.length > 0 ? [batches[batches.length >> 1] as number, batches[batches.length - 1] as number] : [0, 0],
   };
 }

@@ -42,6 +42,19 @@ export interface Architecture {
 function moeLayerCount(mc: ModelConfig): number {
   if (!isMoE(mc)) return 0;
   const L = mc.numLayers;
+  const dense = mc.mlpOnlyLayers ?? [];
+  const freq = mc.moeLayerFreq ?? 1;
+  if (dense.length > 0 || freq > 1) {
+    // Qwen-MoE: experts where (i + 1) % decoder_sparse_step == 0 and i is not in mlp_only_layers; DeepSeek:
+    // where i >= first_k_dense_replace and i % moe_layer_freq == 0.
+    const skip = new Set(dense);
+    let n = 0;
+    for (let i = 0; i < L; i++) {
+      const placed = mc.interleaveMoELayerStep > 0 ? (i + 1) % mc.interleaveMoELayerStep === 0 : i >= mc.firstKDenseReplace && i % freq === 0;
+      if (placed && !skip.has(i)) n++;
+    }
+    return n;
+  }
   if (mc.interleaveMoELayerStep > 0) return Math.trunc(L / mc.interleaveMoELayerStep);
   return L - Math.min(Math.max(mc.firstKDenseReplace, 0), L);
 }

@@ -21,7 +21,7 @@
  * can fit them on a user's own server ({@link LinearLatency}).
  */
 import { clampToInt64 } from '../domain/units.js';
-import { DEFAULT_GPU_PHYSICS, type GpuPhysics, type LinkSpec } from '../config/catalog/gpu-physics.js';
+import type { GpuPhysics, LinkSpec } from '../config/catalog/gpu-physics.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
 import { isMoE } from './layers.js';
 import { architectureOf } from './architecture.js';
@@ -86,6 +86,8 @@ interface Plan {
   readonly kvBw: number;
   readonly actBytes: number;
   readonly tp: number;
+  /** TP all-reduces per layer: 2 (after attention and after the MLP), 1 where the model sums them first (Falcon). */
+  readonly allReducesPerLayer: number;
   readonly tpLink: LinkSpec;
   readonly epLink: LinkSpec;
   readonly expertParallel: boolean;
@@ -122,7 +124,9 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
   if (isMoE(mc) && mc.numExpertsPerTok <= 0) fail(M, 'num_experts_per_tok', `MoE model with ${mc.numLocalExperts} experts needs num_experts_per_tok > 0`);
   if (!isPositiveFinite(hw.TFlopsPeak)) fail(LatencyErrorCode.InvalidHardwareConfig, 'TFlopsPeak', `TFlopsPeak must be > 0, got ${hw.TFlopsPeak}`);
   if (!isPositiveFinite(hw.BwPeakTBs)) fail(LatencyErrorCode.InvalidHardwareConfig, 'BwPeakTBs', `BwPeakTBs must be > 0, got ${hw.BwPeakTBs}`);
-  const phys: GpuPhysics = hw.physics ?? DEFAULT_GPU_PHYSICS;
+  // Never another GPU's physics: the caller resolves them (src/config/gpu-physics-derive.ts) or the model is refused.
+  if (hw.physics === undefined) fail(LatencyErrorCode.InvalidHardwareConfig, 'interconnect, efficiency', 'the GPU has no interconnect/efficiency entry; give them in --hardware-config (or "class" and "NVLinkGBs"/"PCIeGen" to derive them)');
+  const phys: GpuPhysics = hw.physics;
   const eff = phys.efficiency;
   checkFraction(eff.gemm, 'efficiency.gemm');
   checkFraction(eff.attention, 'efficiency.attention');
@@ -151,8 +155,15 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
   const attnParams = d * qDim + 2 * d * kvDim + qDim * d;
   const denseParams = mlpMats * d * dFFDense;
   const sharedParams = a.sharedWidth > 0 ? mlpMats * d * a.sharedWidth : 0;
-  const linParams = L * attnParams + denseLayers * denseParams + moeLayers * sharedParams;
-  const headParams = mc.vocabSize * d;
+  // OPT's word_embed_proj_dim: the LM head works at that width, with project_in/out matrices around the decoder.
+  const embed = mc.embedDim !== undefined && mc.embedDim > 0 ? mc.embedDim : d;
+  const projParams = embed === d ? 0 : 2 * d * embed;
+  const linParams = L * attnParams + denseLayers * denseParams + moeLayers * sharedParams + projParams;
+  const headParams = mc.vocabSize * embed;
+  // Biases are read with the weights (their FLOPs, one add per element, are negligible).
+  const biasParams = mc.linearBias === true
+    ? L * (qDim + 2 * kvDim + d) + denseLayers * ((mlpMats - 1) * dFFDense + d) + moeLayers * (a.sharedWidth > 0 ? (mlpMats - 1) * a.sharedWidth + d : 0)
+    : 0;
   const expertGroup = moe && dp > 1 ? tp * dp : tp;
   const expertParams = mlpMats * d * dFFMoE;
   // KV heads fewer than tp are replicated: each GPU holds at least one.
@@ -168,7 +179,7 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     hPerGpu: mc.numHeads / tp,
     headDim: hd,
     linFlopsPerToken: (2 * linParams) / tp,
-    linBytes: ((linParams + headParams) * wbpp) / tp,
+    linBytes: ((linParams + headParams + biasParams) * wbpp) / tp,
     headFlopsPerSample: (2 * headParams) / tp,
     moeLayers: moe ? moeLayers : 0,
     experts: moe ? mc.numLocalExperts : 0,
@@ -184,6 +195,7 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     kvBw: bw * eff.kvRead,
     actBytes: mc.bytesPerParam,
     tp,
+    allReducesPerLayer: mc.allReducesPerLayer ?? 2,
     tpLink: linkFor(tp),
     epLink: linkFor(expertGroup),
     expertParallel: opts.expertParallel === true,
@@ -247,7 +259,7 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
   if (c[C.compute]! * linCompute >= c[C.weight]! * linMemory) g[C.compute] = linCompute;
   else g[C.weight] = linMemory;
   let commBytes = tokens * p.d * p.actBytes;
-  let comm = 2 * L * allReduceUs(p.tpLink, p.tp, commBytes);
+  let comm = p.allReducesPerLayer * L * allReduceUs(p.tpLink, p.tp, commBytes);
   if (p.moeLayers > 0) {
     // Expected distinct experts hit by the group's tokens: N·(1 − (1 − k/N)^T).
     const groupTokens = tokens * p.dp;

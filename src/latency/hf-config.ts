@@ -154,8 +154,8 @@ function requirePositive(hf: HFConfigObject, key: string, label: string): number
  * catalog name). Weight precision comes only from `quantization_config` here; apply
  * {@link inferWeightBytesFromModelName} afterwards when it is 0, as the CLI does.
  */
-export function parseHFConfig(raw: unknown, label = 'config.json'): ModelConfig {
-  const hf = flattenHFConfig(raw, label);
+export function parseHFConfig(raw: unknown, label = 'config.json', opts: HFParseOptions = {}): ModelConfig {
+  const hf = opts.families === true ? normalizeHFFamilies(flattenHFConfig(raw, label)) : flattenHFConfig(raw, label);
   const numLayers = requirePositive(hf, 'num_hidden_layers', label);
   const hiddenDim = requirePositive(hf, 'hidden_size', label);
   const numHeads = requirePositive(hf, 'num_attention_heads', label);
@@ -209,7 +209,96 @@ export function parseHFConfig(raw: unknown, label = 'config.json'): ModelConfig 
     maxPositionEmbeddings: int(hf, 'max_position_embeddings'),
     ropeScaling: isObject(rope) ? rope : null,
     modelType: typeof hf['model_type'] === 'string' ? hf['model_type'] : '',
+    ...(opts.families === true ? familyExtras(hf) : {}),
   };
+}
+
+export interface HFParseOptions {
+  /**
+   * Read the families whose config.json names things its own way (OPT, GPT-NeoX, Falcon, Qwen-MoE's sparse
+   * steps, DeepSeek's MoE frequency) as their HuggingFace/vLLM model classes do ({@link normalizeHFFamilies}).
+   * corrected-physics and `--semantics corrected` set it; the reference's parser (default) reads the common
+   * keys only, so an OPT config has no intermediate size there.
+   */
+  readonly families?: boolean;
+}
+
+const bool = (hf: HFConfigObject, key: string): boolean | undefined => (typeof hf[key] === 'boolean' ? hf[key] : undefined);
+const FALCON_TYPES: ReadonlySet<string> = new Set(['falcon', 'RefinedWeb', 'RefinedWebModel']);
+
+/**
+ * A flattened config.json with each family's own keys mapped to the common ones, as the family's HuggingFace
+ * config class and vLLM model read them (transformers `OPTConfig`, `GPTNeoXConfig`, `FalconConfig`,
+ * `Qwen2MoeConfig`, `DeepseekV2Config`; vLLM `model_executor/models/{opt,gpt_neox,falcon,qwen2_moe,deepseek_v2}.py`):
+ *
+ * - any family: `activation_function` (OPT, GPT-2/J) or `activation` (Falcon) is the MLP activation when
+ *   `hidden_act` is absent;
+ * - OPT: the MLP width is `ffn_dim`; ReLU, no gate (two matrices); `word_embed_proj_dim` is the embedding and
+ *   LM-head width (with project_in/out matrices when it differs from hidden_size); `enable_bias` (default true);
+ * - GPT-NeoX: `intermediate_size` (default 4·hidden), GELU without gate, biases; `rotary_pct` (rotary on part of
+ *   each head: elementwise work, not priced) and `use_parallel_residual` (attention and MLP read the same input;
+ *   vLLM still all-reduces each) change neither FLOPs, bytes nor collectives;
+ * - Falcon: `n_layer`, `n_head`, `n_head_kv` are the layers, heads and KV heads; KV heads are `num_kv_heads`
+ *   with `new_decoder_architecture`, 1 with `multi_query`, else one per head; the MLP is `ffn_hidden_size` or
+ *   4·hidden, GELU without gate; `bias` (default false); with `new_decoder_architecture` or `parallel_attn` vLLM
+ *   sums attention and MLP before one all-reduce per layer (not two);
+ * - Qwen-MoE: `decoder_sparse_step` places the experts every n-th layer and `mlp_only_layers` lists dense ones;
+ *   DeepSeek: `moe_layer_freq` likewise after the `first_k_dense_replace` leading dense layers.
+ */
+export function normalizeHFFamilies(hf: HFConfigObject): HFConfigObject {
+  const out: Record<string, unknown> = { ...hf };
+  const type = typeof hf['model_type'] === 'string' ? hf['model_type'] : '';
+  const set = (key: string, v: unknown): void => {
+    if (v !== undefined && (typeof out[key] !== 'number' || out[key] === 0)) out[key] = v;
+  };
+  if (typeof hf['hidden_act'] !== 'string') {
+    const act = typeof hf['activation_function'] === 'string' ? hf['activation_function'] : typeof hf['activation'] === 'string' ? hf['activation'] : undefined;
+    if (act !== undefined) out['hidden_act'] = act;
+  }
+  if (type === 'opt') {
+    set('intermediate_size', num(hf, 'ffn_dim'));
+    if (typeof out['hidden_act'] !== 'string') out['hidden_act'] = 'relu';
+  } else if (type === 'gpt_neox') {
+    const d = num(hf, 'hidden_size');
+    set('intermediate_size', d === undefined ? undefined : 4 * d);
+    if (typeof out['hidden_act'] !== 'string') out['hidden_act'] = 'gelu';
+  } else if (FALCON_TYPES.has(type)) {
+    set('num_hidden_layers', num(hf, 'n_layer'));
+    set('num_attention_heads', num(hf, 'n_head'));
+    const heads = typeof out['num_attention_heads'] === 'number' ? Math.trunc(out['num_attention_heads']) : 0;
+    const groups = num(hf, 'num_kv_heads') ?? num(hf, 'n_head_kv');
+    const kv = bool(hf, 'new_decoder_architecture') === true ? (groups ?? heads) : bool(hf, 'multi_query') === true ? 1 : heads;
+    // Falcon's KV heads come from the flags above only; a stray num_key_value_heads does not override them.
+    out['num_key_value_heads'] = kv;
+    delete out['num_kv_heads'];
+    const d = num(hf, 'hidden_size');
+    set('intermediate_size', num(hf, 'ffn_hidden_size') ?? (d === undefined ? undefined : 4 * d));
+    if (typeof out['hidden_act'] !== 'string') out['hidden_act'] = 'gelu';
+  }
+  return out;
+}
+
+/** The family facts beyond the common ModelConfig fields (see {@link normalizeHFFamilies}). */
+function familyExtras(hf: HFConfigObject): Partial<ModelConfig> {
+  const type = typeof hf['model_type'] === 'string' ? hf['model_type'] : '';
+  const extras: { -readonly [K in keyof ModelConfig]?: ModelConfig[K] } = {};
+  if (type === 'opt') {
+    const proj = int(hf, 'word_embed_proj_dim');
+    if (proj > 0) extras.embedDim = proj;
+    extras.linearBias = bool(hf, 'enable_bias') ?? true;
+  } else if (type === 'gpt_neox') {
+    extras.linearBias = bool(hf, 'attention_bias') ?? true;
+  } else if (FALCON_TYPES.has(type)) {
+    extras.linearBias = bool(hf, 'bias') ?? false;
+    if (bool(hf, 'new_decoder_architecture') === true || (bool(hf, 'parallel_attn') ?? true)) extras.allReducesPerLayer = 1;
+  }
+  const step = int(hf, 'decoder_sparse_step');
+  if (step > 1) extras.interleaveMoELayerStep = step;
+  const freq = int(hf, 'moe_layer_freq');
+  if (freq > 1) extras.moeLayerFreq = freq;
+  const dense = hf['mlp_only_layers'];
+  if (Array.isArray(dense) && dense.length > 0) extras.mlpOnlyLayers = dense.filter((x): x is number => Number.isInteger(x) && x >= 0);
+  return extras;
 }
 
 /** Facts KV auto-capacity needs beyond ModelConfig (reference KVCapacityParams). */
@@ -230,8 +319,8 @@ export interface KVCapacityParams {
  * sized, so the caller should fall back to an explicit `--total-kv-blocks` (the reference warns and keeps
  * its default block count).
  */
-export function extractKVCapacityParams(raw: unknown, label = 'config.json'): KVCapacityParams {
-  const hf = flattenHFConfig(raw, label);
+export function extractKVCapacityParams(raw: unknown, label = 'config.json', opts: HFParseOptions = {}): KVCapacityParams {
+  const hf = opts.families === true ? normalizeHFFamilies(flattenHFConfig(raw, label)) : flattenHFConfig(raw, label);
   const hiddenAct = typeof hf['hidden_act'] === 'string' ? hf['hidden_act'] : '';
   const tieWordEmbeddings = hf['tie_word_embeddings'] === true;
   const experts = resolveNumExperts(hf);

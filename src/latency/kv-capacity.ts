@@ -102,8 +102,9 @@ function correctedWeightBytes(mc: ModelConfig, p: KVCapacityParams): number {
   const vocab = mc.vocabSize;
   const L = mc.numLayers;
   const attnPerLayer = d * (a.qDim + 2 * a.kvHeads * a.headDim) + a.qDim * d;
-  const moePerLayer = 3 * d * a.expertWidth * p.numLocalExperts + 3 * d * a.sharedWidth + p.numLocalExperts * d;
-  const mlp = a.denseLayers * 3 * d * a.denseWidth + (p.isMoE ? a.moeLayers * moePerLayer : 0);
+  const m = a.mlpMatrices;
+  const moePerLayer = m * d * a.expertWidth * p.numLocalExperts + m * d * a.sharedWidth + p.numLocalExperts * d;
+  const mlp = a.denseLayers * m * d * a.denseWidth + (p.isMoE ? a.moeLayers * moePerLayer : 0);
   const params = vocab * d + L * (attnPerLayer + 2 * d) + mlp + (p.tieWordEmbeddings ? 0 : vocab * d) + d;
   const wbpp = mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam;
   return Math.trunc(params * wbpp);
@@ -125,6 +126,12 @@ export interface KVCapacityOptions {
    * per-GPU block size that makes the count grow with tp². Off by default for parity; corrected-physics sets it.
    */
   readonly perGpuBlocks?: boolean;
+  /**
+   * Families of config.json read as their model classes do (corrected-physics, `--semantics corrected`): an MLP
+   * without a gate (OPT's ReLU, GPT-NeoX's and Falcon's GELU) is sized by the architecture (two matrices)
+   * instead of being refused.
+   */
+  readonly families?: boolean;
 }
 
 /**
@@ -152,7 +159,8 @@ export function calculateKVBlocks(
   if (mc.weightBytesPerParam !== 0 && !isPositiveFinite(mc.weightBytesPerParam)) {
     bad('quantization_config', `weight bytes per parameter must be > 0 when set, got ${mc.weightBytesPerParam}`);
   }
-  if (!SWIGLU_FAMILY.has(params.hiddenAct)) {
+  const ungated = opts.families === true && !SWIGLU_FAMILY.has(params.hiddenAct);
+  if (!SWIGLU_FAMILY.has(params.hiddenAct) && !ungated) {
     bad(
       'hidden_act',
       `unsupported activation "${params.hiddenAct}"; only SwiGLU-family activations (silu, swiglu, geglu, situ) ` +
@@ -167,7 +175,7 @@ export function calculateKVBlocks(
   if (perBlock <= 0) bad('blockSize', `per-block KV bytes is ${perBlock}; check torch_dtype and tp`);
 
   const availableGiB = hw.MemoryGiB * util * tp;
-  const weightGiB = modelWeightBytes(mc, params, corrected) / GIB;
+  const weightGiB = modelWeightBytes(mc, params, corrected || ungated) / GIB;
   const activationGiB = params.isMoE ? ACTIVATION_GIB_MOE : ACTIVATION_GIB_DENSE;
   const nonTorchGiB = (tp === 1 ? NON_TORCH_GIB_TP1 : NON_TORCH_GIB_MULTI) * tp;
   const reservedGiB = reserved / GIB;

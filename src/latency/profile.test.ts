@@ -56,3 +56,21 @@ describe('latency profiles', () => {
     expect(located('kind: [unclosed\n').message).toMatch(/^p\.yaml:\d+:\d+: invalid YAML/);
   });
 });
+
+describe('fitted_range (the load a profile was fitted on)', () => {
+  const base = 'kind: latency-profile\nversion: 1\nlatency_model: corrected-physics\ncoefficients: {step_us: 500}\n';
+  it('round-trips and warns outside the fitted request rates (±10 %)', async () => {
+    const { parseLatencyProfile: parse, formatLatencyProfile: format } = await import('./profile.js');
+    const { profileRangeWarning, arrivalRate } = await import('./profile-range.js');
+    const p = parse(`${base}fitted_range: {request_rate: [2, 6.5], batch_size: [4, 31]}\n`, 'p.yaml');
+    expect(p.range).toEqual({ requestRate: [2, 6.5], batchSize: [4, 31] });
+    expect(parse(format(p, null), 'q.yaml')).toEqual(p);
+    expect(profileRangeWarning(p.range, 'p.yaml', 7)).toBeUndefined();
+    expect(profileRangeWarning(p.range, 'p.yaml', 1.9)).toBeUndefined();
+    expect(profileRangeWarning(p.range, 'p.yaml', 9)).toMatch(/p\.yaml was fitted on 2\.00–6\.50 req\/s \(decode batches of 4–31 requests\); this workload arrives at 9\.00 req\/s, outside that range/);
+    expect(profileRangeWarning(undefined, 'p.yaml', 9)).toBeUndefined();
+    expect(arrivalRate([0, 500_000, 1_000_000])).toBe(2);
+    expect(() => parse(`${base}fitted_range: {request_rate: [6, 2], batch_size: [4, 31]}\n`, 'p.yaml')).toThrow(/p\.yaml:5:\d+: fitted_range\.request_rate: must be \[low, high\]/);
+    expect(() => parse(`${base}fitted_range: {request_rate: [1, 2]}\n`, 'p.yaml')).toThrow(/needs both request_rate and batch_size/);
+  });
+});

@@ -11,6 +11,7 @@
  * hardware: H100
  * tp: 1
  * coefficients: {compute: 1.04, weight_read: 0.97, kv_read: 1.2, comm: 1, step_us: 310, request_us: 6, frontend_us: 4200}
+ * fitted_range: {request_rate: [2, 6.5], batch_size: [4, 31]}   # what it was fitted on; outside it warns
  * fit: {...}                                 # provenance written by the fit; not read back
  * ```
  */
@@ -18,6 +19,9 @@ import { isMap, isScalar, type Node as YamlNode } from 'yaml';
 import { BlisError } from '../domain/errors.js';
 import { parseYaml } from '../format/yaml.js';
 import { CORRECTED_PHYSICS_COEFFICIENTS, type CorrectedPhysicsCoefficient } from './corrected-physics.js';
+import type { ProfileRange } from './profile-range.js';
+
+export type { ProfileRange } from './profile-range.js';
 
 export const PROFILE_KIND = 'latency-profile';
 export const PROFILE_VERSION = 1;
@@ -31,9 +35,12 @@ export interface LatencyProfile {
   readonly model: string;
   readonly hardware: string;
   readonly tp: number;
+  /** Load and batch sizes the fit saw (`fitted_range`); absent in hand-written profiles. */
+  readonly range?: ProfileRange;
 }
 
-const TOP_KEYS = ['kind', 'version', 'latency_model', 'model', 'hardware', 'tp', 'coefficients', 'fit'] as const;
+
+const TOP_KEYS = ['kind', 'version', 'latency_model', 'model', 'hardware', 'tp', 'coefficients', 'fitted_range', 'fit'] as const;
 
 /** Parses a profile file. Throws a located {@link BlisError} (code BAD_LATENCY_PROFILE) on any problem. */
 export function parseLatencyProfile(text: string, file: string): LatencyProfile {
@@ -107,7 +114,29 @@ export function parseLatencyProfile(text: string, file: string): LatencyProfile 
     if ((name === 'compute' || name === 'weight_read') && num === 0) fail(v, 'must be > 0 (a zero multiplier would make steps free)', 'write a positive number', field);
     coefficients[name as CorrectedPhysicsCoefficient] = num as number;
   }
-  return { latencyModel: 'corrected-physics', coefficients, model: str('model'), hardware: str('hardware'), tp };
+  const rangeEntry = entries.get('fitted_range');
+  let range: ProfileRange | undefined;
+  if (rangeEntry !== undefined) {
+    const rmap = rangeEntry.value;
+    const shape = 'write fitted_range: {request_rate: [low, high], batch_size: [low, high]} (or drop it)';
+    if (rmap === null || !isMap(rmap)) return fail(rmap ?? rangeEntry.key, 'must be a mapping', shape, 'fitted_range');
+    const pairs: Record<string, [number, number]> = {};
+    for (const item of rmap.items) {
+      const key = parsed.deref(item.key);
+      const name = key !== null && isScalar(key) ? String(key.value) : '';
+      const field = `fitted_range.${name}`;
+      if (name !== 'request_rate' && name !== 'batch_size') fail(key, `unknown key "${name}"`, shape, field);
+      const v = parsed.deref(item.value);
+      const json: unknown = v === null ? null : v.toJSON();
+      if (!Array.isArray(json) || json.length !== 2 || !json.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0) || (json[0] as number) > (json[1] as number)) {
+        fail(v ?? key, `must be [low, high] with 0 <= low <= high, got ${JSON.stringify(json)}`, shape, field);
+      }
+      pairs[name] = [(json as number[])[0]!, (json as number[])[1]!];
+    }
+    if (pairs['request_rate'] === undefined || pairs['batch_size'] === undefined) fail(rmap, 'needs both request_rate and batch_size', shape, 'fitted_range');
+    range = { requestRate: pairs['request_rate']!, batchSize: pairs['batch_size']! };
+  }
+  return { latencyModel: 'corrected-physics', coefficients, model: str('model'), hardware: str('hardware'), tp, ...(range !== undefined ? { range } : {}) };
 }
 
 /**
@@ -125,6 +154,9 @@ export function formatLatencyProfile(p: LatencyProfile, provenance: Readonly<Rec
     const v = p.coefficients[name];
     // String(number) is the shortest decimal that reads back to the same double.
     if (v !== undefined) lines.push(`  ${name}: ${String(v)}`);
+  }
+  if (p.range !== undefined) {
+    lines.push('fitted_range:', `  request_rate: [${p.range.requestRate.map(String).join(', ')}]`, `  batch_size: [${p.range.batchSize.map(String).join(', ')}]`);
   }
   if (provenance !== null) {
     lines.push('fit:');
@@ -148,4 +180,5 @@ function yamlBlock(o: Readonly<Record<string, unknown>>, indent: string): string
   }
   return out;
 }
+
 

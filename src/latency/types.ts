@@ -3,6 +3,7 @@
  */
 import type { Request } from '../domain/request.js';
 import type { GpuPhysics } from '../config/catalog/gpu-physics.js';
+import type { UserGpuPhysics } from '../config/gpu-physics-derive.js';
 
 /**
  * The requests scheduled in a step (those with new tokens, in batch order) as parallel arrays, entries
@@ -104,6 +105,16 @@ export interface ModelConfig {
   /** rope_scaling as given (null when absent). */
   ropeScaling: Readonly<Record<string, unknown>> | null;
   modelType: string;
+  /** Embedding / LM-head width when it differs from hiddenDim (OPT's word_embed_proj_dim); absent = hiddenDim. */
+  embedDim?: number;
+  /** Linear layers carry biases (OPT enable_bias, GPT-NeoX, Falcon bias); absent = no biases. */
+  linearBias?: boolean;
+  /** Tensor-parallel all-reduces per layer (Falcon's parallel attention sums before one); absent = 2. */
+  allReducesPerLayer?: number;
+  /** Layer indices with a dense MLP in a MoE model (Qwen-MoE mlp_only_layers). */
+  mlpOnlyLayers?: readonly number[];
+  /** DeepSeek moe_layer_freq: after the leading dense layers, every n-th layer has experts; absent = 1. */
+  moeLayerFreq?: number;
 }
 
 /** GPU facts (reference hardware_config.json fields). */
@@ -116,4 +127,6 @@ export interface HardwareConfig {
   MemoryGiB: number;
   /** Interconnect and kernel efficiency (corrected-physics only); absent = the catalog's defaults. */
   physics?: GpuPhysics;
+  /** A user GPU's datasheet facts and partial physics (resolution derives `physics` from them). */
+  userPhysics?: UserGpuPhysics;
 }

@@ -74,8 +74,65 @@ describe('resolving corrected-physics', () => {
     expect(r.latency.hardwareConfig?.physics?.efficiency.gemm).toBe(0.6);
     expect(r.latency.hardwareConfig?.physics?.interconnect.gpusPerNode).toBe(8);
     await expect(resolve({ latencyModel: 'corrected-physics', hardware: 'MyGPU', hardwareConfig: 'hw.json' }, { 'hw.json': hw.replace('"gemm":0.6', '"gemm":1.6') })).rejects.toThrow(/MyGPU\.efficiency\.gemm/);
-    // A user GPU without physics gets the H100-class defaults and a warning.
-    const plain = await resolve({ latencyModel: 'corrected-physics', hardware: 'Plain', hardwareConfig: 'hw.json' }, { 'hw.json': JSON.stringify({ Plain: { TFlopsPeak: 400, BwPeakTBs: 2, MemoryGiB: 48 } }) });
-    expect(plain.r.latency.warnings.some((w) => w.includes('has no interconnect/efficiency entry'))).toBe(true);
+    // A user GPU without physics is refused, naming what to add (never another GPU's physics).
+    const plainHw = { 'hw.json': JSON.stringify({ Plain: { TFlopsPeak: 400, BwPeakTBs: 2, MemoryGiB: 48 } }) };
+    await expect(resolve({ latencyModel: 'corrected-physics', hardware: 'Plain', hardwareConfig: 'hw.json' }, plainHw)).rejects.toThrow(/hw\.json: GPU "Plain" is not a catalog GPU.*"class" \(ampere, ada, hopper, blackwell, blackwell-gddr\) or "efficiency"/);
+    // Reference-mode backends never read the physics: the same entry runs there unchanged.
+    const ref = await resolve({ hardware: 'Plain', hardwareConfig: 'hw.json' }, plainHw);
+    expect(ref.r.latency.backend).toBe('trained-physics');
+  });
+});
+
+describe('GPU physics of --hardware-config entries (never another GPU\'s)', () => {
+  const datasheet = { TFlopsPeak: 503.8, TFlopsFP8: 1007.6, BwPeakTBs: 1.792, MemoryGiB: 96 };
+  const run = async (gpu: string, entry: Record<string, unknown>, tp = 1, model = 'meta-llama/llama-3.1-8b-instruct'): ReturnType<typeof resolve> =>
+    resolve({ latencyModel: 'corrected-physics', hardware: gpu, tp, model, hardwareConfig: 'hw.json' }, { 'hw.json': JSON.stringify({ [gpu]: { ...datasheet, ...entry } }) });
+
+  it('a catalog GPU under another spelling gets that GPU\'s physics (the issue\'s RTXPRO6000 case)', async () => {
+    const { r } = await run('RTXPRO6000', {}, 2);
+    const phys = r.latency.hardwareConfig?.physics;
+    expect(phys?.interconnect.intraNode.kind).toBe('pcie5');
+    expect(phys?.efficiency).toEqual({ gemm: 0.7, attention: 0.5, weightRead: 0.8, kvRead: 0.75 });
+    expect(r.latency.info.join('\n')).toMatch(/corrected-physics GPU RTXPRO6000: the catalog's RTX-PRO-6000: efficiency gemm 0.7,.*intra-node pcie5/);
+  });
+
+  it('derives efficiencies from the class and the link from PCIeGen / NVLinkGBs, and prints them at --log info', async () => {
+    const { r } = await run('MyCard', { class: 'ada', PCIeGen: 4 }, 2);
+    expect(r.latency.hardwareConfig?.physics?.efficiency).toEqual({ gemm: 0.7, attention: 0.5, weightRead: 0.8, kvRead: 0.75 });
+    expect(r.latency.hardwareConfig?.physics?.interconnect.intraNode).toEqual({ kind: 'pcie4', small: { latencyUs: 15, busBandwidthGBs: 10 }, large: { latencyUs: 25, busBandwidthGBs: 18 } });
+    expect(r.latency.info.join('\n')).toMatch(/corrected-physics GPU MyCard: derived from class ada and PCIe 4: efficiency gemm 0.7, attention 0.5, weightRead 0.8, kvRead 0.75; intra-node pcie4 \(small messages 15 µs \+ 10 GB\/s, large 25 µs \+ 18 GB\/s\), 8 GPUs per node, inter-node roce-200g/);
+    const nv = await run('MySXM', { class: 'hopper', NVLinkGBs: 900 }, 2);
+    // NVLink 4 (900 GB/s bidirectional) reproduces the catalog H100 NVSwitch figures.
+    expect(nv.r.latency.hardwareConfig?.physics?.interconnect.intraNode.large).toEqual({ latencyUs: 13.5, busBandwidthGBs: 360 });
+    expect(nv.r.latency.hardwareConfig?.physics?.interconnect.intraNode.small).toEqual({ latencyUs: 8.5, busBandwidthGBs: 57 });
+    const noP2P = await run('MyCard', { class: 'ada', PCIeGen: 4, PCIeP2P: false }, 2);
+    expect(noP2P.r.latency.hardwareConfig?.physics?.interconnect.intraNode).toEqual({ kind: 'pcie4-no-p2p', small: { latencyUs: 30, busBandwidthGBs: 5 }, large: { latencyUs: 50, busBandwidthGBs: 9 } });
+  });
+
+  it('a single-GPU run needs only the class; a multi-GPU run also how the GPUs talk', async () => {
+    const one = await run('MyCard', { class: 'blackwell-gddr' }, 1);
+    expect(one.r.latency.hardwareConfig?.physics?.interconnect.intraNode.kind).toBe('none (single GPU)');
+    await expect(run('MyCard', { class: 'blackwell-gddr' }, 2)).rejects.toThrow(/GPU "MyCard" is not a catalog GPU.*add to its entry \(1\) "NVLinkGBs" or "PCIeGen"/);
+    await expect(run('MyCard', { PCIeGen: 5 }, 2)).rejects.toThrow(/add to its entry \(1\) "class" \(ampere, ada, hopper, blackwell, blackwell-gddr\) or "efficiency"/);
+    await expect(run('MyCard', { class: 'volta' })).rejects.toThrow(/MyCard\.class/);
+  });
+
+  it('an unknown name is refused, a catalog spelling runs under the catalog name', async () => {
+    await expect(resolve({ latencyModel: 'corrected-physics', hardware: 'H800' })).rejects.toThrow(/--hardware "?H800"? is not a known GPU/);
+    const { r } = await resolve({ latencyModel: 'corrected-physics', hardware: 'h100_sxm5' });
+    expect(r.latency.hardware).toBe('H100');
+    expect(r.latency.info[0]).toBe('--hardware h100_sxm5 is the catalog GPU H100');
+  });
+});
+
+describe('config.json families under corrected-physics (issue 28, item 3)', () => {
+  const OPT = { activation_function: 'relu', enable_bias: true, ffn_dim: 16384, hidden_size: 4096, max_position_embeddings: 2048, model_type: 'opt', num_attention_heads: 32, num_hidden_layers: 32, torch_dtype: 'float16', vocab_size: 50272, word_embed_proj_dim: 4096 };
+  it('an OPT config.json runs with corrected-physics (KV sized for its ReLU MLP); the reference backends still refuse it', async () => {
+    const files = { 'opt/config.json': JSON.stringify(OPT) };
+    const { r } = await resolve({ model: 'facebook/opt-6.7b', latencyModel: 'corrected-physics', hardware: 'H100', tp: 1, modelConfigFolder: 'opt' }, files);
+    expect(r.latency.modelConfig).toMatchObject({ intermediateDim: 16384, hiddenAct: 'relu', linearBias: true });
+    expect(r.setup.kv.totalBlocks).toBeGreaterThan(6800);
+    // The reference's parser has no ffn_dim: trained-physics refuses the config as before (unchanged).
+    await expect(resolve({ model: 'facebook/opt-6.7b', hardware: 'H100', tp: 1, modelConfigFolder: 'opt', totalKvBlocks: 1000 }, files)).rejects.toThrow(/trained-physics: intermediate_size must be > 0/);
   });
 });

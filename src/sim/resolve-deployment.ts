@@ -70,6 +70,7 @@ export function resolveDeployment(spec: DeploymentSpec, base: LatencyInput, f: F
           throw e;
         }
         for (const w of lat.warnings) env.warn(`${where}: ${w}`);
+        for (const m of lat.info) env.info?.(`${where}: ${m}`);
         resolved.push(lat);
         const role = p.kind === 'prefill' ? PoolRole.Prefill : p.kind === 'decode' ? PoolRole.Decode : PoolRole.None;
         let bytes = 0;

@@ -129,7 +129,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     enableExpertParallel: f.bool('enable-expert-parallel'),
     ...(semanticsFlag(f) === 'corrected' ? { corrected: true } : {}),
     ...(userModelConfig ? { userModelConfig: { raw: userModelConfig.raw, label: userModelConfig.label } } : {}),
-    ...(userHardware ? { userHardware } : {}),
+    ...(userHardware ? { userHardware, userHardwareLabel: hwPath } : {}),
     adapterReservedBytes: lora.reservedBytes,
     ...(profile ? { profile } : {}),
   };

@@ -4,8 +4,8 @@
  * passes any user-supplied config.json / hardware JSON already parsed.
  */
 import { CATALOG_HF_IDS, findCatalogModel } from '../config/catalog/models.js';
-import { canonicalGpuName, findGpu, GPU_NAMES } from '../config/catalog/hardware.js';
-import { DEFAULT_GPU_PHYSICS, findGpuPhysics } from '../config/catalog/gpu-physics.js';
+import { canonicalGpuName, exactGpuName, findGpu, GPU_NAMES } from '../config/catalog/hardware.js';
+import { describeGpuPhysics, resolveGpuPhysics } from '../config/gpu-physics-derive.js';
 import { MODEL_DEFAULTS, findModelDefaults, TRAINED_PHYSICS_COEFFICIENTS } from '../config/defaults.js';
 import { showValue } from '../domain/errors.js';
 import { closestNames, didYouMean } from '../domain/suggest.js';
@@ -15,7 +15,7 @@ import { calculateKVBlocks, resolveMaxModelLen } from '../latency/kv-capacity.js
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
-import type { LatencyProfile } from '../latency/profile.js';
+import type { LatencyProfile, ProfileRange } from '../latency/profile.js';
 import type { HardwareConfig, LatencyModel, ModelConfig } from '../latency/types.js';
 import type { KVCapacityParams } from '../latency/hf-config.js';
 import { ConfigError } from './config-error.js';
@@ -47,6 +47,8 @@ export interface LatencyInput {
   readonly userModelConfig?: { readonly raw: unknown; readonly label: string };
   /** User GPU entries (hardware_config.json format) overriding the catalog. */
   readonly userHardware?: ReadonlyMap<string, HardwareConfig>;
+  /** The --hardware-config file the user entries come from (for messages). */
+  readonly userHardwareLabel?: string;
   /** HBM reserved for resident LoRA adapters (bytes): less room for auto-sized KV. Default 0. */
   readonly adapterReservedBytes?: number;
   /**
@@ -69,6 +71,8 @@ export interface ResolvedLatency {
   readonly totalKvBlocks: number;
   readonly maxModelLen: number;
   readonly warnings: readonly string[];
+  /** What was resolved beyond the flags (a GPU spelling's catalog entry, the corrected-physics GPU facts): `--log info`. */
+  readonly info: readonly string[];
   /** Coefficients in effect (defaults filled in), for pools that run another backend. */
   readonly alpha: readonly number[];
   readonly beta: readonly number[];
@@ -83,6 +87,8 @@ export interface ResolvedLatency {
   readonly architecture: ModelConfig | null;
   /** corrected-physics coefficients from --latency-profile ({} without one), for pools that run that backend. */
   readonly correctedCoefficients: Readonly<Record<string, number>>;
+  /** The --latency-profile file and the load it was fitted on (absent without a profile or a recorded range). */
+  readonly profileRange?: { readonly label: string; readonly range: ProfileRange };
 }
 
 function allZeros(v: readonly number[]): boolean {
@@ -134,7 +140,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     const latency = createBlackboxModel({ alpha: inp.alpha, beta: inp.beta });
     return {
       backend, latency, model, hardware: inp.hardware, tp: inp.tp, modelConfig: null, hardwareConfig: null,
-      totalKvBlocks: inp.totalKvBlocks, maxModelLen: inp.maxModelLen, warnings,
+      totalKvBlocks: inp.totalKvBlocks, maxModelLen: inp.maxModelLen, warnings, info: [],
       alpha: inp.alpha, beta: inp.beta, kvParams: null, findHardware: hardwareFinder(inp), architecture: architectureOf(inp, model), correctedCoefficients: inp.profile?.profile.coefficients ?? {},
     };
   }
@@ -195,24 +201,35 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     raw = entry.config;
     label = `catalog:${model}`;
   }
-  const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label), model);
-  const found = inp.userHardware?.get(gpu) ?? findGpu(gpu, inp.corrected === true);
+  // corrected-physics and --semantics corrected read each config.json family as its model class does (OPT,
+  // GPT-NeoX, Falcon, Qwen-MoE/DeepSeek layer placement); the reference's parser reads the common keys only.
+  const families = backend === 'corrected-physics' || inp.corrected === true;
+  const parseOpts = families ? { families: true } : {};
+  const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label, parseOpts), model);
+  const info: string[] = [];
+  const userEntry = inp.userHardware?.get(gpu);
   const canonical = canonicalGpuName(gpu);
-  const hw: HardwareConfig | undefined = found === undefined || backend !== 'corrected-physics'
-    ? found
-    : { ...found, physics: found.physics ?? (canonical === undefined ? undefined : findGpuPhysics(canonical)) ?? DEFAULT_GPU_PHYSICS };
-  if (backend === 'corrected-physics' && found !== undefined && found.physics === undefined && (canonical === undefined || findGpuPhysics(canonical) === undefined)) {
-    warnings.push(`--hardware ${gpu} has no interconnect/efficiency entry; corrected-physics assumes an H100-class NVSwitch node (add "interconnect" and "efficiency" to its --hardware-config entry)`);
+  if (userEntry === undefined && canonical !== undefined && exactGpuName(gpu) === undefined) {
+    info.push(`--hardware ${gpu} is the catalog GPU ${canonical}`);
+    gpu = canonical;
   }
-  if (!hw) {
+  const found = userEntry ?? findGpu(gpu, inp.corrected === true);
+  if (!found) {
     const known = [...new Set([...GPU_NAMES, ...(inp.userHardware?.keys() ?? [])])].map((n) => (/^[\x21-\x7e]+$/.test(n) ? n : showValue(n))).join(', ');
     throw new ConfigError('unknown-hardware', `--hardware ${showValue(gpu)} is not a known GPU (known: ${known}); add it with --hardware-config <file.json>`);
+  }
+  let hw: HardwareConfig = found;
+  if (backend === 'corrected-physics') {
+    const gpus = tp * (mc.numLocalExperts >= 2 ? inp.dp : 1);
+    const r = withGpuPhysics(gpu, found, canonical, gpus, inp.userHardwareLabel ?? '--hardware-config');
+    hw = r.hw;
+    info.push(r.info);
   }
 
   let totalKvBlocks = inp.totalKvBlocks;
   let kvParams: KVCapacityParams | null = null;
   try {
-    kvParams = extractKVCapacityParams(raw, label);
+    kvParams = extractKVCapacityParams(raw, label, parseOpts);
   } catch (e) {
     if (!inp.totalKvBlocksExplicit) warnings.push(`could not extract KV capacity params: ${(e as Error).message}; using total-kv-blocks=${totalKvBlocks}`);
   }
@@ -226,8 +243,8 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
       if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
       // corrected-physics: each DP rank is its own engine with its own KV cache, sized for its tp GPUs.
       else totalKvBlocks = backend === 'corrected-physics'
-        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...(inp.corrected === true ? { corrected: true } : {}) })
-        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...(inp.corrected === true ? { corrected: true } : {}) });
+        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}) })
+        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}) });
     }
   }
   const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);
@@ -248,10 +265,25 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
       ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: inp.profile?.profile.coefficients ?? {} })
       : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true });
   return {
-    backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings,
+    backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings, info,
     alpha, beta, kvParams, findHardware: hardwareFinder(inp), architecture: mc,
     correctedCoefficients: inp.profile?.profile.coefficients ?? {},
+    ...(inp.profile?.profile.range !== undefined ? { profileRange: { label: inp.profile.label, range: inp.profile.profile.range } } : {}),
   };
+}
+
+/**
+ * GPU `gpu` (entry `hw`, catalog name `canonical` if any) with the corrected-physics facts of that very GPU,
+ * for a deployment of `gpus` GPUs; a ConfigError naming the missing fields when they can be neither found nor
+ * derived (never another GPU's physics).
+ */
+export function withGpuPhysics(gpu: string, hw: HardwareConfig, canonical: string | undefined, gpus: number, fileLabel: string): { hw: HardwareConfig; info: string } {
+  const r = resolveGpuPhysics(hw.physics, hw.userPhysics, canonical, gpus);
+  if (!r.ok) {
+    throw new ConfigError('missing-gpu-physics', `${fileLabel}: GPU ${showValue(gpu)} is not a catalog GPU and corrected-physics cannot derive its interconnect and kernel efficiencies; add to its entry ${r.missing.map((m, i) => `(${i + 1}) ${m}`).join('; ')} ` +
+      `(docs/usage.md, "GPU physics"), or name it as a catalog GPU (${GPU_NAMES.join(', ')})`, { field: r.missing.join(', ') });
+  }
+  return { hw: { ...hw, physics: r.physics }, info: `corrected-physics GPU ${gpu}: ${r.source}: ${describeGpuPhysics(r.physics)}` };
 }
 
 function hardwareFinder(inp: LatencyInput): (gpu: string) => HardwareConfig | undefined {
@@ -262,7 +294,7 @@ function hardwareFinder(inp: LatencyInput): (gpu: string) => HardwareConfig | un
 function architectureOf(inp: LatencyInput, model: string): ModelConfig | null {
   const raw = inp.userModelConfig?.raw ?? findCatalogModel(model)?.config;
   if (raw === undefined) return null;
-  return applyWeightPrecisionFallback(parseHFConfig(raw, inp.userModelConfig?.label ?? `catalog:${model}`), model);
+  return applyWeightPrecisionFallback(parseHFConfig(raw, inp.userModelConfig?.label ?? `catalog:${model}`, inp.corrected === true ? { families: true } : {}), model);
 }
 
 /**

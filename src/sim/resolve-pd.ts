@@ -19,12 +19,11 @@ import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
 import type { HardwareConfig, LatencyModel } from '../latency/types.js';
 import { canonicalGpuName } from '../config/catalog/hardware.js';
-import { DEFAULT_GPU_PHYSICS, findGpuPhysics } from '../config/catalog/gpu-physics.js';
 import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES, type PdBeyondConfig } from '../cluster/pd/beyond.js';
 import { ConfigError } from './config-error.js';
 import type { InstanceOverrides, PdEngineSetup } from './setup.js';
 import type { FlagValues } from './options.js';
-import { LATENCY_BACKENDS, type ResolvedLatency } from './resolve-latency.js';
+import { LATENCY_BACKENDS, withGpuPhysics, type ResolvedLatency } from './resolve-latency.js';
 
 /** The global engine facts the pools start from. */
 export interface PdGlobals {
@@ -257,20 +256,23 @@ function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: nu
   if (backend === 'blackbox') return createBlackboxModel({ alpha: lat.alpha, beta: lat.beta });
   const arch = lat.architecture;
   if (arch === null) throw bad(`${flagPrefix}-latency-model ${backend} needs the model's config.json; pass --model-config-folder`);
-  const hw = gpu === null ? lat.hardwareConfig ?? lat.findHardware(lat.hardware) : poolGpu(lat, gpu, backend, flagPrefix);
+  const hw = gpu === null ? lat.hardwareConfig ?? lat.findHardware(lat.hardware) : poolGpu(lat, gpu, backend, flagPrefix, tp);
   if (hw === undefined || hw === null) throw bad(`${flagPrefix}-latency-model ${backend} needs a GPU: set --hardware`);
   if (tp <= 0) throw bad(`${flagPrefix}-tp must be > 0 for the ${backend} latency model`);
-  if (backend === 'corrected-physics') return createCorrectedPhysicsModel({ model: arch, hardware: hw, tp, coefficients: lat.correctedCoefficients });
+  if (backend === 'corrected-physics') {
+    const name = gpu ?? lat.hardware;
+    const own = hw.physics !== undefined ? hw : withGpuPhysics(name, hw, canonicalGpuName(name), tp, `${flagPrefix}-hardware`).hw;
+    return createCorrectedPhysicsModel({ model: arch, hardware: own, tp, coefficients: lat.correctedCoefficients });
+  }
   return backend === 'roofline'
     ? createRooflineModel({ model: arch, hardware: hw, tp, alpha: lat.alpha, corrected: g.corrected === true })
     : createTrainedPhysicsModel({ model: arch, hardware: hw, tp, dp: g.dp, moeCommBackend: g.moeCommBackend, alpha: lat.alpha, beta: lat.beta, corrected: g.corrected === true });
 }
 
 /** The pool's own GPU (corrected semantics), with the physics entry corrected-physics needs filled in as for --hardware. */
-function poolGpu(lat: ResolvedLatency, gpu: string, backend: string, flagPrefix: string): HardwareConfig {
+function poolGpu(lat: ResolvedLatency, gpu: string, backend: string, flagPrefix: string, tp: number): HardwareConfig {
   const hw = lat.findHardware(gpu);
   if (hw === undefined) throw bad(`${flagPrefix}-hardware: unknown GPU "${gpu}"; use a GPU of the catalog or add it to --hardware-config`);
   if (backend !== 'corrected-physics' || hw.physics !== undefined) return hw;
-  const canonical = canonicalGpuName(gpu);
-  return { ...hw, physics: (canonical === undefined ? undefined : findGpuPhysics(canonical)) ?? DEFAULT_GPU_PHYSICS };
+  return withGpuPhysics(gpu, hw, canonicalGpuName(gpu), tp, `${flagPrefix}-hardware`).hw;
 }

@@ -32,6 +32,7 @@ import { attachSampler, formatTimeSeries, resolveTimeSeries, type TimeSeriesRequ
 import type { TimeSeriesSampler } from '../cluster/timeseries.js';
 import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
+import { arrivalRate, profileRangeWarning, type ProfileRange } from '../latency/profile-range.js';
 import type { FlagValues } from './options.js';
 import { idlePoolWarnings } from './idle-pools.js';
 import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
@@ -374,7 +375,10 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   outputFormat(f);
   const deployment = await readDeployment(f, env);
   const { setup, latency, seed, kvForGpu, lora } = await resolveEngineFlags(f, env, deployment);
-  if (deployment === null) for (const w of latency.warnings) env.warn(w);
+  if (deployment === null) {
+    for (const w of latency.warnings) env.warn(w);
+    for (const m of latency.info) env.info?.(m);
+  }
   const pol = await resolvePolicyFlags(f, env);
   checkBundleDeciders(f, pol, setup.pd);
   const scaling = resolveScaling(f, pol.scaling, 'run', kvForGpu, setup.deployment ?? null, hasEvolvableAutoscale(pol));
@@ -384,6 +388,11 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   // --semantics corrected (A3): base models are checked against the model a client's requests run on.
   checkAdapterReferences(wl.adapterRefs ?? [], lora, semanticsFlag(f) === 'corrected' ? (setup.deployment?.defaultModel ?? setup.model ?? '') : null);
   const count = Array.isArray(wl.requests) ? wl.requests.length : (wl.total ?? 0);
+  if (latency.profileRange !== undefined) {
+    // A streamed (generated) workload arrives at --rate; a materialised one at what its arrival times say.
+    const rate = Array.isArray(wl.requests) ? arrivalRate((wl.requests as readonly Request[]).map((r) => r.arrivalTime)) : spec === '' && users === 0 ? f.float('rate') : 0;
+    warnProfileLoad(latency.profileRange, rate, env);
+  }
   env.info?.(`workload: ${count} requests${wl.sessions.length > 0 ? ` and ${wl.sessions.length} closed-loop sessions` : ''} (${spec !== '' ? `spec ${spec}` : users > 0 ? `${users} closed-loop users` : `--workload ${f.str('workload')}`})`);
   const goodputTargets = mergeGoodputTargets(cliGoodput(f), null, wl.specGoodput);
   fitnessWeights(f); // validate before simulating
@@ -524,7 +533,10 @@ export async function checkSimulation(mode: 'run' | 'replay', f: FlagValues, env
   }
   const deployment = await readDeployment(f, env);
   const { seed, latency, kvForGpu, setup } = await resolveEngineFlags(f, env, deployment);
-  if (deployment === null) for (const w of latency.warnings) env.warn(w);
+  if (deployment === null) {
+    for (const w of latency.warnings) env.warn(w);
+    for (const m of latency.info) env.info?.(m);
+  }
   const pol = await resolvePolicyFlags(f, env);
   checkBundleDeciders(f, pol, setup.pd);
   resolveScaling(f, pol.scaling, mode, mode === 'run' ? kvForGpu : null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
@@ -556,7 +568,10 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   env.info?.(`trace: ${records.length} records from ${dataPath} (trace_version ${header.traceVersion}, mode ${header.mode === '' ? 'unset' : header.mode})`);
   const deployment = await readDeployment(f, env);
   const { setup, latency, seed, lora } = await resolveEngineFlags(f, env, deployment);
-  if (deployment === null) for (const w of latency.warnings) env.warn(w);
+  if (deployment === null) {
+    for (const w of latency.warnings) env.warn(w);
+    for (const m of latency.info) env.info?.(m);
+  }
   const pol = await resolvePolicyFlags(f, env);
   checkBundleDeciders(f, pol, setup.pd);
   resolveScaling(f, pol.scaling, 'replay', null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
@@ -565,6 +580,7 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   if (semanticsFlag(f) === 'corrected') checkAdapterReferences(records.map((r) => ({ kind: `--trace-data ${dataPath}: request_id`, id: String(r.requestId), adapter: r.adapter, model: null })), lora);
   else warnUndeclaredAdapters(records, lora, env);
   const { requests, sessions } = buildReplayWorkload(f, env, { header, records }, seed, dataPath);
+  if (latency.profileRange !== undefined) warnProfileLoad(latency.profileRange, arrivalRate(requests.map((r) => r.arrivalTime)), env);
   if (setup.deployment) checkDeploymentRequests(setup.deployment, requests, setup.kv.blockSize);
   // Corrected semantics cover the rounds a closed-loop replay regenerates (the same bound as in fixed mode).
   const horizon = f.changed('horizon') ? horizonFlag(f) : semanticsFlag(f) === 'corrected' ? recordedReplayHorizon(records) : defaultReplayHorizon(requests);
@@ -642,4 +658,10 @@ function simResults(report: Report): Record<string, unknown>[] {
   }
   rows.sort((a, b) => a.id - b.id);
   return rows.map((x) => x.row);
+}
+
+/** Warns when the workload arrives outside the request rates a --latency-profile was fitted on. */
+function warnProfileLoad(p: { readonly label: string; readonly range: ProfileRange }, rateRps: number, env: SimEnv): void {
+  const w = profileRangeWarning(p.range, p.label, rateRps);
+  if (w !== undefined) env.warn(w);
 }

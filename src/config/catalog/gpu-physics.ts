@@ -124,13 +124,68 @@ export const GPU_PHYSICS: Readonly<Record<string, GpuPhysics>> = {
   'RTX-PRO-6000': { interconnect: PCIE5, efficiency: ADA },
 };
 
-/**
- * Physics of a catalog GPU (exact name; aliases are resolved by the caller), or the Hopper HGX defaults for
- * an unknown name — the common case of a user GPU given only by its peaks.
- */
+/** Physics of a catalog GPU by its exact catalog name (aliases and spellings are resolved by the caller). */
 export function findGpuPhysics(name: string): GpuPhysics | undefined {
   return Object.hasOwn(GPU_PHYSICS, name) ? GPU_PHYSICS[name] : undefined;
 }
 
-/** Used for user GPUs that give no interconnect/efficiency of their own. */
-export const DEFAULT_GPU_PHYSICS: GpuPhysics = { interconnect: NVSWITCH_H, efficiency: HOPPER };
+/**
+ * GPU classes (architecture generations) a user GPU names in its `--hardware-config` entry (`"class"`): the
+ * kernel efficiencies of the generation and the NVLink per-call latencies it reaches. `blackwell-gddr` is the
+ * workstation Blackwell (RTX PRO 6000): the catalog prices it like Ada (GDDR memory, same software maturity).
+ */
+export const GPU_CLASSES = {
+  ampere: { efficiency: AMPERE, nvlinkLatencyUs: [10, 15] },
+  ada: { efficiency: ADA, nvlinkLatencyUs: [8.5, 13.5] },
+  hopper: { efficiency: HOPPER, nvlinkLatencyUs: [8.5, 13.5] },
+  blackwell: { efficiency: BLACKWELL, nvlinkLatencyUs: [8, 13] },
+  'blackwell-gddr': { efficiency: ADA, nvlinkLatencyUs: [8, 13] },
+} as const satisfies Record<string, { efficiency: EfficiencySpec; nvlinkLatencyUs: readonly [number, number] }>;
+export type GpuClass = keyof typeof GPU_CLASSES;
+export const GPU_CLASS_NAMES = Object.keys(GPU_CLASSES) as readonly GpuClass[];
+
+/**
+ * PCIe collectives per generation, with peer-to-peer (P2P) transfers between the cards: the PCIe 4.0 and 5.0
+ * figures are the catalog's (L40S/RTX-4090 and RTX-PRO-6000/H100-PCIe: nccl-tests on 8×H100 PCIe reach 35–45
+ * GB/s busbw at GB sizes, ≈ 55 % of the 64 GB/s link), 3.0 and 6.0 halve and double the bandwidth of the
+ * neighbouring generation, as the link does.
+ */
+export const PCIE_LINKS: Readonly<Record<number, LinkSpec>> = {
+  3: link('pcie3', [18, 5], [30, 9]),
+  4: PCIE4.intraNode,
+  5: PCIE5.intraNode,
+  6: link('pcie6', [10, 40], [18, 70]),
+};
+
+/**
+ * Without P2P (consumer cards, or P2P disabled by the driver / IOMMU), NCCL stages every transfer through host
+ * memory: about twice the per-call latency and half the bandwidth of the same generation with P2P (an estimate
+ * from the extra copy; measure with nccl-tests and give an explicit "interconnect" where it matters).
+ */
+export function pcieLink(gen: number, p2p: boolean): LinkSpec | undefined {
+  const l = PCIE_LINKS[gen];
+  if (l === undefined) return undefined;
+  if (p2p) return l;
+  const half = (p: ProtocolSpec): [number, number] => [p.latencyUs * 2, p.busBandwidthGBs / 2];
+  return link(`${l.kind}-no-p2p`, half(l.small), half(l.large));
+}
+
+/**
+ * An NVLink/NVSwitch node from the datasheet's NVLink figure (GB/s, bidirectional per GPU: H100 SXM 900, A100
+ * SXM 600, B200 1,800): the H100 measurements (57 GB/s busbw in the low-latency protocol, 360 GB/s at prefill
+ * sizes, for 450 GB/s per direction) scaled by the per-direction bandwidth, at the class's per-call latency.
+ */
+export function nvlinkLink(bidirectionalGBs: number, cls: GpuClass): LinkSpec {
+  const r = bidirectionalGBs / 2 / 450;
+  const [small, large] = GPU_CLASSES[cls].nvlinkLatencyUs;
+  return link(`nvlink-${bidirectionalGBs}`, [small, 57 * r], [large, 360 * r]);
+}
+
+/** The fabric between nodes that usually comes with a GPU class's NVLink servers, and with PCIe servers. */
+export function interNodeLink(nvlink: boolean, cls: GpuClass | undefined): LinkSpec {
+  if (!nvlink) return ROCE_200;
+  return cls === 'ampere' ? IB_HDR : IB_NDR;
+}
+
+/** A placeholder for a deployment that never talks between GPUs (TP 1, DP 1): collectives over 1 GPU cost 0. */
+export const NO_LINK: LinkSpec = link('none (single GPU)', [0, 1], [0, 1]);

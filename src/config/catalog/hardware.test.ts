@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { GPU_CATALOG, GPU_NAMES, findGpu } from './hardware.js';
+import { GPU_CATALOG, GPU_NAMES, canonicalGpuName, findGpu } from './hardware.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const referenceFile = path.join(path.resolve(projectRoot, '../shared'), 'parity', 'hardware_config.json');
@@ -34,11 +34,29 @@ describe('GPU catalog', () => {
     }
   });
 
-  it('finds GPUs by exact name or alias only', () => {
+  it('finds GPUs by exact name or alias, then by the spelling rule', () => {
     expect(findGpu('H100')).toBe(GPU_CATALOG.H100);
     expect(findGpu('RTX 4090')).toBe(GPU_CATALOG['RTX-4090']);
-    expect(findGpu('h100')).toBeUndefined();
+    expect(findGpu('h100')).toBe(GPU_CATALOG.H100);
     expect(findGpu('toString')).toBeUndefined();
+  });
+
+  it('resolves common spellings to catalog entries (case, separators, vendor words, memory and form-factor suffixes)', () => {
+    const cases: Record<string, string> = {
+      RTXPRO6000: 'RTX-PRO-6000', RTX_PRO_6000: 'RTX-PRO-6000', 'rtx-pro-6000': 'RTX-PRO-6000', 'RTX PRO 6000 Blackwell Server Edition': 'RTX-PRO-6000',
+      'NVIDIA RTX PRO 6000 Blackwell Workstation Edition': 'RTX-PRO-6000', 'rtx-pro-6000-96gb': 'RTX-PRO-6000',
+      'A100-SXM4-80GB': 'A100-80', 'A100-SXM4-40GB': 'A100-40', 'a100_40gb': 'A100-40', 'A100-SXM4': 'A100-SXM', 'nvidia-a100-80g': 'A100-80',
+      'H100-SXM': 'H100', H100_SXM5: 'H100', 'h100-sxm5-80gb': 'H100', 'H100-80GB': 'H100', 'NVIDIA H100 PCIe': 'H100-PCIe', h100pcie: 'H100-PCIe', 'H100-PCIe-80GB': 'H100-PCIe',
+      'h200-141gb': 'H200', 'B200-192GB': 'B200', 'b200_sxm': 'B200', 'NVIDIA L40S': 'L40S', 'l40s-48gb': 'L40S', l4: 'L4',
+      'GeForce RTX 4090': 'RTX-4090', 'rtx_4090_24gb': 'RTX-4090',
+    };
+    for (const [spelling, name] of Object.entries(cases)) expect(canonicalGpuName(spelling), spelling).toBe(name);
+  });
+
+  it('does not resolve other GPUs, ambiguous names or contradicting suffixes', () => {
+    for (const name of ['A100', 'A100-PCIe', 'H100-NVL', 'H100-94GB', 'H800', 'A10', 'L40', 'RTX-6000', 'RTX-4090-48GB', 'L4-SXM', 'H100-SXM-PCIe', 'H100-80GB-40GB', '', 'NVIDIA']) {
+      expect(canonicalGpuName(name), name).toBeUndefined();
+    }
   });
 
   const title = haveReference ? 'matches the reference hardware_config.json' : `reference comparison skipped: ${referenceFile} not found`;

@@ -10,6 +10,7 @@
  */
 
 import type { GpuPhysics } from './gpu-physics.js';
+import type { UserGpuPhysics } from '../gpu-physics-derive.js';
 
 /** One GPU, structurally identical to the latency layer's HardwareConfig. */
 export interface GpuSpec {
@@ -21,6 +22,8 @@ export interface GpuSpec {
   readonly MemoryGiB: number;
   /** Interconnect and efficiencies of a user GPU (catalog GPUs keep theirs in gpu-physics.ts). */
   readonly physics?: GpuPhysics;
+  /** Datasheet facts and partial physics of a user GPU, from which corrected-physics derives the rest. */
+  readonly userPhysics?: UserGpuPhysics;
 }
 
 const A100_80: GpuSpec = {
@@ -154,10 +157,97 @@ export function findGpu(name: string, corrected = false): GpuSpec | undefined {
   return corrected && Object.hasOwn(CORRECTED_SPECS, canonical) ? { ...spec, ...CORRECTED_SPECS[canonical] } : spec;
 }
 
-/** The catalog name `name` stands for (itself or through an alias), or undefined when it is not in the catalog. */
+/**
+ * The catalog name `name` stands for, or undefined when it is not in the catalog: an exact name or alias
+ * first (the reference is case-sensitive), then the spelling rule of {@link resolveGpuName}.
+ */
 export function canonicalGpuName(name: string): GpuName | undefined {
+  return exactGpuName(name) ?? resolveGpuName(name);
+}
+
+/** The catalog name for an exact catalog name or alias (the reference's lookup), else undefined. */
+export function exactGpuName(name: string): GpuName | undefined {
   if (Object.hasOwn(GPU_CATALOG, name)) return name as GpuName;
   return Object.hasOwn(GPU_ALIASES, name) ? GPU_ALIASES[name] : undefined;
+}
+
+/** Family, form factor and memory of each catalog entry, which the spelling rule matches against. */
+const GPU_IDENTITY: Readonly<Record<GpuName, { family: string; form: 'SXM' | 'PCIE'; memGB: readonly number[] }>> = {
+  H100: { family: 'H100', form: 'SXM', memGB: [80] },
+  'H100-PCIe': { family: 'H100', form: 'PCIE', memGB: [80] },
+  H200: { family: 'H200', form: 'SXM', memGB: [141] },
+  B200: { family: 'B200', form: 'SXM', memGB: [180, 192] },
+  'A100-40': { family: 'A100', form: 'SXM', memGB: [40] },
+  'A100-80': { family: 'A100', form: 'SXM', memGB: [80] },
+  'A100-SXM': { family: 'A100', form: 'SXM', memGB: [80] },
+  L40S: { family: 'L40S', form: 'PCIE', memGB: [48] },
+  L4: { family: 'L4', form: 'PCIE', memGB: [24] },
+  'RTX-4090': { family: 'RTX4090', form: 'PCIE', memGB: [24] },
+  'RTX-PRO-6000': { family: 'RTXPRO6000', form: 'PCIE', memGB: [96] },
+};
+
+const compactName = (s: string): string => s.toUpperCase().replace(/[^A-Z0-9]/g, '');
+
+/**
+ * The spelling rule for GPU names (docs/usage.md, "GPU names"): case and separators (`-`, `_`, spaces, dots)
+ * are ignored; a leading vendor word (`NVIDIA`, `GeForce`, `Tesla`) and a trailing `Blackwell`,
+ * `Server Edition` or `Workstation Edition` are dropped; a trailing memory size (`80GB`, `40G`) and form factor
+ * (`SXM`, `SXM4`, `SXM5`, `PCIe`) select among the entries of that family and must agree with the entry. When
+ * the spelling leaves several entries open, the one named by the family alone (with the form factor given) is
+ * taken (`H100-80GB` → H100, `A100-SXM4` → A100-SXM); otherwise the name is ambiguous (`A100`) and not
+ * resolved. `RTXPRO6000`, `rtx_pro_6000`, `A100-SXM4-80GB`, `H100_SXM5` and `nvidia-h100-pcie` all resolve.
+ */
+export function resolveGpuName(name: string): GpuName | undefined {
+  let c = compactName(name);
+  for (const [alias, target] of [...Object.entries(GPU_ALIASES), ...GPU_NAMES.map((n) => [n, n] as const)]) {
+    if (compactName(alias) === c) return target;
+  }
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const prefix of ['NVIDIA', 'GEFORCE', 'TESLA']) {
+      if (c.startsWith(prefix) && c.length > prefix.length) {
+        c = c.slice(prefix.length);
+        changed = true;
+      }
+    }
+  }
+  // Every way of reading trailing suffixes off the name (a memory size may take 2 or 3 of its digits).
+  const matches = new Set<GpuName>();
+  for (const p of suffixReadings(c, {})) {
+    const candidates = GPU_NAMES.filter((n) => {
+      const id = GPU_IDENTITY[n];
+      return id.family === p.family && (p.form === undefined || id.form === p.form) && (p.mem === undefined || id.memGB.includes(p.mem));
+    });
+    const one = pickCandidate(candidates, p.family, p.form);
+    if (one !== undefined) matches.add(one);
+  }
+  // Readings that land on entries with the same figures (A100-80 and A100-SXM) agree.
+  const found = [...matches];
+  return new Set(found.map((n) => JSON.stringify(GPU_CATALOG[n]))).size === 1 ? found[0] : undefined;
+}
+
+interface Reading { readonly family: string; readonly mem?: number; readonly form?: 'SXM' | 'PCIE' }
+
+function suffixReadings(c: string, got: { mem?: number; form?: 'SXM' | 'PCIE' }): Reading[] {
+  const out: Reading[] = [{ family: c, ...got }];
+  const word = /^(.+)(BLACKWELL|SERVEREDITION|WORKSTATIONEDITION)$/.exec(c);
+  if (word !== null) out.push(...suffixReadings(word[1]!, got));
+  const form = /^(.+)(SXM\d?|PCIE)$/.exec(c);
+  if (form !== null && got.form === undefined) out.push(...suffixReadings(form[1]!, { ...got, form: form[2]!.startsWith('SXM') ? 'SXM' : 'PCIE' }));
+  for (const digits of [2, 3]) {
+    const mem = new RegExp(`^(.+)(\\d{${digits}})GB?$`).exec(c);
+    if (mem !== null && got.mem === undefined) out.push(...suffixReadings(mem[1]!, { ...got, mem: Number(mem[2]) }));
+  }
+  return out;
+}
+
+/** One GPU among the entries a reading fits; when they differ, the entry named by the family (and form) alone. */
+function pickCandidate(candidates: readonly GpuName[], family: string, form: string | undefined): GpuName | undefined {
+  if (candidates.length === 0) return undefined;
+  const distinct = new Set(candidates.map((n) => JSON.stringify(GPU_CATALOG[n])));
+  if (distinct.size === 1) return candidates[0];
+  // Several different GPUs fit: the entry named by the family alone (plus the form factor given) is meant.
+  return candidates.find((n) => compactName(n) === family || compactName(n) === family + (form ?? ''));
 }
 
 /**

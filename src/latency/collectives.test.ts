@@ -1,0 +1,76 @@
+/**
+ * Tensor-parallel all-reduce priced by hand (issue 28, item 1): the ring moves 2(n − 1)/n of the message per
+ * GPU; a call costs the cheaper of the link's two protocols, latency·(1 + log2 n)/2 + bus bytes / bus bandwidth
+ * (GB/s = 1e3 bytes/µs); a layer has two all-reduces (Falcon's parallel attention one). Link figures: NVLink
+ * from the datasheet bandwidth and class, PCIe by generation, with and without P2P.
+ */
+import { describe, expect, it } from 'vitest';
+import { GPU_CATALOG } from '../config/catalog/hardware.js';
+import { GPU_PHYSICS, nvlinkLink, pcieLink } from '../config/catalog/gpu-physics.js';
+import { CORRECTED_PHYSICS_COEFFICIENTS, createCorrectedPhysicsModel } from './corrected-physics.js';
+import { model } from './test-fixtures.js';
+import type { HardwareConfig, StepBatch } from './types.js';
+
+/** The comm term (µs) of one step of `n` requests with `tokens` new tokens each, decoding (or prefilling from 0). */
+function comm(hw: HardwareConfig, tp: number, n: number, tokens: number, over = {}): number {
+  const prefill = tokens > 1;
+  const batch: StepBatch = {
+    count: n,
+    progress: new Int32Array(n).fill(prefill ? 0 : 100),
+    newTokens: new Int32Array(n).fill(tokens),
+    inputLen: new Int32Array(n).fill(prefill ? tokens : 50),
+    outputLen: new Int32Array(n).fill(10),
+  };
+  const g = new Float64Array(CORRECTED_PHYSICS_COEFFICIENTS.length);
+  createCorrectedPhysicsModel({ model: model(over), hardware: hw, tp }).linear!.stepGradient(batch, g);
+  return g[CORRECTED_PHYSICS_COEFFICIENTS.indexOf('comm')]!;
+}
+
+const H100: HardwareConfig = { ...GPU_CATALOG.H100, physics: GPU_PHYSICS.H100! };
+const L40S: HardwareConfig = { ...GPU_CATALOG.L40S, physics: GPU_PHYSICS.L40S! };
+
+describe('TP all-reduce, hand calculations (hidden 4096, 32 layers, bf16)', () => {
+  it('NVLink 4 NVSwitch, TP 2, 8 decodes: 64 KiB per call, low-latency protocol', () => {
+    // bytes 8·4096·2 = 65,536; ring 2·1/2 → 65,536 per GPU; hops (1 + 1)/2 = 1.
+    // small 8.5 + 65,536/57,000 = 9.6498 µs; large 13.5 + 65,536/360,000 = 13.682 µs → small; × 2 × 32 layers.
+    expect(comm(H100, 2, 8, 1)).toBeCloseTo(64 * (8.5 + 65536 / 57000), 9);
+  });
+
+  it('PCIe 4, TP 4, a 2048-token prefill: 16 MiB per call, bandwidth protocol', () => {
+    // bytes 2048·4096·2 = 16,777,216; ring 2·3/4 → 25,165,824 per GPU; hops (1 + 2)/2 = 1.5.
+    // small 15·1.5 + 25,165,824/10,000 = 2,539.1 µs; large 25·1.5 + 25,165,824/18,000 = 1,435.6 µs → large.
+    expect(comm(L40S, 4, 1, 2048)).toBeCloseTo(64 * (25 * 1.5 + 25165824 / 18000), 6);
+  });
+
+  it('the same prefill over NVSwitch costs 14× less; TP 1 has no collective; TP 8 moves 7/4 of the message', () => {
+    const nv = comm(H100, 4, 1, 2048);
+    expect(nv).toBeCloseTo(64 * (13.5 * 1.5 + 25165824 / 360000), 6);
+    expect(comm(L40S, 4, 1, 2048) / nv).toBeGreaterThan(14);
+    expect(comm(H100, 1, 1, 2048)).toBe(0);
+    // TP 8: ring 2·7/8 = 1.75 × 16 MiB = 29,360,128 bytes per GPU; hops (1 + 3)/2 = 2.
+    expect(comm(H100, 8, 1, 2048)).toBeCloseTo(64 * (13.5 * 2 + 29360128 / 360000), 6);
+  });
+
+  it('one all-reduce per layer where the model sums attention and MLP first (Falcon)', () => {
+    expect(comm(H100, 2, 8, 1, { allReducesPerLayer: 1 })).toBeCloseTo(32 * (8.5 + 65536 / 57000), 9);
+  });
+});
+
+describe('links derived from datasheet facts', () => {
+  it('PCIe by generation (bandwidth doubles per generation), without P2P twice the latency and half the bandwidth', () => {
+    const bw = (g: number): number => pcieLink(g, true)!.large.busBandwidthGBs;
+    expect([3, 4, 5, 6].map(bw)).toEqual([9, 18, 35, 70]);
+    expect([3, 4, 5, 6].map((g) => pcieLink(g, true)!.small.latencyUs)).toEqual([18, 15, 12, 10]);
+    expect(pcieLink(5, false)).toEqual({ kind: 'pcie5-no-p2p', small: { latencyUs: 24, busBandwidthGBs: 10 }, large: { latencyUs: 40, busBandwidthGBs: 17.5 } });
+    expect(pcieLink(2, true)).toBeUndefined();
+  });
+
+  it('NVLink from its bidirectional datasheet figure: 900 GB/s gives the H100 catalog link, 600 (A100) two thirds of it at Ampere latency', () => {
+    expect(nvlinkLink(900, 'hopper').small).toEqual(GPU_PHYSICS.H100!.interconnect.intraNode.small);
+    expect(nvlinkLink(900, 'hopper').large).toEqual(GPU_PHYSICS.H100!.interconnect.intraNode.large);
+    const a = nvlinkLink(600, 'ampere');
+    expect(a.small.latencyUs).toBe(10);
+    expect(a.small.busBandwidthGBs).toBeCloseTo(38, 9);
+    expect(a.large).toEqual({ latencyUs: 15, busBandwidthGBs: 240 });
+  });
+});
