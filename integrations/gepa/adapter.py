@@ -54,18 +54,13 @@ Standard library only; Python 3.8+.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
 import re
-import shlex
 import signal
-import socket
 import subprocess
 import tempfile
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -123,37 +118,17 @@ def _load_warm() -> Any:
 
 _warm = _load_warm()
 BlisSetupError = _warm.BlisSetupError
+# The shared helpers of integrations/blis_warm.py (one copy for both adapters).
+blis_command = _warm.blis_command
+cache_args = _warm.cache_args
+tail = _warm.tail
+_error_line = _warm.error_line
+setup_error = _warm.setup_error
+http_json = _warm.http_json
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Running blis
-
-
-def blis_command(cmd: Optional[Sequence[str]] = None) -> List[str]:
-    """The command prefix running blis: ``cmd``, else ``BLIS_CMD`` (shell-split), else ``node <repo>/bin/blis.js``."""
-    if cmd:
-        return list(cmd)
-    override = os.environ.get("BLIS_CMD", "").strip()
-    if override:
-        return shlex.split(override)
-    return ["node", str(REPO_ROOT / "bin" / "blis.js")]
-
-
-def cache_args() -> List[str]:
-    """``--cache DIR`` for blis: ``BLIS_CACHE_DIR`` when set (set but empty: no cache); else, when blis is this
-    checkout's (no ``BLIS_CMD``), a folder in the temp directory named by the checkout and its build, so that the
-    suite's baseline (every result carries the paired difference to it) and any re-evaluated program are
-    simulated once per build, not once per evaluation process."""
-    if "BLIS_CACHE_DIR" in os.environ:
-        folder = os.environ["BLIS_CACHE_DIR"].strip()
-        return ["--cache", folder] if folder else []
-    if os.environ.get("BLIS_CMD", "").strip():
-        return []
-    try:
-        stamp = "%s:%d" % (REPO_ROOT, (REPO_ROOT / "dist" / "cli.cjs").stat().st_mtime_ns)
-    except OSError:
-        return []
-    return ["--cache", str(Path(tempfile.gettempdir()) / ("blis-eval-cache-" + hashlib.sha1(stamp.encode("utf-8")).hexdigest()[:12]))]
 
 
 def env_timeout_s() -> float:
@@ -163,12 +138,6 @@ def env_timeout_s() -> float:
         return value if value > 0 and math.isfinite(value) else DEFAULT_TIMEOUT_S
     except ValueError:
         return DEFAULT_TIMEOUT_S
-
-
-def tail(text: str, n: int = STDERR_TAIL_CHARS) -> str:
-    """The last ``n`` characters of ``text`` (stripped)."""
-    text = (text or "").strip()
-    return text if len(text) <= n else "[...]\n" + text[-n:]
 
 
 def _clip(text: str, n: int) -> str:
@@ -251,69 +220,6 @@ def run_blis(args: List[str], timeout_s: float, cmd: Optional[Sequence[str]] = N
         except (subprocess.TimeoutExpired, ValueError):
             out, err = "", ""
         return None, out or "", err or "", True
-
-
-def _error_line(err: str) -> str:
-    """The line of blis's stderr that says what went wrong: its ``error:`` / ``internal:`` line, else an
-    ``...Error: ...`` line (a Node stack), else the last line."""
-    lines = [line.strip() for line in (err or "").splitlines() if line.strip()]
-    for line in lines:
-        if line.startswith(("error:", "internal:")):
-            return line
-    for line in lines:
-        if line.split(":", 1)[0].split(" ", 1)[0].endswith("Error"):
-            return line
-    return lines[-1] if lines else ""
-
-
-def setup_error(cmd: Sequence[str], code: Optional[int], out: str, err: str) -> BlisSetupError:
-    """The exception for a blis run that produced no evaluation result (``code`` None: it could not start)."""
-    line = _error_line(err)
-    if code is None:
-        what = "blis could not be started"
-    elif code == 2:
-        what = "blis set-up error (exit 2)"
-    elif code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = "signal %d" % -code
-        what = "blis was killed by %s" % name
-    elif code != 0:
-        what = "blis crashed (exit %d)" % code
-    else:
-        what = "blis printed no JSON evaluation result (exit 0)"
-        if not line and (out or "").strip():
-            line = "stdout: " + tail(out, 300)
-    parts = [what + (": " + line if line else "")]
-    parts.append("command: " + " ".join(shlex.quote(c) for c in cmd))
-    if code is not None and code != 2 and (err or "").strip() and err.strip() != line:
-        parts.append("stderr:\n" + tail(err, 2000))
-    return BlisSetupError("\n".join(parts))
-
-
-def http_json(url: str, body: Optional[Dict[str, Any]], timeout_s: float) -> Tuple[int, Any]:
-    """GET (``body`` None) or POST JSON to ``url``; returns (HTTP status, decoded JSON or None).
-
-    0 = no answer: ``{"error": ...}``, with ``"timeout": True`` when it did not come within ``timeout_s``.
-    """
-    data = None if body is None else json.dumps(body).encode("utf-8")
-    req = urllib.request.Request(url, data=data, method="GET" if body is None else "POST")
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(req, timeout=timeout_s) as res:  # noqa: S310 -- a URL the user configured
-            status, raw = res.status, res.read()
-    except urllib.error.HTTPError as e:
-        status, raw = e.code, e.read()
-    except (urllib.error.URLError, OSError, ValueError) as e:
-        reason = getattr(e, "reason", e)
-        timed_out = isinstance(e, socket.timeout) or isinstance(reason, socket.timeout)
-        return 0, {"error": "no answer from %s: %s" % (url, e), "timeout": timed_out}
-    try:
-        return status, json.loads(raw.decode("utf-8")) if raw else None
-    except ValueError:
-        return status, {"error": "not JSON: %r" % (raw[:200],)}
 
 
 def normalize_candidate(candidate: Any) -> Dict[str, str]:

@@ -64,7 +64,6 @@ Environment:
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import math
@@ -120,31 +119,11 @@ def _load_warm() -> Any:
 
 _warm = _load_warm()
 BlisSetupError = _warm.BlisSetupError
-
-
-def blis_command() -> List[str]:
-    """The command prefix running blis: ``BLIS_CMD`` split like a shell would, else ``node <repo>/bin/blis.js``."""
-    override = os.environ.get("BLIS_CMD", "").strip()
-    if override:
-        return shlex.split(override)
-    return ["node", str(REPO_ROOT / "bin" / "blis.js")]
-
-
-def cache_args() -> List[str]:
-    """``--cache DIR`` for blis: ``BLIS_CACHE_DIR`` when set (set but empty: no cache); else, when blis is this
-    checkout's (no ``BLIS_CMD``), a folder in the temp directory named by the checkout and its build, so that the
-    suite's baseline (every result carries the paired difference to it) and any re-evaluated program are
-    simulated once per build, not once per evaluation process."""
-    if "BLIS_CACHE_DIR" in os.environ:
-        folder = os.environ["BLIS_CACHE_DIR"].strip()
-        return ["--cache", folder] if folder else []
-    if os.environ.get("BLIS_CMD", "").strip():
-        return []
-    try:
-        stamp = "%s:%d" % (REPO_ROOT, (REPO_ROOT / "dist" / "cli.cjs").stat().st_mtime_ns)
-    except OSError:
-        return []
-    return ["--cache", str(Path(tempfile.gettempdir()) / ("blis-eval-cache-" + hashlib.sha1(stamp.encode("utf-8")).hexdigest()[:12]))]
+# The shared helpers of integrations/blis_warm.py (one copy for both adapters).
+blis_command = _warm.blis_command
+cache_args = _warm.cache_args
+_error_line = _warm.error_line
+setup_error = _warm.setup_error
 
 
 def _timeout_s() -> float:
@@ -201,45 +180,6 @@ def run_cli(args: List[str], timeout_s: float, cwd: Optional[Path] = None) -> Tu
         except (subprocess.TimeoutExpired, ValueError):
             out, err = "", ""
         return None, out or "", err or "", True
-
-
-def _error_line(err: str) -> str:
-    """The line of blis's stderr that says what went wrong: its ``error:`` / ``internal:`` line, else an
-    ``...Error: ...`` line (a Node stack), else the last line."""
-    lines = [line.strip() for line in (err or "").splitlines() if line.strip()]
-    for line in lines:
-        if line.startswith(("error:", "internal:")):
-            return line
-    for line in lines:
-        if line.split(":", 1)[0].split(" ", 1)[0].endswith("Error"):
-            return line
-    return lines[-1] if lines else ""
-
-
-def setup_error(cmd: List[str], code: Optional[int], out: str, err: str) -> BlisSetupError:
-    """The exception for a blis run that produced no evaluation result (``code`` None: it could not start)."""
-    line = _error_line(err)
-    if code is None:
-        what = "blis could not be started"
-    elif code == 2:
-        what = "blis set-up error (exit 2)"
-    elif code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = "signal %d" % -code
-        what = "blis was killed by %s" % name
-    elif code != 0:
-        what = "blis crashed (exit %d)" % code
-    else:
-        what = "blis printed no JSON evaluation result (exit 0)"
-        if not line and out.strip():
-            line = "stdout: " + _tail(out, 300)
-    parts = [what + (": " + line if line else "")]
-    parts.append("command: " + " ".join(shlex.quote(c) for c in cmd))
-    if code is not None and code != 2 and err.strip() and err.strip() != line:
-        parts.append("stderr:\n" + _tail(err, 2000))
-    return BlisSetupError("\n".join(parts))
 
 
 def _num(value: Any) -> Optional[float]:
