@@ -110,14 +110,21 @@ describe('blis compose', () => {
     expect(r.code, r.err.join()).toBe(0);
     expect(parseWorkloadSpec(r.out, 'out.yaml').category).toBe('reasoning');
   });
-  it('refuses specs with conflicting categories: one error line naming both files, exit 2, empty stdout', async () => {
+  it('under --semantics corrected, refuses specs with conflicting categories: one error line naming both files, exit 2, empty stdout', async () => {
     const a = tempFile('a.yaml', spec('language', 'a'));
     const b = tempFile('b.yaml', spec('multimodal', 'b'));
-    const r = await cli('compose', '--from', a, '--from', tempFile('c.yaml', spec('', 'c')), '--from', b);
+    const r = await cli('compose', '--semantics', 'corrected', '--from', a, '--from', tempFile('c.yaml', spec('', 'c')), '--from', b);
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
     expect(r.err).toHaveLength(1);
-    expect(r.err[0]).toBe(`compose: ${a} has category "language" but ${b} has "multimodal"; compose specs of one category (or set the same category: in each)`);
+    expect(r.err[0]).toBe(`compose: ${a} has category "language" but ${b} has "multimodal"; compose specs of one category (or set the same category: in each), or compose with --semantics reference, which keeps the first spec's category`);
+  });
+  it('by default (the reference\'s way), composes specs with conflicting categories under the first one, with a warning', async () => {
+    const a = tempFile('a.yaml', spec('language', 'a'));
+    const b = tempFile('b.yaml', spec('multimodal', 'b'));
+    const r = await cli('compose', '--from', a, '--from', b);
+    expect(r.code, r.err.join()).toBe(0);
+    expect(parseWorkloadSpec(r.out, 'out.yaml').category).toBe('language');
   });
 });
 
