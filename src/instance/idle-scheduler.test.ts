@@ -1,7 +1,7 @@
 /**
- * A policy scheduler that admits nothing while nothing runs is asked again when a request is queued on its
- * instance, not at every 1 us empty step (which ran 300 s of simulated time in 1 us steps, 25 minutes, for two
- * requests that never start).
+ * A policy scheduler that admits nothing while nothing runs is asked again with a backoff (a tenth of the time it
+ * has been idle), not at every 1 us empty step (which ran 300 s of simulated time in 1 us steps, 25 minutes, for
+ * two requests that never start); a policy that waits on the clock is still asked in time.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,7 +28,13 @@ describe('a scheduler that admits nothing', () => {
     expect(report['timed_out_requests']).toBe(2);
   });
 
-  it('waiting for a second request: asked again when it is queued, then both complete', async () => {
+  it('waiting on the clock (admit after 20 ms of waiting): admitted at most 10% late, both complete', async () => {
+    const { code, report } = await run('function makeBatch(ctx) { return ctx.waiting.filter((r) => r.waitUs >= 20000).map((r) => r.id); }');
+    expect(code).toBe(0);
+    expect(report['completed_requests']).toBe(2);
+  });
+
+  it('waiting for a second request: asked again, then both complete', async () => {
     const { code, report } = await run('function makeBatch(ctx) { return ctx.waiting.length >= 2 ? ctx.waiting.map((r) => r.id) : []; }');
     expect(code).toBe(0);
     expect(report['completed_requests']).toBe(2);

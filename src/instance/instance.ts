@@ -78,6 +78,9 @@ export interface StepInfo {
 
 export type StepHook = (inst: Instance, info: StepInfo) => void;
 
+/** How long (µs, about 285 years) an idle policy scheduler is asked again by backoff before it waits for a new request. */
+const IDLE_GIVE_UP_US = 2 ** 53;
+
 /** The one StepInfo of an instance: `batch` is synced from the running batch's slots when first read. */
 class StepInfoImpl implements StepInfo {
   clock = 0;
@@ -470,6 +473,8 @@ export class Instance {
 
   /** The current step admitted no request (see executeAndSplit). */
   private admittedNone = false;
+  /** When a policy scheduler started admitting nothing with nothing running (-1: it is not idle). */
+  private idleSince = -1;
 
   private step(now: number): void {
     if (this.run.length === 0 && this.waitQ.length === 0) {
@@ -706,16 +711,29 @@ export class Instance {
     }
     this.batch = this.run.reqs;
     if (kept > 0) {
+      this.idleSince = -1;
       this.sink.schedule(now + adv, EventKind.Step, null);
       this.stepPending = true;
     } else {
       this.stepPending = false;
       // While an adapter load is in flight the head is held: its completion event re-forms a step. A policy
-      // scheduler that admitted nothing while nothing runs is asked again when a request is queued here, not
-      // every step time (an empty step lasts 1 us: a policy that never admits would spin the run forever);
-      // the built-in schedulers (reference parity) keep stepping.
+      // scheduler that admitted nothing while nothing runs is asked again with a backoff: after a tenth of the
+      // time it has been idle (at least one step time), so a policy waiting on the clock (`waitUs` above a
+      // threshold) is asked at most 10% late, and one that never admits costs tens of steps per decade of
+      // simulated time instead of one every 1 us (an empty step's length); past IDLE_GIVE_UP_US idle it is
+      // asked again only when a request is queued here. The built-in schedulers (reference parity) keep
+      // stepping every step time.
       const idle = this.admittedNone && this.policy !== null && this.policy.makeBatch !== null;
-      if (this.waitQ.length > 0 && (this.lora === null || this.lora.loading === '') && !idle) this.scheduleStep(now + adv);
+      if (this.waitQ.length > 0 && (this.lora === null || this.lora.loading === '')) {
+        if (!idle) {
+          this.idleSince = -1;
+          this.scheduleStep(now + adv);
+        } else {
+          if (this.idleSince < 0) this.idleSince = now;
+          const idleFor = now - this.idleSince;
+          if (idleFor <= IDLE_GIVE_UP_US) this.scheduleStep(now + Math.max(adv, Math.ceil(idleFor / 10)));
+        }
+      }
     }
   }
 
