@@ -148,7 +148,8 @@ def http_json(url: str, body: Optional[Dict[str, Any]], timeout_s: float) -> Tup
         return status, {"error": "not JSON: %r" % (raw[:200],)}
 
 
-def _kill_group(proc: "subprocess.Popen[Any]") -> None:
+def kill_group(proc: "subprocess.Popen[Any]") -> None:
+    """Kills the process and its children (a wrapper such as npx starts node as a child)."""
     try:
         if os.name == "posix":
             os.killpg(proc.pid, signal.SIGKILL)
@@ -217,7 +218,7 @@ class WarmServer:
         try:
             line = first.get(timeout=timeout_s)
         except queue.Empty:
-            _kill_group(proc)
+            kill_group(proc)
             self._reap(proc)
             self._close_pipes()
             raise BlisSetupError("blis evaluate --serve did not start within %gs\ncommand: %s" % (timeout_s, " ".join(shlex.quote(c) for c in self.full)))
@@ -228,7 +229,7 @@ class WarmServer:
         try:
             code: Optional[int] = proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            kill_group(proc)
             self._reap(proc)
             code = 0
         self._join_stderr()
@@ -309,7 +310,7 @@ class WarmServer:
             try:
                 proc.wait(timeout=3)
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
+                kill_group(proc)
                 self._reap(proc)
         self._close_pipes()
         self.url = ""
@@ -330,7 +331,7 @@ class WarmServer:
             proc = self.proc
             if isinstance(doc, dict) and doc.get("timeout"):
                 if proc is not None:
-                    _kill_group(proc)
+                    kill_group(proc)
                     self._reap(proc)
                 err = self.stderr_text(mark)
                 self._close_pipes()
@@ -351,7 +352,7 @@ class WarmServer:
                 self._close_pipes()
                 raise setup_error(self.full, code if code != 0 else 1, "", err)
             if proc is not None:
-                _kill_group(proc)
+                kill_group(proc)
                 self._reap(proc)
                 self._close_pipes()
             message = doc.get("error") if isinstance(doc, dict) else "no answer"

@@ -58,7 +58,6 @@ import json
 import math
 import os
 import re
-import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -205,16 +204,7 @@ def run_blis(args: List[str], timeout_s: float, cmd: Optional[Sequence[str]] = N
         out, err = proc.communicate(timeout=timeout_s)
         return proc.returncode, out, err, False
     except subprocess.TimeoutExpired:
-        try:
-            if os.name == "posix":
-                os.killpg(proc.pid, signal.SIGKILL)
-            else:
-                proc.kill()
-        except OSError:
-            try:
-                proc.kill()
-            except OSError:
-                pass
+        _warm.kill_group(proc)
         try:
             out, err = proc.communicate(timeout=10)
         except (subprocess.TimeoutExpired, ValueError):

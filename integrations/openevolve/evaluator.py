@@ -70,7 +70,6 @@ import math
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -124,6 +123,7 @@ blis_command = _warm.blis_command
 cache_args = _warm.cache_args
 _error_line = _warm.error_line
 setup_error = _warm.setup_error
+_kill_group = _warm.kill_group
 
 
 def _timeout_s() -> float:
@@ -137,20 +137,6 @@ def _timeout_s() -> float:
 def _tail(text: str, n: int = STDERR_TAIL_CHARS) -> str:
     text = text.strip()
     return text if len(text) <= n else "[...]\n" + text[-n:]
-
-
-def _kill_group(proc: "subprocess.Popen[str]") -> None:
-    """Kills the process and its children (a wrapper such as npx starts node as a child)."""
-    try:
-        if os.name == "posix":
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
-    except (ProcessLookupError, PermissionError, OSError):
-        try:
-            proc.kill()
-        except OSError:
-            pass
 
 
 def run_cli(args: List[str], timeout_s: float, cwd: Optional[Path] = None) -> Tuple[Optional[int], str, str, bool]:

@@ -31,6 +31,7 @@ import { parseConstraintSpec, parseObjectiveSpec, withObjectives } from '../eval
 import { searchPolicies, withSeedOffset } from '../evaluate/search/search.js';
 import { proveOnHoldout } from '../evaluate/search/proof.js';
 import { findTemplate, type ParamValue } from '../policy/templates/catalog.js';
+import { validateTemplate } from '../policy/templates/validate.js';
 import { EvaluationPool } from '../evaluate/pool.js';
 import { IN_THREAD } from '../evaluate/evaluate.js';
 import { RunMemo } from '../evaluate/run-memo.js';
@@ -417,7 +418,15 @@ export async function searchCommand(o: SearchFlags, io: Io): Promise<void> {
   if (!(share >= 0 && share <= 1)) throw new UsageError('bad-flag', `--random-share must be in [0, 1], got ${showValue(o.randomShare)}`);
   const start = parseStart(o.start);
   if (t === null && Object.keys(start).length > 0) throw new UsageError('bad-flag', '--start sets a template\'s parameters: give --template too (a whole-policy search starts from the suite\'s defaults)');
-  if (t !== null) for (const k of Object.keys(start)) if (!t.parameters.some((p) => p.name === k)) throw new UsageError('bad-flag', `--start: ${t.name} has no parameter ${showValue(k)}; parameters: ${t.parameters.map((p) => p.name).join(', ')}`);
+  if (t !== null) {
+    // The catalog's own checks (names, types, ranges), reported against the flag.
+    try {
+      validateTemplate(t.point, t.name, start, [t.point], () => ({ file: '--start', pos: { line: 1, col: 1 } }));
+    } catch (e) {
+      if (e instanceof BlisError) throw new UsageError('bad-flag', e.message.replace(/^--start:1:1: [^:]*\.parameters(\.)?/, '--start: '));
+      throw e;
+    }
+  }
   const bestOut = o.best === undefined ? null : checkOutputPath('--best', o.best);
   checkInputsAndOutputs([bestOut], [
     ...(findSuite(o.suite) === undefined ? [{ flag: '--suite', path: o.suite }] : []),

@@ -99,6 +99,8 @@ describe('whole-policy search', () => {
     expectUsage(await cli(['search', '--suite', 'routing-prefix-heavy', '--points', 'routing,nope']), /--points: unknown control point "nope"/);
     expectUsage(await cli(['search', '--suite', 'routing-prefix-heavy', '--points', 'autoscale']), /no scenario uses it/);
     expectUsage(await cli(['search', '--suite', 'routing-prefix-heavy', '--start', 'd=2']), /give --template too/);
+    expectUsage(await cli(['search', '--suite', 'scheduling-slo-mix', '--template', 'priority_aging', '--start', 'class_weight=x']), /^--start: class_weight: class_weight must be a number in \[0, 1000000\], got "x"/);
+    expectUsage(await cli(['search', '--suite', 'scheduling-slo-mix', '--template', 'priority_aging', '--start', 'class_wieght=1']), /did you mean class_weight\?/);
   });
 });
 

@@ -12,7 +12,7 @@
  * Deterministic for a seed: every draw comes from a seeded Go-compatible stream, and the evaluator is.
  */
 import { GoRand } from '../../gocompat/go-rand.js';
-import { findTemplate, templateDefaults, type ParamValue, type TemplateSpec } from '../../policy/templates/catalog.js';
+import { templateDefaults, type ParamValue, type TemplateSpec } from '../../policy/templates/catalog.js';
 import type { ControlPoint } from '../../policy/view.js';
 import { candidateFromBundle } from '../candidate.js';
 import type { Candidate, Suite } from '../types.js';
@@ -169,12 +169,6 @@ export async function searchPolicies(suite: Suite, opts: SearchOptions, evaluate
     history,
     candidates: { start: startCandidate, best: best.candidate },
   };
-}
-
-/** The template a --start needs, checked (for the CLI). */
-export function templateParameterNames(name: string): string[] | null {
-  const t = findTemplate(name);
-  return t === undefined ? null : t.parameters.map((p) => p.name);
 }
 
 /** The suite with every seed shifted: held-out seeds for checking that a search's gain generalises. */

@@ -212,8 +212,12 @@ export function mutateGenome(space: SearchSpace, g: Genome, rng: GoRand, sigma: 
   return normalise(space, out);
 }
 
-/** The policy bundle (plain data, ready for --policy-config) of a genome. */
+/**
+ * The policy bundle (plain data, ready for --policy-config) of a genome; `{}` for the suite's defaults, the same
+ * bundle as a suite baseline that sets nothing, so the evaluator recognises it and does not simulate it twice.
+ */
 export function genomeBundleObject(g: Genome, id: string): Record<string, unknown> {
+  if (POINT_ORDER.every((p) => g[p] === undefined || g[p].kind === 'default')) return {};
   const out: Record<string, unknown> = { metadata: { id } };
   for (const p of POINT_ORDER) {
     const gene = g[p];
