@@ -19,6 +19,7 @@
  */
 import { PRELUDE_BUILTINS } from './fast-prelude-builtins.js';
 import { MAX_CALL_DEPTH } from './fast-rewrite.js';
+import { resultCheckSource } from './result-check.js';
 
 export const REALM_STATUS = {
   ok: 0,
@@ -221,44 +222,9 @@ function copyArgs(h) {
   return a;
 }
 
-// ---- copy out: JSON text through the realm's own stringify, checked by a replacer ----
-const RETURN = freeze({});
-let retDetail = '';
-const outStack = [];
-let outCount = 0, outChars = 0;
+// ---- copy out: JSON text through the realm's own stringify, checked by a replacer (result-check.ts) ----
 const NOT_PLAIN = [MapC.prototype, SetC.prototype, WeakMapC.prototype, WeakSetC.prototype, ErrorC.prototype, Symbol.prototype, getProto(0n)];
-function retFail(d) { retDetail = d; throw RETURN; }
-function plain(v) {
-  if (isArray(v)) return true;
-  let p = getProto(v);
-  for (let i = 0; p !== null && p !== ObjectProto && i < 1000; i++) {
-    for (let k = 0; k < NOT_PLAIN.length; k++) if (NOT_PLAIN[k] === p) return false;
-    p = getProto(p);
-  }
-  return true;
-}
-function replacer(key, value) {
-  const holder = this;
-  let n = outStack.length;
-  while (n > 0 && outStack[n - 1] !== holder) n--;
-  outStack.length = n;
-  if ((++outCount & 15) === 0) gasCharge(1);
-  outChars += key.length + 2;
-  switch (typeof value) {
-    case 'string': outChars += value.length + 2; break;
-    case 'number': if (!isFiniteNum(value)) retFail('a non-finite number (' + StringC(value) + ')'); outChars += 8; break;
-    case 'boolean': case 'undefined': outChars += 5; break;
-    case 'object':
-      if (value === null) { outChars += 4; break; }
-      for (let k = 0; k < n; k++) if (outStack[k] === value) retFail('a cyclic structure');
-      if (n >= MAX_DEPTH) retFail('nested deeper than ' + MAX_DEPTH + ' levels');
-      if (!plain(value)) retFail('an object that is not plain data');
-      apply(arrayPush, outStack, [value]); outChars += 2; break;
-    default: retFail('a ' + typeof value);
-  }
-  if (outChars > MAX_CHARS) retFail('larger than ' + MAX_CHARS + ' characters of JSON');
-  return value;
-}
+` + resultCheckSource({ stringCtor: 'StringC', stringify: 'jsonStringify', onVisit: 'if ((++outCount & 15) === 0) gasCharge(1);', push: 'apply(arrayPush, outStack, [value])' }) + String.raw`
 /** Sets the status to ok or json; returns the primitive to hand back (null for json). */
 function copyOut(r) {
   switch (typeof r) {
@@ -272,11 +238,8 @@ function copyOut(r) {
     default: retFail('a ' + typeof r);
   }
   if (r === null) { S[0] = ST.ok; return null; }
-  outStack.length = 0; outCount = 0; outChars = 0;
-  const text = apply(jsonStringify, undefined, [r, replacer]);
-  outStack.length = 0;
+  const text = checkedJson(r);
   if (text === undefined) { S[0] = ST.ok; return null; }
-  if (text.length > MAX_CHARS) retFail('larger than ' + MAX_CHARS + ' characters of JSON');
   S[0] = ST.json; S[2] = text;
   return null;
 }

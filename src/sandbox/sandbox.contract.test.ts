@@ -171,6 +171,19 @@ for (const name of SANDBOX_ENGINE_NAMES) {
         expectKind(() => run('return "x".repeat(2000000);'), ['return', 'memory']);
         expectKind(() => run('let v = 1; for (let i = 0; i < 200; i++) v = [v]; return v;'), ['return']);
       });
+      it('results are refused for the same reason, in the same words, by the checker both engines share', () => {
+        const detail = (body: string): string => expectKind(() => run(body), ['return']).detail;
+        expect(detail('const a = { b: {} }; a.b.up = a; return a;')).toContain('the result is a cyclic structure');
+        expect(detail('let v = 1; for (let i = 0; i < 80; i++) v = { v }; return v;')).toContain('the result is nested deeper than 64 levels');
+        expect(detail('return { m: new Map() };')).toContain('the result is an object that is not plain data');
+        expect(detail('return { n: [1, -Infinity] };')).toContain('the result is a non-finite number (-Infinity)');
+        expect(detail('return { f() {} };')).toContain('the result is a function');
+        expect(detail('return [Symbol.iterator];')).toContain('the result is a symbol');
+        // A shared subtree doubles the text per level: refused while walking, long before 2^40 characters exist.
+        expect(detail('let v = ["x".repeat(10000)]; for (let i = 0; i < 40; i++) v = [v, v]; return v;')).toContain('the result is larger than 1000000 characters of JSON');
+        // Plain data whose prototype is a plain object is still data.
+        expect(run('const o = Object.create({ inherited: 1 }); o.own = 2; return o;')).toEqual({ own: 2 });
+      });
       it('a thrown value is reported with its message', () => {
         const e = expectKind(() => run('throw new RangeError("bad target " + x);', 7), ['threw']);
         expect(e.detail).toContain('bad target 7');

@@ -4,15 +4,11 @@
  * linear memory: no host object is ever reachable from it, and the engine's allocator caps it.
  *
  * Design:
- * - **Loading**: the WebAssembly module is compiled once per process ({@link strictEngine}); `compile()` then
- *   instantiates it synchronously (`new WebAssembly.Instance`, ~12 ms with the prelude) with our own
- *   imports: a WASI shim with a clock stuck at 0, zero "random" bytes and a sink for stdout/stderr, an
- *   interrupt import wired to the program's budget, and `host_call`. quickjs-wasi only offers an
- *   asynchronous `QuickJS.create()`, so the VM object is built through the steps it takes (its constructor,
- *   `setInstance`, `handleHostCall`); {@link loadModule} checks once that those internals exist and fails
- *   loudly if an upgrade removed them. Evaluations go through the raw `qjs_eval`/`qjs_call` exports, never
- *   through quickjs-wasi's `JSException` (whose constructor reads the thrown value's `message`/`toString` on
- *   the host side, i.e. runs policy code outside any budget). No quickjs-wasi extension is loaded.
+ * - **Loading** (strict-vm.ts): the module is compiled once per process; `compile()` instantiates it
+ *   synchronously (~12 ms with the prelude) with our own WASI and host imports. Evaluations go through the raw
+ *   `qjs_eval`/`qjs_call` exports, never through quickjs-wasi's `JSException` (whose constructor reads the
+ *   thrown value's `message`/`toString` on the host side, i.e. runs policy code outside any budget). No
+ *   quickjs-wasi extension is loaded.
  * - **Context**: every intrinsic except Date, Promise (so there is no job queue: `async` functions throw when
  *   called and nothing can outlive a call), WeakRef/FinalizationRegistry, performance, DOMException and
  *   atob/btoa. A trusted prelude, run before any policy code, deletes `eval`, `queueMicrotask`,
@@ -55,17 +51,12 @@
  *   the call fails with `memory`, as do "invalid array length", "string too long" and the like. The native
  *   stack is capped at 128 KiB (about 540 nested calls), which keeps QuickJS's own check ahead of V8's stack
  *   limit; a stack overflow is a catchable RangeError, `stack` if it escapes.
- * - **Values in**: arguments cross as numbers in a shared `Float64Array` in the instance's memory plus an
- *   interned string table, and are rebuilt by a decoder generated per argument *shape* (object keys, array
- *   element shapes, scalar kinds) and compiled once inside the context: object literals are over 2x faster
- *   than QuickJS's `JSON.parse`, whose number parsing is slow. A shape that changes is generalised (a field
- *   that is a number or null becomes a tagged scalar, arrays of like elements have any length) or kept beside
- *   the previous ones; whatever does not fit goes as JSON text. The result is always what
- *   `JSON.parse(JSON.stringify(x))` gives, except that top-level `undefined` arguments stay `undefined`
- *   (non-JSON host values, BigInt or cycles: a TypeError from the host's `JSON.stringify`). Copying in runs
- *   outside the budget.
+ * - **Values in** (strict-marshal.ts): arguments cross as numbers in a shared `Float64Array` plus an interned
+ *   string table, rebuilt by a decoder generated per argument *shape* and compiled once inside the context
+ *   (over 2x faster than QuickJS's `JSON.parse`). The result is always what `JSON.parse(JSON.stringify(x))`
+ *   gives, except that top-level `undefined` arguments stay `undefined`. Copying in runs outside the budget.
  * - **Values out**: numbers (-0 as 0), booleans and null are read directly; anything else is serialised inside
- *   the context with the original `JSON.stringify` and a checking replacer (cycles, depth >
+ *   the context with the original `JSON.stringify` and the checking replacer both engines share (result-check.ts) (cycles, depth >
  *   {@link MAX_RESULT_DEPTH}, size > {@link MAX_RESULT_CHARS}, functions, symbols, bigint, NaN/Infinity,
  *   Map/Set/Error objects: `return`), under the budget (getters, `toJSON` and Proxy traps are policy code).
  *   Errors are classified inside the context and only a string leaves it.
@@ -83,16 +74,9 @@
  * JSON text the same call costs about 3x more. `BLIS_SANDBOX_BENCH=1 npx vitest run src/sandbox/strict.test.ts`
  * measures it; compiling a program takes about 12 ms.
  */
-// The engine's own WebAssembly binary, read once per process: not I/O the policy can reach or observe.
-// eslint-disable-next-line no-restricted-imports
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { parse as acornParse } from 'acorn';
-import { EvalFlags, Intrinsics, JSValueHandle, QuickJS } from 'quickjs-wasi';
+import { EvalFlags, JSValueHandle, QuickJS } from 'quickjs-wasi';
 import {
   DEFAULT_SANDBOX_LIMITS,
-  MAX_RESULT_CHARS,
-  MAX_RESULT_DEPTH,
   SandboxError,
   type HostFunction,
   type SandboxEngine,
@@ -102,860 +86,18 @@ import {
   type SandboxProgram,
   type SandboxStats,
 } from './types.js';
+import { CHARGE_NAME, createVm, loadModule, type Exports, type Loaded, type WasmMemory } from './strict-vm.js';
+import { MAX_DETAIL_CHARS, PRELUDE } from './strict-prelude.js';
+import { InterruptMeter } from './strict-budget.js';
+import { isIdentifier, oneLine, usesDynamicImport } from './strict-source.js';
+import { Filler, countJson, decoderSource, inferArgs, merge, type Shape } from './strict-marshal.js';
 
-/** Native stack QuickJS may use (bytes); see the module comment. */
-const MAX_STACK_BYTES = 128 * 1024;
-/** Longest thrown-value message kept in an error's detail. */
-const MAX_DETAIL_CHARS = 200;
-/** The interrupt countdown is an int32; longer budgets are spent in chunks of this size. */
-const MAX_CHUNK = 2 ** 30;
 /** Decoders compiled per program before new argument shapes fall back to JSON text. */
 const MAX_DECODERS = 64;
 /** Argument shapes remembered per entry point. */
 const MAX_SHAPES_PER_ENTRY = 4;
-/** The interned string table is rebuilt from scratch past these sizes. */
-const MAX_INTERNED = 8192;
-const MAX_INTERNED_CHARS = 1 << 20;
 const FILE_NAME = 'policy.js';
 
-const INTRINSICS =
-  Intrinsics.ALL & ~Intrinsics.DATE & ~Intrinsics.PROMISE & ~Intrinsics.WEAK_REF & ~Intrinsics.PERFORMANCE & ~Intrinsics.DOM_EXCEPTION & ~Intrinsics.ATOB_BTOA;
-
-// ---------------------------------------------------------------------------------------------------------
-// Loading: one compiled module per process, synchronous instances.
-// ---------------------------------------------------------------------------------------------------------
-
-type Exports = ReturnType<QuickJS['_getExports']>;
-
-// The project's TypeScript libs (ES2023 + Node 20 types) do not declare WebAssembly: the little we use.
-/** A compiled WebAssembly module (opaque here). */
-interface WasmModule {
-  readonly __wasmModule?: never;
-}
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-}
-interface WasmInstance {
-  readonly exports: Readonly<Record<string, unknown>>;
-}
-interface WasmApi {
-  compile(bytes: Uint8Array): Promise<WasmModule>;
-  readonly Instance: new (module: WasmModule, imports: Readonly<Record<string, Readonly<Record<string, unknown>>>>) => WasmInstance;
-}
-const Wasm = (globalThis as unknown as { readonly WebAssembly: WasmApi }).WebAssembly;
-
-/** The quickjs-wasi internals `QuickJS.create()` uses, which we drive synchronously. */
-interface QuickJSInternals {
-  setInstance(instance: WasmInstance): void;
-  handleHostCall(namePtr: number, nameLen: number, thisPtr: number, argc: number, argvPtr: number): number;
-}
-
-interface Vm {
-  readonly vm: QuickJS;
-  readonly exports: Exports;
-  readonly memory: WasmMemory;
-}
-
-const QuickJSCtor = QuickJS as unknown as new (module: WasmModule) => QuickJS;
-
-/** Name of the host function that charges budget units for native work (handled without quickjs-wasi's dispatch). */
-const CHARGE_NAME = '$c';
-
-/**
- * Instantiates the module and initialises a QuickJS runtime and context. `onInterrupt` returns 1 to stop;
- * `onCharge(units)` receives the prelude's charges for native work.
- */
-function createVm(module: WasmModule, onInterrupt: () => number, onCharge: (units: number) => void): Vm {
-  const vm = new QuickJSCtor(module);
-  const internals = vm as unknown as QuickJSInternals;
-  let memory: WasmMemory | null = null;
-  const mem = (): WasmMemory => memory!;
-  let bytes = new Uint8Array(0);
-  const ERRNO_BADF = 8;
-  const ERRNO_NOSYS = 52;
-  const hostCall = (namePtr: number, nameLen: number, thisPtr: number, argc: number, argvPtr: number): number => {
-    if (nameLen === 2 && argc === 1) {
-      if (bytes.buffer !== mem().buffer) bytes = new Uint8Array(mem().buffer);
-      if (bytes[namePtr] === 0x24 && bytes[namePtr + 1] === 0x63) {
-        // '$c'(units): one wasm call to read the number, no handle objects.
-        const e = vm._getExports();
-        const argPtr = new DataView(mem().buffer).getUint32(argvPtr, true);
-        onCharge(e.qjs_get_float64(argPtr));
-        return e.qjs_get_undefined();
-      }
-    }
-    return internals.handleHostCall(namePtr, nameLen, thisPtr, argc, argvPtr);
-  };
-  const instance = new Wasm.Instance(module, {
-    env: {
-      host_call: hostCall,
-      host_interrupt: onInterrupt,
-      host_promise_rejection: (promisePtr: number, reasonPtr: number) => {
-        const e = vm._getExports();
-        e.qjs_free_value(promisePtr);
-        e.qjs_free_value(reasonPtr);
-      },
-      host_module_normalize: () => 0,
-      host_module_load: () => 0,
-      host_get_timezone_offset: () => 0,
-    },
-    wasi_snapshot_preview1: {
-      clock_time_get: (_id: number, _precision: bigint, resultPtr: number) => {
-        new DataView(mem().buffer).setBigUint64(resultPtr, 0n, true);
-        return 0;
-      },
-      fd_write: (_fd: number, iovsPtr: number, iovsLen: number, nwrittenPtr: number) => {
-        const view = new DataView(mem().buffer);
-        let total = 0;
-        for (let i = 0; i < iovsLen; i++) total += view.getUint32(iovsPtr + i * 8 + 4, true);
-        view.setUint32(nwrittenPtr, total, true);
-        return 0;
-      },
-      fd_close: () => ERRNO_NOSYS,
-      fd_fdstat_get: () => ERRNO_BADF,
-      fd_seek: () => ERRNO_NOSYS,
-      random_get: (bufPtr: number, bufLen: number) => {
-        new Uint8Array(mem().buffer, bufPtr, bufLen).fill(0);
-        return 0;
-      },
-    },
-  });
-  memory = instance.exports['memory'] as WasmMemory;
-  internals.setInstance(instance);
-  const exports = vm._getExports();
-  exports._initialize();
-  if (exports.qjs_init2(INTRINSICS) !== 0) throw new Error('strict sandbox: QuickJS failed to initialise');
-  exports.qjs_set_max_stack_size(MAX_STACK_BYTES);
-  exports.qjs_set_interrupt_handler(1);
-  return { vm, exports, memory };
-}
-
-/**
- * Finds `interrupt_counter` in QuickJS's `JSContext` (an int32 the interpreter decrements at each poll and
- * that calls the interrupt handler when it reaches 0): the word of the context that goes down in proportion
- * to a loop's length, and that, once written, decides when the handler fires. Verified, never guessed.
- */
-function findCounterOffset(module: WasmModule): number {
-  let fired = 0;
-  const probe = createVm(
-    module,
-    () => {
-      fired++;
-      return 0;
-    },
-    () => undefined,
-  );
-  const { vm, exports, memory } = probe;
-  const ctx = exports.qjs_get_context_ptr();
-  if (ctx % 4 !== 0) throw new Error('strict sandbox: unexpected QuickJS context alignment');
-  const WORDS = 256;
-  const words = (): Int32Array => Int32Array.from(new Int32Array(memory.buffer, ctx, WORDS));
-  const loop = (n: number): void => vm.evalCode(`for (let i = 0; i < ${n}; i++) {}`).dispose();
-  const write = (i: number, v: number): void => {
-    new Int32Array(memory.buffer, ctx, WORDS)[i] = v;
-  };
-  for (let attempt = 0; attempt < 4; attempt++) {
-    loop(10);
-    const f0 = fired;
-    const a = words();
-    loop(100);
-    const b = words();
-    loop(300);
-    const c = words();
-    if (fired !== f0) continue;
-    const found: number[] = [];
-    for (let i = 0; i < WORDS; i++) {
-      const x = a[i]!, y = b[i]!, z = c[i]!;
-      const d1 = x - y, d2 = y - z;
-      if (!(x > 0 && x <= 10_000 && d1 > 0 && d2 > d1 && (d2 - d1) % 200 === 0)) continue;
-      // Written low, the handler fires within a short loop; written high, it stays quiet through a long one.
-      write(i, 7);
-      const g0 = fired;
-      loop(100);
-      if (fired === g0) continue;
-      write(i, 1_000_000_000);
-      const g1 = fired;
-      loop(20_000);
-      const left = new Int32Array(memory.buffer, ctx, WORDS)[i]!;
-      if (fired !== g1 || !(left < 1_000_000_000 - 20_000 && left > 1_000_000_000 - 200_000)) continue;
-      found.push(i);
-    }
-    vm.dispose();
-    if (found.length !== 1) break;
-    return found[0]! * 4;
-  }
-  throw new Error('strict sandbox: cannot locate the QuickJS interrupt counter in this quickjs-wasi build');
-}
-
-interface Loaded {
-  readonly module: WasmModule;
-  readonly counterOffset: number;
-}
-
-let loading: Promise<Loaded> | null = null;
-
-/** The compiled module and the counter offset, once per process. */
-function loadModule(): Promise<Loaded> {
-  loading ??= (async () => {
-    const proto = QuickJS.prototype as unknown as Partial<QuickJSInternals>;
-    if (typeof proto.setInstance !== 'function' || typeof proto.handleHostCall !== 'function') {
-      throw new Error('strict sandbox: this quickjs-wasi version lacks the internals the engine drives (setInstance, handleHostCall)');
-    }
-    const path = createRequire(import.meta.url).resolve('quickjs-wasi/quickjs.wasm');
-    const module = await Wasm.compile(await readFile(path));
-    return { module, counterOffset: findCounterOffset(module) };
-  })();
-  return loading;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// The prelude: trusted code run in each fresh context before the policy.
-// ---------------------------------------------------------------------------------------------------------
-
-/**
- * Evaluates to `setup(hostNamesJson, ...hostTrampolines)`, which locks the context down and returns the
- * private API `[prep, invoke, describe, grow, buffer]` (reachable from the host only).
- */
-const PRELUDE = String.raw`(function () {
-'use strict';
-const G = globalThis;
-const freeze = Object.freeze, getProto = Object.getPrototypeOf, gopd = Object.getOwnPropertyDescriptor, defProp = Object.defineProperty;
-const ownKeys = Reflect.ownKeys, apply = Reflect.apply, construct = Reflect.construct, isArray = Array.isArray, setProto = Object.setPrototypeOf;
-const parse = JSON.parse, stringify = JSON.stringify, isFiniteNum = Number.isFinite, Str = String;
-const ErrorC = Error, TypeErrorC = TypeError, F64 = Float64Array, SetC = Set, NumberC = Number, clz32 = Math.clz32;
-const ObjectProto = Object.prototype;
-const NOT_PLAIN = [Map.prototype, Set.prototype, WeakMap.prototype, WeakSet.prototype, Error.prototype, Symbol.prototype, BigInt.prototype];
-const MAX_CHARS = ${MAX_RESULT_CHARS}, MAX_DEPTH = ${MAX_RESULT_DEPTH}, MAX_DETAIL = ${MAX_DETAIL_CHARS};
-const MEMORY_MESSAGES = ['out of memory', 'string too long', 'invalid string length', 'invalid array length', 'invalid array buffer length', 'BigInt is too large to allocate'];
-
-return function setup(hostNamesJson, charge, ...trampolines) {
-  // No stacks: no file names or trusted frames in any error, and cheap errors.
-  try { ErrorC.stackTraceLimit = 0; } catch (e) {}
-  for (const k of ['prepareStackTrace', 'stackTraceLimit', 'captureStackTrace']) delete ErrorC[k];
-  // Time, scheduling, shared memory, code from strings, randomness (most are not even built).
-  for (const k of ['eval', 'queueMicrotask', 'SharedArrayBuffer', 'Atomics', 'WebAssembly', 'Date', 'performance', 'console', 'print',
-    'os', 'std', 'bjson', 'scriptArgs', 'gc', 'navigator', 'setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval',
-    'fetch', 'process', 'require', 'module', 'exports', 'Buffer', 'WeakRef', 'FinalizationRegistry']) delete G[k];
-  delete Math.random;
-  // Every function constructor throws (the originals become unreachable).
-  const tame = (sample) => {
-    const proto = getProto(sample);
-    if (proto === null) return;
-    const d = gopd(proto, 'constructor');
-    if (d === undefined || typeof d.value !== 'function') return;
-    const original = d.value;
-    const tamed = function () { throw new TypeErrorC('code generation from strings is disabled in the sandbox'); };
-    defProp(tamed, 'prototype', { value: proto, writable: false, enumerable: false, configurable: false });
-    defProp(proto, 'constructor', { value: tamed, writable: false, enumerable: false, configurable: false });
-    if (G.Function === original) defProp(G, 'Function', { value: tamed, writable: true, enumerable: false, configurable: true });
-  };
-  tame(function () {}); tame(function* () {}); tame(async function () {}); tame(async function* () {});
-
-  // __host: frozen methods coercing their arguments to numbers.
-  const names = parse(hostNamesJson);
-  const host = {};
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i], raw = trampolines[i];
-    const fn = { [name]() {
-      const c = [];
-      for (let j = 0; j < arguments.length; j++) c[j] = +arguments[j];
-      const r = apply(raw, undefined, c);
-      if (typeof r !== 'number') throw new TypeErrorC(r);
-      return r;
-    } }[name];
-    defProp(host, name, { value: fn, writable: false, enumerable: true, configurable: false });
-  }
-  defProp(G, '__host', { value: freeze(host), writable: false, enumerable: false, configurable: false });
-
-  // Native walks the interpreter does not poll for are charged one unit per 16 elements or characters (from 64).
-  const lenOf = (x) => {
-    if (typeof x === 'string') return x.length;
-    if ((typeof x === 'object' && x !== null) || typeof x === 'function') { const n = x.length; return typeof n === 'number' && n > 0 ? n : 0; }
-    return 0;
-  };
-  const CHARGE_FROM = 64;
-  const pay = (n) => { if (n >= CHARGE_FROM) charge(n / 16); };
-  const wrap = (obj, key, cost, post) => {
-    const native = obj[key];
-    if (typeof native !== 'function') return;
-    const w = { [key]() {
-      pay(cost(this, arguments));
-      const r = apply(native, this, arguments);
-      if (post) pay(lenOf(r));
-      return r;
-    } }[key];
-    defProp(w, 'length', { value: native.length, writable: false, enumerable: false, configurable: true });
-    defProp(obj, key, { value: w, writable: true, enumerable: false, configurable: true });
-  };
-  const self = (t) => lenOf(t);
-  const none = () => 0;
-  const first = (t, a) => lenOf(a[0]);
-  const sorting = (t) => { const n = lenOf(t); return n * (32 - clz32(n)); };
-  const AP = Array.prototype, SP = String.prototype, TAP = getProto(Int8Array.prototype);
-  // Walks of what exists are charged before (a sparse array's length can be 2^32 - 1); allocations after
-  // (so that a result too large for the memory cap fails with 'memory').
-  for (const k of ['copyWithin', 'includes', 'indexOf', 'join', 'lastIndexOf', 'reverse', 'shift', 'slice', 'splice',
-    'toLocaleString', 'toReversed', 'toSpliced', 'toString', 'unshift', 'with']) wrap(AP, k, self, false);
-  wrap(AP, 'sort', sorting, false); wrap(AP, 'toSorted', sorting, false);
-  wrap(AP, 'fill', none, true); wrap(AP, 'concat', none, true);
-  wrap(AP, 'flat', self, true); wrap(AP, 'flatMap', self, true);
-  // Also the iterator behind spreads and for-of (QuickJS's spread fast path copies without polling; with the
-  // wrapper it iterates element by element, a poll each, after paying for the whole array).
-  wrap(AP, 'values', self, false);
-  defProp(AP, Symbol.iterator, { value: AP.values, writable: true, enumerable: false, configurable: true });
-  for (const k of ['endsWith', 'includes', 'indexOf', 'lastIndexOf', 'localeCompare', 'normalize', 'replace', 'replaceAll', 'slice',
-    'startsWith', 'substring', 'substr', 'toLowerCase', 'toUpperCase', 'toLocaleLowerCase', 'toLocaleUpperCase', 'trim', 'trimStart',
-    'trimEnd', 'isWellFormed', 'toWellFormed']) wrap(SP, k, self, false);
-  wrap(SP, 'split', self, true);
-  for (const k of ['concat', 'repeat', 'padStart', 'padEnd']) wrap(SP, k, none, true);
-  for (const k of ['copyWithin', 'includes', 'indexOf', 'join', 'lastIndexOf', 'reverse', 'slice', 'toLocaleString',
-    'toReversed', 'toString', 'with']) wrap(TAP, k, self, false);
-  wrap(TAP, 'set', (t, a) => lenOf(a[0]), false);
-  wrap(TAP, 'fill', none, true);
-  wrap(TAP, 'sort', sorting, false); wrap(TAP, 'toSorted', sorting, false);
-  wrap(Array, 'from', none, true);
-  // Allocating constructors (new Array(n) only sets a length), charged after the allocation: the global
-  // bindings only (the prototypes' own 'constructor' stay the originals, so species lookups keep QuickJS's
-  // fast paths).
-  const wrapCtor = (name, count) => {
-    const native = G[name];
-    const w = { [name]: function () {
-      const r = new.target === undefined ? apply(native, undefined, arguments) : construct(native, arguments, new.target === w ? native : new.target);
-      pay(count(r));
-      return r;
-    } }[name];
-    const keys = ownKeys(native);
-    for (let i = 0; i < keys.length; i++) if (keys[i] !== 'prototype' && keys[i] !== 'name') defProp(w, keys[i], gopd(native, keys[i]));
-    defProp(w, 'prototype', { value: native.prototype, writable: false, enumerable: false, configurable: false });
-    setProto(w, getProto(native));
-    defProp(G, name, { value: w, writable: true, enumerable: false, configurable: true });
-  };
-  for (const k of ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'Float16Array',
-    'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array']) if (typeof G[k] === 'function') wrapCtor(k, lenOf);
-  wrapCtor('ArrayBuffer', (b) => b.byteLength / 8);
-  for (const k of ['keys', 'values', 'entries', 'getOwnPropertyNames', 'getOwnPropertySymbols']) wrap(Object, k, none, true);
-  wrap(Object, 'fromEntries', first, false);
-  wrap(Reflect, 'ownKeys', none, true);
-  wrap(JSON, 'parse', first, false);
-  // JSON.stringify visits every value through a replacer (a call, hence a poll): QuickJS's native walk does not
-  // stop when its output runs out of memory, which makes a shared-subtree bomb exponential in time.
-  // An array replacer keeps its filter but keys come out in the object's order, not the list's.
-  {
-    const nativeStringify = JSON.stringify;
-    const pass = function (k, v) { return v; };
-    defProp(JSON, 'stringify', { value: { stringify(value, replacer, space) {
-      let fn = pass;
-      if (typeof replacer === 'function') fn = replacer;
-      else if (isArray(replacer)) {
-        const allow = new SetC();
-        for (let i = 0; i < replacer.length; i++) {
-          const k = replacer[i];
-          if (typeof k === 'string' || typeof k === 'number') allow.add(Str(k));
-          else if (typeof k === 'object' && k !== null && (k instanceof Str || k instanceof NumberC)) allow.add(Str(k));
-        }
-        let root = true;
-        fn = function (k, v) { if (root) { root = false; return v; } return isArray(this) || allow.has(k) ? v : undefined; };
-      }
-      return apply(nativeStringify, undefined, [value, fn, space]);
-    } }.stringify, writable: true, enumerable: false, configurable: true });
-  }
-
-  // Frozen prototypes make plain assignments such as 'obj.toString = f' or, in an Error subclass,
-  // 'this.name = ...' throw (the "override mistake"): those few become accessors whose setter defines an own
-  // property on the object assigned to.
-  const enable = (obj, key) => {
-    const d = gopd(obj, key);
-    if (d === undefined || !('value' in d)) return;
-    const value = d.value;
-    defProp(obj, key, {
-      get: { [key]() { return value; } }[key],
-      set: { [key](v) {
-        if (this === obj) throw new TypeErrorC('cannot assign to read only property \'' + Str(key) + '\'');
-        defProp(this, key, { value: v, writable: true, enumerable: true, configurable: true });
-      } }[key],
-      enumerable: d.enumerable, configurable: false,
-    });
-  };
-  for (const k of ['constructor', 'toString', 'valueOf', 'toLocaleString']) enable(ObjectProto, k);
-  for (const k of ['name', 'message', 'toString']) enable(ErrorC.prototype, k);
-  for (const E of [EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError, G.InternalError, AggregateError, G.SuppressedError]) {
-    if (typeof E === 'function') { enable(E.prototype, 'name'); enable(E.prototype, 'message'); }
-  }
-
-  // Deep-freeze the intrinsics (everything reachable from the global object, which stays extensible).
-  const seen = new SetC();
-  const todo = [];
-  const push = (v) => { if ((typeof v === 'object' && v !== null) || typeof v === 'function') todo.push(v); };
-  const pushProps = (o) => {
-    const keys = ownKeys(o);
-    for (let i = 0; i < keys.length; i++) {
-      const d = gopd(o, keys[i]);
-      if ('value' in d) { if (d.value !== G) push(d.value); } else { push(d.get); push(d.set); }
-    }
-  };
-  pushProps(G);
-  push(getProto(G));
-  for (const sample of [function* () {}, async function () {}, async function* () {}, (function* () {})(), [][Symbol.iterator](),
-    new Map()[Symbol.iterator](), new Set()[Symbol.iterator](), ''[Symbol.iterator](), /a/[Symbol.matchAll]('')]) push(getProto(sample));
-  try { push(getProto([].values().map((x) => x))); } catch (e) {}
-  try { push(getProto(Iterator.from({ next() { return { done: true }; } }))); } catch (e) {}
-  while (todo.length > 0) {
-    const o = todo.pop();
-    if (seen.has(o)) continue;
-    seen.add(o);
-    freeze(o);
-    push(getProto(o));
-    pushProps(o);
-  }
-
-  // ---- arguments: decoded from the shared buffer by a generated decoder ----
-  let F = new F64(1024);
-  const S = [];
-  let pending;
-  function prep(dec, payload) {
-    let T = null;
-    if (payload !== undefined) {
-      const p = parse(payload);
-      if (p[0] === 1) S.length = 0;
-      const add = p[1];
-      for (let i = 0; i < add.length; i++) S[S.length] = add[i];
-      T = p[2];
-    }
-    pending = dec(F, S, T, parse);
-    return 0;
-  }
-  function grow(n) { F = new F64(n); return F.buffer; }
-
-  // ---- results ----
-  const RETURN = freeze({});
-  let retDetail = '';
-  const stack = [];
-  let chars = 0;
-  function fail(d) { retDetail = d; throw RETURN; }
-  function plain(v) {
-    if (isArray(v)) return true;
-    let p = getProto(v);
-    for (let i = 0; p !== null && p !== ObjectProto && i < 1000; i++) {
-      for (let k = 0; k < NOT_PLAIN.length; k++) if (NOT_PLAIN[k] === p) return false;
-      p = getProto(p);
-    }
-    return true;
-  }
-  function replacer(key, value) {
-    const holder = this;
-    let n = stack.length;
-    while (n > 0 && stack[n - 1] !== holder) n--;
-    stack.length = n;
-    chars += key.length + 2;
-    switch (typeof value) {
-      case 'string': chars += value.length + 2; break;
-      case 'number': if (!isFiniteNum(value)) fail('a non-finite number (' + Str(value) + ')'); chars += 8; break;
-      case 'boolean': case 'undefined': chars += 5; break;
-      case 'object':
-        if (value === null) { chars += 4; break; }
-        for (let k = 0; k < n; k++) if (stack[k] === value) fail('a cyclic structure');
-        if (n >= MAX_DEPTH) fail('nested deeper than ' + MAX_DEPTH + ' levels');
-        if (!plain(value)) fail('an object that is not plain data');
-        stack[n] = value; chars += 2; break;
-      default: fail('a ' + typeof value);
-    }
-    if (chars > MAX_CHARS) fail('larger than ' + MAX_CHARS + ' characters of JSON');
-    return value;
-  }
-  function outcome(k, d) { return { __proto__: null, k: k, d: d }; }
-  function out(r) {
-    switch (typeof r) {
-      case 'undefined': return null;
-      case 'boolean': return r;
-      case 'number': return isFiniteNum(r) ? r : outcome('return', 'the result is a non-finite number (' + Str(r) + ')');
-      case 'string': case 'object': break;
-      default: return outcome('return', 'the result is a ' + typeof r);
-    }
-    if (r === null) return null;
-    stack.length = 0; chars = 0;
-    let text;
-    try {
-      text = stringify(r, replacer);
-    } catch (e) {
-      stack.length = 0;
-      return e === RETURN ? outcome('return', 'the result is ' + retDetail) : describe(e);
-    }
-    stack.length = 0;
-    if (text === undefined) return null;
-    if (text.length > MAX_CHARS) return outcome('return', 'the result is larger than ' + MAX_CHARS + ' characters of JSON');
-    return text;
-  }
-  function invoke(fn) {
-    const args = pending;
-    pending = undefined;
-    let r;
-    try { r = apply(fn, undefined, args); } catch (e) { return describe(e); }
-    return out(r);
-  }
-
-  // ---- errors: classified here, only strings leave ----
-  function describe(e) {
-    let kind = 'threw', text;
-    try {
-      if (typeof e === 'object' && e !== null && e instanceof ErrorC) {
-        const name = Str(e.name), message = Str(e.message);
-        text = message === '' ? name : name + ': ' + message;
-        if ((name === 'InternalError' || name === 'RangeError') && MEMORY_MESSAGES.includes(message)) kind = 'memory';
-        else if ((name === 'RangeError' && message === 'Maximum call stack size exceeded') || (name === 'InternalError' && message === 'stack overflow')) kind = 'stack';
-      } else if (typeof e === 'string') {
-        text = e;
-      } else if (typeof e === 'symbol') {
-        text = e.toString();
-      } else {
-        text = Str(e);
-      }
-    } catch (e2) {
-      text = 'a thrown value that cannot be printed';
-    }
-    if (text.length > MAX_DETAIL) text = text.slice(0, MAX_DETAIL) + '...';
-    return outcome(kind, text);
-  }
-  return [prep, invoke, describe, grow, F.buffer];
-};
-})()`;
-
-// ---------------------------------------------------------------------------------------------------------
-// Argument shapes: host-side inference, conformance (filling the buffer) and decoder generation.
-// ---------------------------------------------------------------------------------------------------------
-
-/**
- * n number, s string, b boolean, z null, v any scalar (tagged), j JSON text, x never (elements of an empty
- * array), u undefined (a top-level argument only), t tuple, a variable-length array, o object with fixed keys.
- */
-type Shape =
-  | { readonly k: 'n' | 's' | 'b' | 'z' | 'v' | 'j' | 'x' | 'u'; readonly key: string }
-  | { readonly k: 't'; readonly key: string; readonly items: readonly Shape[] }
-  | { readonly k: 'a'; readonly key: string; readonly elem: Shape }
-  | { readonly k: 'o'; readonly key: string; readonly keys: readonly string[]; readonly items: readonly Shape[] };
-
-const LEAF = {
-  n: { k: 'n', key: 'n' },
-  s: { k: 's', key: 's' },
-  b: { k: 'b', key: 'b' },
-  z: { k: 'z', key: 'z' },
-  v: { k: 'v', key: 'v' },
-  j: { k: 'j', key: 'j' },
-  x: { k: 'x', key: 'x' },
-  u: { k: 'u', key: 'u' },
-} as const satisfies Record<string, Shape>;
-
-function tupleShape(items: readonly Shape[]): Shape {
-  return { k: 't', key: `t(${items.map((s) => s.key).join(',')})`, items };
-}
-function arrayShape(elem: Shape): Shape {
-  return { k: 'a', key: `a(${elem.key})`, elem };
-}
-function objectShape(keys: readonly string[], items: readonly Shape[]): Shape {
-  return { k: 'o', key: `o(${keys.map((k, i) => `${JSON.stringify(k)}:${items[i]!.key}`).join(',')})`, keys, items };
-}
-
-/** Plain data as JSON sees it without calling anything (no toJSON, no exotic prototype). */
-function isPlainObject(v: object): boolean {
-  const p: unknown = Object.getPrototypeOf(v);
-  return (p === Object.prototype || p === null) && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
-}
-
-/** The shape of a value, or null when only JSON.stringify knows its meaning (the whole call then goes as JSON). */
-function infer(v: unknown, depth: number): Shape | null {
-  switch (typeof v) {
-    case 'number': return Number.isFinite(v) ? LEAF.n : LEAF.z;
-    case 'string': return LEAF.s;
-    case 'boolean': return LEAF.b;
-    case 'object': break;
-    default: return null;
-  }
-  if (v === null) return LEAF.z;
-  if (depth > MAX_RESULT_DEPTH) return null;
-  if (Array.isArray(v)) {
-    if (Object.getPrototypeOf(v) !== Array.prototype) return null;
-    const items: Shape[] = [];
-    for (let i = 0; i < v.length; i++) {
-      const s = infer(v[i], depth + 1);
-      if (s === null) return null;
-      items.push(s);
-    }
-    let elem: Shape = LEAF.x;
-    for (const s of items) elem = merge(elem, s);
-    return elem.k === 'j' && items.length > 1 ? tupleShape(items) : arrayShape(elem);
-  }
-  if (!isPlainObject(v)) return null;
-  const keys = Object.keys(v);
-  const items: Shape[] = [];
-  for (const k of keys) {
-    const s = infer((v as Record<string, unknown>)[k], depth + 1);
-    if (s === null) return null;
-    items.push(s);
-  }
-  return objectShape(keys, items);
-}
-
-/** How many parts of a shape go as JSON text. */
-function countJson(s: Shape): number {
-  switch (s.k) {
-    case 'j': return 1;
-    case 't': case 'o': return s.items.reduce((n, x) => n + countJson(x), 0);
-    case 'a': return countJson(s.elem);
-    default: return 0;
-  }
-}
-
-function isScalar(s: Shape): boolean {
-  return s.k === 'n' || s.k === 's' || s.k === 'b' || s.k === 'z' || s.k === 'v';
-}
-
-/** The least general shape that accepts what either accepts. */
-function merge(a: Shape, b: Shape): Shape {
-  if (a.key === b.key) return a;
-  if (a.k === 'x') return b;
-  if (b.k === 'x') return a;
-  if (isScalar(a) && isScalar(b)) return LEAF.v;
-  if (a.k === 'a' && b.k === 'a') return arrayShape(merge(a.elem, b.elem));
-  if (a.k === 't' && b.k === 't' && a.items.length === b.items.length) return tupleShape(a.items.map((s, i) => merge(s, b.items[i]!)));
-  if (a.k === 'o' && b.k === 'o' && a.keys.length === b.keys.length && a.keys.every((k, i) => k === b.keys[i])) {
-    return objectShape(a.keys, a.items.map((s, i) => merge(s, b.items[i]!)));
-  }
-  return LEAF.j;
-}
-
-/** JavaScript source of a decoder `(n, S, T, P) => value` for a shape (`n` numbers, `S` strings, `T` texts). */
-function decoderSource(shape: Shape): string {
-  const helpers: string[] = [];
-  const expr = (s: Shape): string => {
-    switch (s.k) {
-      case 'n': return 'n[k++]';
-      case 's': return 'S[n[k++]]';
-      case 'b': return '(n[k++] !== 0)';
-      case 'z': return 'null';
-      case 'u': return 'undefined';
-      case 'v': return 'v()';
-      case 'j': return 'P(T[n[k++]])';
-      case 'x': return 'null';
-      case 't': return `[${s.items.map(expr).join(', ')}]`;
-      case 'o': return `{ ${s.keys.map((k, i) => `${k === '__proto__' ? '["__proto__"]' : JSON.stringify(k)}: ${expr(s.items[i]!)}`).join(', ')} }`;
-      case 'a': {
-        const id = helpers.length;
-        helpers.push('');
-        helpers[id] = `function a${id}() { const len = n[k++], r = []; for (let i = 0; i < len; i++) r[i] = ${expr(s.elem)}; return r; }`;
-        return `a${id}()`;
-      }
-    }
-  };
-  const top = expr(shape);
-  return `(function () {
-let n, S, T, P, k = 0;
-function v() { const t = n[k++]; return t === 0 ? null : t === 1 ? n[k++] : t === 2 ? S[n[k++]] : t === 3; }
-${helpers.join('\n')}
-return function (n_, S_, T_, P_) { n = n_; S = S_; T = T_; P = P_; k = 0; return ${top}; };
-})()`;
-}
-
-/** Writes values into the number buffer and string tables, in the order a decoder reads them. */
-class Filler {
-  nums = new Float64Array(1024);
-  count = 0;
-  /** Interned strings (host side of the context's table). */
-  private readonly interned = new Map<string, number>();
-  private internedChars = 0;
-  /** Strings to append to the table at the next call; `reset`: the table is rebuilt from empty. */
-  added: string[] = [];
-  reset = false;
-  /** JSON texts of this call. */
-  texts: string[] = [];
-
-  begin(): void {
-    this.count = 0;
-    this.texts = [];
-    if (this.interned.size > MAX_INTERNED || this.internedChars > MAX_INTERNED_CHARS) this.invalidate();
-  }
-
-  /** Forgets the interned strings: the next call rebuilds the context's table from empty. */
-  invalidate(): void {
-    this.interned.clear();
-    this.internedChars = 0;
-    this.added = [];
-    this.reset = true;
-  }
-
-  /** Clears the per-call text list and number count after a failed attempt (interned strings are kept). */
-  restart(): void {
-    this.count = 0;
-    this.texts = [];
-  }
-
-  private push(x: number): void {
-    if (this.count === this.nums.length) {
-      const bigger = new Float64Array(this.nums.length * 2);
-      bigger.set(this.nums);
-      this.nums = bigger;
-    }
-    this.nums[this.count++] = x;
-  }
-
-  private str(s: string): number {
-    let i = this.interned.get(s);
-    if (i === undefined) {
-      i = this.interned.size;
-      this.interned.set(s, i);
-      this.internedChars += s.length;
-      this.added.push(s);
-    }
-    return i;
-  }
-
-  private text(v: unknown): boolean {
-    let t: string | undefined;
-    try {
-      t = JSON.stringify(v);
-    } catch {
-      return false;
-    }
-    if (t === undefined) return false;
-    this.push(this.texts.length);
-    this.texts.push(t);
-    return true;
-  }
-
-  /** Whether `v` conforms to `s` (then written). */
-  fill(v: unknown, s: Shape): boolean {
-    switch (s.k) {
-      case 'n':
-        if (typeof v !== 'number' || !Number.isFinite(v)) return false;
-        this.push(v === 0 ? 0 : v);
-        return true;
-      case 's':
-        if (typeof v !== 'string') return false;
-        this.push(this.str(v));
-        return true;
-      case 'b':
-        if (typeof v !== 'boolean') return false;
-        this.push(v ? 1 : 0);
-        return true;
-      case 'z':
-        return v === null || (typeof v === 'number' && !Number.isFinite(v));
-      case 'u':
-        return v === undefined;
-      case 'x':
-        return false;
-      case 'v':
-        if (v === null || (typeof v === 'number' && !Number.isFinite(v))) this.push(0);
-        else if (typeof v === 'number') {
-          this.push(1);
-          this.push(v === 0 ? 0 : v);
-        } else if (typeof v === 'string') {
-          this.push(2);
-          this.push(this.str(v));
-        } else if (typeof v === 'boolean') this.push(v ? 3 : 4);
-        else return false;
-        return true;
-      case 'j':
-        if (typeof v === 'object' && v !== null && !isPlainObject(v) && !(Array.isArray(v) && Object.getPrototypeOf(v) === Array.prototype)) return false;
-        return this.text(v);
-      case 't': {
-        if (!Array.isArray(v) || v.length !== s.items.length || Object.getPrototypeOf(v) !== Array.prototype) return false;
-        for (let i = 0; i < s.items.length; i++) if (!this.fill(v[i], s.items[i]!)) return false;
-        return true;
-      }
-      case 'a': {
-        if (!Array.isArray(v) || Object.getPrototypeOf(v) !== Array.prototype) return false;
-        this.push(v.length);
-        for (let i = 0; i < v.length; i++) if (!this.fill(v[i], s.elem)) return false;
-        return true;
-      }
-      case 'o': {
-        if (typeof v !== 'object' || v === null || Array.isArray(v) || !isPlainObject(v)) return false;
-        // for-in on a plain object: its own enumerable string keys, in Object.keys order (no array allocated).
-        const keys = s.keys;
-        let i = 0;
-        for (const key in v) {
-          if (i >= keys.length || key !== keys[i]) return false;
-          if (!this.fill((v as Record<string, unknown>)[key], s.items[i]!)) return false;
-          i++;
-        }
-        return i === keys.length;
-      }
-    }
-  }
-
-  /** Exact JSON semantics for anything: each top-level argument as JSON text (undefined stays undefined). */
-  fillJson(args: readonly unknown[]): Shape {
-    const items: Shape[] = [];
-    for (const a of args) {
-      if (a === undefined) {
-        items.push(LEAF.u);
-        continue;
-      }
-      const t = (JSON.stringify(a) as string | undefined) ?? 'null';
-      this.push(this.texts.length);
-      this.texts.push(t);
-      items.push(LEAF.j);
-    }
-    return tupleShape(items);
-  }
-
-  /** The string-table update and JSON texts for the context, or null when there is nothing to send. */
-  payload(): string | null {
-    if (!this.reset && this.added.length === 0 && this.texts.length === 0) return null;
-    const p = JSON.stringify([this.reset ? 1 : 0, this.added, this.texts]);
-    this.reset = false;
-    this.added = [];
-    return p;
-  }
-}
-
-/** Top-level arguments: like infer(), but undefined stays undefined. */
-function inferArgs(args: readonly unknown[]): Shape | null {
-  const items: Shape[] = [];
-  for (const a of args) {
-    const s = a === undefined ? LEAF.u : infer(a, 1);
-    if (s === null) return null;
-    items.push(s);
-  }
-  return tupleShape(items);
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Programs.
-// ---------------------------------------------------------------------------------------------------------
-
-function isIdentifier(name: string): boolean {
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name);
-}
-
-function oneLine(s: string): string {
-  return s.replace(/\s*[\r\n\u2028\u2029]+\s*/g, ' ').trim();
-}
-
-/** Whether the source calls `import()` (a script cannot contain import declarations: those are syntax errors). */
-function usesDynamicImport(source: string): boolean {
-  let ast: unknown;
-  try {
-    ast = acornParse(source, { ecmaVersion: 'latest', sourceType: 'script', allowHashBang: true });
-  } catch {
-    // QuickJS accepted what acorn does not: be conservative.
-    return /\bimport\s*\(/.test(source);
-  }
-  const stack: unknown[] = [ast];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (typeof node !== 'object' || node === null) continue;
-    if (Array.isArray(node)) {
-      for (const x of node) stack.push(x);
-      continue;
-    }
-    const n = node as Record<string, unknown>;
-    if (n['type'] === 'ImportExpression' || (n['type'] === 'MetaProperty' && (n['meta'] as { name?: unknown } | undefined)?.name === 'import')) return true;
-    for (const k in n) {
-      const x = n[k];
-      if (typeof x === 'object' && x !== null) stack.push(x);
-    }
-  }
-  return false;
-}
 
 /** What an evaluation gave: a value, or the exception it threw (both handles are ours to dispose). */
 type Outcome = { readonly ok: true; readonly value: JSValueHandle } | { readonly ok: false; readonly exc: JSValueHandle };
@@ -972,14 +114,8 @@ class StrictProgram implements SandboxProgram {
   private readonly exports: Exports;
   private readonly memory: WasmMemory;
   private readonly budget: number;
-  private readonly counterIndex: number;
-  private counterView: Int32Array;
-  /** Budget state: armed while policy code may run; `used` counts the polls since arm(). */
-  private armed = false;
-  private limit = 0;
-  private used = 0;
-  private chunk = 0;
-  private exceeded = false;
+  /** Counts budget units through QuickJS's interrupt countdown (strict-budget.ts). */
+  private readonly meter: InterruptMeter;
 
   private prepFn: JSValueHandle | null = null;
   private invokeFn: JSValueHandle | null = null;
@@ -1011,15 +147,13 @@ class StrictProgram implements SandboxProgram {
     }
     const v = createVm(
       loaded.module,
-      () => this.onInterrupt(),
-      (units) => this.charge(units),
+      () => this.meter.onInterrupt(),
+      (units) => this.meter.charge(units),
     );
     this.vm = v.vm;
     this.exports = v.exports;
     this.memory = v.memory;
-    this.counterIndex = (this.exports.qjs_get_context_ptr() + loaded.counterOffset) / 4;
-    this.counterView = new Int32Array(this.memory.buffer);
-    this.setCounter(MAX_CHUNK);
+    this.meter = new InterruptMeter(this.memory, (this.exports.qjs_get_context_ptr() + loaded.counterOffset) / 4);
     try {
       this.boot(source, options, limits);
     } catch (e) {
@@ -1065,7 +199,7 @@ class StrictProgram implements SandboxProgram {
     this.exports.qjs_set_memory_limit(limits.memoryBytes);
 
     // Top-level code and the entry-point lookups, under one budget.
-    this.arm(this.budget);
+    this.meter.arm(this.budget);
     try {
       this.value(this.evalRaw(source, FILE_NAME, EvalFlags.STRICT, null), null).dispose();
       for (const name of options.entrypoints) {
@@ -1083,7 +217,7 @@ class StrictProgram implements SandboxProgram {
         this.entries.set(name, h);
       }
     } finally {
-      this.disarm();
+      this.meter.disarm(this.broken === null);
       this.hostResult?.dispose();
       this.hostResult = null;
     }
@@ -1144,7 +278,7 @@ class StrictProgram implements SandboxProgram {
   /** Classifies (and disposes) an exception that escaped to the host; runs describe() under what is left of the budget. */
   private classify(exc: JSValueHandle, entry: string | null): Failure {
     try {
-      if (this.exceeded) return this.budgetFailure();
+      if (this.meter.exceeded) return this.budgetFailure();
       if (this.describeFn === null) return { kind: 'threw', detail: 'the program failed before it started' };
       const d = this.callRaw(this.describeFn, [exc], entry);
       if (d.ok) {
@@ -1153,7 +287,7 @@ class StrictProgram implements SandboxProgram {
         return f;
       }
       d.exc.dispose();
-      return this.exceeded ? this.budgetFailure() : { kind: 'threw', detail: 'a thrown value that cannot be printed' };
+      return this.meter.exceeded ? this.budgetFailure() : { kind: 'threw', detail: 'a thrown value that cannot be printed' };
     } finally {
       exc.dispose();
     }
@@ -1182,85 +316,8 @@ class StrictProgram implements SandboxProgram {
     const stack = e instanceof RangeError;
     const what = stack ? "the host's stack overflowed inside the engine" : `the engine failed (${e instanceof Error ? e.message : String(e)})`;
     this.broken = { kind: stack ? 'stack' : 'memory', detail: oneLine(`${what} in an earlier call; the program can no longer be called`) };
-    this.armed = false;
+    this.meter.abandon();
     return new SandboxError(this.broken.kind, 'strict', entry, entry === null ? 0 : this.calls, oneLine(what));
-  }
-
-  // ---- budget ----
-
-  private setCounter(v: number): void {
-    if (this.counterView.buffer !== this.memory.buffer) this.counterView = new Int32Array(this.memory.buffer);
-    this.counterView[this.counterIndex] = v;
-  }
-
-  private getCounter(): number {
-    if (this.counterView.buffer !== this.memory.buffer) this.counterView = new Int32Array(this.memory.buffer);
-    return this.counterView[this.counterIndex]!;
-  }
-
-  // The countdown: QuickJS decrements it at each poll and calls the interrupt handler on the poll that brings it
-  // to 0, so a chunk of `chunk` polls is written as chunk + 1 and the firing poll is the chunk's last one plus one.
-
-  private arm(limit: number): void {
-    this.armed = true;
-    this.limit = limit;
-    this.used = 0;
-    this.exceeded = false;
-    this.startChunk();
-  }
-
-  /** Starts a chunk of what is left of the budget (the next poll interrupts when nothing is left). */
-  private startChunk(): void {
-    this.chunk = Math.min(Math.max(0, this.limit - this.used), MAX_CHUNK);
-    this.setCounter(this.chunk + 1);
-  }
-
-  /** Stops counting; returns the units used since arm(). */
-  private disarm(): number {
-    if (this.armed) {
-      this.armed = false;
-      if (this.exceeded) this.used = this.limit;
-      else this.used += this.chunk + 1 - Math.max(1, this.getCounter());
-      if (this.broken === null) this.setCounter(MAX_CHUNK);
-    }
-    this.exceeded = false;
-    return this.used;
-  }
-
-  /** The interrupt import: QuickJS calls it when the countdown reaches 0 (having just reset it to 10,000). */
-  private onInterrupt(): number {
-    if (!this.armed) {
-      this.setCounter(MAX_CHUNK);
-      return 0;
-    }
-    if (this.exceeded) return 1;
-    this.used += this.chunk + 1;
-    if (this.used > this.limit) {
-      this.exceeded = true;
-      return 1;
-    }
-    this.startChunk();
-    return 0;
-  }
-
-  /** Budget units for native work the interpreter does not poll for (the prelude's wrappers call `$c`). */
-  private charge(units: number): void {
-    if (!this.armed || this.exceeded || !(units > 0)) return;
-    const n = Math.ceil(units);
-    const c = this.getCounter();
-    if (c - n >= 1) {
-      this.setCounter(c - n);
-      return;
-    }
-    // This chunk is spent, and more: fold it into `used` and start the next one.
-    this.used += this.chunk + 1 - c + n;
-    if (this.used > this.limit) {
-      // The next poll (at the latest, entering the native call about to run) interrupts.
-      this.exceeded = true;
-      this.setCounter(1);
-      return;
-    }
-    this.startChunk();
   }
 
   // ---- host functions ----
@@ -1395,12 +452,12 @@ class StrictProgram implements SandboxProgram {
     }
 
     // The call and the copy-out, under the budget.
-    this.arm(this.budget);
+    this.meter.arm(this.budget);
     let r: JSValueHandle;
     try {
       r = this.value(this.callRaw(this.invokeFn!, [fn], entry), entry);
     } finally {
-      this.lastUnits = this.disarm();
+      this.lastUnits = this.meter.disarm(this.broken === null);
       this.totalUnits += this.lastUnits;
       this.hostResult?.dispose();
       this.hostResult = null;
@@ -1454,3 +511,4 @@ export async function strictEngine(): Promise<SandboxEngine> {
     compile: (source, options) => new StrictProgram(loaded, source, options),
   };
 }
+
