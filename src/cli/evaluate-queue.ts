@@ -10,7 +10,7 @@ import { RunFailure } from './errors.js';
 import type { Io } from './io.js';
 import { jobProgress } from './job-progress.js';
 import { asRunFailure, int, queueConnection } from './queue-run.js';
-import type { QueueFlags } from './sweep-command.js';
+import type { QueueFlags } from './queue-flags.js';
 import { interruptSignal } from './sweep-run.js';
 
 export async function evaluateOnQueue(cands: readonly Candidate[], suite: Suite, opts: EvaluateOptions, cache: ResultCache, o: QueueFlags & { workerWaitS: string }, io: Io): Promise<EvaluationResult[]> {

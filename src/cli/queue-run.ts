@@ -8,7 +8,7 @@ import type { Io } from './io.js';
 import { parseIntFlag } from '../sim/options.js';
 import { readInputFile } from './read-input.js';
 import { threadCount } from './threads.js';
-import type { QueueFlags } from './sweep-command.js';
+import type { QueueFlags } from './queue-flags.js';
 import { showValue } from '../domain/errors.js';
 
 export function int(flag: string, v: string, min: number): number {

@@ -4,17 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import type { Io } from './io.js';
-
-/** Flags every command that talks to the queue takes. */
-export interface QueueFlags {
-  queue?: string;
-  queueName: string;
-  tlsCa?: string;
-  tlsCert?: string;
-  tlsKey?: string;
-  tlsInsecure?: boolean;
-  redisTimeoutS: string;
-}
+import type { QueueFlags } from './queue-flags.js';
 
 /** Adds the queue flags; `timeoutDefault` is how long an unreachable Redis is retried (s). */
 export function addQueueOptions(c: Command, timeoutDefault: string, timeoutHelp: string): Command {

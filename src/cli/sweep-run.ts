@@ -12,7 +12,7 @@ import { jobProgress } from './job-progress.js';
 import { checkInputsAndOutputs, checkOutputPath, commitOutputs, type Content, type OutputFile } from './outputs.js';
 import { asRunFailure, int, queueConnection } from './queue-run.js';
 import { threadCount } from './threads.js';
-import type { QueueFlags } from './sweep-command.js';
+import type { QueueFlags } from './queue-flags.js';
 
 export interface SweepFlags extends QueueFlags {
   output?: string;
