@@ -6,7 +6,8 @@
 import { Option, type Command } from 'commander';
 import type { Io } from './io.js';
 import { addQueueOptions } from './sweep-command.js';
-import type { CheckFlags, EvaluateFlags, SearchFlags } from './evaluate-run.js';
+import type { CheckFlags, EvaluateFlags } from './evaluate-run.js';
+import type { SearchFlags } from './search-run.js';
 
 export function registerEvaluateCommands(root: Command, io: Io): void {
   const sc = root
@@ -33,7 +34,7 @@ export function registerEvaluateCommands(root: Command, io: Io): void {
     .option('--latency-model <model>', 'simulate every scenario with this latency backend (trained-physics, roofline, blackbox, corrected-physics): the suite under other physics')
     .option('--quiet', 'no progress bar');
   sc.exitOverride().configureOutput({ writeOut: (t) => io.stdout(t), writeErr: () => undefined });
-  sc.action(async (o: SearchFlags) => (await import('./evaluate-run.js')).searchCommand(o, io));
+  sc.action(async (o: SearchFlags) => (await import('./search-run.js')).searchCommand(o, io));
 
   const c = root
     .command('evaluate')
