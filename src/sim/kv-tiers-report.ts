@@ -7,13 +7,14 @@
 import type { ClusterSimulator } from '../cluster/cluster.js';
 import type { KVTierFigures, KVTierReport } from '../kv/types.js';
 
+import type { KvTierFiguresJson, KvTierTransfersJson, KvTiersJson, KvTiersSection, TraceKvTierTransfer } from './report-sections.js';
 const TIERS = ['gpu', 'cpu', 'storage'] as const;
 
 function rate(hits: number, lookups: number): number {
   return lookups === 0 ? 0 : hits / lookups;
 }
 
-function tierJson(t: KVTierFigures): Record<string, number> {
+function tierJson(t: KVTierFigures): KvTierFiguresJson {
   return {
     capacity_blocks: t.capacityBlocks,
     used_blocks: t.usedBlocks,
@@ -26,7 +27,7 @@ function tierJson(t: KVTierFigures): Record<string, number> {
   };
 }
 
-function transfersJson(r: KVTierReport): Record<string, number> {
+function transfersJson(r: KVTierReport): KvTierTransfersJson {
   let cycles = 0;
   for (const c of r.cycles) cycles += c.cpu + c.storage;
   return {
@@ -50,7 +51,7 @@ export function tierReports(cs: ClusterSimulator): { id: string; report: KVTierR
   return out;
 }
 
-export function kvTiersSection(cs: ClusterSimulator): Record<string, unknown> | null {
+export function kvTiersSection(cs: ClusterSimulator): KvTiersSection | null {
   const reps = tierReports(cs);
   if (reps.length === 0) return null;
   const sum = (pick: (r: KVTierReport) => KVTierFigures): KVTierFigures => {
@@ -67,41 +68,36 @@ export function kvTiersSection(cs: ClusterSimulator): Record<string, unknown> | 
     }
     return { capacityBlocks, usedBlocks, lookups, hits };
   };
-  const cluster: Record<string, unknown> = {};
-  for (const tier of TIERS) cluster[tier] = tierJson(sum((r) => r[tier]));
+  const tiersOf = (pick: (tier: (typeof TIERS)[number]) => KvTierFiguresJson): Pick<KvTiersJson, 'gpu' | 'cpu' | 'storage'> => ({ gpu: pick('gpu'), cpu: pick('cpu'), storage: pick('storage') });
+  const clusterTiers = tiersOf((tier) => tierJson(sum((r) => r[tier])));
   let moved = { gpuToCpu: 0, cpuToGpu: 0, cpuToStorage: 0, storageToGpu: 0, cpuToStorageBytes: 0, storageToGpuBytes: 0, cycles: 0 };
   for (const { report } of reps) {
     const t = transfersJson(report);
     moved = {
-      gpuToCpu: moved.gpuToCpu + (t['gpu_to_cpu_blocks'] as number),
-      cpuToGpu: moved.cpuToGpu + (t['cpu_to_gpu_blocks'] as number),
-      cpuToStorage: moved.cpuToStorage + (t['cpu_to_storage_blocks'] as number),
-      storageToGpu: moved.storageToGpu + (t['storage_to_gpu_blocks'] as number),
-      cpuToStorageBytes: moved.cpuToStorageBytes + (t['cpu_to_storage_bytes'] as number),
-      storageToGpuBytes: moved.storageToGpuBytes + (t['storage_to_gpu_bytes'] as number),
-      cycles: moved.cycles + (t['reload_cycles'] as number),
+      gpuToCpu: moved.gpuToCpu + t.gpu_to_cpu_blocks,
+      cpuToGpu: moved.cpuToGpu + t.cpu_to_gpu_blocks,
+      cpuToStorage: moved.cpuToStorage + t.cpu_to_storage_blocks,
+      storageToGpu: moved.storageToGpu + t.storage_to_gpu_blocks,
+      cpuToStorageBytes: moved.cpuToStorageBytes + t.cpu_to_storage_bytes,
+      storageToGpuBytes: moved.storageToGpuBytes + t.storage_to_gpu_bytes,
+      cycles: moved.cycles + t.reload_cycles,
     };
   }
-  cluster['transfers'] = {
+  const cluster: KvTiersJson = { ...clusterTiers, transfers: {
     gpu_to_cpu_blocks: moved.gpuToCpu, cpu_to_gpu_blocks: moved.cpuToGpu, cpu_to_storage_blocks: moved.cpuToStorage, storage_to_gpu_blocks: moved.storageToGpu,
     cpu_to_storage_bytes: moved.cpuToStorageBytes, storage_to_gpu_bytes: moved.storageToGpuBytes, reload_cycles: moved.cycles,
-  };
+  } };
   return {
     cluster,
-    instances: reps.map(({ id, report }) => {
-      const o: Record<string, unknown> = { instance_id: id };
-      for (const tier of TIERS) o[tier] = tierJson(report[tier]);
-      o['transfers'] = transfersJson(report);
-      return o;
-    }),
+    instances: reps.map(({ id, report }) => ({ instance_id: id, ...tiersOf((tier) => tierJson(report[tier])), transfers: transfersJson(report) })),
   };
 }
 
 /** Every tier transfer of the run, by instance then issue order (`trace.kv_tier_transfers`). */
-export function kvTierTransferTrace(cs: ClusterSimulator): Record<string, unknown>[] | null {
+export function kvTierTransferTrace(cs: ClusterSimulator): TraceKvTierTransfer[] | null {
   const reps = tierReports(cs);
   if (reps.length === 0) return null;
-  const out: Record<string, unknown>[] = [];
+  const out: TraceKvTierTransfer[] = [];
   for (const { id, report } of reps) {
     for (const t of report.transfers) {
       out.push({ instance: id, kind: t.kind, from: t.from, to: t.to, blocks: t.blocks, bytes: t.bytes, start_us: t.startUs, end_us: t.endUs });

@@ -8,6 +8,8 @@ import type { TimeSeriesData } from '../cluster/timeseries.js';
 import type { PdMetrics, PerModelMetrics, PerSloMetrics, PerTenantMetrics, SessionMetricsData } from '../metrics/section-data.js';
 import type { Flag } from './options.js';
 import type { AutoscalerReport } from './scaling-report.js';
+import type { ReportData } from './report-data.js';
+import type { AdmissionDelaysSection, FitnessSection, KvTiersSection, PolicyAnomaliesSection, PolicySection, TraceSection, TraceSummarySection } from './report-sections.js';
 
 /** `num-requests` -> `numRequests` (the type-level twin of `camel()`). */
 export type CamelName<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<CamelName<Tail>>}` : S;
@@ -145,7 +147,7 @@ export interface KvCacheMetrics {
  * `fitness`, `trace_summary`), and the JSON-only sections (`autoscaler`, `policy`, `trace`, ...)
  * when they apply.
  */
-export interface SimulationReport {
+export type SimulationReport = {
   readonly simulation_metrics: SimulationMetrics;
   readonly instances?: readonly SimulationMetrics[];
   /** When anything anomalous happened (a rejection, a timeout, a drop, an inversion...). */
@@ -164,8 +166,23 @@ export interface SimulationReport {
   readonly pd_metrics?: PdMetrics;
   /** Runs with an instance lifecycle (node pools or an autoscaler). */
   readonly autoscaler?: AutoscalerReport;
-  readonly [section: string]: unknown;
-}
+  /** With `fitnessWeights`: the weighted score and its components. */
+  readonly fitness?: FitnessSection;
+  /** With `summarizeTrace` and decisions traced. */
+  readonly trace_summary?: TraceSummarySection;
+  /** When the policy bundle names its candidate, or decisions are traced with evolvable policies. */
+  readonly policy?: PolicySection;
+  /** When an admission policy delayed a request. */
+  readonly admission_delays?: AdmissionDelaysSection;
+  /** With a storage KV tier. */
+  readonly kv_tiers?: KvTiersSection;
+  /** Always in the JSON report: the policy-level anomaly detectors. */
+  readonly policy_anomalies?: PolicyAnomaliesSection;
+  /** With `traceLevel: 'decisions' | 'full'`. */
+  readonly trace?: TraceSection;
+  /** With `reportData: true`: what blis report and blis compare draw. */
+  readonly report_data?: ReportData;
+};
 
 export interface SimulationResult {
   /** The cluster metrics (the reference's MetricsOutput fields). */

@@ -15,6 +15,18 @@ import { printTree } from '../policy/tree/index.js';
 import type { TraceLevel } from './resolve-policies.js';
 import { scaleEvents, scalingSection } from './scaling-report.js';
 import { kvTierTransferTrace, kvTiersSection, tierReports } from './kv-tiers-report.js';
+import type { AutoscalerReport } from './scaling-report.js';
+import type { AdmissionDelaysSection, ControlPointDescription, KvTiersSection, PolicyAnomaliesSection, PolicySection, TraceSection } from './report-sections.js';
+
+/** The JSON-only sections policyReportSections() adds (each when it applies; policy_anomalies always). */
+export type PolicyReportSections = {
+  policy?: PolicySection;
+  admission_delays?: AdmissionDelaysSection;
+  kv_tiers?: KvTiersSection;
+  autoscaler?: AutoscalerReport;
+  policy_anomalies: PolicyAnomaliesSection;
+  trace?: TraceSection;
+};
 
 export interface PolicyReportInput {
   readonly cs: ClusterSimulator;
@@ -59,40 +71,40 @@ export function anomalyReport(x: PolicyReportInput): AnomalyReport {
 }
 
 /** The extra top-level keys of the JSON report. */
-export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyReport): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyReport): PolicyReportSections {
+  const out: Omit<PolicyReportSections, 'policy_anomalies'> & { policy_anomalies?: PolicyAnomaliesSection } = {};
   const traced = x.traceLevel === 'decisions' || x.traceLevel === 'full';
   // A bundle's policies are described when it names the candidate or decisions are traced: otherwise a
   // policy written as a bundle prints exactly what the equivalent built-in prints.
   if (x.metadata !== null || (traced && x.evolvable !== null)) {
-    const points: Record<string, unknown> = {};
+    const points: Record<string, ControlPointDescription> = {};
     for (const [point, spec] of Object.entries(x.evolvable?.evolvable.specs ?? {})) {
       if (spec.type === 'parameterized') points[point] = { type: spec.type, template: spec.template, parameters: spec.parameters };
       else if (spec.type === 'decision_tree') points[point] = { type: spec.type, nodes: spec.tree.nodeCount, text: printTree(spec.tree) };
       else points[point] = { type: spec.type, engine: spec.engine, entrypoint: spec.entrypoint, source: spec.sourceLabel, limits: { instructions: spec.limits.instructions, memory_bytes: spec.limits.memoryBytes } };
     }
     const m = x.metadata;
-    out['policy'] = {
+    out.policy = {
       ...(m === null ? {} : { id: m.id, generation: m.generation, parent_id: m.parentId, mutations: m.mutations }),
       control_points: points,
     };
   }
   // DELAY is an evolvable-policy decision (the built-ins never delay): reported only when one happened.
   if (x.cs.admissionDelays > 0) {
-    out['admission_delays'] = { delays: x.cs.admissionDelays, delay_limit_rejections: x.cs.delayLimitRejections, still_delayed: x.cs.delayedNow.size };
+    out.admission_delays = { delays: x.cs.admissionDelays, delay_limit_rejections: x.cs.delayLimitRejections, still_delayed: x.cs.delayedNow.size };
   }
   const tiers = kvTiersSection(x.cs);
-  if (tiers !== null) out['kv_tiers'] = tiers;
+  if (tiers !== null) out.kv_tiers = tiers;
   const scaling = scalingSection(x.cs);
-  if (scaling !== null) out['autoscaler'] = scaling;
-  out['policy_anomalies'] = {
+  if (scaling !== null) out.autoscaler = scaling;
+  const policyAnomalies: PolicyAnomaliesSection = {
     counts: anomalies.counts,
     shadow_divergences: x.cs.shadowDivergences,
     ...(traced ? { events: anomalies.events.map((e) => ({ type: e.type, timestamp_us: e.timestampUs, description: e.description, requests: e.requests, severity: e.severity })) } : {}),
   };
   if (traced) {
     const tierTrace = kvTierTransferTrace(x.cs);
-    out['trace'] = {
+    out.trace = {
       level: x.traceLevel,
       ...(x.metadata === null ? {} : { policy_id: x.metadata.id }),
       admissions: x.cs.admissionRecords.map((a) => ({ request_id: a.requestId, clock_us: a.clock, admitted: a.admitted, reason: a.reason, ...(a.delayUs === undefined ? {} : { delay_us: a.delayUs }) })),
@@ -132,5 +144,5 @@ export function policyReportSections(x: PolicyReportInput, anomalies: AnomalyRep
         : {}),
     };
   }
-  return out;
+  return { ...out, policy_anomalies: policyAnomalies };
 }
