@@ -33,6 +33,23 @@ export type {
   SampleCount,
 } from './metrics/section-data.js';
 export type { AutoscalerReport, ReplicaTimelinePoint, ScaleAction } from './sim/scaling-report.js';
+export type {
+  FitnessSection,
+  TraceSummarySection,
+  PolicySection,
+  ControlPointDescription,
+  AdmissionDelaysSection,
+  KvTiersSection,
+  KvTiersJson,
+  KvTierFiguresJson,
+  KvTierTransfersJson,
+  PolicyAnomaliesSection,
+  AnomalyEventJson,
+  TraceSection,
+  TraceAdmission,
+  TraceRouting,
+  TraceKvTierTransfer,
+} from './sim/report-sections.js';
 export { BlisError, isBlisError } from './domain/errors.js';
 export { ConfigError } from './sim/config-error.js';
 export { FLAGS as SIMULATION_OPTIONS, type FlagSpec as SimulationOption } from './sim/options.js';
