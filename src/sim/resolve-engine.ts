@@ -16,7 +16,7 @@ import { DEFAULT_SEMANTICS, SEMANTICS, isSemantics, type Semantics } from '../do
 import { LIMITS, checkLimit } from '../domain/limits.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
-import { resolveLoraFlags, type LoraSetup } from './resolve-lora.js';
+import { resolveLoraFlags, resolveLoraSchedule, type LoraSetup } from './resolve-lora.js';
 import type { LatencyProfile } from '../latency/profile.js';
 import { SCHEDULING_MODES, type SchedulingMode } from '../instance/batch-formation.js';
 import { BlisError, showValue } from '../domain/errors.js';
@@ -243,6 +243,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
       },
       latency: latency.latency,
       lora: lora.cost,
+      loraSchedule: resolveLoraSchedule(f, env, lora, numInstances),
       pd,
       deployment: dep?.engine ?? null,
     },
