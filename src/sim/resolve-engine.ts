@@ -211,6 +211,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const kvOrigin = f.changed('total-kv-blocks') ? '' : latency.totalKvBlocks === f.int('total-kv-blocks') ? ' (the default)' : ' (sized from GPU memory)';
   env.info?.(`engine: model ${latency.model}, latency model ${latency.backend}${latency.hardware === '' ? '' : `, GPU ${latency.hardware}`}` +
     `${latency.tp > 0 ? `, TP ${latency.tp}` : ''}, ${numInstances} instance(s), ${latency.totalKvBlocks} KV blocks of ${blockSize} tokens${kvOrigin}, max-model-len ${maxModelLen === 0 ? 'unbounded' : maxModelLen}`);
+  const loraSchedule = resolveLoraSchedule(f, env, lora, numInstances);
   return {
     seed: f.bigint('seed'),
     latency,
@@ -243,7 +244,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
       },
       latency: latency.latency,
       lora: lora.cost,
-      loraSchedule: resolveLoraSchedule(f, env, lora, numInstances),
+      ...(loraSchedule === null ? {} : { loraSchedule }),
       pd,
       deployment: dep?.engine ?? null,
     },
