@@ -100,6 +100,8 @@ export { GPU_CATALOG } from './config/catalog/hardware.js';
 export { PolicyRuntimeError, PolicyConfigError, parsePolicyBundle, preparePolicies, FEATURES, TEMPLATES, CONTROL_POINTS, printTree } from './policy/index.js';
 export type { ControlPoint, EvolvablePolicies, PolicyMetadata, PolicySpec, PreparedPolicies, BuiltPolicies } from './policy/index.js';
 export { policyCatalog } from './policy/catalog.js';
+export { exportLlmd, LLMD_API_VERSIONS, LLMD_SCORERS, PolicyExportError } from './policy/export-llmd.js';
+export type { LlmdExport, LlmdExportOptions } from './policy/export-llmd.js';
 export { SandboxError, loadSandboxEngine, DEFAULT_SANDBOX_LIMITS, type SandboxEngine, type SandboxProgram, type SandboxLimits } from './sandbox/index.js';
 export type { AdmissionPolicy, PriorityPolicy, RoutingPolicy, RouterState, RouterSignals } from './routing/types.js';
 export type { AutoScalePolicy, AutoScaleContext, ScaleDecision } from './routing/autoscale.js';

@@ -44,7 +44,14 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly (readonly [string, 
     ['blis compose --from examples/workload.yaml --from examples/two-models-workload.yaml > both.yaml', 'both specs\' clients at their absolute rates'],
     ['blis compose --from a.yaml --from b.yaml --semantics corrected', 'also keep cohorts, goodput targets, seed and bounds'],
   ],
-  policies: [['blis policies', 'every control point, template, parameter range and decision-tree feature, as JSON']],
+  policies: [
+    ['blis policies', 'every control point, template, parameter range and decision-tree feature, as JSON'],
+    ['blis policies export --format llm-d --policy-config best.json --output epp.yaml', 'a found routing as llm-d\'s endpoint picker configuration'],
+  ],
+  'policies export': [
+    ['blis policies export --format llm-d --policy-config best.json --output epp.yaml', 'the best bundle of blis search --best as an EndpointPickerConfig'],
+    ['blis policies export --format llm-d --policy-config bundle.yaml --api-version llm-d.ai/v1', 'for an llm-d router that reads llm-d.ai/v1'],
+  ],
   search: [
     ['blis search --suite scheduling-slo-mix --budget 6 --best best.json > search.json', 'whole policies, raced and proved on held-out seeds'],
     ['blis search --template weighted_affinity_routing --suite routing-prefix-heavy --budget 4', 'one template\'s parameters'],

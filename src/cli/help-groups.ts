@@ -39,7 +39,7 @@ const GROUP = new Map<string, HelpGroup>([
     pd-transfer-mode pd-transfer-granularity pd-transfer-chunk-blocks pd-backpressure-threshold pd-backpressure-retry-us prefill-routing-scorers
     decode-routing-scorers prefill-tp decode-tp prefill-hardware decode-hardware prefill-latency-model decode-latency-model prefill-max-model-len
     decode-max-model-len encode-tp encode-hardware model-autoscaler-interval-us autoscale-policy autoscale-min-replicas autoscale-max-replicas`),
-  ...list('LoRA adapters', 'lora-config lora-adapter-capacity lora-load-base-latency-us lora-load-bandwidth-bytes-us lora-footprint-bytes-per-rank'),
+  ...list('LoRA adapters', 'lora-config lora-adapter-capacity lora-load-base-latency-us lora-load-bandwidth-bytes-us lora-footprint-bytes-per-rank lora-placement-schedule'),
   ...list('Workload', `workload-spec workload rate num-requests concurrency think-time-ms max-concurrency prefix-tokens prompt-tokens prompt-tokens-stdev
     prompt-tokens-min prompt-tokens-max output-tokens output-tokens-stdev output-tokens-min output-tokens-max timeout`),
   ...list('Replay', 'session-mode think-time-dist'),

@@ -28,6 +28,8 @@ export const EventKind = {
   Timeout: 16,
   /** A LoRA adapter load finished (the instance knows which: loads are serialised). */
   AdapterLoad: 19,
+  /** Beyond the reference: a --lora-placement-schedule entry takes force on the instance. */
+  AdapterPlace: 20,
 } as const;
 export type EventKind = (typeof EventKind)[keyof typeof EventKind];
 
@@ -54,6 +56,8 @@ export const EVENT_PRIORITY = {
   [EventKind.Timeout]: 6,
   // Before a co-timed step, so the loaded adapter's request is admitted that same tick.
   [EventKind.AdapterLoad]: 2,
+  // With the loads: before a co-timed step, which may then admit what the placement's load brought.
+  [EventKind.AdapterPlace]: 2,
 } as const satisfies Record<EventKind, number>;
 
 /** Same-tick order key: cluster events (instance = -1) first, then instances by index, then event priority. */

@@ -28,6 +28,11 @@ export interface InstanceConfig extends BatchLimits {
   readonly schedulerPolicy?: InstanceScheduler | null;
   /** LoRA adapters (cost model and slot count); absent/null = off. */
   readonly lora?: AdapterCost | null;
+  /**
+   * This instance's LoRA placement schedule (--lora-placement-schedule): at each time, the adapters it is to
+   * hold (loaded, charged, one at a time). Absent/empty = none (no event is scheduled).
+   */
+  readonly loraSchedule?: readonly { readonly atUs: number; readonly ids: readonly string[] }[] | null;
   /** P/D single KV ownership: a finished prefill half keeps its KV until the transfer releases it. */
   readonly holdPrefillKV?: boolean;
   /**
@@ -182,6 +187,8 @@ export class Instance {
     const lora = cfg.lora ? new InstanceAdapters(cfg.lora, this.metrics.adapterLoads, this.metrics.adapterEvictions) : null;
     this.lora = lora;
     this.former.gate = lora;
+    const first = lora === null ? undefined : cfg.loraSchedule?.[0];
+    if (first !== undefined) this.sink.schedule(first.atUs, EventKind.AdapterPlace, null);
     this.asyncScheduling = cfg.schedulingMode === 'async';
     this.prefillFirst = cfg.schedulingMode === 'prefill-first';
     this.corrected = cfg.corrected === true;
@@ -354,6 +361,9 @@ export class Instance {
       case EventKind.AdapterLoad:
         this.completeAdapterLoad(time);
         return;
+      case EventKind.AdapterPlace:
+        this.applyPlacement(time);
+        return;
       default:
         throw new Error(`instance ${this.id}: unexpected event kind ${kind}`);
     }
@@ -479,6 +489,7 @@ export class Instance {
   private step(now: number): void {
     if (this.run.length === 0 && this.waitQ.length === 0) {
       this.stepPending = false;
+      if (this.lora !== null) this.startPlacementLoad(now);
       return;
     }
     // Phase 1: schedule the batch.
@@ -738,8 +749,30 @@ export class Instance {
   }
 
   private completeAdapterLoad(now: number): void {
-    (this.lora as InstanceAdapters).finishLoad();
+    const lora = this.lora as InstanceAdapters;
+    lora.finishLoad();
     if (!this.stepPending && this.waitQ.length > 0) this.scheduleStep(now);
+    else if (!this.stepPending) this.startPlacementLoad(now);
+  }
+
+  /** The next entry of the placement schedule (index into cfg.loraSchedule). */
+  private placeAt = 0;
+
+  /** A placement-schedule entry takes force: its adapters are to be loaded here; the next entry is scheduled. */
+  private applyPlacement(now: number): void {
+    const sched = this.cfg.loraSchedule as readonly { readonly atUs: number; readonly ids: readonly string[] }[];
+    const lora = this.lora as InstanceAdapters;
+    lora.place((sched[this.placeAt] as { ids: readonly string[] }).ids);
+    this.placeAt++;
+    const next = sched[this.placeAt];
+    if (next !== undefined) this.sink.schedule(next.atUs, EventKind.AdapterPlace, null);
+    // A pending step starts the load itself (after its waiting head's own, if any).
+    if (!this.stepPending) this.startPlacementLoad(now);
+  }
+
+  private startPlacementLoad(now: number): void {
+    const ticks = (this.lora as InstanceAdapters).startPlacement();
+    if (ticks > 0) this.sink.schedule(now + ticks, EventKind.AdapterLoad, null);
   }
 
   private complete(r: Request, now: number, adv: number): void {

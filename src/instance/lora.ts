@@ -149,6 +149,11 @@ export class InstanceAdapters {
   readonly resident: ResidentAdapters;
   /** The adapter being loaded ('' = none). */
   loading = '';
+  /**
+   * Adapters the placement schedule in force wants here and that are not resident yet (sorted; the next load
+   * takes the first). Empty without a schedule.
+   */
+  private placed: string[] = [];
 
   constructor(
     readonly cost: AdapterCost,
@@ -166,17 +171,44 @@ export class InstanceAdapters {
   /**
    * When no load is in flight and `head` needs an adapter that is not resident: reserve a slot (evicting the
    * least recently used unpinned adapter when full) and start loading. Returns the load time in ticks, or 0
-   * when no load starts (also when every slot is pinned: it is retried at the next step).
+   * when no load starts (also when every slot is pinned: it is retried at the next step). With nothing for
+   * `head` to load, the next adapter a placement schedule wants here (if any) starts loading instead.
    */
   startLoad(head: Request | undefined): number {
-    if (this.loading !== '' || head === undefined || !this.held(head)) return 0;
+    if (this.loading !== '') return 0;
+    if (head === undefined || !this.held(head)) return this.placed.length === 0 ? 0 : this.startPlacement();
+    return this.load(head.adapter);
+  }
+
+  /** Reserves a slot for `id` (evicting the LRU unpinned adapter when full) and starts its load; 0 when every slot is pinned. */
+  private load(id: string): number {
     if (this.resident.atCapacity) {
       const evicted = this.resident.evictLru();
       if (evicted === null) return 0;
       bump(this.evictions, evicted);
     }
-    this.loading = head.adapter;
-    return Math.max(1, Math.ceil(this.cost.loadLatency(head.adapter)));
+    this.loading = id;
+    return Math.max(1, Math.ceil(this.cost.loadLatency(id)));
+  }
+
+  /**
+   * A placement-schedule entry takes force (--lora-placement-schedule): the instance is to hold `ids`. Only the
+   * ones not resident are kept to load, after any request's own load (one load at a time, as every load). An
+   * entry replaces the previous one's loads not started yet. Adapters resident but not named stay until LRU
+   * evicts them (upstream's `scheduled` policy loads, it never unloads).
+   */
+  place(ids: readonly string[]): void {
+    this.placed = ids.filter((id) => !this.resident.has(id));
+  }
+
+  /** Starts the next scheduled placement load, when no load is in flight; the load time in ticks, or 0. */
+  startPlacement(): number {
+    if (this.loading !== '') return 0;
+    while (this.placed.length > 0 && this.resident.has(this.placed[0] as string)) this.placed.shift();
+    if (this.placed.length === 0) return 0;
+    const ticks = this.load(this.placed[0] as string);
+    if (ticks > 0) this.placed.shift();
+    return ticks;
   }
 
   /** The load in flight completes: its adapter becomes resident (the slot was reserved, so nothing is evicted). */

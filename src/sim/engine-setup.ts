@@ -8,6 +8,7 @@ import { isCorrected } from '../domain/semantics.js';
 import { ClusterSimulator, type ClusterPolicies, type FollowUpHook } from '../cluster/cluster.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Instance } from '../instance/instance.js';
+import { instanceSchedule } from '../config/lora-schedule.js';
 import { createKVStore, type KVStoreConfig } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import { tenantBudget } from '../routing/admission.js';
@@ -208,6 +209,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           maxModelLen: mml,
           preemptionPolicy: setup.preemptionPolicy,
           lora: setup.lora ?? null,
+          ...(replica === undefined && setup.loraSchedule ? { loraSchedule: instanceSchedule(setup.loraSchedule, i) } : {}),
           schedulingMode: setup.schedulingMode ?? 'sync',
           holdPrefillKV: pd?.beyond?.ownership === 'single',
           ...(corrected ? { corrected } : {}),

@@ -16,7 +16,7 @@ import { DEFAULT_SEMANTICS, SEMANTICS, isSemantics, type Semantics } from '../do
 import { LIMITS, checkLimit } from '../domain/limits.js';
 import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
-import { resolveLoraFlags, type LoraSetup } from './resolve-lora.js';
+import { resolveLoraFlags, resolveLoraSchedule, type LoraSetup } from './resolve-lora.js';
 import type { LatencyProfile } from '../latency/profile.js';
 import { SCHEDULING_MODES, type SchedulingMode } from '../instance/batch-formation.js';
 import { BlisError, showValue } from '../domain/errors.js';
@@ -211,6 +211,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const kvOrigin = f.changed('total-kv-blocks') ? '' : latency.totalKvBlocks === f.int('total-kv-blocks') ? ' (the default)' : ' (sized from GPU memory)';
   env.info?.(`engine: model ${latency.model}, latency model ${latency.backend}${latency.hardware === '' ? '' : `, GPU ${latency.hardware}`}` +
     `${latency.tp > 0 ? `, TP ${latency.tp}` : ''}, ${numInstances} instance(s), ${latency.totalKvBlocks} KV blocks of ${blockSize} tokens${kvOrigin}, max-model-len ${maxModelLen === 0 ? 'unbounded' : maxModelLen}`);
+  const loraSchedule = resolveLoraSchedule(f, env, lora, numInstances);
   return {
     seed: f.bigint('seed'),
     latency,
@@ -243,6 +244,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
       },
       latency: latency.latency,
       lora: lora.cost,
+      ...(loraSchedule === null ? {} : { loraSchedule }),
       pd,
       deployment: dep?.engine ?? null,
     },

@@ -4,6 +4,7 @@
  * references of the workload checked against the registry.
  */
 import { adapterReservedBytes, EMPTY_LORA_CONFIG, parseLoraConfig, resolveLora, type AdapterSpec, type ResolvedLora } from '../config/lora.js';
+import { checkLoraSchedule, parseLoraSchedule, type PlacementEntry } from '../config/lora-schedule.js';
 import { AdapterCost } from '../instance/lora.js';
 import { ConfigError } from './config-error.js';
 import type { SimEnv } from './env.js';
@@ -34,6 +35,22 @@ export function resolveLoraFlags(f: FlagValues, env: SimEnv, corrected = false):
     ...(f.changed('lora-footprint-bytes-per-rank') ? { footprintBytesPerRank: f.float('lora-footprint-bytes-per-rank') } : {}),
   }, path === '' ? 'the --lora-* flags' : `--lora-config ${path}`, (m) => env.warn(m), corrected);
   return { cost: resolved === null ? null : new AdapterCost(resolved), resolved, registry: file.adapters, reservedBytes: adapterReservedBytes(resolved) };
+}
+
+/**
+ * `--lora-placement-schedule`: the file parsed and checked against the adapters, their slots and the instances
+ * at start; null when not given.
+ * @throws ConfigError when LoRA is off; LoraScheduleError at file:line:col for the file's problems.
+ */
+export function resolveLoraSchedule(f: FlagValues, env: SimEnv, lora: LoraSetup, numInstances: number): PlacementEntry[] | null {
+  const path = f.has('lora-placement-schedule') ? f.str('lora-placement-schedule') : '';
+  if (path === '') return null;
+  if (lora.resolved === null) {
+    throw new ConfigError('bad-flag', `--lora-placement-schedule needs LoRA on: pass --lora-config declaring the adapters, with adapter_capacity (or --lora-adapter-capacity)`, { field: '--lora-placement-schedule' });
+  }
+  const entries = parseLoraSchedule(env.readText(path, '--lora-placement-schedule'), path);
+  checkLoraSchedule(entries, path, lora.resolved.adapters.map((a) => a.id), lora.resolved.capacity, numInstances);
+  return entries;
 }
 
 /** One workload source's adapter reference: a spec client or cohort, or a trace row. */

@@ -12,6 +12,7 @@ import type { DeploymentSpec } from '../deploy/spec.js';
 import type { Semantics } from '../domain/semantics.js';
 import type { SchedulingMode } from '../instance/batch-formation.js';
 import type { AdapterCost } from '../instance/lora.js';
+import type { PlacementEntry } from '../config/lora-schedule.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
 import type { StorageTierConfig } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
@@ -143,6 +144,8 @@ export interface EngineSetup {
   readonly policy?: PolicySetup;
   /** LoRA adapters (cost model and slots per instance); absent/null = off. */
   readonly lora?: AdapterCost | null;
+  /** The LoRA placement schedule (--lora-placement-schedule), checked against the run; absent/null = none. */
+  readonly loraSchedule?: readonly PlacementEntry[] | null;
   /** Prefill/decode pools; null/absent = monolithic instances. */
   readonly pd?: PdEngineSetup | null;
   /** Node pools, instance lifecycle and the autoscaler; null/absent = a fixed set of Active instances. */
