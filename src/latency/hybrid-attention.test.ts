@@ -101,15 +101,15 @@ describe('layouts read from config.json', () => {
     expect(parseHFConfig(QWEN3_NEXT).attention).toBeUndefined();
     const { full_attention_interval: _f, ...dense } = QWEN3_NEXT;
     expect(cfg(dense).attention).toBeUndefined();
-    expect(cfg({ ...dense, layer_types: Array(48).fill('full_attention') }).attention).toBeUndefined();
+    expect(cfg({ ...dense, layer_types: Array<string>(48).fill('full_attention') }).attention).toBeUndefined();
   });
 
   it('refuses a malformed layout naming the field', () => {
     expect(errorOf(() => cfg({ ...QWEN3_NEXT, layer_types: ['full_attention'] })).field).toBe('layer_types');
-    expect(errorOf(() => cfg({ ...QWEN3_NEXT, layer_types: [...Array(47).fill('full_attention'), 'global_thing'] }))).toMatchObject({ field: 'layer_types[47]' });
+    expect(errorOf(() => cfg({ ...QWEN3_NEXT, layer_types: [...Array<string>(47).fill('full_attention'), 'global_thing'] }))).toMatchObject({ field: 'layer_types[47]' });
     expect(errorOf(() => cfg({ ...QWEN3_NEXT, full_attention_interval: 0 })).message).toMatch(/"full_attention_interval" must be a whole number >= 1, got 0/);
     const { sliding_window: _w, ...noWindow } = GEMMA3;
-    expect(errorOf(() => cfg({ ...noWindow, layer_types: Array(12).fill('sliding_attention').fill('full_attention', 11) })).field).toBe('sliding_window');
+    expect(errorOf(() => cfg({ ...noWindow, layer_types: Array<string>(12).fill('sliding_attention').fill('full_attention', 11) })).field).toBe('sliding_window');
     expect(errorOf(() => cfg({ ...KIMI_LINEAR, linear_attn_config: { kda_layers: [1] } })).field).toBe('linear_attn_config.full_attn_layers');
     expect(errorOf(() => cfg({ ...JAMBA, attn_layer_offset: 8 })).field).toBe('attn_layer_offset');
     expect(errorOf(() => cfg({ ...NEMOTRON_H, hybrid_override_pattern: 'MMMMMM' })).message).toMatch(/no attention layer/);

@@ -18,7 +18,7 @@ const base = { mode: 'run', model: 'qwen/qwen3-next-like', hardware: 'H100', tp:
 
 async function blocks(options: Record<string, unknown>): Promise<number> {
   const { values } = parseSimulationConfig({ ...base, ...options });
-  const r = await resolveEngineFlags(values, { readText: (p) => files[p as keyof typeof files]!, warn: () => {} });
+  const r = await resolveEngineFlags(values, { readText: (p) => (files as Record<string, string>)[p] ?? '', warn: () => {} });
   return r.setup.kv.totalBlocks;
 }
 
@@ -32,10 +32,10 @@ describe('--attention-layers', () => {
     expect(await blocks({ latencyModel: 'corrected-physics' })).toBeGreaterThan(await blocks({ latencyModel: 'corrected-physics', attentionLayers: 'full' }));
   });
 
-  it.each(['trained-physics', 'roofline', 'corrected-physics'])('%s: long-context decodes are faster with config than full', async (latencyModel) => {
-    const run = async (attentionLayers: string): Promise<number> => {
+  it.each(['trained-physics', 'roofline', 'corrected-physics'] as const)('%s: long-context decodes are faster with config than full', async (latencyModel) => {
+    const run = async (attentionLayers: 'full' | 'config'): Promise<number> => {
       const r = await simulate({ ...base, latencyModel, attentionLayers, numRequests: 6, rate: 0.5, promptTokens: 30000, promptTokensStdev: 0, promptTokensMax: 30000, outputTokens: 50, outputTokensStdev: 0, files });
-      return r.metrics.itl_mean_ms as number;
+      return r.metrics.itl_mean_ms;
     };
     expect(await run('config')).toBeLessThan(await run('full'));
   });

@@ -205,7 +205,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const kvForGpu = !f.changed('total-kv-blocks') && arch !== null && params !== null && hw !== null && (latency.backend === 'roofline' || latency.backend === 'trained-physics')
     ? (mem: number, tp: number): number | null => {
       try {
-        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util, adapterReservedBytes: Math.trunc(lora.reservedBytes), ...(semantics === 'corrected' ? { corrected: true } : {}) });
+        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util, adapterReservedBytes: Math.trunc(lora.reservedBytes), maxNumSeqs: f.int('max-num-seqs'), ...(semantics === 'corrected' ? { corrected: true } : {}) });
       } catch {
         return null;
       }
