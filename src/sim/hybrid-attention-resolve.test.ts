@@ -40,7 +40,7 @@ describe('--attention-layers', () => {
     expect(await run('config')).toBeLessThan(await run('full'));
   });
 
-  it('refuses an unknown value naming the option', async () => {
+  it('refuses an unknown value naming the option (the CLI: test/cli/attention-layers.test.ts)', async () => {
     await expect(simulate({ ...base, attentionLayers: 'hybrid' as never, files })).rejects.toThrow(/attentionLayers/);
   });
 });
