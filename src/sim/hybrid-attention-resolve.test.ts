@@ -13,7 +13,13 @@ const QWEN3_NEXT = {
   head_dim: 256, num_hidden_layers: 48, torch_dtype: 'bfloat16', vocab_size: 151936, max_position_embeddings: 65536, full_attention_interval: 4,
   linear_num_value_heads: 32, linear_num_key_heads: 16, linear_key_head_dim: 128, linear_value_head_dim: 128, linear_conv_kernel_dim: 4,
 };
-const files = { 'q/config.json': JSON.stringify(QWEN3_NEXT) };
+/** gpt-oss-like: sliding-window (128 tokens) and full layers alternating, MoE. */
+const OSS = {
+  model_type: 'gpt_oss', hidden_act: 'silu', hidden_size: 2880, intermediate_size: 2880, num_attention_heads: 64, num_key_value_heads: 8, head_dim: 64,
+  num_hidden_layers: 24, torch_dtype: 'bfloat16', vocab_size: 201088, num_local_experts: 32, num_experts_per_tok: 4, sliding_window: 128,
+  max_position_embeddings: 131072, layer_types: Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? 'sliding_attention' : 'full_attention')),
+};
+const files = { 'q/config.json': JSON.stringify(QWEN3_NEXT), 'oss/config.json': JSON.stringify(OSS) };
 const base = { mode: 'run', model: 'qwen/qwen3-next-like', hardware: 'H100', tp: 1, modelConfigFolder: 'q' } as const;
 
 async function blocks(options: Record<string, unknown>): Promise<number> {
@@ -38,6 +44,16 @@ describe('--attention-layers', () => {
       return r.metrics.itl_mean_ms;
     };
     expect(await run('config')).toBeLessThan(await run('full'));
+  });
+
+  it('a sliding-window model (gpt-oss-like, trained-physics): about twice the blocks, faster long-context decodes', async () => {
+    const full = await blocks({ modelConfigFolder: 'oss', attentionLayers: 'full' });
+    const hybrid = await blocks({ modelConfigFolder: 'oss', attentionLayers: 'config' });
+    expect(hybrid).toBeGreaterThan(1.9 * full);
+    expect(hybrid).toBeLessThan(2 * full);
+    const itl = async (attentionLayers: 'full' | 'config'): Promise<number> =>
+      (await simulate({ ...base, modelConfigFolder: 'oss', attentionLayers, numRequests: 6, rate: 0.5, promptTokens: 20000, promptTokensStdev: 0, promptTokensMax: 20000, outputTokens: 50, outputTokensStdev: 0, files })).metrics.itl_mean_ms;
+    expect(await itl('config')).toBeLessThan(await itl('full'));
   });
 
   it('refuses an unknown value naming the option (the CLI: test/cli/attention-layers.test.ts)', async () => {
