@@ -78,6 +78,11 @@ describe('layouts read from config.json', () => {
     expect(parseHFConfig(KIMI_LINEAR).attention).toBeUndefined();
   });
 
+  it('a config with only the K3 spelling of the active-expert count and no total is refused for capacity naming it', () => {
+    const { num_experts: _n, num_shared_experts: _s, ...noTotal } = KIMI_LINEAR;
+    expect(errorOf(() => extractKVCapacityParams(noTotal))).toMatchObject({ code: 'MOE_EXPERT_COUNT_MISSING', field: 'num_experts_per_token' });
+  });
+
   it('Jamba (attn_layer_period/offset) and Nemotron-H (hybrid_override_pattern) with their Mamba states', () => {
     // Layers 4, 12, 20, 28 are attention; Mamba-1 state: d_inner = 2·4096, × d_state 16, + 3 conv inputs.
     expect(cfg(JAMBA).attention).toMatchObject({ full: 4, linear: 28, linearStateElements: 8192 * 16 + 3 * 8192 });
