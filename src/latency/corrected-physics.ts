@@ -91,6 +91,19 @@ interface Plan {
   readonly tpLink: LinkSpec;
   readonly epLink: LinkSpec;
   readonly expertParallel: boolean;
+  /** A hybrid layout (`--attention-layers config`); null = every layer full attention. */
+  readonly hybrid: HybridPlan | null;
+}
+
+interface HybridPlan {
+  readonly full: number;
+  readonly sliding: number;
+  readonly linear: number;
+  readonly window: number;
+  /** KV bytes per token of one attention layer, per GPU. */
+  readonly kvPerLayer: number;
+  /** One request's linear-attention state over all linear layers, per GPU (heads sharded by TP). */
+  readonly stateBytes: number;
 }
 
 function fail(code: LatencyErrorCode, field: string, message: string): never {
@@ -199,8 +212,43 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     tpLink: linkFor(tp),
     epLink: linkFor(expertGroup),
     expertParallel: opts.expertParallel === true,
+    hybrid: mc.attention === undefined ? null : {
+      full: mc.attention.full,
+      sliding: mc.attention.sliding,
+      linear: mc.attention.linear,
+      window: mc.attention.window,
+      kvPerLayer: kvPerToken / L,
+      stateBytes: (mc.attention.linear * mc.attention.linearStateElements * mc.bytesPerParam) / tp,
+    },
   };
 }
+
+/**
+ * A hybrid model's attention terms, written into `out`: [0] prefill attention FLOPs over all layers — full layers
+ * over their causal context, sliding layers over at most the window, linear layers over the d_head state per
+ * head in place of a context — and [1] the KV bytes read — the full layers' context, the sliding layers' last
+ * window, each request's linear state read and written.
+ */
+function hybridAttention(p: Plan, h: HybridPlan, batch: StepBatch, out: Float64Array): void {
+  let flops = 0;
+  let kvFull = 0;
+  let kvWin = 0;
+  const W = h.window;
+  for (let i = 0; i < batch.count; i++) {
+    const t = batch.newTokens[i]!;
+    const ctx = batch.progress[i]!;
+    if (ctx < batch.inputLen[i]!) {
+      const c = ctx + (t + 1) / 2;
+      flops += 4 * p.hPerGpu * p.headDim * t * (h.full * c + h.sliding * Math.min(c, W) + h.linear * p.headDim);
+    }
+    kvFull += ctx;
+    kvWin += Math.min(ctx, W);
+  }
+  out[0] = flops;
+  out[1] = h.kvPerLayer * (h.full * kvFull + h.sliding * kvWin) + 2 * batch.count * h.stateBytes;
+}
+
+const hybridScratch = new Float64Array(2);
 
 /** One collective moving `busBytes` per GPU over `n` GPUs: the cheaper of the link's two protocols. */
 function collectiveUs(link: LinkSpec, n: number, busBytes: number): number {
@@ -274,8 +322,14 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
       comm += 2 * p.moeLayers * allToAllUs(p.epLink, p.expertGroup, commBytes);
     }
   }
-  g[C.compute]! += (L * attnFlops) / p.attnRate;
-  g[C.kv] = (kvTokens * p.kvBytesPerToken) / p.kvBw;
+  if (p.hybrid === null) {
+    g[C.compute]! += (L * attnFlops) / p.attnRate;
+    g[C.kv] = (kvTokens * p.kvBytesPerToken) / p.kvBw;
+  } else {
+    hybridAttention(p, p.hybrid, batch, hybridScratch);
+    g[C.compute]! += hybridScratch[0]! / p.attnRate;
+    g[C.kv] = hybridScratch[1]! / p.kvBw;
+  }
   g[C.comm] = comm;
   g[C.step] = 1;
   g[C.request] = count;

@@ -9,6 +9,7 @@
 import { LatencyConfigError, LatencyErrorCode } from './errors.js';
 import type { ModelConfig } from './types.js';
 import { showValue } from '../domain/errors.js';
+import { attentionLayoutOf } from './attention-layout.js';
 
 /** A parsed config.json object (or any JSON object inside it). */
 export type HFConfigObject = Readonly<Record<string, unknown>>;
@@ -44,6 +45,7 @@ const COUNT_KEYS = [
   'intermediate_size_mlp', 'num_experts_per_tok', 'interleave_moe_layer_step', 'head_dim', 'kv_lora_rank', 'qk_rope_head_dim',
   'first_k_dense_replace', 'vocab_size', 'max_position_embeddings',
   'num_experts', 'moe_num_experts', 'n_routed_experts', 'num_local_experts', 'num_routed_experts',
+  'num_experts_per_token', 'num_shared_experts',
 ];
 
 function checkCounts(hf: HFConfigObject, label: string): void {
@@ -129,11 +131,18 @@ function compareBytes(a: string, b: string): number {
   return Buffer.compare(ab, bb);
 }
 
+/**
+ * Spellings of the MoE activation counts (upstream PR #1639: Kimi K3 writes num_experts_per_token and
+ * num_shared_experts); the first non-zero one wins. A config with neither spelling reads as before.
+ */
+const EXPERTS_PER_TOKEN_KEYS = ['num_experts_per_tok', 'num_experts_per_token'];
+const SHARED_EXPERT_KEYS = ['n_shared_experts', 'num_shared_experts'];
+
 /** Shared-expert FFN width: explicit total, else count × per-expert width (`perExpertFallback` if unset). */
 function sharedExpertDim(hf: HFConfigObject, moeExpertDim: number, perExpertFallback: number): number {
   const explicit = int(hf, 'shared_expert_intermediate_size');
   if (explicit > 0) return explicit;
-  const count = int(hf, 'n_shared_experts');
+  const count = firstNonZero(hf, ...SHARED_EXPERT_KEYS);
   if (count > 0) return count * (moeExpertDim === 0 ? perExpertFallback : moeExpertDim);
   return 0;
 }
@@ -195,7 +204,7 @@ export function parseHFConfig(raw: unknown, label = 'config.json', opts: HFParse
     weightBytesPerParam: isObject(qc) ? quantizedWeightBytes(qc) : 0,
     intermediateDim,
     numLocalExperts: resolveNumExperts(hf),
-    numExpertsPerTok: int(hf, 'num_experts_per_tok'),
+    numExpertsPerTok: firstNonZero(hf, ...EXPERTS_PER_TOKEN_KEYS),
     moeExpertFFNDim,
     sharedExpertFFNDim: sharedExpertDim(hf, moeExpertFFNDim, intermediateDim),
     interleaveMoELayerStep: int(hf, 'interleave_moe_layer_step'),
@@ -210,7 +219,13 @@ export function parseHFConfig(raw: unknown, label = 'config.json', opts: HFParse
     ropeScaling: isObject(rope) ? rope : null,
     modelType: typeof hf['model_type'] === 'string' ? hf['model_type'] : '',
     ...(opts.families === true ? familyExtras(hf) : {}),
+    ...(opts.attentionLayers === true ? layoutField(hf, numLayers, numHeads, shape.head_dim > 0 ? shape.head_dim : hiddenDim / numHeads, label) : {}),
   };
+}
+
+function layoutField(hf: HFConfigObject, layers: number, heads: number, headDim: number, label: string): Pick<ModelConfig, 'attention'> {
+  const attention = attentionLayoutOf(hf, layers, heads, headDim, label);
+  return attention === undefined ? {} : { attention };
 }
 
 export interface HFParseOptions {
@@ -221,6 +236,11 @@ export interface HFParseOptions {
    * keys only, so an OPT config has no intermediate size there.
    */
   readonly families?: boolean;
+  /**
+   * `--attention-layers config`: read the hybrid layout (full / sliding-window / linear-attention layers) into
+   * `ModelConfig.attention` (src/latency/attention-layout.ts); off = every layer full attention, as the reference.
+   */
+  readonly attentionLayers?: boolean;
 }
 
 const bool = (hf: HFConfigObject, key: string): boolean | undefined => (typeof hf[key] === 'boolean' ? hf[key] : undefined);
@@ -336,7 +356,7 @@ export function extractKVCapacityParams(raw: unknown, label = 'config.json', opt
       sharedExpertFFNDim: sharedExpertDim(hf, moeDim, int(hf, 'intermediate_size')),
     };
   }
-  for (const key of ['n_shared_experts', 'num_experts_per_tok']) {
+  for (const key of [...SHARED_EXPERT_KEYS, ...EXPERTS_PER_TOKEN_KEYS]) {
     const v = int(hf, key);
     if (v > 0) {
       throw new LatencyConfigError(

@@ -8,6 +8,7 @@
  * its tokens' KV on every rank (KV heads replicated when there are fewer than tp, as vLLM does).
  */
 import { architectureOf } from './architecture.js';
+import { kvPoolLayers } from './attention-layout.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
 import type { KVCapacityParams } from './hf-config.js';
 import type { HardwareConfig, ModelConfig } from './types.js';
@@ -32,9 +33,12 @@ function effectiveHeadDim(mc: ModelConfig): number {
 
 /**
  * Per-GPU KV bytes per token. MLA models store one compressed latent per layer, replicated on every TP rank;
- * others store K and V per KV head, sharded by TP (optimistic when KV heads < tp, as in the reference).
+ * others store K and V per KV head, sharded by TP (optimistic when KV heads < tp, as in the reference). A hybrid
+ * layout (`mc.attention`) counts its full-attention layers only (its sliding-window layers when none is full):
+ * the other layers' memory is set aside by {@link hybridReservedBytes}.
  */
 export function kvBytesPerToken(mc: ModelConfig, tp: number, corrected = false): number {
+  const layers = mc.attention === undefined ? mc.numLayers : kvPoolLayers(mc.attention);
   if (!Number.isInteger(tp) || tp <= 0) bad('tp', `tp must be a positive integer, got ${tp}`);
   if (mc.numLayers <= 0) bad('num_hidden_layers', `num_hidden_layers must be > 0, got ${mc.numLayers}`);
   if (mc.numHeads <= 0) bad('num_attention_heads', `num_attention_heads must be > 0, got ${mc.numHeads}`);
@@ -43,7 +47,7 @@ export function kvBytesPerToken(mc: ModelConfig, tp: number, corrected = false):
     bad('torch_dtype', `bytes per parameter must be > 0, got ${mc.bytesPerParam} (set torch_dtype)`);
   }
   if (mc.kvLoraRank > 0) {
-    const perToken = mc.numLayers * (mc.kvLoraRank + mc.qkRopeHeadDim) * mc.bytesPerParam;
+    const perToken = layers * (mc.kvLoraRank + mc.qkRopeHeadDim) * mc.bytesPerParam;
     if (perToken <= 0) bad('qk_rope_head_dim', `MLA latent width kv_lora_rank + qk_rope_head_dim must be > 0`);
     return perToken;
   }
@@ -58,7 +62,7 @@ export function kvBytesPerToken(mc: ModelConfig, tp: number, corrected = false):
   if (kvHeads >= tp && kvHeads % tp !== 0) {
     bad('tp', `num_key_value_heads (${kvHeads}) must be divisible by tp (${tp})`);
   }
-  const perGPU = (mc.numLayers * 2.0 * effectiveHeadDim(mc) * (corrected ? Math.max(kvHeads, tp) : kvHeads) * mc.bytesPerParam) / tp;
+  const perGPU = (layers * 2.0 * effectiveHeadDim(mc) * (corrected ? Math.max(kvHeads, tp) : kvHeads) * mc.bytesPerParam) / tp;
   if (perGPU <= 0) bad('num_key_value_heads', `per-token KV bytes came out as ${perGPU}; check head_dim and torch_dtype`);
   return perGPU;
 }
@@ -132,6 +136,34 @@ export interface KVCapacityOptions {
    * instead of being refused.
    */
   readonly families?: boolean;
+  /**
+   * Running requests the sliding-window and linear-attention layers of a hybrid model are budgeted for
+   * ({@link hybridReservedBytes}); --max-num-seqs, default 256.
+   */
+  readonly maxNumSeqs?: number;
+}
+
+/** The running requests a hybrid model's non-pooled layers are budgeted for when the caller does not say. */
+export const DEFAULT_HYBRID_SEQS = 256;
+
+/**
+ * Bytes of `allocatable` (pooled over the TP group) that a hybrid model's sliding-window and linear-attention
+ * layers take, outside the block pool (which holds the full-attention layers' KV, {@link kvBytesPerToken}):
+ * `maxNumSeqs` requests each holding a whole window on every sliding layer and one state on every linear layer
+ * (vLLM V0's Mamba cache was sized that way; V1's hybrid allocator takes the same pages from a shared pool as
+ * requests run). Each part is capped at the share of memory those layers would take if every layer were
+ * budgeted per token, so a hybrid model never gets fewer blocks than with every layer full attention.
+ */
+export function hybridReservedBytes(mc: ModelConfig, tp: number, corrected: boolean, maxNumSeqs: number, allocatable: number): number {
+  const a = mc.attention;
+  if (a === undefined) return 0;
+  const pool = kvPoolLayers(a);
+  const perLayerToken = (kvBytesPerToken(mc, tp, corrected) * tp) / pool;
+  const sliding = a.full > 0 ? a.sliding : 0;
+  const budgeted = pool + sliding + a.linear;
+  const slidingBytes = Math.min(maxNumSeqs * a.window * sliding * perLayerToken, (allocatable * sliding) / budgeted);
+  const linearBytes = Math.min(maxNumSeqs * a.linear * a.linearStateElements * mc.bytesPerParam, (allocatable * a.linear) / budgeted);
+  return slidingBytes + linearBytes;
 }
 
 /**
@@ -204,7 +236,12 @@ export function calculateKVBlocks(
     );
   }
 
-  const allocatableBytes = Math.trunc((availableGiB - overheadGiB) * GIB);
+  let allocatableBytes = Math.trunc((availableGiB - overheadGiB) * GIB);
+  if (mc.attention !== undefined) {
+    const seqs = opts.maxNumSeqs ?? DEFAULT_HYBRID_SEQS;
+    if (!(Number.isInteger(seqs) && seqs > 0)) bad('maxNumSeqs', `--max-num-seqs must be a positive integer, got ${seqs}`);
+    allocatableBytes -= Math.ceil(hybridReservedBytes(mc, tp, corrected, seqs, allocatableBytes));
+  }
   // Corrected semantics already pool the block over the tp ranks (and replicate KV heads below tp).
   let blocks = Math.trunc(allocatableBytes / (opts.perGpuBlocks === true && !corrected ? perBlock * tp : perBlock));
   if (blocks <= 0) {

@@ -52,6 +52,27 @@ export interface RooflineShape {
   readonly shared: number;
   /** KV bytes written or read per token (all layers, before the division by tp). */
   readonly kvPerToken: number;
+  /** A hybrid layout (`--attention-layers config`); absent = every layer full attention. */
+  readonly hybrid?: HybridShape;
+}
+
+/** The attention of a hybrid model by layer kind (src/latency/attention-layout.ts). */
+export interface HybridShape {
+  readonly full: number;
+  readonly sliding: number;
+  readonly linear: number;
+  readonly window: number;
+  /** KV bytes per token of one attention layer (before the division by tp). */
+  readonly kvPerLayer: number;
+  /** Linear-attention state of one request over all linear layers, in bytes (before the division by tp). */
+  readonly stateBytes: number;
+}
+
+function hybridOf(mc: ModelConfig, kvPerLayer: number): { hybrid?: HybridShape } {
+  const a = mc.attention;
+  if (a === undefined) return {};
+  const stateBytes = a.linear * a.linearStateElements * mc.bytesPerParam;
+  return { hybrid: { full: a.full, sliding: a.sliding, linear: a.linear, window: a.window, kvPerLayer, stateBytes } };
 }
 
 /** The MLP counts two matrices here (capacity counts three); the reference calibrated it that way. */
@@ -79,6 +100,7 @@ function correctedShapeOf(mc: ModelConfig): RooflineShape {
     mlp: a.mlpMatrices,
     shared: a.moeLayers > 0 ? a.sharedWidth : 0,
     kvPerToken: mc.numLayers * a.kvElementsPerLayer * mc.bytesPerParam,
+    ...hybridOf(mc, a.kvElementsPerLayer * mc.bytesPerParam),
   };
 }
 
@@ -109,6 +131,7 @@ function shapeOf(mc: ModelConfig): RooflineShape {
     mlp: MLP_MATRICES,
     shared: 0,
     kvPerToken: 2 * L * kvH * dHead * mc.bytesPerParam,
+    ...hybridOf(mc, 2 * kvH * dHead * mc.bytesPerParam),
   };
 }
 
@@ -118,10 +141,20 @@ export function transformerFlops(s: RooflineShape, seq: number, t: number): numb
   const proj = 2 * t * s.qDim * s.d;
   let gemm = (qkv + proj) * s.L;
   const ctx = t > 1 ? seq + (t - 1) / 2.0 : seq;
-  const attnGemm = 4 * s.H * t * ctx * s.dHead;
-  const vector = 5 * s.H * t * ctx + 2 * t * s.d;
-  gemm += attnGemm * s.L;
-  const sram = vector * s.L;
+  let sram: number;
+  const h = s.hybrid;
+  if (h === undefined) {
+    const attnGemm = 4 * s.H * t * ctx * s.dHead;
+    const vector = 5 * s.H * t * ctx + 2 * t * s.d;
+    gemm += attnGemm * s.L;
+    sram = vector * s.L;
+  } else {
+    // Context summed over the layers: a sliding layer attends to at most its window, a linear layer reads its
+    // d_head × d_head state per head in place of a context (upstream PR #1650's convention); MLP-only layers none.
+    const layerCtx = h.full * ctx + h.sliding * Math.min(ctx, h.window) + h.linear * s.dHead;
+    gemm += 4 * s.H * t * layerCtx * s.dHead;
+    sram = 5 * s.H * t * layerCtx + 2 * t * s.d * (h.full + h.sliding + h.linear);
+  }
   if (s.moeLayers > 0) {
     gemm += 2 * t * (s.mlp * s.d * s.dFFMoE) * s.topK * s.moeLayers;
     if (s.shared > 0) gemm += 2 * t * (s.mlp * s.d * s.shared) * s.moeLayers;
@@ -152,6 +185,12 @@ export function weightBytes(s: RooflineShape, t: number): number {
 
 /** Bytes a request moves besides weights: KV written for `t` tokens, KV read for `seq`, activations. */
 function dynamicBytes(s: RooflineShape, seq: number, t: number): number {
+  const h = s.hybrid;
+  if (h !== undefined) {
+    // KV written on the attention layers, read over each one's reach; a linear layer's state read and written once.
+    const kv = h.kvPerLayer * ((h.full + h.sliding) * t + h.full * seq + h.sliding * Math.min(seq, h.window));
+    return kv + 2 * h.stateBytes + s.L * s.d * s.bpp * t;
+  }
   const w = weightBytes(s, t);
   const total = w + s.kvPerToken * t + s.kvPerToken * seq + s.L * s.d * s.bpp * t;
   return total - w;

@@ -109,6 +109,8 @@ interface Plan {
   readonly prefillSplit: boolean;
   readonly decodeSplit: boolean;
   readonly interleaved: boolean;
+  /** A hybrid layout (`--attention-layers config`), null = every layer full attention. */
+  readonly hybrid: { readonly full: number; readonly sliding: number; readonly linear: number; readonly window: number } | null;
 }
 
 function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Plan {
@@ -173,6 +175,7 @@ function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Pl
     prefillSplit: given >= 9,
     decodeSplit: given >= 10,
     interleaved: mc.interleaveMoELayerStep > 0 && moe,
+    hybrid: mc.attention === undefined ? null : { full: mc.attention.full, sliding: mc.attention.sliding, linear: mc.attention.linear, window: mc.attention.window },
   };
 }
 
@@ -251,6 +254,12 @@ function stepTime(p: Plan, batch: StepBatch, extraDc = 0, extraCtx = 0): number 
     tDcKv = (L * p.kvW * KV_ELEMENT_BYTES * (sumCtx + dc)) / p.bytesPerUs;
   }
 
+  return combine(p, pf, dc, count, tPfCompute, tPfKv, tDcCompute, tDcKv);
+}
+
+/** The step time from its prefill and decode terms: weights, communication and the overheads added. */
+function combine(p: Plan, pf: number, dc: number, count: number, tPfCompute: number, tPfKv: number, tDcCompute: number, tDcKv: number): number {
+  const { L, dp } = p;
   const tokens = pf + dc;
   let tTpAttn = 0;
   let tTpDense = 0;
@@ -296,6 +305,18 @@ export function createTrainedPhysicsModel(opts: TrainedPhysicsOptions): LatencyM
   const queueing = clampToInt64(opts.alpha[0]!);
   const postDecode = clampToInt64(opts.alpha[1]!);
   const perToken = clampToInt64(opts.alpha[2]!);
+  if (plan.hybrid !== null) {
+    // Sliding layers need each decode's own context (min(progress, window)), not only the sum.
+    const sums = plan.hybrid.sliding === 0;
+    return {
+      name: 'trained-physics',
+      stepTime: (batch) => hybridStepTime(plan, batch),
+      ...(sums ? { stepTimeWithDecodes: (batch: StepBatch, decodes: number, decodeProgress: number) => hybridStepTime(plan, batch, decodes, decodeProgress) } : {}),
+      queueingTime: () => queueing,
+      outputTokenProcessingTime: () => perToken,
+      postDecodeFixedOverhead: () => postDecode,
+    };
+  }
   return {
     name: 'trained-physics',
     stepTime: (batch) => stepTime(plan, batch),
@@ -304,4 +325,57 @@ export function createTrainedPhysicsModel(opts: TrainedPhysicsOptions): LatencyM
     outputTokenProcessingTime: () => perToken,
     postDecodeFixedOverhead: () => postDecode,
   };
+}
+
+/**
+ * {@link stepTime} of a hybrid model (upstream PRs #1644/#1650, extended to sliding windows): the attention score
+ * FLOPs and the KV traffic follow each layer's kind — full layers over the context, sliding layers over at most
+ * their window, linear layers over the d_head × d_head state per head in place of a context (no KV traffic: their
+ * constant state is left in the per-layer overhead β4·L, as upstream does). Projections, MLPs, weights and
+ * communication are those of every layer. `extraDc`/`extraCtx` as in stepTime, valid without sliding layers.
+ */
+function hybridStepTime(p: Plan, batch: StepBatch, extraDc = 0, extraCtx = 0): number {
+  const h = p.hybrid!;
+  const count = batch.count + extraDc;
+  if (count === 0) return 1;
+  const W = h.window;
+  let pf = 0;
+  let dc = extraDc;
+  let sumCtx = extraCtx;
+  let sumWin = 0;
+  let attn = 0;
+  let attnWin = 0;
+  for (let i = 0; i < batch.count; i++) {
+    const pi = batch.progress[i]!;
+    const il = batch.inputLen[i]!;
+    if (pi < il) {
+      const t = batch.newTokens[i]!;
+      pf += t;
+      attn += 4 * p.hPerGPU * t * (il + t / 2) * p.dH;
+      attnWin += 4 * p.hPerGPU * t * Math.min(il + t / 2, W) * p.dH;
+    } else if (batch.outputLen[i]! > 0) {
+      dc++;
+      sumCtx += pi;
+      sumWin += Math.min(pi, W);
+    }
+  }
+  const { L, d, tpdp, dp, dH } = p;
+  const kvLayers = h.full + h.sliding;
+  let tPfCompute = 0;
+  let tPfKv = 0;
+  if (pf > 0) {
+    const proj = (L * 2 * pf * d * p.projWidth) / tpdp;
+    const linear = 4 * p.hPerGPU * pf * dH * dH;
+    tPfCompute = (proj + (h.full * attn + h.sliding * attnWin + h.linear * linear) / dp + ffnFlops(p, pf)) / p.flopsPerUs;
+    tPfKv = (kvLayers * p.kvW * pf * KV_ELEMENT_BYTES) / p.bytesPerUs;
+  }
+  let tDcCompute = 0;
+  let tDcKv = 0;
+  if (dc > 0) {
+    const proj = (L * 2 * dc * d * p.projWidth) / tpdp;
+    const attnDc = (4 * p.hPerGPU * dH * (h.full * sumCtx + h.sliding * sumWin + h.linear * dH * dc)) / dp;
+    tDcCompute = (proj + attnDc + ffnFlops(p, dc)) / p.flopsPerUs;
+    tDcKv = (p.kvW * KV_ELEMENT_BYTES * (h.full * (sumCtx + dc) + h.sliding * (sumWin + dc))) / p.bytesPerUs;
+  }
+  return combine(p, pf, dc, count, tPfCompute, tPfKv, tDcCompute, tDcKv);
 }

@@ -115,6 +115,31 @@ export interface ModelConfig {
   mlpOnlyLayers?: readonly number[];
   /** DeepSeek moe_layer_freq: after the leading dense layers, every n-th layer has experts; absent = 1. */
   moeLayerFreq?: number;
+  /**
+   * Which layers carry which attention (`--attention-layers config`, src/latency/attention-layout.ts); absent =
+   * every layer full attention, as the reference reads every config.
+   */
+  attention?: AttentionLayout;
+}
+
+/**
+ * A hybrid model's layers by attention kind. The four counts sum to numLayers; `none` layers have no token
+ * mixer that keeps state (Nemotron-H's MLP-only layers).
+ */
+export interface AttentionLayout {
+  /** Full attention: a KV cache growing with the context. */
+  readonly full: number;
+  /** Sliding-window attention: at most `window` tokens of KV per request. */
+  readonly sliding: number;
+  /** Linear attention / state-space layers (Gated DeltaNet, KDA, Mamba): a constant state per request. */
+  readonly linear: number;
+  readonly none: number;
+  /** Sliding window in tokens (0 without sliding layers). */
+  readonly window: number;
+  /** One linear layer's recurrent (+ convolution) state per request, in elements of the KV dtype. */
+  readonly linearStateElements: number;
+  /** The config.json field the layout was read from (for messages and docs). */
+  readonly source: string;
 }
 
 /** GPU facts (reference hardware_config.json fields). */

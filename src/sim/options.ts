@@ -12,6 +12,7 @@ import { SCHEDULING_MODES } from '../instance/batch-formation.js';
 import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES } from '../cluster/pd/beyond.js';
 import { PREEMPTION_POLICIES, SCHEDULERS } from '../instance/scheduler.js';
 import { MOE_COMM_BACKENDS } from '../latency/moe-comm.js';
+import { ATTENTION_LAYER_MODES } from '../latency/attention-layout.js';
 import { AUTOSCALE_POLICIES } from '../routing/autoscale-policies.js';
 import { SCORER_NAMES } from '../routing/scorer-registry.js';
 import { ENCODE_DECIDERS } from '../routing/encode-decider.js';
@@ -71,6 +72,7 @@ export const FLAGS = [
   { name: 'defaults-filepath', kind: 'string', def: 'defaults.yaml', help: 'accepted for compatibility; blis-ts embeds the reference defaults', scope: 'shared' },
   { name: 'moe-comm-backend', kind: 'string', def: '', choices: namesOf(MOE_COMM_BACKENDS), help: 'MoE dispatch backend (allgather_reducescatter or an all2all family backend)', scope: 'shared' },
   { name: 'enable-expert-parallel', kind: 'bool', def: false, help: 'enable expert parallelism', scope: 'shared' },
+  { name: 'attention-layers', kind: 'string', def: '', choices: ATTENTION_LAYER_MODES, help: 'which layers hold a KV cache: full (every layer full attention, as the reference reads any config) or config (the config.json\'s hybrid layout: layer_types, full_attention_interval, sliding_window(_pattern), linear_attn_config, Jamba/Nemotron-H hybrids; KV capacity over the full-attention layers, sliding layers priced over their window, linear layers a constant state); default config with --semantics corrected or --latency-model corrected-physics, else full', scope: 'shared' },
   // KV cache
   { name: 'total-kv-blocks', kind: 'int', def: 1000000, helpDefault: 'auto-sized from GPU memory', help: 'GPU KV blocks per instance (auto-calculated from GPU memory unless given)', scope: 'shared' },
   { name: 'block-size-in-tokens', kind: 'int', def: 16, help: 'tokens per KV block', scope: 'shared' },

@@ -18,6 +18,7 @@ import type { FlagValues } from './options.js';
 import type { SimEnv } from './env.js';
 import { resolveLoraFlags, resolveLoraSchedule, type LoraSetup } from './resolve-lora.js';
 import type { LatencyProfile } from '../latency/profile.js';
+import type { AttentionLayerMode } from '../latency/attention-layout.js';
 import { SCHEDULING_MODES, type SchedulingMode } from '../instance/batch-formation.js';
 import { BlisError, showValue } from '../domain/errors.js';
 import { locateJson } from '../format/json-locate.js';
@@ -127,6 +128,8 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     maxModelLenExplicit: f.changed('max-model-len'),
     moeCommBackend: f.str('moe-comm-backend'),
     enableExpertParallel: f.bool('enable-expert-parallel'),
+    ...(f.has('attention-layers') && f.str('attention-layers') !== '' ? { attentionLayers: f.str('attention-layers') as AttentionLayerMode } : {}),
+    ...(f.has('max-num-seqs') ? { maxNumSeqs: f.int('max-num-seqs') } : {}),
     ...(semanticsFlag(f) === 'corrected' ? { corrected: true } : {}),
     ...(userModelConfig ? { userModelConfig: { raw: userModelConfig.raw, label: userModelConfig.label } } : {}),
     ...(userHardware ? { userHardware, userHardwareLabel: hwPath } : {}),
@@ -202,7 +205,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const kvForGpu = !f.changed('total-kv-blocks') && arch !== null && params !== null && hw !== null && (latency.backend === 'roofline' || latency.backend === 'trained-physics')
     ? (mem: number, tp: number): number | null => {
       try {
-        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util, adapterReservedBytes: Math.trunc(lora.reservedBytes), ...(semantics === 'corrected' ? { corrected: true } : {}) });
+        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util, adapterReservedBytes: Math.trunc(lora.reservedBytes), maxNumSeqs: f.int('max-num-seqs'), ...(semantics === 'corrected' ? { corrected: true } : {}) });
       } catch {
         return null;
       }

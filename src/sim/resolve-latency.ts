@@ -19,6 +19,7 @@ import type { LatencyProfile, ProfileRange } from '../latency/profile.js';
 import type { HardwareConfig, LatencyModel, ModelConfig } from '../latency/types.js';
 import type { KVCapacityParams } from '../latency/hf-config.js';
 import { ConfigError } from './config-error.js';
+import { ATTENTION_LAYER_MODES, type AttentionLayerMode } from '../latency/attention-layout.js';
 
 import { LATENCY_BACKENDS, type LatencyBackend } from './latency-backends.js';
 
@@ -58,6 +59,14 @@ export interface LatencyInput {
   readonly corrected?: boolean;
   /** A fitted latency profile (--latency-profile): selects corrected-physics with its coefficients. */
   readonly profile?: { readonly profile: LatencyProfile; readonly label: string };
+  /**
+   * --attention-layers: 'config' reads the config.json's hybrid layout (full / sliding-window / linear layers),
+   * 'full' reads every layer as full attention; absent = 'config' with corrected-physics or --semantics
+   * corrected, else 'full'.
+   */
+  readonly attentionLayers?: AttentionLayerMode;
+  /** --max-num-seqs: the running requests a hybrid model's sliding and linear layers are budgeted for (256). */
+  readonly maxNumSeqs?: number;
 }
 
 export interface ResolvedLatency {
@@ -188,6 +197,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     }
   }
 
+  const info: string[] = [];
   let raw: unknown;
   let label: string;
   if (inp.userModelConfig) {
@@ -205,8 +215,11 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   // GPT-NeoX, Falcon, Qwen-MoE/DeepSeek layer placement); the reference's parser reads the common keys only.
   const families = backend === 'corrected-physics' || inp.corrected === true;
   const parseOpts = families ? { families: true } : {};
-  const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label, parseOpts), model);
-  const info: string[] = [];
+  const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label, { ...parseOpts, ...(hybridLayers(inp, families) ? { attentionLayers: true } : {}) }), model);
+  if (mc.attention !== undefined) {
+    const a = mc.attention;
+    info.push(`hybrid attention (${a.source}): ${a.full} full, ${a.sliding} sliding-window${a.sliding > 0 ? ` (${a.window} tokens)` : ''}, ${a.linear} linear, ${a.none} MLP-only of ${mc.numLayers} layers`);
+  }
   const userEntry = inp.userHardware?.get(gpu);
   const canonical = canonicalGpuName(gpu);
   if (userEntry === undefined && canonical !== undefined && exactGpuName(gpu) === undefined) {
@@ -240,11 +253,13 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     const params = kvParams;
     if (params) {
       const reserved = Math.trunc(inp.adapterReservedBytes ?? 0);
+      // A bad --max-num-seqs is the engine's to refuse, under its own name.
+      const seqs = inp.maxNumSeqs !== undefined && Number.isInteger(inp.maxNumSeqs) && inp.maxNumSeqs > 0 ? { maxNumSeqs: inp.maxNumSeqs } : {};
       if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
       // corrected-physics: each DP rank is its own engine with its own KV cache, sized for its tp GPUs.
       else totalKvBlocks = backend === 'corrected-physics'
-        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}) })
-        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}) });
+        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...seqs, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}) })
+        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...seqs, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}) });
     }
   }
   const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);
@@ -294,7 +309,18 @@ function hardwareFinder(inp: LatencyInput): (gpu: string) => HardwareConfig | un
 function architectureOf(inp: LatencyInput, model: string): ModelConfig | null {
   const raw = inp.userModelConfig?.raw ?? findCatalogModel(model)?.config;
   if (raw === undefined) return null;
-  return applyWeightPrecisionFallback(parseHFConfig(raw, inp.userModelConfig?.label ?? `catalog:${model}`, inp.corrected === true ? { families: true } : {}), model);
+  const corrected = inp.corrected === true;
+  const opts = { ...(corrected ? { families: true } : {}), ...(hybridLayers(inp, corrected) ? { attentionLayers: true } : {}) };
+  return applyWeightPrecisionFallback(parseHFConfig(raw, inp.userModelConfig?.label ?? `catalog:${model}`, opts), model);
+}
+
+/** Whether --attention-layers reads the config's hybrid layout (`byDefault`: corrected-physics or semantics). */
+function hybridLayers(inp: LatencyInput, byDefault: boolean): boolean {
+  const mode = inp.attentionLayers;
+  if (mode !== undefined && !(ATTENTION_LAYER_MODES as readonly string[]).includes(mode)) {
+    throw new ConfigError('bad-flag', `--attention-layers must be ${ATTENTION_LAYER_MODES.join(' or ')}, got ${showValue(mode)}`, { field: '--attention-layers' });
+  }
+  return mode === undefined ? byDefault : mode === 'config';
 }
 
 /**
