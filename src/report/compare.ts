@@ -5,7 +5,7 @@
  */
 import type { LatencyMetric } from '../sim/report-data.js';
 import { cdfChart, cdfRows, lineChart, LATENCY_TITLES, seriesRows, type Chart } from './charts.js';
-import { esc, figures, fmt, note, page, table } from './html.js';
+import { esc, figures, fmt, note, page } from './html.js';
 import { ReportInputError, type ResultView, type RunView } from './model.js';
 import { HEADLINE_KEYS, REPORT_VERSION } from './run-report.js';
 

@@ -226,6 +226,9 @@ function runEnd(cs: ClusterSimulator): number {
   return end;
 }
 
+/** Columns that are values per interval (0 in an interval where nothing ran), though stored as gauges. */
+const PER_INTERVAL = new Set(['step_time_us', 'throughput_tokens_per_s']);
+
 /**
  * The series cut at the end of the run: trailing rows in which nothing moved (no counter counted, no gauge of
  * the cluster or of an instance changed) are dropped once a row reaches `endUs`. A no-op event long after the
@@ -237,7 +240,8 @@ export function trimSeries(ts: TimeSeriesData, endUs: number): TimeSeriesData {
   const moved = (cols: Readonly<Record<string, readonly number[]>>, j: number): boolean => {
     for (const [name, v] of Object.entries(cols)) {
       const x = v[j] as number;
-      if (ts.columns[name] === 'counter' ? x !== 0 : j > 0 && x !== v[j - 1]) return true;
+      // Per-interval columns (step time, throughput) are 0 in an interval where nothing ran, like counters.
+      if (ts.columns[name] === 'counter' || PER_INTERVAL.has(name) ? x !== 0 : j > 0 && x !== v[j - 1]) return true;
     }
     return false;
   };
@@ -293,50 +297,68 @@ function p90Ms(v: number[]): number | null {
   return Math.round((v[Math.min(v.length - 1, Math.max(0, Math.ceil(0.9 * v.length) - 1))] as number)) / 1000;
 }
 
+/** One arrived request as the latency-over-time bins see it (times in µs). */
+export interface LatencyPoint {
+  readonly cls: string;
+  readonly arrival: number;
+  readonly ttft: number | null;
+  /** E2E of a completed request; null otherwise. */
+  readonly e2e: number | null;
+  /** Completed within every target of its class (false without targets or when not completed). */
+  readonly met: boolean;
+}
+
 /**
- * Per arrival-time bin and SLO class: arrivals, p90 TTFT and E2E, and the share of arrivals that completed
- * within every target of their class (as `slo_attainment`, whose denominator is arrivals too).
+ * Per arrival-time bin and SLO class: arrivals, p90 TTFT and E2E, and (for classes with targets) the share of
+ * arrivals that completed within every target of their class — `slo_attainment`'s rule, whose denominator is
+ * arrivals too. Bins: about {@link LATENCY_BIN_REQUESTS} arrivals each on average, at most {@link LATENCY_BINS},
+ * spanning [0, last arrival].
  */
-function latencyOverTime(out: ReportDataInput, classes: readonly string[], done: (r: Request) => boolean): LatencyOverTime | null {
-  // Every request that arrived (rejected ones included: they missed their SLO).
-  const reqs = out.cluster.arrivals;
-  if (reqs.length === 0) return null;
-  // Bins span the arrivals (the charts' axes still run to the end of the run).
+export function binLatencies(points: readonly LatencyPoint[], classes: readonly string[], targeted: ReadonlySet<string>): LatencyOverTime | null {
+  if (points.length === 0) return null;
   let end = 1;
-  for (const r of reqs) end = Math.max(end, r.arrivalTime + 1);
-  const nb = Math.max(1, Math.min(LATENCY_BINS, Math.floor(reqs.length / LATENCY_BIN_REQUESTS)));
+  for (const p of points) end = Math.max(end, p.arrival + 1);
+  const nb = Math.max(1, Math.min(LATENCY_BINS, Math.floor(points.length / LATENCY_BIN_REQUESTS)));
   const width = Math.max(1, Math.ceil(end / nb));
   const bins = Math.max(1, Math.ceil(end / width));
-  const targets = out.goodputTargets ?? null;
-  const pd = out.cluster.pd;
   const build = (cls: string): ClassOverTime => {
-    const t = cls === 'all' ? null : (targets?.get(cls) ?? null);
     const count = new Array<number>(bins).fill(0);
     const met = new Array<number>(bins).fill(0);
     const ttft: number[][] = Array.from({ length: bins }, () => []);
     const e2e: number[][] = Array.from({ length: bins }, () => []);
-    for (const r of reqs) {
-      if (cls !== 'all' && classOf(r) !== cls) continue;
-      const b = Math.min(bins - 1, Math.floor(r.arrivalTime / width));
+    for (const p of points) {
+      if (cls !== 'all' && p.cls !== cls) continue;
+      const b = Math.min(bins - 1, Math.floor(p.arrival / width));
       count[b] = (count[b] as number) + 1;
-      if (r.hasTTFT) (ttft[b] as number[]).push(r.ttft);
-      if (!done(r)) continue;
-      (e2e[b] as number[]).push(r.e2e);
-      if (t === null) continue;
-      // The ITL of a split request is its decode half's.
-      const itl = pd?.completedParent(r) === true ? (pd.parentOf(r)?.decode ?? r).itlMean : r.itlMean;
-      const ok = (t.ttftMs <= 0 || (r.hasTTFT && r.ttft / 1e3 <= t.ttftMs)) && (t.itlMs <= 0 || itl / 1e3 <= t.itlMs) && (t.e2eMs <= 0 || r.e2e / 1e3 <= t.e2eMs);
-      if (ok) met[b] = (met[b] as number) + 1;
+      if (p.ttft !== null) (ttft[b] as number[]).push(p.ttft);
+      if (p.e2e !== null) (e2e[b] as number[]).push(p.e2e);
+      if (p.met) met[b] = (met[b] as number) + 1;
     }
     return {
       count,
       ttft_p90_ms: ttft.map(p90Ms),
       e2e_p90_ms: e2e.map(p90Ms),
-      attainment: t === null ? null : met.map((m, b) => ((count[b] as number) > 0 ? Math.round((m / (count[b] as number)) * 1e6) / 1e6 : null)),
+      attainment: !targeted.has(cls) ? null : met.map((m, b) => ((count[b] as number) > 0 ? Math.round((m / (count[b] as number)) * 1e6) / 1e6 : null)),
     };
   };
-  const keys = ['all', ...(classes.length > 1 || (targets !== null && targets.size > 0) ? classes : [])];
+  const keys = ['all', ...(classes.length > 1 || targeted.size > 0 ? classes : [])];
   return { bin_us: width, time_us: Array.from({ length: bins }, (_, b) => b * width), classes: Object.fromEntries(keys.map((k) => [k, build(k)])) };
+}
+
+function latencyOverTime(out: ReportDataInput, classes: readonly string[], done: (r: Request) => boolean): LatencyOverTime | null {
+  const targets = out.goodputTargets ?? null;
+  const pd = out.cluster.pd;
+  // Every request that arrived (rejected ones included: they missed their SLO).
+  const points = out.cluster.arrivals.map((r): LatencyPoint => {
+    const cls = classOf(r);
+    const t = targets?.get(cls) ?? null;
+    const ok = done(r);
+    // The ITL of a split request is its decode half's.
+    const itl = pd?.completedParent(r) === true ? (pd.parentOf(r)?.decode ?? r).itlMean : r.itlMean;
+    const met = t !== null && ok && (t.ttftMs <= 0 || (r.hasTTFT && r.ttft / 1e3 <= t.ttftMs)) && (t.itlMs <= 0 || itl / 1e3 <= t.itlMs) && (t.e2eMs <= 0 || r.e2e / 1e3 <= t.e2eMs);
+    return { cls, arrival: r.arrivalTime, ttft: r.hasTTFT ? r.ttft : null, e2e: ok ? r.e2e : null, met };
+  });
+  return binLatencies(points, classes, new Set(classes.filter((c) => targets?.has(c) === true)));
 }
 
 /** The report data of a finished run or replay. */
