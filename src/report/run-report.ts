@@ -39,15 +39,16 @@ export function unitOf(key: string): string {
   if (/per_sec|_rps$|_per_s$/.test(k)) return 'requests/s';
   if (/rate$|ratio$|attainment|utilization|utilisation|fraction|share/.test(k)) return 'fraction (0–1)';
   if (/tokens$/.test(k)) return 'tokens';
+  if (/gpu_hours$/.test(k)) return 'GPU-hours';
   if (/_gb$/.test(k)) return 'GB';
   if (/bytes$/.test(k)) return 'bytes';
   if (/cost|dollars|usd/.test(k)) return '$';
-  if (/requests$|count$|_count_|preemptions$|blocks$|instances$|replicas$|^still_|unservable$/.test(k)) return 'count';
+  if (/requests$|count$|_count_|preemptions$|blocks$|instances$|replicas$|^still_|unservable$|actions$|fired$|killed$|redirected$|divergences?$/.test(k)) return 'count';
   return '';
 }
 
-function metricRows(entries: readonly (readonly [string, unknown])[]): unknown[][] {
-  return entries.map(([k, x]) => [k, x, unitOf(k)]);
+function metricRows(entries: readonly (readonly [string, unknown])[], fallback = ''): unknown[][] {
+  return entries.map(([k, x]) => [k, x, unitOf(k) || fallback]);
 }
 
 function resolvedBody(d: ReportData): string {
@@ -102,7 +103,7 @@ async function chartSections(d: ReportData | null, anomalies: RunView['anomalies
   ];
   const counterRows: [string, unknown][] = [];
   flatten('', counters, counterRows);
-  sections.push(await section('events', 'Events and anomalies', 'Preemptions, timeouts, drops, rejections and detected anomalies on the run\'s timeline.', c.events, 'No events to draw: the run had no preemptions, timeouts, drops, rejections or detected anomalies (or no time series was recorded).', counterRows.length > 0 ? `<h3>Anomaly counters</h3>\n${table(['counter', 'value', 'unit'], metricRows(counterRows))}` : '', idPrefix));
+  sections.push(await section('events', 'Events and anomalies', 'Preemptions, timeouts, drops, rejections and detected anomalies on the run\'s timeline.', c.events, 'No events to draw: the run had no preemptions, timeouts, drops, rejections or detected anomalies (or no time series was recorded).', counterRows.length > 0 ? `<h3>Anomaly counters</h3>\n${table(['counter', 'value', 'unit'], metricRows(counterRows, 'count'))}` : '', idPrefix));
   if (c.scaling.length > 0) sections.push(await section('scaling', 'Replicas, pools and P/D transfers', 'How the fleet changed over the run: replica count, pool membership and prefill/decode KV transfers.', c.scaling, '', '', idPrefix));
   return sections;
 }
