@@ -4,7 +4,7 @@
  * (null when the baseline is 0). The HTML report overlays the runs' CDFs and cluster timelines.
  */
 import type { LatencyMetric } from '../sim/report-data.js';
-import { cdfChart, cdfRows, lineChart, LATENCY_TITLES, seriesRows, type Chart } from './charts.js';
+import { cdfChart, cdfRows, endOf, lineChart, LATENCY_TITLES, seriesRows, tailChart, type Chart } from './charts.js';
 import { esc, figures, fmt, note, page } from './html.js';
 import { ReportInputError, type ResultView, type RunView } from './model.js';
 import { HEADLINE_KEYS, REPORT_VERSION } from './run-report.js';
@@ -129,13 +129,20 @@ const TIMELINES: readonly [string, string, string, boolean][] = [
 ];
 
 function compareCharts(runs: readonly RunView[]): { cdfs: Chart[]; timelines: Chart[] } {
-  const cdfs = (['ttft_ms', 'itl_ms', 'e2e_ms'] as LatencyMetric[]).map((m) => {
+  const cdfs = (['ttft_ms', 'itl_ms', 'e2e_ms'] as LatencyMetric[]).flatMap((m) => {
     const rows = runs.flatMap((r) => (r.data === null ? [] : cdfRows(r.data, m, 'all', r.label, 'run')));
-    return cdfChart(`compare-cdf-${m.replace('_ms', '')}`, `${LATENCY_TITLES[m]} CDF`, 'One curve per result; the curve further left is faster at that percentile.', rows, 'run', 'result');
+    const short = m.replace('_ms', '');
+    return [
+      cdfChart(`compare-cdf-${short}`, `${LATENCY_TITLES[m]} CDF`, 'One curve per result (log latency axis); the curve further left is faster at that percentile.', rows, 'run', 'result'),
+      tailChart(`compare-tail-${short}`, `${LATENCY_TITLES[m]} tail`, 'Latency from p50 to p99.9, p90, p99 and p99.9 evenly spaced; the lower curve has the shorter tail.', rows, 'run', 'result'),
+    ];
   });
+  // One time axis for all: to the end of the longest run.
+  const ends = runs.flatMap((r) => (r.data === null ? [] : [endOf(r.data)]));
+  const endS = ends.length === 0 ? null : Math.max(...ends);
   const timelines = TIMELINES.map(([col, title, y, perSecond]) => {
     const rows = runs.flatMap((r) => (r.data?.timeseries ? seriesRows(r.data.timeseries, r.data.timeseries.cluster, col, 0, r.label, 'run', perSecond) : []));
-    return lineChart(`compare-${col.replace(/_/g, '-')}`, title, 'Cluster-wide, one line per result, over simulated time.', rows, y, 'run', 'result');
+    return lineChart(`compare-${col.replace(/_/g, '-')}`, title, 'Cluster-wide, one line per result, over simulated time.', rows, y, 'run', 'result', 'step-after', endS);
   });
   return { cdfs: cdfs.filter((x): x is Chart => x !== null), timelines: timelines.filter((x): x is Chart => x !== null) };
 }

@@ -67,7 +67,7 @@ describe('blis compare', () => {
     const html = readFileSync(h1, 'utf8');
     expect(readFileSync(h2, 'utf8')).toBe(html);
     expect(html).not.toMatch(/(https?:|\/\/[a-z0-9]|<script|src=)/i);
-    for (const id of ['compare-cdf-ttft', 'compare-cdf-itl', 'compare-cdf-e2e', 'compare-queue-depth', 'compare-in-flight', 'compare-completed', 'compare-throughput-tokens-per-s', 'compare-kv-gpu-utilization']) {
+    for (const id of ['compare-cdf-ttft', 'compare-tail-ttft', 'compare-cdf-itl', 'compare-tail-itl', 'compare-cdf-e2e', 'compare-tail-e2e', 'compare-queue-depth', 'compare-in-flight', 'compare-completed', 'compare-throughput-tokens-per-s', 'compare-kv-gpu-utilization']) {
       expect(html).toMatch(new RegExp(`data-chart="${id}" data-points="[1-9]\\d*"`));
     }
     // Better and worse are marked (and coloured) in the HTML table too.
