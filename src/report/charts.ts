@@ -51,11 +51,16 @@ export function palette(n: number): string[] {
 
 /** A colour channel for a nominal field: the series in row order, each its own colour, labels never cut. */
 export function colorBy(rows: readonly Row[], field: string, title: string | null, all?: readonly string[]): Record<string, unknown> {
-  // A fixed domain (every instance) keeps one colour per series across charts that draw only some of them.
-  const domain = all !== undefined ? [...all] : [...new Set(rows.map((r) => String(r[field])))];
+  // A fixed list (every instance) keeps one colour per series across charts that draw only some of them; the
+  // legend lists only the series drawn.
+  const present = [...new Set(rows.map((r) => String(r[field])))];
+  const fixed = all === undefined ? present : [...all];
+  const colours = palette(fixed.length);
+  const domain = all === undefined ? present : fixed.filter((x) => present.includes(x));
+  const range = domain.map((x) => colours[fixed.indexOf(x)] as string);
   return {
     field, type: 'nominal', title, sort: null,
-    scale: { domain, range: palette(domain.length) },
+    scale: { domain, range },
     legend: { labelLimit: 0, ...(domain.length > 12 ? { columns: Math.ceil(domain.length / 12), symbolLimit: 0 } : { symbolLimit: 0 }) },
   };
 }
@@ -167,10 +172,12 @@ function overTimeCharts(d: ReportData): Chart[] {
       return rows;
     });
   const bin = `${fmtS(lt.bin_us)} s`;
+  // One colour per class in every chart (the attainment chart has no 'all' line).
+  const classes = Object.keys(lt.classes);
   return [
-    lineChart('latency-ttft-over-time', 'TTFT p90 over time, per SLO class', `p90 TTFT (ms) of the requests arriving in each ${bin} bin: the question an autoscaling study asks (does latency rise with the load, and recover?).`, rowsOf((c) => c.ttft_p90_ms), 'TTFT p90 (ms)', 'class', 'SLO class', 'step-after', endS),
-    lineChart('latency-e2e-over-time', 'E2E latency p90 over time, per SLO class', `p90 end-to-end latency (ms) of the completed requests arriving in each ${bin} bin.`, rowsOf((c) => c.e2e_p90_ms), 'E2E p90 (ms)', 'class', 'SLO class', 'step-after', endS),
-    lineChart('slo-attainment-over-time', 'SLO attainment over time, per SLO class', `Share of the requests arriving in each ${bin} bin that completed within every target of their class (goodput targets); 1 = all met.`, rowsOf((c) => c.attainment), 'share meeting the SLO', 'class', 'SLO class', 'step-after', endS, { scale: { domain: [0, 1] } }),
+    lineChart('latency-ttft-over-time', 'TTFT p90 over time, per SLO class', `p90 TTFT (ms) of the requests arriving in each ${bin} bin: the question an autoscaling study asks (does latency rise with the load, and recover?).`, rowsOf((c) => c.ttft_p90_ms), 'TTFT p90 (ms)', 'class', 'SLO class', 'step-after', endS, {}, classes),
+    lineChart('latency-e2e-over-time', 'E2E latency p90 over time, per SLO class', `p90 end-to-end latency (ms) of the completed requests arriving in each ${bin} bin.`, rowsOf((c) => c.e2e_p90_ms), 'E2E p90 (ms)', 'class', 'SLO class', 'step-after', endS, {}, classes),
+    lineChart('slo-attainment-over-time', 'SLO attainment over time, per SLO class', `Share of the requests arriving in each ${bin} bin that completed within every target of their class (goodput targets); 1 = all met.`, rowsOf((c) => c.attainment), 'share meeting the SLO', 'class', 'SLO class', 'step-after', endS, { scale: { domain: [0, 1] } }, classes),
   ].filter((c): c is Chart => c !== null);
 }
 

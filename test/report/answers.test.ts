@@ -145,6 +145,9 @@ describe('colours, labels and units', () => {
     expect(new Set(c.scale.range).size).toBe(30);
     expect(c.legend.labelLimit).toBe(0);
     expect(c.legend.columns).toBe(3);
+    // A chart drawing only some of a fixed list of series keeps each one's colour, and lists only those drawn.
+    const some = colorBy([{ instance: 'b' }], 'instance', 'instance', ['a', 'b', 'c']) as { scale: { domain: string[]; range: string[] } };
+    expect(some.scale).toEqual({ domain: ['b'], range: [palette(3)[1]] });
   });
 
   it('names the unit of every metric', () => {
