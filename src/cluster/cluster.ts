@@ -423,20 +423,21 @@ export class ClusterSimulator {
         return false;
       }
       if (t > until || budget-- <= 0) return true;
-      if (this.sampler !== null && t >= this.sampler.next) this.sampler.sampleUpTo(t);
       const order = q.peekOrder();
       const kind = q.peekKind() as EventKind;
       const req = q.peekPayload();
       q.pop();
       const idx = orderInstance(order);
+      // A timeout for a request that already completed is cancelled lazily without moving any clock (nor the
+      // sampler: a stale deadline 300 s after the last request would otherwise add 300 s of empty rows).
+      if (idx >= 0 && kind === EventKind.Timeout && (req as Request).state === RequestState.Completed) continue;
+      if (this.sampler !== null && t >= this.sampler.next) this.sampler.sampleUpTo(t);
       if (idx < 0) {
         this.clock = t;
         if (this.onEvent !== null) this.announce(t, kind, -1);
         this.executeCluster(kind, req, t);
         continue;
       }
-      // A timeout for a request that already completed is cancelled lazily without moving any clock.
-      if (kind === EventKind.Timeout && (req as Request).state === RequestState.Completed) continue;
       this.clock = t;
       const inst = this.instances[idx] as Instance;
       inst.clock = t;

@@ -22,6 +22,8 @@ export interface EventSink {
 
 export interface InstanceConfig extends BatchLimits {
   readonly id: string;
+  /** The GPU and TP degree this instance was configured with (reports show them; the simulation never reads them). */
+  readonly hardware?: { readonly gpu: string; readonly tp: number };
   readonly horizon: number;
   readonly scheduler: SchedulerName;
   /** A policy scheduler (orders, chooses, picks victims); absent/null = the built-in `scheduler`. */
@@ -246,6 +248,16 @@ export class Instance {
   /** The latency model's fixed per-request post-decode overhead (µs): P/D stamps it on parent completions. */
   postDecodeFixedOverhead(): number {
     return this.latency.postDecodeFixedOverhead();
+  }
+
+  /** GPU and TP degree as configured (absent: not given to the instance). */
+  get hardware(): { readonly gpu: string; readonly tp: number } | undefined {
+    return this.cfg.hardware;
+  }
+
+  /** Name of the latency model pricing this instance's steps (reports show it). */
+  get latencyModelName(): string {
+    return this.latency.name;
   }
 
   get maxBatchSize(): number {

@@ -4,8 +4,8 @@
  * (null when the baseline is 0). The HTML report overlays the runs' CDFs and cluster timelines.
  */
 import type { LatencyMetric } from '../sim/report-data.js';
-import { cdfChart, cdfRows, lineChart, LATENCY_TITLES, seriesRows, type Chart } from './charts.js';
-import { esc, figures, fmt, note, page, table } from './html.js';
+import { cdfChart, cdfRows, endOf, lineChart, LATENCY_TITLES, seriesRows, tailChart, type Chart } from './charts.js';
+import { esc, figures, fmt, note, page } from './html.js';
 import { ReportInputError, type ResultView, type RunView } from './model.js';
 import { HEADLINE_KEYS, REPORT_VERSION } from './run-report.js';
 
@@ -17,6 +17,35 @@ export interface CompareRow {
   readonly deltas: readonly (number | null)[];
   /** delta / |baseline| (null when either is missing or the baseline is 0). */
   readonly relative: readonly (number | null)[];
+  /** Which way is better for this metric (null: neither, e.g. request counts given by the workload). */
+  readonly better: 'lower' | 'higher' | null;
+  /** Per result against the baseline: better, worse or same (null for the baseline, a missing value or no direction). */
+  readonly verdicts: readonly (Verdict | null)[];
+}
+
+export type Verdict = 'better' | 'worse' | 'same';
+
+/**
+ * Which way a metric is better, from its name: latencies, delays, losses (timed out, dropped, rejected,
+ * preempted, still unfinished), costs and thrashing are better lower; completions, throughput, goodput,
+ * attainment, hit rates and scores higher. Everything else (request and token counts the workload fixes, run
+ * duration, MAP-Elites features) has no better side and gets no mark.
+ */
+export function betterDirection(metric: string): 'lower' | 'higher' | null {
+  const m = metric.toLowerCase();
+  if (m.startsWith('features.')) return null;
+  // Evaluation scores are normalised so that higher is better, whatever they score.
+  if (m.startsWith('scores.') || m === 'combined_score') return 'higher';
+  if (/(^|[._])(injected|total_input_tokens|total_output_tokens|vllm_estimated_duration_s|count$)/.test(m) && !/preemption_count|timed_out|dropped/.test(m)) return null;
+  if (/(_ms|_us|_s)$|latency|delay|ttft|itl|e2e|tpot|still_queued|still_running|timed_out|dropped|reject|shed|expired|evict|preempt|thrash|cost|regret|inversion|violation|imbalance|failures/.test(m)) return 'lower';
+  if (/completed|per_sec|_rps$|throughput|goodput|attainment|hit_rate|score/.test(m)) return 'higher';
+  return null;
+}
+
+function verdict(better: 'lower' | 'higher' | null, delta: number | null): Verdict | null {
+  if (better === null || delta === null) return null;
+  if (delta === 0) return 'same';
+  return (delta < 0) === (better === 'lower') ? 'better' : 'worse';
 }
 
 export interface Comparison {
@@ -57,7 +86,8 @@ export function compareResults(views: readonly ResultView[]): Comparison {
     const base = values[0] ?? null;
     const deltas = values.map((x, i) => (i === 0 || x === null || base === null ? null : x - base));
     const relative = deltas.map((d) => (d === null || base === null || base === 0 ? null : d / Math.abs(base)));
-    return { metric, values, deltas, relative };
+    const better = betterDirection(metric);
+    return { metric, values, deltas, relative, better, verdicts: deltas.map((d) => verdict(better, d)) };
   });
   return { runs: views.map((v) => v.label), baseline: (views[0] as ResultView).label, kind, metrics };
 }
@@ -69,10 +99,10 @@ const signed = (v: number | null): string => (v === null ? '-' : `${v > 0 ? '+' 
 /** Header and rows of the comparison as text cells (terminal and HTML share them). */
 function cells(c: Comparison): { head: string[]; rows: string[][] } {
   const head = ['metric', ...c.runs];
-  for (const r of c.runs.slice(1)) head.push(`Δ ${r}`, `Δ% ${r}`);
+  for (const r of c.runs.slice(1)) head.push(`Δ ${r}`, `Δ% ${r}`, `${r} is`);
   const rows = c.metrics.map((m) => {
     const row = [m.metric, ...m.values.map(cell)];
-    for (let i = 1; i < c.runs.length; i++) row.push(signed(m.deltas[i] ?? null), pct(m.relative[i] ?? null));
+    for (let i = 1; i < c.runs.length; i++) row.push(signed(m.deltas[i] ?? null), pct(m.relative[i] ?? null), m.verdicts[i] ?? '');
     return row;
   });
   return { head, rows };
@@ -99,21 +129,40 @@ const TIMELINES: readonly [string, string, string, boolean][] = [
 ];
 
 function compareCharts(runs: readonly RunView[]): { cdfs: Chart[]; timelines: Chart[] } {
-  const cdfs = (['ttft_ms', 'itl_ms', 'e2e_ms'] as LatencyMetric[]).map((m) => {
+  const cdfs = (['ttft_ms', 'itl_ms', 'e2e_ms'] as LatencyMetric[]).flatMap((m) => {
     const rows = runs.flatMap((r) => (r.data === null ? [] : cdfRows(r.data, m, 'all', r.label, 'run')));
-    return cdfChart(`compare-cdf-${m.replace('_ms', '')}`, `${LATENCY_TITLES[m]} CDF`, 'One curve per result; the curve further left is faster at that percentile.', rows, 'run', 'result');
+    const short = m.replace('_ms', '');
+    return [
+      cdfChart(`compare-cdf-${short}`, `${LATENCY_TITLES[m]} CDF`, 'One curve per result (log latency axis); the curve further left is faster at that percentile.', rows, 'run', 'result'),
+      tailChart(`compare-tail-${short}`, `${LATENCY_TITLES[m]} tail`, 'Latency from p50 to p99.9, p90, p99 and p99.9 evenly spaced; the lower curve has the shorter tail.', rows, 'run', 'result'),
+    ];
   });
+  // One time axis for all: to the end of the longest run.
+  const ends = runs.flatMap((r) => (r.data === null ? [] : [endOf(r.data)]));
+  const endS = ends.length === 0 ? null : Math.max(...ends);
   const timelines = TIMELINES.map(([col, title, y, perSecond]) => {
     const rows = runs.flatMap((r) => (r.data?.timeseries ? seriesRows(r.data.timeseries, r.data.timeseries.cluster, col, 0, r.label, 'run', perSecond) : []));
-    return lineChart(`compare-${col.replace(/_/g, '-')}`, title, 'Cluster-wide, one line per result, over simulated time.', rows, y, 'run', 'result');
+    return lineChart(`compare-${col.replace(/_/g, '-')}`, title, 'Cluster-wide, one line per result, over simulated time.', rows, y, 'run', 'result', 'step-after', endS);
   });
   return { cdfs: cdfs.filter((x): x is Chart => x !== null), timelines: timelines.filter((x): x is Chart => x !== null) };
 }
 
+/** The comparison table with each verdict cell (and its row's Δ cells) coloured: green better, red worse. */
+function markedTable(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  const th = head.map((h) => `<th>${esc(h)}</th>`).join('');
+  const body = rows.map((r) => `<tr>${r.map((x, i) => {
+    if (i === 0) return `<td>${esc(x)}</td>`;
+    const mark = x === 'better' ? ' better' : x === 'worse' ? ' worse' : '';
+    const text = x === 'better' ? '▲ better' : x === 'worse' ? '▼ worse' : x;
+    return `<td class="num${mark}">${esc(text)}</td>`;
+  }).join('')}</tr>`).join('\n');
+  return `<table class="compare">\n<thead><tr>${th}</tr></thead>\n<tbody>\n${body}\n</tbody>\n</table>\n`;
+}
+
 export async function renderComparisonReport(c: Comparison, views: readonly ResultView[]): Promise<string> {
   const { head, rows } = cells(c);
-  const tbl = table(head, rows);
-  const sections = [{ id: 'table', title: 'Metrics', body: `<p>${esc(`Baseline: ${c.baseline}. Δ = value − baseline; Δ% = Δ / |baseline|.`)}</p>\n${tbl}` }];
+  const tbl = markedTable(head, rows);
+  const sections = [{ id: 'table', title: 'Metrics', body: `<p>${esc(`Baseline: ${c.baseline}. Δ = value − baseline; Δ% = Δ / |baseline|. Better (green) and worse (red) follow each metric's direction: lower latency, delay, losses and cost are better; higher completions, throughput, goodput, attainment and scores are better; counts the workload fixes get no mark.`)}</p>\n${tbl}` }];
   const runs = views.filter((v): v is RunView => v.kind === 'run');
   if (runs.length > 0) {
     const ch = compareCharts(runs);

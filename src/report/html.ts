@@ -65,6 +65,8 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0 16px;background:#fff}
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f0f0f0}
+td.better{color:#1b5e20;background:#e8f5e9;font-weight:bold}
+td.worse{color:#b71c1c;background:#ffebee;font-weight:bold}
 figure.chart{display:inline-block;vertical-align:top;margin:8px 16px 16px 0;background:#fff;border:1px solid #e0e0e0;padding:8px}
 figcaption{font-weight:bold;font-size:14px;margin-bottom:4px}
 p.how{font-size:12px;color:#555;max-width:700px;margin:4px 0 0}

@@ -80,6 +80,21 @@ const reportDataSchema = z.object({
     cluster: series,
     instances: z.array(z.object({ id: z.string(), firstRow: z.number(), values: series })),
   }).nullable(),
+  run_end_us: z.number(),
+  resolved: z.object({
+    semantics: z.string(),
+    groups: z.array(z.object({ instances: z.string(), count: z.number(), role: z.string(), model: z.string(), gpu: z.string(), tp: z.number(), kv_blocks: z.number(), cpu_kv_blocks: z.number(), latency_model: z.string() })),
+  }),
+  latency_over_time: z.object({
+    bin_us: z.number(),
+    time_us: z.array(z.number()),
+    classes: z.record(z.string(), z.object({
+      count: z.array(z.number()),
+      ttft_p90_ms: z.array(z.number().nullable()),
+      e2e_p90_ms: z.array(z.number().nullable()),
+      attainment: z.array(z.number().nullable()).nullable(),
+    })),
+  }).nullable(),
 });
 
 function reportData(raw: unknown, where: string): ReportData | null {

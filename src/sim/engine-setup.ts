@@ -200,6 +200,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       holder.inst = new Instance(
         {
           id: replica?.id ?? plan?.id ?? `instance_${i}`,
+          hardware: { gpu: o?.gpuType ?? setup.gpuType ?? '', tp: o?.tp ?? Math.max(setup.tp ?? 1, 1) },
           horizon: setup.horizon,
           scheduler: setup.scheduler,
           schedulerPolicy: schedulerOf === null ? null : schedulerOf(i),

@@ -9,15 +9,23 @@ import type { Request } from '../domain/request.js';
 import { binnedCdf, weightedCdf, CDF_PROBABILITIES, type BinnedCdf } from '../metrics/cdf.js';
 import type { FlagValues } from './options.js';
 import type { ClusterSimulator } from '../cluster/cluster.js';
+import { roleName } from '../cluster/pd/pools.js';
+import type { SloDimTargets } from '../metrics/goodput.js';
+import { semanticsFlag } from './resolve-engine.js';
 
 /** What the report data is drawn from: the finished cluster, every request, the sampled series. */
 export interface ReportDataInput {
   readonly cluster: ClusterSimulator;
   readonly requests: readonly Request[];
   readonly timeseries: TimeSeriesData | null;
+  /** Merged goodput targets per SLO class (absent or null: none, no attainment series). */
+  readonly goodputTargets?: ReadonlyMap<string, SloDimTargets> | null;
 }
 
-export const REPORT_DATA_VERSION = 1;
+export const REPORT_DATA_VERSION = 2;
+/** Requests per latency-over-time bin on average (at most {@link LATENCY_BINS} bins). */
+export const LATENCY_BIN_REQUESTS = 20;
+export const LATENCY_BINS = 100;
 /** Time-series rows kept in report data. */
 export const REPORT_MAX_ROWS = 512;
 /** Time bins of the regret series. */
@@ -38,6 +46,50 @@ export interface ReportData {
   /** Mean and max counterfactual regret of the routing decisions in each time bin (decision traces only). */
   readonly regret: { readonly time_us: readonly number[]; readonly mean: readonly number[]; readonly max: readonly number[]; readonly decisions: readonly number[] } | null;
   readonly timeseries: TimeSeriesData | null;
+  /** End of the run (µs): the latest instance clock, as `vllm_estimated_duration_s`; the time axes end here. */
+  readonly run_end_us: number;
+  /** The configuration the run actually used, resolved (defaults and deployment pools included). */
+  readonly resolved: ResolvedConfig;
+  /** Latency and SLO attainment of the requests by arrival time, overall and per SLO class. */
+  readonly latency_over_time: LatencyOverTime | null;
+}
+
+/** Instances sharing one resolved configuration. */
+export interface ResolvedGroup {
+  /** Instance ids: all of them, or the first and last with the count between when there are more than 4. */
+  readonly instances: string;
+  readonly count: number;
+  /** P/D pool role (`prefill`, `decode`, `prefill-decode`, `encode`), or '' without pools. */
+  readonly role: string;
+  readonly model: string;
+  readonly gpu: string;
+  readonly tp: number;
+  readonly kv_blocks: number;
+  readonly cpu_kv_blocks: number;
+  readonly latency_model: string;
+}
+
+export interface ResolvedConfig {
+  readonly semantics: string;
+  readonly groups: readonly ResolvedGroup[];
+}
+
+export interface ClassOverTime {
+  /** Requests that arrived in each bin. */
+  readonly count: readonly number[];
+  /** p90 (nearest rank) of the TTFT / E2E of those that have one, in ms; null for none. */
+  readonly ttft_p90_ms: readonly (number | null)[];
+  readonly e2e_p90_ms: readonly (number | null)[];
+  /** Share of the bin's arrivals that completed within every target of their class; null without targets. */
+  readonly attainment: readonly (number | null)[] | null;
+}
+
+export interface LatencyOverTime {
+  readonly bin_us: number;
+  /** Start of each bin (µs); bin i is [time_us[i], time_us[i] + bin_us). */
+  readonly time_us: readonly number[];
+  /** `all`, then each SLO class. */
+  readonly classes: Readonly<Record<string, ClassOverTime>>;
 }
 
 /** Options that only say where or how outputs go: not part of the run's configuration. */
@@ -167,11 +219,154 @@ export function coarsenSeries(ts: TimeSeriesData, maxRows: number): TimeSeriesDa
   return { intervalUs: ts.intervalUs * factor, times, columns: ts.columns, cluster: merge(ts.cluster, 0), instances };
 }
 
+/** End of the run (µs): the latest instance clock (as `vllm_estimated_duration_s`). */
+function runEnd(cs: ClusterSimulator): number {
+  let end = 0;
+  for (const inst of cs.instances) end = Math.max(end, inst.metrics.simEndedTime);
+  return end;
+}
+
+/** Columns that are values per interval (0 in an interval where nothing ran), though stored as gauges. */
+const PER_INTERVAL = new Set(['step_time_us', 'throughput_tokens_per_s']);
+
+/**
+ * The series cut at the end of the run: trailing rows in which nothing moved (no counter counted, no gauge of
+ * the cluster or of an instance changed) are dropped once a row reaches `endUs`. A no-op event long after the
+ * last request (a request's stale timeout) moves the cluster clock and the sampler with it; what it adds is
+ * empty rows, and totals are unchanged by dropping them.
+ */
+export function trimSeries(ts: TimeSeriesData, endUs: number): TimeSeriesData {
+  const n = ts.times.length;
+  const moved = (cols: Readonly<Record<string, readonly number[]>>, j: number): boolean => {
+    for (const [name, v] of Object.entries(cols)) {
+      const x = v[j] as number;
+      // Per-interval columns (step time, throughput) are 0 in an interval where nothing ran, like counters.
+      if (ts.columns[name] === 'counter' || PER_INTERVAL.has(name) ? x !== 0 : j > 0 && x !== v[j - 1]) return true;
+    }
+    return false;
+  };
+  let keep = n;
+  while (keep > 1) {
+    const k = keep - 1;
+    if ((ts.times[k - 1] as number) < endUs) break;
+    if (moved(ts.cluster, k)) break;
+    if (ts.instances.some((s) => k - s.firstRow >= 1 && k - s.firstRow < (Object.values(s.values)[0] ?? []).length && moved(s.values, k - s.firstRow))) break;
+    keep--;
+  }
+  if (keep === n) return ts;
+  const cut = (cols: Readonly<Record<string, readonly number[]>>, len: number): Record<string, number[]> => Object.fromEntries(Object.entries(cols).map(([k, v]) => [k, v.slice(0, Math.max(0, len))]));
+  return {
+    ...ts,
+    times: ts.times.slice(0, keep),
+    cluster: cut(ts.cluster, keep),
+    instances: ts.instances.filter((s) => s.firstRow < keep).map((s) => ({ ...s, values: cut(s.values, keep - s.firstRow) })),
+  };
+}
+
+function idRange(ids: readonly string[]): string {
+  return ids.length <= 4 ? ids.join(', ') : `${ids[0] as string} … ${ids[ids.length - 1] as string}`;
+}
+
+/** The configuration each instance ran with, grouped: model, GPU, TP, KV blocks, latency model, P/D role. */
+function resolvedConfig(cs: ClusterSimulator, f: FlagValues): ResolvedConfig {
+  const groups = new Map<string, { ids: string[]; g: Omit<ResolvedGroup, 'instances' | 'count'> }>();
+  cs.instances.forEach((inst, i) => {
+    const facts = cs.facts[i];
+    const role = cs.pd === null ? '' : roleName(cs.pd.role(i));
+    const g = {
+      role,
+      model: facts?.model ?? '',
+      gpu: inst.hardware?.gpu ?? facts?.gpuType ?? '',
+      tp: inst.hardware?.tp ?? facts?.tpDegree ?? 0,
+      kv_blocks: inst.kv.totalBlocks,
+      cpu_kv_blocks: inst.kv.tierStats().cpuTotalBlocks,
+      latency_model: inst.latencyModelName,
+    };
+    const key = JSON.stringify(g);
+    const e = groups.get(key);
+    if (e === undefined) groups.set(key, { ids: [inst.id], g });
+    else e.ids.push(inst.id);
+  });
+  return { semantics: semanticsFlag(f), groups: [...groups.values()].map(({ ids, g }) => ({ instances: idRange(ids), count: ids.length, ...g })) };
+}
+
+/** Nearest-rank p90 of `v` (sorted in place) in ms, 3 decimals; null for none. */
+function p90Ms(v: number[]): number | null {
+  if (v.length === 0) return null;
+  v.sort((a, b) => a - b);
+  return Math.round((v[Math.min(v.length - 1, Math.max(0, Math.ceil(0.9 * v.length) - 1))] as number)) / 1000;
+}
+
+/** One arrived request as the latency-over-time bins see it (times in µs). */
+export interface LatencyPoint {
+  readonly cls: string;
+  readonly arrival: number;
+  readonly ttft: number | null;
+  /** E2E of a completed request; null otherwise. */
+  readonly e2e: number | null;
+  /** Completed within every target of its class (false without targets or when not completed). */
+  readonly met: boolean;
+}
+
+/**
+ * Per arrival-time bin and SLO class: arrivals, p90 TTFT and E2E, and (for classes with targets) the share of
+ * arrivals that completed within every target of their class — `slo_attainment`'s rule, whose denominator is
+ * arrivals too. Bins: about {@link LATENCY_BIN_REQUESTS} arrivals each on average, at most {@link LATENCY_BINS},
+ * spanning [0, last arrival].
+ */
+export function binLatencies(points: readonly LatencyPoint[], classes: readonly string[], targeted: ReadonlySet<string>): LatencyOverTime | null {
+  if (points.length === 0) return null;
+  let end = 1;
+  for (const p of points) end = Math.max(end, p.arrival + 1);
+  const nb = Math.max(1, Math.min(LATENCY_BINS, Math.floor(points.length / LATENCY_BIN_REQUESTS)));
+  const width = Math.max(1, Math.ceil(end / nb));
+  const bins = Math.max(1, Math.ceil(end / width));
+  const build = (cls: string): ClassOverTime => {
+    const count = new Array<number>(bins).fill(0);
+    const met = new Array<number>(bins).fill(0);
+    const ttft: number[][] = Array.from({ length: bins }, () => []);
+    const e2e: number[][] = Array.from({ length: bins }, () => []);
+    for (const p of points) {
+      if (cls !== 'all' && p.cls !== cls) continue;
+      const b = Math.min(bins - 1, Math.floor(p.arrival / width));
+      count[b] = (count[b] as number) + 1;
+      if (p.ttft !== null) (ttft[b] as number[]).push(p.ttft);
+      if (p.e2e !== null) (e2e[b] as number[]).push(p.e2e);
+      if (p.met) met[b] = (met[b] as number) + 1;
+    }
+    return {
+      count,
+      ttft_p90_ms: ttft.map(p90Ms),
+      e2e_p90_ms: e2e.map(p90Ms),
+      attainment: !targeted.has(cls) ? null : met.map((m, b) => ((count[b] as number) > 0 ? Math.round((m / (count[b] as number)) * 1e6) / 1e6 : null)),
+    };
+  };
+  const keys = ['all', ...(classes.length > 1 || targeted.size > 0 ? classes : [])];
+  return { bin_us: width, time_us: Array.from({ length: bins }, (_, b) => b * width), classes: Object.fromEntries(keys.map((k) => [k, build(k)])) };
+}
+
+function latencyOverTime(out: ReportDataInput, classes: readonly string[], done: (r: Request) => boolean): LatencyOverTime | null {
+  const targets = out.goodputTargets ?? null;
+  const pd = out.cluster.pd;
+  // Every request that arrived (rejected ones included: they missed their SLO).
+  const points = out.cluster.arrivals.map((r): LatencyPoint => {
+    const cls = classOf(r);
+    const t = targets?.get(cls) ?? null;
+    const ok = done(r);
+    // The ITL of a split request is its decode half's.
+    const itl = pd?.completedParent(r) === true ? (pd.parentOf(r)?.decode ?? r).itlMean : r.itlMean;
+    const met = t !== null && ok && (t.ttftMs <= 0 || (r.hasTTFT && r.ttft / 1e3 <= t.ttftMs)) && (t.itlMs <= 0 || itl / 1e3 <= t.itlMs) && (t.e2eMs <= 0 || r.e2e / 1e3 <= t.e2eMs);
+    return { cls, arrival: r.arrivalTime, ttft: r.hasTTFT ? r.ttft : null, e2e: ok ? r.e2e : null, met };
+  });
+  return binLatencies(points, classes, new Set(classes.filter((c) => targets?.has(c) === true)));
+}
+
 /** The report data of a finished run or replay. */
 export function buildReportData(out: ReportDataInput, f: FlagValues, source: 'run' | 'replay'): ReportData {
   const classes = [...new Set(out.requests.map(classOf))].sort();
   // A split request keeps no outcome of its own: its parent record says whether it completed.
   const done = (r: Request): boolean => r.hasE2E && (r.outcome === 'completed' || out.cluster.pd?.completedParent(r) === true);
+  const end = runEnd(out.cluster);
   return {
     version: REPORT_DATA_VERSION,
     source,
@@ -185,6 +380,9 @@ export function buildReportData(out: ReportDataInput, f: FlagValues, source: 'ru
     slo_classes: classes,
     routing: out.cluster.instances.map((i) => ({ instance: i.id, routed: i.metrics.requests.length, completed: i.metrics.completedRequests })),
     regret: regretSeries(out),
-    timeseries: out.timeseries === null ? null : coarsenSeries(out.timeseries, REPORT_MAX_ROWS),
+    timeseries: out.timeseries === null ? null : coarsenSeries(trimSeries(out.timeseries, end), REPORT_MAX_ROWS),
+    run_end_us: end,
+    resolved: resolvedConfig(out.cluster, f),
+    latency_over_time: latencyOverTime(out, classes, done),
   };
 }

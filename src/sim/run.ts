@@ -83,6 +83,8 @@ export interface SimulationOutputs {
   readonly requests: readonly Request[];
   /** The sampled time series (when `--timeseries-*` or RunOptions.timeseries asked for them). */
   readonly timeseries: TimeSeriesData | null;
+  /** The merged goodput targets per SLO class (null: none); reports draw attainment against them. */
+  readonly goodputTargets?: ReadonlyMap<string, SloDimTargets> | null;
   /** `--timeseries-path` contents (null when no path was given). */
   readonly timeseriesFile: string | null;
 }
@@ -160,8 +162,8 @@ function wallClockGuard(pol: ResolvedPolicies, opts: RunOptions): SyncGuard | nu
 }
 
 /** `report_data` (with `--report-data`): what blis report and blis compare draw. */
-function reportDataSection(f: FlagValues, cluster: ClusterSimulator, requests: readonly Request[], timeseries: TimeSeriesData | null, source: 'run' | 'replay'): Record<string, unknown> {
-  return f.bool('report-data') ? { report_data: buildReportData({ cluster, requests, timeseries }, f, source) } : {};
+function reportDataSection(f: FlagValues, cluster: ClusterSimulator, requests: readonly Request[], timeseries: TimeSeriesData | null, source: 'run' | 'replay', goodputTargets: ReadonlyMap<string, SloDimTargets> | null): Record<string, unknown> {
+  return f.bool('report-data') ? { report_data: buildReportData({ cluster, requests, timeseries, goodputTargets }, f, source) } : {};
 }
 
 /** Attaches the sampler the options ask for, after `prepare` (the recorder). */
@@ -428,7 +430,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   warnIdlePools(cs, full, f, env);
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
-  const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'run') }) : {};
+  const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'run', goodputTargets) }) : {};
   await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, true, json));
   await env.pause?.();
@@ -449,7 +451,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     if (semanticsFlag(f) === 'corrected' && sessions !== null) recordSessions(records, header, cs.arrivals, sessions.log(), wl.sessions, env);
     trace = traceOutput(header, records);
   }
-  return outputs(f, { report, cluster: cs, trace, recorder, requests: all, ...series }, null);
+  return outputs(f, { report, cluster: cs, trace, recorder, requests: all, ...series, goodputTargets }, null);
 }
 
 /**
@@ -597,14 +599,14 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   warnIdlePools(cs, full, f, env);
   await env.pause?.();
   const series = seriesOutputs(ts, holder.sampler, env);
-  const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'replay') }) : {};
+  const json = outputFormat(f) === 'json' ? () => ({ ...extras(cs, recorder, all, pol, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, 'replay', goodputTargets) }) : {};
   await env.pause?.();
   const report = buildReport(cs, reportOptions(f, cs, pol.scheduler, goodputTargets, false, json));
   await env.pause?.();
   // Corrected semantics export what was injected (follow-ups included), as run does; the reference every built request.
   const exported = semanticsFlag(f) === 'corrected' ? cs.arrivals : requests;
   const trace = f.str('trace-output') === '' ? null : replayTrace(exported, goodputTargets, header.observedKvMetrics);
-  return outputs(f, { report, cluster: cs, trace, recorder, requests: all, ...series }, () => simResults(report));
+  return outputs(f, { report, cluster: cs, trace, recorder, requests: all, ...series, goodputTargets }, () => simResults(report));
 }
 
 /** Pools whose members received no requests, with the option that changes it (issue 29: no silent surprises). */

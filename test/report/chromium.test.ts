@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, sloRunArgs, tempDir } from './fixtures.js';
+import { cli, MODEL, sloRunArgs, tempDir } from './fixtures.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -18,7 +18,7 @@ if (!have) console.warn(`skipping the headless Chromium report test: ${CHROMIUM}
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const EXPECTED = [
-  'cdf-ttft', 'cdf-itl', 'cdf-e2e', 'instance-queue-depth', 'instance-batch-size', 'instance-kv-gpu-utilization', 'instance-step-time-us',
+  'cdf-ttft', 'tail-ttft', 'cdf-itl', 'tail-itl', 'cdf-e2e', 'tail-e2e', 'latency-ttft-over-time', 'latency-e2e-over-time', 'slo-attainment-over-time', 'instance-queue-depth', 'instance-batch-size', 'instance-kv-gpu-utilization', 'instance-step-time-us',
   'cluster-flow', 'cluster-throughput', 'cluster-load', 'routing-distribution', 'routing-regret', 'events-timeline', 'anomalies-timeline',
 ];
 
@@ -79,5 +79,36 @@ describe.skipIf(!have)('report in headless Chromium', () => {
     }
     expect(errors).toEqual([]);
     expect(requests).toEqual([`file://${file}`]);
+  }, 180_000);
+
+  it('a 24 s P/D run: every time axis ends with the run (not at its stale timeouts near 320 s); screenshot left', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'pd.html');
+    const r = await cli(['run', '--model', MODEL, '--num-instances', '6', '--prefill-instances', '2', '--decode-instances', '4', '--decode-tp', '2', '--pd-decider', 'always', '--rate', '20', '--num-requests', '400', '--prompt-tokens', '2048', '--output-tokens', '256', '--report', file]);
+    expect(r.code, r.err).toBe(0);
+    const end = (JSON.parse(r.out) as { simulation_metrics: { vllm_estimated_duration_s: number } }).simulation_metrics.vllm_estimated_duration_s;
+    expect(end).toBeLessThan(30);
+    const { chromium } = await import('playwright-core');
+    const profile = mkdtempSync(path.join(tmpdir(), 'blis-chromium-'));
+    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1400, height: 1000 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(`file://${file}`, { waitUntil: 'load' });
+      // Vega labels each axis for screen readers: "X-axis titled 'simulated time (s)' ... with values from 0 to N".
+      const labels = await page.evaluate<string[]>(`[...document.querySelectorAll('[aria-label^="X-axis titled \\'simulated time"]')].map((e) => e.getAttribute('aria-label'))`);
+      expect(labels.length).toBeGreaterThanOrEqual(8);
+      for (const l of labels) {
+        const to = Number(/values from 0 to ([\d,.]+)/.exec(l)?.[1]?.replace(/,/g, ''));
+        expect(to, l).toBeGreaterThanOrEqual(Math.floor(end));
+        expect(to, l).toBeLessThanOrEqual(Math.ceil(end) + 1);
+      }
+      const ids = await page.evaluate<string[]>("[...document.querySelectorAll('figure.chart')].map((f) => f.getAttribute('data-chart'))");
+      for (const id of ['replicas-timeline', 'pd-timeline', 'latency-ttft-over-time', 'tail-ttft']) expect(ids).toContain(id);
+      mkdirSync(ARTEFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTEFACTS, 'report-chromium-pd.png'), fullPage: true });
+    } finally {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
   }, 180_000);
 });

@@ -9,7 +9,7 @@ interface CompareJson {
   runs: string[];
   baseline: string;
   kind: string;
-  metrics: { metric: string; values: (number | null)[]; deltas: (number | null)[]; relative: (number | null)[] }[];
+  metrics: { metric: string; values: (number | null)[]; deltas: (number | null)[]; relative: (number | null)[]; better: 'lower' | 'higher' | null; verdicts: (string | null)[] }[];
 }
 
 describe('blis compare', () => {
@@ -39,7 +39,13 @@ describe('blis compare', () => {
       expect(row.values).toEqual([va, vb]);
       expect(row.deltas).toEqual([null, vb - va]);
       expect(row.relative).toEqual([null, va === 0 ? null : (vb - va) / Math.abs(va)]);
+      // The mark: the delta's sign read through the metric's direction.
+      const d = vb - va;
+      expect(row.verdicts).toEqual([null, row.better === null ? null : d === 0 ? 'same' : (d < 0) === (row.better === 'lower') ? 'better' : 'worse']);
     }
+    expect(cmp.metrics.find((m) => m.metric === 'ttft_mean_ms')?.better).toBe('lower');
+    expect(cmp.metrics.find((m) => m.metric === 'tokens_per_sec')?.better).toBe('higher');
+    expect(cmp.metrics.find((m) => m.metric === 'injected_requests')?.better).toBeNull();
     // The policies differ on this workload: at least the latency rows move.
     const ttft = cmp.metrics.find((m) => m.metric === 'ttft_mean_ms');
     expect(ttft?.deltas[1]).not.toBe(0);
@@ -48,11 +54,11 @@ describe('blis compare', () => {
     expect(t.code, t.err).toBe(0);
     const lines = t.out.split('\n');
     expect(lines[0]).toBe('baseline: round-robin');
-    expect(lines[1]).toMatch(/^metric\s+round-robin\s+least-loaded\s+Δ least-loaded\s+Δ% least-loaded$/);
+    expect(lines[1]).toMatch(/^metric\s+round-robin\s+least-loaded\s+Δ least-loaded\s+Δ% least-loaded\s+least-loaded is$/);
     const ttftLine = lines.find((l) => l.startsWith('ttft_mean_ms ')) as string;
     const d = (mb['ttft_mean_ms'] as number) - (ma['ttft_mean_ms'] as number);
     const shown = `${d > 0 ? '+' : ''}${Math.round(d * 1000) / 1000}`;
-    expect(ttftLine.split(/\s+/)).toEqual(['ttft_mean_ms', String(Math.round((ma['ttft_mean_ms'] as number) * 1000) / 1000), String(Math.round((mb['ttft_mean_ms'] as number) * 1000) / 1000), shown, expect.stringMatching(/^[+-]\d+\.\d\d%$/)]);
+    expect(ttftLine.split(/\s+/)).toEqual(['ttft_mean_ms', String(Math.round((ma['ttft_mean_ms'] as number) * 1000) / 1000), String(Math.round((mb['ttft_mean_ms'] as number) * 1000) / 1000), shown, expect.stringMatching(/^[+-]\d+\.\d\d%$/), d < 0 ? 'better' : 'worse']);
 
     const h1 = path.join(dir, 'c1.html');
     const h2 = path.join(dir, 'c2.html');
@@ -61,9 +67,11 @@ describe('blis compare', () => {
     const html = readFileSync(h1, 'utf8');
     expect(readFileSync(h2, 'utf8')).toBe(html);
     expect(html).not.toMatch(/(https?:|\/\/[a-z0-9]|<script|src=)/i);
-    for (const id of ['compare-cdf-ttft', 'compare-cdf-itl', 'compare-cdf-e2e', 'compare-queue-depth', 'compare-in-flight', 'compare-completed', 'compare-throughput-tokens-per-s', 'compare-kv-gpu-utilization']) {
+    for (const id of ['compare-cdf-ttft', 'compare-tail-ttft', 'compare-cdf-itl', 'compare-tail-itl', 'compare-cdf-e2e', 'compare-tail-e2e', 'compare-queue-depth', 'compare-in-flight', 'compare-completed', 'compare-throughput-tokens-per-s', 'compare-kv-gpu-utilization']) {
       expect(html).toMatch(new RegExp(`data-chart="${id}" data-points="[1-9]\\d*"`));
     }
+    // Better and worse are marked (and coloured) in the HTML table too.
+    expect(html).toMatch(/<td class="num (better|worse)">(▲ better|▼ worse)<\/td>/);
   }, 120_000);
 
   it('compares evaluation results on combined score, objectives, scores and features', async () => {
@@ -79,10 +87,10 @@ describe('blis compare', () => {
     const cmp = JSON.parse(r.out) as CompareJson;
     expect(cmp.kind).toBe('evaluation');
     expect(cmp.metrics).toEqual([
-      { metric: 'combined_score', values: [0.5, 0.75], deltas: [null, 0.25], relative: [null, 0.5] },
-      { metric: 'objectives.ttft_p99', values: [200, 150], deltas: [null, -50], relative: [null, -0.25] },
-      { metric: 'scores.ttft_p99', values: [0.5, 0.75], deltas: [null, 0.25], relative: [null, 0.5] },
-      { metric: 'features.cache_hit_rate', values: [0.5, 0.5], deltas: [null, 0], relative: [null, 0] },
+      { metric: 'combined_score', values: [0.5, 0.75], deltas: [null, 0.25], relative: [null, 0.5], better: 'higher', verdicts: [null, 'better'] },
+      { metric: 'objectives.ttft_p99', values: [200, 150], deltas: [null, -50], relative: [null, -0.25], better: 'lower', verdicts: [null, 'better'] },
+      { metric: 'scores.ttft_p99', values: [0.5, 0.75], deltas: [null, 0.25], relative: [null, 0.5], better: 'higher', verdicts: [null, 'better'] },
+      { metric: 'features.cache_hit_rate', values: [0.5, 0.5], deltas: [null, 0], relative: [null, 0], better: null, verdicts: [null, null] },
     ]);
     const run = await cli([...RUN, '--num-requests', '20']);
     writeFileSync(path.join(dir, 'run.json'), run.out);

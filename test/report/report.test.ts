@@ -15,7 +15,7 @@ import { cli, MODEL, sloRunArgs, tempDir } from './fixtures.js';
 const EXTERNAL = /(https?:|ftp:|file:|data:|\/\/[a-z0-9]|<script|<link|<iframe|<img|src=|@import|url\((?!#))/i;
 
 const CHART_IDS = [
-  'cdf-ttft', 'cdf-itl', 'cdf-e2e', 'instance-queue-depth', 'instance-batch-size', 'instance-kv-gpu-utilization', 'instance-step-time-us',
+  'cdf-ttft', 'tail-ttft', 'cdf-itl', 'tail-itl', 'cdf-e2e', 'tail-e2e', 'latency-ttft-over-time', 'latency-e2e-over-time', 'slo-attainment-over-time', 'instance-queue-depth', 'instance-batch-size', 'instance-kv-gpu-utilization', 'instance-step-time-us',
   'cluster-flow', 'cluster-throughput', 'cluster-load', 'routing-distribution', 'routing-regret', 'events-timeline', 'anomalies-timeline',
 ];
 
@@ -144,7 +144,7 @@ describe('blis run --report', () => {
     const { simulate, runView, renderRunReport } = await import('../../src/index.js');
     const r = await simulate({ mode: 'run', model: MODEL, numInstances: 2, rate: 30, numRequests: 80, reportData: true });
     const d = r.report['report_data'] as ReportData;
-    expect(d.version).toBe(1);
+    expect(d.version).toBe(2);
     expect(d.options).toEqual({ model: MODEL, 'num-instances': '2', rate: '30', 'num-requests': '80' });
     expect((d.timeseries?.times.length ?? 0)).toBeGreaterThan(0);
     const html = await renderRunReport(runView(r.report, 'lib'));
