@@ -15,8 +15,16 @@
 // predicted by fits on the other 11; the 4 overloaded `reasoning` runs (never fitted on) by fits on all 12. Fits
 // start from the physical values (multipliers 1, overheads 0), never from values fitted on the public runs.
 //
+// Two more sets that cannot flatter (docs/fidelity.md):
+//   leave-one-model-out  corrected-physics' three overheads fitted on the stable runs of the OTHER models only;
+//   public non-H100      public real-vLLM runs on other GPUs (fidelity-data/public-non-h100.json, each with its
+//                        source), predicted by corrected-physics with its shipped defaults, which were fitted on
+//                        H100 only: a leave-one-GPU-out figure. Never used to fit anything.
+//
 // Flags: --json (one JSON document on stdout instead of markdown), --workers N (parallel fits; default 2),
-// --ablations (instead: the effect of each correction, one at a time, on corrected-physics without overheads).
+// --ablations (instead: the effect of each correction, one at a time, on corrected-physics without overheads),
+// --public-only (only the public non-H100 table: seconds, no ground truth needed), --lomo-only (only the
+// leave-one-model-out table).
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -27,6 +35,7 @@ import { fitAggregateRuns, simulate } from '../dist/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const GT = path.resolve(root, '../shared/groundtruth/inference-sim-training-default-args/default_args');
+const PUBLIC = path.resolve(root, 'fidelity-data/public-non-h100.json');
 
 const MODELS = {
   'llama-2-7b': 'meta-llama/llama-2-7b-hf',
@@ -228,6 +237,111 @@ const ABLATIONS = {
   },
 };
 
+
+// ---------------------------------------------------------------- public non-H100 runs
+/** The simulation of one public run: its engine settings and its load as the benchmark client sent it. */
+function publicConfig(doc, run) {
+  const c = run.config;
+  const files = {};
+  const extra = {};
+  if (c.hardwareConfig !== undefined) {
+    const hw = { ...doc.hardware[c.hardwareConfig] };
+    delete hw._source;
+    files['hw.json'] = JSON.stringify(hw);
+    extra.hardwareConfig = 'hw.json';
+  }
+  if (c.modelConfig !== undefined) {
+    files['model/config.json'] = JSON.stringify(doc.models[c.modelConfig]['config.json']);
+    extra.modelConfigFolder = 'model';
+  }
+  const { hardwareConfig: _h, modelConfig: _m, ...engine } = c;
+  const l = run.load;
+  // A burst (request rate inf, N prompts) is N virtual users sending one request each at t = 0.
+  const users = l.kind === 'burst' ? l.requests : l.concurrency;
+  return {
+    mode: 'run', latencyModel: 'corrected-physics', ...engine, ...extra, files, outputs: { metrics: true },
+    concurrency: users, thinkTimeMs: 0, numRequests: l.requests,
+    promptTokens: l.input, promptTokensStdev: 0, outputTokens: l.output, outputTokensStdev: 0,
+  };
+}
+
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const p50 = (xs) => median(xs);
+
+/** Predicted values of the measured fields, from the per-request rows (TPOT = a request's mean inter-token gap). */
+function publicPredicted(run, result) {
+  const rows = JSON.parse(result.files.metrics).requests.filter((q) => q.e2e_ms > 0);
+  const ttft = rows.map((q) => q.ttft_ms);
+  const itl = rows.map((q) => q.itl_ms);
+  const e2e = rows.map((q) => q.e2e_ms);
+  const out = {};
+  for (const k of Object.keys(run.measured)) {
+    out[k] = k === 'ttft_mean_ms' ? mean(ttft) : k === 'tpot_mean_ms' ? mean(itl) : k === 'e2e_mean_ms' ? mean(e2e)
+      : k === 'ttft_p50_ms' ? p50(ttft) : k === 'itl_p50_ms' ? p50(itl) : k === 'e2e_p50_ms' ? p50(e2e) : NaN;
+  }
+  return { predicted: out, completed: rows.length };
+}
+
+async function publicSet() {
+  const doc = JSON.parse(readFileSync(PUBLIC, 'utf8'));
+  const out = [];
+  for (const run of doc.runs) {
+    const { predicted, completed } = publicPredicted(run, await simulate(publicConfig(doc, run)));
+    const ape_ = Object.fromEntries(Object.keys(run.measured).map((k) => [k, ape(predicted[k], run.measured[k])]));
+    out.push({ id: run.id, source: run.source, gpu_family: run.gpu_family, deployment: run.deployment, measured: run.measured, predicted, ape: ape_, completed });
+  }
+  const kind = (k) => (k.startsWith('ttft') ? 'ttft' : k.startsWith('e2e') ? 'e2e' : 'itl');
+  const groups = { all: out, ...Object.fromEntries([...new Set(out.map((o) => `${o.gpu_family} ${o.deployment}`))].map((g) => [g, out.filter((o) => `${o.gpu_family} ${o.deployment}` === g)])) };
+  const medians = Object.fromEntries(Object.entries(groups).map(([g, os]) => [g, Object.fromEntries(['e2e', 'ttft', 'itl'].map((m) => [m, median(os.flatMap((o) => Object.keys(o.ape).filter((k) => kind(k) === m).map((k) => o.ape[k])))]))]));
+  return { sources: doc.sources, runs: out, medians };
+}
+
+function publicMarkdown(p) {
+  const f = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
+  const lines = ['', '### public non-H100 validation (corrected-physics, shipped defaults: fitted on H100 only)', '',
+    '| run | source | GPU / deployment | measured fields: real / sim (APE %) |', '|---|---|---|---|'];
+  for (const o of p.runs) {
+    lines.push(`| ${o.id} | ${o.source} | ${o.gpu_family} ${o.deployment} | ${Object.keys(o.measured).map((k) => `${k} ${f(o.measured[k])} / ${f(o.predicted[k])} (${f(o.ape[k])})`).join('; ')} |`);
+  }
+  lines.push('', '| set (median APE %) | E2E | TTFT | ITL/TPOT |', '|---|---|---|---|');
+  for (const [g, m] of Object.entries(p.medians)) lines.push(`| ${g} | ${f(m.e2e)} | ${f(m.ttft)} | ${f(m.itl)} |`);
+  return lines.join('\n');
+}
+
+/** Leave-one-model-out: for each model, the three overheads fitted on the stable runs of the other models. */
+function lomoJobs(p, runs, log) {
+  const models = [...new Set(runs.map((r) => r.model))];
+  const fits = {};
+  const jobs = models.map((m) => {
+    const train = runs.filter((r) => !r.overloaded && r.model !== m).map((r) => r.run);
+    return p.run({ kind: 'fit', params: SETUPS.corrected, train }).then((c) => {
+      fits[m] = c;
+      log(`fit corrected without model ${m}`);
+    });
+  });
+  return { fits, done: Promise.all(jobs) };
+}
+
+function lomoTable(runs, pred, fits) {
+  const rows = runs.map((r) => {
+    const m = pred[r.run];
+    return { run: r.run, model: r.model, overloaded: r.overloaded, coefficients: fits[r.model], ape: Object.fromEntries(METRICS.map(([k, i, name]) => [name, ape(m[k][i], r.real[k][i])])) };
+  });
+  const med = Object.fromEntries(METRICS.map(([, , name]) => [name, median(rows.filter((o) => !o.overloaded).map((o) => o.ape[name]))]));
+  return { rows, medians: med };
+}
+
+function lomoMarkdown(t) {
+  const f = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
+  const cols = ['e2e_mean', 'ttft_mean', 'itl_p90', 'itl_p99'];
+  const lines = ['', '### leave-one-model-out (corrected-physics, overheads fitted on the other models\' stable runs)', '',
+    `| run | ${cols.join(' | ')} |`, `|---|${cols.map(() => '---').join('|')}|`];
+  for (const o of t.rows) lines.push(`| ${o.run}${o.overloaded ? ' (overloaded)' : ''} | ${cols.map((c) => f(o.ape[c])).join(' | ')} |`);
+  lines.push(`| **median, 12 stable runs** | ${cols.map((c) => `**${f(t.medians[c])}**`).join(' | ')} |`);
+  lines.push('', 'Leave-one-GPU-out: every public H100 run is one GPU, so the public non-H100 table is this protocol\'s leave-one-GPU-out set.');
+  return lines.join('\n');
+}
+
 // ---------------------------------------------------------------- orchestration and report
 function pool(size) {
   const workers = Array.from({ length: size }, () => new Worker(fileURLToPath(import.meta.url)));
@@ -294,6 +408,11 @@ async function ablations(json) {
 }
 
 async function mainThread() {
+  if (process.argv.includes('--public-only')) {
+    const p = await publicSet();
+    console.log(process.argv.includes('--json') ? JSON.stringify(p, null, 2) : publicMarkdown(p));
+    return;
+  }
   if (!existsSync(GT)) {
     console.error(`fidelity: ground truth not found at ${GT} (it lives in the shared folder beside the checkout)`);
     process.exit(2);
@@ -307,6 +426,19 @@ async function mainThread() {
   const p = pool(workers);
   const t0 = performance.now();
   const log = (m) => console.error(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${m}`);
+  const lomo = lomoJobs(p, runs, log);
+  const lomoPred = {};
+  const lomoSims = lomo.done.then(() => Promise.all(runs.map((r) => p.run({ kind: 'sim', setup: 'corrected-physics', run: r.run, coefficients: lomo.fits[r.model] }).then((m) => {
+    lomoPred[r.run] = m;
+    log(`simulated ${r.run} leaving its model out`);
+  }))));
+  if (process.argv.includes('--lomo-only')) {
+    await lomoSims;
+    await p.close();
+    const t = lomoTable(runs, lomoPred, lomo.fits);
+    console.log(json ? JSON.stringify(t, null, 2) : lomoMarkdown(t));
+    return;
+  }
 
   // Fits: one per setup and held-out stable run, plus one on all stable runs for the overloaded ones.
   const fits = {};
@@ -338,7 +470,10 @@ async function mainThread() {
     sim('fitted', r, fits.fitted[key]);
   }
   await Promise.all(sims);
+  await lomoSims;
   await p.close();
+  const lomoT = lomoTable(runs, lomoPred, lomo.fits);
+  const pub = await publicSet();
 
   const out = runs.map((r) => {
     const models = {};
@@ -363,6 +498,8 @@ async function mainThread() {
       medians,
       medians_all_runs: mediansAll,
       in_sample_fits: inSample,
+      leave_one_model_out: lomoT,
+      public_non_h100: pub,
       notes: 'APE in %; medians over the 12 runs without the overloaded reasoning workload (medians_all_runs: all 16). No public run has per-request data, so e2e_request_mape is null.',
     }, null, 2));
     return;
@@ -380,12 +517,13 @@ async function mainThread() {
   lines.push('', '### median APE % over the 12 runs that did not overload (all 16 in parentheses)', '', `| setup | ${METRICS.map(([, , n]) => n).join(' | ')} |`, `|---|${METRICS.map(() => '---').join('|')}|`);
   for (const setup of SETUP_ORDER) lines.push(`| ${setup} | ${METRICS.map(([, , n]) => `${f(medians[setup][n])} (${f(mediansAll[setup][n])})`).join(' | ')} |`);
   lines.push('', 'Per-request E2E MAPE: no public run has per-request data (the raw per-request files were never published).');
+  lines.push(lomoMarkdown(lomoT), publicMarkdown(pub));
   lines.push('', `In-sample fits on all 12 stable runs (predict the 4 overloaded runs; corrected-physics ships the first as its default overheads): corrected ${JSON.stringify(inSample.corrected)}, fitted ${JSON.stringify(inSample.fitted)}`);
   console.log(lines.join('\n'));
 }
 
 if (!isMainThread) {
-  const runs = loadRuns();
+  const runs = existsSync(GT) ? loadRuns() : [];
   parentPort.on('message', async (t) => {
     try {
       parentPort.postMessage({ id: t.id, result: await runTask(t, runs) });

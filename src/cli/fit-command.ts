@@ -8,6 +8,7 @@ import type { FlagValues } from '../sim/options.js';
 import { formatLatencyProfile } from '../latency/profile.js';
 import { fitTraces, parseFitParams, readFitTrace, resolveFitEngine, type SplitErrors } from '../fit/index.js';
 import { processEnv } from './commands.js';
+import type { CorrectedPhysicsCoefficient } from '../latency/corrected-physics.js';
 import type { Io } from './io.js';
 
 function list(f: FlagValues, name: string): string[] {
@@ -48,11 +49,9 @@ export async function fitCommand(f: FlagValues, io: Io): Promise<void> {
   for (const w of latency.warnings) io.warn(w);
   const traces = [];
   for (let i = 0; i < headers.length; i++) traces.push(await readFitTrace(env, headers[i] as string, datas[i] as string));
-  let start = {};
-  if (f.str('latency-profile') !== '') {
-    const { parseLatencyProfile } = await import('../latency/profile.js');
-    start = parseLatencyProfile(env.readText(f.str('latency-profile'), '--latency-profile'), f.str('latency-profile')).coefficients;
-  }
+  // The fit starts (and is regularised) at the --latency-profile's coefficients over the --engine-profile's
+  // overheads, else at the defaults: resolved once with the engine (resolveLatency's correctedCoefficientsOf).
+  const start: Partial<Record<CorrectedPhysicsCoefficient, number>> = latency.correctedCoefficients;
   const debug = f.str('log') === 'debug';
   const res = fitTraces({
     traces, setup, latency, dp: f.int('dp'), expertParallel: f.bool('enable-expert-parallel'), seed, params, start, holdoutEvery: holdout, rttUs: rtt, horizonUs: horizon,

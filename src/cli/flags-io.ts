@@ -27,7 +27,7 @@ const SERVE_ENGINE = new Set([
   'gpu-memory-utilization', 'kv-cpu-blocks', 'kv-offload-threshold', 'kv-transfer-bandwidth', 'kv-transfer-base-latency',
   'kv-storage-blocks', 'kv-storage-bandwidth', 'kv-storage-latency-us', 'kv-thrash-window-us',
   'max-num-seqs', 'max-num-batched-tokens', 'long-prefill-token-threshold', 'max-model-len', 'scheduler',
-  'preemption-policy', 'seed', 'log', 'latency-profile', 'scheduling-mode', 'lora-config', 'lora-adapter-capacity',
+  'preemption-policy', 'seed', 'log', 'latency-profile', 'engine-profile', 'scheduling-mode', 'lora-config', 'lora-adapter-capacity',
   'lora-load-base-latency-us', 'lora-load-bandwidth-bytes-us', 'lora-footprint-bytes-per-rank',
 ]);
 /** Read by the engine resolution but fixed for a single served instance. */

@@ -126,6 +126,15 @@ describe('calibrate --fit', () => {
     expect(readFileSync(p('fit.yaml'), 'utf8')).toMatch(/held_at_default:\n {4}(step_us|kv_read|request_us): /);
   });
 
+  it('starts from the --engine-profile\'s overheads: what the trace cannot pin stays at vLLM V0\'s, not V1\'s', async () => {
+    const r = await fit(['--engine-profile', 'vllm-v0', '--scheduling-mode', 'async'], 'prefill-only');
+    expect(r.code, r.errors.join('\n')).toBe(0);
+    const rep = JSON.parse(r.stdout) as { held_at_default: { coefficient: string; value: number }[] };
+    const V0 = { ...DEFAULTS, step_us: 4000, request_us: 80 };
+    expect(rep.held_at_default.length).toBeGreaterThan(0);
+    for (const h of rep.held_at_default) expect(h.value).toBe(V0[h.coefficient as keyof typeof V0]);
+  });
+
   it('fits every request of an overloaded trace (runs them to completion), or stops at --horizon when asked', async () => {
     const r = await fit([], 'overload');
     expect(r.code, r.errors.join('\n')).toBe(0);

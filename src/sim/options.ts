@@ -13,6 +13,7 @@ import { PD_KV_OWNERSHIPS, PD_TRANSFER_GRANULARITIES, PD_TRANSFER_MODES } from '
 import { PREEMPTION_POLICIES, SCHEDULERS } from '../instance/scheduler.js';
 import { MOE_COMM_BACKENDS } from '../latency/moe-comm.js';
 import { ATTENTION_LAYER_MODES } from '../latency/attention-layout.js';
+import { ENGINE_PROFILE_NAMES } from '../latency/engine-profiles.js';
 import { AUTOSCALE_POLICIES } from '../routing/autoscale-policies.js';
 import { SCORER_NAMES } from '../routing/scorer-registry.js';
 import { ENCODE_DECIDERS } from '../routing/encode-decider.js';
@@ -65,6 +66,7 @@ export const FLAGS = [
   { name: 'dp', kind: 'int', def: 1, help: 'data parallelism: MoE models with trained-physics; any model with corrected-physics (DP ranks as independent engines)', scope: 'shared' },
   { name: 'latency-model', kind: 'string', def: 'trained-physics', choices: namesOf(LATENCY_BACKENDS), help: 'latency backend: trained-physics (the reference\'s), roofline, blackbox, or corrected-physics (interconnect, head_dim, per-GPU efficiencies, vLLM overheads; docs/fidelity.md)', scope: 'shared' },
   { name: 'latency-profile', kind: 'string', def: '', help: 'latency profile YAML from blis calibrate --fit: corrected-physics with coefficients fitted on your server', scope: 'shared' },
+  { name: 'engine-profile', kind: 'string', def: '', choices: ENGINE_PROFILE_NAMES, helpDefault: 'vllm-v1', help: 'serving-engine generation (corrected-physics): vllm-v1 (async scheduling, chunked prefill, the shipped overheads) or vllm-v0 (2024 vLLM: prefill-only steps, 4 ms per step + 80 µs per sequence of CPU work); sets --scheduling-mode and the software overheads unless given (docs/fidelity.md)', scope: 'shared' },
   { name: 'alpha-coeffs', kind: 'floats', def: [0, 0, 0], help: 'alpha coefficients (comma-separated): queueing, post-decode / per-input-token, per-output-token overheads in µs', scope: 'shared' },
   { name: 'beta-coeffs', kind: 'floats', def: [0, 0, 0], help: 'beta coefficients (comma-separated) of the step-time model', scope: 'shared' },
   { name: 'model-config-folder', kind: 'string', def: '', help: 'folder holding a HuggingFace config.json for --model (overrides the embedded catalog)', scope: 'shared' },

@@ -24,6 +24,7 @@ import { BlisError, showValue } from '../domain/errors.js';
 import { locateJson } from '../format/json-locate.js';
 import { parseJson } from '../format/yaml.js';
 import { LatencyConfigError, LatencyErrorCode } from '../latency/errors.js';
+import { ENGINE_PROFILES, isEngineProfileName } from '../latency/engine-profiles.js';
 
 /** A user model config.json: bounded, with syntax errors at `file:line:col`. */
 function readJson(env: SimEnv, path: string, option: string): { raw: unknown; text: string } {
@@ -135,6 +136,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     ...(userHardware ? { userHardware, userHardwareLabel: hwPath } : {}),
     adapterReservedBytes: lora.reservedBytes,
     ...(profile ? { profile } : {}),
+    ...(f.has('engine-profile') && f.str('engine-profile') !== '' ? { engineProfile: f.str('engine-profile') } : {}),
   };
   const locate = (e: unknown): unknown => {
     const gpu = f.str('hardware');
@@ -179,8 +181,12 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   if (modeText !== '' && !(SCHEDULING_MODES as readonly string[]).includes(modeText)) {
     throw new ConfigError('bad-flag', `unknown --scheduling-mode ${showValue(modeText)}; valid: ${SCHEDULING_MODES.join(', ')}`);
   }
-  // corrected-physics models vLLM V1, whose scheduler runs one step ahead; the reference's models keep sync.
-  const schedulingMode: SchedulingMode = modeText !== '' ? (modeText as SchedulingMode) : latency.backend === 'corrected-physics' ? 'async' : 'sync';
+  // corrected-physics models vLLM V1, whose scheduler runs one step ahead, unless --engine-profile names another
+  // engine (resolveLatency checked its name); the reference's models keep sync.
+  const engine = f.has('engine-profile') ? f.str('engine-profile') : '';
+  const schedulingMode: SchedulingMode = modeText !== ''
+    ? (modeText as SchedulingMode)
+    : isEngineProfileName(engine) ? ENGINE_PROFILES[engine].schedulingMode : latency.backend === 'corrected-physics' ? 'async' : 'sync';
   const bw = f.float('kv-transfer-bandwidth');
   const cpuBlocks = nonNegative('kv-cpu-blocks');
   if (cpuBlocks > 0 && !(bw > 0)) throw new ConfigError('bad-flag', `--kv-transfer-bandwidth must be > 0 with --kv-cpu-blocks, got ${bw}`);
@@ -212,6 +218,10 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
     }
     : null;
   const kvOrigin = f.changed('total-kv-blocks') ? '' : latency.totalKvBlocks === f.int('total-kv-blocks') ? ' (the default)' : ' (sized from GPU memory)';
+  if (isEngineProfileName(engine)) {
+    const o = ENGINE_PROFILES[engine].overheads;
+    env.info?.(`engine profile ${engine}: scheduling mode ${schedulingMode}, overheads ${o.step_us} µs per step + ${o.request_us} µs per scheduled sequence, front end ${o.frontend_us} µs${f.str('latency-profile') !== '' ? ' (a --latency-profile coefficient replaces these)' : ''}`);
+  }
   env.info?.(`engine: model ${latency.model}, latency model ${latency.backend}${latency.hardware === '' ? '' : `, GPU ${latency.hardware}`}` +
     `${latency.tp > 0 ? `, TP ${latency.tp}` : ''}, ${numInstances} instance(s), ${latency.totalKvBlocks} KV blocks of ${blockSize} tokens${kvOrigin}, max-model-len ${maxModelLen === 0 ? 'unbounded' : maxModelLen}`);
   const loraSchedule = resolveLoraSchedule(f, env, lora, numInstances);

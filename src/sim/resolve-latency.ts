@@ -15,6 +15,7 @@ import { calculateKVBlocks, resolveMaxModelLen } from '../latency/kv-capacity.js
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
+import { ENGINE_PROFILES, ENGINE_PROFILE_NAMES, isEngineProfileName } from '../latency/engine-profiles.js';
 import type { LatencyProfile, ProfileRange } from '../latency/profile.js';
 import type { HardwareConfig, LatencyModel, ModelConfig } from '../latency/types.js';
 import type { KVCapacityParams } from '../latency/hf-config.js';
@@ -67,6 +68,8 @@ export interface LatencyInput {
   readonly attentionLayers?: AttentionLayerMode;
   /** --max-num-seqs: the running requests a hybrid model's sliding and linear layers are budgeted for (256). */
   readonly maxNumSeqs?: number;
+  /** --engine-profile ('' = not given): the engine generation's software overheads under corrected-physics. */
+  readonly engineProfile?: string;
 }
 
 export interface ResolvedLatency {
@@ -104,6 +107,16 @@ function allZeros(v: readonly number[]): boolean {
   return v.every((x) => x === 0);
 }
 
+/**
+ * corrected-physics coefficients: the engine profile's software overheads (--engine-profile), then a fitted
+ * --latency-profile's coefficients over them (a profile fitted on the user's server knows its engine best).
+ */
+function correctedCoefficientsOf(inp: LatencyInput): Readonly<Record<string, number>> {
+  const engine = inp.engineProfile ?? '';
+  const base = isEngineProfileName(engine) ? ENGINE_PROFILES[engine].overheads : {};
+  return { ...base, ...(inp.profile?.profile.coefficients ?? {}) };
+}
+
 export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   const warnings: string[] = [];
   const model = inp.model.toLowerCase();
@@ -117,6 +130,15 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
       throw new ConfigError('bad-flag', `--latency-profile ${inp.profile.label} holds corrected-physics coefficients; it cannot be combined with --latency-model ${backend} (drop one)`);
     }
     if (inp.alphaExplicit || inp.betaExplicit) throw new ConfigError('bad-flag', '--latency-profile cannot be combined with --alpha-coeffs/--beta-coeffs: the profile sets the coefficients');
+    backend = 'corrected-physics';
+  }
+  const engine = inp.engineProfile ?? '';
+  if (engine !== '') {
+    if (!isEngineProfileName(engine)) throw new ConfigError('bad-flag', `unknown --engine-profile ${showValue(engine)}; valid: ${ENGINE_PROFILE_NAMES.join(', ')}`, { field: '--engine-profile' });
+    // Like --latency-profile, an engine profile selects corrected-physics unless another backend is named.
+    if (inp.backendExplicit && backend !== 'corrected-physics') {
+      throw new ConfigError('bad-flag', `--engine-profile ${engine} needs --latency-model corrected-physics (got ${backend}, whose coefficients were fitted on one engine); drop --latency-model ${backend} or --engine-profile`, { field: '--engine-profile' });
+    }
     backend = 'corrected-physics';
   }
   if (backend === 'corrected-physics' && (inp.alphaExplicit || inp.betaExplicit)) {
@@ -150,7 +172,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     return {
       backend, latency, model, hardware: inp.hardware, tp: inp.tp, modelConfig: null, hardwareConfig: null,
       totalKvBlocks: inp.totalKvBlocks, maxModelLen: inp.maxModelLen, warnings, info: [],
-      alpha: inp.alpha, beta: inp.beta, kvParams: null, findHardware: hardwareFinder(inp), architecture: architectureOf(inp, model), correctedCoefficients: inp.profile?.profile.coefficients ?? {},
+      alpha: inp.alpha, beta: inp.beta, kvParams: null, findHardware: hardwareFinder(inp), architecture: architectureOf(inp, model), correctedCoefficients: correctedCoefficientsOf(inp),
     };
   }
 
@@ -277,12 +299,12 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   const latency = backend === 'roofline'
     ? createRooflineModel({ model: mc, hardware: hw, tp, alpha, corrected: inp.corrected === true })
     : backend === 'corrected-physics'
-      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: inp.profile?.profile.coefficients ?? {} })
+      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: correctedCoefficientsOf(inp) })
       : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true });
   return {
     backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings, info,
     alpha, beta, kvParams, findHardware: hardwareFinder(inp), architecture: mc,
-    correctedCoefficients: inp.profile?.profile.coefficients ?? {},
+    correctedCoefficients: correctedCoefficientsOf(inp),
     ...(inp.profile?.profile.range !== undefined ? { profileRange: { label: inp.profile.label, range: inp.profile.profile.range } } : {}),
   };
 }
