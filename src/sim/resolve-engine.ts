@@ -127,6 +127,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     maxModelLenExplicit: f.changed('max-model-len'),
     moeCommBackend: f.str('moe-comm-backend'),
     enableExpertParallel: f.bool('enable-expert-parallel'),
+    network: { gpusPerNode: f.int('gpus-per-node'), bandwidthGBs: f.float('inter-node-bandwidth'), latencyMs: f.float('inter-node-latency') },
     ...(semanticsFlag(f) === 'corrected' ? { corrected: true } : {}),
     ...(userModelConfig ? { userModelConfig: { raw: userModelConfig.raw, label: userModelConfig.label } } : {}),
     ...(userHardware ? { userHardware, userHardwareLabel: hwPath } : {}),
