@@ -62,4 +62,18 @@ describe('inter-node network flags', () => {
     expect((await rejection({ hardware: 'L40S', tp: 1, gpusPerNode: 8 })).message).toMatch(/^gpusPerNode needs an inter-node bandwidth: GPU "?L40S"? has no InterNodeBwGBps; give interNodeBandwidth/);
     expect((await rejection({ latencyModel: 'blackbox', alphaCoeffs: [0, 0, 0], betaCoeffs: [100, 1, 1], gpusPerNode: 8 })).message).toMatch(/^gpusPerNode has no effect with latencyModel blackbox/);
   });
+
+  it('a deployment configuration\'s gpus_per_node overrides the run\'s flag', async () => {
+    const dep = (extra: string): string => ['models:', `  - name: ${BASE.model}`, '    configurations:', '      - name: big', '        hardware: H100',
+      '        tp: 16', ...(extra === '' ? [] : [`        ${extra}`]), '        replicas: 1', ''].join('\n');
+    const run = async (extra: string, flags: Record<string, unknown> = {}): Promise<number> => {
+      const r = await simulate({ ...BASE, ...flags, deployment: 'd.yaml', files: { 'd.yaml': dep(extra) } });
+      return r.metrics.e2e_mean_ms;
+    };
+    const plain = await run('');
+    expect(await run('gpus_per_node: 16')).toBe(plain);
+    expect(await run('gpus_per_node: 8')).toBeGreaterThan(plain);
+    expect(await run('gpus_per_node: 16', { gpusPerNode: 8 })).toBe(plain);
+    expect(await run('', { gpusPerNode: 8 })).toBe(await run('gpus_per_node: 8'));
+  });
 });
