@@ -251,6 +251,9 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   if (inp.totalKvBlocksExplicit && (inp.adapterReservedBytes ?? 0) > 0) {
     warnings.push(`--total-kv-blocks set explicitly (${totalKvBlocks} blocks); the LoRA adapter HBM reservation (${((inp.adapterReservedBytes ?? 0) / 2 ** 30).toFixed(2)} GiB) is not subtracted from it — omit --total-kv-blocks to let auto-sizing subtract it`);
   }
+  // EP-aware capacity (upstream #1656): under --enable-expert-parallel each DP rank holds tp/(tp·dp) of the routed
+  // experts. The pinned reference charges every rank all of them: kept under --semantics reference (R-row E-EP).
+  const epKv = inp.enableExpertParallel && (inp.corrected === true || backend === 'corrected-physics') ? { expertParallelSize: tp * inp.dp } : {};
   if (!inp.totalKvBlocksExplicit) {
     const params = kvParams;
     if (params) {
@@ -258,8 +261,8 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
       if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
       // corrected-physics: each DP rank is its own engine with its own KV cache, sized for its tp GPUs.
       else totalKvBlocks = backend === 'corrected-physics'
-        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}) })
-        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}) });
+        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}), ...epKv })
+        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}), ...epKv });
     }
   }
   const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);
