@@ -77,3 +77,20 @@ describe('inter-node network flags', () => {
     expect(await run('', { gpusPerNode: 8 })).toBe(await run('gpus_per_node: 8'));
   });
 });
+
+describe('node pools with --gpus-per-node', () => {
+  it('place a TP 16 instance on two whole 8-GPU nodes (without the flag it does not fit on one node)', async () => {
+    const files = { 'np.yaml': 'node_pools:\n  - {name: p, gpu_type: H100, gpus_per_node: 8, gpu_memory_gib: 80, initial_nodes: 4, max_nodes: 4}\n' };
+    const on = await simulate({ ...BASE, numInstances: 2, policyConfig: 'np.yaml', files, gpusPerNode: 8 });
+    expect(on.report.instances).toHaveLength(2);
+    expect(on.metrics.completed_requests).toBe(40);
+    let placedNone = false;
+    try {
+      const off = await simulate({ ...BASE, numInstances: 2, policyConfig: 'np.yaml', files });
+      placedNone = off.report.instances.length === 0 || off.metrics.completed_requests === 0;
+    } catch {
+      placedNone = true;
+    }
+    expect(placedNone).toBe(true);
+  });
+});
