@@ -87,7 +87,7 @@ describe('node pools with --gpus-per-node', () => {
     let placedNone = false;
     try {
       const off = await simulate({ ...BASE, numInstances: 2, policyConfig: 'np.yaml', files });
-      placedNone = off.report.instances.length === 0 || off.metrics.completed_requests === 0;
+      placedNone = (off.report.instances?.length ?? 0) === 0 || off.metrics.completed_requests === 0;
     } catch {
       placedNone = true;
     }

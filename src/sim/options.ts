@@ -70,7 +70,7 @@ export const FLAGS = [
   { name: 'hardware-config', kind: 'string', def: '', help: 'hardware_config.json with extra or overriding GPU entries', scope: 'shared' },
   { name: 'defaults-filepath', kind: 'string', def: 'defaults.yaml', help: 'accepted for compatibility; blis-ts embeds the reference defaults', scope: 'shared' },
   { name: 'moe-comm-backend', kind: 'string', def: '', choices: namesOf(MOE_COMM_BACKENDS), help: 'MoE dispatch backend (allgather_reducescatter or an all2all family backend)', scope: 'shared' },
-  { name: 'enable-expert-parallel', kind: 'bool', def: false, help: 'enable expert parallelism', scope: 'shared' },
+  { name: 'enable-expert-parallel', kind: 'bool', def: false, help: 'enable expert parallelism: all-to-all dispatch in corrected-physics; with --semantics corrected or corrected-physics the KV cache is sized for tp/(tp·dp) of the routed experts per rank (upstream #1656)', scope: 'shared' },
   { name: 'gpus-per-node', kind: 'int', def: 0, max: 1024, helpDefault: '0 (off: every collective inside one node)', help: 'GPUs per node: a TP group (or MoE tp·dp group) larger than this spans ceil(group/this) nodes and pays the inter-node cost; a TP group larger than a node must be a multiple of it', scope: 'shared' },
   { name: 'inter-node-bandwidth', kind: 'float', def: 0, helpDefault: "the GPU's InterNodeBwGBps (H100/H200/B200 50, B300 100, A100 25)", help: 'inter-node bandwidth per GPU in GB/s: the cross-node share (n-1)/n of a spanning collective\'s bytes moves at it (needs --gpus-per-node)', scope: 'shared' },
   { name: 'inter-node-latency', kind: 'float', def: 0, help: 'fixed latency in ms of each collective that crosses a node boundary (needs --gpus-per-node)', scope: 'shared' },
