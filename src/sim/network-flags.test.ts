@@ -94,3 +94,15 @@ describe('node pools with --gpus-per-node', () => {
     expect(placedNone).toBe(true);
   });
 });
+
+describe('a --hardware-config GPU', () => {
+  it('gives the default inter-node bandwidth through InterNodeBwGBps', async () => {
+    const gpu = '"TFlopsPeak": 989.5, "TFlopsFP8": 1979, "BwPeakTBs": 3.35, "mfuPrefill": 0.45, "mfuDecode": 0.3, "MemoryGiB": 80';
+    const files = { 'hw.json': `{ "Mine": { ${gpu}, "IntraNodeBwGBps": 450, "InterNodeBwGBps": 12.5 }, "Bare": { ${gpu} } }` };
+    const run = async (hardware: string, extra: Record<string, unknown>): Promise<number> =>
+      (await simulate({ ...BASE, hardware, hardwareConfig: 'hw.json', files, gpusPerNode: 8, ...extra })).metrics.e2e_mean_ms;
+    expect(await run('Mine', {})).toBe(await run('Bare', { interNodeBandwidth: 12.5 }));
+    expect(await run('Mine', {})).toBeGreaterThan(await run('Mine', { interNodeBandwidth: 50 }));
+    await expect(simulate({ ...BASE, hardware: 'Bare', hardwareConfig: 'hw.json', files, gpusPerNode: 8 })).rejects.toThrow(/has no InterNodeBwGBps/);
+  });
+});
