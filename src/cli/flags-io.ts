@@ -23,7 +23,7 @@ export interface CliFlag {
 /** Engine flags `serve` takes from the simulation table: one instance, no cluster policies, no workload. */
 const SERVE_ENGINE = new Set([
   'model', 'hardware', 'tp', 'dp', 'latency-model', 'alpha-coeffs', 'beta-coeffs', 'model-config-folder', 'hardware-config',
-  'defaults-filepath', 'moe-comm-backend', 'enable-expert-parallel', 'total-kv-blocks', 'block-size-in-tokens',
+  'defaults-filepath', 'moe-comm-backend', 'enable-expert-parallel', 'gpus-per-node', 'inter-node-bandwidth', 'inter-node-latency', 'total-kv-blocks', 'block-size-in-tokens',
   'gpu-memory-utilization', 'kv-cpu-blocks', 'kv-offload-threshold', 'kv-transfer-bandwidth', 'kv-transfer-base-latency',
   'kv-storage-blocks', 'kv-storage-bandwidth', 'kv-storage-latency-us', 'kv-thrash-window-us',
   'max-num-seqs', 'max-num-batched-tokens', 'long-prefill-token-threshold', 'max-model-len', 'scheduler',

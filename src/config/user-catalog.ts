@@ -128,6 +128,10 @@ const gpuSchema = z.strictObject({
   mfuPrefill: z.number().nonnegative().max(1, 'must be a fraction in [0, 1] (model FLOPs utilisation: 0.45 = 45% of the peak)').default(0),
   mfuDecode: z.number().nonnegative().max(1, 'must be a fraction in [0, 1] (model FLOPs utilisation: 0.30 = 30% of the peak)').default(0),
   MemoryGiB: z.number().nonnegative().default(0),
+  // Upstream's interconnect fields (inference-sim PR #1710): GB/s per GPU, the inter-node one the default of
+  // --inter-node-bandwidth for this GPU.
+  IntraNodeBwGBps: z.number().positive().optional(),
+  InterNodeBwGBps: z.number().positive().optional(),
 });
 
 const hardwareSchema = z.record(z.string().min(1), gpuSchema);
@@ -219,6 +223,8 @@ export function parseUserHardwareConfig(jsonText: string, fileLabel: string): Re
       mfuPrefill: g.mfuPrefill,
       mfuDecode: g.mfuDecode,
       MemoryGiB: g.MemoryGiB,
+      ...(g.IntraNodeBwGBps !== undefined ? { IntraNodeBwGBps: g.IntraNodeBwGBps } : {}),
+      ...(g.InterNodeBwGBps !== undefined ? { InterNodeBwGBps: g.InterNodeBwGBps } : {}),
       ...(g.interconnect !== undefined && g.efficiency !== undefined
         ? { physics: { interconnect: g.interconnect, efficiency: g.efficiency } }
         : userPhysics(g)),

@@ -56,6 +56,12 @@ describe('deployment files', () => {
     const t = parseDeployment(GOOD.replace('policy: threshold', 'policy: target-utilization\n  policy_params: {target: 0.3, max_scale_down_fraction: 1}'), 'dep.yaml');
     expect(t.autoscaler?.policyParams).toEqual({ target: 0.3, maxScaleDownFraction: 1 });
   });
+  it('per-configuration inter-node fabric: gpus_per_node, inter_node_bandwidth, inter_node_latency', () => {
+    const d = parseDeployment(GOOD.replace('hardware: H100\n        replicas: 2', 'hardware: H100\n        gpus_per_node: 8\n        inter_node_bandwidth: 25\n        inter_node_latency: 0.01\n        replicas: 2'), 'dep.yaml');
+    expect(d.models[0]?.configs[0]).toMatchObject({ gpusPerNode: 8, interNodeBandwidth: 25, interNodeLatency: 0.01 });
+    expect(d.models[1]?.configs[0]?.gpusPerNode).toBeUndefined();
+    expect(errorOf(GOOD.replace('hardware: H100\n        replicas: 2', 'hardware: H100\n        gpus_per_node: 0\n        replicas: 2'))).toMatch(/models\[0\]\.configurations\[0\]\.gpus_per_node: must be >= 1, got 0/);
+  });
   it('JSON works too', () => {
     const d = parseDeployment('{"models": [{"name": "qwen/qwen3-14b", "configurations": [{"name": "a", "hardware": "H100", "replicas": 1}]}]}', 'dep.json');
     expect(d.models[0]?.configs[0]?.name).toBe('a');

@@ -71,7 +71,7 @@ class Reader {
 }
 
 const POOL_KEYS = ['replicas', 'min_replicas', 'max_replicas', 'hardware', 'tp', 'latency_model', 'total_kv_blocks', 'max_model_len'];
-const CONFIG_KEYS = ['name', 'hardware', 'tp', 'latency_model', 'total_kv_blocks', 'max_model_len', 'cost_per_gpu_hour', 'replicas', 'min_replicas', 'max_replicas', 'prefill', 'decode'];
+const CONFIG_KEYS = ['name', 'hardware', 'tp', 'latency_model', 'total_kv_blocks', 'max_model_len', 'cost_per_gpu_hour', 'gpus_per_node', 'inter_node_bandwidth', 'inter_node_latency', 'replicas', 'min_replicas', 'max_replicas', 'prefill', 'decode'];
 
 function readPool(r: Reader, node: YamlNode, path: string, kind: PoolKind): PoolSpec {
   const m = r.map(node, path, POOL_KEYS);
@@ -124,6 +124,10 @@ function readConfig(r: Reader, node: YamlNode, path: string): ConfigSpec {
     pools = [poolFrom(r, sub, path, 'monolithic', node)];
   }
   const optNum = (k: string, o: Parameters<Reader['num']>[2]): number => (get(k) == null ? 0 : r.num(get(k), `${path}.${k}`, o));
+  // The inter-node fabric of this configuration's nodes (absent = the run's --gpus-per-node and friends).
+  const gpusPerNode = get('gpus_per_node') == null ? undefined : r.num(get('gpus_per_node'), `${path}.gpus_per_node`, { int: true, min: 1, max: 1024 });
+  const interNodeBandwidth = get('inter_node_bandwidth') == null ? undefined : r.num(get('inter_node_bandwidth'), `${path}.inter_node_bandwidth`, { min: 0 });
+  const interNodeLatency = get('inter_node_latency') == null ? undefined : r.num(get('inter_node_latency'), `${path}.inter_node_latency`, { min: 0 });
   return {
     name,
     hardware: r.str(get('hardware'), `${path}.hardware`),
@@ -132,6 +136,9 @@ function readConfig(r: Reader, node: YamlNode, path: string): ConfigSpec {
     totalKvBlocks: optNum('total_kv_blocks', { int: true, min: 1 }),
     maxModelLen: optNum('max_model_len', { int: true, min: 1 }),
     costPerGpuHour: optNum('cost_per_gpu_hour', { min: 0 }),
+    ...(gpusPerNode === undefined ? {} : { gpusPerNode }),
+    ...(interNodeBandwidth === undefined ? {} : { interNodeBandwidth }),
+    ...(interNodeLatency === undefined ? {} : { interNodeLatency }),
     pools,
   };
 }

@@ -31,6 +31,12 @@ export interface ConfigSpec {
   /** 0 = derived from the model, capped at the KV capacity. */
   readonly maxModelLen: number;
   readonly costPerGpuHour: number;
+  /** GPUs per node of this configuration (`gpus_per_node`; absent = the run's --gpus-per-node). */
+  readonly gpusPerNode?: number;
+  /** Inter-node bandwidth per GPU, GB/s (`inter_node_bandwidth`; absent = the run's flag, 0 = the GPU's). */
+  readonly interNodeBandwidth?: number;
+  /** Latency of one crossing collective, ms (`inter_node_latency`; absent = the run's flag). */
+  readonly interNodeLatency?: number;
   /** One monolithic pool, or a prefill and a decode pool. */
   readonly pools: readonly PoolSpec[];
 }

@@ -26,6 +26,7 @@ import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors
 import { isMoE } from './layers.js';
 import { architectureOf } from './architecture.js';
 import type { HardwareConfig, LatencyModel, LinearLatency, ModelConfig, StepBatch } from './types.js';
+import { checkTpSpan, crossNodeFraction, interNodeBytesPerUs, nodesSpanned, validateNetwork, type InterNodeNetwork } from './network.js';
 
 /** Coefficient names in vector order: the keys of a latency profile's `coefficients`. */
 export const CORRECTED_PHYSICS_COEFFICIENTS = ['compute', 'weight_read', 'kv_read', 'comm', 'step_us', 'request_us', 'frontend_us'] as const;
@@ -57,6 +58,13 @@ export interface CorrectedPhysicsOptions {
   readonly expertParallel?: boolean;
   /** Coefficients by name; missing ones take {@link CORRECTED_PHYSICS_DEFAULTS}. */
   readonly coefficients?: Partial<Record<CorrectedPhysicsCoefficient, number>>;
+  /**
+   * Inter-node fabric (--gpus-per-node, --inter-node-bandwidth, --inter-node-latency): a group larger than a node
+   * runs its collective on the intra-node link for the share 1/n of the bytes and at this bandwidth for the
+   * cross-node share (n − 1)/n, plus this latency per collective. Absent = the GPU's own interconnect entry
+   * (a group larger than its gpusPerNode runs wholly on its inter-node link).
+   */
+  readonly network?: InterNodeNetwork;
 }
 
 /** Every per-step constant, derived once. Times in µs, rates per µs. */
@@ -91,6 +99,12 @@ interface Plan {
   readonly tpLink: LinkSpec;
   readonly epLink: LinkSpec;
   readonly expertParallel: boolean;
+  /** With a network: the cross-node share of the TP and the expert collectives' bytes (0 inside a node). */
+  readonly tpCross: number;
+  readonly epCross: number;
+  readonly interBytesPerUs: number;
+  /** With a network: fixed latency of one collective that crosses a node, µs. */
+  readonly interLatencyUs: number;
   /** A hybrid layout (`--attention-layers config`); null = every layer full attention. */
   readonly hybrid: HybridPlan | null;
 }
@@ -185,7 +199,11 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     : L * 2 * hd * Math.max(kvHeads / tp, 1) * mc.bytesPerParam;
   const peak = (wbpp === 1 && hw.TFlopsFP8 > 0 ? hw.TFlopsFP8 : hw.TFlopsPeak) * 1e6;
   const bw = hw.BwPeakTBs * 1e6;
-  const linkFor = (gpus: number): LinkSpec => (gpus <= perNode ? phys.interconnect.intraNode : phys.interconnect.interNode);
+  const net = opts.network;
+  if (net !== undefined) validateNetwork(net, 'corrected-physics');
+  checkTpSpan(net, tp, 'corrected-physics');
+  // With a network, a spanning group's collective is split (intra-node link + inter-node share) in collectiveAt.
+  const linkFor = (gpus: number): LinkSpec => (net !== undefined || gpus <= perNode ? phys.interconnect.intraNode : phys.interconnect.interNode);
   return {
     L,
     d,
@@ -220,6 +238,10 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
       kvPerLayer: kvPerToken / L,
       stateBytes: (mc.attention.linear * mc.attention.linearStateElements * mc.bytesPerParam) / tp,
     },
+    tpCross: tp > 1 ? crossNodeFraction(nodesSpanned(net, tp)) : 0,
+    epCross: expertGroup > 1 ? crossNodeFraction(nodesSpanned(net, expertGroup)) : 0,
+    interBytesPerUs: net === undefined ? 1 : interNodeBytesPerUs(net),
+    interLatencyUs: net === undefined ? 0 : net.latencyUs,
   };
 }
 
@@ -250,6 +272,16 @@ function hybridAttention(p: Plan, h: HybridPlan, batch: StepBatch, out: Float64A
 
 const hybridScratch = new Float64Array(2);
 
+/**
+ * A collective of `busBytes` per GPU over `n` GPUs on `link`; when its group spans nodes (`cross` > 0, only
+ * with a network), the share `cross` of the bytes moves at the inter-node bandwidth with one inter-node latency
+ * and the rest on the intra-node link.
+ */
+function collectiveAt(p: Plan, link: LinkSpec, n: number, busBytes: number, cross: number): number {
+  if (cross === 0) return collectiveUs(link, n, busBytes);
+  return collectiveUs(link, n, busBytes * (1 - cross)) + (busBytes * cross) / p.interBytesPerUs + p.interLatencyUs;
+}
+
 /** One collective moving `busBytes` per GPU over `n` GPUs: the cheaper of the link's two protocols. */
 function collectiveUs(link: LinkSpec, n: number, busBytes: number): number {
   if (n <= 1) return 0;
@@ -259,14 +291,14 @@ function collectiveUs(link: LinkSpec, n: number, busBytes: number): number {
   return small < large ? small : large;
 }
 
-/** All-reduce of `bytes`: a ring moves 2(n − 1)/n of them per GPU (nccl-tests' busbw convention). */
-function allReduceUs(link: LinkSpec, n: number, bytes: number): number {
-  return collectiveUs(link, n, (bytes * 2 * (n - 1)) / n);
+/** All-reduce of `bytes` over the TP group: a ring moves 2(n − 1)/n of them per GPU (nccl-tests' busbw convention). */
+function allReduceUs(p: Plan, n: number, bytes: number): number {
+  return collectiveAt(p, p.tpLink, n, (bytes * 2 * (n - 1)) / n, p.tpCross);
 }
 
-/** All-to-all where each GPU sends `bytes` spread over the other n − 1. */
-function allToAllUs(link: LinkSpec, n: number, bytes: number): number {
-  return collectiveUs(link, n, (bytes * (n - 1)) / n);
+/** All-to-all over the expert group where each GPU sends `bytes` spread over the other n − 1. */
+function allToAllUs(p: Plan, n: number, bytes: number): number {
+  return collectiveAt(p, p.epLink, n, (bytes * (n - 1)) / n, p.epCross);
 }
 
 /** Index of each coefficient in the vector. */
@@ -307,7 +339,7 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
   if (c[C.compute]! * linCompute >= c[C.weight]! * linMemory) g[C.compute] = linCompute;
   else g[C.weight] = linMemory;
   let commBytes = tokens * p.d * p.actBytes;
-  let comm = p.allReducesPerLayer * L * allReduceUs(p.tpLink, p.tp, commBytes);
+  let comm = p.allReducesPerLayer * L * allReduceUs(p, p.tp, commBytes);
   if (p.moeLayers > 0) {
     // Expected distinct experts hit by the group's tokens: N·(1 − (1 − k/N)^T).
     const groupTokens = tokens * p.dp;
@@ -319,7 +351,7 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
     if (p.dp > 1) {
       // Tokens travel to the experts and back: k copies each (all-to-all) or every hidden state (all-gather).
       commBytes = tokens * p.d * p.actBytes * (p.expertParallel ? p.topK : p.dp);
-      comm += 2 * p.moeLayers * allToAllUs(p.epLink, p.expertGroup, commBytes);
+      comm += 2 * p.moeLayers * allToAllUs(p, p.expertGroup, commBytes);
     }
   }
   if (p.hybrid === null) {

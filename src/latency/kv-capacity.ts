@@ -141,6 +141,14 @@ export interface KVCapacityOptions {
    * ({@link hybridReservedBytes}); --max-num-seqs, default 256.
    */
   readonly maxNumSeqs?: number;
+  /**
+   * Expert-parallel group size (upstream #1656/#1660; vLLM --enable-expert-parallel: tp·dp). Each GPU then holds
+   * num_experts/ep WHOLE routed experts instead of a 1/tp shard of every expert, so one DP rank's tp GPUs hold
+   * the share tp/ep of the routed-expert bytes R: R·(1 − tp/ep) less weight, more KV blocks. The group is clamped
+   * to the routed-expert count (a GPU holds at least one whole expert); at or below tp nothing changes.
+   * Absent, 0 or 1 = off (the pinned reference).
+   */
+  readonly expertParallelSize?: number;
 }
 
 /** The running requests a hybrid model's non-pooled layers are budgeted for when the caller does not say. */
@@ -164,6 +172,22 @@ export function hybridReservedBytes(mc: ModelConfig, tp: number, corrected: bool
   const slidingBytes = Math.min(maxNumSeqs * a.window * sliding * perLayerToken, (allocatable * sliding) / budgeted);
   const linearBytes = Math.min(maxNumSeqs * a.linear * a.linearStateElements * mc.bytesPerParam, (allocatable * a.linear) / budgeted);
   return slidingBytes + linearBytes;
+}
+
+/**
+ * Routed-expert weight bytes of the whole model (every MoE layer's experts, no shared expert, no router): the
+ * part expert parallelism spreads over the EP group. 0 for a dense model.
+ */
+export function routedExpertBytes(mc: ModelConfig, p: KVCapacityParams, corrected = false): number {
+  if (!p.isMoE || p.numLocalExperts < 2) return 0;
+  const wbpp = mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam;
+  if (corrected) {
+    const a = architectureOf(mc);
+    return a.moeLayers * a.mlpMatrices * mc.hiddenDim * a.expertWidth * p.numLocalExperts * wbpp;
+  }
+  const expertDim = p.moeExpertFFNDim > 0 ? p.moeExpertFFNDim : mc.intermediateDim;
+  const moeLayers = mc.numLayers - Math.min(Math.max(mc.firstKDenseReplace, 0), mc.numLayers);
+  return moeLayers * 3 * mc.hiddenDim * expertDim * p.numLocalExperts * wbpp;
 }
 
 /**
@@ -207,7 +231,12 @@ export function calculateKVBlocks(
   if (perBlock <= 0) bad('blockSize', `per-block KV bytes is ${perBlock}; check torch_dtype and tp`);
 
   const availableGiB = hw.MemoryGiB * util * tp;
-  const weightGiB = modelWeightBytes(mc, params, corrected || ungated) / GIB;
+  const ep = opts.expertParallelSize ?? 0;
+  if (!(Number.isInteger(ep) && ep >= 0)) bad('expertParallelSize', `expert-parallel group size must be an integer >= 0, got ${ep}`);
+  const epEff = Math.min(ep, params.numLocalExperts);
+  // Expert parallelism: this rank's tp GPUs hold tp/ep of the routed experts instead of all of them.
+  const epFreed = params.isMoE && epEff > tp ? routedExpertBytes(mc, params, corrected || ungated) * (1 - tp / epEff) : 0;
+  const weightGiB = (epFreed > 0 ? modelWeightBytes(mc, params, corrected || ungated) - epFreed : modelWeightBytes(mc, params, corrected || ungated)) / GIB;
   const activationGiB = params.isMoE ? ACTIVATION_GIB_MOE : ACTIVATION_GIB_DENSE;
   const nonTorchGiB = (tp === 1 ? NON_TORCH_GIB_TP1 : NON_TORCH_GIB_MULTI) * tp;
   const reservedGiB = reserved / GIB;

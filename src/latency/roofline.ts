@@ -12,6 +12,7 @@ import { goPow } from '../gocompat/go-math.js';
 import { layerSplit } from './layers.js';
 import { architectureOf } from './architecture.js';
 import type { HardwareConfig, LatencyModel, ModelConfig, StepBatch } from './types.js';
+import { checkTpSpan, crossNodeFraction, interNodeBytesPerUs, nodesSpanned, validateNetwork, type InterNodeNetwork } from './network.js';
 
 export interface RooflineOptions {
   readonly model: ModelConfig;
@@ -26,6 +27,13 @@ export interface RooflineOptions {
    * Llama 4 interleaving and MLA's compressed KV are counted.
    */
   readonly corrected?: boolean;
+  /**
+   * Inter-node fabric (beyond the reference and upstream, #1663): a TP group spanning n nodes adds, after the
+   * roofline, the cross-node share (n − 1)/n of its two ring all-reduces per layer at the inter-node bandwidth
+   * plus the inter-node latency per all-reduce (not overlapped with compute). Absent or within one node:
+   * no communication term, as in the reference.
+   */
+  readonly network?: InterNodeNetwork;
 }
 
 /** Architecture constants shared by the FLOP and byte formulas, derived once at construction. */
@@ -259,7 +267,16 @@ export function createRooflineModel(opts: RooflineOptions): LatencyModel {
     throw new LatencyConfigError(LatencyErrorCode.InvalidParallelism, 'tp', `roofline: tp must be a positive integer, got ${tp}`);
   }
   validateRooflineConfig(model, hardware);
+  const net = opts.network;
+  if (net !== undefined) validateNetwork(net, 'roofline');
+  checkTpSpan(net, tp, 'roofline');
   const s = opts.corrected === true ? correctedShapeOf(model) : shapeOf(model);
+  // Cross-node all-reduce cost per token (µs) and per step (µs), 0 when the TP group is inside one node.
+  const cross = tp > 1 && net !== undefined ? crossNodeFraction(nodesSpanned(net, tp)) : 0;
+  const crossUsPerToken = cross > 0 && net !== undefined
+    ? (2 * s.L * s.d * s.bpp * ((2 * (tp - 1)) / tp) * cross) / interNodeBytesPerUs(net)
+    : 0;
+  const crossUsPerStep = cross > 0 && net !== undefined ? 2 * s.L * net.latencyUs : 0;
   const peakFlops = s.wbpp === 1.0 && hardware.TFlopsFP8 > 0 ? hardware.TFlopsFP8 * 1e12 : hardware.TFlopsPeak * 1e12;
   const peakBW = hardware.BwPeakTBs * 1e12;
   const prefillRate = peakFlops * hardware.mfuPrefill;
@@ -296,6 +313,7 @@ export function createRooflineModel(opts: RooflineOptions): LatencyModel {
       }
       if (requests === 0) return 1;
       const memory = (weightBytes(s, tokens) / tp + dynamic) / peakBW;
+      if (cross > 0) return Math.max(1, clampToInt64(Math.max(compute, memory) * 1e6 + tokens * crossUsPerToken + crossUsPerStep));
       return Math.max(1, clampToInt64(Math.max(compute, memory) * 1e6));
     },
     queueingTime(req: Request): number {

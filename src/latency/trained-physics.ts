@@ -10,6 +10,7 @@ import { LatencyConfigError, LatencyErrorCode, isPositiveFinite, validateCoeffic
 import { DEFAULT_MOE_COMM_BACKEND, MOE_COMM_BACKEND_NAMES, MOE_COMM_BACKENDS, isMoECommBackend } from './moe-comm.js';
 import { isMoE, layerSplit } from './layers.js';
 import { architectureOf } from './architecture.js';
+import { checkTpSpan, crossNodeFraction, interNodeBytesPerUs, nodesSpanned, validateNetwork, type InterNodeNetwork } from './network.js';
 import type { HardwareConfig, LatencyModel, ModelConfig, StepBatch } from './types.js';
 
 export interface TrainedPhysicsOptions {
@@ -33,6 +34,12 @@ export interface TrainedPhysicsOptions {
    * `first_k_dense_replace`, Llama 4 interleaving and MLA's compressed KV traffic.
    */
   readonly corrected?: boolean;
+  /**
+   * Inter-node fabric (--gpus-per-node, beyond the pinned reference; upstream #1530/#1537): a TP group or MoE
+   * group larger than a node moves the cross-node share (n − 1)/n of its collective bytes at the inter-node
+   * bandwidth, plus a fixed latency per collective. Absent = every collective inside one node (the reference).
+   */
+  readonly network?: InterNodeNetwork;
 }
 
 /** KV cache elements are 16-bit whatever the weight precision. */
@@ -111,6 +118,14 @@ interface Plan {
   readonly interleaved: boolean;
   /** A hybrid layout (`--attention-layers config`), null = every layer full attention. */
   readonly hybrid: { readonly full: number; readonly sliding: number; readonly linear: number; readonly window: number } | null;
+  /** Cross-node share of the TP all-reduce bytes ((n − 1)/n over the n nodes the TP group spans; 0 in one node). */
+  readonly tpCross: number;
+  /** The same for the MoE dispatch/combine over the tp·dp group. */
+  readonly epCross: number;
+  /** Inter-node bandwidth, bytes per µs (1 when no group spans nodes: never divided by then). */
+  readonly interBytesPerUs: number;
+  /** Fixed cross-node latency of one step's collectives, µs (0 when no group spans nodes). */
+  readonly netLatencyUs: number;
 }
 
 function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Plan {
@@ -146,6 +161,15 @@ function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Pl
   }
   if (nDense > 0) ffnWeights += (nDense * mats * d * dFFDense * wbpp) / tp;
 
+  const net = opts.network;
+  const tpCross = tp > 1 ? crossNodeFraction(nodesSpanned(net, tp)) : 0;
+  const epCross = moe && dp > 1 ? crossNodeFraction(nodesSpanned(net, group)) : 0;
+  // Collectives per step that cross a node: the TP all-reduces (attention per layer, dense FFN per dense layer,
+  // MoE FFN per MoE layer at DP = 1) and the dispatch + combine of each MoE layer at DP > 1.
+  let crossingCollectives = 0;
+  if (tpCross > 0) crossingCollectives += L + nDense + (moe && nMoE > 0 && dp === 1 ? nMoE : 0);
+  if (epCross > 0) crossingCollectives += 2 * nMoE;
+
   return {
     L,
     d,
@@ -176,7 +200,20 @@ function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Pl
     decodeSplit: given >= 10,
     interleaved: mc.interleaveMoELayerStep > 0 && moe,
     hybrid: mc.attention === undefined ? null : { full: mc.attention.full, sliding: mc.attention.sliding, linear: mc.attention.linear, window: mc.attention.window },
+    tpCross,
+    epCross,
+    interBytesPerUs: net !== undefined && (tpCross > 0 || epCross > 0) ? interNodeBytesPerUs(net) : 1,
+    netLatencyUs: net !== undefined ? crossingCollectives * net.latencyUs : 0,
   };
+}
+
+/**
+ * `bytes` moved per GPU by a collective at HBM bandwidth (the reference's pricing) when the group is inside one
+ * node; across nodes the share `cross` of them moves at the inter-node bandwidth instead.
+ */
+function commUs(p: Plan, bytes: number, cross: number): number {
+  if (cross === 0) return bytes / p.bytesPerUs;
+  return (bytes * (1 - cross)) / p.bytesPerUs + (bytes * cross) / p.interBytesPerUs;
 }
 
 /** FFN FLOPs of `tokens`: routed experts spread evenly over the MoE group; shared and dense MLPs over tp·dp. */
@@ -194,7 +231,7 @@ function ffnFlops(p: Plan, tokens: number): number {
 function allReduce(p: Plan, units: number, tokens: number): number {
   if (p.tp <= 1) return 0;
   const tpFactor = (p.tp - 1) / p.tp;
-  return (units * tokens * p.d * p.actBPP * 2.0 * tpFactor) / p.bytesPerUs;
+  return commUs(p, units * tokens * p.d * p.actBPP * 2.0 * tpFactor, p.tpCross);
 }
 
 /**
@@ -204,9 +241,9 @@ function allReduce(p: Plan, units: number, tokens: number): number {
 function dispatch(p: Plan, tokens: number): number {
   if (p.all2all) {
     const commTokens = (((tokens / p.dp) * p.kEff * (p.group - 1)) / p.group) * 2;
-    return (commTokens * p.d * p.actBPP) / p.bytesPerUs;
+    return commUs(p, commTokens * p.d * p.actBPP, p.epCross);
   }
-  return ((((tokens / p.dp) * (p.group - 1)) / p.group) * 2 * p.d * p.actBPP) / p.bytesPerUs;
+  return commUs(p, (((tokens / p.dp) * (p.group - 1)) / p.group) * 2 * p.d * p.actBPP, p.epCross);
 }
 
 /**
@@ -283,7 +320,8 @@ function combine(p: Plan, pf: number, dc: number, count: number, tPfCompute: num
     b[4] * L +
     b[5] * count +
     b[6] +
-    b[7] * (p.interleaved ? 1.0 : 0.0) * p.nMoE;
+    b[7] * (p.interleaved ? 1.0 : 0.0) * p.nMoE +
+    (tokens > 0 ? p.netLatencyUs : 0);
   return Math.max(1, clampToInt64(step));
 }
 
@@ -301,6 +339,8 @@ export function createTrainedPhysicsModel(opts: TrainedPhysicsOptions): LatencyM
     );
   }
   validate(opts, dp);
+  if (opts.network !== undefined) validateNetwork(opts.network, 'trained-physics');
+  checkTpSpan(opts.network, opts.tp, 'trained-physics');
   const plan = makePlan(opts, dp, MOE_COMM_BACKENDS[backend] === 'all2all');
   const queueing = clampToInt64(opts.alpha[0]!);
   const postDecode = clampToInt64(opts.alpha[1]!);

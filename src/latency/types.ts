@@ -150,6 +150,10 @@ export interface HardwareConfig {
   mfuPrefill: number;
   mfuDecode: number;
   MemoryGiB: number;
+  /** Intra-node GPU-to-GPU bandwidth per GPU, GB/s (upstream's hardware_config field; informational). */
+  IntraNodeBwGBps?: number;
+  /** Inter-node bandwidth per GPU, GB/s: the default of --inter-node-bandwidth. */
+  InterNodeBwGBps?: number;
   /** Interconnect and kernel efficiency (corrected-physics only); absent = the catalog's defaults. */
   physics?: GpuPhysics;
   /** A user GPU's datasheet facts and partial physics (resolution derives `physics` from them). */

@@ -24,6 +24,8 @@ export interface ScalingSetup {
   readonly warmStartInitialInstances: boolean;
   /** Corrected semantics: node pools provision nodes (min_nodes, max_nodes, provisioning_delay). */
   readonly provisionNodes?: boolean;
+  /** --gpus-per-node given: an instance with TP larger than a pool's nodes spans whole nodes of it (upstream #1537). */
+  readonly multiNodePlacement?: boolean;
   /**
    * KV blocks of an instance at TP `tp` on a GPU with `gpuMemoryGiB` (per-instance auto-capacity); null =
    * every instance keeps the configured capacity (explicit --total-kv-blocks, blackbox, unknown model).
@@ -130,5 +132,5 @@ export function infraSetup(s: ScalingSetup | null | undefined, plans: readonly S
 
 export function placementFor(s: ScalingSetup | null | undefined, rng: PartitionedRng): PlacementManager | null {
   if (!s || s.nodePools === null || s.nodePools.length === 0) return null;
-  return new PlacementManager(s.nodePools, s.provisionNodes === true ? { rng: rng.forSubsystem('node-pool-provisioning') } : null);
+  return new PlacementManager(s.nodePools, s.provisionNodes === true ? { rng: rng.forSubsystem('node-pool-provisioning') } : null, s.multiNodePlacement === true);
 }

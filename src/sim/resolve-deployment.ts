@@ -63,6 +63,11 @@ export function resolveDeployment(spec: DeploymentSpec, base: LatencyInput, f: F
             totalKvBlocksExplicit: kv > 0 || base.totalKvBlocksExplicit,
             maxModelLen: mml > 0 ? mml : base.maxModelLen,
             maxModelLenExplicit: mml > 0 || base.maxModelLenExplicit,
+            network: {
+              gpusPerNode: c.gpusPerNode ?? base.network?.gpusPerNode ?? 0,
+              bandwidthGBs: c.interNodeBandwidth ?? base.network?.bandwidthGBs ?? 0,
+              latencyMs: c.interNodeLatency ?? base.network?.latencyMs ?? 0,
+            },
             ...(userModelConfig === undefined ? {} : { userModelConfig }),
           });
         } catch (e) {

@@ -131,6 +131,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     enableExpertParallel: f.bool('enable-expert-parallel'),
     ...(f.has('attention-layers') && f.str('attention-layers') !== '' ? { attentionLayers: f.str('attention-layers') as AttentionLayerMode } : {}),
     ...(f.has('max-num-seqs') ? { maxNumSeqs: f.int('max-num-seqs') } : {}),
+    network: { gpusPerNode: f.int('gpus-per-node'), bandwidthGBs: f.float('inter-node-bandwidth'), latencyMs: f.float('inter-node-latency') },
     ...(semanticsFlag(f) === 'corrected' ? { corrected: true } : {}),
     ...(userModelConfig ? { userModelConfig: { raw: userModelConfig.raw, label: userModelConfig.label } } : {}),
     ...(userHardware ? { userHardware, userHardwareLabel: hwPath } : {}),

@@ -19,6 +19,7 @@ import { ENGINE_PROFILES, ENGINE_PROFILE_NAMES, isEngineProfileName } from '../l
 import type { LatencyProfile, ProfileRange } from '../latency/profile.js';
 import type { HardwareConfig, LatencyModel, ModelConfig } from '../latency/types.js';
 import type { KVCapacityParams } from '../latency/hf-config.js';
+import type { InterNodeNetwork } from '../latency/network.js';
 import { ConfigError } from './config-error.js';
 import { ATTENTION_LAYER_MODES, type AttentionLayerMode } from '../latency/attention-layout.js';
 
@@ -45,6 +46,11 @@ export interface LatencyInput {
   readonly maxModelLenExplicit: boolean;
   readonly moeCommBackend: string;
   readonly enableExpertParallel: boolean;
+  /**
+   * --gpus-per-node (0 = off), --inter-node-bandwidth (GB/s per GPU, 0 = the GPU's InterNodeBwGBps) and
+   * --inter-node-latency (ms per crossing collective). Absent = off.
+   */
+  readonly network?: NetworkFlags;
   /** A user config.json (from --model-config-folder) overriding the catalog. */
   readonly userModelConfig?: { readonly raw: unknown; readonly label: string };
   /** User GPU entries (hardware_config.json format) overriding the catalog. */
@@ -70,6 +76,12 @@ export interface LatencyInput {
   readonly maxNumSeqs?: number;
   /** --engine-profile ('' = not given): the engine generation's software overheads under corrected-physics. */
   readonly engineProfile?: string;
+}
+
+export interface NetworkFlags {
+  readonly gpusPerNode: number;
+  readonly bandwidthGBs: number;
+  readonly latencyMs: number;
 }
 
 export interface ResolvedLatency {
@@ -101,6 +113,8 @@ export interface ResolvedLatency {
   readonly correctedCoefficients: Readonly<Record<string, number>>;
   /** The --latency-profile file and the load it was fitted on (absent without a profile or a recorded range). */
   readonly profileRange?: { readonly label: string; readonly range: ProfileRange };
+  /** The inter-node fabric the latency model prices (absent = off), for pools built from the same flags. */
+  readonly network?: InterNodeNetwork;
 }
 
 function allZeros(v: readonly number[]): boolean {
@@ -167,6 +181,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   if (inp.dp < 1) throw new ConfigError('bad-flag', `--dp must be >= 1, got ${inp.dp}`);
 
   if (backend === 'blackbox') {
+    if ((inp.network?.gpusPerNode ?? 0) > 0) throw new ConfigError('bad-flag', '--gpus-per-node has no effect with --latency-model blackbox (its coefficients have no communication term); use trained-physics, roofline or corrected-physics', { field: '--gpus-per-node' });
     if (!inp.betaExplicit) throw new ConfigError('bad-flag', '--latency-model blackbox needs --alpha-coeffs and --beta-coeffs (β0 + β1·prefill tokens + β2·decode tokens)');
     const latency = createBlackboxModel({ alpha: inp.alpha, beta: inp.beta });
     return {
@@ -271,6 +286,9 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   if (inp.totalKvBlocksExplicit && (inp.adapterReservedBytes ?? 0) > 0) {
     warnings.push(`--total-kv-blocks set explicitly (${totalKvBlocks} blocks); the LoRA adapter HBM reservation (${((inp.adapterReservedBytes ?? 0) / 2 ** 30).toFixed(2)} GiB) is not subtracted from it — omit --total-kv-blocks to let auto-sizing subtract it`);
   }
+  // EP-aware capacity (upstream #1656): under --enable-expert-parallel each DP rank holds tp/(tp·dp) of the routed
+  // experts. The pinned reference charges every rank all of them: kept under --semantics reference (R-row E-EP).
+  const epKv = inp.enableExpertParallel && (inp.corrected === true || backend === 'corrected-physics') ? { expertParallelSize: tp * inp.dp } : {};
   if (!inp.totalKvBlocksExplicit) {
     const params = kvParams;
     if (params) {
@@ -280,8 +298,8 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
       if (hw.MemoryGiB <= 0) warnings.push(`GPU memory capacity unknown for ${gpu}; using total-kv-blocks=${totalKvBlocks}`);
       // corrected-physics: each DP rank is its own engine with its own KV cache, sized for its tp GPUs.
       else totalKvBlocks = backend === 'corrected-physics'
-        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...seqs, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}) })
-        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...seqs, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}) });
+        ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...seqs, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}), ...epKv })
+        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...seqs, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}), ...epKv });
     }
   }
   const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);
@@ -296,17 +314,46 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     throw new ConfigError('bad-flag', `--moe-comm-backend requires --latency-model trained-physics (got ${backend}); corrected-physics uses --enable-expert-parallel for all-to-all dispatch`);
   }
   if (inp.profile !== undefined) warnings.push(...profileMismatch(inp.profile, model, gpu, tp));
+  const network = resolveNetwork(inp.network, hw, gpu, tp);
+  const net = network === undefined ? {} : { network };
   const latency = backend === 'roofline'
-    ? createRooflineModel({ model: mc, hardware: hw, tp, alpha, corrected: inp.corrected === true })
+    ? createRooflineModel({ model: mc, hardware: hw, tp, alpha, corrected: inp.corrected === true, ...net })
     : backend === 'corrected-physics'
-      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: correctedCoefficientsOf(inp) })
-      : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true });
+      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: correctedCoefficientsOf(inp), ...net })
+      : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true, ...net });
   return {
     backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings, info,
     alpha, beta, kvParams, findHardware: hardwareFinder(inp), architecture: mc,
     correctedCoefficients: correctedCoefficientsOf(inp),
     ...(inp.profile?.profile.range !== undefined ? { profileRange: { label: inp.profile.label, range: inp.profile.profile.range } } : {}),
+    ...net,
   };
+}
+
+/**
+ * The inter-node fabric from --gpus-per-node, --inter-node-bandwidth and --inter-node-latency (upstream
+ * NetworkConfig, #1537): undefined when --gpus-per-node is 0. Bandwidth defaults to the GPU's InterNodeBwGBps.
+ */
+export function resolveNetwork(flags: NetworkFlags | undefined, hw: HardwareConfig, gpu: string, tp: number): InterNodeNetwork | undefined {
+  if (flags === undefined) return undefined;
+  const { gpusPerNode: gpn, bandwidthGBs: bw, latencyMs: lat } = flags;
+  if (!Number.isInteger(gpn) || gpn < 0) throw new ConfigError('bad-flag', `--gpus-per-node must be an integer >= 0 (0 = off), got ${gpn}`, { field: '--gpus-per-node' });
+  if (!(Number.isFinite(bw) && bw >= 0)) throw new ConfigError('bad-flag', `--inter-node-bandwidth must be a finite number of GB/s >= 0 (0 = the GPU's own), got ${bw}`, { field: '--inter-node-bandwidth' });
+  if (!(Number.isFinite(lat) && lat >= 0)) throw new ConfigError('bad-flag', `--inter-node-latency must be a finite number of ms >= 0, got ${lat}`, { field: '--inter-node-latency' });
+  if (gpn === 0) {
+    if (bw > 0 || lat > 0) {
+      throw new ConfigError('bad-flag', `--inter-node-bandwidth and --inter-node-latency have no effect without --gpus-per-node (got bandwidth ${bw} GB/s, latency ${lat} ms); set --gpus-per-node to the GPUs of one node`, { field: bw > 0 ? '--inter-node-bandwidth' : '--inter-node-latency' });
+    }
+    return undefined;
+  }
+  if (tp > gpn && tp % gpn !== 0) {
+    throw new ConfigError('bad-flag', `--tp ${tp} spans nodes of --gpus-per-node ${gpn} GPUs but is not a multiple of it; a TP group larger than a node fills whole nodes: use a --tp that is a multiple of --gpus-per-node, or a larger --gpus-per-node`, { field: '--tp' });
+  }
+  const bandwidth = bw > 0 ? bw : hw.InterNodeBwGBps ?? 0;
+  if (!(bandwidth > 0)) {
+    throw new ConfigError('bad-flag', `--gpus-per-node needs an inter-node bandwidth: GPU ${showValue(gpu)} has no InterNodeBwGBps; give --inter-node-bandwidth <GB/s per GPU> (or InterNodeBwGBps in its --hardware-config entry)`, { field: '--inter-node-bandwidth' });
+  }
+  return { gpusPerNode: gpn, bandwidthGBs: bandwidth, latencyUs: lat * 1000 };
 }
 
 /**

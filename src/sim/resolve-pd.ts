@@ -259,14 +259,20 @@ function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: nu
   const hw = gpu === null ? lat.hardwareConfig ?? lat.findHardware(lat.hardware) : poolGpu(lat, gpu, backend, flagPrefix, tp);
   if (hw === undefined || hw === null) throw bad(`${flagPrefix}-latency-model ${backend} needs a GPU: set --hardware`);
   if (tp <= 0) throw bad(`${flagPrefix}-tp must be > 0 for the ${backend} latency model`);
+  // The run's --gpus-per-node fabric also times the pool (its TP group is checked against the node size).
+  const network = lat.network;
+  if (network !== undefined && tp > network.gpusPerNode && tp % network.gpusPerNode !== 0) {
+    throw bad(`${flagPrefix}-tp ${tp} spans nodes of --gpus-per-node ${network.gpusPerNode} GPUs but is not a multiple of it; use a multiple of --gpus-per-node`);
+  }
+  const net = network === undefined ? {} : { network };
   if (backend === 'corrected-physics') {
     const name = gpu ?? lat.hardware;
     const own = hw.physics !== undefined ? hw : withGpuPhysics(name, hw, canonicalGpuName(name), tp, `${flagPrefix}-hardware`).hw;
-    return createCorrectedPhysicsModel({ model: arch, hardware: own, tp, coefficients: lat.correctedCoefficients });
+    return createCorrectedPhysicsModel({ model: arch, hardware: own, tp, coefficients: lat.correctedCoefficients, ...net });
   }
   return backend === 'roofline'
-    ? createRooflineModel({ model: arch, hardware: hw, tp, alpha: lat.alpha, corrected: g.corrected === true })
-    : createTrainedPhysicsModel({ model: arch, hardware: hw, tp, dp: g.dp, moeCommBackend: g.moeCommBackend, alpha: lat.alpha, beta: lat.beta, corrected: g.corrected === true });
+    ? createRooflineModel({ model: arch, hardware: hw, tp, alpha: lat.alpha, corrected: g.corrected === true, ...net })
+    : createTrainedPhysicsModel({ model: arch, hardware: hw, tp, dp: g.dp, moeCommBackend: g.moeCommBackend, alpha: lat.alpha, beta: lat.beta, corrected: g.corrected === true, ...net });
 }
 
 /** The pool's own GPU (corrected semantics), with the physics entry corrected-physics needs filled in as for --hardware. */

@@ -24,7 +24,9 @@ export function resolveScaling(
   deployment: DeploymentEngineSetup | null = null,
   evolvableAutoscale = false,
 ): ScalingSetup | null {
-  const s = resolveReferenceScaling(f, bundle, mode, kvForGpu, deployment, evolvableAutoscale);
+  const ref = resolveReferenceScaling(f, bundle, mode, kvForGpu, deployment, evolvableAutoscale);
+  // --gpus-per-node declares multi-node TP: node pools then place a wider TP group on whole nodes (upstream #1537).
+  const s = ref !== null && f.has('gpus-per-node') && f.int('gpus-per-node') > 0 ? { ...ref, multiNodePlacement: true } : ref;
   if (s === null || !(f.has('semantics') && f.str('semantics') === 'corrected')) return s;
   // Corrected semantics (docs/reference-differences.md D8, D9, M5): node pools provision nodes; without node pools
   // the saturation pipeline adds unplaced replicas (as deployment files do); the HPA's stabilization rule; the

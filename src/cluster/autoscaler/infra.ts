@@ -86,6 +86,12 @@ export class PlacementManager {
   constructor(
     readonly pools: readonly NodePoolConfig[],
     private readonly provisioning: Provisioning | null = null,
+    /**
+     * Multi-node TP placement (upstream #1537, beyond the pinned reference; on with --gpus-per-node): an instance
+     * whose TP is larger than a pool's nodes takes tp/gpus_per_node whole free nodes of that pool (TP a multiple
+     * of gpus_per_node). Off: an instance fits on one node or is not placed, as in the reference.
+     */
+    private readonly multiNode = false,
   ) {
     const seen = new Set<string>();
     for (const p of pools) {
@@ -119,6 +125,15 @@ export class PlacementManager {
         if (node.pool !== pool) continue;
         const hit = take(node, instanceId, tp);
         if (hit !== null) return hit;
+      }
+    }
+    if (this.multiNode) {
+      for (const pool of this.pools) {
+        if (gpuType !== '' && pool.gpuType !== gpuType) continue;
+        if (tp <= pool.gpusPerNode || tp % pool.gpusPerNode !== 0) continue;
+        const whole = this.nodes.filter((n) => n.pool === pool && n.gpus.every((g) => g.allocatedTo === ''));
+        const k = tp / pool.gpusPerNode;
+        if (whole.length >= k) return takeNodes(whole.slice(0, k), instanceId);
       }
     }
     if (this.provisioning === null || now === undefined) return null;
@@ -162,6 +177,17 @@ function take(node: Node, instanceId: string, tp: number): Placement | null {
   const chosen = free.slice(0, tp);
   for (const g of chosen) g.allocatedTo = instanceId;
   return { nodeId: node.id, gpuIds: chosen.map((g) => g.id), gpuType: node.pool.gpuType, pool: node.pool, readyAt: node.readyAt };
+}
+
+/** Every GPU of `nodes` for one instance spanning them: its placement names the first node, Ready when all are. */
+function takeNodes(nodes: readonly Node[], instanceId: string): Placement {
+  const gpuIds: string[] = [];
+  for (const n of nodes) for (const g of n.gpus) {
+    g.allocatedTo = instanceId;
+    gpuIds.push(g.id);
+  }
+  const first = nodes[0]!;
+  return { nodeId: nodes.map((n) => n.id).join('+'), gpuIds, gpuType: first.pool.gpuType, pool: first.pool, readyAt: Math.max(...nodes.map((n) => n.readyAt)) };
 }
 
 /** A delay drawn from a distribution (provisioning, model load), µs; beyond the reference's normal DelaySpec. */

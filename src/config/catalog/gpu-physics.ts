@@ -89,6 +89,8 @@ const link = (kind: string, small: [number, number], large: [number, number]): L
 
 /** NDR 400 Gb/s per GPU (50 GB/s), hierarchical all-reduce across nodes. */
 const IB_NDR = link('infiniband-ndr', [25, 20], [50, 40]);
+/** XDR-class 800 Gb/s per GPU (100 GB/s, ConnectX-8): NDR's figures with twice the bandwidth. */
+const IB_XDR = link('infiniband-xdr', [25, 40], [50, 80]);
 /** HDR 200 Gb/s per GPU (25 GB/s), the A100 generation's usual fabric. */
 const IB_HDR = link('infiniband-hdr', [25, 12], [50, 20]);
 /** 100–200 GbE RoCE, common on PCIe inference servers. */
@@ -114,6 +116,8 @@ export const GPU_PHYSICS: Readonly<Record<string, GpuPhysics>> = {
   'H100-PCIe': { interconnect: PCIE5, efficiency: HOPPER },
   H200: { interconnect: NVSWITCH_H, efficiency: HOPPER },
   B200: { interconnect: NVSWITCH_B, efficiency: BLACKWELL },
+  /** Blackwell Ultra: NVLink 5 like B200; its ConnectX-8 NICs (800 Gb/s per GPU) double the inter-node link. */
+  B300: { interconnect: { ...NVSWITCH_B, interNode: IB_XDR }, efficiency: BLACKWELL },
   'A100-40': { interconnect: NVSWITCH_A, efficiency: AMPERE },
   'A100-80': { interconnect: NVSWITCH_A, efficiency: AMPERE },
   'A100-SXM': { interconnect: NVSWITCH_A, efficiency: AMPERE },

@@ -16,10 +16,18 @@ describe('GPU catalog', () => {
   });
 
   it('holds the reference hardware_config.json values for H100, A100 and L40S', () => {
-    expect(GPU_CATALOG.H100).toEqual({ TFlopsPeak: 989.5, TFlopsFP8: 1979, BwPeakTBs: 3.35, mfuPrefill: 0.45, mfuDecode: 0.3, MemoryGiB: 80 });
-    expect(GPU_CATALOG['A100-SXM']).toEqual({ TFlopsPeak: 312, TFlopsFP8: 0, BwPeakTBs: 2.039, mfuPrefill: 0.38, mfuDecode: 0.18, MemoryGiB: 80 });
+    // Plus the interconnect bandwidths (beyond the reference's file; they only default --inter-node-bandwidth).
+    expect(GPU_CATALOG.H100).toEqual({ TFlopsPeak: 989.5, TFlopsFP8: 1979, BwPeakTBs: 3.35, mfuPrefill: 0.45, mfuDecode: 0.3, MemoryGiB: 80, IntraNodeBwGBps: 450, InterNodeBwGBps: 50 });
+    expect(GPU_CATALOG['A100-SXM']).toEqual({ TFlopsPeak: 312, TFlopsFP8: 0, BwPeakTBs: 2.039, mfuPrefill: 0.38, mfuDecode: 0.18, MemoryGiB: 80, IntraNodeBwGBps: 300, InterNodeBwGBps: 25 });
     expect(GPU_CATALOG['A100-80']).toEqual(GPU_CATALOG['A100-SXM']);
     expect(GPU_CATALOG.L40S).toEqual({ TFlopsPeak: 362.05, TFlopsFP8: 1466, BwPeakTBs: 0.864, mfuPrefill: 0.32, mfuDecode: 0.08, MemoryGiB: 48 });
+  });
+
+  it('holds upstream\'s H200 entry (inference-sim PR #1710) and B200/B300 from their datasheets', () => {
+    expect(GPU_CATALOG.H200).toEqual({ TFlopsPeak: 989.5, TFlopsFP8: 1979, BwPeakTBs: 4.8, mfuPrefill: 0.45, mfuDecode: 0.3, MemoryGiB: 141, IntraNodeBwGBps: 450, InterNodeBwGBps: 50 });
+    expect(GPU_CATALOG.B200).toMatchObject({ TFlopsPeak: 2250, TFlopsFP8: 4500, BwPeakTBs: 7.7, MemoryGiB: 180, IntraNodeBwGBps: 900, InterNodeBwGBps: 50 });
+    expect(GPU_CATALOG.B300).toMatchObject({ TFlopsPeak: 2250, TFlopsFP8: 4500, BwPeakTBs: 8, MemoryGiB: 288, IntraNodeBwGBps: 900, InterNodeBwGBps: 100 });
+    expect(canonicalGpuName('NVIDIA B300 SXM 288GB')).toBe('B300');
   });
 
   it('has usable values everywhere (positive peaks and MFU, FP8 either absent or faster than BF16)', () => {
@@ -65,7 +73,9 @@ describe('GPU catalog', () => {
       const ref = JSON.parse(readFileSync(referenceFile, 'utf8')) as Record<string, Record<string, unknown>>;
       for (const [name, entry] of Object.entries(ref)) {
         const { _comment: _unused, ...numbers } = entry;
-        expect(findGpu(name), name).toEqual(numbers);
+        // The interconnect fields (--gpus-per-node's inter-node bandwidth default) are beyond the reference's file.
+        const { IntraNodeBwGBps: _intra, InterNodeBwGBps: _inter, ...same } = findGpu(name) ?? {};
+        expect(same, name).toEqual(numbers);
       }
     });
   });

@@ -20,6 +20,13 @@ export interface GpuSpec {
   readonly mfuPrefill: number;
   readonly mfuDecode: number;
   readonly MemoryGiB: number;
+  /**
+   * Intra-node GPU-to-GPU bandwidth per GPU and direction (NVLink, or PCIe), GB/s; upstream's hardware_config
+   * field. Informational in blis-ts (corrected-physics has its measured links in gpu-physics.ts).
+   */
+  readonly IntraNodeBwGBps?: number;
+  /** Inter-node bandwidth per GPU (its NIC's line rate), GB/s: the default of --inter-node-bandwidth. */
+  readonly InterNodeBwGBps?: number;
   /** Interconnect and efficiencies of a user GPU (catalog GPUs keep theirs in gpu-physics.ts). */
   readonly physics?: GpuPhysics;
   /** Datasheet facts and partial physics of a user GPU, from which corrected-physics derives the rest. */
@@ -34,17 +41,25 @@ const A100_80: GpuSpec = {
   mfuPrefill: 0.38,
   mfuDecode: 0.18,
   MemoryGiB: 80.0,
+  // Not in the reference's file (used only by --gpus-per-node): NVLink 3 600 GB/s bidirectional = 300 per
+  // direction; DGX A100's HDR 200 Gb/s NIC per GPU = 25 GB/s (NVIDIA DGX A100 datasheet).
+  IntraNodeBwGBps: 300,
+  InterNodeBwGBps: 25,
 };
 
 export const GPU_CATALOG = {
   H100: {
-    // Reference hardware_config.json "H100".
+    // Reference hardware_config.json "H100". Interconnect (not in the reference's file; used only by
+    // --gpus-per-node): NVLink 4 900 GB/s bidirectional = 450 per direction, ConnectX-7 NDR 400 Gb/s per GPU =
+    // 50 GB/s (NVIDIA DGX H100 datasheet), the figures upstream's later hardware entries carry.
     TFlopsPeak: 989.5,
     TFlopsFP8: 1979.0,
     BwPeakTBs: 3.35,
     mfuPrefill: 0.45,
     mfuDecode: 0.3,
     MemoryGiB: 80.0,
+    IntraNodeBwGBps: 450,
+    InterNodeBwGBps: 50,
   },
   'H100-PCIe': {
     // NVIDIA H100 Tensor Core GPU datasheet, H100 PCIe column: BF16 1,513 and FP8 3,026 TFLOPS with sparsity,
@@ -59,23 +74,45 @@ export const GPU_CATALOG = {
   },
   H200: {
     // NVIDIA H200 Tensor Core GPU datasheet (SXM): BF16 1,979 and FP8 3,958 TFLOPS with sparsity,
-    // 141 GB HBM3e, 4.8 TB/s. MFU: the reference's H100 values (same Hopper GH100 die).
+    // 141 GB HBM3e, 4.8 TB/s. MFU: the reference's H100 values (same Hopper GH100 die). Upstream's entry
+    // (inference-sim PR #1710) has the same figures and the interconnect: NVLink 4 900 GB/s bidirectional =
+    // 450 per direction; one ConnectX-7 NDR 400 Gb/s NIC per GPU = 50 GB/s.
     TFlopsPeak: 989.5,
     TFlopsFP8: 1979.0,
     BwPeakTBs: 4.8,
     mfuPrefill: 0.45,
     mfuDecode: 0.3,
     MemoryGiB: 141.0,
+    IntraNodeBwGBps: 450,
+    InterNodeBwGBps: 50,
   },
   B200: {
     // NVIDIA HGX B200 platform specifications, per-GPU column: FP16/BF16 4.5 and FP8 9 PFLOPS with sparsity,
     // 180 GB HBM3e, 7.7 TB/s. MFU: the reference has no Blackwell calibration; its H100 values are used.
+    // Interconnect: NVLink 5 1.8 TB/s bidirectional = 900 GB/s per direction; HGX B200 networking is one
+    // ConnectX-7 400 Gb/s NIC per GPU = 50 GB/s.
     TFlopsPeak: 2250.0,
     TFlopsFP8: 4500.0,
     BwPeakTBs: 7.7,
     mfuPrefill: 0.45,
     mfuDecode: 0.3,
     MemoryGiB: 180.0,
+    IntraNodeBwGBps: 900,
+    InterNodeBwGBps: 50,
+  },
+  B300: {
+    // NVIDIA HGX B300 (Blackwell Ultra) platform specifications, per GPU (the 8-GPU board's figures / 8):
+    // FP16/BF16 36 and FP8 72 PFLOPS with sparsity per board = 2.25 / 4.5 PFLOPS dense per GPU, 2.3 TB HBM3e
+    // per board = 288 GB per GPU at 8 TB/s; NVLink 5 1.8 TB/s bidirectional = 900 GB/s per direction;
+    // ConnectX-8 SuperNIC 800 Gb/s per GPU = 100 GB/s. MFU: no Blackwell calibration; the reference's H100 values.
+    TFlopsPeak: 2250.0,
+    TFlopsFP8: 4500.0,
+    BwPeakTBs: 8.0,
+    mfuPrefill: 0.45,
+    mfuDecode: 0.3,
+    MemoryGiB: 288.0,
+    IntraNodeBwGBps: 900,
+    InterNodeBwGBps: 100,
   },
   'A100-40': {
     // NVIDIA A100 Tensor Core GPU datasheet, A100 40GB SXM: BF16 312 TFLOPS dense (624 with sparsity),
@@ -177,6 +214,7 @@ const GPU_IDENTITY: Readonly<Record<GpuName, { family: string; form: 'SXM' | 'PC
   'H100-PCIe': { family: 'H100', form: 'PCIE', memGB: [80] },
   H200: { family: 'H200', form: 'SXM', memGB: [141] },
   B200: { family: 'B200', form: 'SXM', memGB: [180, 192] },
+  B300: { family: 'B300', form: 'SXM', memGB: [288] },
   'A100-40': { family: 'A100', form: 'SXM', memGB: [40] },
   'A100-80': { family: 'A100', form: 'SXM', memGB: [80] },
   'A100-SXM': { family: 'A100', form: 'SXM', memGB: [80] },
