@@ -204,7 +204,8 @@ export const FLAGS = [
   { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML (required)', scope: 'replay' },
   { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV (required)', scope: 'replay' },
   { name: 'results-path', kind: 'string', def: '', writesFile: 'results', help: 'write per-request results (SimResult[] JSON) to this file', scope: 'replay' },
-  { name: 'session-mode', kind: 'string', def: 'fixed', choices: ['fixed', 'closed-loop'], help: 'fixed (every row injected at its recorded time) or closed-loop (round 0 of each session injected; later rounds follow each round\'s end after a think time, with the recorded lengths)', scope: 'replay' },
+  { name: 'session-mode', kind: 'string', def: 'fixed', choices: ['fixed', 'closed-loop', 'fixed-accumulate'], help: 'fixed (every row injected at its recorded time), closed-loop (round 0 of each session injected; later rounds follow each round\'s end after a think time, with the recorded lengths) or fixed-accumulate (every row at its recorded time, each round\'s prompt rebuilt as the previous prompt + output + the row\'s input; needs session_context_growth: accumulate)', scope: 'replay' },
+  { name: 'concurrent-sessions', kind: 'int', def: 0, help: 'session pool: at most N sessions in flight, the next one starting when one ends (closed-loop replay; implies --session-mode closed-loop; 0 = off)', scope: 'replay' },
   { name: 'think-time-dist', kind: 'string', def: '', help: 'closed-loop think time distribution: lognormal:mu=<log-s>,sigma=<s>[,min=<t>,max=<t>] or constant:value=<t> (t: us, ms or s; bare = ms); excludes --think-time-ms', scope: 'replay' },
 ] as const satisfies readonly FlagSpec[];
 

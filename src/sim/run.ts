@@ -579,11 +579,12 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   // --semantics corrected (A2): a row naming an undeclared adapter is refused, as a spec client is.
   if (semanticsFlag(f) === 'corrected') checkAdapterReferences(records.map((r) => ({ kind: `--trace-data ${dataPath}: request_id`, id: String(r.requestId), adapter: r.adapter, model: null })), lora);
   else warnUndeclaredAdapters(records, lora, env);
-  const { requests, sessions } = buildReplayWorkload(f, env, { header, records }, seed, dataPath);
+  const { requests, sessions, pool } = buildReplayWorkload(f, env, { header, records }, seed, dataPath);
   if (latency.profileRange !== undefined) warnProfileLoad(latency.profileRange, arrivalRate(requests.map((r) => r.arrivalTime)), env);
   if (setup.deployment) checkDeploymentRequests(setup.deployment, requests, setup.kv.blockSize);
   // Corrected semantics cover the rounds a closed-loop replay regenerates (the same bound as in fixed mode).
-  const horizon = f.changed('horizon') ? horizonFlag(f) : semanticsFlag(f) === 'corrected' ? recordedReplayHorizon(records) : defaultReplayHorizon(requests);
+  // A session pool drains every session unless --horizon cuts it (upstream #1486).
+  const horizon = f.changed('horizon') ? horizonFlag(f) : pool !== null ? MAX_INT64 : semanticsFlag(f) === 'corrected' ? recordedReplayHorizon(records) : defaultReplayHorizon(requests);
   // Closed-loop replay: follow-up prompts carry earlier rounds' outputs.
   const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(requests, sessions !== null) };
   const full: EngineSetup = { ...setup, kv, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
@@ -591,8 +592,10 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
-  const cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true, wallClockGuard(pol, opts));
-  const all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
+  const hook = pool !== null ? pool.hook : sessions === null ? null : sessions.hook;
+  const cs = await driveEngine(full, requests, hook, prepare, env.drive ?? null, opts.onProgress ?? null, true, wallClockGuard(pol, opts));
+  const all = sessions === null ? requests : [...requests, ...(pool?.admitted ?? []), ...sessions.log().followUps];
+  if (pool !== null && pool.unstarted > 0) env.warn(`--concurrent-sessions ${pool.size}: ${pool.unstarted} session(s) never started (the --horizon ended the run, or a session never ended)`);
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   warnIdlePools(cs, full, f, env);
   await env.pause?.();
