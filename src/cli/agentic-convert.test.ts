@@ -229,3 +229,31 @@ describe('bad input and bad flags: one error line, exit 2', () => {
     }
   });
 });
+
+describe('blis run --concurrent-sessions (a spec\'s multi-turn sessions)', () => {
+  const spec = [
+    'version: "2"', 'seed: 8', 'aggregate_rate: 20', 'num_requests: 8', 'clients:', '  - id: chat', '    rate_fraction: 1',
+    '    arrival: {process: poisson}', '    input_distribution: {type: constant, params: {value: 256}}',
+    '    output_distribution: {type: constant, params: {value: 32}}',
+    '    reasoning: {multi_turn: {max_rounds: 3, think_time_us: 500000, context_growth: accumulate}}',
+  ].join('\n');
+  const base = { mode: 'run' as const, model: MODEL, workloadSpec: 'w.yaml', files: { 'w.yaml': spec }, outputs: { metrics: true } };
+
+  it('keeps at most N sessions in flight, runs the same requests, and takes longer than without a pool', async () => {
+    const free = await simulate(base);
+    const pooled = await simulate({ ...base, concurrentSessions: 2 });
+    const freeRows = rowsOf(free.files.metrics);
+    const rows = rowsOf(pooled.files.metrics);
+    expect(rows).toHaveLength(freeRows.length);
+    expect(new Set(rows.map((r) => r.session_id))).toEqual(new Set(freeRows.map((r) => r.session_id)));
+    expect(counted(pooled.metrics)).toBe(pooled.metrics['injected_requests']);
+    expect(peakSessions(freeRows)).toBeGreaterThan(2);
+    expect(peakSessions(rows)).toBe(2);
+    expect(pooled.metrics['vllm_estimated_duration_s'] as number).toBeGreaterThan((free.metrics['vllm_estimated_duration_s'] as number) + 1);
+  });
+
+  it('refuses a negative pool and --concurrency users', async () => {
+    await expect(simulate({ ...base, concurrentSessions: -2 })).rejects.toThrow(/^concurrentSessions must be >= 0/);
+    await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2, numRequests: 4, concurrentSessions: 2 })).rejects.toThrow(/concurrent-?[sS]essions pools a workload spec's multi-turn sessions/);
+  });
+});

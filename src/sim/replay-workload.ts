@@ -32,6 +32,7 @@ export function poolSize(f: FlagValues): number {
   const n = f.int('concurrent-sessions');
   if (n < 0) throw new ConfigError('bad-flag', `--concurrent-sessions must be >= 0 (0 = no pool), got ${n}`);
   if (n > 0 && f.changed('session-mode') && f.str('session-mode') !== 'closed-loop') {
+    // The pool starts sessions when others end: it needs sessions whose later rounds follow their ends.
     throw new ConfigError('bad-flag', `--concurrent-sessions starts each session when another ends, so it needs --session-mode closed-loop (the mode it implies), got --session-mode ${f.str('session-mode')}`);
   }
   if (n > 0 && f.str('trace-output') !== '') throw new ConfigError('bad-flag', '--trace-output cannot record a --concurrent-sessions replay (the pool moves sessions off their recorded times); export without the pool');
