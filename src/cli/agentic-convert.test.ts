@@ -257,3 +257,28 @@ describe('blis run --concurrent-sessions (a spec\'s multi-turn sessions)', () =>
     await expect(simulate({ mode: 'run', model: MODEL, concurrency: 2, numRequests: 4, concurrentSessions: 2 })).rejects.toThrow(/concurrent-?[sS]essions pools a workload spec's multi-turn sessions/);
   });
 });
+
+describe('blis replay --total-sessions', () => {
+  it('replays L sessions through the pool: the corpus, then copies of it', async () => {
+    const d = dir();
+    writeFileSync(path.join(d, 'e.jsonl'), otlpCorpus());
+    expect((await cli('convert', 'otel', '--input', path.join(d, 'e.jsonl'), '--trace-output', path.join(d, 'a'))).code).toBe(0);
+    const files = { 'a.yaml': readFileSync(path.join(d, 'a.yaml'), 'utf8'), 'a.csv': readFileSync(path.join(d, 'a.csv'), 'utf8') };
+    const base = { mode: 'replay' as const, model: MODEL, traceHeader: 'a.yaml', traceData: 'a.csv', files, outputs: { metrics: true } };
+    const more = await simulate({ ...base, concurrentSessions: 2, totalSessions: 9 });
+    const rows = rowsOf(more.files.metrics);
+    // 9 sessions of 3 rounds; copies conv-0_dup1 .. conv-2_dup3 after the six originals.
+    expect(rows).toHaveLength(27);
+    expect([...new Set(rows.map((r) => r.session_id))].sort()).toEqual(['conv-0', 'conv-0_dup1', 'conv-1', 'conv-1_dup2', 'conv-2', 'conv-2_dup3', 'conv-3', 'conv-4', 'conv-5']);
+    expect(peakSessions(rows)).toBe(2);
+    // A copy's round 0 carries one busting token: 2001 prompt tokens; closed loop then appends the output the
+    // round produced (99 of 100: the reference ends a request one token before its KV end) and the 500-token turn:
+    // 2001 + 99 + 500 = 2600, 2600 + 99 + 500 = 3199 (the source: 2000, 2599, 3198).
+    expect(rows.filter((r) => r.session_id === 'conv-1_dup2').map((r) => r.num_prefill_tokens).sort((x, y) => x - y)).toEqual([2001, 2600, 3199]);
+    expect(rows.filter((r) => r.session_id === 'conv-1').map((r) => r.num_prefill_tokens).sort((x, y) => x - y)).toEqual([2000, 2599, 3198]);
+    const fewer = await simulate({ ...base, concurrentSessions: 2, totalSessions: 3 });
+    expect(fewer.metrics['completed_requests']).toBe(9);
+    await expect(simulate({ ...base, totalSessions: 3 })).rejects.toThrow(/^totalSessions sizes a session pool; give concurrentSessions too/);
+    await expect(simulate({ ...base, concurrentSessions: 4, totalSessions: 3 })).rejects.toThrow(/^totalSessions 3 is below concurrentSessions 4/);
+  });
+});

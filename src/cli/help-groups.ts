@@ -42,7 +42,7 @@ const GROUP = new Map<string, HelpGroup>([
   ...list('LoRA adapters', 'lora-config lora-adapter-capacity lora-load-base-latency-us lora-load-bandwidth-bytes-us lora-footprint-bytes-per-rank'),
   ...list('Workload', `workload-spec workload rate num-requests concurrency think-time-ms max-concurrency prefix-tokens prompt-tokens prompt-tokens-stdev
     prompt-tokens-min prompt-tokens-max output-tokens output-tokens-stdev output-tokens-min output-tokens-max timeout concurrent-sessions`),
-  ...list('Replay', 'session-mode think-time-dist'),
+  ...list('Replay', 'session-mode think-time-dist total-sessions'),
   ...list('Serve', 'host port served-model-name default-max-tokens'),
   ...list('Observe', `server-url api-key server-type vllm-commit api-format warmup-requests no-streaming unconstrained-output rtt-ms measure-rtt
     record-itl prewarm-duration scrape-kv-metrics kv-metrics-url`),

@@ -207,6 +207,7 @@ export const FLAGS = [
   { name: 'results-path', kind: 'string', def: '', writesFile: 'results', help: 'write per-request results (SimResult[] JSON) to this file', scope: 'replay' },
   { name: 'session-mode', kind: 'string', def: 'fixed', choices: ['fixed', 'closed-loop', 'fixed-accumulate'], help: 'fixed (every row injected at its recorded time), closed-loop (round 0 of each session injected; later rounds follow each round\'s end after a think time, with the recorded lengths) or fixed-accumulate (every row at its recorded time, each round\'s prompt rebuilt as the previous prompt + output + the row\'s input; needs session_context_growth: accumulate)', scope: 'replay' },
 
+  { name: 'total-sessions', kind: 'int', def: 0, help: 'with --concurrent-sessions: replay this many sessions, the first ones of the trace or, past its end, copies of its sessions in turn (each with fresh token ids after the group prefix); 0 = every session once', scope: 'replay' },
   { name: 'think-time-dist', kind: 'string', def: '', help: 'closed-loop think time distribution: lognormal:mu=<log-s>,sigma=<s>[,min=<t>,max=<t>] or constant:value=<t> (t: us, ms or s; bare = ms); excludes --think-time-ms', scope: 'replay' },
 ] as const satisfies readonly FlagSpec[];
 

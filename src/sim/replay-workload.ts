@@ -11,6 +11,7 @@ import { buildReplayRequests, recordedReplayHorizon } from '../workload/replay.j
 import { SessionManager } from '../workload/sessions/manager.js';
 import { SessionPool } from '../workload/sessions/pool.js';
 import { buildFixedAccumulateReplay } from '../workload/replay-fixed-accumulate.js';
+import { expandSessionCorpus } from '../workload/replay-session-corpus.js';
 import type { LengthSampler } from '../workload/spec/length.js';
 import { parseThinkTimeDist } from '../workload/think-time.js';
 import type { TraceV2 } from '../workload/tracev2-types.js';
@@ -53,6 +54,7 @@ function thinkTimeSampler(f: FlagValues, closedLoop: boolean): LengthSampler | n
 
 export function buildReplayWorkload(f: FlagValues, env: SimEnv, trace: TraceV2, seed: bigint, dataPath: string): ReplayWorkload {
   const pool = poolSize(f);
+  totalSessions(f, pool);
   const mode = pool > 0 ? 'closed-loop' : f.str('session-mode');
   if (mode !== 'fixed' && mode !== 'closed-loop' && mode !== 'fixed-accumulate') throw new ConfigError('bad-flag', `--session-mode must be "fixed", "closed-loop" or "fixed-accumulate", got "${mode}"`);
   const think = thinkTimeSampler(f, mode === 'closed-loop');
@@ -66,10 +68,20 @@ export function buildReplayWorkload(f: FlagValues, env: SimEnv, trace: TraceV2, 
     env.warn(`${pool > 0 ? '--concurrent-sessions' : '--session-mode closed-loop'}: no session records found in the trace; every request is injected at its recorded time`);
     return { requests: built.requests, sessions: null, pool: null };
   }
-  const sessions = new SessionManager(built.sessions);
-  if (pool === 0) return { requests: built.requests, sessions, pool: null };
+  if (pool === 0) return { requests: built.requests, sessions: new SessionManager(built.sessions), pool: null };
   // buildClosedLoopReplay lists one round 0 per session first, then the rows outside sessions.
   const n = built.sessions.length;
-  const p = new SessionPool(sessions, built.requests.slice(0, n), pool);
+  const total = f.int('total-sessions');
+  const corpus = total > 0 ? expandSessionCorpus(built.sessions, built.requests.slice(0, n), total, seed) : { blueprints: built.sessions, roundZeros: built.requests.slice(0, n) };
+  const sessions = new SessionManager(corpus.blueprints);
+  const p = new SessionPool(sessions, corpus.roundZeros, pool);
   return { requests: [...p.initial(), ...built.requests.slice(n)], sessions, pool: p };
+}
+
+/** `--total-sessions` (0 = the corpus once): only with a pool, and at least its size. */
+function totalSessions(f: FlagValues, pool: number): void {
+  const total = f.int('total-sessions');
+  if (total < 0) throw new ConfigError('bad-flag', `--total-sessions must be >= 0 (0 = every session of the trace once), got ${total}`);
+  if (total > 0 && pool === 0) throw new ConfigError('bad-flag', '--total-sessions sizes a session pool; give --concurrent-sessions too');
+  if (total > 0 && total < pool) throw new ConfigError('bad-flag', `--total-sessions ${total} is below --concurrent-sessions ${pool}; a pool cannot hold more sessions than it replays`);
 }
