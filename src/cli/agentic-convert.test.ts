@@ -158,6 +158,18 @@ describe('blis convert otel → blis replay', () => {
   });
 });
 
+describe('blis convert otel --keep-offsets', () => {
+  it('keeps the recorded start of each session (session s starts s · 0.2 s after the first)', async () => {
+    const d = dir();
+    writeFileSync(path.join(d, 'e.jsonl'), otlpCorpus());
+    expect((await cli('convert', 'otel', '--input', path.join(d, 'e.jsonl'), '--trace-output', path.join(d, 'k'), '--keep-offsets')).code).toBe(0);
+    const csv = readFileSync(path.join(d, 'k.csv'), 'utf8').trim().split('\n');
+    const col = csv[0]!.split(',').indexOf('arrival_time_us');
+    // Rows 3s..3s+2 are session s: arrivals s · 200,000 + 0, 2,000,000, 4,000,000 µs.
+    expect(csv.slice(1).map((l) => Number(l.split(',')[col]))).toEqual([0, 1, 2, 3, 4, 5].flatMap((s) => [0, 2e6, 4e6].map((t) => s * 200_000 + t)));
+  });
+});
+
 describe('blis convert weka → blis replay', () => {
   it('converts sessions and replays them through a pool', async () => {
     const d = dir();

@@ -142,7 +142,10 @@ function agenticLeaf(convert: Command, name: 'otel' | 'weka', description: strin
     .option('--max-think-time <duration>', name === 'otel' ? 'cap on each gap between consecutive calls of a session (0 = none)' : 'cap on each recomputed think time (0 = none: Weka gaps are real away-from-keyboard times)', name === 'otel' ? '15s' : '0')
     .option('--min-rounds <n>', 'skip sessions with fewer usable LLM calls', '1')
     .option('--skip-incomplete', 'drop LLM calls without token counts (with a warning) instead of refusing the input');
-  if (name === 'otel') c.option('--include-errors', 'keep LLM calls whose span status is an error (status code 2)');
+  if (name === 'otel') {
+    c.option('--include-errors', 'keep LLM calls whose span status is an error (status code 2)')
+      .option('--keep-offsets', 'start each session at its recorded offset from the input\'s first call (default: every session at 0), so fixed-accumulate replays the recorded overlap');
+  }
   c.action(async (o: Record<string, string | boolean | undefined>) => {
     const growth = String(o['contextGrowth']);
     if (growth !== 'accumulate' && growth !== 'independent') throw new UsageError('bad-flag', `--context-growth must be accumulate or independent, got ${showValue(growth)}`);
@@ -160,7 +163,7 @@ function agenticLeaf(convert: Command, name: 'otel' | 'weka', description: strin
       import('../workload/tracev2-csv.js'),
     ]);
     const docs = readAgenticDocuments(input, '--input');
-    const sessions = reader(docs, { maxThinkTimeUs, minRounds, skipIncomplete: o['skipIncomplete'] === true, includeErrors: o['includeErrors'] === true, warn: (m) => io.warn(m) });
+    const sessions = reader(docs, { maxThinkTimeUs, minRounds, skipIncomplete: o['skipIncomplete'] === true, includeErrors: o['includeErrors'] === true, keepOffsets: o['keepOffsets'] === true, warn: (m) => io.warn(m) });
     if (sessions.length === 0) throw new UsageError('bad-flag', `--input ${input}: no usable session found (${name === 'otel' ? 'no LLM call spans with token counts' : 'no main-agent turns'}); check the file, or lower --min-rounds`);
     const trace = agenticTrace(sessions, growth);
     commitOutputs([[outs[0], formatTraceHeaderYaml(trace.header)], [outs[1], formatTraceCsv(trace.records, trace.header.mode)]]);

@@ -65,6 +65,12 @@ describe('blis convert otel: OTLP JSON lines', () => {
     expect(readOtelSessions(docs, { ...OPTS, maxThinkTimeUs: 0 })[0]!.rounds.map((r) => r.arrivalUs)).toEqual([0, 2_500_000, 30_000_000]);
   });
 
+  it('--keep-offsets keeps each session\'s start relative to the first call of the input', () => {
+    // A starts at 0 s, B at 1 s: B's arrivals become 1 s and 1.25 s; A's are unchanged (0, 2.5 s, 17.5 s capped).
+    const s = readOtelSessions(docs, { ...OPTS, keepOffsets: true });
+    expect(s.map((x) => x.rounds.map((r) => r.arrivalUs))).toEqual([[0, 2_500_000, 17_500_000], [1_000_000, 1_250_000]]);
+  });
+
   it('independent growth keeps whole prompts and no header growth', () => {
     const t = agenticTrace(readOtelSessions(docs, OPTS), 'independent');
     expect(t.header.sessionContextGrowth).toBe('');

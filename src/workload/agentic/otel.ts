@@ -12,7 +12,9 @@
  * is chat / text_completion / generate_content. Its tokens are `gen_ai.usage.input_tokens` / `output_tokens`
  * (the older `prompt_tokens` / `completion_tokens` accepted). Error spans (status code 2) are dropped unless
  * asked for. A session's calls are its rounds in start-time order (stable); arrival = start − the session's
- * first start, each gap capped at `maxThinkTimeUs`. No think time is recorded (replay derives it from the gaps).
+ * first start, each gap capped at `maxThinkTimeUs` (with `keepOffsets`, plus the session's first start − the
+ * input's first call, so sessions keep their recorded overlap). No think time is recorded (replay derives it
+ * from the gaps).
  */
 import { fieldError, isRecord, parseDocument } from './json-docs.js';
 import type { AgenticConvertOptions, AgenticDocument, AgenticSession, NormalizedRound } from './types.js';
@@ -256,13 +258,16 @@ export function readOtelSessions(docs: readonly AgenticDocument[], opts: Agentic
 
   const sessions: AgenticSession[] = [];
   let short = 0;
+  let origin = Infinity;
+  for (const calls of groups.values()) for (const c of calls) origin = Math.min(origin, c.span.startUs);
   for (const [id, calls] of groups) {
     if (calls.length < opts.minRounds) {
       short++;
       continue;
     }
     calls.sort((a, b) => a.span.startUs - b.span.startUs || a.span.order - b.span.order);
-    const arrivals = cappedArrivals(calls.map((c) => c.span.startUs), opts.maxThinkTimeUs);
+    const offset = opts.keepOffsets === true ? calls[0]!.span.startUs - origin : 0;
+    const arrivals = cappedArrivals(calls.map((c) => c.span.startUs), opts.maxThinkTimeUs).map((t) => t + offset);
     const rounds: NormalizedRound[] = calls.map((c, i) => ({ inputTokensAbs: c.input, outputTokens: c.output, arrivalUs: arrivals[i]!, thinkUs: 0, status: c.span.isError ? 'error' : 'ok', streaming: false }));
     sessions.push({ id, rounds });
   }

@@ -43,6 +43,8 @@ export interface AgenticConvertOptions {
   readonly minRounds: number;
   /** Drop (with a warning) an LLM call without token counts instead of refusing the input. */
   readonly skipIncomplete: boolean;
+  /** OTel only: session starts keep their offsets from the input's first call (default: every session at 0). */
+  readonly keepOffsets?: boolean;
   /** OTel only: keep calls whose span status is an error. */
   readonly includeErrors?: boolean;
   readonly warn?: (message: string) => void;
