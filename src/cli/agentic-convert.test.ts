@@ -188,6 +188,28 @@ describe('blis convert weka → blis replay', () => {
   });
 });
 
+describe('blis convert weka reads JSON lines a line at a time', () => {
+  it('handles lines longer than its 1 MiB read chunk, and names the line of an error after them', async () => {
+    const d = dir();
+    // Line 1: a session whose request carries 400,000 block hashes (about 3 MB of JSON), as real Weka lines do.
+    const big = JSON.stringify({ id: 'big', requests: [{ type: 'n', t: 0, in: 100, out: 10, api_time: 1, hash_ids: Array.from({ length: 400_000 }, (_, i) => i) }] });
+    expect(big.length).toBeGreaterThan(2 * (1 << 20));
+    const small = JSON.stringify({ id: 'small', requests: [{ type: 'n', t: 1, in: 50, out: 5 }] });
+    writeFileSync(path.join(d, 'w.jsonl'), `${big}\r\n\n${small}\n`);
+    const ok = await cli('convert', 'weka', '--input', path.join(d, 'w.jsonl'), '--trace-output', path.join(d, 'o'));
+    expect(ok.code, ok.err.join('\n')).toBe(0);
+    expect(readFileSync(path.join(d, 'o.csv'), 'utf8').trim().split('\n')).toHaveLength(3);
+    writeFileSync(path.join(d, 'bad.jsonl'), `${big}\n\n${small.replace('"in":50', '"in":-50')}\n`);
+    const bad = await cli('convert', 'weka', '--input', path.join(d, 'bad.jsonl'), '--trace-output', path.join(d, 'o'));
+    expect([bad.code, bad.err.length]).toEqual([2, 1]);
+    expect(bad.err[0]).toMatch(/bad\.jsonl:3: in: must be >= 0, got -50/);
+    writeFileSync(path.join(d, 'bin.jsonl'), Buffer.concat([Buffer.from(`${small}\n`), Buffer.from([0xff, 0xfe, 0x0a])]));
+    const bin = await cli('convert', 'weka', '--input', path.join(d, 'bin.jsonl'), '--trace-output', path.join(d, 'o'));
+    expect([bin.code, bin.err.length]).toEqual([2, 1]);
+    expect(bin.err[0]).toMatch(/bin\.jsonl:2: is not UTF-8 text/);
+  });
+});
+
 describe('bad input and bad flags: one error line, exit 2', () => {
   it('names the file:line and field of a bad trace', async () => {
     const d = dir();

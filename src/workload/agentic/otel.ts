@@ -220,7 +220,7 @@ export function cappedArrivals(startsUs: readonly number[], cap: number): number
  *   a malformed span, an LLM span without token counts (unless `skipIncomplete`), a missing, unparseable or
  *   negative start time.
  */
-export function readOtelSessions(docs: readonly AgenticDocument[], opts: AgenticConvertOptions): AgenticSession[] {
+export function readOtelSessions(docs: Iterable<AgenticDocument>, opts: AgenticConvertOptions): AgenticSession[] {
   const spans: Span[] = [];
   for (const doc of docs) {
     const root = parseDocument(doc);

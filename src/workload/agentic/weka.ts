@@ -31,7 +31,7 @@ function num(doc: AgenticDocument, path: readonly (string | number)[], field: st
  * @throws AgenticTraceError naming `file:line` and the field: invalid JSON, no `id`, `requests` not a list, a
  *   main turn without `in`/`out` (unless `skipIncomplete`), a negative or non-numeric `t`, `api_time`, `in`, `out`.
  */
-export function readWekaSessions(docs: readonly AgenticDocument[], opts: AgenticConvertOptions): AgenticSession[] {
+export function readWekaSessions(docs: Iterable<AgenticDocument>, opts: AgenticConvertOptions): AgenticSession[] {
   const sessions: AgenticSession[] = [];
   let dropped = 0;
   let short = 0;
