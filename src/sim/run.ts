@@ -229,7 +229,6 @@ interface RunWorkload {
   readonly adapterRefs?: readonly AdapterReference[];
 }
 
-/** `--concurrency` / `--think-time-ms`, checked as the reference does before any workload is built. */
 /**
  * `blis run --concurrent-sessions N`: a pool over the spec's closed-loop sessions (0 = off). Refused with
  * `--concurrency` (its users are already a closed loop); a workload without sessions is warned about.
@@ -250,6 +249,7 @@ function sessionPool(sessions: SessionManager, requests: Request[], n: number): 
   return { pool, injected: requests.filter((r) => !waiting.has(r)) };
 }
 
+/** `--concurrency` / `--think-time-ms`, checked as the reference does before any workload is built. */
 function concurrencyFlags(f: FlagValues): { users: number; thinkMs: number } {
   const users = f.int('concurrency');
   const thinkMs = f.int('think-time-ms');
