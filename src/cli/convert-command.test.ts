@@ -135,7 +135,7 @@ describe('blis convert without a known subcommand', () => {
       expect(r.code, argv.join(' ')).toBe(2);
       expect(r.err).toHaveLength(1);
     }
-    expect((await cli('convert')).err[0]).toMatch(/^blis convert needs a subcommand: preset, inference-perf or servegen/);
+    expect((await cli('convert')).err[0]).toMatch(/^blis convert needs a subcommand: preset, inference-perf, servegen, otel or weka/);
   });
 });
 

@@ -30,6 +30,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly (readonly [string, 
   convert: [
     ['blis convert preset --name chatbot --rate 5 --num-requests 200', 'a preset as a workload spec'],
     ['blis convert servegen --path DIR --time morning', 'a ServeGen data directory as cohorts'],
+    ['blis convert otel --input spans.json --trace-output agent', 'OTel LLM-call spans as a TraceV2 pair of sessions'],
   ],
   'convert preset': [
     ['blis convert preset --name chatbot --rate 5 --num-requests 200 > chat.yaml', 'the spec that generates `blis run --workload chatbot`'],
@@ -39,6 +40,14 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly (readonly [string, 
   'convert servegen': [
     ['blis convert servegen --path DIR > day.yaml', 'every period of a ServeGen directory'],
     ['blis convert servegen --path DIR --time afternoon --window-duration-seconds 300', 'one period, 5-minute windows'],
+  ],
+  'convert otel': [
+    ['blis convert otel --input export.jsonl --trace-output agent', 'an OTLP JSON-lines export: agent.yaml + agent.csv'],
+    [`blis replay --trace-header agent.yaml --trace-data agent.csv --model ${M} --session-mode fixed-accumulate`, 'replay it at the recorded times with growing prompts'],
+  ],
+  'convert weka': [
+    ['blis convert weka --input sessions.jsonl --trace-output weka --max-think-time 60s', 'WekaTrace sessions, think times capped at a minute'],
+    [`blis replay --trace-header weka.yaml --trace-data weka.csv --model ${M} --concurrent-sessions 8`, 'replay them 8 sessions at a time'],
   ],
   compose: [
     ['blis compose --from examples/workload.yaml --from examples/two-models-workload.yaml > both.yaml', 'both specs\' clients at their absolute rates'],

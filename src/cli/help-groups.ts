@@ -41,8 +41,8 @@ const GROUP = new Map<string, HelpGroup>([
     decode-max-model-len encode-tp encode-hardware model-autoscaler-interval-us autoscale-policy autoscale-min-replicas autoscale-max-replicas`),
   ...list('LoRA adapters', 'lora-config lora-adapter-capacity lora-load-base-latency-us lora-load-bandwidth-bytes-us lora-footprint-bytes-per-rank lora-placement-schedule'),
   ...list('Workload', `workload-spec workload rate num-requests concurrency think-time-ms max-concurrency prefix-tokens prompt-tokens prompt-tokens-stdev
-    prompt-tokens-min prompt-tokens-max output-tokens output-tokens-stdev output-tokens-min output-tokens-max timeout`),
-  ...list('Replay', 'session-mode think-time-dist'),
+    prompt-tokens-min prompt-tokens-max output-tokens output-tokens-stdev output-tokens-min output-tokens-max timeout concurrent-sessions`),
+  ...list('Replay', 'session-mode think-time-dist total-sessions'),
   ...list('Serve', 'host port served-model-name default-max-tokens'),
   ...list('Observe', `server-url api-key server-type vllm-commit api-format warmup-requests no-streaming unconstrained-output rtt-ms measure-rtt
     record-itl prewarm-duration scrape-kv-metrics kv-metrics-url`),
@@ -55,7 +55,7 @@ const GROUP = new Map<string, HelpGroup>([
 
 /** Where one command files a flag elsewhere: the trace a replay reads is its input; observe's workload is the usual one. */
 const BY_COMMAND: Partial<Record<CommandName, ReadonlyMap<string, HelpGroup>>> = {
-  replay: new Map(list('Replay', 'trace-header trace-data')),
+  replay: new Map(list('Replay', 'trace-header trace-data concurrent-sessions')),
   observe: new Map([...list('Output', 'trace-header trace-data'), ...list('Observe', 'max-concurrency timeout'), ...list('Workload', 'think-time-dist')]),
   calibrate: new Map([...list('Calibrate', 'trace-header trace-data warmup-requests report')]),
 };

@@ -206,13 +206,16 @@ export const FLAGS = [
   { name: 'concurrency', kind: 'int', def: 0, help: 'closed-loop virtual users: each sends its next request --think-time-ms after its previous one finishes (mutually exclusive with --rate and --workload-spec; set --num-requests or --horizon)', scope: 'run' },
   { name: 'think-time-ms', kind: 'int', def: 0, help: 'think time in ms: between a response and the same user\'s next request (run --concurrency); replay closed-loop: between a round\'s end and the next round (0 = from the trace; excludes --think-time-dist)', scope: 'shared' },
   { name: 'timeout', kind: 'int', def: 300, help: 'client timeout per request in seconds (negative disables; 0 is rejected)', scope: 'run' },
+  { name: 'concurrent-sessions', kind: 'int', def: 0, help: 'session pool: at most N closed-loop sessions in flight, the next one (in arrival order) starting when one ends; 0 = off (run: a spec\'s multi-turn sessions; replay: implies --session-mode closed-loop)', scope: 'shared' },
   { name: 'trace-output', kind: 'string', def: '', writesFile: 'trace', help: 'export the requests as TraceV2: writes <prefix>.yaml and <prefix>.csv (run: the arrivals; replay: the trace\'s requests with their replayed outcomes, header mode "replayed")', scope: 'shared' },
   { name: 'fitness-weights', kind: 'string', def: '', help: 'fitness score weights key:value,... (throughput, tokens_per_sec, p99_ttft, p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)', scope: 'run' },
   // replay
   { name: 'trace-header', kind: 'string', def: '', help: 'TraceV2 header YAML (required)', scope: 'replay' },
   { name: 'trace-data', kind: 'string', def: '', help: 'TraceV2 data CSV (required)', scope: 'replay' },
   { name: 'results-path', kind: 'string', def: '', writesFile: 'results', help: 'write per-request results (SimResult[] JSON) to this file', scope: 'replay' },
-  { name: 'session-mode', kind: 'string', def: 'fixed', choices: ['fixed', 'closed-loop'], help: 'fixed (every row injected at its recorded time) or closed-loop (round 0 of each session injected; later rounds follow each round\'s end after a think time, with the recorded lengths)', scope: 'replay' },
+  { name: 'session-mode', kind: 'string', def: 'fixed', choices: ['fixed', 'closed-loop', 'fixed-accumulate'], help: 'fixed (every row injected at its recorded time), closed-loop (round 0 of each session injected; later rounds follow each round\'s end after a think time, with the recorded lengths) or fixed-accumulate (every row at its recorded time, each round\'s prompt rebuilt as the previous prompt + output + the row\'s input; needs session_context_growth: accumulate)', scope: 'replay' },
+
+  { name: 'total-sessions', kind: 'int', def: 0, help: 'with --concurrent-sessions: replay this many sessions, the first ones of the trace or, past its end, copies of its sessions in turn (each with fresh token ids after the group prefix); 0 = every session once', scope: 'replay' },
   { name: 'think-time-dist', kind: 'string', def: '', help: 'closed-loop think time distribution: lognormal:mu=<log-s>,sigma=<s>[,min=<t>,max=<t>] or constant:value=<t> (t: us, ms or s; bare = ms); excludes --think-time-ms', scope: 'replay' },
 ] as const satisfies readonly FlagSpec[];
 

@@ -44,7 +44,7 @@ describe('blis replay --session-mode', () => {
     writeFileSync(`${dir}/t.csv`, files['t.csv']!);
     const base = ['replay', '--model', MODEL, '--trace-header', `${dir}/t.yaml`, '--trace-data', `${dir}/t.csv`];
     const cases: [string[], RegExp][] = [
-      [['--session-mode', 'open'], /--session-mode must be "fixed" or "closed-loop", got "open"/],
+      [['--session-mode', 'open'], /--session-mode must be "fixed", "closed-loop" or "fixed-accumulate", got "open"/],
       [['--think-time-ms', '5'], /--think-time-ms requires --session-mode closed-loop/],
       [['--think-time-dist', 'constant:value=1s'], /--think-time-dist requires --session-mode closed-loop/],
       [['--session-mode', 'closed-loop', '--think-time-dist', 'lognormal:mu=2,sigma=-1'], /--think-time-dist "lognormal:mu=2,sigma=-1": sigma must be a finite positive number/],

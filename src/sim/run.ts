@@ -10,6 +10,7 @@ import { goJsonArrayChunks, goJsonIndent } from '../gocompat/go-format.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags, type SloDimTargets } from '../metrics/goodput.js';
 import { checkDistributionWorkload, distributionWorkloadStream, type DistributionWorkloadOptions } from '../workload/distribution.js';
 import { MAX_INT64 } from '../domain/units.js';
+import { SessionPool } from '../workload/sessions/pool.js';
 import { DEFAULT_DISTRIBUTION, isPresetName, resolvePreset, validateDistributionParams, validateWorkloadFlags } from '../workload/presets.js';
 import { checkReplayRecords, defaultReplayHorizon, recordedReplayHorizon } from '../workload/replay.js';
 import { buildReplayWorkload } from './replay-workload.js';
@@ -230,6 +231,26 @@ interface RunWorkload {
   readonly adapterRefs?: readonly AdapterReference[];
 }
 
+/**
+ * `blis run --concurrent-sessions N`: a pool over the spec's closed-loop sessions (0 = off). Refused with
+ * `--concurrency` (its users are already a closed loop); a workload without sessions is warned about.
+ */
+function runPoolSize(f: FlagValues, users: number, hasSessions: boolean, env: SimEnv): number {
+  const n = f.int('concurrent-sessions');
+  if (n < 0) throw new ConfigError('bad-flag', `--concurrent-sessions must be >= 0 (0 = no pool), got ${n}`);
+  if (n > 0 && users > 0) throw new ConfigError('bad-flag', '--concurrent-sessions pools a workload spec\'s multi-turn sessions; --concurrency users are already a closed loop, so give one or the other');
+  if (n > 0 && !hasSessions) env.warn(`--concurrent-sessions ${n}: the workload has no closed-loop sessions (a spec client with reasoning.multi_turn), so it has no effect`);
+  return hasSessions ? n : 0;
+}
+
+/** The pool over a run's sessions: their round-0 requests in arrival order; what is injected at the start. */
+function sessionPool(sessions: SessionManager, requests: Request[], n: number): { pool: SessionPool; injected: Request[] } {
+  const roundZeros = requests.filter((r) => r.sessionId !== '' && r.roundIndex === 0 && sessions.state(r.sessionId) !== undefined);
+  const pool = new SessionPool(sessions, roundZeros, n);
+  const waiting = new Set(roundZeros.slice(pool.initial().length));
+  return { pool, injected: requests.filter((r) => !waiting.has(r)) };
+}
+
 /** `--concurrency` / `--think-time-ms`, checked as the reference does before any workload is built. */
 function concurrencyFlags(f: FlagValues): { users: number; thinkMs: number } {
   const users = f.int('concurrency');
@@ -411,6 +432,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     sessions = new SessionManager(wl.sessions);
     if (wl.followUpBudget >= 0) sessions.setFollowUpBudget(wl.followUpBudget);
   }
+  const poolN = runPoolSize(f, users, sessions !== null, env);
   const recorder = recorderFor(pol, opts);
   // The recorder feeds only the JSON-only sections and the evaluator: the reference text never pays for it.
   const record = outputFormat(f) === 'json' || opts.prefixAudit === true;
@@ -422,9 +444,13 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   if (wl.streamed && sessions === null) {
     ({ cluster: cs, requests: all } = await driveEngineStreaming(full, wl.requests, prepare, env.drive ?? null, opts.onProgress ?? null, wl.total ?? null, wallClockGuard(pol, opts)));
   } else {
-    const requests = materialize(wl.requests, wl.expected ?? null, opts.onGenerate ?? null);
-    cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true, wallClockGuard(pol, opts));
-    all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
+    let requests = materialize(wl.requests, wl.expected ?? null, opts.onGenerate ?? null);
+    const pool = sessions !== null && poolN > 0 ? sessionPool(sessions, requests, poolN) : null;
+    if (pool !== null) requests = pool.injected;
+    const hook = pool !== null ? pool.pool.hook : sessions === null ? null : sessions.hook;
+    cs = await driveEngine(full, requests, hook, prepare, env.drive ?? null, opts.onProgress ?? null, true, wallClockGuard(pol, opts));
+    all = sessions === null ? requests : [...requests, ...(pool?.pool.admitted ?? []), ...sessions.log().followUps];
+    if (pool !== null && pool.pool.unstarted > 0) env.warn(`--concurrent-sessions ${poolN}: ${pool.pool.unstarted} session(s) never started before the horizon`);
   }
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   warnIdlePools(cs, full, f, env);
@@ -581,11 +607,12 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   // --semantics corrected (A2): a row naming an undeclared adapter is refused, as a spec client is.
   if (semanticsFlag(f) === 'corrected') checkAdapterReferences(records.map((r) => ({ kind: `--trace-data ${dataPath}: request_id`, id: String(r.requestId), adapter: r.adapter, model: null })), lora);
   else warnUndeclaredAdapters(records, lora, env);
-  const { requests, sessions } = buildReplayWorkload(f, env, { header, records }, seed, dataPath);
+  const { requests, sessions, pool } = buildReplayWorkload(f, env, { header, records }, seed, dataPath);
   if (latency.profileRange !== undefined) warnProfileLoad(latency.profileRange, arrivalRate(requests.map((r) => r.arrivalTime)), env);
   if (setup.deployment) checkDeploymentRequests(setup.deployment, requests, setup.kv.blockSize);
   // Corrected semantics cover the rounds a closed-loop replay regenerates (the same bound as in fixed mode).
-  const horizon = f.changed('horizon') ? horizonFlag(f) : semanticsFlag(f) === 'corrected' ? recordedReplayHorizon(records) : defaultReplayHorizon(requests);
+  // A session pool drains every session unless --horizon cuts it (upstream #1486).
+  const horizon = f.changed('horizon') ? horizonFlag(f) : pool !== null ? MAX_INT64 : semanticsFlag(f) === 'corrected' ? recordedReplayHorizon(records) : defaultReplayHorizon(requests);
   // Closed-loop replay: follow-up prompts carry earlier rounds' outputs.
   const kv = { ...setup.kv, decodeIdentities: promptsMayRepeatOutputs(requests, sessions !== null) };
   const full: EngineSetup = { ...setup, kv, horizon, policy: pol.policy, scheduler: pol.scheduler, preemptionPolicy: pol.preemptionPolicy, sloPriorities: pol.sloPriorities };
@@ -593,8 +620,10 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const ts = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const holder: { sampler: TimeSeriesSampler | null } = { sampler: null };
   const prepare = withSampler(ts, full, outputFormat(f) === 'json' ? (c) => recorder.attach(c) : null, holder);
-  const cs = await driveEngine(full, requests, sessions === null ? null : sessions.hook, prepare, env.drive ?? null, opts.onProgress ?? null, true, wallClockGuard(pol, opts));
-  const all = sessions === null ? requests : [...requests, ...sessions.log().followUps];
+  const hook = pool !== null ? pool.hook : sessions === null ? null : sessions.hook;
+  const cs = await driveEngine(full, requests, hook, prepare, env.drive ?? null, opts.onProgress ?? null, true, wallClockGuard(pol, opts));
+  const all = sessions === null ? requests : [...requests, ...(pool?.admitted ?? []), ...sessions.log().followUps];
+  if (pool !== null && pool.unstarted > 0) env.warn(`--concurrent-sessions ${pool.size}: ${pool.unstarted} session(s) never started (the --horizon ended the run, or a session never ended)`);
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
   warnIdlePools(cs, full, f, env);
   await env.pause?.();

@@ -30,6 +30,11 @@ export class SequenceSampler implements LengthSampler {
   private index = 0;
   constructor(private readonly values: readonly number[]) {}
 
+  /** The same values from the start, with a cursor of its own (a cloned session must not advance this one's). */
+  clone(): SequenceSampler {
+    return new SequenceSampler(this.values);
+  }
+
   sample(): number {
     if (this.values.length === 0) return 1;
     const v = this.values[this.index % this.values.length] as number;
