@@ -5,6 +5,7 @@
  * running batch's slots (running-batch.ts): a request's object is synced before the KV store or a policy reads it.
  */
 import { PdPart, RequestState, type Request } from '../domain/request.js';
+import { speculativeTokens, type SpeculativeConfig } from './speculative.js';
 import type { KVStore } from '../kv/types.js';
 import { SchedulerDecisionError, type InstanceScheduler, type PreemptionPolicy, type SchedulerContext } from './scheduler.js';
 import type { RunningBatch } from './running-batch.js';
@@ -33,6 +34,8 @@ export interface BatchLimits {
   readonly preemptionPolicy: PreemptionPolicy;
   /** --semantics corrected (docs/reference-differences.md E-rows); read once at construction. Default false. */
   readonly corrected?: boolean;
+  /** Speculative decoding (speculative.ts); absent/null = off (one token per decode step). */
+  readonly speculative?: SpeculativeConfig | null;
 }
 
 export interface BatchOutcome {
@@ -54,6 +57,7 @@ export class BatchFormer {
   private budget = 0;
   private preempted = false;
   private readonly corrected: boolean;
+  private readonly spec: SpeculativeConfig | null;
   private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0, victims: [], neverFits: null };
   private readonly result = { ok: false, adj: 0 };
   /** Phase 1's position when it started on the current request (victims after it hold last step's tokens). */
@@ -78,6 +82,7 @@ export class BatchFormer {
   ) {
     this.prefixReload = kv.prefixReload ?? null;
     this.corrected = limits.corrected === true;
+    this.spec = limits.speculative ?? null;
   }
 
   /**
@@ -145,6 +150,7 @@ export class BatchFormer {
         ct[i] = (ct[i] as number) + n;
       }
       if (p >= inLen && (ol[i] as number) > 0 && !(mml > 0 && p + 1 > mml - 1)) {
+        if (this.spec !== null && this.speculativeDecode(i, p)) continue;
         // The decode token: almost always an append to the request's partial last block, counted here and
         // handed to the KV store in one call per block.
         if ((room[i] as number) > 0) {
@@ -186,6 +192,51 @@ export class BatchFormer {
       this.waitQ.dequeue();
     }
     return out;
+  }
+
+  /**
+   * Speculative decoding: the decode at slot i (progress p) emits g = 1 + its accepted drafts this step (at most
+   * what it still needs, what the token budget allows and what fits the free KV blocks — with look-ahead, g + K
+   * must fit), appended token by token. Returns false, having changed nothing, when not even two tokens fit:
+   * the caller's one-token path (with its preemption) takes over.
+   */
+  private speculativeDecode(i: number, p: number): boolean {
+    const spec = this.spec as SpeculativeConfig;
+    const run = this.run;
+    const kv = this.kv;
+    const req = run.reqs[i] as Request;
+    const mml = this.limits.maxModelLen;
+    let remaining = (run.il[i] as number) + (run.ol[i] as number) - 1 - p;
+    if (mml > 0 && mml - 1 - p < remaining) remaining = mml - 1 - p;
+    let g = speculativeTokens(req.specSteps + 1, spec.accepted, remaining);
+    const ahead = spec.lookahead ? spec.k : 0;
+    const debit = spec.lookahead ? Math.min(spec.k + 1, this.budget) : 0;
+    if (g > this.budget) g = this.budget;
+    run.commitKv(i);
+    req.progressIndex = p;
+    const bs = kv.blockSize;
+    const fill = req.kvTailFill;
+    const spare = fill > 0 && fill < bs ? bs - fill : 0;
+    const free = kv.totalBlocks - kv.usedBlocks();
+    const blocksFor = (t: number): number => (t <= spare ? 0 : Math.ceil((t - spare) / bs));
+    while (g > 1 && blocksFor(g + ahead) > free) g--;
+    req.specSteps++;
+    if (g <= 1) {
+      // One token: the ordinary path (it still counts as a speculative step of the carry).
+      if (debit > 1) this.budget -= debit - 1;
+      return false;
+    }
+    let t = 0;
+    while (t < g && kv.allocate(req, p + t, p + t + 1, EMPTY)) t++;
+    if (t === 0) {
+      req.specSteps--;
+      return false;
+    }
+    run.room[i] = kv.decodeRoom(req, p + t);
+    this.budget -= debit > t ? debit : t;
+    run.nn[i] = t;
+    run.ct[i] = (run.ct[i] as number) + t;
+    return true;
   }
 
   /**

@@ -25,7 +25,7 @@ import type { GpuPhysics, LinkSpec } from '../config/catalog/gpu-physics.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
 import { isMoE } from './layers.js';
 import { architectureOf } from './architecture.js';
-import type { HardwareConfig, LatencyModel, LinearLatency, ModelConfig, StepBatch } from './types.js';
+import { kvElementBytes, type HardwareConfig, type LatencyModel, type LinearLatency, type ModelConfig, type StepBatch } from './types.js';
 
 /** Coefficient names in vector order: the keys of a latency profile's `coefficients`. */
 export const CORRECTED_PHYSICS_COEFFICIENTS = ['compute', 'weight_read', 'kv_read', 'comm', 'step_us', 'request_us', 'frontend_us'] as const;
@@ -57,6 +57,8 @@ export interface CorrectedPhysicsOptions {
   readonly expertParallel?: boolean;
   /** Coefficients by name; missing ones take {@link CORRECTED_PHYSICS_DEFAULTS}. */
   readonly coefficients?: Partial<Record<CorrectedPhysicsCoefficient, number>>;
+  /** Speculative decoding's verify width K+1 (default 1 = off): a decode entry computes w positions. */
+  readonly verifyWidth?: number;
 }
 
 /** Every per-step constant, derived once. Times in µs, rates per µs. */
@@ -91,6 +93,8 @@ interface Plan {
   readonly tpLink: LinkSpec;
   readonly epLink: LinkSpec;
   readonly expertParallel: boolean;
+  /** Verify width of a decode entry (1 without speculative decoding). */
+  readonly w: number;
 }
 
 function fail(code: LatencyErrorCode, field: string, message: string): never {
@@ -168,8 +172,8 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
   const expertParams = mlpMats * d * dFFMoE;
   // KV heads fewer than tp are replicated: each GPU holds at least one.
   const kvPerToken = a.mla
-    ? L * a.kvElementsPerLayer * mc.bytesPerParam
-    : L * 2 * hd * Math.max(kvHeads / tp, 1) * mc.bytesPerParam;
+    ? L * a.kvElementsPerLayer * kvElementBytes(mc)
+    : L * 2 * hd * Math.max(kvHeads / tp, 1) * kvElementBytes(mc);
   const peak = (wbpp === 1 && hw.TFlopsFP8 > 0 ? hw.TFlopsFP8 : hw.TFlopsPeak) * 1e6;
   const bw = hw.BwPeakTBs * 1e6;
   const linkFor = (gpus: number): LinkSpec => (gpus <= perNode ? phys.interconnect.intraNode : phys.interconnect.interNode);
@@ -199,6 +203,7 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     tpLink: linkFor(tp),
     epLink: linkFor(expertGroup),
     expertParallel: opts.expertParallel === true,
+    w: opts.verifyWidth ?? 1,
   };
 }
 
@@ -250,6 +255,11 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
     } else {
       kvTokens += ctx;
       samples++;
+      // Speculative decoding: the decode verifies w = K+1 positions, each through the projections and LM head.
+      if (p.w > 1) {
+        tokens += p.w - t;
+        samples += p.w - 1;
+      }
     }
   }
   const { L } = p;

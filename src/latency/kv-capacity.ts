@@ -10,7 +10,7 @@
 import { architectureOf } from './architecture.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
 import type { KVCapacityParams } from './hf-config.js';
-import type { HardwareConfig, ModelConfig } from './types.js';
+import { kvElementBytes, type HardwareConfig, type ModelConfig } from './types.js';
 
 const ACTIVATION_GIB_DENSE = 5.5;
 const ACTIVATION_GIB_MOE = 8.0;
@@ -20,6 +20,26 @@ const GIB = 2 ** 30;
 
 /** Gated 3-matrix MLP activations; capacity sizing assumes that shape. '' = unspecified, assumed gated. */
 const SWIGLU_FAMILY: ReadonlySet<string> = new Set(['silu', 'swiglu', 'geglu', 'situ', '']);
+
+/** --kv-cache-dtype's accepted values (vLLM's spellings; upstream PR #1646). */
+export const KV_CACHE_DTYPES = ['auto', 'fp8', 'fp8_e4m3', 'fp8_e5m2', 'bf16', 'fp16', 'fp32'] as const;
+
+/** KV bytes per element of a --kv-cache-dtype value; undefined for `auto` (the model's own dtype). */
+export function kvCacheDtypeBytes(dtype: string): number | undefined {
+  switch (dtype) {
+    case 'fp8':
+    case 'fp8_e4m3':
+    case 'fp8_e5m2':
+      return 1;
+    case 'bf16':
+    case 'fp16':
+      return 2;
+    case 'fp32':
+      return 4;
+    default:
+      return undefined;
+  }
+}
 
 function bad(field: string, message: string): never {
   throw new LatencyConfigError(LatencyErrorCode.InvalidKVCapacityInput, field, `KV capacity: ${message}`);
@@ -31,7 +51,7 @@ function effectiveHeadDim(mc: ModelConfig): number {
 }
 
 /**
- * Per-GPU KV bytes per token. MLA models store one compressed latent per layer, replicated on every TP rank;
+ * Per-GPU KV bytes per token (elements of --kv-cache-dtype's size: the model's dtype unless set). MLA models store one compressed latent per layer, replicated on every TP rank;
  * others store K and V per KV head, sharded by TP (optimistic when KV heads < tp, as in the reference).
  */
 export function kvBytesPerToken(mc: ModelConfig, tp: number, corrected = false): number {
@@ -43,7 +63,7 @@ export function kvBytesPerToken(mc: ModelConfig, tp: number, corrected = false):
     bad('torch_dtype', `bytes per parameter must be > 0, got ${mc.bytesPerParam} (set torch_dtype)`);
   }
   if (mc.kvLoraRank > 0) {
-    const perToken = mc.numLayers * (mc.kvLoraRank + mc.qkRopeHeadDim) * mc.bytesPerParam;
+    const perToken = mc.numLayers * (mc.kvLoraRank + mc.qkRopeHeadDim) * kvElementBytes(mc);
     if (perToken <= 0) bad('qk_rope_head_dim', `MLA latent width kv_lora_rank + qk_rope_head_dim must be > 0`);
     return perToken;
   }
@@ -58,7 +78,7 @@ export function kvBytesPerToken(mc: ModelConfig, tp: number, corrected = false):
   if (kvHeads >= tp && kvHeads % tp !== 0) {
     bad('tp', `num_key_value_heads (${kvHeads}) must be divisible by tp (${tp})`);
   }
-  const perGPU = (mc.numLayers * 2.0 * effectiveHeadDim(mc) * (corrected ? Math.max(kvHeads, tp) : kvHeads) * mc.bytesPerParam) / tp;
+  const perGPU = (mc.numLayers * 2.0 * effectiveHeadDim(mc) * (corrected ? Math.max(kvHeads, tp) : kvHeads) * kvElementBytes(mc)) / tp;
   if (perGPU <= 0) bad('num_key_value_heads', `per-token KV bytes came out as ${perGPU}; check head_dim and torch_dtype`);
   return perGPU;
 }

@@ -33,9 +33,15 @@ export interface TrainedPhysicsOptions {
    * `first_k_dense_replace`, Llama 4 interleaving and MLA's compressed KV traffic.
    */
   readonly corrected?: boolean;
+  /**
+   * Speculative decoding's verify width K+1 (default 1 = off): a decode entry is priced as that many tokens in
+   * the decode projection/MLP FLOPs and KV write traffic; its attention (one shared context read per step), the
+   * weight load, communication and per-request terms are not scaled (upstream PR #1538).
+   */
+  readonly verifyWidth?: number;
 }
 
-/** KV cache elements are 16-bit whatever the weight precision. */
+/** KV cache elements are 16-bit whatever the weight precision (unless --kv-cache-dtype sets them). */
 const KV_ELEMENT_BYTES = 2.0;
 
 function fail(code: LatencyErrorCode, field: string, message: string): never {
@@ -109,6 +115,10 @@ interface Plan {
   readonly prefillSplit: boolean;
   readonly decodeSplit: boolean;
   readonly interleaved: boolean;
+  /** KV bytes per element: 2, or --kv-cache-dtype's. */
+  readonly kvBytes: number;
+  /** Verify width of a decode entry (1 without speculative decoding). */
+  readonly w: number;
 }
 
 function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Plan {
@@ -173,6 +183,8 @@ function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Pl
     prefillSplit: given >= 9,
     decodeSplit: given >= 10,
     interleaved: mc.interleaveMoELayerStep > 0 && moe,
+    kvBytes: mc.kvBytesPerElement ?? KV_ELEMENT_BYTES,
+    w: opts.verifyWidth ?? 1,
   };
 }
 
@@ -240,15 +252,17 @@ function stepTime(p: Plan, batch: StepBatch, extraDc = 0, extraCtx = 0): number 
     const proj = (L * 2 * pf * d * p.projWidth) / tpdp;
     tPfCompute = (proj + (L * attn) / dp + ffnFlops(p, pf)) / p.flopsPerUs;
     // L·kvW = L·2·(dKV/tpdp) in the reference: doubling is exact, so the product rounds the same.
-    tPfKv = (L * p.kvW * pf * KV_ELEMENT_BYTES) / p.bytesPerUs;
+    tPfKv = (L * p.kvW * pf * p.kvBytes) / p.bytesPerUs;
   }
   let tDcCompute = 0;
   let tDcKv = 0;
   if (dc > 0) {
-    const proj = (L * 2 * dc * d * p.projWidth) / tpdp;
+    // Speculative decoding: each decode verifies w = K+1 positions (dcw = dc exactly when w = 1).
+    const dcw = dc * p.w;
+    const proj = (L * 2 * dcw * d * p.projWidth) / tpdp;
     const attnDc = (L * 4 * p.hPerGPU * sumCtx * p.dH) / dp;
-    tDcCompute = (proj + attnDc + ffnFlops(p, dc)) / p.flopsPerUs;
-    tDcKv = (L * p.kvW * KV_ELEMENT_BYTES * (sumCtx + dc)) / p.bytesPerUs;
+    tDcCompute = (proj + attnDc + ffnFlops(p, dcw)) / p.flopsPerUs;
+    tDcKv = (L * p.kvW * p.kvBytes * (sumCtx + dcw)) / p.bytesPerUs;
   }
 
   const tokens = pf + dc;

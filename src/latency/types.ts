@@ -115,6 +115,16 @@ export interface ModelConfig {
   mlpOnlyLayers?: readonly number[];
   /** DeepSeek moe_layer_freq: after the leading dense layers, every n-th layer has experts; absent = 1. */
   moeLayerFreq?: number;
+  /**
+   * KV-cache bytes per element from --kv-cache-dtype (fp8 = 1, bf16/fp16 = 2, fp32 = 4); absent (`auto`) = the
+   * model's own precision (bytesPerParam; trained-physics' fixed 2 bytes).
+   */
+  kvBytesPerElement?: number;
+}
+
+/** KV-cache bytes per element: --kv-cache-dtype's, else the model's dtype. */
+export function kvElementBytes(mc: ModelConfig): number {
+  return mc.kvBytesPerElement ?? mc.bytesPerParam;
 }
 
 /** GPU facts (reference hardware_config.json fields). */

@@ -212,6 +212,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           holdPrefillKV: pd?.beyond?.ownership === 'single',
           ...(corrected ? { corrected } : {}),
           ...(setup.lazyDecode === false ? { lazyDecode: false } : {}),
+          ...(setup.speculative ? { speculative: setup.speculative } : {}),
         },
         createKVStore(kvStoreConfig(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks })),
         latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),

@@ -11,7 +11,7 @@ import { showValue } from '../domain/errors.js';
 import { closestNames, didYouMean } from '../domain/suggest.js';
 import { createBlackboxModel } from '../latency/blackbox.js';
 import { applyWeightPrecisionFallback, extractKVCapacityParams, parseHFConfig } from '../latency/hf-config.js';
-import { calculateKVBlocks, resolveMaxModelLen } from '../latency/kv-capacity.js';
+import { calculateKVBlocks, kvCacheDtypeBytes, resolveMaxModelLen } from '../latency/kv-capacity.js';
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
@@ -58,6 +58,10 @@ export interface LatencyInput {
   readonly corrected?: boolean;
   /** A fitted latency profile (--latency-profile): selects corrected-physics with its coefficients. */
   readonly profile?: { readonly profile: LatencyProfile; readonly label: string };
+  /** --kv-cache-dtype: KV bytes per element (absent or 'auto' = the model's dtype). */
+  readonly kvCacheDtype?: string;
+  /** Speculative decoding's verify width K+1 (absent or 1 = off). */
+  readonly verifyWidth?: number;
 }
 
 export interface ResolvedLatency {
@@ -137,7 +141,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
 
   if (backend === 'blackbox') {
     if (!inp.betaExplicit) throw new ConfigError('bad-flag', '--latency-model blackbox needs --alpha-coeffs and --beta-coeffs (β0 + β1·prefill tokens + β2·decode tokens)');
-    const latency = createBlackboxModel({ alpha: inp.alpha, beta: inp.beta });
+    const latency = createBlackboxModel({ alpha: inp.alpha, beta: inp.beta, ...widthOpt(inp) });
     return {
       backend, latency, model, hardware: inp.hardware, tp: inp.tp, modelConfig: null, hardwareConfig: null,
       totalKvBlocks: inp.totalKvBlocks, maxModelLen: inp.maxModelLen, warnings, info: [],
@@ -205,7 +209,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   // GPT-NeoX, Falcon, Qwen-MoE/DeepSeek layer placement); the reference's parser reads the common keys only.
   const families = backend === 'corrected-physics' || inp.corrected === true;
   const parseOpts = families ? { families: true } : {};
-  const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label, parseOpts), model);
+  const mc = withKvCacheDtype(applyWeightPrecisionFallback(parseHFConfig(raw, label, parseOpts), model), inp.kvCacheDtype);
   const info: string[] = [];
   const userEntry = inp.userHardware?.get(gpu);
   const canonical = canonicalGpuName(gpu);
@@ -260,10 +264,10 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   }
   if (inp.profile !== undefined) warnings.push(...profileMismatch(inp.profile, model, gpu, tp));
   const latency = backend === 'roofline'
-    ? createRooflineModel({ model: mc, hardware: hw, tp, alpha, corrected: inp.corrected === true })
+    ? createRooflineModel({ model: mc, hardware: hw, tp, alpha, corrected: inp.corrected === true, ...widthOpt(inp) })
     : backend === 'corrected-physics'
-      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: inp.profile?.profile.coefficients ?? {} })
-      : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true });
+      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: inp.profile?.profile.coefficients ?? {}, ...widthOpt(inp) })
+      : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true, ...widthOpt(inp) });
   return {
     backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings, info,
     alpha, beta, kvParams, findHardware: hardwareFinder(inp), architecture: mc,
@@ -294,7 +298,18 @@ function hardwareFinder(inp: LatencyInput): (gpu: string) => HardwareConfig | un
 function architectureOf(inp: LatencyInput, model: string): ModelConfig | null {
   const raw = inp.userModelConfig?.raw ?? findCatalogModel(model)?.config;
   if (raw === undefined) return null;
-  return applyWeightPrecisionFallback(parseHFConfig(raw, inp.userModelConfig?.label ?? `catalog:${model}`, inp.corrected === true ? { families: true } : {}), model);
+  return withKvCacheDtype(applyWeightPrecisionFallback(parseHFConfig(raw, inp.userModelConfig?.label ?? `catalog:${model}`, inp.corrected === true ? { families: true } : {}), model), inp.kvCacheDtype);
+}
+
+/** The verify-width option of a latency model: absent when speculative decoding is off (the models' default 1). */
+function widthOpt(inp: LatencyInput): { verifyWidth?: number } {
+  return inp.verifyWidth !== undefined && inp.verifyWidth > 1 ? { verifyWidth: inp.verifyWidth } : {};
+}
+
+/** `mc` with --kv-cache-dtype's KV element size; unchanged for `auto` (or none). */
+export function withKvCacheDtype(mc: ModelConfig, dtype: string | undefined): ModelConfig {
+  const bytes = dtype === undefined ? undefined : kvCacheDtypeBytes(dtype);
+  return bytes === undefined ? mc : { ...mc, kvBytesPerElement: bytes };
 }
 
 /**
