@@ -15,6 +15,7 @@ const slowHw: HardwareConfig = { TFlopsPeak: 1e-3, TFlopsFP8: 0, BwPeakTBs: 1e-3
 const price = (m: LatencyModel, batch: Request[]): number => m.stepTime(stepBatchOf(batch, batch.length));
 /** One decode at context 100 (prompt 50, 50 tokens out so far). */
 const oneDecode = (): Request[] => [req(50, 200, 100, 1)];
+const decodeReq = (): Request => req(50, 200, 100, 1);
 
 describe('speculative decoding: a decode step is priced at verify width w = K+1', () => {
   it('trained-physics, by hand: only the decode projection/MLP FLOPs and KV write traffic scale by w', () => {
@@ -34,12 +35,12 @@ describe('speculative decoding: a decode step is priced at verify width w = K+1'
     expect(fixed(4)).toBe(fixed(1));
     // The aggregate pricing of steady decodes (stepTimeWithDecodes) agrees with the listed batch.
     const m = tp(4);
-    expect(m.stepTimeWithDecodes!(stepBatchOf([], 0), 3, 300)).toBe(price(m, times(3, oneDecode).flat()));
+    expect(m.stepTimeWithDecodes!(stepBatchOf([], 0), 3, 300)).toBe(price(m, times(3, decodeReq)));
   });
 
   it('blackbox, by hand: β0 + β2·(decodes·w)', () => {
     const bb = (w: number): LatencyModel => createBlackboxModel({ alpha: [0, 0, 0], beta: [1000, 3, 10], verifyWidth: w });
-    const batch = [...times(3, oneDecode).flat(), req(40, 5, 0, 40)];
+    const batch = [...times(3, decodeReq), req(40, 5, 0, 40)];
     // 1000 + 3·40 prefill + 10·3·4 = 1240; at w=1: 1000 + 120 + 30 = 1150.
     expect(price(bb(4), batch)).toBe(1240);
     expect(price(bb(1), batch)).toBe(1150);

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { main } from '../cli/main.js';
+import { simulate, type SimulationConfig } from './simulate.js';
+
+const MODEL = 'meta-llama/llama-3.1-8b-instruct';
+const SPEC = [
+  'version: "2"', 'seed: 7', 'aggregate_rate: 12', 'num_requests: 150', 'clients:', '  - id: a', '    rate_fraction: 1',
+  '    arrival: {process: poisson}', '    input_distribution: {type: constant, params: {value: 300}}',
+  '    output_distribution: {type: constant, params: {value: 120}}',
+].join('\n');
+const base = { mode: 'run' as const, model: MODEL, workloadSpec: 'w.yaml', files: { 'w.yaml': SPEC } };
+
+interface Row { itl_ms: number; e2e_ms: number; ttft_ms: number }
+
+async function run(extra: Partial<SimulationConfig> = {}): Promise<{ m: Record<string, number>; rows: Row[] }> {
+  const r = await simulate({ ...base, ...extra, outputs: { metrics: true } });
+  const rows = (JSON.parse(r.files.metrics!) as { requests: Row[] }).requests;
+  return { m: r.metrics as unknown as Record<string, number>, rows };
+}
+const mean = (v: number[]): number => v.reduce((s, x) => s + x, 0) / v.length;
+
+describe('speculative decoding end to end', () => {
+  it('K=3 with α=0.7 lowers the per-token ITL (TPOT) and E2E of the same workload; every output token is counted once', async () => {
+    const off = await run();
+    const on = await run({ numSpeculativeTokens: 3, speculativeAcceptanceRate: 0.7, speculativeMethod: 'mtp' });
+    expect(on.m['completed_requests']).toBe(150);
+    expect(on.m['total_output_tokens']).toBe(off.m['total_output_tokens']);
+    expect(on.m['e2e_mean_ms']).toBeLessThan(off.m['e2e_mean_ms']!);
+    // The per-request ITL is (E2E − TTFT) over the output's gaps: per token, so ~3.1 tokens per verify cut it.
+    const tpotOff = mean(off.rows.map((r) => r.itl_ms));
+    const tpotOn = mean(on.rows.map((r) => r.itl_ms));
+    expect(tpotOn).toBeLessThan(tpotOff / 2);
+    // Deterministic: the same run twice gives the same numbers.
+    expect((await run({ numSpeculativeTokens: 3, speculativeAcceptanceRate: 0.7 })).m).toEqual(on.m);
+  });
+
+  it('acceptance in the documented direction: α=0 only pays the verify width; a per-position curve sits between', async () => {
+    const off = await run();
+    const zero = await run({ numSpeculativeTokens: 3, speculativeAcceptanceRate: 0 });
+    const full = await run({ numSpeculativeTokens: 3, speculativeAcceptanceRate: 1 });
+    const curve = await run({ speculativeAcceptanceRates: [0.8, 0.6, 0.4] });
+    expect(zero.m['e2e_mean_ms']).toBeGreaterThan(off.m['e2e_mean_ms']!);
+    expect(full.m['e2e_mean_ms']).toBeLessThan(curve.m['e2e_mean_ms']!);
+    expect(curve.m['e2e_mean_ms']).toBeLessThan(off.m['e2e_mean_ms']!);
+    expect(curve.m['total_output_tokens']).toBe(off.m['total_output_tokens']);
+  });
+
+  it('every latency backend and corrected semantics (K+1 budget, look-ahead KV) run it and keep the token count', async () => {
+    for (const latencyModel of ['roofline', 'corrected-physics', 'blackbox'] as const) {
+      const coeffs = latencyModel === 'blackbox' ? { alphaCoeffs: [0, 0, 0], betaCoeffs: [2000, 2, 30] } : {};
+      const off = await run({ latencyModel, ...coeffs });
+      const on = await run({ latencyModel, ...coeffs, numSpeculativeTokens: 2, speculativeAcceptanceRate: 0.8 });
+      expect(on.m['total_output_tokens']).toBe(off.m['total_output_tokens']);
+      expect(on.m['e2e_mean_ms']).toBeLessThan(off.m['e2e_mean_ms']!);
+    }
+    const ref = await run({ numSpeculativeTokens: 3, speculativeAcceptanceRate: 0.7, maxNumBatchedTokens: 256 });
+    const cor = await run({ numSpeculativeTokens: 3, speculativeAcceptanceRate: 0.7, maxNumBatchedTokens: 256, semantics: 'corrected' });
+    expect(cor.m['completed_requests']).toBe(150);
+    expect(cor.m['total_output_tokens']).toBe(ref.m['total_output_tokens']);
+  });
+
+  it('--kv-cache-dtype fp8 doubles the auto-sized cache; auto changes nothing', async () => {
+    const info: string[] = [];
+    const blocks = async (args: string[]): Promise<number> => {
+      info.length = 0;
+      const code = await main(['run', '--model', MODEL, '--num-requests', '5', '--log', 'info', ...args], { stdout: () => undefined, warn: (t) => info.push(t), error: (t) => info.push(t), logInfo: (t) => info.push(t) });
+      expect(code).toBe(0);
+      const line = info.find((l) => / KV blocks of /.test(l)) ?? '';
+      return Number(/(\d+) KV blocks of/.exec(line)?.[1]);
+    };
+    expect(await blocks([])).toBe(26312);
+    expect(await blocks(['--kv-cache-dtype', 'auto'])).toBe(26312);
+    expect(await blocks(['--kv-cache-dtype', 'fp8'])).toBe(52625);
+    const a = await run();
+    const b = await run({ kvCacheDtype: 'auto' });
+    expect(b.m).toEqual(a.m);
+  });
+});
+
+describe('speculative decoding and --kv-cache-dtype: one clear error per bad value, naming the flag (exit 2)', () => {
+  it.each([
+    [['--num-speculative-tokens', '3'], /^--num-speculative-tokens 3 needs --speculative-acceptance-rate/],
+    [['--speculative-acceptance-rate', '0.5'], /^--speculative-acceptance-rate needs --num-speculative-tokens > 0/],
+    [['--num-speculative-tokens', '3', '--speculative-acceptance-rate', '1.5'], /^--speculative-acceptance-rate must be in \[0, 1\], got 1.5/],
+    [['--num-speculative-tokens', '-1'], /^--num-speculative-tokens must be >= 0/],
+    [['--num-speculative-tokens', '2', '--speculative-acceptance-rate', '0.5', '--speculative-method', 'lookahead'], /--speculative-method/],
+    [['--speculative-method', 'mtp'], /^--speculative-method needs --num-speculative-tokens > 0/],
+    [['--speculative-acceptance-rates', '0.8,1.2'], /^--speculative-acceptance-rates element 2 must be in \[0, 1\], got 1.2/],
+    [['--speculative-acceptance-rates', '0.8,0.6', '--num-speculative-tokens', '3'], /^--speculative-acceptance-rates has 2 rates but --num-speculative-tokens is 3/],
+    [['--speculative-acceptance-rates', '0.8', '--speculative-acceptance-rate', '0.8'], /^--speculative-acceptance-rates and --speculative-acceptance-rate both set/],
+    [['--num-speculative-tokens', '2', '--speculative-acceptance-rate', '0.5', '--scheduling-mode', 'prefill-first'], /^--num-speculative-tokens cannot be combined with --scheduling-mode prefill-first/],
+    [['--kv-cache-dtype', 'int4'], /--kv-cache-dtype/],
+  ])('%j', async (args, want) => {
+    const errs: string[] = [];
+    const code = await main(['run', '--model', MODEL, '--num-requests', '5', ...args], { stdout: () => undefined, warn: () => undefined, error: (t) => errs.push(t) });
+    expect(code).toBe(2);
+    expect(errs.join('').split('\n').filter((l) => l !== '')).toHaveLength(1);
+    expect(errs.join('')).toMatch(want);
+  });
+});
