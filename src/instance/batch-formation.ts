@@ -150,7 +150,11 @@ export class BatchFormer {
         ct[i] = (ct[i] as number) + n;
       }
       if (p >= inLen && (ol[i] as number) > 0 && !(mml > 0 && p + 1 > mml - 1)) {
-        if (this.spec !== null && this.speculativeDecode(i, p)) continue;
+        if (this.spec !== null) {
+          const handled = this.speculativeDecode(i, p);
+          i -= this.result.adj;
+          if (handled) continue;
+        }
         // The decode token: almost always an append to the request's partial last block, counted here and
         // handed to the KV store in one call per block.
         if ((room[i] as number) > 0) {
@@ -196,14 +200,17 @@ export class BatchFormer {
 
   /**
    * Speculative decoding: the decode at slot i (progress p) emits g = 1 + its accepted drafts this step (at most
-   * what it still needs, what the token budget allows and what fits the free KV blocks — with look-ahead, g + K
-   * must fit), appended token by token. Returns false, having changed nothing, when not even two tokens fit:
-   * the caller's one-token path (with its preemption) takes over.
+   * what it still needs, what the token budget allows and what fits the free KV blocks), appended token by token.
+   * With look-ahead (corrected semantics) it takes K+1 tokens of budget and its K look-ahead slots must fit
+   * beside the g tokens: other requests are preempted (the preemption policy's victims, never this one) until
+   * one token plus the look-ahead fits, and g shrinks until g + K fits. Returns false when not even two tokens
+   * fit: the caller's one-token path (with its preemption) takes over. `this.result.adj`: slots freed before i.
    */
   private speculativeDecode(i: number, p: number): boolean {
     const spec = this.spec as SpeculativeConfig;
     const run = this.run;
     const kv = this.kv;
+    this.result.adj = 0;
     const req = run.reqs[i] as Request;
     const mml = this.limits.maxModelLen;
     let remaining = (run.il[i] as number) + (run.ol[i] as number) - 1 - p;
@@ -217,8 +224,17 @@ export class BatchFormer {
     const bs = kv.blockSize;
     const fill = req.kvTailFill;
     const spare = fill > 0 && fill < bs ? bs - fill : 0;
-    const free = kv.totalBlocks - kv.usedBlocks();
     const blocksFor = (t: number): number => (t <= spare ? 0 : Math.ceil((t - spare) / bs));
+    if (ahead > 0) {
+      // vLLM reserves the look-ahead slots before acceptance is known (upstream's known gap #1627).
+      while (blocksFor(1 + ahead) > kv.totalBlocks - kv.usedBlocks() && run.reqs.length > 1) {
+        const v = this.victimIndex();
+        if (run.reqs[v] === req) break;
+        this.evict(v, i);
+      }
+    }
+    const at = i - this.result.adj;
+    const free = kv.totalBlocks - kv.usedBlocks();
     while (g > 1 && blocksFor(g + ahead) > free) g--;
     req.specSteps++;
     if (g <= 1) {
@@ -232,10 +248,10 @@ export class BatchFormer {
       req.specSteps--;
       return false;
     }
-    run.room[i] = kv.decodeRoom(req, p + t);
+    run.room[at] = kv.decodeRoom(req, p + t);
     this.budget -= debit > t ? debit : t;
-    run.nn[i] = t;
-    run.ct[i] = (run.ct[i] as number) + t;
+    run.nn[at] = t;
+    run.ct[at] = (run.ct[at] as number) + t;
     return true;
   }
 
@@ -487,33 +503,43 @@ export class BatchFormer {
         res.ok = false;
         return res;
       }
-      this.preempted = true;
-      const victimIdx = this.victimIndex();
-      // Only a request phase 1 has reached holds this step's tokens (the others' are last step's).
-      const refund = victimIdx <= this.visited - res.adj ? (run.nn[victimIdx] as number) : 0;
-      const victim = run.removeAt(victimIdx);
-      if (victimIdx < reqIndex - res.adj) res.adj++;
-      this.outcome.preemptions++;
-      this.outcome.victims.push(victim);
-      if (refund > 0) this.budget += refund;
-      victim.numNewTokens = 0;
-      victim.state = RequestState.Queued;
-      victim.progressIndex = 0;
-      victim.itlRuns = null;
-      victim.itlCount = 0;
-      victim.itlSum = 0;
-      victim.itlExtra = null;
-      victim.stallTicks = 0;
-      victim.ttftSet = false;
-      this.kv.release(victim);
-      victim.computedTokens = 0;
-      this.waitQ.prependFront(victim);
+      const victim = this.evict(this.victimIndex(), reqIndex);
       if (victim === req) {
         if (end > this.kv.totalBlocks * this.kv.blockSize) this.outcome.neverFits = req;
         res.ok = false;
         return res;
       }
     }
+  }
+
+  /**
+   * Preempts the request at slot `victimIdx` (back to the wait queue's front, its KV released); `res.adj` counts
+   * the slots freed before `reqIndex`, the request phase 1 is working on.
+   */
+  private evict(victimIdx: number, reqIndex: number): Request {
+    const run = this.run;
+    const res = this.result;
+    this.preempted = true;
+    // Only a request phase 1 has reached holds this step's tokens (the others' are last step's).
+    const refund = victimIdx <= this.visited - res.adj ? (run.nn[victimIdx] as number) : 0;
+    const victim = run.removeAt(victimIdx);
+    if (victimIdx < reqIndex - res.adj) res.adj++;
+    this.outcome.preemptions++;
+    this.outcome.victims.push(victim);
+    if (refund > 0) this.budget += refund;
+    victim.numNewTokens = 0;
+    victim.state = RequestState.Queued;
+    victim.progressIndex = 0;
+    victim.itlRuns = null;
+    victim.itlCount = 0;
+    victim.itlSum = 0;
+    victim.itlExtra = null;
+    victim.stallTicks = 0;
+    victim.ttftSet = false;
+    this.kv.release(victim);
+    victim.computedTokens = 0;
+    this.waitQ.prependFront(victim);
+    return victim;
   }
 }
 

@@ -59,6 +59,18 @@ describe('speculative decoding end to end', () => {
     expect(cor.m['total_output_tokens']).toBe(ref.m['total_output_tokens']);
   });
 
+  it('corrected semantics reserve the K look-ahead KV slots (beyond upstream #1627): more preemptions when KV is short', async () => {
+    const tight = { numRequests: 500, rate: 40, totalKvBlocks: 1500 };
+    const preemptions = async (extra: Partial<SimulationConfig>): Promise<number> => (await simulate({ mode: 'run', model: MODEL, ...tight, ...extra })).metrics.preemption_count;
+    const spec = { numSpeculativeTokens: 3, speculativeAcceptanceRate: 0.7 };
+    // Corrected semantics change more than the look-ahead; their preemption count without speculation is the
+    // baseline (531 vs the reference's 543 here). With K=3 the look-ahead slots held for every running decode add
+    // preemptions the reference's accounting by emitted tokens does not have (418 vs 362).
+    const offDiff = (await preemptions({ semantics: 'corrected' })) - (await preemptions({}));
+    const specDiff = (await preemptions({ ...spec, semantics: 'corrected' })) - (await preemptions(spec));
+    expect(specDiff).toBeGreaterThan(offDiff + 20);
+  });
+
   it('--kv-cache-dtype fp8 doubles the auto-sized cache; auto changes nothing', async () => {
     const info: string[] = [];
     const blocks = async (args: string[]): Promise<number> => {
