@@ -6,8 +6,7 @@
  * after n steps it has emitted n + ⌊n·a⌋, never more than it still needs (the final step emits what is left).
  */
 
-/** --speculative-method's labels (upstream's: the first four are vLLM's method names, `draft` its draft_model). */
-export const SPECULATIVE_METHODS = ['mtp', 'eagle', 'medusa', 'ngram', 'draft'] as const;
+export { SPECULATIVE_METHODS } from '../domain/engine-features.js';
 
 export interface SpeculativeConfig {
   /** Draft tokens per step (K >= 1). */

@@ -21,25 +21,7 @@ const GIB = 2 ** 30;
 /** Gated 3-matrix MLP activations; capacity sizing assumes that shape. '' = unspecified, assumed gated. */
 const SWIGLU_FAMILY: ReadonlySet<string> = new Set(['silu', 'swiglu', 'geglu', 'situ', '']);
 
-/** --kv-cache-dtype's accepted values (vLLM's spellings; upstream PR #1646). */
-export const KV_CACHE_DTYPES = ['auto', 'fp8', 'fp8_e4m3', 'fp8_e5m2', 'bf16', 'fp16', 'fp32'] as const;
-
-/** KV bytes per element of a --kv-cache-dtype value; undefined for `auto` (the model's own dtype). */
-export function kvCacheDtypeBytes(dtype: string): number | undefined {
-  switch (dtype) {
-    case 'fp8':
-    case 'fp8_e4m3':
-    case 'fp8_e5m2':
-      return 1;
-    case 'bf16':
-    case 'fp16':
-      return 2;
-    case 'fp32':
-      return 4;
-    default:
-      return undefined;
-  }
-}
+export { KV_CACHE_DTYPES, kvCacheDtypeBytes } from '../domain/engine-features.js';
 
 function bad(field: string, message: string): never {
   throw new LatencyConfigError(LatencyErrorCode.InvalidKVCapacityInput, field, `KV capacity: ${message}`);

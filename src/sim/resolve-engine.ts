@@ -188,7 +188,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   // corrected-physics models vLLM V1, whose scheduler runs one step ahead; the reference's models keep sync.
   const schedulingMode: SchedulingMode = modeText !== '' ? (modeText as SchedulingMode) : latency.backend === 'corrected-physics' ? 'async' : 'sync';
   const speculative = resolveSpeculative(f, semantics === 'corrected');
-  if (speculative !== null && schedulingMode === 'prefill-first') {
+  if ((speculative !== null || dep?.engine.pools.some((p) => (p.overrides.speculative ?? null) !== null) === true) && schedulingMode === 'prefill-first') {
     throw new ConfigError('bad-flag', '--num-speculative-tokens cannot be combined with --scheduling-mode prefill-first (vLLM V0 without chunked prefill); use sync or async', { field: '--num-speculative-tokens' });
   }
   const bw = f.float('kv-transfer-bandwidth');

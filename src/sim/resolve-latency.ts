@@ -93,6 +93,8 @@ export interface ResolvedLatency {
   readonly correctedCoefficients: Readonly<Record<string, number>>;
   /** The --latency-profile file and the load it was fitted on (absent without a profile or a recorded range). */
   readonly profileRange?: { readonly label: string; readonly range: ProfileRange };
+  /** Speculative decoding's verify width K+1 the models were built with (absent = off), for pools' own models. */
+  readonly verifyWidth?: number;
 }
 
 function allZeros(v: readonly number[]): boolean {
@@ -272,6 +274,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings, info,
     alpha, beta, kvParams, findHardware: hardwareFinder(inp), architecture: mc,
     correctedCoefficients: inp.profile?.profile.coefficients ?? {},
+    ...widthOpt(inp),
     ...(inp.profile?.profile.range !== undefined ? { profileRange: { label: inp.profile.label, range: inp.profile.profile.range } } : {}),
   };
 }

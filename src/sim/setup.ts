@@ -85,6 +85,8 @@ export interface InstanceOverrides {
   readonly maxModelLen: number;
   readonly tp: number;
   readonly gpuType: string;
+  /** Speculative decoding of the pool's configuration (null = off there); absent = the run's. */
+  readonly speculative?: SpeculativeConfig | null;
 }
 
 /** Prefill/decode disaggregation, resolved (reference flags --prefill-instances ... --decode-max-model-len). */

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
 import { simulate, type SimulationConfig } from './simulate.js';
@@ -86,6 +89,41 @@ describe('speculative decoding end to end', () => {
     const a = await run();
     const b = await run({ kvCacheDtype: 'auto' });
     expect(b.m).toEqual(a.m);
+  });
+});
+
+describe('deployment files: per-configuration speculative decoding and KV dtype', () => {
+  const dep = (fields: string): string => [
+    'models:', `  - name: ${MODEL}`, '    configurations:', '      - name: a', '        hardware: H100', '        replicas: 2', fields,
+  ].join('\n');
+  const runDep = async (fields: string, extra: Partial<SimulationConfig> = {}): Promise<Record<string, number>> =>
+    (await simulate({ ...base, ...extra, deployment: 'd.yaml', files: { ...base.files, 'd.yaml': dep(fields) } })).metrics as unknown as Record<string, number>;
+
+  it('a configuration\'s num_speculative_tokens / speculative_acceptance_rate act as the flags do; 0 turns the flags off there', async () => {
+    const off = await runDep('');
+    const on = await runDep('        num_speculative_tokens: 3\n        speculative_acceptance_rate: 0.7\n        speculative_method: mtp');
+    expect(on['total_output_tokens']).toBe(off['total_output_tokens']);
+    expect(on['e2e_mean_ms']).toBeLessThan(off['e2e_mean_ms']!);
+    const flags = await runDep('', { numSpeculativeTokens: 3, speculativeAcceptanceRate: 0.7 });
+    expect(flags).toEqual(on);
+    const zero = await runDep('        num_speculative_tokens: 0', { numSpeculativeTokens: 3, speculativeAcceptanceRate: 0.7 });
+    expect(zero).toEqual(off);
+  });
+
+  it('kv_cache_dtype sizes that configuration\'s cache as --kv-cache-dtype does', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'blis-spec-'));
+    const blocksOf = async (fields: string, args: string[] = []): Promise<number> => {
+      const file = path.join(dir, 'd.yaml');
+      writeFileSync(file, dep(fields));
+      const lines: string[] = [];
+      const code = await main(['run', '--model', MODEL, '--num-requests', '5', '--log', 'info', '--deployment', file, ...args], { stdout: () => undefined, warn: (t) => lines.push(t), error: (t) => lines.push(t), logInfo: (t) => lines.push(t) });
+      expect(code, lines.join('\n')).toBe(0);
+      return Number(/(\d+) KV blocks of/.exec(lines.find((l) => / KV blocks of /.test(l)) ?? '')?.[1]);
+    };
+    expect(await blocksOf('')).toBe(26312);
+    expect(await blocksOf('        kv_cache_dtype: fp8')).toBe(52625);
+    expect(await blocksOf('', ['--kv-cache-dtype', 'fp8'])).toBe(52625);
+    expect(await blocksOf('        kv_cache_dtype: auto', ['--kv-cache-dtype', 'fp8'])).toBe(26312);
   });
 });
 
