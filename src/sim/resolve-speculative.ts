@@ -23,6 +23,7 @@ export function resolveSpeculative(f: FlagValues, corrected: boolean): Speculati
   const rates = f.floats('speculative-acceptance-rates');
   const method = f.str('speculative-method');
   if (rates.length > 0) {
+    if (rates.length > 64) throw bad('--speculative-acceptance-rates', `has ${rates.length} rates; at most 64 draft positions`);
     if (rateGiven) throw bad('--speculative-acceptance-rates', 'and --speculative-acceptance-rate both set the acceptance: give one');
     rates.forEach((a, i) => {
       if (!(a >= 0 && a <= 1)) throw bad('--speculative-acceptance-rates', `element ${i + 1} must be in [0, 1], got ${a}`);
@@ -33,7 +34,8 @@ export function resolveSpeculative(f: FlagValues, corrected: boolean): Speculati
     k = rates.length;
   }
   if (k === 0) {
-    if (rateGiven) throw bad('--speculative-acceptance-rate', 'needs --num-speculative-tokens > 0 (speculative decoding is off)');
+    // As upstream: a rate of 0 without drafts is harmless; any other is a mistake.
+    if (rateGiven && f.float('speculative-acceptance-rate') !== 0) throw bad('--speculative-acceptance-rate', 'needs --num-speculative-tokens > 0 (speculative decoding is off)');
     if (method !== '') throw bad('--speculative-method', 'needs --num-speculative-tokens > 0 (speculative decoding is off)');
     return null;
   }

@@ -37,6 +37,10 @@ describe('speculative decoding end to end', () => {
     expect((await run({ numSpeculativeTokens: 3, speculativeAcceptanceRate: 0.7 })).m).toEqual(on.m);
   });
 
+  it('off: K = 0 with a rate of 0 is accepted (as upstream) and changes nothing', async () => {
+    expect((await run({ numSpeculativeTokens: 0, speculativeAcceptanceRate: 0 })).m).toEqual((await run()).m);
+  });
+
   it('acceptance in the documented direction: α=0 only pays the verify width; a per-position curve sits between', async () => {
     const off = await run();
     const zero = await run({ numSpeculativeTokens: 3, speculativeAcceptanceRate: 0 });
@@ -135,6 +139,7 @@ describe('speculative decoding and --kv-cache-dtype: one clear error per bad val
     [['--num-speculative-tokens', '-1'], /^--num-speculative-tokens must be >= 0/],
     [['--num-speculative-tokens', '2', '--speculative-acceptance-rate', '0.5', '--speculative-method', 'lookahead'], /--speculative-method/],
     [['--speculative-method', 'mtp'], /^--speculative-method needs --num-speculative-tokens > 0/],
+    [['--speculative-acceptance-rates', Array.from({ length: 65 }, () => '0.5').join(',')], /^--speculative-acceptance-rates has 65 rates; at most 64/],
     [['--speculative-acceptance-rates', '0.8,1.2'], /^--speculative-acceptance-rates element 2 must be in \[0, 1\], got 1.2/],
     [['--speculative-acceptance-rates', '0.8,0.6', '--num-speculative-tokens', '3'], /^--speculative-acceptance-rates has 2 rates but --num-speculative-tokens is 3/],
     [['--speculative-acceptance-rates', '0.8', '--speculative-acceptance-rate', '0.8'], /^--speculative-acceptance-rates and --speculative-acceptance-rate both set/],
