@@ -597,7 +597,8 @@ export class Instance {
         pi[j] = p;
       } else if ((nn[j] as number) > 0) {
         // One token, or 1 + accepted drafts under speculative decoding; one ITL (one verification step) either way.
-        p += nn[j] as number;
+        const k = nn[j] as number;
+        p += k;
         pi[j] = p;
         const c = itc[j] as number;
         if (stalls && (reqs[j] as Request).stallTicks > 0) {
@@ -613,7 +614,8 @@ export class Instance {
           }
           itl[j] = step;
           itc[j] = c + 1;
-          its[j] = (its[j] as number) + itlValue;
+          // Speculative decoding: the step's k tokens each carry the per-output-token overhead (as upstream).
+          its[j] = (its[j] as number) + (k === 1 ? itlValue : itlValue + (k - 1) * otp);
         }
       } else if (stalls && (ol[j] as number) > 0) {
         // A decode that sat out a prefill-only step: the wait belongs to its next inter-token gap.
