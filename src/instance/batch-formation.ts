@@ -58,6 +58,8 @@ export class BatchFormer {
   private preempted = false;
   private readonly corrected: boolean;
   private readonly spec: SpeculativeConfig | null;
+  /** Look-ahead mode: the token budget each decode took this step (K+1, more than it emits), for refunds. */
+  private readonly specDebits: Map<Request, number> | null;
   private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0, victims: [], neverFits: null };
   private readonly result = { ok: false, adj: 0 };
   /** Phase 1's position when it started on the current request (victims after it hold last step's tokens). */
@@ -83,6 +85,7 @@ export class BatchFormer {
     this.prefixReload = kv.prefixReload ?? null;
     this.corrected = limits.corrected === true;
     this.spec = limits.speculative ?? null;
+    this.specDebits = this.spec?.lookahead === true ? new Map() : null;
   }
 
   /**
@@ -100,6 +103,7 @@ export class BatchFormer {
     out.neverFits = null;
     this.budget = lim.maxNumBatchedTokens;
     this.preempted = false;
+    this.specDebits?.clear();
     if (lim.schedulingMode === 'prefill-first') {
       this.formPrefillFirst(stepCount);
       return out;
@@ -239,7 +243,10 @@ export class BatchFormer {
     req.specSteps++;
     if (g <= 1) {
       // One token: the ordinary path (it still counts as a speculative step of the carry).
-      if (debit > 1) this.budget -= debit - 1;
+      if (debit > 1) {
+        this.budget -= debit - 1;
+        this.specDebits?.set(req, debit);
+      }
       return false;
     }
     let t = 0;
@@ -250,6 +257,7 @@ export class BatchFormer {
     }
     run.room[at] = kv.decodeRoom(req, p + t);
     this.budget -= debit > t ? debit : t;
+    if (debit > t) this.specDebits?.set(req, debit);
     run.nn[at] = t;
     run.ct[at] = (run.ct[at] as number) + t;
     return true;
@@ -521,7 +529,8 @@ export class BatchFormer {
     const res = this.result;
     this.preempted = true;
     // Only a request phase 1 has reached holds this step's tokens (the others' are last step's).
-    const refund = victimIdx <= this.visited - res.adj ? (run.nn[victimIdx] as number) : 0;
+    const nn = run.nn[victimIdx] as number;
+    const refund = victimIdx <= this.visited - res.adj ? (this.specDebits === null ? nn : (this.specDebits.get(run.reqs[victimIdx] as Request) ?? nn)) : 0;
     const victim = run.removeAt(victimIdx);
     if (victimIdx < reqIndex - res.adj) res.adj++;
     this.outcome.preemptions++;
