@@ -29,6 +29,7 @@ const SERVE_ENGINE = new Set([
   'max-num-seqs', 'max-num-batched-tokens', 'long-prefill-token-threshold', 'max-model-len', 'scheduler',
   'preemption-policy', 'seed', 'log', 'latency-profile', 'engine-profile', 'scheduling-mode', 'lora-config', 'lora-adapter-capacity',
   'lora-load-base-latency-us', 'lora-load-bandwidth-bytes-us', 'lora-footprint-bytes-per-rank',
+  'kv-cache-dtype', 'num-speculative-tokens', 'speculative-acceptance-rate', 'speculative-acceptance-rates', 'speculative-method',
 ]);
 /** Read by the engine resolution but fixed for a single served instance. */
 const SERVE_FIXED = new Set(['num-instances', 'admission-latency', 'routing-latency']);

@@ -8,6 +8,7 @@ import { isMap, isScalar, isSeq } from 'yaml';
 import type { Node as YamlNode } from 'yaml';
 import { BlisError } from '../domain/errors.js';
 import { LIMITS } from '../domain/limits.js';
+import { KV_CACHE_DTYPES, SPECULATIVE_METHODS } from '../domain/engine-features.js';
 import { parseYaml, type ParsedYaml } from '../format/yaml.js';
 import type { AutoscalerSpec, ConfigSpec, DelayDistributionSpec, DeploymentSpec, ModelSpec, PoolKind, PoolSpec } from './spec.js';
 
@@ -71,7 +72,11 @@ class Reader {
 }
 
 const POOL_KEYS = ['replicas', 'min_replicas', 'max_replicas', 'hardware', 'tp', 'latency_model', 'total_kv_blocks', 'max_model_len'];
-const CONFIG_KEYS = ['name', 'hardware', 'tp', 'latency_model', 'total_kv_blocks', 'max_model_len', 'cost_per_gpu_hour', 'gpus_per_node', 'inter_node_bandwidth', 'inter_node_latency', 'replicas', 'min_replicas', 'max_replicas', 'prefill', 'decode'];
+const CONFIG_KEYS = [
+  'name', 'hardware', 'tp', 'latency_model', 'total_kv_blocks', 'max_model_len', 'cost_per_gpu_hour', 'replicas', 'min_replicas', 'max_replicas', 'prefill', 'decode',
+  'gpus_per_node', 'inter_node_bandwidth', 'inter_node_latency',
+  'kv_cache_dtype', 'num_speculative_tokens', 'speculative_acceptance_rate', 'speculative_method',
+];
 
 function readPool(r: Reader, node: YamlNode, path: string, kind: PoolKind): PoolSpec {
   const m = r.map(node, path, POOL_KEYS);
@@ -128,7 +133,11 @@ function readConfig(r: Reader, node: YamlNode, path: string): ConfigSpec {
   const gpusPerNode = get('gpus_per_node') == null ? undefined : r.num(get('gpus_per_node'), `${path}.gpus_per_node`, { int: true, min: 1, max: 1024 });
   const interNodeBandwidth = get('inter_node_bandwidth') == null ? undefined : r.num(get('inter_node_bandwidth'), `${path}.inter_node_bandwidth`, { min: 0 });
   const interNodeLatency = get('inter_node_latency') == null ? undefined : r.num(get('inter_node_latency'), `${path}.inter_node_latency`, { min: 0 });
+  const kvCacheDtype = get('kv_cache_dtype') == null ? undefined : r.oneOf(get('kv_cache_dtype'), `${path}.kv_cache_dtype`, KV_CACHE_DTYPES);
+  const speculative = readSpeculative(r, node, path, get);
   return {
+    ...(kvCacheDtype === undefined ? {} : { kvCacheDtype }),
+    ...(speculative === undefined ? {} : { speculative }),
     name,
     hardware: r.str(get('hardware'), `${path}.hardware`),
     tp: get('tp') == null ? 1 : r.num(get('tp'), `${path}.tp`, { int: true, min: 1 }),
@@ -141,6 +150,27 @@ function readConfig(r: Reader, node: YamlNode, path: string): ConfigSpec {
     ...(interNodeLatency === undefined ? {} : { interNodeLatency }),
     pools,
   };
+}
+
+/** A configuration's speculative-decoding fields, checked as the flags are (docs/usage.md, Speculative decoding). */
+function readSpeculative(r: Reader, node: YamlNode, path: string, get: (k: string) => YamlNode | null | undefined): ConfigSpec['speculative'] {
+  const tokensNode = get('num_speculative_tokens');
+  const rateNode = get('speculative_acceptance_rate');
+  const methodNode = get('speculative_method');
+  if (tokensNode == null) {
+    if (rateNode != null) r.fail(rateNode, `${path}.speculative_acceptance_rate`, 'needs num_speculative_tokens', 'add num_speculative_tokens: K (draft tokens per step)');
+    if (methodNode != null) r.fail(methodNode, `${path}.speculative_method`, 'needs num_speculative_tokens', 'add num_speculative_tokens: K (draft tokens per step)');
+    return undefined;
+  }
+  const tokens = r.num(tokensNode, `${path}.num_speculative_tokens`, { int: true, min: 0, max: 64 });
+  const method = methodNode == null ? '' : r.oneOf(methodNode, `${path}.speculative_method`, SPECULATIVE_METHODS);
+  if (tokens === 0) {
+    if (rateNode != null || methodNode != null) r.fail(rateNode ?? methodNode, `${path}.${rateNode != null ? 'speculative_acceptance_rate' : 'speculative_method'}`, 'needs num_speculative_tokens > 0 (0 = off)', 'remove it or draft at least one token');
+    return { tokens: 0, acceptanceRate: 0, method: '' };
+  }
+  if (rateNode == null) r.fail(node, path, `num_speculative_tokens ${tokens} needs speculative_acceptance_rate`, 'add speculative_acceptance_rate: α in [0, 1] (blis runs no draft model)');
+  const acceptanceRate = r.num(rateNode, `${path}.speculative_acceptance_rate`, { min: 0, max: 1 });
+  return { tokens, acceptanceRate, method };
 }
 
 function readDelay(r: Reader, node: YamlNode, path: string): DelayDistributionSpec {

@@ -37,6 +37,13 @@ export interface ConfigSpec {
   readonly interNodeBandwidth?: number;
   /** Latency of one crossing collective, ms (`inter_node_latency`; absent = the run's flag). */
   readonly interNodeLatency?: number;
+  /** kv_cache_dtype: the KV-cache element type of this configuration (absent = the run's --kv-cache-dtype). */
+  readonly kvCacheDtype?: string;
+  /**
+   * num_speculative_tokens / speculative_acceptance_rate / speculative_method: speculative decoding of this
+   * configuration (absent = the run's flags; tokens 0 = off here whatever the flags say).
+   */
+  readonly speculative?: { readonly tokens: number; readonly acceptanceRate: number; readonly method: string };
   /** One monolithic pool, or a prefill and a decode pool. */
   readonly pools: readonly PoolSpec[];
 }

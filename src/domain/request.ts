@@ -172,6 +172,8 @@ export class Request {
   itlExtra: number[] | null = null;
   /** Prefill-first scheduling only: ticks of prefill-only steps this decode has waited since its last token. */
   stallTicks = 0;
+  /** Speculative decoding only: decode steps taken so far (the fractional carry's step count). */
+  specSteps = 0;
   /** When the request entered the instance wait queue (async scheduling decides visibility by it). */
   enqueueTime: Tick = 0;
   hasSchedulingDelay = false;

@@ -5,6 +5,7 @@
  * running batch's slots (running-batch.ts): a request's object is synced before the KV store or a policy reads it.
  */
 import { PdPart, RequestState, type Request } from '../domain/request.js';
+import { speculativeTokens, type SpeculativeConfig } from './speculative.js';
 import type { KVStore } from '../kv/types.js';
 import { SchedulerDecisionError, type InstanceScheduler, type PreemptionPolicy, type SchedulerContext } from './scheduler.js';
 import type { RunningBatch } from './running-batch.js';
@@ -33,6 +34,8 @@ export interface BatchLimits {
   readonly preemptionPolicy: PreemptionPolicy;
   /** --semantics corrected (docs/reference-differences.md E-rows); read once at construction. Default false. */
   readonly corrected?: boolean;
+  /** Speculative decoding (speculative.ts); absent/null = off (one token per decode step). */
+  readonly speculative?: SpeculativeConfig | null;
 }
 
 export interface BatchOutcome {
@@ -54,6 +57,9 @@ export class BatchFormer {
   private budget = 0;
   private preempted = false;
   private readonly corrected: boolean;
+  private readonly spec: SpeculativeConfig | null;
+  /** Look-ahead mode: the token budget each decode took this step (K+1, more than it emits), for refunds. */
+  private readonly specDebits: Map<Request, number> | null;
   private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0, victims: [], neverFits: null };
   private readonly result = { ok: false, adj: 0 };
   /** Phase 1's position when it started on the current request (victims after it hold last step's tokens). */
@@ -78,6 +84,8 @@ export class BatchFormer {
   ) {
     this.prefixReload = kv.prefixReload ?? null;
     this.corrected = limits.corrected === true;
+    this.spec = limits.speculative ?? null;
+    this.specDebits = this.spec?.lookahead === true ? new Map() : null;
   }
 
   /**
@@ -95,6 +103,7 @@ export class BatchFormer {
     out.neverFits = null;
     this.budget = lim.maxNumBatchedTokens;
     this.preempted = false;
+    this.specDebits?.clear();
     if (lim.schedulingMode === 'prefill-first') {
       this.formPrefillFirst(stepCount);
       return out;
@@ -145,6 +154,11 @@ export class BatchFormer {
         ct[i] = (ct[i] as number) + n;
       }
       if (p >= inLen && (ol[i] as number) > 0 && !(mml > 0 && p + 1 > mml - 1)) {
+        if (this.spec !== null) {
+          const handled = this.speculativeDecode(i, p);
+          i -= this.result.adj;
+          if (handled) continue;
+        }
         // The decode token: almost always an append to the request's partial last block, counted here and
         // handed to the KV store in one call per block.
         if ((room[i] as number) > 0) {
@@ -186,6 +200,67 @@ export class BatchFormer {
       this.waitQ.dequeue();
     }
     return out;
+  }
+
+  /**
+   * Speculative decoding: the decode at slot i (progress p) emits g = 1 + its accepted drafts this step (at most
+   * what it still needs, what the token budget allows and what fits the free KV blocks), appended token by token.
+   * With look-ahead (corrected semantics) it takes K+1 tokens of budget and its K look-ahead slots must fit
+   * beside the g tokens: other requests are preempted (the preemption policy's victims, never this one) until
+   * one token plus the look-ahead fits, and g shrinks until g + K fits. Returns false when not even two tokens
+   * fit: the caller's one-token path (with its preemption) takes over. `this.result.adj`: slots freed before i.
+   */
+  private speculativeDecode(i: number, p: number): boolean {
+    const spec = this.spec as SpeculativeConfig;
+    const run = this.run;
+    const kv = this.kv;
+    this.result.adj = 0;
+    const req = run.reqs[i] as Request;
+    const mml = this.limits.maxModelLen;
+    let remaining = (run.il[i] as number) + (run.ol[i] as number) - 1 - p;
+    if (mml > 0 && mml - 1 - p < remaining) remaining = mml - 1 - p;
+    let g = speculativeTokens(req.specSteps + 1, spec.accepted, remaining);
+    const ahead = spec.lookahead ? spec.k : 0;
+    const debit = spec.lookahead ? Math.min(spec.k + 1, this.budget) : 0;
+    if (g > this.budget) g = this.budget;
+    run.commitKv(i);
+    req.progressIndex = p;
+    const bs = kv.blockSize;
+    const fill = req.kvTailFill;
+    const spare = fill > 0 && fill < bs ? bs - fill : 0;
+    const blocksFor = (t: number): number => (t <= spare ? 0 : Math.ceil((t - spare) / bs));
+    if (ahead > 0) {
+      // vLLM reserves the look-ahead slots before acceptance is known (upstream's known gap #1627).
+      while (blocksFor(1 + ahead) > kv.totalBlocks - kv.usedBlocks() && run.reqs.length > 1) {
+        const v = this.victimIndex();
+        if (run.reqs[v] === req) break;
+        this.evict(v, i);
+      }
+    }
+    const at = i - this.result.adj;
+    const free = kv.totalBlocks - kv.usedBlocks();
+    while (g > 1 && blocksFor(g + ahead) > free) g--;
+    req.specSteps++;
+    if (g <= 1) {
+      // One token: the ordinary path (it still counts as a speculative step of the carry).
+      if (debit > 1) {
+        this.budget -= debit - 1;
+        this.specDebits?.set(req, debit);
+      }
+      return false;
+    }
+    let t = 0;
+    while (t < g && kv.allocate(req, p + t, p + t + 1, EMPTY)) t++;
+    if (t === 0) {
+      req.specSteps--;
+      return false;
+    }
+    run.room[at] = kv.decodeRoom(req, p + t);
+    this.budget -= debit > t ? debit : t;
+    if (debit > t) this.specDebits?.set(req, debit);
+    run.nn[at] = t;
+    run.ct[at] = (run.ct[at] as number) + t;
+    return true;
   }
 
   /**
@@ -436,33 +511,44 @@ export class BatchFormer {
         res.ok = false;
         return res;
       }
-      this.preempted = true;
-      const victimIdx = this.victimIndex();
-      // Only a request phase 1 has reached holds this step's tokens (the others' are last step's).
-      const refund = victimIdx <= this.visited - res.adj ? (run.nn[victimIdx] as number) : 0;
-      const victim = run.removeAt(victimIdx);
-      if (victimIdx < reqIndex - res.adj) res.adj++;
-      this.outcome.preemptions++;
-      this.outcome.victims.push(victim);
-      if (refund > 0) this.budget += refund;
-      victim.numNewTokens = 0;
-      victim.state = RequestState.Queued;
-      victim.progressIndex = 0;
-      victim.itlRuns = null;
-      victim.itlCount = 0;
-      victim.itlSum = 0;
-      victim.itlExtra = null;
-      victim.stallTicks = 0;
-      victim.ttftSet = false;
-      this.kv.release(victim);
-      victim.computedTokens = 0;
-      this.waitQ.prependFront(victim);
+      const victim = this.evict(this.victimIndex(), reqIndex);
       if (victim === req) {
         if (end > this.kv.totalBlocks * this.kv.blockSize) this.outcome.neverFits = req;
         res.ok = false;
         return res;
       }
     }
+  }
+
+  /**
+   * Preempts the request at slot `victimIdx` (back to the wait queue's front, its KV released); `res.adj` counts
+   * the slots freed before `reqIndex`, the request phase 1 is working on.
+   */
+  private evict(victimIdx: number, reqIndex: number): Request {
+    const run = this.run;
+    const res = this.result;
+    this.preempted = true;
+    // Only a request phase 1 has reached holds this step's tokens (the others' are last step's).
+    const nn = run.nn[victimIdx] as number;
+    const refund = victimIdx <= this.visited - res.adj ? (this.specDebits === null ? nn : (this.specDebits.get(run.reqs[victimIdx] as Request) ?? nn)) : 0;
+    const victim = run.removeAt(victimIdx);
+    if (victimIdx < reqIndex - res.adj) res.adj++;
+    this.outcome.preemptions++;
+    this.outcome.victims.push(victim);
+    if (refund > 0) this.budget += refund;
+    victim.numNewTokens = 0;
+    victim.state = RequestState.Queued;
+    victim.progressIndex = 0;
+    victim.itlRuns = null;
+    victim.itlCount = 0;
+    victim.itlSum = 0;
+    victim.itlExtra = null;
+    victim.stallTicks = 0;
+    victim.ttftSet = false;
+    this.kv.release(victim);
+    victim.computedTokens = 0;
+    this.waitQ.prependFront(victim);
+    return victim;
   }
 }
 

@@ -197,7 +197,7 @@ export class Instance {
     // Only where nothing reads every slot each step: a latency model that prices lazy decodes in aggregate, the
     // single-tier cache (whose allocations fail only for want of free blocks), no LoRA overhead, no policy hooks
     // in batch formation, and not prefill-first (which stalls decodes).
-    this.lazyDecode = cfg.lazyDecode !== false && latency.stepTimeWithDecodes !== undefined && kv.lazyDecodeSafe === true && lora === null && !hooks && !this.prefillFirst;
+    this.lazyDecode = cfg.lazyDecode !== false && latency.stepTimeWithDecodes !== undefined && kv.lazyDecodeSafe === true && lora === null && !hooks && !this.prefillFirst && (cfg.speculative ?? null) === null;
   }
 
   /** The max-model-len this instance enforces (0 = none); corrected semantics cap it at the KV cache. */
@@ -619,7 +619,9 @@ export class Instance {
         p = ct[j] as number;
         pi[j] = p;
       } else if ((nn[j] as number) > 0) {
-        p++;
+        // One token, or 1 + accepted drafts under speculative decoding; one ITL (one verification step) either way.
+        const k = nn[j] as number;
+        p += k;
         pi[j] = p;
         const c = itc[j] as number;
         if (stalls && (reqs[j] as Request).stallTicks > 0) {
@@ -635,7 +637,8 @@ export class Instance {
           }
           itl[j] = step;
           itc[j] = c + 1;
-          its[j] = (its[j] as number) + itlValue;
+          // Speculative decoding: the step's k tokens each carry the per-output-token overhead (as upstream).
+          its[j] = (its[j] as number) + (k === 1 ? itlValue : itlValue + (k - 1) * otp);
         }
       } else if (stalls && (ol[j] as number) > 0) {
         // A decode that sat out a prefill-only step: the wait belongs to its next inter-token gap.

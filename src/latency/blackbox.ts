@@ -15,6 +15,8 @@ export interface BlackboxOptions {
   readonly alpha: readonly number[];
   /** [β0, β1, β2], at least 3 entries, each finite and >= 0. */
   readonly beta: readonly number[];
+  /** Speculative decoding's verify width K+1 (default 1 = off): each decode entry counts as w decode tokens. */
+  readonly verifyWidth?: number;
 }
 
 export function createBlackboxModel(opts: BlackboxOptions): LatencyModel {
@@ -23,12 +25,13 @@ export function createBlackboxModel(opts: BlackboxOptions): LatencyModel {
   const [a0, a1, a2] = opts.alpha as readonly [number, number, number];
   const [b0, b1, b2] = opts.beta as readonly [number, number, number];
   const otp = clampToInt64(a2);
+  const w = opts.verifyWidth ?? 1;
   const stepTime = (b: StepBatch, extraDecodes: number): number => {
     let prefillTokens = 0;
-    let decodeTokens = extraDecodes;
+    let decodeTokens = extraDecodes * w;
     for (let i = 0; i < b.count; i++) {
       if (b.progress[i]! < b.inputLen[i]!) prefillTokens += b.newTokens[i]!;
-      else if (b.outputLen[i]! > 0) decodeTokens += b.newTokens[i]!;
+      else if (b.outputLen[i]! > 0) decodeTokens += w === 1 ? b.newTokens[i]! : w;
     }
     let t = b0;
     t += b1 * prefillTokens;

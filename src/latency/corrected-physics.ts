@@ -25,7 +25,7 @@ import type { GpuPhysics, LinkSpec } from '../config/catalog/gpu-physics.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
 import { isMoE } from './layers.js';
 import { architectureOf } from './architecture.js';
-import type { HardwareConfig, LatencyModel, LinearLatency, ModelConfig, StepBatch } from './types.js';
+import { kvElementBytes, type HardwareConfig, type LatencyModel, type LinearLatency, type ModelConfig, type StepBatch } from './types.js';
 import { checkTpSpan, crossNodeFraction, interNodeBytesPerUs, nodesSpanned, validateNetwork, type InterNodeNetwork } from './network.js';
 
 /** Coefficient names in vector order: the keys of a latency profile's `coefficients`. */
@@ -65,6 +65,8 @@ export interface CorrectedPhysicsOptions {
    * (a group larger than its gpusPerNode runs wholly on its inter-node link).
    */
   readonly network?: InterNodeNetwork;
+  /** Speculative decoding's verify width K+1 (default 1 = off): a decode entry computes w positions. */
+  readonly verifyWidth?: number;
 }
 
 /** Every per-step constant, derived once. Times in µs, rates per µs. */
@@ -107,6 +109,8 @@ interface Plan {
   readonly interLatencyUs: number;
   /** A hybrid layout (`--attention-layers config`); null = every layer full attention. */
   readonly hybrid: HybridPlan | null;
+  /** Verify width of a decode entry (1 without speculative decoding). */
+  readonly w: number;
 }
 
 interface HybridPlan {
@@ -195,8 +199,8 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
   const expertParams = mlpMats * d * dFFMoE;
   // KV heads fewer than tp are replicated: each GPU holds at least one.
   const kvPerToken = a.mla
-    ? L * a.kvElementsPerLayer * mc.bytesPerParam
-    : L * 2 * hd * Math.max(kvHeads / tp, 1) * mc.bytesPerParam;
+    ? L * a.kvElementsPerLayer * kvElementBytes(mc)
+    : L * 2 * hd * Math.max(kvHeads / tp, 1) * kvElementBytes(mc);
   const peak = (wbpp === 1 && hw.TFlopsFP8 > 0 ? hw.TFlopsFP8 : hw.TFlopsPeak) * 1e6;
   const bw = hw.BwPeakTBs * 1e6;
   const net = opts.network;
@@ -242,6 +246,7 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     epCross: expertGroup > 1 ? crossNodeFraction(nodesSpanned(net, expertGroup)) : 0,
     interBytesPerUs: net === undefined ? 1 : interNodeBytesPerUs(net),
     interLatencyUs: net === undefined ? 0 : net.latencyUs,
+    w: opts.verifyWidth ?? 1,
   };
 }
 
@@ -330,6 +335,11 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
     } else {
       kvTokens += ctx;
       samples++;
+      // Speculative decoding: the decode verifies w = K+1 positions, each through the projections and LM head.
+      if (p.w > 1) {
+        tokens += p.w - t;
+        samples += p.w - 1;
+      }
     }
   }
   const { L } = p;

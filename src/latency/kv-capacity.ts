@@ -11,7 +11,7 @@ import { architectureOf } from './architecture.js';
 import { kvPoolLayers } from './attention-layout.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
 import type { KVCapacityParams } from './hf-config.js';
-import type { HardwareConfig, ModelConfig } from './types.js';
+import { kvElementBytes, type HardwareConfig, type ModelConfig } from './types.js';
 
 const ACTIVATION_GIB_DENSE = 5.5;
 const ACTIVATION_GIB_MOE = 8.0;
@@ -21,6 +21,8 @@ const GIB = 2 ** 30;
 
 /** Gated 3-matrix MLP activations; capacity sizing assumes that shape. '' = unspecified, assumed gated. */
 const SWIGLU_FAMILY: ReadonlySet<string> = new Set(['silu', 'swiglu', 'geglu', 'situ', '']);
+
+export { KV_CACHE_DTYPES, kvCacheDtypeBytes } from '../domain/engine-features.js';
 
 function bad(field: string, message: string): never {
   throw new LatencyConfigError(LatencyErrorCode.InvalidKVCapacityInput, field, `KV capacity: ${message}`);
@@ -32,7 +34,7 @@ function effectiveHeadDim(mc: ModelConfig): number {
 }
 
 /**
- * Per-GPU KV bytes per token. MLA models store one compressed latent per layer, replicated on every TP rank;
+ * Per-GPU KV bytes per token (elements of --kv-cache-dtype's size: the model's dtype unless set). MLA models store one compressed latent per layer, replicated on every TP rank;
  * others store K and V per KV head, sharded by TP (optimistic when KV heads < tp, as in the reference). A hybrid
  * layout (`mc.attention`) counts its full-attention layers only (its sliding-window layers when none is full):
  * the other layers' memory is set aside by {@link hybridReservedBytes}.
@@ -47,7 +49,7 @@ export function kvBytesPerToken(mc: ModelConfig, tp: number, corrected = false):
     bad('torch_dtype', `bytes per parameter must be > 0, got ${mc.bytesPerParam} (set torch_dtype)`);
   }
   if (mc.kvLoraRank > 0) {
-    const perToken = layers * (mc.kvLoraRank + mc.qkRopeHeadDim) * mc.bytesPerParam;
+    const perToken = layers * (mc.kvLoraRank + mc.qkRopeHeadDim) * kvElementBytes(mc);
     if (perToken <= 0) bad('qk_rope_head_dim', `MLA latent width kv_lora_rank + qk_rope_head_dim must be > 0`);
     return perToken;
   }
@@ -62,7 +64,7 @@ export function kvBytesPerToken(mc: ModelConfig, tp: number, corrected = false):
   if (kvHeads >= tp && kvHeads % tp !== 0) {
     bad('tp', `num_key_value_heads (${kvHeads}) must be divisible by tp (${tp})`);
   }
-  const perGPU = (layers * 2.0 * effectiveHeadDim(mc) * (corrected ? Math.max(kvHeads, tp) : kvHeads) * mc.bytesPerParam) / tp;
+  const perGPU = (layers * 2.0 * effectiveHeadDim(mc) * (corrected ? Math.max(kvHeads, tp) : kvHeads) * kvElementBytes(mc)) / tp;
   if (perGPU <= 0) bad('num_key_value_heads', `per-token KV bytes came out as ${perGPU}; check head_dim and torch_dtype`);
   return perGPU;
 }

@@ -11,7 +11,7 @@ import { LatencyConfigError, LatencyErrorCode, isPositiveFinite, validateCoeffic
 import { goPow } from '../gocompat/go-math.js';
 import { layerSplit } from './layers.js';
 import { architectureOf } from './architecture.js';
-import type { HardwareConfig, LatencyModel, ModelConfig, StepBatch } from './types.js';
+import { kvElementBytes, type HardwareConfig, type LatencyModel, type ModelConfig, type StepBatch } from './types.js';
 import { checkTpSpan, crossNodeFraction, interNodeBytesPerUs, nodesSpanned, validateNetwork, type InterNodeNetwork } from './network.js';
 
 export interface RooflineOptions {
@@ -34,6 +34,12 @@ export interface RooflineOptions {
    * no communication term, as in the reference.
    */
   readonly network?: InterNodeNetwork;
+  /**
+   * Speculative decoding's verify width K+1 (default 1 = off): a decode entry is priced as w new tokens in the
+   * per-request FLOPs and KV bytes (its attention over the context scales with w, as upstream PR #1538 does); the
+   * weight load is not scaled.
+   */
+  readonly verifyWidth?: number;
 }
 
 /** Architecture constants shared by the FLOP and byte formulas, derived once at construction. */
@@ -107,8 +113,8 @@ function correctedShapeOf(mc: ModelConfig): RooflineShape {
     wbpp: mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam,
     mlp: a.mlpMatrices,
     shared: a.moeLayers > 0 ? a.sharedWidth : 0,
-    kvPerToken: mc.numLayers * a.kvElementsPerLayer * mc.bytesPerParam,
-    ...hybridOf(mc, a.kvElementsPerLayer * mc.bytesPerParam),
+    kvPerToken: mc.numLayers * a.kvElementsPerLayer * kvElementBytes(mc),
+    ...hybridOf(mc, a.kvElementsPerLayer * kvElementBytes(mc)),
   };
 }
 
@@ -138,8 +144,8 @@ function shapeOf(mc: ModelConfig): RooflineShape {
     wbpp: mc.weightBytesPerParam > 0 ? mc.weightBytesPerParam : mc.bytesPerParam,
     mlp: MLP_MATRICES,
     shared: 0,
-    kvPerToken: 2 * L * kvH * dHead * mc.bytesPerParam,
-    ...hybridOf(mc, 2 * kvH * dHead * mc.bytesPerParam),
+    kvPerToken: 2 * L * kvH * dHead * kvElementBytes(mc),
+    ...hybridOf(mc, 2 * kvH * dHead * kvElementBytes(mc)),
   };
 }
 
@@ -283,6 +289,7 @@ export function createRooflineModel(opts: RooflineOptions): LatencyModel {
   const decodeRate = peakFlops * hardware.mfuDecode;
   const [a0, a1, a2] = [opts.alpha[0] ?? 0, opts.alpha[1] ?? 0, opts.alpha[2] ?? 0];
   const otp = clampToInt64(a2);
+  const w = opts.verifyWidth ?? 1;
 
   return {
     name: 'roofline',
@@ -305,8 +312,8 @@ export function createRooflineModel(opts: RooflineOptions): LatencyModel {
       for (let i = 0; i < b.count; i++) {
         const pi = b.progress[i]!;
         if (pi >= b.inputLen[i]! && b.outputLen[i]! > 0) {
-          compute += transformerFlops(s, pi, 1) / tp / decodeRate;
-          dynamic += dynamicBytes(s, pi, 1) / tp;
+          compute += transformerFlops(s, pi, w) / tp / decodeRate;
+          dynamic += dynamicBytes(s, pi, w) / tp;
           tokens += 1;
           requests++;
         }

@@ -40,9 +40,15 @@ export interface TrainedPhysicsOptions {
    * bandwidth, plus a fixed latency per collective. Absent = every collective inside one node (the reference).
    */
   readonly network?: InterNodeNetwork;
+  /**
+   * Speculative decoding's verify width K+1 (default 1 = off): a decode entry is priced as that many tokens in
+   * the decode projection/MLP FLOPs and KV write traffic; its attention (one shared context read per step), the
+   * weight load, communication and per-request terms are not scaled (upstream PR #1538).
+   */
+  readonly verifyWidth?: number;
 }
 
-/** KV cache elements are 16-bit whatever the weight precision. */
+/** KV cache elements are 16-bit whatever the weight precision (unless --kv-cache-dtype sets them). */
 const KV_ELEMENT_BYTES = 2.0;
 
 function fail(code: LatencyErrorCode, field: string, message: string): never {
@@ -126,6 +132,10 @@ interface Plan {
   readonly interBytesPerUs: number;
   /** Fixed cross-node latency of one step's collectives, µs (0 when no group spans nodes). */
   readonly netLatencyUs: number;
+  /** KV bytes per element: 2, or --kv-cache-dtype's. */
+  readonly kvBytes: number;
+  /** Verify width of a decode entry (1 without speculative decoding). */
+  readonly w: number;
 }
 
 function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Plan {
@@ -204,6 +214,8 @@ function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Pl
     epCross,
     interBytesPerUs: net !== undefined && (tpCross > 0 || epCross > 0) ? interNodeBytesPerUs(net) : 1,
     netLatencyUs: net !== undefined ? crossingCollectives * net.latencyUs : 0,
+    kvBytes: mc.kvBytesPerElement ?? KV_ELEMENT_BYTES,
+    w: opts.verifyWidth ?? 1,
   };
 }
 
@@ -280,15 +292,17 @@ function stepTime(p: Plan, batch: StepBatch, extraDc = 0, extraCtx = 0): number 
     const proj = (L * 2 * pf * d * p.projWidth) / tpdp;
     tPfCompute = (proj + (L * attn) / dp + ffnFlops(p, pf)) / p.flopsPerUs;
     // L·kvW = L·2·(dKV/tpdp) in the reference: doubling is exact, so the product rounds the same.
-    tPfKv = (L * p.kvW * pf * KV_ELEMENT_BYTES) / p.bytesPerUs;
+    tPfKv = (L * p.kvW * pf * p.kvBytes) / p.bytesPerUs;
   }
   let tDcCompute = 0;
   let tDcKv = 0;
   if (dc > 0) {
-    const proj = (L * 2 * dc * d * p.projWidth) / tpdp;
+    // Speculative decoding: each decode verifies w = K+1 positions (dcw = dc exactly when w = 1).
+    const dcw = dc * p.w;
+    const proj = (L * 2 * dcw * d * p.projWidth) / tpdp;
     const attnDc = (L * 4 * p.hPerGPU * sumCtx * p.dH) / dp;
-    tDcCompute = (proj + attnDc + ffnFlops(p, dc)) / p.flopsPerUs;
-    tDcKv = (L * p.kvW * KV_ELEMENT_BYTES * (sumCtx + dc)) / p.bytesPerUs;
+    tDcCompute = (proj + attnDc + ffnFlops(p, dcw)) / p.flopsPerUs;
+    tDcKv = (L * p.kvW * p.kvBytes * (sumCtx + dcw)) / p.bytesPerUs;
   }
 
   return combine(p, pf, dc, count, tPfCompute, tPfKv, tDcCompute, tDcKv);
@@ -407,15 +421,17 @@ function hybridStepTime(p: Plan, batch: StepBatch, extraDc = 0, extraCtx = 0): n
     const proj = (L * 2 * pf * d * p.projWidth) / tpdp;
     const linear = 4 * p.hPerGPU * pf * dH * dH;
     tPfCompute = (proj + (h.full * attn + h.sliding * attnWin + h.linear * linear) / dp + ffnFlops(p, pf)) / p.flopsPerUs;
-    tPfKv = (kvLayers * p.kvW * pf * KV_ELEMENT_BYTES) / p.bytesPerUs;
+    tPfKv = (kvLayers * p.kvW * pf * p.kvBytes) / p.bytesPerUs;
   }
   let tDcCompute = 0;
   let tDcKv = 0;
   if (dc > 0) {
-    const proj = (L * 2 * dc * d * p.projWidth) / tpdp;
+    // Speculative decoding: each decode verifies w = K+1 positions (as in stepTime).
+    const dcw = dc * p.w;
+    const proj = (L * 2 * dcw * d * p.projWidth) / tpdp;
     const attnDc = (4 * p.hPerGPU * dH * (h.full * sumCtx + h.sliding * sumWin + h.linear * dH * dc)) / dp;
-    tDcCompute = (proj + attnDc + ffnFlops(p, dc)) / p.flopsPerUs;
-    tDcKv = (p.kvW * KV_ELEMENT_BYTES * (h.full * (sumCtx + dc) + h.sliding * (sumWin + dc))) / p.bytesPerUs;
+    tDcCompute = (proj + attnDc + ffnFlops(p, dcw)) / p.flopsPerUs;
+    tDcKv = (p.kvW * p.kvBytes * (h.full * (sumCtx + dcw) + h.sliding * (sumWin + dcw))) / p.bytesPerUs;
   }
   return combine(p, pf, dc, count, tPfCompute, tPfKv, tDcCompute, tDcKv);
 }

@@ -120,6 +120,11 @@ export interface ModelConfig {
    * every layer full attention, as the reference reads every config.
    */
   attention?: AttentionLayout;
+  /**
+   * KV-cache bytes per element from --kv-cache-dtype (fp8 = 1, bf16/fp16 = 2, fp32 = 4); absent (`auto`) = the
+   * model's own precision (bytesPerParam; trained-physics' fixed 2 bytes).
+   */
+  kvBytesPerElement?: number;
 }
 
 /**
@@ -140,6 +145,11 @@ export interface AttentionLayout {
   readonly linearStateElements: number;
   /** The config.json field the layout was read from (for messages and docs). */
   readonly source: string;
+}
+
+/** KV-cache bytes per element: --kv-cache-dtype's, else the model's dtype. */
+export function kvElementBytes(mc: ModelConfig): number {
+  return mc.kvBytesPerElement ?? mc.bytesPerParam;
 }
 
 /** GPU facts (reference hardware_config.json fields). */

@@ -209,12 +209,14 @@ export class LiveEngine {
   private onToken(req: Request, t: number): void {
     const live = this.byReq.get(req);
     if (live === undefined) return;
-    const index = req.itlCount + 1;
+    // One token per step, or under speculative decoding the 1 + accepted drafts of the verification step (its
+    // tokens go out together, one chunk each, the first carrying the gap).
+    const index = req.specSteps > 0 ? req.progressIndex - req.inputLen + 1 : req.itlCount + 1;
     if (index <= live.produced) return;
     const gap = live.produced === 0 ? 0 : t - live.lastTokenTime;
+    for (let k = live.produced + 1; k <= index; k++) this.deliveries.push(t, 0, DELIVER_TOKEN, { live, index: k, gap: k === live.produced + 1 ? gap : 0 });
     live.produced = index;
     live.lastTokenTime = t;
-    this.deliveries.push(t, 0, DELIVER_TOKEN, { live, index, gap });
   }
 
   private wake(): void {

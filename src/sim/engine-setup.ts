@@ -196,6 +196,8 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       const build = replica?.build ?? plan?.build;
       const kvBlocks = build?.kvTotalBlocks ?? (o === null ? setup.kv.totalBlocks : o.kvTotalBlocks);
       const mml = build?.maxModelLen ?? (o === null ? setup.maxModelLen : o.maxModelLen);
+      // A deployment configuration's own speculative decoding, else the run's.
+      const speculative = (o?.speculative !== undefined ? o.speculative : setup.speculative) ?? null;
       const holder: { inst: Instance | null } = { inst: null };
       holder.inst = new Instance(
         {
@@ -215,6 +217,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           holdPrefillKV: pd?.beyond?.ownership === 'single',
           ...(corrected ? { corrected } : {}),
           ...(setup.lazyDecode === false ? { lazyDecode: false } : {}),
+          ...(speculative === null ? {} : { speculative }),
         },
         createKVStore(kvStoreConfig(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks })),
         latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),

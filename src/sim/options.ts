@@ -24,6 +24,8 @@ import { ConfigError } from './config-error.js';
 import { showValue } from '../domain/errors.js';
 import { MAX_REQUEST_TOKENS } from '../domain/units.js';
 import { LATENCY_BACKENDS } from './latency-backends.js';
+import { KV_CACHE_DTYPES } from '../latency/kv-capacity.js';
+import { SPECULATIVE_METHODS } from '../instance/speculative.js';
 import { TRACE_LEVELS } from './trace-levels.js';
 
 export type OptionKind = 'string' | 'int' | 'float' | 'bool' | 'floats';
@@ -82,6 +84,7 @@ export const FLAGS = [
   { name: 'total-kv-blocks', kind: 'int', def: 1000000, helpDefault: 'auto-sized from GPU memory', help: 'GPU KV blocks per instance (auto-calculated from GPU memory unless given)', scope: 'shared' },
   { name: 'block-size-in-tokens', kind: 'int', def: 16, help: 'tokens per KV block', scope: 'shared' },
   { name: 'gpu-memory-utilization', kind: 'float', def: 0.9, help: 'fraction of GPU memory for the engine, in (0, 1]', scope: 'shared' },
+  { name: 'kv-cache-dtype', kind: 'string', def: 'auto', choices: KV_CACHE_DTYPES, help: 'KV-cache element type: auto (the model\'s dtype), fp8 / fp8_e4m3 / fp8_e5m2 (1 byte), bf16 / fp16 (2), fp32 (4); sets the auto-sized KV block count and the KV traffic of every latency model (fp8 doubles the blocks of a bf16 model)', scope: 'shared' },
   { name: 'kv-cpu-blocks', kind: 'int', def: 0, help: 'CPU KV blocks (tiered offload when > 0)', scope: 'shared' },
   { name: 'kv-offload-threshold', kind: 'float', def: 0.9, help: 'accepted and ignored, as by the reference: every full block of a running request is mirrored to the CPU tier after each step', scope: 'shared' },
   { name: 'kv-transfer-bandwidth', kind: 'float', def: 100, help: 'CPU->GPU reload bandwidth in tokens per tick (µs), not blocks: a reloaded block costs --kv-transfer-base-latency + ceil(block size / this) ticks', scope: 'shared' },
@@ -94,6 +97,10 @@ export const FLAGS = [
   { name: 'max-num-seqs', kind: 'int', def: 256, help: 'max running requests per step', aliases: ['max-num-running-reqs'], scope: 'shared' },
   { name: 'max-num-batched-tokens', kind: 'int', def: 2048, help: 'token budget per step', aliases: ['max-num-scheduled-tokens'], scope: 'shared' },
   { name: 'long-prefill-token-threshold', kind: 'int', def: 0, help: 'chunk prefills longer than this (0 = off)', scope: 'shared' },
+  { name: 'num-speculative-tokens', kind: 'int', def: 0, max: 64, help: 'speculative decoding / MTP: draft tokens K verified per decode step (0 = off); a decode step is priced at verify width K+1 and advances 1 + accepted tokens; needs --speculative-acceptance-rate or --speculative-acceptance-rates', scope: 'shared' },
+  { name: 'speculative-acceptance-rate', kind: 'float', def: 0, help: 'speculative decoding: mean fraction α of the K drafts accepted, in [0, 1]; a decode advances 1 + α·K tokens per step on average (a deterministic fractional carry, no randomness); required with --num-speculative-tokens', scope: 'shared' },
+  { name: 'speculative-acceptance-rates', kind: 'floats', def: [], help: 'speculative decoding: acceptance rate of each draft position given the earlier ones were accepted (a1,a2,...,aK, each in [0, 1]); expected accepted = Σ_i Π_{j≤i} a_j; K = its length (instead of --speculative-acceptance-rate)', scope: 'shared' },
+  { name: 'speculative-method', kind: 'string', def: '', choices: SPECULATIVE_METHODS, help: 'speculative decoding scheme label (mtp, eagle, medusa, ngram, draft): informational, the step cost follows K and the acceptance rate; needs --num-speculative-tokens', scope: 'shared' },
   { name: 'max-model-len', kind: 'int', def: 0, help: 'max sequence length (0 = derive from the model, capped at KV capacity)', scope: 'shared' },
   { name: 'scheduler', kind: 'string', def: 'fcfs', choices: namesOf(SCHEDULERS), help: 'wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority', scope: 'shared' },
   { name: 'scheduling-mode', kind: 'string', def: '', choices: SCHEDULING_MODES, help: 'step formation: sync (the reference), async (vLLM V1 async scheduling: a request arriving during a step joins the step after next), prefill-first (vLLM V0 without chunked prefill: prefill-only steps stall decodes); default async with corrected-physics, else sync', scope: 'shared' },

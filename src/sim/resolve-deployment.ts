@@ -4,7 +4,8 @@
  * the startup instances (pool by pool, in file order, ids `instance_<k>`), and the P/D setup when any
  * configuration is disaggregated (KV transfers sized with the prefill pool's own TP).
  */
-import type { DeploymentSpec } from '../deploy/spec.js';
+import type { ConfigSpec, DeploymentSpec } from '../deploy/spec.js';
+import type { SpeculativeConfig } from '../instance/speculative.js';
 import { poolTargetId } from '../deploy/spec.js';
 import { PoolRole } from '../cluster/pd/pools.js';
 import { kvBytesPerToken } from '../latency/kv-capacity.js';
@@ -42,8 +43,11 @@ export function resolveDeployment(spec: DeploymentSpec, base: LatencyInput, f: F
     const userModelConfig = m.modelConfigFolder !== ''
       ? { raw: readJson(env, `${m.modelConfigFolder.replace(/\/+$/, '')}/config.json`, `${spec.file}: model_config_folder`), label: `${m.modelConfigFolder}/config.json` }
       : base.model.toLowerCase() === m.name ? base.userModelConfig : undefined;
-    const { userModelConfig: _drop, ...rest } = base;
+    // The configuration's kv_cache_dtype and speculative fields replace the flags' (configFeatures).
+    const { userModelConfig: _drop, kvCacheDtype: _dtype, verifyWidth: _width, ...rest } = base;
     void _drop;
+    void _dtype;
+    void _width;
     for (const c of m.configs) {
       for (const p of c.pools) {
         const kv = p.totalKvBlocks ?? (c.totalKvBlocks > 0 ? c.totalKvBlocks : 0);
@@ -69,6 +73,7 @@ export function resolveDeployment(spec: DeploymentSpec, base: LatencyInput, f: F
               latencyMs: c.interNodeLatency ?? base.network?.latencyMs ?? 0,
             },
             ...(userModelConfig === undefined ? {} : { userModelConfig }),
+            ...configFeatures(c, base),
           });
         } catch (e) {
           if (e instanceof ConfigError || (e as { code?: unknown }).code !== undefined) throw new ConfigError('bad-config', `${where}: ${(e as Error).message}`);
@@ -87,7 +92,10 @@ export function resolveDeployment(spec: DeploymentSpec, base: LatencyInput, f: F
           target: poolTargetId(c, p),
           model: m.name,
           role,
-          overrides: { latency: lat.latency, kvTotalBlocks: lat.totalKvBlocks, maxModelLen: lat.maxModelLen, tp: lat.tp, gpuType: lat.hardware },
+          overrides: {
+            latency: lat.latency, kvTotalBlocks: lat.totalKvBlocks, maxModelLen: lat.maxModelLen, tp: lat.tp, gpuType: lat.hardware,
+            ...(c.speculative === undefined ? {} : { speculative: configSpeculative(c.speculative, base.corrected === true) }),
+          },
           costPerGpuHour: c.costPerGpuHour,
           kvBytesPerToken: bytes,
           initialReplicas: p.replicas,
@@ -107,6 +115,19 @@ export function resolveDeployment(spec: DeploymentSpec, base: LatencyInput, f: F
   });
   const engine: DeploymentEngineSetup = { file: spec.file, pools, startup, models: spec.models.map((m) => m.name), defaultModel: spec.defaultModel, spec };
   return { first: resolved[0] as ResolvedLatency, numInstances: startup.length, pd: pdSetup(engine, f), engine };
+}
+
+/** A configuration's kv_cache_dtype and speculative verify width for its latency model (the run's when not set). */
+function configFeatures(c: ConfigSpec, base: LatencyInput): { kvCacheDtype?: string; verifyWidth?: number } {
+  const { kvCacheDtype, verifyWidth } = base;
+  const dtype = c.kvCacheDtype ?? kvCacheDtype;
+  const width = c.speculative === undefined ? verifyWidth : c.speculative.tokens > 0 ? c.speculative.tokens + 1 : undefined;
+  return { ...(dtype === undefined || dtype === 'auto' ? {} : { kvCacheDtype: dtype }), ...(width === undefined ? {} : { verifyWidth: width }) };
+}
+
+/** A configuration's speculative decoding (null = off there). */
+function configSpeculative(s: NonNullable<ConfigSpec['speculative']>, corrected: boolean): SpeculativeConfig | null {
+  return s.tokens === 0 ? null : { k: s.tokens, accepted: s.acceptanceRate * s.tokens, lookahead: corrected };
 }
 
 function pdSetup(d: DeploymentEngineSetup, f: FlagValues): PdEngineSetup | null {

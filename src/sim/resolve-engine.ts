@@ -9,6 +9,7 @@ import { resolveDeployment } from './resolve-deployment.js';
 import type { DeploymentSpec } from '../deploy/spec.js';
 import { resolvePdFlags } from './resolve-pd.js';
 import { calculateKVBlocks, kvBytesPerToken } from '../latency/kv-capacity.js';
+import { resolveKvCacheDtype, resolveSpeculative } from './resolve-speculative.js';
 import type { StorageTierConfig } from '../kv/storage-tier.js';
 import { SCHEDULERS, PREEMPTION_POLICIES, type PreemptionPolicy, type SchedulerName } from '../instance/scheduler.js';
 import { MAX_INT64 } from '../domain/units.js';
@@ -138,6 +139,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     adapterReservedBytes: lora.reservedBytes,
     ...(profile ? { profile } : {}),
     ...(f.has('engine-profile') && f.str('engine-profile') !== '' ? { engineProfile: f.str('engine-profile') } : {}),
+    ...kvDtypeAndWidth(f),
   };
   const locate = (e: unknown): unknown => {
     const gpu = f.str('hardware');
@@ -145,6 +147,13 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     return locateUserFileError(e, userModelConfig, hwFile);
   };
   return { inputs, locate, lora };
+}
+
+/** --kv-cache-dtype and the speculative verify width K+1 for the latency models (absent when off). */
+function kvDtypeAndWidth(f: FlagValues): { kvCacheDtype?: string; verifyWidth?: number } {
+  const dtype = resolveKvCacheDtype(f);
+  const spec = resolveSpeculative(f, false);
+  return { ...(dtype === 'auto' ? {} : { kvCacheDtype: dtype }), ...(spec === null ? {} : { verifyWidth: spec.k + 1 }) };
 }
 
 export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment: DeploymentSpec | null = null): Promise<EngineResolution> {
@@ -188,6 +197,10 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const schedulingMode: SchedulingMode = modeText !== ''
     ? (modeText as SchedulingMode)
     : isEngineProfileName(engine) ? ENGINE_PROFILES[engine].schedulingMode : latency.backend === 'corrected-physics' ? 'async' : 'sync';
+  const speculative = resolveSpeculative(f, semantics === 'corrected');
+  if ((speculative !== null || dep?.engine.pools.some((p) => (p.overrides.speculative ?? null) !== null) === true) && schedulingMode === 'prefill-first') {
+    throw new ConfigError('bad-flag', '--num-speculative-tokens cannot be combined with --scheduling-mode prefill-first (vLLM V0 without chunked prefill); use sync or async', { field: '--num-speculative-tokens' });
+  }
   const bw = f.float('kv-transfer-bandwidth');
   const cpuBlocks = nonNegative('kv-cpu-blocks');
   if (cpuBlocks > 0 && !(bw > 0)) throw new ConfigError('bad-flag', `--kv-transfer-bandwidth must be > 0 with --kv-cpu-blocks, got ${bw}`);
@@ -248,6 +261,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
       scheduler: scheduler as SchedulerName,
       preemptionPolicy: preemption as PreemptionPolicy,
       schedulingMode,
+      ...(speculative === null ? {} : { speculative }),
       kv: {
         totalBlocks: latency.totalKvBlocks,
         blockSize,

@@ -11,7 +11,7 @@ import { showValue } from '../domain/errors.js';
 import { closestNames, didYouMean } from '../domain/suggest.js';
 import { createBlackboxModel } from '../latency/blackbox.js';
 import { applyWeightPrecisionFallback, extractKVCapacityParams, parseHFConfig } from '../latency/hf-config.js';
-import { calculateKVBlocks, resolveMaxModelLen } from '../latency/kv-capacity.js';
+import { calculateKVBlocks, kvCacheDtypeBytes, resolveMaxModelLen } from '../latency/kv-capacity.js';
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
@@ -76,6 +76,10 @@ export interface LatencyInput {
   readonly maxNumSeqs?: number;
   /** --engine-profile ('' = not given): the engine generation's software overheads under corrected-physics. */
   readonly engineProfile?: string;
+  /** --kv-cache-dtype: KV bytes per element (absent or 'auto' = the model's dtype). */
+  readonly kvCacheDtype?: string;
+  /** Speculative decoding's verify width K+1 (absent or 1 = off). */
+  readonly verifyWidth?: number;
 }
 
 export interface NetworkFlags {
@@ -115,6 +119,8 @@ export interface ResolvedLatency {
   readonly profileRange?: { readonly label: string; readonly range: ProfileRange };
   /** The inter-node fabric the latency model prices (absent = off), for pools built from the same flags. */
   readonly network?: InterNodeNetwork;
+  /** Speculative decoding's verify width K+1 the models were built with (absent = off), for pools' own models. */
+  readonly verifyWidth?: number;
 }
 
 function allZeros(v: readonly number[]): boolean {
@@ -183,7 +189,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   if (backend === 'blackbox') {
     if ((inp.network?.gpusPerNode ?? 0) > 0) throw new ConfigError('bad-flag', '--gpus-per-node has no effect with --latency-model blackbox (its coefficients have no communication term); use trained-physics, roofline or corrected-physics', { field: '--gpus-per-node' });
     if (!inp.betaExplicit) throw new ConfigError('bad-flag', '--latency-model blackbox needs --alpha-coeffs and --beta-coeffs (β0 + β1·prefill tokens + β2·decode tokens)');
-    const latency = createBlackboxModel({ alpha: inp.alpha, beta: inp.beta });
+    const latency = createBlackboxModel({ alpha: inp.alpha, beta: inp.beta, ...widthOpt(inp) });
     return {
       backend, latency, model, hardware: inp.hardware, tp: inp.tp, modelConfig: null, hardwareConfig: null,
       totalKvBlocks: inp.totalKvBlocks, maxModelLen: inp.maxModelLen, warnings, info: [],
@@ -252,7 +258,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   // GPT-NeoX, Falcon, Qwen-MoE/DeepSeek layer placement); the reference's parser reads the common keys only.
   const families = backend === 'corrected-physics' || inp.corrected === true;
   const parseOpts = families ? { families: true } : {};
-  const mc = applyWeightPrecisionFallback(parseHFConfig(raw, label, { ...parseOpts, ...(hybridLayers(inp, families) ? { attentionLayers: true } : {}) }), model);
+  const mc = withKvCacheDtype(applyWeightPrecisionFallback(parseHFConfig(raw, label, { ...parseOpts, ...(hybridLayers(inp, families) ? { attentionLayers: true } : {}) }), model), inp.kvCacheDtype);
   if (mc.attention !== undefined) {
     const a = mc.attention;
     info.push(`hybrid attention (${a.source}): ${a.full} full, ${a.sliding} sliding-window${a.sliding > 0 ? ` (${a.window} tokens)` : ''}, ${a.linear} linear, ${a.none} MLP-only of ${mc.numLayers} layers`);
@@ -317,14 +323,15 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   const network = resolveNetwork(inp.network, hw, gpu, tp);
   const net = network === undefined ? {} : { network };
   const latency = backend === 'roofline'
-    ? createRooflineModel({ model: mc, hardware: hw, tp, alpha, corrected: inp.corrected === true, ...net })
+    ? createRooflineModel({ model: mc, hardware: hw, tp, alpha, corrected: inp.corrected === true, ...net, ...widthOpt(inp) })
     : backend === 'corrected-physics'
-      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: correctedCoefficientsOf(inp), ...net })
-      : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true, ...net });
+      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: correctedCoefficientsOf(inp), ...net, ...widthOpt(inp) })
+      : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true, ...net, ...widthOpt(inp) });
   return {
     backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings, info,
     alpha, beta, kvParams, findHardware: hardwareFinder(inp), architecture: mc,
     correctedCoefficients: correctedCoefficientsOf(inp),
+    ...widthOpt(inp),
     ...(inp.profile?.profile.range !== undefined ? { profileRange: { label: inp.profile.label, range: inp.profile.profile.range } } : {}),
     ...net,
   };
@@ -380,7 +387,7 @@ function architectureOf(inp: LatencyInput, model: string): ModelConfig | null {
   if (raw === undefined) return null;
   const corrected = inp.corrected === true;
   const opts = { ...(corrected ? { families: true } : {}), ...(hybridLayers(inp, corrected) ? { attentionLayers: true } : {}) };
-  return applyWeightPrecisionFallback(parseHFConfig(raw, inp.userModelConfig?.label ?? `catalog:${model}`, opts), model);
+  return withKvCacheDtype(applyWeightPrecisionFallback(parseHFConfig(raw, inp.userModelConfig?.label ?? `catalog:${model}`, opts), model), inp.kvCacheDtype);
 }
 
 /** Whether --attention-layers reads the config's hybrid layout (`byDefault`: corrected-physics or semantics). */
@@ -390,6 +397,17 @@ function hybridLayers(inp: LatencyInput, byDefault: boolean): boolean {
     throw new ConfigError('bad-flag', `--attention-layers must be ${ATTENTION_LAYER_MODES.join(' or ')}, got ${showValue(mode)}`, { field: '--attention-layers' });
   }
   return mode === undefined ? byDefault : mode === 'config';
+}
+
+/** The verify-width option of a latency model: absent when speculative decoding is off (the models' default 1). */
+function widthOpt(inp: LatencyInput): { verifyWidth?: number } {
+  return inp.verifyWidth !== undefined && inp.verifyWidth > 1 ? { verifyWidth: inp.verifyWidth } : {};
+}
+
+/** `mc` with --kv-cache-dtype's KV element size; unchanged for `auto` (or none). */
+export function withKvCacheDtype(mc: ModelConfig, dtype: string | undefined): ModelConfig {
+  const bytes = dtype === undefined ? undefined : kvCacheDtypeBytes(dtype);
+  return bytes === undefined ? mc : { ...mc, kvBytesPerElement: bytes };
 }
 
 /**

@@ -253,7 +253,8 @@ function instanceOverrides(lat: ResolvedLatency, g: PdGlobals, o: PoolOverrideFl
 }
 
 function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: number, flagPrefix: string, gpu: string | null): LatencyModel {
-  if (backend === 'blackbox') return createBlackboxModel({ alpha: lat.alpha, beta: lat.beta });
+  const width = lat.verifyWidth === undefined ? {} : { verifyWidth: lat.verifyWidth };
+  if (backend === 'blackbox') return createBlackboxModel({ alpha: lat.alpha, beta: lat.beta, ...width });
   const arch = lat.architecture;
   if (arch === null) throw bad(`${flagPrefix}-latency-model ${backend} needs the model's config.json; pass --model-config-folder`);
   const hw = gpu === null ? lat.hardwareConfig ?? lat.findHardware(lat.hardware) : poolGpu(lat, gpu, backend, flagPrefix, tp);
@@ -268,11 +269,11 @@ function poolLatency(lat: ResolvedLatency, g: PdGlobals, backend: string, tp: nu
   if (backend === 'corrected-physics') {
     const name = gpu ?? lat.hardware;
     const own = hw.physics !== undefined ? hw : withGpuPhysics(name, hw, canonicalGpuName(name), tp, `${flagPrefix}-hardware`).hw;
-    return createCorrectedPhysicsModel({ model: arch, hardware: own, tp, coefficients: lat.correctedCoefficients, ...net });
+    return createCorrectedPhysicsModel({ model: arch, hardware: own, tp, coefficients: lat.correctedCoefficients, ...net, ...width });
   }
   return backend === 'roofline'
-    ? createRooflineModel({ model: arch, hardware: hw, tp, alpha: lat.alpha, corrected: g.corrected === true, ...net })
-    : createTrainedPhysicsModel({ model: arch, hardware: hw, tp, dp: g.dp, moeCommBackend: g.moeCommBackend, alpha: lat.alpha, beta: lat.beta, corrected: g.corrected === true, ...net });
+    ? createRooflineModel({ model: arch, hardware: hw, tp, alpha: lat.alpha, corrected: g.corrected === true, ...net, ...width })
+    : createTrainedPhysicsModel({ model: arch, hardware: hw, tp, dp: g.dp, moeCommBackend: g.moeCommBackend, alpha: lat.alpha, beta: lat.beta, corrected: g.corrected === true, ...net, ...width });
 }
 
 /** The pool's own GPU (corrected semantics), with the physics entry corrected-physics needs filled in as for --hardware. */

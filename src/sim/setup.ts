@@ -14,6 +14,7 @@ import type { SchedulingMode } from '../instance/batch-formation.js';
 import type { AdapterCost } from '../instance/lora.js';
 import type { PlacementEntry } from '../config/lora-schedule.js';
 import type { PreemptionPolicy, SchedulerName } from '../instance/scheduler.js';
+import type { SpeculativeConfig } from '../instance/speculative.js';
 import type { StorageTierConfig } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
 import type { PreparedPolicies } from '../policy/build.js';
@@ -85,6 +86,8 @@ export interface InstanceOverrides {
   readonly maxModelLen: number;
   readonly tp: number;
   readonly gpuType: string;
+  /** Speculative decoding of the pool's configuration (null = off there); absent = the run's. */
+  readonly speculative?: SpeculativeConfig | null;
 }
 
 /** Prefill/decode disaggregation, resolved (reference flags --prefill-instances ... --decode-max-model-len). */
@@ -132,6 +135,8 @@ export interface EngineSetup {
   readonly schedulingMode?: SchedulingMode;
   /** false: no lazy decode slots (src/instance/running-batch.ts); they change no result. Default true. */
   readonly lazyDecode?: boolean;
+  /** Speculative decoding / MTP (src/instance/speculative.ts); absent/null = off. */
+  readonly speculative?: SpeculativeConfig | null;
   /** false: the prefix-affinity scorer never stands on ShadowKV's index (ClusterConfig.sharePrefixIndex). Default true. */
   readonly sharePrefixIndex?: boolean;
   readonly kv: KVSetup;

@@ -360,6 +360,7 @@ export function checkOracleBoundary(ctx: InvariantContext, cls: Classification =
  */
 export function checkTokenAccounting(ctx: InvariantContext, cls: Classification = classify(ctx)): string[] {
   const v: string[] = [];
+  const spec = (ctx.setup.speculative ?? null) !== null;
   for (const inst of ctx.cs.instances) {
     const m = inst.metrics;
     let out = 0;
@@ -384,7 +385,8 @@ export function checkTokenAccounting(ctx: InvariantContext, cls: Classification 
         const want = decodeHalf ? Math.max(r.outputLen - 1, 1) : Math.max(r.outputLen - 1, 0);
         if (decoded !== want) v.push(`tokens ${r.id}: ${decoded} ITL-producing decode steps for ${r.outputLen} outputs`);
       }
-      itls += decoded;
+      // Speculative decoding: one ITL per verification step, which emits one or more tokens.
+      itls += spec ? r.itlCount : decoded;
       ttftSum += r.firstTokenTime;
     }
     const eq = (name: string, got: number, want: number): void => {
