@@ -619,13 +619,15 @@ export class Instance {
         p = ct[j] as number;
         pi[j] = p;
       } else if ((nn[j] as number) > 0) {
-        // One token, or 1 + accepted drafts under speculative decoding; one ITL (one verification step) either way.
+        // One token, or 1 + accepted drafts under speculative decoding (then one ITL per token: recordSpeculativeItl).
         const k = nn[j] as number;
         p += k;
         pi[j] = p;
         const c = itc[j] as number;
         if (stalls && (reqs[j] as Request).stallTicks > 0) {
           this.recordStalledItl(j, itlValue);
+        } else if (k > 1) {
+          this.recordSpeculativeItl(j, itlValue, k, otp);
         } else {
           // One more ITL for the current attempt: this step's value, extending the current run of steps.
           if (c === 0) {
@@ -637,8 +639,7 @@ export class Instance {
           }
           itl[j] = step;
           itc[j] = c + 1;
-          // Speculative decoding: the step's k tokens each carry the per-output-token overhead (as upstream).
-          its[j] = (its[j] as number) + (k === 1 ? itlValue : itlValue + (k - 1) * otp);
+          its[j] = (its[j] as number) + itlValue;
         }
       } else if (stalls && (ol[j] as number) > 0) {
         // A decode that sat out a prefill-only step: the wait belongs to its next inter-token gap.
@@ -676,6 +677,28 @@ export class Instance {
     const adv = (this.lora as InstanceAdapters).cost.applyOverhead(base, sched, count);
     sched.length = 0;
     return adv;
+  }
+
+  /**
+   * Speculative decoding: slot j emitted k > 1 tokens in this verification step. Each token carries the
+   * per-output-token overhead (as upstream), and the step's time is spread over them: k inter-token latencies
+   * of (step + k·otp)/k each, kept by value in itlExtra, so ITL is per token (what a faster decode lowers) and
+   * the ITL count is the request's decode tokens, as without speculation. The current run of step ITLs closes
+   * as for a stall (the empty run [step + 1, step] keeps itlLast naming this step).
+   */
+  private recordSpeculativeItl(j: number, itlValue: number, k: number, otp: number): void {
+    const run = this.run;
+    const r = run.reqs[j] as Request;
+    const step = this.stepCount;
+    const total = itlValue + (k - 1) * otp;
+    const each = total / k;
+    const extra = (r.itlExtra ??= []);
+    for (let t = 0; t < k; t++) extra.push(each);
+    if ((run.itc[j] as number) > 0) closeRun(r, run.itf[j] as number, run.itl[j] as number);
+    run.itf[j] = step + 1;
+    run.itl[j] = step;
+    run.itc[j] = (run.itc[j] as number) + k;
+    run.its[j] = (run.its[j] as number) + total;
   }
 
   /**
