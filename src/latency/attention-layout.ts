@@ -218,3 +218,19 @@ export function attentionLayoutOf(hf: Config, numLayers: number, heads: number, 
 export function kvPoolLayers(a: AttentionLayout): number {
   return a.full > 0 ? a.full : a.sliding;
 }
+
+/**
+ * What a latency model needs of a hybrid layout to price a step (roofline and corrected-physics): the layer
+ * counts by kind, the window, one attention layer's KV bytes per token and one request's linear-layer state in
+ * bytes (each model states whether per GPU or before the division by tp).
+ */
+export interface HybridLayerCosts {
+  readonly full: number;
+  readonly sliding: number;
+  readonly linear: number;
+  readonly window: number;
+  /** KV bytes per token of one attention layer. */
+  readonly kvPerLayer: number;
+  /** Linear-attention state of one request over all linear layers, in bytes. */
+  readonly stateBytes: number;
+}

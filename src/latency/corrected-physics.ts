@@ -26,6 +26,7 @@ import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors
 import { isMoE } from './layers.js';
 import { architectureOf } from './architecture.js';
 import { kvElementBytes, type HardwareConfig, type LatencyModel, type LinearLatency, type ModelConfig, type StepBatch } from './types.js';
+import type { HybridLayerCosts } from './attention-layout.js';
 import { checkTpSpan, crossNodeFraction, interNodeBytesPerUs, nodesSpanned, validateNetwork, type InterNodeNetwork } from './network.js';
 
 /** Coefficient names in vector order: the keys of a latency profile's `coefficients`. */
@@ -113,16 +114,8 @@ interface Plan {
   readonly w: number;
 }
 
-interface HybridPlan {
-  readonly full: number;
-  readonly sliding: number;
-  readonly linear: number;
-  readonly window: number;
-  /** KV bytes per token of one attention layer, per GPU. */
-  readonly kvPerLayer: number;
-  /** One request's linear-attention state over all linear layers, per GPU (heads sharded by TP). */
-  readonly stateBytes: number;
-}
+/** Per GPU: the KV bytes and the state are divided by tp (heads sharded by TP). */
+type HybridPlan = HybridLayerCosts;
 
 function fail(code: LatencyErrorCode, field: string, message: string): never {
   throw new LatencyConfigError(code, field, `corrected-physics: ${message}`);

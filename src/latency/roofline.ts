@@ -12,6 +12,7 @@ import { goPow } from '../gocompat/go-math.js';
 import { layerSplit } from './layers.js';
 import { architectureOf } from './architecture.js';
 import { kvElementBytes, type HardwareConfig, type LatencyModel, type ModelConfig, type StepBatch } from './types.js';
+import type { HybridLayerCosts } from './attention-layout.js';
 import { checkTpSpan, crossNodeFraction, interNodeBytesPerUs, nodesSpanned, validateNetwork, type InterNodeNetwork } from './network.js';
 
 export interface RooflineOptions {
@@ -70,17 +71,8 @@ export interface RooflineShape {
   readonly hybrid?: HybridShape;
 }
 
-/** The attention of a hybrid model by layer kind (src/latency/attention-layout.ts). */
-export interface HybridShape {
-  readonly full: number;
-  readonly sliding: number;
-  readonly linear: number;
-  readonly window: number;
-  /** KV bytes per token of one attention layer (before the division by tp). */
-  readonly kvPerLayer: number;
-  /** Linear-attention state of one request over all linear layers, in bytes (before the division by tp). */
-  readonly stateBytes: number;
-}
+/** The attention of a hybrid model by layer kind, before the division by tp (src/latency/attention-layout.ts). */
+export type HybridShape = HybridLayerCosts;
 
 function hybridOf(mc: ModelConfig, kvPerLayer: number): { hybrid?: HybridShape } {
   const a = mc.attention;

@@ -16,7 +16,7 @@
 import { GoRand } from '../gocompat/go-rand.js';
 import type { Request } from '../domain/request.js';
 import { MAX_INT64 } from '../domain/units.js';
-import { effectiveInputTokenCount, horizonFromMaxArrival, injectionTime, replayPrefixes, requestFromRecord } from './replay.js';
+import { effectiveInputTokenCount, groupSessions, horizonFromMaxArrival, injectionTime, replayPrefixes, requestFromRecord } from './replay.js';
 import type { RecordedRound, SessionBlueprint } from './sessions/types.js';
 import type { LengthSampler } from './spec/length.js';
 import { concatTokens, randomTokenIds } from './tokens.js';
@@ -121,17 +121,7 @@ export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: L
   const rng = new GoRand(seed);
   const prefixes = replayPrefixes(records, rng);
 
-  const bySession = new Map<string, TraceRecord[]>();
-  const loose: TraceRecord[] = [];
-  for (const rec of records) {
-    if (rec.sessionId === '') {
-      loose.push(rec);
-      continue;
-    }
-    let rounds = bySession.get(rec.sessionId);
-    if (rounds === undefined) bySession.set(rec.sessionId, (rounds = []));
-    rounds.push(rec);
-  }
+  const { bySession, loose } = groupSessions(records);
   for (const [id, rounds] of bySession) {
     // Stable, like the reference's sort of each session's rows.
     rounds.sort((a, b) => a.roundIndex - b.roundIndex);

@@ -14,10 +14,10 @@
 import { GoRand } from '../gocompat/go-rand.js';
 import type { Request } from '../domain/request.js';
 import { LIMITS, LimitError, checkLimit, grouped } from '../domain/limits.js';
-import { effectiveInputTokenCount, replayPrefixes, requestFromRecord } from './replay.js';
+import { effectiveInputTokenCount, groupSessions, replayPrefixes, requestFromRecord } from './replay.js';
 import { TokenBuffer } from './spec/reasoning.js';
 import { concatTokens, randomTokenIds } from './tokens.js';
-import { TraceFormatError, type TraceV2, type TraceRecord } from './tracev2-types.js';
+import { TraceFormatError, type TraceV2 } from './tracev2-types.js';
 
 /**
  * The requests of a fixed-accumulate replay: sessions in first-appearance order (rounds in order), then the rows
@@ -34,17 +34,7 @@ export function buildFixedAccumulateReplay(trace: TraceV2, seed: bigint, file = 
   }
   const rng = new GoRand(seed);
   const prefixes = replayPrefixes(records, rng);
-  const bySession = new Map<string, TraceRecord[]>();
-  const loose: TraceRecord[] = [];
-  for (const rec of records) {
-    if (rec.sessionId === '') {
-      loose.push(rec);
-      continue;
-    }
-    let rounds = bySession.get(rec.sessionId);
-    if (rounds === undefined) bySession.set(rec.sessionId, (rounds = []));
-    rounds.push(rec);
-  }
+  const { bySession, loose } = groupSessions(records);
   const requests: Request[] = [];
   let total = 0;
   for (const [id, rounds] of bySession) {

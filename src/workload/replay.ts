@@ -143,3 +143,22 @@ export function defaultReplayHorizon(requests: readonly Pick<Request, 'arrivalTi
   for (const r of requests) if (r.arrivalTime > max) max = r.arrivalTime;
   return horizonFromMaxArrival(max);
 }
+
+/**
+ * A trace's rows by session, in first-appearance order (each session's rows in file order), and the rows outside
+ * sessions: what the session-aware replay modes start from.
+ */
+export function groupSessions(records: readonly TraceRecord[]): { readonly bySession: Map<string, TraceRecord[]>; readonly loose: TraceRecord[] } {
+  const bySession = new Map<string, TraceRecord[]>();
+  const loose: TraceRecord[] = [];
+  for (const rec of records) {
+    if (rec.sessionId === '') {
+      loose.push(rec);
+      continue;
+    }
+    let rounds = bySession.get(rec.sessionId);
+    if (rounds === undefined) bySession.set(rec.sessionId, (rounds = []));
+    rounds.push(rec);
+  }
+  return { bySession, loose };
+}
