@@ -129,6 +129,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     maxModelLenExplicit: f.changed('max-model-len'),
     moeCommBackend: f.str('moe-comm-backend'),
     enableExpertParallel: f.bool('enable-expert-parallel'),
+    ...(f.has('dp-placement') && f.changed('dp-placement') ? { dpPlacement: f.str('dp-placement') } : {}),
     ...(f.has('attention-layers') && f.str('attention-layers') !== '' ? { attentionLayers: f.str('attention-layers') as AttentionLayerMode } : {}),
     ...(f.has('max-num-seqs') ? { maxNumSeqs: f.int('max-num-seqs') } : {}),
     network: { gpusPerNode: f.int('gpus-per-node'), bandwidthGBs: f.float('inter-node-bandwidth'), latencyMs: f.float('inter-node-latency') },
@@ -170,7 +171,13 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
     if (v < 0) throw new ConfigError('bad-flag', `--${name} must be >= 0, got ${v}`);
     return v;
   };
-  const dpRanks = latency.backend === 'corrected-physics' ? f.int('dp') : 1;
+  const dpRanks = latency.backend === 'corrected-physics' ? f.int('dp') : latency.dpReplicas ?? 1;
+  if (dpRanks > 1 && latency.backend !== 'corrected-physics') {
+    // Upstream #1555 guards these too: the pools' sizes and the deployment's replicas are counted per engine.
+    if (dep !== null) throw new ConfigError('bad-flag', `--dp-placement replicas cannot be combined with --deployment yet: give each configuration's replicas as engines (--dp 1), or drop --deployment`, { field: '--dp-placement' });
+    const pdFlag = ['prefill-instances', 'decode-instances', 'prefill-decode-instances', 'encode-instances'].find((n) => f.has(n) && f.changed(n) && f.int(n) > 0);
+    if (pdFlag !== undefined) throw new ConfigError('bad-flag', `--dp-placement replicas with --dp ${dpRanks} is not supported with P/D disaggregation (--${pdFlag}): the pools are sized in engines; use --dp-placement combined, or --dp 1 with pools of --dp times the engines`, { field: '--dp-placement' });
+  }
   const numInstances = dep === null ? positive('num-instances') * dpRanks : dep.numInstances;
   if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
   checkEngineLimits(f, latency, numInstances, dep !== null);
@@ -208,11 +215,13 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const params = latency.kvParams;
   const hw = latency.hardwareConfig;
   const util = f.float('gpu-memory-utilization');
-  const dp = f.int('dp');
+  // Under --dp-placement replicas an instance is one rank: its KV cache is sized at DP 1 (experts over tp·dp with EP).
+  const dp = latency.dpReplicas !== undefined ? 1 : f.int('dp');
+  const epForGpu = latency.dpReplicas !== undefined && f.bool('enable-expert-parallel') ? { expertParallelSize: latency.tp * latency.dpReplicas } : {};
   const kvForGpu = !f.changed('total-kv-blocks') && arch !== null && params !== null && hw !== null && (latency.backend === 'roofline' || latency.backend === 'trained-physics')
     ? (mem: number, tp: number): number | null => {
       try {
-        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util, adapterReservedBytes: Math.trunc(lora.reservedBytes), maxNumSeqs: f.int('max-num-seqs'), ...(semantics === 'corrected' ? { corrected: true } : {}) });
+        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util, adapterReservedBytes: Math.trunc(lora.reservedBytes), maxNumSeqs: f.int('max-num-seqs'), ...(semantics === 'corrected' ? { corrected: true } : {}), ...epForGpu });
       } catch {
         return null;
       }
