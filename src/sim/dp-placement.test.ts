@@ -97,6 +97,24 @@ describe('--dp-placement validation', () => {
   });
 });
 
+describe('--dp-placement replicas with node pools and the autoscaler', () => {
+  const RUN = { ...MIXTRAL, dp: 2, numRequests: 30, rate: 10, seed: 5, dpPlacement: 'replicas' } as const;
+
+  it('node pools place each rank as an instance of tp GPUs: one 4-GPU node holds both ranks, a 2-GPU node one', async () => {
+    const pool = (gpus: number): Record<string, string> => ({ 'np.yaml': `node_pools:\n  - {name: p, gpu_type: H100, gpus_per_node: ${gpus}, gpu_memory_gib: 80, initial_nodes: 1, max_nodes: 1}\n` });
+    const both = await simulate({ ...RUN, policyConfig: 'np.yaml', files: pool(4) });
+    expect(both.report.instances).toHaveLength(2);
+    expect(both.metrics.completed_requests).toBe(30);
+    const one = await simulate({ ...RUN, policyConfig: 'np.yaml', files: pool(2) });
+    expect((one.report.instances as readonly { completed_requests: number }[]).filter((i) => i.completed_requests > 0)).toHaveLength(1);
+  });
+
+  it('the autoscaler is refused (a fixed set of ranks per instance; upstream #1553\'s decision)', async () => {
+    const e = await rejection(simulate({ ...RUN, modelAutoscalerIntervalUs: 1_000_000 }));
+    expect(e.message).toMatch(/^dpPlacement replicas \(dp 2\) cannot be combined with the autoscaler/);
+  });
+});
+
 describe('--dp-placement replicas end to end', () => {
   const RUN = { ...MIXTRAL, dp: 2, numInstances: 2, numRequests: 80, rate: 20, seed: 7 } as const;
 

@@ -320,6 +320,15 @@ function checkEngineLimits(f: FlagValues, latency: ResolvedLatency, numInstances
   checkLimit(numInstances * (gpu + Math.max(cpu, 0)), LIMITS.kvBlocksPerCluster, `the cluster's KV blocks (${numInstances} instances x ${gpu + Math.max(cpu, 0)} blocks)`, 'use fewer instances or smaller KV caches (--total-kv-blocks, --kv-cpu-blocks)', { field: '--num-instances' });
 }
 
+/**
+ * `--dp-placement replicas` places a fixed set of --dp engines per instance: an autoscaler would add or remove one
+ * rank at a time, which upstream left undefined and refuses (#1553's decision); so does blis-ts.
+ */
+export function checkDpPlacementScaling(latency: ResolvedLatency, hasAutoscaler: boolean): void {
+  if (latency.dpReplicas === undefined || !hasAutoscaler) return;
+  throw new ConfigError('bad-flag', `--dp-placement replicas (--dp ${latency.dpReplicas}) cannot be combined with the autoscaler: it places a fixed set of ${latency.dpReplicas} engines per instance; use --dp-placement combined, or --dp 1 and let the autoscaler scale engines`, { field: '--dp-placement' });
+}
+
 /** `--horizon` as a tick count (MaxInt64 = none). */
 export function horizonFlag(f: FlagValues): number {
   const v = f.bigint('horizon');
