@@ -71,7 +71,7 @@ class Reader {
 }
 
 const POOL_KEYS = ['replicas', 'min_replicas', 'max_replicas', 'hardware', 'tp', 'latency_model', 'total_kv_blocks', 'max_model_len'];
-const CONFIG_KEYS = ['name', 'hardware', 'tp', 'latency_model', 'total_kv_blocks', 'max_model_len', 'cost_per_gpu_hour', 'gpus_per_node', 'inter_node_bandwidth', 'inter_node_latency', 'replicas', 'min_replicas', 'max_replicas', 'prefill', 'decode'];
+const CONFIG_KEYS = ['name', 'hardware', 'tp', 'latency_model', 'total_kv_blocks', 'max_model_len', 'cost_per_gpu_hour', 'gpus_per_node', 'inter_node_bandwidth', 'inter_node_latency', 'dp', 'dp_placement', 'replicas', 'min_replicas', 'max_replicas', 'prefill', 'decode'];
 
 function readPool(r: Reader, node: YamlNode, path: string, kind: PoolKind): PoolSpec {
   const m = r.map(node, path, POOL_KEYS);
@@ -128,6 +128,9 @@ function readConfig(r: Reader, node: YamlNode, path: string): ConfigSpec {
   const gpusPerNode = get('gpus_per_node') == null ? undefined : r.num(get('gpus_per_node'), `${path}.gpus_per_node`, { int: true, min: 1, max: 1024 });
   const interNodeBandwidth = get('inter_node_bandwidth') == null ? undefined : r.num(get('inter_node_bandwidth'), `${path}.inter_node_bandwidth`, { min: 0 });
   const interNodeLatency = get('inter_node_latency') == null ? undefined : r.num(get('inter_node_latency'), `${path}.inter_node_latency`, { min: 0 });
+  // Data parallelism and its placement (absent = the run's --dp and --dp-placement).
+  const dp = get('dp') == null ? undefined : r.num(get('dp'), `${path}.dp`, { int: true, min: 1, max: 1024 });
+  const dpPlacement = get('dp_placement') == null ? undefined : r.oneOf(get('dp_placement'), `${path}.dp_placement`, ['combined', 'replicas'] as const);
   return {
     name,
     hardware: r.str(get('hardware'), `${path}.hardware`),
@@ -139,6 +142,8 @@ function readConfig(r: Reader, node: YamlNode, path: string): ConfigSpec {
     ...(gpusPerNode === undefined ? {} : { gpusPerNode }),
     ...(interNodeBandwidth === undefined ? {} : { interNodeBandwidth }),
     ...(interNodeLatency === undefined ? {} : { interNodeLatency }),
+    ...(dp === undefined ? {} : { dp }),
+    ...(dpPlacement === undefined ? {} : { dpPlacement }),
     pools,
   };
 }

@@ -37,6 +37,13 @@ export interface ConfigSpec {
   readonly interNodeBandwidth?: number;
   /** Latency of one crossing collective, ms (`inter_node_latency`; absent = the run's flag). */
   readonly interNodeLatency?: number;
+  /** Data parallelism of this configuration (`dp`; absent = the run's --dp). */
+  readonly dp?: number;
+  /**
+   * How trained-physics runs a MoE configuration's dp ranks (`dp_placement`; absent = the run's --dp-placement):
+   * 'replicas' makes each of its replicas dp engines at DP 1 (upstream #1555).
+   */
+  readonly dpPlacement?: 'combined' | 'replicas';
   /** One monolithic pool, or a prefill and a decode pool. */
   readonly pools: readonly PoolSpec[];
 }

@@ -155,3 +155,29 @@ describe('--dp-placement replicas end to end', () => {
     expect((JSON.parse(out) as { instances: unknown[] }).instances).toHaveLength(4);
   });
 });
+
+describe('deployment files: dp and dp_placement per configuration', () => {
+  const dep = (lines: readonly string[], tail: readonly string[] = []): string => ['models:', `  - name: ${MIXTRAL.model}`, '    configurations:', '      - name: moe', '        hardware: H100',
+    '        tp: 2', ...lines.map((l) => `        ${l}`), ...tail, ''].join('\n');
+  const RUN = { ...MIXTRAL, numRequests: 40, rate: 10, seed: 4 } as const;
+  const { tp: _tp, hardware: _hw, ...noEngine } = RUN;
+  const run = (text: string, flags: Record<string, unknown> = {}): ReturnType<typeof simulate> =>
+    simulate({ ...noEngine, ...flags, deployment: 'd.yaml', files: { 'd.yaml': text } });
+
+  it('a configuration with dp 2, dp_placement replicas and 2 replicas runs 4 engines, as the flags do', async () => {
+    const r = await run(dep(['dp: 2', 'dp_placement: replicas', 'replicas: 2']));
+    expect(r.report.instances).toHaveLength(4);
+    expect(r.metrics.completed_requests).toBe(40);
+    const viaFlags = await simulate({ ...RUN, dp: 2, numInstances: 2, dpPlacement: 'replicas' });
+    expect(r.metrics.e2e_mean_ms).toBe(viaFlags.metrics.e2e_mean_ms);
+    // The run's flags apply to a configuration that names neither.
+    expect((await run(dep(['replicas: 2']), { dp: 2, dpPlacement: 'replicas' })).report.instances).toHaveLength(4);
+    expect((await run(dep(['dp: 2', 'replicas: 2']))).report.instances).toHaveLength(2);
+  });
+
+  it('refuses a bad value, a disaggregated configuration and the deployment\'s autoscaler, naming the configuration', async () => {
+    await expect(run(dep(['dp_placement: spread', 'replicas: 1']))).rejects.toThrow(/dp_placement: unknown value "spread".*combined, replicas/);
+    await expect(run(dep(['dp: 2', 'dp_placement: replicas', 'prefill: {replicas: 1}', 'decode: {replicas: 1}']))).rejects.toThrow(/configuration moe\/prefill: dp_placement replicas \(dp 2\) is not supported in a disaggregated configuration/);
+    await expect(run(dep(['dp: 2', 'dp_placement: replicas', 'replicas: 1'], ['autoscaler:', '  interval_us: 1000000']))).rejects.toThrow(/configuration moe: dp_placement replicas \(dp 2\) cannot be combined with the autoscaler of d\.yaml/);
+  });
+});

@@ -171,10 +171,10 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
     if (v < 0) throw new ConfigError('bad-flag', `--${name} must be >= 0, got ${v}`);
     return v;
   };
-  const dpRanks = latency.backend === 'corrected-physics' ? f.int('dp') : latency.dpReplicas ?? 1;
+  // A deployment counts its engines itself (each configuration's replicas × its placed ranks).
+  const dpRanks = dep !== null ? 1 : latency.backend === 'corrected-physics' ? f.int('dp') : latency.dpReplicas ?? 1;
   if (dpRanks > 1 && latency.backend !== 'corrected-physics') {
-    // Upstream #1555 guards these too: the pools' sizes and the deployment's replicas are counted per engine.
-    if (dep !== null) throw new ConfigError('bad-flag', `--dp-placement replicas cannot be combined with --deployment yet: give each configuration's replicas as engines (--dp 1), or drop --deployment`, { field: '--dp-placement' });
+    // Upstream #1555 guards this too: the pools' sizes are counted in engines.
     const pdFlag = ['prefill-instances', 'decode-instances', 'prefill-decode-instances', 'encode-instances'].find((n) => f.has(n) && f.changed(n) && f.int(n) > 0);
     if (pdFlag !== undefined) throw new ConfigError('bad-flag', `--dp-placement replicas with --dp ${dpRanks} is not supported with P/D disaggregation (--${pdFlag}): the pools are sized in engines; use --dp-placement combined, or --dp 1 with pools of --dp times the engines`, { field: '--dp-placement' });
   }
