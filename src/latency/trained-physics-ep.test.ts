@@ -65,6 +65,14 @@ describe('trained-physics with expert parallelism over a DP-placed group (tp 2, 
     expect(step({ expertParallel: { groupDp: 8 } })).toBe(151);
   });
 
+  it('at dp 1 (group = tp) EP on equals EP off with the all-gather family (the same ring bytes), not with all-to-all', () => {
+    // All-gather dispatch over 2: 100 · 1/2 · 2 · 1024 · 2 = 204,800 bytes = the MoE all-reduce it replaces; β10 = β3.
+    expect(step({ expertParallel: { groupDp: 1 } })).toBe(190);
+    // All-to-all: each token to its top-2 experts, twice the bytes: 2 layers · 0.4096 µs · 100 = 81.92 instead of 40.96.
+    // 109.051904 + 40.96 + 81.92 = 231.931904 → 231 µs.
+    expect(step({ expertParallel: { groupDp: 1 }, moeCommBackend: 'pplx' })).toBe(231);
+  });
+
   it('at the combined model\'s own dp the group is already tp·dp: EP changes nothing unless the clamp applies', () => {
     expect(step({ dp: 2, expertParallel: { groupDp: 2 } })).toBe(step({ dp: 2 }));
     expect(() => step({ expertParallel: { groupDp: 0 } })).toThrow(/expert-parallel group dp must be an integer >= 1, got 0/);
