@@ -63,6 +63,13 @@ describe('instances and KV blocks of a Mixtral-8x7B --dp 2 --tp 2 placement on H
     expect(rankBlocks(onWeights)).toBe(91_964);
   });
 
+  it('warns that --moe-comm-backend does nothing to an engine at DP 1 without EP', async () => {
+    const off = await resolve({ dp: 2, dpPlacement: 'replicas', moeCommBackend: 'pplx' });
+    expect(off.latency.warnings.some((w) => w.startsWith('--moe-comm-backend pplx has no effect under --dp-placement replicas'))).toBe(true);
+    const on = await resolve({ dp: 2, dpPlacement: 'replicas', moeCommBackend: 'pplx', enableExpertParallel: true });
+    expect(on.latency.warnings.some((w) => w.includes('--moe-comm-backend'))).toBe(false);
+  });
+
   it('an explicit --total-kv-blocks is per engine: each replica keeps it', async () => {
     const r = await resolve({ dp: 2, dpPlacement: 'replicas', totalKvBlocks: 5000 });
     expect(r.setup.numInstances).toBe(2);

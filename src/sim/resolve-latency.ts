@@ -347,6 +347,9 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   if (placed) {
     info.push(`DP placement: --dp ${inp.dp} (MoE) runs ${inp.dp} engines per instance, each at DP 1 with ${totalKvBlocks} KV blocks` +
       (inp.enableExpertParallel ? `; experts spread whole over the tp·dp = ${tp * inp.dp} GPUs of the expert-parallel group (dispatch/combine per MoE layer)` : ''));
+    if (!inp.enableExpertParallel && inp.moeCommBackend !== '') {
+      warnings.push(`--moe-comm-backend ${inp.moeCommBackend} has no effect under --dp-placement replicas without --enable-expert-parallel: each engine runs at DP 1, where the MoE layers all-reduce over tp instead of dispatching`);
+    }
   }
   return {
     backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings, info,
