@@ -26,7 +26,7 @@ const list = (group: HelpGroup, names: string): [string, HelpGroup][] => names.t
 
 /** The group of a flag on every command that has it, unless {@link BY_COMMAND} says otherwise. */
 const GROUP = new Map<string, HelpGroup>([
-  ...list('Model, GPU, latency model', 'model hardware tp dp latency-model latency-profile engine-profile alpha-coeffs beta-coeffs model-config-folder hardware-config moe-comm-backend enable-expert-parallel attention-layers gpus-per-node inter-node-bandwidth inter-node-latency'),
+  ...list('Model, GPU, latency model', 'model hardware tp dp dp-placement latency-model latency-profile engine-profile alpha-coeffs beta-coeffs model-config-folder hardware-config moe-comm-backend enable-expert-parallel attention-layers gpus-per-node inter-node-bandwidth inter-node-latency'),
   ...list('Engine', `total-kv-blocks block-size-in-tokens gpu-memory-utilization kv-cache-dtype kv-cpu-blocks kv-offload-threshold kv-transfer-bandwidth
     kv-transfer-base-latency kv-storage-blocks kv-storage-bandwidth kv-storage-latency-us kv-thrash-window-us max-num-seqs max-num-batched-tokens
     long-prefill-token-threshold num-speculative-tokens speculative-acceptance-rate speculative-acceptance-rates speculative-method max-model-len scheduler scheduling-mode preemption-policy seed horizon num-instances admission-latency routing-latency`),

@@ -25,7 +25,7 @@ export async function serveCommand(f: FlagValues, io: Io, hooks: ServeCommandHoo
   const defaultMax = f.int('default-max-tokens');
   if (defaultMax < 1) throw new ConfigError('bad-flag', `--default-max-tokens must be >= 1, got ${defaultMax}`);
   const { setup, latency, dpRanks } = await resolveEngineFlags(f, processEnv(io));
-  if (dpRanks > 1) throw new ConfigError('bad-flag', `--dp ${dpRanks} with corrected-physics makes ${dpRanks} engines; one blis serve process is one engine: start one per rank on different ports`);
+  if (dpRanks > 1) throw new ConfigError('bad-flag', `--dp ${dpRanks} with ${latency.backend === 'corrected-physics' ? 'corrected-physics' : '--dp-placement replicas'} makes ${dpRanks} engines; one blis serve process is one engine: start one per rank on different ports`);
   for (const w of latency.warnings) io.warn(w);
   const { startServe } = await import('../serve/index.js');
   const requested = f.str('model');

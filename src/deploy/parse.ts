@@ -74,7 +74,7 @@ class Reader {
 const POOL_KEYS = ['replicas', 'min_replicas', 'max_replicas', 'hardware', 'tp', 'latency_model', 'total_kv_blocks', 'max_model_len'];
 const CONFIG_KEYS = [
   'name', 'hardware', 'tp', 'latency_model', 'total_kv_blocks', 'max_model_len', 'cost_per_gpu_hour', 'replicas', 'min_replicas', 'max_replicas', 'prefill', 'decode',
-  'gpus_per_node', 'inter_node_bandwidth', 'inter_node_latency',
+  'gpus_per_node', 'inter_node_bandwidth', 'inter_node_latency', 'dp', 'dp_placement',
   'kv_cache_dtype', 'num_speculative_tokens', 'speculative_acceptance_rate', 'speculative_method',
 ];
 
@@ -135,6 +135,9 @@ function readConfig(r: Reader, node: YamlNode, path: string): ConfigSpec {
   const interNodeLatency = get('inter_node_latency') == null ? undefined : r.num(get('inter_node_latency'), `${path}.inter_node_latency`, { min: 0 });
   const kvCacheDtype = get('kv_cache_dtype') == null ? undefined : r.oneOf(get('kv_cache_dtype'), `${path}.kv_cache_dtype`, KV_CACHE_DTYPES);
   const speculative = readSpeculative(r, node, path, get);
+  // Data parallelism and its placement (absent = the run's --dp and --dp-placement).
+  const dp = get('dp') == null ? undefined : r.num(get('dp'), `${path}.dp`, { int: true, min: 1, max: 1024 });
+  const dpPlacement = get('dp_placement') == null ? undefined : r.oneOf(get('dp_placement'), `${path}.dp_placement`, ['combined', 'replicas'] as const);
   return {
     ...(kvCacheDtype === undefined ? {} : { kvCacheDtype }),
     ...(speculative === undefined ? {} : { speculative }),
@@ -148,6 +151,8 @@ function readConfig(r: Reader, node: YamlNode, path: string): ConfigSpec {
     ...(gpusPerNode === undefined ? {} : { gpusPerNode }),
     ...(interNodeBandwidth === undefined ? {} : { interNodeBandwidth }),
     ...(interNodeLatency === undefined ? {} : { interNodeLatency }),
+    ...(dp === undefined ? {} : { dp }),
+    ...(dpPlacement === undefined ? {} : { dpPlacement }),
     pools,
   };
 }

@@ -44,6 +44,13 @@ export interface ConfigSpec {
    * configuration (absent = the run's flags; tokens 0 = off here whatever the flags say).
    */
   readonly speculative?: { readonly tokens: number; readonly acceptanceRate: number; readonly method: string };
+  /** Data parallelism of this configuration (`dp`; absent = the run's --dp). */
+  readonly dp?: number;
+  /**
+   * How trained-physics runs a MoE configuration's dp ranks (`dp_placement`; absent = the run's --dp-placement):
+   * 'replicas' makes each of its replicas dp engines at DP 1 (upstream #1555).
+   */
+  readonly dpPlacement?: 'combined' | 'replicas';
   /** One monolithic pool, or a prefill and a decode pool. */
   readonly pools: readonly PoolSpec[];
 }

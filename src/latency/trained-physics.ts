@@ -46,6 +46,16 @@ export interface TrainedPhysicsOptions {
    * weight load, communication and per-request terms are not scaled (upstream PR #1538).
    */
   readonly verifyWidth?: number;
+  /**
+   * Upstream's live expert-parallel step time (#1548, PR #1683), beyond the pinned reference (which ignores
+   * --enable-expert-parallel in trained-physics): each GPU of the expert-parallel group tp·groupDp owns whole
+   * experts, so the MoE FFN routes tokens to their owners by dispatch/combine over that group instead of
+   * all-reducing a tensor-sharded output; the routed-expert weights per GPU fall to
+   * num_experts/min(tp·groupDp, num_experts). Routed-expert compute keeps the tp·dp group. `groupDp` is the
+   * LOGICAL --dp: a DP-placed replica runs at dp 1 but its experts are spread over all the ranks' GPUs.
+   * Absent = the pinned reference's step time (EP off).
+   */
+  readonly expertParallel?: { readonly groupDp: number };
 }
 
 /** KV cache elements are 16-bit whatever the weight precision (unless --kv-cache-dtype sets them). */
@@ -62,6 +72,8 @@ function validate(opts: TrainedPhysicsOptions, dp: number): void {
   const G = LatencyErrorCode.InvalidHardwareConfig;
   if (!Number.isInteger(tp) || tp <= 0) fail(P, 'tp', `tp must be a positive integer, got ${tp}`);
   if (!Number.isInteger(dp) || dp < 1) fail(P, 'dp', `dp must be an integer >= 1, got ${dp}`);
+  const g = opts.expertParallel?.groupDp;
+  if (g !== undefined && (!Number.isInteger(g) || g < 1)) fail(P, 'expertParallel.groupDp', `expert-parallel group dp must be an integer >= 1, got ${g}`);
   if (dp > 1 && !isMoE(mc)) {
     fail(P, 'dp', `dp > 1 is only supported for MoE models (got dp=${dp}); model dense data parallelism as more instances`);
   }
@@ -105,8 +117,12 @@ interface Plan {
   readonly isMoE: boolean;
   readonly nMoE: number;
   readonly nDense: number;
-  /** Flattened MoE group: tp·dp for MoE models. */
+  /** Flattened MoE group: tp·dp for MoE models (routed-expert compute). */
   readonly group: number;
+  /** Expert parallelism in force (`expertParallel` given, MoE, a group wider than one GPU). */
+  readonly epOn: boolean;
+  /** The group the dispatch/combine runs over: the expert-parallel group with EP on, else `group`. */
+  readonly dispatchGroup: number;
   readonly dFFMoE: number;
   readonly dFFDense: number;
   readonly shared: number;
@@ -154,6 +170,11 @@ function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Pl
   const L = mc.numLayers;
   const dKV = kvHeads * dH;
   const group = moe ? tp * dp : tp;
+  const epGroup = moe && opts.expertParallel !== undefined ? tp * opts.expertParallel.groupDp : 1;
+  const epOn = epGroup > 1;
+  const dispatchGroup = epOn ? epGroup : group;
+  // Whole experts per GPU with EP on: never fewer than one expert (upstream ClampExpertShardToExpertCount).
+  const weightGroup = epOn ? Math.min(epGroup, mc.numLocalExperts) : group;
   const dFFMoE = a === null ? (mc.moeExpertFFNDim > 0 ? mc.moeExpertFFNDim : mc.intermediateDim) : a.expertWidth;
   const dFFDense = a === null ? (mc.denseIntermediateDim > 0 ? mc.denseIntermediateDim : mc.intermediateDim) : a.denseWidth;
   const shared = a === null ? mc.sharedExpertFFNDim : a.sharedWidth;
@@ -166,18 +187,18 @@ function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Pl
   const attnWeights = (L * d * projWidth * wbpp) / tp;
   let ffnWeights = 0;
   if (nMoE > 0) {
-    ffnWeights += nMoE * (mc.numLocalExperts / group) * mats * d * dFFMoE * wbpp;
+    ffnWeights += nMoE * (mc.numLocalExperts / weightGroup) * mats * d * dFFMoE * wbpp;
     if (shared > 0) ffnWeights += (nMoE * mats * d * shared * wbpp) / tp;
   }
   if (nDense > 0) ffnWeights += (nDense * mats * d * dFFDense * wbpp) / tp;
 
   const net = opts.network;
   const tpCross = tp > 1 ? crossNodeFraction(nodesSpanned(net, tp)) : 0;
-  const epCross = moe && dp > 1 ? crossNodeFraction(nodesSpanned(net, group)) : 0;
+  const epCross = moe && (dp > 1 || epOn) ? crossNodeFraction(nodesSpanned(net, dispatchGroup)) : 0;
   // Collectives per step that cross a node: the TP all-reduces (attention per layer, dense FFN per dense layer,
-  // MoE FFN per MoE layer at DP = 1) and the dispatch + combine of each MoE layer at DP > 1.
+  // MoE FFN per MoE layer at DP = 1 without EP) and the dispatch + combine of each MoE layer at DP > 1 or EP on.
   let crossingCollectives = 0;
-  if (tpCross > 0) crossingCollectives += L + nDense + (moe && nMoE > 0 && dp === 1 ? nMoE : 0);
+  if (tpCross > 0) crossingCollectives += L + nDense + (moe && nMoE > 0 && dp === 1 && !epOn ? nMoE : 0);
   if (epCross > 0) crossingCollectives += 2 * nMoE;
 
   return {
@@ -196,6 +217,8 @@ function makePlan(opts: TrainedPhysicsOptions, dp: number, all2all: boolean): Pl
     nMoE,
     nDense,
     group,
+    epOn,
+    dispatchGroup,
     dFFMoE,
     dFFDense,
     shared,
@@ -247,15 +270,15 @@ function allReduce(p: Plan, units: number, tokens: number): number {
 }
 
 /**
- * One MoE layer's dispatch+combine time at DP > 1. The all-gather family moves each token's hidden state;
+ * One MoE layer's dispatch+combine time at DP > 1 or with expert parallelism on. The all-gather family moves each token's hidden state;
  * the all-to-all family moves it to each of its top-k experts.
  */
 function dispatch(p: Plan, tokens: number): number {
   if (p.all2all) {
-    const commTokens = (((tokens / p.dp) * p.kEff * (p.group - 1)) / p.group) * 2;
+    const commTokens = (((tokens / p.dp) * p.kEff * (p.dispatchGroup - 1)) / p.dispatchGroup) * 2;
     return commUs(p, commTokens * p.d * p.actBPP, p.epCross);
   }
-  return commUs(p, (((tokens / p.dp) * (p.group - 1)) / p.group) * 2 * p.d * p.actBPP, p.epCross);
+  return commUs(p, (((tokens / p.dp) * (p.dispatchGroup - 1)) / p.dispatchGroup) * 2 * p.d * p.actBPP, p.epCross);
 }
 
 /**
@@ -318,9 +341,9 @@ function combine(p: Plan, pf: number, dc: number, count: number, tPfCompute: num
     tTpAttn = allReduce(p, L, tokens) / dp;
     tTpDense = allReduce(p, p.nDense, tokens) / dp;
   }
-  // MoE FFN communication: an all-reduce at DP = 1, a dispatch/combine at DP > 1, never both.
-  const tMoEReduce = p.isMoE && p.nMoE > 0 && dp === 1 && p.tp > 1 ? allReduce(p, p.nMoE, tokens) : 0;
-  const tMoEDispatch = p.isMoE && dp > 1 ? dispatch(p, tokens) * p.nMoE : 0;
+  // MoE FFN communication: an all-reduce at DP = 1 with EP off, a dispatch/combine at DP > 1 or EP on, never both.
+  const tMoEReduce = p.isMoE && p.nMoE > 0 && dp === 1 && p.tp > 1 && !p.epOn ? allReduce(p, p.nMoE, tokens) : 0;
+  const tMoEDispatch = p.isMoE && (dp > 1 || p.epOn) ? dispatch(p, tokens) * p.nMoE : 0;
 
   const b = p.beta as readonly [number, number, number, number, number, number, number, number, number, number, number];
   const prefill = p.prefillSplit ? b[0] * tPfCompute + b[8] * tPfKv : b[0] * Math.max(tPfCompute, tPfKv);

@@ -74,6 +74,8 @@ export function resolveDeployment(spec: DeploymentSpec, base: LatencyInput, f: F
             },
             ...(userModelConfig === undefined ? {} : { userModelConfig }),
             ...configFeatures(c, base),
+            dp: c.dp ?? base.dp,
+            ...(c.dpPlacement !== undefined ? { dpPlacement: c.dpPlacement } : {}),
           });
         } catch (e) {
           if (e instanceof ConfigError || (e as { code?: unknown }).code !== undefined) throw new ConfigError('bad-config', `${where}: ${(e as Error).message}`);
@@ -83,6 +85,10 @@ export function resolveDeployment(spec: DeploymentSpec, base: LatencyInput, f: F
         for (const m of lat.info) env.info?.(`${where}: ${m}`);
         resolved.push(lat);
         const role = p.kind === 'prefill' ? PoolRole.Prefill : p.kind === 'decode' ? PoolRole.Decode : PoolRole.None;
+        // DP placement (upstream #1555): each replica of the configuration is dp engines at DP 1 (lat is one rank's).
+        const ranks = lat.dpReplicas ?? 1;
+        if (ranks > 1 && role !== PoolRole.None) throw new ConfigError('bad-config', `${where}: dp_placement replicas (dp ${ranks}) is not supported in a disaggregated configuration: its pools are sized in engines; use dp_placement: combined, or dp: 1 with ${ranks} times the replicas`);
+        if (ranks > 1 && spec.autoscaler !== null) throw new ConfigError('bad-config', `${where}: dp_placement replicas (dp ${ranks}) cannot be combined with the autoscaler of ${spec.file}: it places a fixed set of ${ranks} engines per replica; use dp_placement: combined, or dp: 1 and let the autoscaler scale engines`);
         let bytes = 0;
         if (role !== PoolRole.None) {
           if (lat.architecture === null) throw new ConfigError('bad-config', `${where}: P/D needs the model's architecture for KV transfer sizing; give model_config_folder`);
@@ -98,9 +104,9 @@ export function resolveDeployment(spec: DeploymentSpec, base: LatencyInput, f: F
           },
           costPerGpuHour: c.costPerGpuHour,
           kvBytesPerToken: bytes,
-          initialReplicas: p.replicas,
-          minReplicas: p.minReplicas,
-          maxReplicas: p.maxReplicas,
+          initialReplicas: p.replicas * ranks,
+          minReplicas: p.minReplicas * ranks,
+          maxReplicas: p.maxReplicas * ranks,
         });
       }
     }

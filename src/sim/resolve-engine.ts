@@ -130,6 +130,7 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     maxModelLenExplicit: f.changed('max-model-len'),
     moeCommBackend: f.str('moe-comm-backend'),
     enableExpertParallel: f.bool('enable-expert-parallel'),
+    ...(f.has('dp-placement') && f.changed('dp-placement') ? { dpPlacement: f.str('dp-placement') } : {}),
     ...(f.has('attention-layers') && f.str('attention-layers') !== '' ? { attentionLayers: f.str('attention-layers') as AttentionLayerMode } : {}),
     ...(f.has('max-num-seqs') ? { maxNumSeqs: f.int('max-num-seqs') } : {}),
     network: { gpusPerNode: f.int('gpus-per-node'), bandwidthGBs: f.float('inter-node-bandwidth'), latencyMs: f.float('inter-node-latency') },
@@ -179,7 +180,13 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
     if (v < 0) throw new ConfigError('bad-flag', `--${name} must be >= 0, got ${v}`);
     return v;
   };
-  const dpRanks = latency.backend === 'corrected-physics' ? f.int('dp') : 1;
+  // A deployment counts its engines itself (each configuration's replicas × its placed ranks).
+  const dpRanks = dep !== null ? 1 : latency.backend === 'corrected-physics' ? f.int('dp') : latency.dpReplicas ?? 1;
+  if (dpRanks > 1 && latency.backend !== 'corrected-physics') {
+    // Upstream #1555 guards this too: the pools' sizes are counted in engines.
+    const pdFlag = ['prefill-instances', 'decode-instances', 'prefill-decode-instances', 'encode-instances'].find((n) => f.has(n) && f.changed(n) && f.int(n) > 0);
+    if (pdFlag !== undefined) throw new ConfigError('bad-flag', `--dp-placement replicas with --dp ${dpRanks} is not supported with P/D disaggregation (--${pdFlag}): the pools are sized in engines; use --dp-placement combined, or --dp 1 with pools of --dp times the engines`, { field: '--dp-placement' });
+  }
   const numInstances = dep === null ? positive('num-instances') * dpRanks : dep.numInstances;
   if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
   checkEngineLimits(f, latency, numInstances, dep !== null);
@@ -221,11 +228,13 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const params = latency.kvParams;
   const hw = latency.hardwareConfig;
   const util = f.float('gpu-memory-utilization');
-  const dp = f.int('dp');
+  // Under --dp-placement replicas an instance is one rank: its KV cache is sized at DP 1 (experts over tp·dp with EP).
+  const dp = latency.dpReplicas !== undefined ? 1 : f.int('dp');
+  const epForGpu = latency.dpReplicas !== undefined && f.bool('enable-expert-parallel') ? { expertParallelSize: latency.tp * latency.dpReplicas } : {};
   const kvForGpu = !f.changed('total-kv-blocks') && arch !== null && params !== null && hw !== null && (latency.backend === 'roofline' || latency.backend === 'trained-physics')
     ? (mem: number, tp: number): number | null => {
       try {
-        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util, adapterReservedBytes: Math.trunc(lora.reservedBytes), maxNumSeqs: f.int('max-num-seqs'), ...(semantics === 'corrected' ? { corrected: true } : {}) });
+        return calculateKVBlocks(arch, { ...hw, MemoryGiB: mem }, params, { tp, dp, blockSize, gpuMemoryUtilization: util, adapterReservedBytes: Math.trunc(lora.reservedBytes), maxNumSeqs: f.int('max-num-seqs'), ...(semantics === 'corrected' ? { corrected: true } : {}), ...epForGpu });
       } catch {
         return null;
       }
@@ -323,6 +332,15 @@ function checkEngineLimits(f: FlagValues, latency: ResolvedLatency, numInstances
   const cpu = f.int('kv-cpu-blocks');
   checkLimit(cpu, LIMITS.kvBlocksPerInstance, '--kv-cpu-blocks', 'give a smaller --kv-cpu-blocks', { field: '--kv-cpu-blocks' });
   checkLimit(numInstances * (gpu + Math.max(cpu, 0)), LIMITS.kvBlocksPerCluster, `the cluster's KV blocks (${numInstances} instances x ${gpu + Math.max(cpu, 0)} blocks)`, 'use fewer instances or smaller KV caches (--total-kv-blocks, --kv-cpu-blocks)', { field: '--num-instances' });
+}
+
+/**
+ * `--dp-placement replicas` places a fixed set of --dp engines per instance: an autoscaler would add or remove one
+ * rank at a time, which upstream left undefined and refuses (#1553's decision); so does blis-ts.
+ */
+export function checkDpPlacementScaling(latency: ResolvedLatency, hasAutoscaler: boolean): void {
+  if (latency.dpReplicas === undefined || !hasAutoscaler) return;
+  throw new ConfigError('bad-flag', `--dp-placement replicas (--dp ${latency.dpReplicas}) cannot be combined with the autoscaler: it places a fixed set of ${latency.dpReplicas} engines per instance; use --dp-placement combined, or --dp 1 and let the autoscaler scale engines`, { field: '--dp-placement' });
 }
 
 /** `--horizon` as a tick count (MaxInt64 = none). */

@@ -47,6 +47,12 @@ export interface LatencyInput {
   readonly moeCommBackend: string;
   readonly enableExpertParallel: boolean;
   /**
+   * --dp-placement (upstream #1555/#1683, beyond the pinned reference): 'replicas' runs a MoE model's --dp ranks
+   * under trained-physics as that many engines at DP 1 (per-rank KV cache), and prices --enable-expert-parallel
+   * in the step time; absent or 'combined' = the reference's one engine over the combined batch.
+   */
+  readonly dpPlacement?: string;
+  /**
    * --gpus-per-node (0 = off), --inter-node-bandwidth (GB/s per GPU, 0 = the GPU's InterNodeBwGBps) and
    * --inter-node-latency (ms per crossing collective). Absent = off.
    */
@@ -121,6 +127,11 @@ export interface ResolvedLatency {
   readonly network?: InterNodeNetwork;
   /** Speculative decoding's verify width K+1 the models were built with (absent = off), for pools' own models. */
   readonly verifyWidth?: number;
+  /**
+   * Engines per logical instance under `--dp-placement replicas` (the --dp of a MoE model under trained-physics;
+   * absent = 1): the latency model and `totalKvBlocks` are then those of one rank.
+   */
+  readonly dpReplicas?: number;
 }
 
 function allZeros(v: readonly number[]): boolean {
@@ -185,6 +196,11 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${inp.totalKvBlocks}; give the number of KV blocks per instance, or leave it out to size the cache from GPU memory`);
   }
   if (inp.dp < 1) throw new ConfigError('bad-flag', `--dp must be >= 1, got ${inp.dp}`);
+  const placement = inp.dpPlacement ?? 'combined';
+  if (placement !== 'combined' && placement !== 'replicas') {
+    throw new ConfigError('bad-flag', `unknown --dp-placement ${showValue(placement)}; valid: combined (the reference: one engine over the combined batch), replicas (one engine per DP rank)`, { field: '--dp-placement' });
+  }
+  const replicasMode = placement === 'replicas';
 
   if (backend === 'blackbox') {
     if ((inp.network?.gpusPerNode ?? 0) > 0) throw new ConfigError('bad-flag', '--gpus-per-node has no effect with --latency-model blackbox (its coefficients have no communication term); use trained-physics, roofline or corrected-physics', { field: '--gpus-per-node' });
@@ -294,7 +310,11 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   }
   // EP-aware capacity (upstream #1656): under --enable-expert-parallel each DP rank holds tp/(tp·dp) of the routed
   // experts. The pinned reference charges every rank all of them: kept under --semantics reference (R-row E-EP).
-  const epKv = inp.enableExpertParallel && (inp.corrected === true || backend === 'corrected-physics') ? { expertParallelSize: tp * inp.dp } : {};
+  // --dp-placement replicas follows upstream after #1656 too, whatever --semantics says.
+  const epKv = inp.enableExpertParallel && (inp.corrected === true || backend === 'corrected-physics' || replicasMode) ? { expertParallelSize: tp * inp.dp } : {};
+  // DP as placement (upstream #1555): each of the --dp ranks of a MoE model is its own engine with one rank's KV
+  // cache (the combined total / dp, which is what dp 1 gives), its experts still spread over the logical group.
+  const placed = replicasMode && backend === 'trained-physics' && mc.numLocalExperts >= 2 && inp.dp > 1;
   if (!inp.totalKvBlocksExplicit) {
     const params = kvParams;
     if (params) {
@@ -305,7 +325,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
       // corrected-physics: each DP rank is its own engine with its own KV cache, sized for its tp GPUs.
       else totalKvBlocks = backend === 'corrected-physics'
         ? calculateKVBlocks(mc, hw, params, { tp, dp: 1, blockSize: inp.blockSize, gpuMemoryUtilization: u, perGpuBlocks: true, adapterReservedBytes: reserved, ...seqs, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}), ...epKv })
-        : calculateKVBlocks(mc, hw, params, { tp, dp: inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...seqs, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}), ...epKv });
+        : calculateKVBlocks(mc, hw, params, { tp, dp: placed ? 1 : inp.dp, blockSize: inp.blockSize, gpuMemoryUtilization: u, adapterReservedBytes: reserved, ...seqs, ...parseOpts, ...(inp.corrected === true ? { corrected: true } : {}), ...epKv });
     }
   }
   const mml = resolveMaxModelLen(mc, totalKvBlocks, inp.blockSize, inp.maxModelLenExplicit ? inp.maxModelLen : undefined);
@@ -326,7 +346,17 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     ? createRooflineModel({ model: mc, hardware: hw, tp, alpha, corrected: inp.corrected === true, ...net, ...widthOpt(inp) })
     : backend === 'corrected-physics'
       ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: correctedCoefficientsOf(inp), ...net, ...widthOpt(inp) })
-      : createTrainedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true, ...net, ...widthOpt(inp) });
+      : createTrainedPhysicsModel({
+        model: mc, hardware: hw, tp, dp: placed ? 1 : inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true, ...net, ...widthOpt(inp),
+        ...(replicasMode && inp.enableExpertParallel ? { expertParallel: { groupDp: inp.dp } } : {}),
+      });
+  if (placed) {
+    info.push(`DP placement: --dp ${inp.dp} (MoE) runs ${inp.dp} engines per instance, each at DP 1 with ${totalKvBlocks} KV blocks` +
+      (inp.enableExpertParallel ? `; experts spread whole over the tp·dp = ${tp * inp.dp} GPUs of the expert-parallel group (dispatch/combine per MoE layer)` : ''));
+    if (!inp.enableExpertParallel && inp.moeCommBackend !== '') {
+      warnings.push(`--moe-comm-backend ${inp.moeCommBackend} has no effect under --dp-placement replicas without --enable-expert-parallel: each engine runs at DP 1, where the MoE layers all-reduce over tp instead of dispatching`);
+    }
+  }
   return {
     backend, latency, model, hardware: gpu, tp, modelConfig: mc, hardwareConfig: hw, totalKvBlocks, maxModelLen: mml.maxModelLen, warnings, info,
     alpha, beta, kvParams, findHardware: hardwareFinder(inp), architecture: mc,
@@ -334,6 +364,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
     ...widthOpt(inp),
     ...(inp.profile?.profile.range !== undefined ? { profileRange: { label: inp.profile.label, range: inp.profile.profile.range } } : {}),
     ...net,
+    ...(placed ? { dpReplicas: inp.dp } : {}),
   };
 }
 

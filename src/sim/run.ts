@@ -37,7 +37,7 @@ import { arrivalRate, profileRangeWarning, type ProfileRange } from '../latency/
 import type { FlagValues } from './options.js';
 import { idlePoolWarnings } from './idle-pools.js';
 import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report, type ReportOptions } from './report.js';
-import { horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
+import { checkDpPlacementScaling, horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
 import { checkBundleDeciders } from './resolve-deciders.js';
 import { RunRecorder } from '../cluster/recorder.js';
@@ -405,6 +405,7 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
   const pol = await resolvePolicyFlags(f, env);
   checkBundleDeciders(f, pol, setup.pd);
   const scaling = resolveScaling(f, pol.scaling, 'run', kvForGpu, setup.deployment ?? null, hasEvolvableAutoscale(pol));
+  checkDpPlacementScaling(latency, (scaling?.autoscaler ?? null) !== null);
   const spec = f.str('workload-spec');
   const { users, thinkMs } = concurrencyFlags(f);
   let wl = spec !== '' ? await specWorkload(f, env, spec) : users > 0 ? concurrencyWorkload(f, seed, users, thinkMs) : generatedWorkload(f, seed);
@@ -567,7 +568,8 @@ export async function checkSimulation(mode: 'run' | 'replay', f: FlagValues, env
   }
   const pol = await resolvePolicyFlags(f, env);
   checkBundleDeciders(f, pol, setup.pd);
-  resolveScaling(f, pol.scaling, mode, mode === 'run' ? kvForGpu : null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
+  const scaling = resolveScaling(f, pol.scaling, mode, mode === 'run' ? kvForGpu : null, setup.deployment ?? null, hasEvolvableAutoscale(pol));
+  checkDpPlacementScaling(latency, (scaling?.autoscaler ?? null) !== null);
   cliGoodput(f);
   if (mode === 'replay') {
     if (f.changed('horizon')) horizonFlag(f);
