@@ -20,6 +20,7 @@ import { RouterViews } from './router-view.js';
 export const DEFAULT_MAX_ADMISSION_DELAYS = 100;
 
 export abstract class ClusterPipeline extends RouterViews {
+  /** An AdmissionDecision event (arrival + admissionLatency, or a DELAY's end): admit, delay, or reject; then priority and the gateway queue or routing. */
   protected admit(req: Request, t: number): void {
     const sig = this.signals;
     if (this.delayedNow.delete(req)) sig?.onDelayEnd();
