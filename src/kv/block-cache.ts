@@ -1,8 +1,9 @@
 /**
- * Single-tier GPU KV block cache with prefix caching (reference blis-core.md §4; `sim/kv/cache.go`).
- *
- * Block state lives in parallel typed arrays indexed by block id, and the free list is an intrusive
- * doubly linked list over those ids, so the per-step allocate/release path does no object allocation.
+ * Single-tier GPU KV block cache with prefix caching (reference blis-core.md §4; `sim/kv/cache.go`): allocation,
+ * release and the KVStore surface. It stands on two layers of its own state, one class each so the
+ * allocate/release path calls no wrapper: block-pool.ts (per-block state in typed arrays, the intrusive free
+ * list, the K3 pins) and prefix-index.ts (the hash index, its frozen views for stale routing signals, identity
+ * registration, lookups and the tier's reload hook).
  *
  * Blocks do not store token contents. A block's tokens are always a contiguous run of its owner's token
  * positions (`startPos .. startPos + fill`), where position p names `inputTokens[p]` below `inputLen` and
@@ -11,62 +12,21 @@
  * the block left off (possible only through unusual call sequences, never from the engine), is handled by
  * materialising that block's tokens in `detached` so hashing still sees exactly what the reference stored.
  */
-import { NO_HASH, hashBlock, inputBlockHashes } from '../domain/block-hash.js';
+import { NO_HASH, hashBlock } from '../domain/block-hash.js';
 import { RequestState, type Request } from '../domain/request.js';
 import { BlockList } from './block-list.js';
-import { HashIndex } from '../engine/hash-index.js';
+import { FILL, HASH_HI, HASH_LO, INV_TWO32, IN_USE, NIL, REF, START } from './block-pool.js';
+import { PrefixIndexedPool } from './prefix-index.js';
 import type { KVStore, KVTierStats } from './types.js';
 
-const NIL = -1;
-// Field offsets of a block's state in `meta` (hash: the 53-bit identity's low and high 32 bits, 0 = none).
-const REF = 0;
-const IN_USE = 1;
-const FILL = 2;
-const START = 3;
-const PREV = 4;
-const NEXT = 5;
-/**
- * Smallest block size at which private prompts (constructor) apply: two independently drawn prompts share a
- * block of 8 uniform token ids (MAX_TOKEN_ID = 128,000) with probability 2^-135, while with blocks of one token
- * they share first blocks often.
- */
-export const PRIVATE_MIN_BLOCK = 8;
-const HASH_LO = 6;
-const HASH_HI = 7;
-const TWO32 = 4294967296;
-const INV_TWO32 = 1 / 4294967296;
+export { PRIVATE_MIN_BLOCK } from './block-pool.js';
 
 const NO_TIER: KVTierStats = { cpuTotalBlocks: 0, cpuUsedBlocks: 0, offloads: 0, reloads: 0 };
 
-export class BlockKVCache implements KVStore {
-  readonly totalBlocks: number;
-  readonly blockSize: number;
+export class BlockKVCache extends PrefixIndexedPool implements KVStore {
   readonly lazyDecodeSafe = true;
 
-  /**
-   * Per-block state, eight int32s per block (see REF..HASH_HI): one cache line holds two blocks' whole state,
-   * so taking, filling and freeing a block touches one line of it instead of one per field.
-   */
-  private meta: Int32Array;
-  /**
-   * The free list, in LRU order, is the never-used blocks `pristine .. totalBlocks-1` (in id order: nothing is
-   * ever inserted ahead of them) followed by a linked list of released blocks (freeHead .. freeTail). Keeping
-   * the never-used ones implicit means a cache touches only the memory of the blocks a run actually uses.
-   */
-  private pristine = 0;
-  private freeHead = NIL;
-  private freeTail = NIL;
-  private freeCnt = 0;
-
-  /** Identity -> block. Holds at most one entry per block (an entry for h names a block whose hash is h). */
-  private readonly hashToBlock: HashIndex;
-  /**
-   * With private prompts (constructor): 1 for a block whose prompt identity is in `meta` but not yet in the
-   * index (registered only if its request is released while queued); null otherwise. Grows with `meta`.
-   */
-  private unindexed: Uint8Array | null;
   private readonly listPool: BlockList[] = [];
-  private readonly detached = new Map<number, Int32Array>();
   private readonly scratch: Int32Array;
   private readonly cachedOut: number[] = [];
   /** allocateGeneral's chain of identities: [0] the last block's (the next one's parent), [1] the tail's parent. */
@@ -74,15 +34,6 @@ export class BlockKVCache implements KVStore {
 
   private hits = 0;
   private misses = 0;
-  /**
-   * Input tokens a prefix hit may not cover: 0 (reference), or 1 under corrected semantics (E1), where, as in
-   * vLLM v1, a hit stops before the prompt's last token so a fully cached prompt recomputes its last block and
-   * claims the blocks before it, instead of claiming nothing.
-   */
-  readonly hitHoldback: number;
-  /** Corrected semantics (K3): free blocks a reload must not overwrite (the caller's looked-up prefix); else null. */
-  private readonly pinned: Uint8Array | null;
-  private pinnedFree = 0;
 
   /**
    * @param corrected --semantics corrected (docs/reference-differences.md K1, E1, K3): reusing a block drops its
@@ -95,121 +46,9 @@ export class BlockKVCache implements KVStore {
    *   block's identity then enters the index only if its request is released while queued (preempted), the one
    *   case in which a lookup (its own, at readmission) can find it. Ignored below {@link PRIVATE_MIN_BLOCK}.
    */
-  constructor(totalBlocks: number, blockSize: number, readonly corrected = false, private readonly decodeIdentities = true, privatePrompts = false) {
-    if (!Number.isInteger(totalBlocks) || totalBlocks <= 0) {
-      throw new RangeError(`BlockKVCache: totalBlocks must be a positive integer, got ${totalBlocks}`);
-    }
-    if (!Number.isInteger(blockSize) || blockSize <= 0) {
-      throw new RangeError(`BlockKVCache: blockSize must be a positive integer, got ${blockSize}`);
-    }
-    this.totalBlocks = totalBlocks;
-    this.blockSize = blockSize;
-    this.hitHoldback = corrected ? 1 : 0;
-    this.pinned = corrected ? new Uint8Array(totalBlocks) : null;
-    // Grown as never-used blocks are first taken (takeFree): zeroing a whole large cache up front was a fifth of
-    // a one-request run's cost, and a short run touches a fraction of it.
-    this.meta = new Int32Array(8 * Math.min(totalBlocks, 2048));
+  constructor(totalBlocks: number, blockSize: number, corrected = false, private readonly decodeIdentities = true, privatePrompts = false) {
+    super(totalBlocks, blockSize, corrected, privatePrompts);
     this.scratch = new Int32Array(blockSize);
-    // Sized for what is registered so far (it grows): a table sized for the whole cache up front spreads a short
-    // run's few entries over megabytes, and every probe misses the CPU caches.
-    this.hashToBlock = new HashIndex(Math.min(totalBlocks, 4096));
-    this.freeCnt = totalBlocks;
-    this.unindexed = privatePrompts && blockSize >= PRIVATE_MIN_BLOCK ? new Uint8Array(this.meta.length / 8) : null;
-  }
-
-  /**
-   * Quadruples `meta` (up to the whole cache; few copies on the way to a full one); nothing reads the state of a
-   * block at or past `pristine`.
-   */
-  private growMeta(): void {
-    const grown = new Int32Array(Math.min(4 * this.meta.length, 8 * this.totalBlocks));
-    grown.set(this.meta);
-    this.meta = grown;
-    if (this.unindexed !== null) {
-      const flags = new Uint8Array(grown.length / 8);
-      flags.set(this.unindexed);
-      this.unindexed = flags;
-    }
-  }
-
-  private hashOf(b: number): number {
-    return (this.meta[8 * b + HASH_HI] as number) * TWO32 + ((this.meta[8 * b + HASH_LO] as number) >>> 0);
-  }
-
-  private setHashField(b: number, h: number): void {
-    if (this.unindexed !== null) this.unindexed[b] = 0;
-    this.meta[8 * b + HASH_LO] = h | 0;
-    this.meta[8 * b + HASH_HI] = (h * INV_TWO32) | 0;
-  }
-
-  // ---- free list -------------------------------------------------------------------------------------
-
-  private appendFree(b: number): void {
-    this.freeCnt++;
-    this.meta[8 * b + NEXT] = NIL;
-    this.meta[8 * b + PREV] = this.freeTail;
-    if (this.freeTail !== NIL) this.meta[8 * this.freeTail + NEXT] = b;
-    else this.freeHead = b;
-    this.freeTail = b;
-  }
-
-  /** Relink free block `b` as the LRU head (K3: the block a reload overwrites when the head is pinned). */
-  private moveToFreeHead(b: number): void {
-    this.unlinkFree(b);
-    this.freeCnt++;
-    this.meta[8 * b + PREV] = NIL;
-    this.meta[8 * b + NEXT] = this.freeHead;
-    if (this.freeHead !== NIL) this.meta[8 * this.freeHead + PREV] = b;
-    else this.freeTail = b;
-    this.freeHead = b;
-  }
-
-  private unlinkFree(b: number): void {
-    this.freeCnt--;
-    const p = this.meta[8 * b + PREV] as number;
-    const n = this.meta[8 * b + NEXT] as number;
-    if (p !== NIL) this.meta[8 * p + NEXT] = n;
-    else this.freeHead = n;
-    if (n !== NIL) this.meta[8 * n + PREV] = p;
-    else this.freeTail = p;
-    this.meta[8 * b + PREV] = NIL;
-    this.meta[8 * b + NEXT] = NIL;
-  }
-
-  /**
-   * Take the LRU head for new content. Its old identity is dropped here, not at release, so released
-   * blocks stay hittable until reused; the map entry for the old hash is deleted even if a later block with
-   * the same hash has since replaced it (the reference deletes by hash, not by owner).
-   */
-  private takeFree(): number {
-    if (this.pristine < this.totalBlocks) {
-      // A never-used block: its state is all zeros already (no fill, no identity, no owner).
-      this.freeCnt--;
-      const p = this.pristine++;
-      if (8 * p >= this.meta.length) this.growMeta();
-      return p;
-    }
-    const b = this.freeHead;
-    if (b === NIL) throw new Error('BlockKVCache: free list empty after a passed pre-check (INV-4 violation)');
-    this.unlinkFree(b);
-    const m = this.meta;
-    m[8 * b + FILL] = 0;
-    // The identity as its two words (a double passed to the index's methods would be boxed).
-    const lo = m[8 * b + HASH_LO] as number;
-    const hi = m[8 * b + HASH_HI] as number;
-    if (lo !== 0 || hi !== 0) {
-      const u = this.unindexed;
-      if (u !== null && u[b] === 1) {
-        u[b] = 0; // never registered: nothing to drop
-      } else if (!this.corrected || this.hashToBlock.getParts(lo, hi) === b) {
-        this.noteSnapshotPresence(lo, hi);
-        this.hashToBlock.deleteParts(lo, hi);
-      }
-      m[8 * b + HASH_LO] = 0;
-      m[8 * b + HASH_HI] = 0;
-    }
-    if (this.detached.size > 0) this.detached.delete(b);
-    return b;
   }
 
   /**
@@ -229,77 +68,8 @@ export class BlockKVCache implements KVStore {
     return list;
   }
 
-  // ---- frozen views for stale routing signals ----------------------------------------------------------
-
-  /** Whether a snapshot is being maintained (after the first {@link takeSnapshot}). */
-  private snapshotActive = false;
-  /**
-   * For each block identity registered or unregistered since the last snapshot: whether it was registered
-   * at the snapshot instant. Identities absent here are unchanged, so the live index answers for them.
-   */
-  private readonly atSnapshot = new HashIndex(64);
-
-  /**
-   * Freeze the current prefix-cache contents for {@link snapshotPrefixBlocks} (the reference copies its whole
-   * hash map). Here the cost is proportional to the index changes after the snapshot, not to the table size.
-   */
-  takeSnapshot(): void {
-    this.snapshotActive = true;
-    this.atSnapshot.clear();
-  }
-
-  /** Like {@link cachedPrefixBlocks}, against the contents at the last {@link takeSnapshot}. */
-  snapshotPrefixBlocks(req: Request): number {
-    const hashes = inputBlockHashes(req, this.blockSize);
-    const before = this.atSnapshot;
-    let i = 0;
-    for (; i < hashes.length; i++) {
-      const h = hashes[i] as number;
-      const was = before.get(h);
-      if (!(was < 0 ? this.hashToBlock.has(h) : was === 1)) break;
-    }
-    return i;
-  }
-
-  /** The index, for changing identity `h`: first records h's snapshot-time presence. */
-  private liveIndex(h: number): HashIndex {
-    this.noteSnapshotPresence(h | 0, (h * INV_TWO32) | 0);
-    return this.hashToBlock;
-  }
-
-  /** {@link liveIndex}'s record, for the identity with words (lo, hi), before the caller changes it. */
-  private noteSnapshotPresence(lo: number, hi: number): void {
-    if (this.snapshotActive && !this.atSnapshot.hasParts(lo, hi)) this.atSnapshot.setParts(lo, hi, this.hashToBlock.hasParts(lo, hi) ? 1 : 0);
-  }
-
-  /**
-   * Gives block `b` the identity `h` and registers it. The step loop's caller passes the words instead
-   * ({@link identify}): a double passed to a call V8 does not inline is boxed on the heap.
-   */
-  private identifyHash(b: number, h: number): void {
-    this.identify(b, h | 0, (h * INV_TWO32) | 0);
-  }
-
-  /** {@link identifyHash} with the identity's words (lo, hi) (`h | 0`, `(h / 2^32) | 0`): no boxing. */
-  private identify(b: number, lo: number, hi: number): void {
-    if (this.unindexed !== null) this.unindexed[b] = 0;
-    this.meta[8 * b + HASH_LO] = lo;
-    this.meta[8 * b + HASH_HI] = hi;
-    this.noteSnapshotPresence(lo, hi);
-    this.hashToBlock.setParts(lo, hi, b);
-  }
-
-  // ---- lookups ---------------------------------------------------------------------------------------
-
   getCachedBlocks(req: Request): readonly number[] {
     return this.getCachedBlocksInto(req, this.cachedOut);
-  }
-
-  cachedPrefixBlocks(req: Request): number {
-    const hashes = inputBlockHashes(req, this.blockSize);
-    let i = 0;
-    while (i < hashes.length && this.hashToBlock.has(hashes[i] as number)) i++;
-    return i;
   }
 
   // ---- allocation ------------------------------------------------------------------------------------
@@ -523,17 +293,6 @@ export class BlockKVCache implements KVStore {
     }
   }
 
-  /** Registers the deferred prompt identities of `list`'s blocks (private prompts; identify clears the flags). */
-  private indexDeferred(list: BlockList): void {
-    const u = this.unindexed as Uint8Array;
-    const m = this.meta;
-    for (let i = 0; i < list.len; i++) {
-      const b = list.at(i);
-      if (u[b] !== 1) continue;
-      this.identify(b, m[8 * b + HASH_LO] as number, m[8 * b + HASH_HI] as number);
-    }
-  }
-
   /** Hash of the full block holding `req`'s token positions [sp, sp + blockSize), chained from `parent`. */
   private hashRun(req: Request, parent: number, sp: number): number {
     const bs = this.blockSize;
@@ -586,8 +345,6 @@ export class BlockKVCache implements KVStore {
 
   // ---- metrics and KVStore plumbing ------------------------------------------------------------------
 
-  usedBlocks(): number { return this.totalBlocks - this.freeCnt; }
-
   cacheHitRate(): number {
     const total = this.hits + this.misses;
     return total === 0 ? 0 : this.hits / total;
@@ -607,19 +364,8 @@ export class BlockKVCache implements KVStore {
     return NO_TIER;
   }
 
-  checkConservation(): string | null {
-    let freeLen = this.totalBlocks - this.pristine;
-    for (let b = this.freeHead; b !== NIL && freeLen <= this.totalBlocks; b = this.meta[8 * b + NEXT] as number) freeLen++;
-    let inUseCount = 0;
-    for (let b = 0; b < this.pristine; b++) if (this.meta[8 * b + IN_USE] !== 0) inUseCount++;
-    if (freeLen + inUseCount !== this.totalBlocks) {
-      return `block conservation violated: freeList=${freeLen} + inUse=${inUseCount} != total=${this.totalBlocks}`;
-    }
-    if (freeLen !== this.freeCnt) return `free-count drift: counter=${this.freeCnt}, actual free list=${freeLen}`;
-    return null;
-  }
-
-  // ---- tier-internal hooks (used by TieredKVCache only; not part of KVStore) ---------------------------
+  // ---- tier-internal hooks (used by TieredKVCache only; not part of KVStore; the rest are in block-pool.ts
+  // and prefix-index.ts) -----------------------------------------------------------------------------------
 
   /** Tier-internal. GPU block-level hits (claimed cached blocks) so far. */
   get cacheHits(): number { return this.hits; }
@@ -627,83 +373,8 @@ export class BlockKVCache implements KVStore {
   /** Tier-internal. GPU block-level misses (freshly filled blocks) so far. */
   get cacheMisses(): number { return this.misses; }
 
-  /** Tier-internal. Blocks on the free list. */
-  get freeCount(): number { return this.freeCnt; }
-
-  /** Tier-internal. Like {@link getCachedBlocks} but fills the caller's buffer. */
-  getCachedBlocksInto(req: Request, out: number[]): number[] {
-    const hashes = inputBlockHashes(req, this.blockSize);
-    out.length = 0;
-    // E1: with a holdback the last full block of a block-aligned prompt is never a hit.
-    const n = Math.min(hashes.length, Math.floor((req.inputLen - this.hitHoldback) / this.blockSize));
-    for (let i = 0; i < n; i++) {
-      const b = this.hashToBlock.get(hashes[i] as number);
-      if (b < 0) break;
-      out.push(b);
-    }
-    return out;
-  }
-
-  /** Tier-internal. Whether some block is registered under `h`. */
-  hasHash(h: number): boolean { return this.hashToBlock.has(h); }
-
-  /** Tier-internal. Identity of block `b` ({@link NO_HASH} if unhashed). */
-  blockHash(b: number): number { return b < this.pristine ? this.hashOf(b) : NO_HASH; }
-
-  /** Tier-internal. Number of tokens block `b` holds. */
-  blockFill(b: number): number { return b < this.pristine ? (this.meta[8 * b + FILL] as number) : 0; }
-
   /** Tier-internal and tests. The live block list of `req` (do not mutate), or undefined if it owns none. */
   ownedList(req: Request): BlockList | undefined { return this.lookup(req); }
-
-  /**
-   * Tier-internal (corrected semantics, K3). Pin the free blocks among `ids` (a prefix the caller looked up) so
-   * {@link installReloadedBlock} passes over them until {@link unpinFree}.
-   */
-  pinFree(ids: readonly number[]): void {
-    const pinned = this.pinned as Uint8Array;
-    for (let i = 0; i < ids.length; i++) {
-      const b = ids[i] as number;
-      if (this.meta[8 * b + IN_USE] === 0 && pinned[b] === 0) {
-        pinned[b] = 1;
-        this.pinnedFree++;
-      }
-    }
-  }
-
-  /** Tier-internal (corrected semantics, K3). Undo {@link pinFree}. */
-  unpinFree(ids: readonly number[]): void {
-    const pinned = this.pinned as Uint8Array;
-    for (let i = 0; i < ids.length; i++) pinned[ids[i] as number] = 0;
-    this.pinnedFree = 0;
-  }
-
-  /** Tier-internal. Free blocks a reload may overwrite (the free count minus pinned blocks). */
-  get reloadableCount(): number { return this.freeCnt - this.pinnedFree; }
-
-  /**
-   * Tier-internal. Overwrite the LRU head with a full block of identity `h` (content reloaded from the CPU
-   * tier) and park it, unowned, at the free-list tail. Returns false if the free list is empty. Pinned blocks
-   * (corrected semantics) are passed over: the first unpinned block from the head is overwritten.
-   */
-  installReloadedBlock(h: number): boolean {
-    if (this.freeCnt === 0) return false;
-    // Pinned blocks were used, so they are on the linked part of the free list, after every never-used block.
-    if (this.pinnedFree > 0 && this.pristine >= this.totalBlocks) {
-      const pinned = this.pinned as Uint8Array;
-      let c = this.freeHead;
-      while (c !== NIL && pinned[c] !== 0) c = this.meta[8 * c + NEXT] as number;
-      if (c === NIL) return false;
-      if (c !== this.freeHead) this.moveToFreeHead(c);
-    }
-    const b = this.takeFree();
-    this.meta[8 * b + FILL] = this.blockSize;
-    this.meta[8 * b + REF] = 0;
-    this.meta[8 * b + IN_USE] = 0;
-    this.identifyHash(b, h);
-    this.appendFree(b);
-    return true;
-  }
 
   /** Tier-internal. Append `ids[from, to)` to `req`'s blocks as cache hits (reference `commitCachedBlocks`). */
   commitCachedBlocks(req: Request, ids: readonly number[], from: number, to: number): void {
@@ -742,29 +413,6 @@ export class BlockKVCache implements KVStore {
     } else {
       this.syncTail(req, list);
     }
-  }
-
-  // ---- inspection (tests, debugging) -----------------------------------------------------------------
-
-  /** Block ids on the free list, head (next to be reused) first. */
-  freeListOrder(): number[] {
-    const out: number[] = [];
-    for (let b = this.pristine; b < this.totalBlocks; b++) out.push(b);
-    for (let b = this.freeHead; b !== NIL && out.length <= this.totalBlocks; b = this.meta[8 * b + NEXT] as number) out.push(b);
-    return out;
-  }
-
-  blockRefCount(b: number): number { return b < this.pristine ? (this.meta[8 * b + REF] as number) : 0; }
-
-  blockInUse(b: number): boolean { return b < this.pristine && this.meta[8 * b + IN_USE] !== 0; }
-
-  /** Every (hash, block) registration, in no particular order. */
-  hashEntries(): [number, number][] { return this.hashToBlock.entries(); }
-
-  /** Block id registered under `h`, or undefined. */
-  blockForHash(h: number): number | undefined {
-    const b = this.hashToBlock.get(h);
-    return b < 0 ? undefined : b;
   }
 }
 

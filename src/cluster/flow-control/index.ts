@@ -2,7 +2,8 @@
  * Gateway flow control (`--flow-control`; reference gateway_queue.go, flow_control_admission.go,
  * eviction_tracker.go, sim/saturation.go and the Gateway* events of cluster_event.go; blis-cluster.md §2.4).
  *
- * INTEGRATION NOTES (for src/cluster/cluster.ts)
+ * INTEGRATION NOTES (for the cluster: construction in src/cluster/core.ts, the host and handlers in
+ * src/cluster/pipeline.ts, the event dispatch in src/cluster/cluster.ts)
  *
  * Construction — after the admission policy is built, before tenant budgets:
  *   const r = resolveFlowControlFlags(flags)            // CLI: print r.warnings; r.ok === false → usage error
