@@ -311,6 +311,10 @@ describe('blis replay --total-sessions', () => {
     // 2001 + 99 + 500 = 2600, 2600 + 99 + 500 = 3199 (the source: 2000, 2599, 3198).
     expect(rows.filter((r) => r.session_id === 'conv-1_dup2').map((r) => r.num_prefill_tokens).sort((x, y) => x - y)).toEqual([2001, 2600, 3199]);
     expect(rows.filter((r) => r.session_id === 'conv-1').map((r) => r.num_prefill_tokens).sort((x, y) => x - y)).toEqual([2000, 2599, 3198]);
+    // Under --semantics corrected too the rows are new input (the format's convention): the prompts grow as in
+    // the reference mode (they grew by 99 tokens only, 2000/2099/2198, when corrected read rows as whole prompts).
+    const corrected = rowsOf((await simulate({ ...base, sessionMode: 'closed-loop', semantics: 'corrected' })).files.metrics);
+    expect(corrected.filter((r) => r.session_id === 'conv-1').map((r) => r.num_prefill_tokens).sort((x, y) => x - y)).toEqual([2000, 2599, 3198]);
     const fewer = await simulate({ ...base, concurrentSessions: 2, totalSessions: 3 });
     expect(fewer.metrics['completed_requests']).toBe(9);
     await expect(simulate({ ...base, totalSessions: 3 })).rejects.toThrow(/^totalSessions sizes a session pool; give concurrentSessions too/);

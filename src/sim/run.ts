@@ -492,8 +492,37 @@ function recordSessions(records: TraceRecord[], header: TraceHeader, arrivals: r
     if (delay !== undefined) records[i]!.thinkTimeUs = delay;
   });
   const growth = new Set(blueprints.map((b) => b.contextGrowth));
-  if (growth.size === 1 && growth.has('accumulate')) header.sessionContextGrowth = 'accumulate';
-  else if (growth.has('accumulate')) env.warn('--trace-output: some sessions accumulate their context and some do not; the trace header can say only one, so it says neither (a closed-loop replay resends each round\'s recorded input)');
+  if (growth.size === 1 && growth.has('accumulate')) {
+    header.sessionContextGrowth = 'accumulate';
+    writeRoundDeltas(records, arrivals);
+  } else if (growth.has('accumulate')) env.warn('--trace-output: some sessions accumulate their context and some do not; the trace header can say only one, so it says neither (a closed-loop replay resends each round\'s recorded input)');
+}
+
+/**
+ * Rows of an accumulating session in the format's convention (upstream's TraceV2, the converters, every replay
+ * mode): round 0 holds its prompt, a later round only its new input — its prompt less the previous round's
+ * prompt and output, which the replay appends to the conversation itself. The run's requests hold whole prompts.
+ */
+function writeRoundDeltas(records: TraceRecord[], arrivals: readonly Request[]): void {
+  const bySession = new Map<string, number[]>();
+  arrivals.forEach((req, i) => {
+    if (req.sessionId === '') return;
+    let idx = bySession.get(req.sessionId);
+    if (idx === undefined) bySession.set(req.sessionId, (idx = []));
+    idx.push(i);
+  });
+  for (const idx of bySession.values()) {
+    idx.sort((a, b) => (arrivals[a] as Request).roundIndex - (arrivals[b] as Request).roundIndex);
+    for (let k = idx.length - 1; k > 0; k--) {
+      const cur = arrivals[idx[k] as number] as Request;
+      const prev = arrivals[idx[k - 1] as number] as Request;
+      const rec = records[idx[k] as number] as TraceRecord;
+      // The output the session appended: what the previous round produced (a capped round, less than planned).
+      const produced = prev.outputLen > 0 ? Math.min(Math.max(0, prev.progressIndex - prev.inputLen), prev.outputLen) : 0;
+      rec.inputTokens = Math.max(0, cur.inputLen - prev.inputLen - produced);
+      rec.prefixLength = 0;
+    }
+  }
 }
 
 /**

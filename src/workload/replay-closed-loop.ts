@@ -102,9 +102,7 @@ function recordedRound(rec: TraceRecord): RecordedRound {
  * Round-0 requests and blueprints of a closed-loop replay.
  * @param thinkTime `--think-time-dist` / `--think-time-ms` sampler; null = from the trace.
  * @param horizon follow-ups arriving after it are not generated (<= 0 = unbounded).
- * @param corrected --semantics corrected: with `accumulate`, a later row's input (plus its group prefix) is the
- *   round's whole prompt, of which only what exceeds the conversation so far is new (the reference appends the
- *   recorded count to the conversation); and each regenerated round keeps its row's id (`request_<request_id>`),
+ * @param corrected --semantics corrected: each regenerated round keeps its row's id (`request_<request_id>`),
  *   deadline offset, prefix group, streaming flag, reason ratio and tags (the reference names it
  *   `session_<id>_round_<r>_<n>`, gives it a 300 s deadline and the tags of round 0).
  * @throws TraceFormatError for an empty trace, a session whose round indexes are not 0, 1, 2, ... or an unknown
@@ -135,11 +133,8 @@ export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: L
   const requests: Request[] = [];
   const sessions: SessionBlueprint[] = [];
   for (const [sessionId, rounds] of bySession) {
-    const r0rec = rounds[0]!;
-    const groupPrefix = r0rec.prefixGroup === '' ? 0 : (prefixes.get(r0rec.prefixGroup)?.length ?? 0);
-    // Corrected accumulate: a row's input is the round's whole prompt (what run and observe record).
-    const whole = corrected && growth === 'accumulate';
-    const inputs = rounds.map((r, i) => effectiveInputTokenCount(r) + (whole && i > 0 && r.prefixGroup !== '' ? groupPrefix : 0));
+    // With `accumulate` a later row holds the round's new input only (round 0 its prompt), in both modes.
+    const inputs = rounds.map((r) => effectiveInputTokenCount(r));
     const outputs = rounds.map((r) => r.outputTokens);
     const think = thinkSamplerFor(rounds, thinkTime);
     const srng = new GoRand(rng.int63Big());
@@ -172,7 +167,7 @@ export function buildClosedLoopReplay(trace: TraceV2, seed: bigint, thinkTime: L
       model: r0.model,
       sloTargetUs: r0.sloTargetUs,
       adapter: r0.adapter,
-      ...(corrected ? { prefixGroup: r0.prefixGroup, recordedRounds: rounds.slice(1).map(recordedRound), wholeInputs: whole } : {}),
+      ...(corrected ? { prefixGroup: r0.prefixGroup, recordedRounds: rounds.slice(1).map(recordedRound) } : {}),
     });
   }
   for (const rec of loose) {

@@ -127,8 +127,7 @@ export class SessionManager {
       s.state = 'horizon_interrupted';
       return [];
     }
-    let inLen = bp.inputSampler.sample(bp.rng);
-    if (bp.wholeInputs === true && s.buf !== null) inLen = Math.max(0, inLen - this.conversationLength(s, req));
+    const inLen = bp.inputSampler.sample(bp.rng);
     const outLen = bp.outputSampler.sample(bp.rng);
     const fresh = randomTokenIds(bp.rng, inLen);
     const output = randomTokenIds(bp.rng, outLen);
@@ -158,14 +157,6 @@ export class SessionManager {
     this.delays.set(next, delay);
     this.created.push(next);
     return [next];
-  }
-
-  /** How long the conversation is once `req`'s output is appended (what {@link accumulate} will hold before the new input). */
-  private conversationLength(s: ActiveSession, req: Request): number {
-    const prefix = s.bp.prefix?.length ?? 0;
-    const base = s.seeded ? s.buf!.length : prefix <= req.inputLen ? req.inputLen : prefix + req.inputLen;
-    const produced = Math.max(0, req.progressIndex - req.inputLen);
-    return base + (req.outputLen > 0 ? Math.min(produced, req.outputLen) : 0);
   }
 
   /** Appends `req`'s actual output and the new input to the session buffer; null when the session had to be cancelled. */

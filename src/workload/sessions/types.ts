@@ -72,11 +72,6 @@ export interface SessionBlueprint {
   /** Prefix group the {@link prefix} belongs to, recorded on follow-ups when {@link recordedRounds} is set. */
   readonly prefixGroup?: string;
   /**
-   * Accumulate mode: the input sampler gives each round's whole input (as a trace records it), and the round's
-   * new tokens are what exceeds the conversation so far (closed-loop replay under --semantics corrected).
-   */
-  readonly wholeInputs?: boolean;
-  /**
    * --semantics corrected (spec sessions): follow-ups carry the client's streaming flag, the reason ratio drawn
    * for their round (index = round; round 0's when the round was never drawn) and the prefix group.
    */
