@@ -40,5 +40,7 @@ export default defineConfig({
     // both cores busy.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     sequence: { sequencer: SlowFirst },
+    // Every scratch folder of the run under one temporary root, removed at the end (test/support/tmp-root.ts).
+    globalSetup: ['test/support/tmp-root.ts'],
   },
 });
