@@ -86,6 +86,13 @@ describe('parseJson extras', () => {
   it('accepts a leading byte-order mark', () => {
     expect(parseJson('\ufeff{"a": 1}', 'bom.json')).toEqual({ a: 1 });
   });
+  it('an empty or blank file is named as empty, not as a syntax error at 1:1', () => {
+    for (const text of ['', '  \n\t\n', '\ufeff']) {
+      const e = fails(() => parseJson(text, 'e.json'));
+      expect(e.message).toBe('e.json: the file is empty (no JSON document); write the document or pass another file');
+    }
+    expect(fails(() => parseJson('{', 'open.json')).message).toMatch(/^open\.json:1:2: invalid JSON/);
+  });
 });
 
 describe('parseJson: duplicate keys are refused, as the YAML inputs refuse them', () => {

@@ -322,6 +322,8 @@ export function parseJson(input: string, file: string, options: { readonly maxBy
   checkJsonBounds(input, file, options);
   // A leading byte-order mark (editors on Windows write one) is not part of the document.
   const text = input.charCodeAt(0) === 0xfeff ? ` ${input.slice(1)}` : input;
+  // An empty file has no document to be wrong about: say so rather than "Unexpected end of JSON input".
+  if (text.trim() === '') throw new BlisError(options.code ?? INPUT_SYNTAX, `${file}: the file is empty (no JSON document); write the document or pass another file`, { file });
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
