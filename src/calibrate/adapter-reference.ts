@@ -6,7 +6,7 @@
  * Per metric: the absolute percentage error |BLIS - DT| / |DT| against a threshold and, when a blind BLIS run
  * is given, the same error of the aware/blind ratios (which cancels the two simulators' different bases).
  */
-import { parseJson } from '../format/yaml.js';
+import { parseJson } from '../format/json.js';
 import { CalibrateInputError } from './io.js';
 
 export interface DtAggregate {

@@ -5,7 +5,7 @@
 import type { ItlRecord, SimResult } from './pairs.js';
 import { BlisError, showValue } from '../domain/errors.js';
 import { readCsv } from '../format/csv.js';
-import { parseJson } from '../format/yaml.js';
+import { parseJson } from '../format/json.js';
 
 export class CalibrateInputError extends BlisError {
   constructor(message: string) {

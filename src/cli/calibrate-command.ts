@@ -5,7 +5,7 @@
  */
 import { ConfigError } from '../sim/config-error.js';
 import { BlisError } from '../domain/errors.js';
-import { parseJson } from '../format/yaml.js';
+import { parseJson } from '../format/json.js';
 import type { FlagValues } from '../sim/options.js';
 import { semanticsFlag } from '../sim/resolve-engine.js';
 import { mergeGoodputTargets, resolveGoodputCliFlags } from '../metrics/goodput.js';

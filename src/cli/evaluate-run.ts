@@ -29,7 +29,7 @@ import { RunMemo } from '../evaluate/run-memo.js';
 import { CONTROL_POINTS, type ControlPoint } from '../policy/view.js';
 import { UsageError } from './errors.js';
 import { BlisError, showValue } from '../domain/errors.js';
-import { parseJson } from '../format/yaml.js';
+import { parseJson } from '../format/json.js';
 import type { Io } from './io.js';
 import { checkInputsAndOutputs, checkOutputPath, commitOutputs } from './outputs.js';
 import { progressDisplay } from './progress.js';

@@ -14,7 +14,7 @@ import type { UserGpuPhysics } from './gpu-physics-derive.js';
 import type { HFConfigFields } from './catalog/models.js';
 import { BlisError, showValue } from '../domain/errors.js';
 import { locateJson } from '../format/json-locate.js';
-import { parseJson as parseBoundedJson } from '../format/yaml.js';
+import { parseJson as parseBoundedJson } from '../format/json.js';
 
 export const UserCatalogErrorCode = {
   InvalidJson: 'USER_CATALOG_INVALID_JSON',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BlisError } from '../domain/errors.js';
-import { parseJson, parseYaml } from './yaml.js';
+import { parseYaml } from './yaml.js';
+import { parseJson } from './json.js';
 
 function fails(f: () => unknown): BlisError {
   try {

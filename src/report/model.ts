@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { BlisError } from '../domain/errors.js';
-import { parseJson } from '../format/yaml.js';
+import { parseJson } from '../format/json.js';
 import { REPORT_DATA_VERSION, type ReportData } from '../sim/report-data.js';
 
 export class ReportInputError extends BlisError {

@@ -10,7 +10,7 @@ import { poolTargetId } from '../deploy/spec.js';
 import { PoolRole } from '../cluster/pd/pools.js';
 import { kvBytesPerToken } from '../latency/kv-capacity.js';
 import { DISAGGREGATION_DECIDERS, isDisaggregationDecider } from '../routing/disaggregation.js';
-import { parseJson } from '../format/yaml.js';
+import { parseJson } from '../format/json.js';
 import { ConfigError } from './config-error.js';
 import type { DeploymentEngineSetup, PdEngineSetup, PoolConfigSetup } from './setup.js';
 import type { SimEnv } from './env.js';

@@ -23,7 +23,7 @@ import type { AttentionLayerMode } from '../latency/attention-layout.js';
 import { SCHEDULING_MODES, type SchedulingMode } from '../instance/batch-formation.js';
 import { BlisError, showValue } from '../domain/errors.js';
 import { locateJson } from '../format/json-locate.js';
-import { parseJson } from '../format/yaml.js';
+import { parseJson } from '../format/json.js';
 import { LatencyConfigError, LatencyErrorCode } from '../latency/errors.js';
 import { ENGINE_PROFILES, isEngineProfileName } from '../latency/engine-profiles.js';
 

@@ -3,7 +3,7 @@
  * found after parsing, name `file:line` (the line of the document inside a JSON-lines file).
  */
 import { locateJson } from '../../format/json-locate.js';
-import { parseJson } from '../../format/yaml.js';
+import { parseJson } from '../../format/json.js';
 import { AgenticTraceError, type AgenticDocument } from './types.js';
 
 /** The documents of one input file: each non-empty line of a `.jsonl` file, else the whole file. */
