@@ -35,6 +35,17 @@ describe('resolvePlan: every check of a configuration is made while the plan is 
     await expect(resolvePlan('run', f, env)).rejects.toThrow(message);
   });
 
+  it('refuses a replay without its trace, and a replay flag the workload cannot honour, in resolution', async () => {
+    const replay = (): FlagValues => parseSimulationConfig({ mode: 'replay', model: MODEL, traceHeader: 't.yaml', traceData: 't.csv' }).values;
+    await expect(resolvePlan('replay', replay().with('trace-header', ''), env)).rejects.toThrow(/--trace-header is required/);
+    const files: Record<string, string> = {
+      't.yaml': 'trace_version: 2\ntime_unit: microseconds\nmode: generated\n',
+      't.csv': 'request_id,client_id,tenant_id,slo_class,session_id,round_index,prefix_group,prefix_length,streaming,input_tokens,output_tokens,text_tokens,image_tokens,audio_tokens,video_tokens,reason_ratio,model,deadline_us,server_input_tokens,arrival_time_us,send_time_us,first_chunk_time_us,last_chunk_time_us,num_chunks,status,error_message,finish_reason\n',
+    };
+    const withFiles = { ...env, readText: (p: string): string => files[p] ?? env.readText(p) };
+    await expect(resolvePlan('replay', replay(), withFiles)).rejects.toThrow(/has a header row but no records/);
+  });
+
   it('resolves a good configuration into one deeply frozen plan, whose build matches the run', async () => {
     const plan = (await resolvePlan('run', base(), env)) as RunPlan;
     for (const part of [plan, plan.setup, plan.setup.kv, plan.policies, plan.policies.policy, plan.workload]) expect(Object.isFrozen(part)).toBe(true);
@@ -73,6 +84,14 @@ describe('the builder checks no configuration', () => {
   it.each(BUILDER)('%s imports no error type or validator of the sim layer', (file) => {
     const text = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8');
     expect(text).not.toMatch(VALIDATION);
+  });
+
+  it('run.ts and run-outputs.ts execute a plan without reading an option: they import no option table', () => {
+    for (const file of ['run.ts', 'run-outputs.ts']) {
+      const text = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8');
+      expect(text).not.toMatch(/import \{[^}]*\} from '\.\/options\.js'/);
+      expect(text).not.toMatch(/\bf\.(str|int|float|bool|bigint|changed|has)\(/);
+    }
   });
 
   it('the rule catches a builder that throws a configuration error (known bad)', () => {

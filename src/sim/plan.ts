@@ -33,6 +33,7 @@ import { resolveScaling } from './resolve-scaling.js';
 import { concurrencyFlags, concurrencyWorkload, generatedWorkload, promptsMayRepeatOutputs, runPoolSize, specWorkload, type RunWorkload } from './run-workload.js';
 import type { EngineSetup, ProgressCallback } from './engine-setup.js';
 import { resolveTimeSeries, type TimeSeriesRequest } from './timeseries.js';
+import { reportDataOptions, type ReportDataOptions } from './report-data.js';
 
 /** Options of a run beyond the CLI's (the evaluator's). */
 export interface RunOptions {
@@ -77,6 +78,23 @@ interface PlanBase {
   /** The wall-clock backstop of a run with fast-engine code, in ms (null: none). */
   readonly wallClockMs: number | null;
   readonly corrected: boolean;
+  readonly output: PlanOutputs;
+}
+
+/** What the run renders, as the options asked for it. */
+export interface PlanOutputs {
+  /** `--trace-output` names a prefix: the TraceV2 export is made. */
+  readonly trace: boolean;
+  /** `--metrics-path` names a file. */
+  readonly metricsFile: boolean;
+  /** replay `--results-path` names a file. */
+  readonly resultsFile: boolean;
+  readonly summarizeTrace: boolean;
+  /** `--report-data`: the options it records (null: no report data). */
+  readonly reportData: ReportDataOptions | null;
+  /** How the idle-pool warnings name the routing policy and the P/D decider. */
+  readonly routingPolicyName: string;
+  readonly deciderName: string;
 }
 
 export interface RunPlan extends PlanBase {
@@ -146,6 +164,19 @@ function warnUndeclaredAdapters(records: readonly { adapter: string }[], lora: L
   else if (missing.length > 0) env.warn(`the trace names LoRA adapters --lora-config does not declare (${missing.join(', ')}): they load in 1 µs and never add step overhead, as in the reference`);
 }
 
+function planOutputs(f: FlagValues, pol: ResolvedPolicies): PlanOutputs {
+  const specs = pol.policy.evolvable?.evolvable.specs ?? {};
+  return {
+    trace: f.str('trace-output') !== '',
+    metricsFile: f.str('metrics-path') !== '',
+    resultsFile: f.has('results-path') && f.str('results-path') !== '',
+    summarizeTrace: f.bool('summarize-trace'),
+    reportData: f.bool('report-data') ? reportDataOptions(f) : null,
+    routingPolicyName: specs.routing !== undefined ? `the routing section of ${f.str('policy-config')}` : pol.policy.routingPolicy,
+    deciderName: specs.disaggregation !== undefined ? `the disaggregation section of ${f.str('policy-config')}` : f.str('pd-decider'),
+  };
+}
+
 /** The engine, the policies and the scaling of either mode: the first half of resolution. */
 async function resolveEngineAndPolicies(mode: 'run' | 'replay', f: FlagValues, env: SimEnv) {
   const deployment = await readDeployment(f, env);
@@ -201,7 +232,7 @@ async function resolveRunPlan(f: FlagValues, env: SimEnv, opts: RunOptions): Pro
     mode: 'run', setup: full, policies: pol, format, fitnessWeights: fitness, goodputTargets, timeseries,
     // The recorder feeds only the JSON-only sections and the evaluator: the reference text never pays for it.
     record: format === 'json' || opts.prefixAudit === true, prefixAudit: opts.prefixAudit === true,
-    wallClockMs: wallClockMs(pol, opts), corrected, workload: wl, poolSize,
+    wallClockMs: wallClockMs(pol, opts), corrected, output: planOutputs(f, pol), workload: wl, poolSize,
   };
   return deepFreeze(plan, [wl.requests, wl.sessions]);
 }
@@ -238,7 +269,7 @@ async function resolveReplayPlan(f: FlagValues, env: SimEnv, opts: RunOptions): 
   const timeseries = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const plan: ReplayPlan = {
     mode: 'replay', setup: full, policies: pol, format, fitnessWeights: null, goodputTargets, timeseries,
-    record: format === 'json', prefixAudit: false, wallClockMs: wallClockMs(pol, opts), corrected, workload, header,
+    record: format === 'json', prefixAudit: false, wallClockMs: wallClockMs(pol, opts), corrected, output: planOutputs(f, pol), workload, header,
   };
   return deepFreeze(plan, [requests, sessions, pool]);
 }

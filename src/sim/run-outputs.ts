@@ -23,7 +23,6 @@ import type { EngineSetup, SyncGuard } from './engine-setup.js';
 import { attachSampler, formatTimeSeries, type TimeSeriesRequest } from './timeseries.js';
 import { buildReportData } from './report-data.js';
 import type { SimEnv } from './env.js';
-import type { FlagValues } from './options.js';
 import { idlePoolWarnings } from './idle-pools.js';
 import { buildReport, metricsFileText, renderJson, renderMetricsFile, renderReferenceText, type Report } from './report.js';
 import { anomalyReport, policyReportSections } from './policy-report.js';
@@ -70,8 +69,9 @@ export interface SimulationOutputs {
 }
 
 /** `report_data` (with `--report-data`): what blis report and blis compare draw. */
-function reportDataSection(f: FlagValues, cluster: ClusterSimulator, requests: readonly Request[], timeseries: TimeSeriesData | null, source: 'run' | 'replay', goodputTargets: ReadonlyMap<string, SloDimTargets> | null): Record<string, unknown> {
-  return f.bool('report-data') ? { report_data: buildReportData({ cluster, requests, timeseries, goodputTargets }, f, source) } : {};
+function reportDataSection(plan: SimulationPlan, cluster: ClusterSimulator, requests: readonly Request[], timeseries: TimeSeriesData | null, goodputTargets: ReadonlyMap<string, SloDimTargets> | null): Record<string, unknown> {
+  const o = plan.output.reportData;
+  return o !== null ? { report_data: buildReportData({ cluster, requests, timeseries, goodputTargets }, o, plan.mode) } : {};
 }
 
 /** Attaches the sampler the options ask for, after `prepare` (the recorder). */
@@ -182,7 +182,7 @@ export function traceOutput(header: TraceHeader, records: readonly TraceRecord[]
  * Outputs whose stdout and per-request files are rendered only when read: a caller that only wants the report
  * (the evaluator) never pays for rendering them.
  */
-export function outputs(plan: SimulationPlan, f: FlagValues, o: Omit<SimulationOutputs, 'stdout' | 'metricsFile' | 'metricsFileChunks' | 'results' | 'resultsChunks'>, results: (() => Record<string, unknown>[]) | null): SimulationOutputs {
+export function outputs(plan: SimulationPlan, o: Omit<SimulationOutputs, 'stdout' | 'metricsFile' | 'metricsFileChunks' | 'results' | 'resultsChunks'>, results: (() => Record<string, unknown>[]) | null): SimulationOutputs {
   let stdout: string | null = null;
   return {
     ...o,
@@ -190,11 +190,11 @@ export function outputs(plan: SimulationPlan, f: FlagValues, o: Omit<SimulationO
       return (stdout ??= plan.format === 'reference' ? renderReferenceText(o.report) : renderJson(o.report));
     },
     get metricsFile() {
-      return f.str('metrics-path') === '' ? null : renderMetricsFile(o.report);
+      return plan.output.metricsFile ? renderMetricsFile(o.report) : null;
     },
     metricsFileChunks: () => metricsFileText(o.report),
     get results() {
-      return results === null || f.str('results-path') === '' ? null : goJsonIndent(results());
+      return results === null || !plan.output.resultsFile ? null : goJsonIndent(results());
     },
     resultsChunks: () => {
       if (results === null) return null;
@@ -205,15 +205,14 @@ export function outputs(plan: SimulationPlan, f: FlagValues, o: Omit<SimulationO
 }
 
 /** Pools whose members received no requests, with the option that changes it (issue 29: no silent surprises). */
-function warnIdlePools(cs: ClusterSimulator, plan: SimulationPlan, f: FlagValues, env: SimEnv): void {
+function warnIdlePools(cs: ClusterSimulator, plan: SimulationPlan, env: SimEnv): void {
   const setup = plan.setup;
-  const specs = setup.policy?.evolvable?.evolvable.specs ?? {};
   const warnings = idlePoolWarnings(cs, {
-    routingPolicy: specs.routing !== undefined ? `the routing section of ${f.str('policy-config')}` : (setup.policy?.routingPolicy ?? f.str('routing-policy')),
+    routingPolicy: plan.output.routingPolicyName,
     corrected: plan.corrected,
     poolScorers: { prefill: setup.pd?.prefillScorers != null, decode: setup.pd?.decodeScorers != null },
     deployment: setup.deployment != null,
-    decider: specs.disaggregation !== undefined ? `the disaggregation section of ${f.str('policy-config')}` : f.str('pd-decider'),
+    decider: plan.output.deciderName,
   });
   for (const w of warnings) env.warn(w);
 }
@@ -259,12 +258,12 @@ export function instruments(plan: SimulationPlan): { recorder: RunRecorder; hold
 }
 
 /** The report of a finished run (idle pools warned about, the series finished), pausing between the phases. */
-export async function finishReport(plan: SimulationPlan, f: FlagValues, env: SimEnv, cs: ClusterSimulator, all: readonly Request[], recorder: RunRecorder, sampler: TimeSeriesSampler | null): Promise<{ report: Report; series: { timeseries: TimeSeriesData | null; timeseriesFile: string | null } }> {
+export async function finishReport(plan: SimulationPlan, env: SimEnv, cs: ClusterSimulator, all: readonly Request[], recorder: RunRecorder, sampler: TimeSeriesSampler | null): Promise<{ report: Report; series: { timeseries: TimeSeriesData | null; timeseriesFile: string | null } }> {
   const goodputTargets = plan.goodputTargets;
-  warnIdlePools(cs, plan, f, env);
+  warnIdlePools(cs, plan, env);
   await env.pause?.();
   const series = seriesOutputs(plan.timeseries, sampler, env);
-  const json = plan.format === 'json' ? () => ({ ...extras(cs, recorder, all, plan.policies, goodputTargets), ...reportDataSection(f, cs, all, series.timeseries, plan.mode, goodputTargets) }) : {};
+  const json = plan.format === 'json' ? () => ({ ...extras(cs, recorder, all, plan.policies, goodputTargets), ...reportDataSection(plan, cs, all, series.timeseries, goodputTargets) }) : {};
   await env.pause?.();
   const level = plan.policies.traceLevel;
   const report = buildReport(cs, {
@@ -272,7 +271,7 @@ export async function finishReport(plan: SimulationPlan, f: FlagValues, env: Sim
     fitnessWeights: plan.mode === 'run' ? plan.fitnessWeights : null,
     goodputTargets,
     trace: level === 'decisions' || level === 'full' ? { admissions: cs.admissionRecords, routings: cs.routingRecords } : null,
-    summarizeTrace: f.bool('summarize-trace'),
+    summarizeTrace: plan.output.summarizeTrace,
     jsonExtras: json,
     corrected: plan.corrected,
   });

@@ -57,9 +57,9 @@ export async function simulateRun(f: FlagValues, env: SimEnv, observe?: Simulati
     if (pool !== null && pool.pool.unstarted > 0) env.warn(`--concurrent-sessions ${poolN}: ${pool.pool.unstarted} session(s) never started before the horizon`);
   }
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
-  const { report, series } = await finishReport(plan, f, env, cs, all, recorder, holder.sampler);
-  const trace: TraceOutput | null = f.str('trace-output') === '' ? null : runTrace(plan, cs, sessions === null ? null : sessions.log(), wl.sessions, wl.seed, env);
-  return outputs(plan, f, { report, cluster: cs, trace, recorder, requests: all, ...series, goodputTargets: plan.goodputTargets }, null);
+  const { report, series } = await finishReport(plan, env, cs, all, recorder, holder.sampler);
+  const trace: TraceOutput | null = !plan.output.trace ? null : runTrace(plan, cs, sessions === null ? null : sessions.log(), wl.sessions, wl.seed, env);
+  return outputs(plan, { report, cluster: cs, trace, recorder, requests: all, ...series, goodputTargets: plan.goodputTargets }, null);
 }
 
 export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: SimulationObserver, opts: RunOptions = {}): Promise<SimulationOutputs> {
@@ -72,9 +72,9 @@ export async function simulateReplay(f: FlagValues, env: SimEnv, observe?: Simul
   const all = sessions === null ? requests : [...requests, ...(pool?.admitted ?? []), ...sessions.log().followUps];
   if (pool !== null && pool.unstarted > 0) env.warn(`--concurrent-sessions ${pool.size}: ${pool.unstarted} session(s) never started (the --horizon ended the run, or a session never ended)`);
   observe?.(cs, all, full, sessions === null ? null : sessions.log());
-  const { report, series } = await finishReport(plan, f, env, cs, all, recorder, holder.sampler);
+  const { report, series } = await finishReport(plan, env, cs, all, recorder, holder.sampler);
   // Corrected semantics export what was injected (follow-ups included), as run does; the reference every built request.
   const exported = plan.corrected ? cs.arrivals : requests;
-  const trace = f.str('trace-output') === '' ? null : replayTrace(exported, plan.goodputTargets, plan.header.observedKvMetrics);
-  return outputs(plan, f, { report, cluster: cs, trace, recorder, requests: all, ...series, goodputTargets: plan.goodputTargets }, () => simResults(report));
+  const trace = !plan.output.trace ? null : replayTrace(exported, plan.goodputTargets, plan.header.observedKvMetrics);
+  return outputs(plan, { report, cluster: cs, trace, recorder, requests: all, ...series, goodputTargets: plan.goodputTargets }, () => simResults(report));
 }
