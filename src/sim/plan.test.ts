@@ -46,14 +46,14 @@ describe('resolvePlan: every check of a configuration is made while the plan is 
     await expect(resolvePlan('replay', replay(), withFiles)).rejects.toThrow(/has a header row but no records/);
   });
 
-  it('resolves a good configuration into one deeply frozen plan, whose build matches the run', async () => {
+  it('resolves a good configuration into one deeply frozen plan that builds, and runs deterministically from it', async () => {
     const plan = (await resolvePlan('run', base(), env)) as RunPlan;
     for (const part of [plan, plan.setup, plan.setup.kv, plan.policies, plan.policies.policy, plan.workload]) expect(Object.isFrozen(part)).toBe(true);
     // The hand calculation of the run's plan: 20 requests at 5/s over one instance, KV from the model's defaults.
     expect(plan.workload.total).toBe(20);
     expect(plan.setup.numInstances).toBe(1);
     expect(plan.setup.kv.totalBlocks).toBeGreaterThan(0);
-    // A frozen setup builds (the builder copies what it mutates), and the plan's run gives the run's bytes.
+    // A frozen setup builds (the builder copies what it mutates); a run from a frozen plan is deterministic.
     expect(buildCluster(plan.setup).instances.length).toBe(1);
     const a = await simulateRun(base(), env);
     const b = await simulateRun(base(), env);
