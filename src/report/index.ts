@@ -4,7 +4,7 @@
  */
 import type { FlagValues } from '../sim/options.js';
 import { renderJson } from '../sim/report.js';
-import { buildReportData } from '../sim/report-data.js';
+import { buildReportData, reportDataOptions } from '../sim/report-data.js';
 import type { SimulationOutputs } from '../sim/run.js';
 import { runView, type RunView } from './model.js';
 import { renderRunReport } from './run-report.js';
@@ -21,7 +21,7 @@ export { renderSvg, inlineSafe } from './render.js';
 export function simulationView(out: SimulationOutputs, f: FlagValues, source: 'run' | 'replay', label: string = source): RunView {
   const doc = JSON.parse(renderJson(out.report)) as Record<string, unknown>;
   if (doc['report_data'] === undefined) {
-    doc['report_data'] = JSON.parse(JSON.stringify(buildReportData({ cluster: out.cluster, requests: out.requests, timeseries: out.timeseries, goodputTargets: out.goodputTargets ?? null }, f, source))) as unknown;
+    doc['report_data'] = JSON.parse(JSON.stringify(buildReportData({ cluster: out.cluster, requests: out.requests, timeseries: out.timeseries, goodputTargets: out.goodputTargets ?? null }, reportDataOptions(f), source))) as unknown;
   }
   return runView(doc, label);
 }

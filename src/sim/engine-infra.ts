@@ -10,7 +10,6 @@ import type { InfraSetup } from '../cluster/cluster.js';
 import type { AutoscalerSetup, ReplicaBuild, ScaleTarget } from '../cluster/autoscaler/autoscaler.js';
 import { makeAutoscalePolicy, type AutoscalePolicyName } from '../routing/autoscale-policies.js';
 import type { AutoScalePolicy } from '../routing/autoscale.js';
-import { ConfigError } from './config-error.js';
 import { PlacementManager, type DelaySpec, type NodePoolConfig } from '../cluster/autoscaler/infra.js';
 import { InstanceState } from '../cluster/autoscaler/lifecycle.js';
 import type { StaticFacts } from '../cluster/snapshot.js';
@@ -54,7 +53,9 @@ export function autoscalerWithPolicy(s: ScalingSetup, evolvable: AutoScalePolicy
   if (a === null || !s.policy) return a;
   const p = s.policy;
   const policy = p.name === null ? evolvable : makeAutoscalePolicy(p.name, a.saturation, p.params);
-  if (policy === null) throw new ConfigError('bad-config', 'the autoscaler needs a policy: give --autoscale-policy or an autoscale section in --policy-config');
+  // resolve-scaling.ts leaves the name null only when the bundle has an evolvable autoscale policy, which the
+  // policy build always returns: a plan never reaches this.
+  if (policy === null) throw new Error('internal: the autoscaler plan names no policy and the bundle built none');
   return { ...a, policy: { policy, targets: p.targets, minReplicas: p.minReplicas, maxReplicas: p.maxReplicas } };
 }
 

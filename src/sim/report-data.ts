@@ -8,6 +8,7 @@ import type { TimeSeriesData, InstanceSeries } from '../cluster/timeseries.js';
 import type { Request } from '../domain/request.js';
 import { binnedCdf, weightedCdf, CDF_PROBABILITIES, type BinnedCdf } from '../metrics/cdf.js';
 import type { FlagValues } from './options.js';
+import type { Semantics } from '../domain/semantics.js';
 import type { ClusterSimulator } from '../cluster/cluster.js';
 import { roleName } from '../cluster/pd/pools.js';
 import type { SloDimTargets } from '../metrics/goodput.js';
@@ -268,7 +269,7 @@ function idRange(ids: readonly string[]): string {
 }
 
 /** The configuration each instance ran with, grouped: model, GPU, TP, KV blocks, latency model, P/D role. */
-function resolvedConfig(cs: ClusterSimulator, f: FlagValues): ResolvedConfig {
+function resolvedConfig(cs: ClusterSimulator, semantics: Semantics): ResolvedConfig {
   const groups = new Map<string, { ids: string[]; g: Omit<ResolvedGroup, 'instances' | 'count'> }>();
   cs.instances.forEach((inst, i) => {
     const facts = cs.facts[i];
@@ -287,7 +288,7 @@ function resolvedConfig(cs: ClusterSimulator, f: FlagValues): ResolvedConfig {
     if (e === undefined) groups.set(key, { ids: [inst.id], g });
     else e.ids.push(inst.id);
   });
-  return { semantics: semanticsFlag(f), groups: [...groups.values()].map(({ ids, g }) => ({ instances: idRange(ids), count: ids.length, ...g })) };
+  return { semantics, groups: [...groups.values()].map(({ ids, g }) => ({ instances: idRange(ids), count: ids.length, ...g })) };
 }
 
 /** Nearest-rank p90 of `v` (sorted in place) in ms, 3 decimals; null for none. */
@@ -361,8 +362,19 @@ function latencyOverTime(out: ReportDataInput, classes: readonly string[], done:
   return binLatencies(points, classes, new Set(classes.filter((c) => targets?.has(c) === true)));
 }
 
+/** What the report data says about the options of a run: the options given, the semantics in effect. */
+export interface ReportDataOptions {
+  /** The options set explicitly, as [name, value text], in option-table order. */
+  readonly options: readonly (readonly [string, string])[];
+  readonly semantics: Semantics;
+}
+
+export function reportDataOptions(f: FlagValues): ReportDataOptions {
+  return { options: f.explicitOptions(), semantics: semanticsFlag(f) };
+}
+
 /** The report data of a finished run or replay. */
-export function buildReportData(out: ReportDataInput, f: FlagValues, source: 'run' | 'replay'): ReportData {
+export function buildReportData(out: ReportDataInput, o: ReportDataOptions, source: 'run' | 'replay'): ReportData {
   const classes = [...new Set(out.requests.map(classOf))].sort();
   // A split request keeps no outcome of its own: its parent record says whether it completed.
   const done = (r: Request): boolean => r.hasE2E && (r.outcome === 'completed' || out.cluster.pd?.completedParent(r) === true);
@@ -370,7 +382,7 @@ export function buildReportData(out: ReportDataInput, f: FlagValues, source: 'ru
   return {
     version: REPORT_DATA_VERSION,
     source,
-    options: Object.fromEntries(f.explicitOptions().filter(([name]) => !OUTPUT_ONLY.has(name))),
+    options: Object.fromEntries(o.options.filter(([name]) => !OUTPUT_ONLY.has(name))),
     cdf_probabilities: CDF_PROBABILITIES,
     latency: {
       ttft_ms: perClass(out.requests, classes, (r) => (r.hasTTFT && r.registered ? r.ttft : null)),
@@ -382,7 +394,7 @@ export function buildReportData(out: ReportDataInput, f: FlagValues, source: 'ru
     regret: regretSeries(out),
     timeseries: out.timeseries === null ? null : coarsenSeries(trimSeries(out.timeseries, end), REPORT_MAX_ROWS),
     run_end_us: end,
-    resolved: resolvedConfig(out.cluster, f),
+    resolved: resolvedConfig(out.cluster, o.semantics),
     latency_over_time: latencyOverTime(out, classes, done),
   };
 }
