@@ -27,7 +27,8 @@
  *   A100 peak in the forward pass (Dao, 2023, arXiv:2307.08691) and FlashAttention-3 up to 75 % of H100 BF16
  *   peak (Shah et al., 2024, arXiv:2407.08608), lower at the 0.5–4k-token lengths of serving; cuBLAS BF16
  *   GEMMs of LLM shapes sustain 65–75 % of Hopper and 80–85 % of Ampere peak; streaming reads sustain 85–90 %
- *   of HBM peak (H100 SXM: ~3.0 TB/s D2D copy and STREAM triad of 3.35). Ada and workstation Blackwell parts (GDDR) reuse the Ampere/Hopper
+ *   of HBM peak (H100 SXM: ~3.0 TB/s D2D copy and STREAM triad of 3.35); a whole batch-1 decode step on A100
+ *   streams 68.5 % (gpt-fast, see AMPERE below), which Ampere's weightRead takes. Ada and workstation Blackwell parts (GDDR) reuse the Ampere/Hopper
  *   values of the same generation, as noted. Paged-KV decode reads: FlashInfer's batch-decode kernels reach
  *   ≈ 80 % of HBM bandwidth (Ye et al., MLSys 2025, arXiv:2501.01005); the first choice here, 60 % from a
  *   profiling blog, made the public 7B run at 20 req/s overload (docs/fidelity.md records this change).
@@ -97,7 +98,14 @@ const IB_HDR = link('infiniband-hdr', [25, 12], [50, 20]);
 const ROCE_200 = link('roce-200g', [30, 10], [60, 18]);
 
 const HOPPER: EfficiencySpec = { gemm: 0.7, attention: 0.55, weightRead: 0.85, kvRead: 0.8 };
-const AMPERE: EfficiencySpec = { gemm: 0.8, attention: 0.55, weightRead: 0.85, kvRead: 0.8 };
+/**
+ * Ampere's weight streaming is not H100's 85 %: pytorch-labs/gpt-fast (README, "Benchmarks": A100-80GB SXM,
+ * power limited to 330 W, torch.compile + CUDA graphs, batch 1) decodes Llama-2-7B BF16 at 104.9 tokens/s =
+ * 1,397.31 GB/s of weights and KV, 68.5 % of the card's 2,039 GB/s. That is a whole compiled decode step, the
+ * quantity this fraction prices (issue 28: the H100 figure had been carried to Ampere, pricing A100 decode
+ * 19–28 % too cheap). The A100 80GB PCIe (300 W) is power-limited like gpt-fast's card.
+ */
+const AMPERE: EfficiencySpec = { gemm: 0.8, attention: 0.55, weightRead: 0.685, kvRead: 0.8 };
 /** Blackwell software is younger than Hopper's: same fractions, GEMMs a little lower. */
 const BLACKWELL: EfficiencySpec = { gemm: 0.65, attention: 0.55, weightRead: 0.85, kvRead: 0.8 };
 /** GDDR parts stream slightly less of their peak than HBM. */
