@@ -256,13 +256,36 @@ function publicConfig(doc, run) {
   }
   const { hardwareConfig: _h, modelConfig: _m, ...engine } = c;
   const l = run.load;
-  // A burst (request rate inf, N prompts) is N virtual users sending one request each at t = 0.
-  const users = l.kind === 'burst' ? l.requests : l.concurrency;
+  if (l.kind === 'burst') {
+    files['trace.yaml'] = HEADER;
+    files['trace.csv'] = burstTrace(l);
+    return { mode: 'replay', latencyModel: 'corrected-physics', ...engine, ...extra, files, outputs: { metrics: true }, traceHeader: 'trace.yaml', traceData: 'trace.csv' };
+  }
+  // A closed loop at fixed concurrency: that many virtual users, each sending its next request on a response.
   return {
     mode: 'run', latencyModel: 'corrected-physics', ...engine, ...extra, files, outputs: { metrics: true },
-    concurrency: users, thinkTimeMs: 0, numRequests: l.requests,
+    concurrency: l.concurrency, thinkTimeMs: 0, numRequests: l.requests,
     promptTokens: l.input, promptTokensStdev: 0, outputTokens: l.output, outputTokensStdev: 0,
   };
+}
+
+/** When the burst's N prompts arrive: long after the client's warm-up request has finished. */
+const BURST_AT_US = 600_000_000;
+
+/**
+ * A burst (request rate inf, N prompts) as the benchmark client sends it. vLLM's benchmark_serving.py
+ * (v0.10.1.1, `benchmark()`: "Starting initial single prompt test run...") first sends the dataset's first
+ * prompt alone and waits for it; the server runs with prefix caching on (the logs: enable_prefix_caching=True),
+ * so the measured run's first request finds its prompt cached (all but the last token). Row 0 is that warm-up
+ * (left out of the metrics); rows 1..N arrive together, row 1 sharing the warm-up's prompt, the others unique.
+ */
+function burstTrace(l) {
+  const rows = [COLUMNS, `0,warmup,,,,0,first-prompt,${l.input - 1},true,1,${l.output},0,0,0,0,0,,0,0,0,0,0,0,0,ok,,`];
+  for (let i = 1; i <= l.requests; i++) {
+    const [group, prefix, unique] = i === 1 ? ['first-prompt', l.input - 1, 1] : [`prompt-${i}`, 0, l.input];
+    rows.push(`${i},bench,,,,0,${group},${prefix},true,${unique},${l.output},0,0,0,0,0,,0,0,${BURST_AT_US},${BURST_AT_US},0,0,0,ok,,`);
+  }
+  return `${rows.join('\n')}\n`;
 }
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -270,7 +293,8 @@ const p50 = (xs) => median(xs);
 
 /** Predicted values of the measured fields, from the per-request rows (TPOT = a request's mean inter-token gap). */
 function publicPredicted(run, result) {
-  const rows = JSON.parse(result.files.metrics).requests.filter((q) => q.e2e_ms > 0);
+  // The burst traces' row 0 is the client's warm-up request, not measured.
+  const rows = JSON.parse(result.files.metrics).requests.filter((q) => q.e2e_ms > 0 && !(run.load.kind === 'burst' && q.requestID === 'request_0'));
   const ttft = rows.map((q) => q.ttft_ms);
   const itl = rows.map((q) => q.itl_ms);
   const e2e = rows.map((q) => q.e2e_ms);
