@@ -28,8 +28,8 @@
  *   peak (Shah et al., 2024, arXiv:2407.08608), lower at the 0.5–4k-token lengths of serving; cuBLAS BF16
  *   GEMMs of LLM shapes sustain 65–75 % of Hopper and 80–85 % of Ampere peak; streaming reads sustain 85–90 %
  *   of HBM peak (H100 SXM: ~3.0 TB/s D2D copy and STREAM triad of 3.35); a whole batch-1 decode step on A100
- *   streams 68.5 % (gpt-fast, see AMPERE below), which Ampere's weightRead takes. Ada and workstation Blackwell parts (GDDR) reuse the Ampere/Hopper
- *   values of the same generation, as noted. Paged-KV decode reads: FlashInfer's batch-decode kernels reach
+ *   streams 68.5 % (gpt-fast, see AMPERE below), which Ampere's weightRead takes. Ada and workstation
+ *   Blackwell parts (GDDR) reuse the Ampere/Hopper values of the same generation, as noted. Paged-KV decode reads: FlashInfer's batch-decode kernels reach
  *   ≈ 80 % of HBM bandwidth (Ye et al., MLSys 2025, arXiv:2501.01005); the first choice here, 60 % from a
  *   profiling blog, made the public 7B run at 20 req/s overload (docs/fidelity.md records this change).
  *
