@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GPU_CATALOG } from '../config/catalog/hardware.js';
-import { GPU_PHYSICS, nvlinkLink, pcieLink } from '../config/catalog/gpu-physics.js';
+import { GPU_PHYSICS, NCCL_IN_STEP_CALL_US, nvlinkLink, pcieLink } from '../config/catalog/gpu-physics.js';
 import { CORRECTED_PHYSICS_COEFFICIENTS, createCorrectedPhysicsModel } from './corrected-physics.js';
 import { model } from './test-fixtures.js';
 import type { HardwareConfig, StepBatch } from './types.js';
@@ -57,12 +57,29 @@ describe('TP all-reduce, hand calculations (hidden 4096, 32 layers, bf16)', () =
 });
 
 describe('links derived from datasheet facts', () => {
-  it('PCIe by generation (bandwidth doubles per generation), without P2P twice the latency and half the bandwidth', () => {
+  it('PCIe by generation (bandwidth doubles per generation), without P2P twice the latency (at least an NCCL call) and half the bandwidth', () => {
     const bw = (g: number): number => pcieLink(g, true)!.large.busBandwidthGBs;
     expect([3, 4, 5, 6].map(bw)).toEqual([9, 18, 35, 70]);
     expect([3, 4, 5, 6].map((g) => pcieLink(g, true)!.small.latencyUs)).toEqual([18, 15, 12, 10]);
-    expect(pcieLink(5, false)).toEqual({ kind: 'pcie5-no-p2p', small: { latencyUs: 24, busBandwidthGBs: 10 }, large: { latencyUs: 40, busBandwidthGBs: 17.5 } });
+    // 2 × 12 = 24 µs is below an NCCL call's 40 µs in a decode step: without P2P every call is NCCL's.
+    expect(pcieLink(5, false)).toEqual({ kind: 'pcie5-no-p2p', small: { latencyUs: 40, busBandwidthGBs: 10 }, large: { latencyUs: 40, busBandwidthGBs: 17.5 } });
+    // PCIe 3: 2 × 30 = 60 µs for the bandwidth protocol stays above the floor.
+    expect(pcieLink(3, false)!.large.latencyUs).toBe(60);
     expect(pcieLink(2, true)).toBeUndefined();
+  });
+
+  it('an NCCL call in a decode step: gpt-fast (A100, Llama-2-7B) 104.9 tokens/s at TP 1, 136.27 at TP 2, 64 all-reduces', () => {
+    // (1/136.27 − 1/(2·104.9)) s / 64 = (7,338.4 − 4,766.4) µs / 64 = 40.2 µs.
+    expect(((1 / 136.27 - 1 / (2 * 104.9)) * 1e6) / 64).toBeCloseTo(40.2, 1);
+    expect(NCCL_IN_STEP_CALL_US).toBe(40);
+  });
+
+  it('TP 2 over PCIe 4 without P2P, one decode (hidden 4096, 32 layers): 64 NCCL calls of 8 KiB', () => {
+    const hw: HardwareConfig = { ...L40S, physics: { ...L40S.physics!, interconnect: { ...L40S.physics!.interconnect, intraNode: pcieLink(4, false)! } } };
+    // bytes 1·4096·2 = 8,192; ring 2·1/2 → 8,192 per GPU; hops 1. small 40 + 8,192/5,000 = 41.64 µs;
+    // large 50 + 8,192/9,000 = 50.91 µs → small; × 64 = 2,664.9 µs (the old 2 × 15 µs gave 2,024.9).
+    expect(comm(hw, 2, 1, 1)).toBeCloseTo(64 * (40 + 8192 / 5000), 9);
+    expect(comm(hw, 2, 1, 1)).toBeCloseTo(2664.9, 1);
   });
 
   it('NVLink from its bidirectional datasheet figure: 900 GB/s gives the H100 catalog link, 600 (A100) two thirds of it at Ampere latency', () => {

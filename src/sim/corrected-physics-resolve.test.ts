@@ -106,7 +106,7 @@ describe('GPU physics of --hardware-config entries (never another GPU\'s)', () =
     expect(nv.r.latency.hardwareConfig?.physics?.interconnect.intraNode.large).toEqual({ latencyUs: 13.5, busBandwidthGBs: 360 });
     expect(nv.r.latency.hardwareConfig?.physics?.interconnect.intraNode.small).toEqual({ latencyUs: 8.5, busBandwidthGBs: 57 });
     const noP2P = await run('MyCard', { class: 'ada', PCIeGen: 4, PCIeP2P: false }, 2);
-    expect(noP2P.r.latency.hardwareConfig?.physics?.interconnect.intraNode).toEqual({ kind: 'pcie4-no-p2p', small: { latencyUs: 30, busBandwidthGBs: 5 }, large: { latencyUs: 50, busBandwidthGBs: 9 } });
+    expect(noP2P.r.latency.hardwareConfig?.physics?.interconnect.intraNode).toEqual({ kind: 'pcie4-no-p2p', small: { latencyUs: 40, busBandwidthGBs: 5 }, large: { latencyUs: 50, busBandwidthGBs: 9 } });
   });
 
   it('a single-GPU run needs only the class; a multi-GPU run also how the GPUs talk', async () => {

@@ -170,15 +170,27 @@ export const PCIE_LINKS: Readonly<Record<number, LinkSpec>> = {
 };
 
 /**
- * Without P2P (consumer cards, or P2P disabled by the driver / IOMMU), NCCL stages every transfer through host
- * memory: about twice the per-call latency and half the bandwidth of the same generation with P2P (an estimate
- * from the extra copy; measure with nccl-tests and give an explicit "interconnect" where it matters).
+ * What one NCCL all-reduce costs inside a compiled decode step, µs, whatever the link: pytorch-labs/gpt-fast's
+ * README ("Tensor Parallelism": A100-80GB, torch.compile + CUDA graphs, NCCL all-reduce, no custom kernel)
+ * decodes Llama-2-7B at 104.9 tokens/s on one GPU and 136.27 on two, so its 64 all-reduces (2 per layer) add
+ * (1/136.27 − 1/(2 · 104.9)) s / 64 = 40.2 µs each to a step whose weight streaming halved (an upper bound: work
+ * that does not halve with TP is counted in the calls). The launch, the cross-GPU synchronisation and the
+ * protocol's fixed work, not the link, set it: vLLM's custom all-reduce (P2P only) takes ≈ 10 µs instead.
+ */
+export const NCCL_IN_STEP_CALL_US = 40;
+
+/**
+ * Without P2P (consumer cards, or P2P disabled by the driver / IOMMU) vLLM's custom all-reduce is off (its log:
+ * "Custom allreduce is disabled because your platform lacks GPU P2P capability"), so every call is an NCCL call
+ * (at least {@link NCCL_IN_STEP_CALL_US} each, issue 28) and NCCL stages every transfer through host memory:
+ * about twice the per-call latency and half the bandwidth of the same generation with P2P (an estimate from the
+ * extra copy; measure with nccl-tests and give an explicit "interconnect" where it matters).
  */
 export function pcieLink(gen: number, p2p: boolean): LinkSpec | undefined {
   const l = PCIE_LINKS[gen];
   if (l === undefined) return undefined;
   if (p2p) return l;
-  const half = (p: ProtocolSpec): [number, number] => [p.latencyUs * 2, p.busBandwidthGBs / 2];
+  const half = (p: ProtocolSpec): [number, number] => [Math.max(p.latencyUs * 2, NCCL_IN_STEP_CALL_US), p.busBandwidthGBs / 2];
   return link(`${l.kind}-no-p2p`, half(l.small), half(l.large));
 }
 
