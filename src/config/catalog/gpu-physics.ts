@@ -55,6 +55,13 @@ export interface LinkSpec {
   readonly kind: string;
   readonly small: ProtocolSpec;
   readonly large: ProtocolSpec;
+  /**
+   * The largest group vLLM's custom all-reduce (the low-latency `small` figures) runs on over this link; a larger
+   * TP group's calls are NCCL calls of at least {@link NCCL_IN_STEP_CALL_US} × (1 + log2 n)/2. Absent: any size
+   * (NVLink). PCIe with P2P: 2 (vLLM: "Custom allreduce is disabled because it's not supported on more than two
+   * PCIe-only GPUs").
+   */
+  readonly customAllReduceMaxGpus?: number;
 }
 
 export interface InterconnectSpec {
@@ -115,8 +122,10 @@ const NVSWITCH_H: InterconnectSpec = { intraNode: link('nvlink4-nvswitch', [8.5,
 const NVSWITCH_A: InterconnectSpec = { intraNode: link('nvlink3-nvswitch', [10, 40], [15, 180]), interNode: IB_HDR, gpusPerNode: 8 };
 /** NVLink 5 has twice NVLink 4's per-GPU bandwidth; the H100 figures scaled by it (no public vLLM measurement). */
 const NVSWITCH_B: InterconnectSpec = { intraNode: link('nvlink5-nvswitch', [8, 110], [13, 700]), interNode: IB_NDR, gpusPerNode: 8 };
-const PCIE4: InterconnectSpec = { intraNode: link('pcie4', [15, 10], [25, 18]), interNode: ROCE_200, gpusPerNode: 8 };
-const PCIE5: InterconnectSpec = { intraNode: link('pcie5', [12, 20], [20, 35]), interNode: ROCE_200, gpusPerNode: 8 };
+/** PCIe with P2P: vLLM's custom all-reduce runs on 2 GPUs at most; larger groups use NCCL. */
+const pcie = (kind: string, small: [number, number], large: [number, number]): LinkSpec => ({ ...link(kind, small, large), customAllReduceMaxGpus: 2 });
+const PCIE4: InterconnectSpec = { intraNode: pcie('pcie4', [15, 10], [25, 18]), interNode: ROCE_200, gpusPerNode: 8 };
+const PCIE5: InterconnectSpec = { intraNode: pcie('pcie5', [12, 20], [20, 35]), interNode: ROCE_200, gpusPerNode: 8 };
 
 /** Keyed like the GPU catalog (config/catalog/hardware.ts); every catalog GPU has an entry. */
 export const GPU_PHYSICS: Readonly<Record<string, GpuPhysics>> = {
@@ -163,10 +172,10 @@ export const GPU_CLASS_NAMES = Object.keys(GPU_CLASSES) as readonly GpuClass[];
  * neighbouring generation, as the link does.
  */
 export const PCIE_LINKS: Readonly<Record<number, LinkSpec>> = {
-  3: link('pcie3', [18, 5], [30, 9]),
+  3: pcie('pcie3', [18, 5], [30, 9]),
   4: PCIE4.intraNode,
   5: PCIE5.intraNode,
-  6: link('pcie6', [10, 40], [18, 70]),
+  6: pcie('pcie6', [10, 40], [18, 70]),
 };
 
 /**
