@@ -22,7 +22,8 @@
  *   and 1 MB — a bus bandwidth of 56–64 GB/s — with intercepts 8.2 / 13.9 / 17 µs, i.e. ≈ 8.5 µs ×
  *   (1 + log2 n)/2. Decode messages (tokens × hidden × 2 bytes, 0.05–2 MB) live in this regime. Other links
  *   scale these by their peak ratio to NVLink 4; PCIe without peer NVLink roughly doubles the latency and an
- *   inter-node hop adds the NIC round trip.
+ *   inter-node hop adds the NIC round trip. Where vLLM's custom all-reduce cannot run (no P2P; more than two
+ *   PCIe GPUs) every call is an NCCL call of at least {@link NCCL_IN_STEP_CALL_US} (gpt-fast's TP rates).
  * - Kernel efficiency (fraction of peak that LLM-shaped kernels reach): FlashAttention-2 reaches 50–73 % of
  *   A100 peak in the forward pass (Dao, 2023, arXiv:2307.08691) and FlashAttention-3 up to 75 % of H100 BF16
  *   peak (Shah et al., 2024, arXiv:2407.08608), lower at the 0.5–4k-token lengths of serving; cuBLAS BF16
@@ -108,7 +109,8 @@ const HOPPER: EfficiencySpec = { gemm: 0.7, attention: 0.55, weightRead: 0.85, k
 /**
  * Ampere's weight streaming is not H100's 85 %: pytorch-labs/gpt-fast (README, "Benchmarks": A100-80GB SXM,
  * power limited to 330 W, torch.compile + CUDA graphs, batch 1) decodes Llama-2-7B BF16 at 104.9 tokens/s =
- * 1,397.31 GB/s of weights and KV, 68.5 % of the card's 2,039 GB/s. That is a whole compiled decode step, the
+ * 1,397.31 GB/s of weights and KV, 68.5 % of the card's 2,039 GB/s (82 % of the "about 1700 GB/s" its README
+ * gives as that power-limited card's copy peak). That is a whole compiled decode step, the
  * quantity this fraction prices (issue 28: the H100 figure had been carried to Ampere, pricing A100 decode
  * 19–28 % too cheap). The A100 80GB PCIe (300 W) is power-limited like gpt-fast's card.
  */
