@@ -24,7 +24,8 @@
 // Flags: --json (one JSON document on stdout instead of markdown), --workers N (parallel fits; default 2),
 // --ablations (instead: the effect of each correction, one at a time, on corrected-physics without overheads),
 // --public-only (only the public non-H100 table: seconds, no ground truth needed), --lomo-only (only the
-// leave-one-model-out table).
+// leave-one-model-out table), --corrected-only (only the corrected-physics set-up on the 16 H100 runs: its 13
+// leave-one-out fits and 16 simulations, and its medians).
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -256,13 +257,36 @@ function publicConfig(doc, run) {
   }
   const { hardwareConfig: _h, modelConfig: _m, ...engine } = c;
   const l = run.load;
-  // A burst (request rate inf, N prompts) is N virtual users sending one request each at t = 0.
-  const users = l.kind === 'burst' ? l.requests : l.concurrency;
+  if (l.kind === 'burst') {
+    files['trace.yaml'] = HEADER;
+    files['trace.csv'] = burstTrace(l);
+    return { mode: 'replay', latencyModel: 'corrected-physics', ...engine, ...extra, files, outputs: { metrics: true }, traceHeader: 'trace.yaml', traceData: 'trace.csv' };
+  }
+  // A closed loop at fixed concurrency: that many virtual users, each sending its next request on a response.
   return {
     mode: 'run', latencyModel: 'corrected-physics', ...engine, ...extra, files, outputs: { metrics: true },
-    concurrency: users, thinkTimeMs: 0, numRequests: l.requests,
+    concurrency: l.concurrency, thinkTimeMs: 0, numRequests: l.requests,
     promptTokens: l.input, promptTokensStdev: 0, outputTokens: l.output, outputTokensStdev: 0,
   };
+}
+
+/** When the burst's N prompts arrive: long after the client's warm-up request has finished. */
+const BURST_AT_US = 600_000_000;
+
+/**
+ * A burst (request rate inf, N prompts) as the benchmark client sends it. vLLM's benchmark_serving.py
+ * (v0.10.1.1, `benchmark()`: "Starting initial single prompt test run...") first sends the dataset's first
+ * prompt alone and waits for it; the server runs with prefix caching on (the logs: enable_prefix_caching=True),
+ * so the measured run's first request finds its prompt cached (all but the last token). Row 0 is that warm-up
+ * (left out of the metrics); rows 1..N arrive together, row 1 sharing the warm-up's prompt, the others unique.
+ */
+function burstTrace(l) {
+  const rows = [COLUMNS, `0,warmup,,,,0,first-prompt,${l.input - 1},true,1,${l.output},0,0,0,0,0,,0,0,0,0,0,0,0,ok,,`];
+  for (let i = 1; i <= l.requests; i++) {
+    const [group, prefix, unique] = i === 1 ? ['first-prompt', l.input - 1, 1] : [`prompt-${i}`, 0, l.input];
+    rows.push(`${i},bench,,,,0,${group},${prefix},true,${unique},${l.output},0,0,0,0,0,,0,0,${BURST_AT_US},${BURST_AT_US},0,0,0,ok,,`);
+  }
+  return `${rows.join('\n')}\n`;
 }
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -270,7 +294,8 @@ const p50 = (xs) => median(xs);
 
 /** Predicted values of the measured fields, from the per-request rows (TPOT = a request's mean inter-token gap). */
 function publicPredicted(run, result) {
-  const rows = JSON.parse(result.files.metrics).requests.filter((q) => q.e2e_ms > 0);
+  // The burst traces' row 0 is the client's warm-up request, not measured.
+  const rows = JSON.parse(result.files.metrics).requests.filter((q) => q.e2e_ms > 0 && !(run.load.kind === 'burst' && q.requestID === 'request_0'));
   const ttft = rows.map((q) => q.ttft_ms);
   const itl = rows.map((q) => q.itl_ms);
   const e2e = rows.map((q) => q.e2e_ms);
@@ -407,6 +432,31 @@ async function ablations(json) {
   for (const [variant, m] of Object.entries(med)) console.log(`| ${variant} | ${METRICS.map(([, , n]) => f(m[n])).join(' | ')} |`);
 }
 
+/** `--corrected-only`: corrected-physics alone on the H100 runs, its overheads fitted leave-one-out as in the full report. */
+async function correctedOnly(p, runs, stable, log, json) {
+  const fits = {};
+  await Promise.all([...stable, '*'].map((held) => p.run({ kind: 'fit', params: SETUPS.corrected, train: stable.filter((x) => x !== held) }).then((c) => {
+    fits[held] = c;
+    log(`fit corrected without ${held === '*' ? 'nothing (for the overloaded runs)' : held}`);
+  })));
+  const pred = {};
+  await Promise.all(runs.map((r) => p.run({ kind: 'sim', setup: 'corrected-physics', run: r.run, coefficients: fits[r.overloaded ? '*' : r.run] }).then((m) => {
+    pred[r.run] = m;
+    log(`simulated ${r.run} with corrected-physics`);
+  })));
+  await p.close();
+  const apes = runs.map((r) => ({ run: r.run, overloaded: r.overloaded, ape: Object.fromEntries(METRICS.map(([k, i, name]) => [name, ape(pred[r.run][k][i], r.real[k][i])])) }));
+  const medians = Object.fromEntries(METRICS.map(([, , name]) => [name, median(apes.filter((o) => !o.overloaded).map((o) => o.ape[name]))]));
+  if (json) {
+    console.log(JSON.stringify({ runs: apes, medians, in_sample_fit: fits['*'] }, null, 2));
+    return;
+  }
+  const f = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
+  console.log(`| corrected-physics, median APE % over the 12 stable runs | ${METRICS.map(([, , n]) => n).join(' | ')} |`);
+  console.log(`|---|${METRICS.map(() => '---').join('|')}|`);
+  console.log(`| overheads leave-one-out | ${METRICS.map(([, , n]) => f(medians[n])).join(' | ')} |`);
+}
+
 async function mainThread() {
   if (process.argv.includes('--public-only')) {
     const p = await publicSet();
@@ -426,6 +476,7 @@ async function mainThread() {
   const p = pool(workers);
   const t0 = performance.now();
   const log = (m) => console.error(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${m}`);
+  if (process.argv.includes('--corrected-only')) return correctedOnly(p, runs, stable, log, json);
   const lomo = lomoJobs(p, runs, log);
   const lomoPred = {};
   const lomoSims = lomo.done.then(() => Promise.all(runs.map((r) => p.run({ kind: 'sim', setup: 'corrected-physics', run: r.run, coefficients: lomo.fits[r.model] }).then((m) => {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GPU_CATALOG } from '../config/catalog/hardware.js';
-import { GPU_PHYSICS, nvlinkLink, pcieLink } from '../config/catalog/gpu-physics.js';
+import { GPU_PHYSICS, NCCL_IN_STEP_CALL_US, nvlinkLink, pcieLink } from '../config/catalog/gpu-physics.js';
 import { CORRECTED_PHYSICS_COEFFICIENTS, createCorrectedPhysicsModel } from './corrected-physics.js';
 import { model } from './test-fixtures.js';
 import type { HardwareConfig, StepBatch } from './types.js';
@@ -37,9 +37,10 @@ describe('TP all-reduce, hand calculations (hidden 4096, 32 layers, bf16)', () =
   });
 
   it('PCIe 4, TP 4, a 2048-token prefill: 16 MiB per call, bandwidth protocol', () => {
-    // bytes 2048·4096·2 = 16,777,216; ring 2·3/4 → 25,165,824 per GPU; hops (1 + 2)/2 = 1.5.
-    // small 15·1.5 + 25,165,824/10,000 = 2,539.1 µs; large 25·1.5 + 25,165,824/18,000 = 1,435.6 µs → large.
-    expect(comm(L40S, 4, 1, 2048)).toBeCloseTo(64 * (25 * 1.5 + 25165824 / 18000), 6);
+    // bytes 2048·4096·2 = 16,777,216; ring 2·3/4 → 25,165,824 per GPU; hops (1 + 2)/2 = 1.5. TP 4 on PCIe makes
+    // NCCL calls (at least 40 µs per hop factor): small 40·1.5 + 25,165,824/10,000 = 2,576.6 µs;
+    // large 40·1.5 + 25,165,824/18,000 = 1,458.1 µs → large.
+    expect(comm(L40S, 4, 1, 2048)).toBeCloseTo(64 * (40 * 1.5 + 25165824 / 18000), 6);
   });
 
   it('the same prefill over NVSwitch costs 14× less; TP 1 has no collective; TP 8 moves 7/4 of the message', () => {
@@ -57,12 +58,43 @@ describe('TP all-reduce, hand calculations (hidden 4096, 32 layers, bf16)', () =
 });
 
 describe('links derived from datasheet facts', () => {
-  it('PCIe by generation (bandwidth doubles per generation), without P2P twice the latency and half the bandwidth', () => {
+  it('PCIe by generation (bandwidth doubles per generation), without P2P twice the latency (at least an NCCL call) and half the bandwidth', () => {
     const bw = (g: number): number => pcieLink(g, true)!.large.busBandwidthGBs;
     expect([3, 4, 5, 6].map(bw)).toEqual([9, 18, 35, 70]);
     expect([3, 4, 5, 6].map((g) => pcieLink(g, true)!.small.latencyUs)).toEqual([18, 15, 12, 10]);
-    expect(pcieLink(5, false)).toEqual({ kind: 'pcie5-no-p2p', small: { latencyUs: 24, busBandwidthGBs: 10 }, large: { latencyUs: 40, busBandwidthGBs: 17.5 } });
+    // 2 × 12 = 24 µs is below an NCCL call's 40 µs in a decode step: without P2P every call is NCCL's.
+    expect(pcieLink(5, false)).toEqual({ kind: 'pcie5-no-p2p', small: { latencyUs: 40, busBandwidthGBs: 10 }, large: { latencyUs: 40, busBandwidthGBs: 17.5 } });
+    // PCIe 3: 2 × 30 = 60 µs for the bandwidth protocol stays above the floor.
+    expect(pcieLink(3, false)!.large.latencyUs).toBe(60);
     expect(pcieLink(2, true)).toBeUndefined();
+  });
+
+  it('an NCCL call in a decode step: gpt-fast (A100, Llama-2-7B) 104.9 tokens/s at TP 1, 136.27 at TP 2, 64 all-reduces', () => {
+    // (1/136.27 − 1/(2·104.9)) s / 64 = (7,338.4 − 4,766.4) µs / 64 = 40.2 µs.
+    expect(((1 / 136.27 - 1 / (2 * 104.9)) * 1e6) / 64).toBeCloseTo(40.2, 1);
+    expect(NCCL_IN_STEP_CALL_US).toBe(40);
+  });
+
+  it('PCIe with P2P: TP 2 uses the custom all-reduce, TP 4 falls back to NCCL calls (vLLM: no custom all-reduce on more than two PCIe-only GPUs)', () => {
+    // TP 2: 64 × (15 + 8,192/10,000) = 1,012.4 µs, unchanged.
+    expect(comm(L40S, 2, 1, 1)).toBeCloseTo(64 * (15 + 8192 / 10000), 9);
+    // TP 4: ring 2·3/4 → 12,288 bytes per GPU; hops 1.5; both protocols are NCCL's, each at least 40 µs per hop
+    // factor: small 40·1.5 + 12,288/10,000 = 61.23 µs, large 40·1.5 + 12,288/18,000 = 60.68 µs → large;
+    // × 64 = 3,883.7 µs (vLLM's custom all-reduce figure, 15·1.5 + 1.23 µs, gave 1,518.7).
+    expect(comm(L40S, 4, 1, 1)).toBeCloseTo(64 * (40 * 1.5 + 12288 / 18000), 9);
+    expect(comm(L40S, 4, 1, 1)).toBeCloseTo(3883.7, 1);
+    // gpt-fast's TP 4 rate (168.78 tokens/s) gives (1/168.78 − 1/(4·104.9)) s / 64 = 55.3 µs per call: 40·1.5 = 60.
+    expect(((1 / 168.78 - 1 / (4 * 104.9)) * 1e6) / 64).toBeCloseTo(55.3, 1);
+    // NVLink has no such limit: H100 TP 4 keeps vLLM's custom all-reduce, 64 × (8.5·1.5 + 12,288/57,000).
+    expect(comm(H100, 4, 1, 1)).toBeCloseTo(64 * (8.5 * 1.5 + 12288 / 57000), 9);
+  });
+
+  it('TP 2 over PCIe 4 without P2P, one decode (hidden 4096, 32 layers): 64 NCCL calls of 8 KiB', () => {
+    const hw: HardwareConfig = { ...L40S, physics: { ...L40S.physics!, interconnect: { ...L40S.physics!.interconnect, intraNode: pcieLink(4, false)! } } };
+    // bytes 1·4096·2 = 8,192; ring 2·1/2 → 8,192 per GPU; hops 1. small 40 + 8,192/5,000 = 41.64 µs;
+    // large 50 + 8,192/9,000 = 50.91 µs → small; × 64 = 2,664.9 µs (the old 2 × 15 µs gave 2,024.9).
+    expect(comm(hw, 2, 1, 1)).toBeCloseTo(64 * (40 + 8192 / 5000), 9);
+    expect(comm(hw, 2, 1, 1)).toBeCloseTo(2664.9, 1);
   });
 
   it('NVLink from its bidirectional datasheet figure: 900 GB/s gives the H100 catalog link, 600 (A100) two thirds of it at Ampere latency', () => {

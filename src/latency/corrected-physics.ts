@@ -21,7 +21,7 @@
  * can fit them on a user's own server ({@link LinearLatency}).
  */
 import { clampToInt64 } from '../domain/units.js';
-import type { GpuPhysics, LinkSpec } from '../config/catalog/gpu-physics.js';
+import { NCCL_IN_STEP_CALL_US, type GpuPhysics, type LinkSpec } from '../config/catalog/gpu-physics.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite } from './errors.js';
 import { isMoE } from './layers.js';
 import { architectureOf } from './architecture.js';
@@ -201,6 +201,15 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
   checkTpSpan(net, tp, 'corrected-physics');
   // With a network, a spanning group's collective is split (intra-node link + inter-node share) in collectiveAt.
   const linkFor = (gpus: number): LinkSpec => (net !== undefined || gpus <= perNode ? phys.interconnect.intraNode : phys.interconnect.interNode);
+  // A TP group larger than the link's custom all-reduce allows (PCIe: 2 GPUs) makes NCCL calls, whichever
+  // protocol NCCL picks: each costs at least NCCL_IN_STEP_CALL_US per hop factor (issue 28).
+  const tpLinkOf = (gpus: number): LinkSpec => {
+    const l = linkFor(gpus);
+    const max = l.customAllReduceMaxGpus;
+    if (max === undefined || gpus <= max) return l;
+    const floor = (p: LinkSpec['small']): LinkSpec['small'] => (p.latencyUs >= NCCL_IN_STEP_CALL_US ? p : { ...p, latencyUs: NCCL_IN_STEP_CALL_US });
+    return { ...l, small: floor(l.small), large: floor(l.large) };
+  };
   return {
     L,
     d,
@@ -224,7 +233,7 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     actBytes: mc.bytesPerParam,
     tp,
     allReducesPerLayer: mc.allReducesPerLayer ?? 2,
-    tpLink: linkFor(tp),
+    tpLink: tpLinkOf(tp),
     epLink: linkFor(expertGroup),
     expertParallel: opts.expertParallel === true,
     hybrid: mc.attention === undefined ? null : {

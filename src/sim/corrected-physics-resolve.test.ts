@@ -99,14 +99,14 @@ describe('GPU physics of --hardware-config entries (never another GPU\'s)', () =
   it('derives efficiencies from the class and the link from PCIeGen / NVLinkGBs, and prints them at --log info', async () => {
     const { r } = await run('MyCard', { class: 'ada', PCIeGen: 4 }, 2);
     expect(r.latency.hardwareConfig?.physics?.efficiency).toEqual({ gemm: 0.7, attention: 0.5, weightRead: 0.8, kvRead: 0.75 });
-    expect(r.latency.hardwareConfig?.physics?.interconnect.intraNode).toEqual({ kind: 'pcie4', small: { latencyUs: 15, busBandwidthGBs: 10 }, large: { latencyUs: 25, busBandwidthGBs: 18 } });
+    expect(r.latency.hardwareConfig?.physics?.interconnect.intraNode).toEqual({ kind: 'pcie4', small: { latencyUs: 15, busBandwidthGBs: 10 }, large: { latencyUs: 25, busBandwidthGBs: 18 }, customAllReduceMaxGpus: 2 });
     expect(r.latency.info.join('\n')).toMatch(/corrected-physics GPU MyCard: derived from class ada and PCIe 4: efficiency gemm 0.7, attention 0.5, weightRead 0.8, kvRead 0.75; intra-node pcie4 \(small messages 15 µs \+ 10 GB\/s, large 25 µs \+ 18 GB\/s\), 8 GPUs per node, inter-node roce-200g/);
     const nv = await run('MySXM', { class: 'hopper', NVLinkGBs: 900 }, 2);
     // NVLink 4 (900 GB/s bidirectional) reproduces the catalog H100 NVSwitch figures.
     expect(nv.r.latency.hardwareConfig?.physics?.interconnect.intraNode.large).toEqual({ latencyUs: 13.5, busBandwidthGBs: 360 });
     expect(nv.r.latency.hardwareConfig?.physics?.interconnect.intraNode.small).toEqual({ latencyUs: 8.5, busBandwidthGBs: 57 });
     const noP2P = await run('MyCard', { class: 'ada', PCIeGen: 4, PCIeP2P: false }, 2);
-    expect(noP2P.r.latency.hardwareConfig?.physics?.interconnect.intraNode).toEqual({ kind: 'pcie4-no-p2p', small: { latencyUs: 30, busBandwidthGBs: 5 }, large: { latencyUs: 50, busBandwidthGBs: 9 } });
+    expect(noP2P.r.latency.hardwareConfig?.physics?.interconnect.intraNode).toEqual({ kind: 'pcie4-no-p2p', small: { latencyUs: 40, busBandwidthGBs: 5 }, large: { latencyUs: 50, busBandwidthGBs: 9 } });
   });
 
   it('a single-GPU run needs only the class; a multi-GPU run also how the GPUs talk', async () => {

@@ -22,13 +22,15 @@
  *   and 1 MB — a bus bandwidth of 56–64 GB/s — with intercepts 8.2 / 13.9 / 17 µs, i.e. ≈ 8.5 µs ×
  *   (1 + log2 n)/2. Decode messages (tokens × hidden × 2 bytes, 0.05–2 MB) live in this regime. Other links
  *   scale these by their peak ratio to NVLink 4; PCIe without peer NVLink roughly doubles the latency and an
- *   inter-node hop adds the NIC round trip.
+ *   inter-node hop adds the NIC round trip. Where vLLM's custom all-reduce cannot run (no P2P; more than two
+ *   PCIe GPUs) every call is an NCCL call of at least {@link NCCL_IN_STEP_CALL_US} (gpt-fast's TP rates).
  * - Kernel efficiency (fraction of peak that LLM-shaped kernels reach): FlashAttention-2 reaches 50–73 % of
  *   A100 peak in the forward pass (Dao, 2023, arXiv:2307.08691) and FlashAttention-3 up to 75 % of H100 BF16
  *   peak (Shah et al., 2024, arXiv:2407.08608), lower at the 0.5–4k-token lengths of serving; cuBLAS BF16
  *   GEMMs of LLM shapes sustain 65–75 % of Hopper and 80–85 % of Ampere peak; streaming reads sustain 85–90 %
- *   of HBM peak (H100 SXM: ~3.0 TB/s D2D copy and STREAM triad of 3.35). Ada and workstation Blackwell parts (GDDR) reuse the Ampere/Hopper
- *   values of the same generation, as noted. Paged-KV decode reads: FlashInfer's batch-decode kernels reach
+ *   of HBM peak (H100 SXM: ~3.0 TB/s D2D copy and STREAM triad of 3.35); a whole batch-1 decode step on A100
+ *   streams 68.5 % (gpt-fast, see AMPERE below), which Ampere's weightRead takes. Ada and workstation
+ *   Blackwell parts (GDDR) reuse the Ampere/Hopper values of the same generation, as noted. Paged-KV decode reads: FlashInfer's batch-decode kernels reach
  *   ≈ 80 % of HBM bandwidth (Ye et al., MLSys 2025, arXiv:2501.01005); the first choice here, 60 % from a
  *   profiling blog, made the public 7B run at 20 req/s overload (docs/fidelity.md records this change).
  *
@@ -54,6 +56,13 @@ export interface LinkSpec {
   readonly kind: string;
   readonly small: ProtocolSpec;
   readonly large: ProtocolSpec;
+  /**
+   * The largest group vLLM's custom all-reduce (the low-latency `small` figures) runs on over this link; a larger
+   * TP group's calls are NCCL calls of at least {@link NCCL_IN_STEP_CALL_US} × (1 + log2 n)/2. Absent: any size
+   * (NVLink). PCIe with P2P: 2 (vLLM: "Custom allreduce is disabled because it's not supported on more than two
+   * PCIe-only GPUs").
+   */
+  readonly customAllReduceMaxGpus?: number;
 }
 
 export interface InterconnectSpec {
@@ -97,7 +106,15 @@ const IB_HDR = link('infiniband-hdr', [25, 12], [50, 20]);
 const ROCE_200 = link('roce-200g', [30, 10], [60, 18]);
 
 const HOPPER: EfficiencySpec = { gemm: 0.7, attention: 0.55, weightRead: 0.85, kvRead: 0.8 };
-const AMPERE: EfficiencySpec = { gemm: 0.8, attention: 0.55, weightRead: 0.85, kvRead: 0.8 };
+/**
+ * Ampere's weight streaming is not H100's 85 %: pytorch-labs/gpt-fast (README, "Benchmarks": A100-80GB SXM,
+ * power limited to 330 W, torch.compile + CUDA graphs, batch 1) decodes Llama-2-7B BF16 at 104.9 tokens/s =
+ * 1,397.31 GB/s of weights and KV, 68.5 % of the card's 2,039 GB/s (82 % of the "about 1700 GB/s" its README
+ * gives as that power-limited card's copy peak). That is a whole compiled decode step, the
+ * quantity this fraction prices (issue 28: the H100 figure had been carried to Ampere, pricing A100 decode
+ * 19–28 % too cheap). The A100 80GB PCIe (300 W) is power-limited like gpt-fast's card.
+ */
+const AMPERE: EfficiencySpec = { gemm: 0.8, attention: 0.55, weightRead: 0.685, kvRead: 0.8 };
 /** Blackwell software is younger than Hopper's: same fractions, GEMMs a little lower. */
 const BLACKWELL: EfficiencySpec = { gemm: 0.65, attention: 0.55, weightRead: 0.85, kvRead: 0.8 };
 /** GDDR parts stream slightly less of their peak than HBM. */
@@ -107,8 +124,10 @@ const NVSWITCH_H: InterconnectSpec = { intraNode: link('nvlink4-nvswitch', [8.5,
 const NVSWITCH_A: InterconnectSpec = { intraNode: link('nvlink3-nvswitch', [10, 40], [15, 180]), interNode: IB_HDR, gpusPerNode: 8 };
 /** NVLink 5 has twice NVLink 4's per-GPU bandwidth; the H100 figures scaled by it (no public vLLM measurement). */
 const NVSWITCH_B: InterconnectSpec = { intraNode: link('nvlink5-nvswitch', [8, 110], [13, 700]), interNode: IB_NDR, gpusPerNode: 8 };
-const PCIE4: InterconnectSpec = { intraNode: link('pcie4', [15, 10], [25, 18]), interNode: ROCE_200, gpusPerNode: 8 };
-const PCIE5: InterconnectSpec = { intraNode: link('pcie5', [12, 20], [20, 35]), interNode: ROCE_200, gpusPerNode: 8 };
+/** PCIe with P2P: vLLM's custom all-reduce runs on 2 GPUs at most; larger groups use NCCL. */
+const pcie = (kind: string, small: [number, number], large: [number, number]): LinkSpec => ({ ...link(kind, small, large), customAllReduceMaxGpus: 2 });
+const PCIE4: InterconnectSpec = { intraNode: pcie('pcie4', [15, 10], [25, 18]), interNode: ROCE_200, gpusPerNode: 8 };
+const PCIE5: InterconnectSpec = { intraNode: pcie('pcie5', [12, 20], [20, 35]), interNode: ROCE_200, gpusPerNode: 8 };
 
 /** Keyed like the GPU catalog (config/catalog/hardware.ts); every catalog GPU has an entry. */
 export const GPU_PHYSICS: Readonly<Record<string, GpuPhysics>> = {
@@ -155,22 +174,34 @@ export const GPU_CLASS_NAMES = Object.keys(GPU_CLASSES) as readonly GpuClass[];
  * neighbouring generation, as the link does.
  */
 export const PCIE_LINKS: Readonly<Record<number, LinkSpec>> = {
-  3: link('pcie3', [18, 5], [30, 9]),
+  3: pcie('pcie3', [18, 5], [30, 9]),
   4: PCIE4.intraNode,
   5: PCIE5.intraNode,
-  6: link('pcie6', [10, 40], [18, 70]),
+  6: pcie('pcie6', [10, 40], [18, 70]),
 };
 
 /**
- * Without P2P (consumer cards, or P2P disabled by the driver / IOMMU), NCCL stages every transfer through host
- * memory: about twice the per-call latency and half the bandwidth of the same generation with P2P (an estimate
- * from the extra copy; measure with nccl-tests and give an explicit "interconnect" where it matters).
+ * What one NCCL all-reduce costs inside a compiled decode step, µs, whatever the link: pytorch-labs/gpt-fast's
+ * README ("Tensor Parallelism": A100-80GB, torch.compile + CUDA graphs, NCCL all-reduce, no custom kernel)
+ * decodes Llama-2-7B at 104.9 tokens/s on one GPU and 136.27 on two, so its 64 all-reduces (2 per layer) add
+ * (1/136.27 − 1/(2 · 104.9)) s / 64 = 40.2 µs each to a step whose weight streaming halved (an upper bound: work
+ * that does not halve with TP is counted in the calls). The launch, the cross-GPU synchronisation and the
+ * protocol's fixed work, not the link, set it: vLLM's custom all-reduce (P2P only) takes ≈ 10 µs instead.
+ */
+export const NCCL_IN_STEP_CALL_US = 40;
+
+/**
+ * Without P2P (consumer cards, or P2P disabled by the driver / IOMMU) vLLM's custom all-reduce is off (its log:
+ * "Custom allreduce is disabled because your platform lacks GPU P2P capability"), so every call is an NCCL call
+ * (at least {@link NCCL_IN_STEP_CALL_US} each, issue 28) and NCCL stages every transfer through host memory:
+ * about twice the per-call latency and half the bandwidth of the same generation with P2P (an estimate from the
+ * extra copy; measure with nccl-tests and give an explicit "interconnect" where it matters).
  */
 export function pcieLink(gen: number, p2p: boolean): LinkSpec | undefined {
   const l = PCIE_LINKS[gen];
   if (l === undefined) return undefined;
   if (p2p) return l;
-  const half = (p: ProtocolSpec): [number, number] => [p.latencyUs * 2, p.busBandwidthGBs / 2];
+  const half = (p: ProtocolSpec): [number, number] => [Math.max(p.latencyUs * 2, NCCL_IN_STEP_CALL_US), p.busBandwidthGBs / 2];
   return link(`${l.kind}-no-p2p`, half(l.small), half(l.large));
 }
 

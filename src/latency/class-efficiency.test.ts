@@ -1,0 +1,55 @@
+/**
+ * Per-class weight streaming (issue 28): an A100 decode step reads its weights at Ampere's published
+ * whole-step fraction (gpt-fast: 1,397.31 of 2,039 GB/s = 0.685), not H100's 0.85. Hand calculations on the
+ * Llama-3.1-8B-shaped fixture (no vocabulary, so no LM head):
+ *   per layer: attention 4096·4096·2 + 2·4096·1024 = 41,943,040 params, MLP 3·4096·14,336 = 176,160,768;
+ *   32 layers → 6,979,321,856 params → 13,958,643,712 bytes in bf16.
+ */
+import { describe, expect, it } from 'vitest';
+import { GPU_CATALOG } from '../config/catalog/hardware.js';
+import { GPU_CLASSES, GPU_PHYSICS } from '../config/catalog/gpu-physics.js';
+import { CORRECTED_PHYSICS_COEFFICIENTS, createCorrectedPhysicsModel } from './corrected-physics.js';
+import { model } from './test-fixtures.js';
+import type { HardwareConfig, StepBatch } from './types.js';
+
+const BYTES = 13_958_643_712;
+
+/** The weight-read term (µs) of one decode step of one sequence at context 100. */
+function weightUs(hw: HardwareConfig): number {
+  const batch: StepBatch = {
+    count: 1,
+    progress: new Int32Array([100]),
+    newTokens: new Int32Array([1]),
+    inputLen: new Int32Array([50]),
+    outputLen: new Int32Array([10]),
+  };
+  const g = new Float64Array(CORRECTED_PHYSICS_COEFFICIENTS.length);
+  createCorrectedPhysicsModel({ model: model(), hardware: hw, tp: 1 }).linear!.stepGradient(batch, g);
+  return g[CORRECTED_PHYSICS_COEFFICIENTS.indexOf('weight_read')]!;
+}
+
+const gpu = (name: 'H100' | 'A100-80' | 'A100-40'): HardwareConfig => ({ ...GPU_CATALOG[name], physics: GPU_PHYSICS[name]! });
+
+describe('weight streaming by GPU class', () => {
+  it('A100 80GB: 13.96 GB at 0.685 × 2,039 GB/s = 9,993.9 µs', () => {
+    // 2.039 TB/s = 2,039,000 bytes/µs; × 0.685 = 1,396,715 bytes/µs.
+    expect(weightUs(gpu('A100-80'))).toBeCloseTo(BYTES / 1_396_715, 6);
+    expect(weightUs(gpu('A100-80'))).toBeCloseTo(9993.91, 1);
+  });
+
+  it('the H100 figure carried to A100 (the old pricing) is 19.4 % cheaper and is gone', () => {
+    const old = BYTES / (2_039_000 * 0.85);
+    expect(old).toBeCloseTo(8053.9, 1);
+    expect(weightUs(gpu('A100-80'))).toBeGreaterThan(old * 1.2);
+  });
+
+  it('every Ampere entry and the user class "ampere" share the figure; H100 keeps 0.85 (its 16 public runs unchanged)', () => {
+    for (const name of ['A100-40', 'A100-80', 'A100-SXM']) expect(GPU_PHYSICS[name]!.efficiency.weightRead).toBe(0.685);
+    expect(GPU_CLASSES.ampere.efficiency.weightRead).toBe(0.685);
+    expect(GPU_PHYSICS.H100!.efficiency).toEqual({ gemm: 0.7, attention: 0.55, weightRead: 0.85, kvRead: 0.8 });
+    // H100: 3.35 TB/s × 0.85 = 2,847,500 bytes/µs.
+    expect(weightUs(gpu('H100'))).toBeCloseTo(BYTES / 2_847_500, 6);
+    // A100 40GB (1,555 GB/s) scales with its datasheet bandwidth at the same fraction.
+    expect(weightUs(gpu('A100-40'))).toBeCloseTo(BYTES / (1_555_000 * 0.685), 6);
+  });
+});
