@@ -167,7 +167,10 @@ export abstract class InstanceCore {
    * (consumers deduplicate by `1 + req.itlCount`). Unset, it costs one null check per step.
    */
   onToken: TokenHook | null = null;
-  /** Optional observer of every executed step (traces, anomaly detectors); unset, one null check per step. */
+  /**
+   * Optional observer of every executed step (traces, anomaly detectors); unset, one null check per step. Typed
+   * with `this` so an Instance's observer receives the Instance (instance.ts's StepHook).
+   */
   onStep: ((inst: this, info: StepInfo) => void) | null = null;
   /** Reused for every onStep call (read during the call only). */
   protected readonly stepInfo: StepInfoImpl;
@@ -307,12 +310,13 @@ export abstract class InstanceCore {
     return this.lora?.loading ?? '';
   }
 
-
+  /** Schedules this instance's next StepEvent at `time` and marks it pending. */
   protected scheduleStep(time: number): void {
     this.stepPending = true;
     this.sink.schedule(time, EventKind.Step, null);
   }
 
+  /** End of run: the instance's last counters into its metrics (still queued and running, cache rates). */
   finalize(): void {
     this.run.syncAll();
     const m = this.metrics;
@@ -322,7 +326,6 @@ export abstract class InstanceCore {
     m.cacheHitRate = this.kv.cacheHitRate();
     m.kvThrashingRate = this.kv.kvThrashingRate();
   }
-
 }
 
 /** No block hashes (KV allocations that hash nothing). */

@@ -143,6 +143,7 @@ export abstract class InstanceIntake extends InstanceCore {
     if (r.deadline > 0 && r.deadline <= this.cfg.horizon) this.sink.schedule(r.deadline, EventKind.Timeout, r);
   }
 
+  /** A client timeout fires: `r` leaves the wait queue or the running batch, timed out, and frees its KV. */
   protected timeout(r: Request, time: number): void {
     if (r.state === RequestState.Completed || r.state === RequestState.TimedOut) return;
     const wasRunning = r.state === RequestState.Running;

@@ -14,6 +14,11 @@ import { InstanceExecution } from './step-execute.js';
 const IDLE_GIVE_UP_US = 2 ** 53;
 
 export abstract class InstanceCompletion extends InstanceExecution {
+  /**
+   * Phases 3 and 4: completes the `finishingCount` requests executeAndSplit collected, in batch order; the
+   * batch others see becomes the running batch; then the next step is scheduled (`kept` requests go on) or
+   * the instance goes idle, or an idle policy scheduler is asked again after its backoff.
+   */
   protected completeAndContinue(now: number, adv: number, kept: number): void {
     const finishing = this.finishing;
     for (let i = 0; i < this.finishingCount; i++) {
