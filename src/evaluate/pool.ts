@@ -19,6 +19,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { HEAP_GUARD_EXIT_CODE } from '../sandbox/heap-guard.js';
 import { evaluateCandidate, type EvaluateHooks, type EvaluateOptions, type ScenarioRunner } from './evaluate.js';
 import type { RunOutcome, RunTask } from './run.js';
 import type { Candidate, EvaluationResult, Suite } from './types.js';
@@ -190,7 +191,12 @@ export class EvaluationPool {
     if (job.timedOut) return { code: 'EVAL_TIMEOUT', message: `the ${what} exceeded its wall-clock budget of ${this.opts.timeoutMs} ms and was stopped` };
     if (s.kind === 'dropped') return { code: 'EVAL_WORKER_DIED', message: `the worker pool was closed before the ${what} ran` };
     const e = s.kind === 'failed' ? s.error : null;
-    return { code: 'EVAL_WORKER_DIED', message: `the ${what === 'evaluation' ? 'evaluation worker' : 'worker'} died: ${e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e)} (a memory limit, usually)` };
+    const detail = e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e);
+    const worker = what === 'evaluation' ? 'evaluation worker' : 'worker';
+    if (detail.endsWith(`code: ${HEAP_GUARD_EXIT_CODE}`)) {
+      return { code: 'EVAL_WORKER_DIED', message: `the ${worker} stopped at its memory limit: fast-engine policy code kept more memory across calls than the thread's heap (${this.opts.maxOldGenerationSizeMb ?? 2048} MB) leaves room for` };
+    }
+    return { code: 'EVAL_WORKER_DIED', message: `the ${worker} died: ${detail} (a memory limit, usually)` };
   }
 
   /** The runner of one evaluation: its runs as tasks of `job` (see ScenarioRunner for the contract). */

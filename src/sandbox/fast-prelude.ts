@@ -40,8 +40,8 @@ export interface RealmApi {
   readonly entryIsFunction: (i: number) => boolean;
   /** One call of entry point `i`; returns the primitive result (status ok) or null. */
   readonly invoke: (i: number, args: readonly unknown[]) => unknown;
-  /** [status code, gas used, detail or JSON text]. */
-  readonly status: { readonly 0: number; readonly 1: number; readonly 2: string };
+  /** [status code, gas used, detail or JSON text, bytes charged to the memory account]. */
+  readonly status: { readonly 0: number; readonly 1: number; readonly 2: string; readonly 3: number };
 }
 
 /** The host side of `__host`: returns the result, NaN when the host function failed, +Infinity on stack overflow. */
@@ -295,11 +295,12 @@ function finish() {
   const left = stackHit ? gasAtStack : gasGet();
   S[1] = left < 0 ? GAS_LIMIT : GAS_LIMIT - left;
   gasSet(0);
+  S[3] = mem;
   mem = 0;
 }
 
 // ---- the host API ----
-const S = [0, 0, ''];
+const S = [0, 0, '', 0];
 let entries = [];
 function boot(wrapper) {
   mem = 0; memOver = false; S[2] = '';

@@ -94,6 +94,7 @@
 import vm from 'node:vm';
 import { PRELUDE_SOURCE, REALM_STATUS, type RealmApi, type RealmHostCall, type RealmSetup } from './fast-prelude.js';
 import { isEntryName, rewriteSource, RewriteError, wrapProgram } from './fast-rewrite.js';
+import { noteCharged } from './heap-guard.js';
 import { fastCallInFlight } from './watchdog.js';
 import {
   DEFAULT_SANDBOX_LIMITS,
@@ -244,6 +245,7 @@ function compileFast(source: string, options: SandboxOptions): SandboxProgram {
       }
       lastInstructions = status[1];
       totalInstructions += lastInstructions;
+      noteCharged(status[3], limits.memoryBytes);
       if (hostState.failure !== null) throw fail('threw', hostState.failure);
       if (code === REALM_STATUS.ok) return result;
       if (code === REALM_STATUS.json) return JSON.parse(status[2]) as unknown;

@@ -34,6 +34,26 @@ function roundTrip(v: unknown): unknown {
   return JSON.parse(JSON.stringify(v)) as unknown;
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Why a payload is not a job blis queues (a queue worker runs whatever Redis holds), or null: the kind, and for
+ * an evaluation the top-level shapes of its candidate, suite and options (a simulation's config is checked by
+ * simulate()'s schema).
+ */
+function malformedJob(job: unknown): string | null {
+  const kind = isObject(job) ? job.kind : undefined;
+  if (kind === 'simulate') return null;
+  if (kind !== 'evaluate') return `unknown job kind ${JSON.stringify(kind) ?? 'undefined'} (expected "simulate" or "evaluate")`;
+  const j = job as Record<string, unknown>;
+  const c = j.candidate;
+  if (!isObject(c) || typeof c.id !== 'string' || typeof c.label !== 'string' || typeof c.bundle !== 'string' || !isObject(c.files)) return 'an evaluation job without a candidate {id, label, bundle, files}';
+  const s = j.suite;
+  if (!isObject(s) || typeof s.name !== 'string' || !Array.isArray(s.stage1) || !Array.isArray(s.stage2) || !Array.isArray(s.objectives) || !Array.isArray(s.constraints)) return 'an evaluation job without a suite {name, stage1, stage2, objectives, constraints}';
+  if (!isObject(j.opts)) return 'an evaluation job without its options';
+  return null;
+}
+
 export class LocalRunner implements JobRunner {
   private readonly pool: EvaluationPool | null;
 
@@ -43,6 +63,9 @@ export class LocalRunner implements JobRunner {
 
   /** One job; never rejects for the job's own failures. */
   async run(job: JobSpec): Promise<JobOutcome> {
+    // A payload blis did not queue (a queue worker reads whatever Redis holds): refused as a configuration.
+    const malformed = malformedJob(job);
+    if (malformed !== null) return { ok: true, value: { error: { code: 'bad-config', message: `${malformed}: this job was not queued by blis` } } };
     try {
       if (this.pool === null) return { ok: true, value: await runJobInProcess(job) };
       if (job.kind === 'evaluate') {
@@ -55,7 +78,9 @@ export class LocalRunner implements JobRunner {
       return 'internal' in reply ? { ok: false, error: { code: 'INTERNAL', message: reply.internal } } : { ok: true, value: roundTrip(reply.result) };
     } catch (e) {
       if (e instanceof PoolTaskFailure || e instanceof JobInternalError || e instanceof JobTimeoutError) return { ok: false, error: { code: e.code, message: e.message } };
-      throw e;
+      // Anything else is a bug (or a payload the shape check let through): this job's INTERNAL row, never a
+      // rejection that would end every other job of the sweep or the queue worker's loop.
+      return { ok: false, error: { code: 'INTERNAL', message: `internal: ${e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e)}` } };
     }
   }
 
