@@ -194,5 +194,10 @@ describe('simulate: a config that cannot be read as plain data is a config error
     e = await errorOf({ ...base, files: deep });
     expect(e.code).toBe('bad-config');
     expect(e.message).toMatch(/nests deeper than 32 levels/);
+    // An own "__proto__" (what JSON.parse makes of one) is an unknown key, not a prototype to adopt silently.
+    e = await errorOf(JSON.parse(`{"mode":"run","model":"meta-llama/llama-3.1-8b-instruct","__proto__":{"seed":7}}`) as Record<string, unknown>);
+    expect([e.code, e.message]).toEqual(['bad-config', 'invalid simulation config: __proto__: unknown key; remove it']);
+    e = await errorOf({ ...base, outputs: JSON.parse('{"__proto__":{"metrics":true}}') as Record<string, unknown> });
+    expect(e.message).toBe('invalid simulation config: outputs.__proto__: unknown key; remove it');
   });
 });

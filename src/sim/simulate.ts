@@ -165,6 +165,9 @@ function plainConfig(input: unknown): unknown {
       onPath.add(v);
       const out: Record<string, unknown> | unknown[] = isArray ? [] : {};
       for (key of Object.keys(v)) {
+        // An own "__proto__" (JSON.parse makes one) would set the copy's prototype instead of a key, and the
+        // schema would never see it: refused as the unknown key it is.
+        if (key === '__proto__' && !isArray) throw new ConfigError('bad-config', `invalid simulation config: ${path === '' ? '' : `${path}.`}__proto__: unknown key; remove it`, { field: path === '' ? key : `${path}.${key}` });
         const item = copy((v as Record<string, unknown>)[key], path === '' ? key : isArray ? `${path}[${key}]` : `${path}.${key}`, depth + 1);
         (out as Record<string, unknown>)[key] = item;
       }
