@@ -145,20 +145,25 @@ export interface RunOptions {
   readonly wallClockMs?: number;
 }
 
-/** The wall-clock backstop of a run with fast-engine code (null: none). */
+/** The wall-clock bounds of a run with fast-engine code: the run's budget and the per-call limit (null: none). */
 function wallClockGuard(pol: ResolvedPolicies, opts: RunOptions): SyncGuard | null {
   if (!pol.fastCode) return null;
   // An explicit --policy-wall-clock-s wins; else the caller's (blis evaluate --timeout-s); else the default.
   const ms = pol.wallClock.explicit ? pol.wallClock.ms : (opts.wallClockMs ?? pol.wallClock.ms);
-  if (!(ms > 0)) return null;
-  const clock = new WallClock(ms);
-  return (fn) => {
-    try {
-      return clock.run(fn);
-    } catch (e) {
-      if (e instanceof WallClockExceeded) throw new WallClockError(e.detail);
-      throw e;
-    }
+  const callMs = pol.callWallClockMs;
+  if (!(ms > 0) && !(callMs > 0)) return null;
+  const clock = new WallClock(ms, callMs);
+  return {
+    sliced: clock.sliced,
+    sliceOver: () => clock.sliceOver(),
+    run: (fn, cs = null) => {
+      try {
+        return clock.run(fn, cs === null ? null : () => cs.requestPause());
+      } catch (e) {
+        if (e instanceof WallClockExceeded) throw new WallClockError(e.detail, e.perCall);
+        throw e;
+      }
+    },
   };
 }
 

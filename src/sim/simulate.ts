@@ -290,7 +290,7 @@ function slicedDriver(opts: SimulateOptions, now: () => number): EngineDriver {
       }
     };
     for (;;) {
-      const { more, yieldNow } = guard === null ? slice() : guard(slice);
+      const { more, yieldNow } = guard === null ? slice() : guard.run(slice, cs);
       if (!yieldNow) break;
       if (opts.onProgress) opts.onProgress(progressOf(cs, total, eta, now()));
       await yieldToEventLoop();
