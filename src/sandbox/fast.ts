@@ -184,6 +184,7 @@ function compileFast(source: string, options: SandboxOptions): SandboxProgram {
   }
 
   const hostFns = options.hostFunctions ?? {};
+  const label = options.label ?? null;
   const hostNames = Object.keys(hostFns);
   const hostState: HostState = { failure: null };
   const context = vm.createContext(Object.create(null) as object, { codeGeneration: { strings: false, wasm: false } });
@@ -228,6 +229,7 @@ function compileFast(source: string, options: SandboxOptions): SandboxProgram {
       // For the wall-clock backstop (watchdog.ts): the call it stops, if it fires now (left set if it does).
       fastCallInFlight.entry = entry;
       fastCallInFlight.callNumber = callNumber;
+      fastCallInFlight.label = label;
       let result: unknown;
       try {
         result = invoke(index, args);

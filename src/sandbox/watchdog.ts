@@ -26,10 +26,10 @@ import vm from 'node:vm';
 import { SandboxError } from './types.js';
 
 /** The fast-engine call in progress (set by fast.ts around each call; left set when a call is terminated). */
-export const fastCallInFlight: { entry: string | null; callNumber: number } = { entry: null, callNumber: 0 };
+export const fastCallInFlight: { entry: string | null; callNumber: number; label: string | null } = { entry: null, callNumber: 0, label: null };
 
 /** The call in progress, as the fast engine left it. */
-function inFlight(): { readonly entry: string | null; readonly callNumber: number } {
+function inFlight(): { readonly entry: string | null; readonly callNumber: number; readonly label: string | null } {
   return fastCallInFlight;
 }
 
@@ -99,9 +99,9 @@ export function withWallClock<T>(ms: number, fn: () => T, budgetMs: number = ms,
   } catch (e) {
     if (!isTimeout(e)) throw e;
     // (Read through a function: TypeScript would narrow the fields to the values set above.)
-    const { entry, callNumber } = inFlight();
+    const { entry, callNumber, label } = inFlight();
     // (Entry points named $blis... are the policy adapters' wrappers: not names the policy's author wrote.)
-    const what = entry === null ? 'the run' : entry.startsWith('$') ? `call #${callNumber} of the fast-engine policy` : `call #${callNumber} of ${entry}()`;
+    const what = entry === null ? 'the run' : entry.startsWith('$') ? `call #${callNumber} of ${label ?? 'the fast-engine policy'}` : `call #${callNumber} of ${entry}()`;
     if (callMs !== null) {
       const head = what === 'the run' ? 'the run was stopped when host work between two policy calls' : `${what} was stopped when it`;
       const err = new WallClockExceeded('budget', 'fast', entry, callNumber, `per-call wall-clock bound: ${head} ran past the per-call limit of ${Math.ceil(callMs)} ms (work the instruction budget does not count)`);

@@ -143,6 +143,11 @@ export interface RunOptions {
    * yields), from the run's start: time spent awaiting counts too.
    */
   readonly wallClockMs?: number;
+  /**
+   * The slice of the per-call wall-clock bound (ms between two arms of the watchdog; default
+   * sandbox/watchdog.ts's SLICE_MS). Tests pass 0 to cut a run at every chunk of events and every clock check.
+   */
+  readonly sliceMs?: number;
 }
 
 /** The wall-clock bounds of a run with fast-engine code: the run's budget and the per-call limit (null: none). */
@@ -152,7 +157,7 @@ function wallClockGuard(pol: ResolvedPolicies, opts: RunOptions): SyncGuard | nu
   const ms = pol.wallClock.explicit ? pol.wallClock.ms : (opts.wallClockMs ?? pol.wallClock.ms);
   const callMs = pol.callWallClockMs;
   if (!(ms > 0) && !(callMs > 0)) return null;
-  const clock = new WallClock(ms, callMs);
+  const clock = new WallClock(ms, callMs, opts.sliceMs);
   return {
     sliced: clock.sliced,
     sliceOver: () => clock.sliceOver(),
