@@ -117,6 +117,14 @@ stage2:
       expect(slicedProgress.stdout).toBe(off.stdout);
       expect(seen.length).toBeGreaterThan(3);
     }
+    // Closed-loop users (the materialized path: all requests loaded, follow-ups injected while it runs).
+    for (const extra of [{}, { outputFormat: 'json' as const }]) {
+      const closed = { ...base, ...extra, rate: undefined, concurrency: 4, thinkTimeMs: 50, numRequests: 120 };
+      const off = await simulateRun(parseSimulationConfig({ ...closed, policyCallWallClockS: 0 }).values, env);
+      const { values } = parseSimulationConfig(closed);
+      expect((await simulateRun(values, env, undefined, { sliceMs: 0 })).stdout).toBe(off.stdout);
+      expect((await simulateRun(values, env, undefined, { sliceMs: 0, onProgress: () => undefined })).stdout).toBe(off.stdout);
+    }
     // The library's driver (slices between yields) with the bound on and off.
     const a = await simulate({ ...base, policyCallWallClockS: 0, files: { 'p.yaml': BUSY } });
     const b = await simulate({ ...base, files: { 'p.yaml': BUSY } });
