@@ -64,7 +64,10 @@ export async function sweepCommand(file: string, o: SweepFlags, io: Io): Promise
     readText: (p, option) => read(path.isAbsolute(p) ? p : path.join(dir, p), `${file}: ${option}`, outputs),
   });
   for (const w of plan.warnings) io.warn(w);
-  const jobs = plan.points.map((p) => simulationJob(p.config));
+  // The point's budget also bounds its run in the thread running it (the fast engine's in-run wall-clock budget,
+  // which names the policy call it stops), as blis evaluate --timeout-s does for each scenario run. (The pool's
+  // own timer, started with the task, usually fires first.)
+  const jobs = plan.points.map((p) => simulationJob(p.config, timeoutMs));
   let runner: JobRunner;
   if (q === null) runner = new LocalRunner({ workers, timeoutMs });
   else {

@@ -43,6 +43,8 @@ export class ClusterSimulator extends ClusterPipeline {
   private started = false;
   /** An event beyond the horizon was reached: the reference stops there and discards the rest. */
   private pastHorizon = false;
+  /** requestPause() was called: advanceTo returns before its next event. */
+  private pauseAsked = false;
   /** Arrivals of {@link run} not executed yet: pending[pendingAt..], in arrival order. */
   private pending: readonly Request[] = [];
   private pendingAt = 0;
@@ -56,6 +58,13 @@ export class ClusterSimulator extends ClusterPipeline {
 
   /** Runs the simulation over `requests` (non-decreasing arrival times) to the end. Single use. */
   run(requests: readonly Request[]): void {
+    this.load(requests);
+    this.advanceTo(Infinity);
+    this.finish();
+  }
+
+  /** run()'s first part: takes in `requests` (non-decreasing arrival times) without running any event. */
+  load(requests: readonly Request[]): void {
     this.begin();
     if (this.queue.length > 0 || this.finished || !sortedByArrival(requests)) {
       for (const r of requests) this.inject(r);
@@ -68,8 +77,6 @@ export class ClusterSimulator extends ClusterPipeline {
       this.nextArrival = requests.length > 0 ? (requests[0] as Request).arrivalTime : Infinity;
       this.pendingArrivals += requests.length;
     }
-    this.advanceTo(Infinity);
-    this.finish();
   }
 
   /**
@@ -121,7 +128,7 @@ export class ClusterSimulator extends ClusterPipeline {
           this.pastHorizon = true;
           return false;
         }
-        if (t > until || budget-- <= 0) return true;
+        if (t > until || budget-- <= 0 || this.pauseAsked) return this.paused();
         if (this.sampler !== null && t >= this.sampler.next) this.sampler.sampleUpTo(t);
         this.pendingAt++;
         this.nextArrival = this.pendingAt < this.pending.length ? (this.pending[this.pendingAt] as Request).arrivalTime : Infinity;
@@ -137,7 +144,7 @@ export class ClusterSimulator extends ClusterPipeline {
         this.pastHorizon = true;
         return false;
       }
-      if (t > until || budget-- <= 0) return true;
+      if (t > until || budget-- <= 0 || this.pauseAsked) return this.paused();
       const order = q.peekOrder();
       const kind = q.peekKind() as EventKind;
       const req = q.peekPayload();
@@ -161,6 +168,20 @@ export class ClusterSimulator extends ClusterPipeline {
       if (this.afterInstanceEvent !== null) this.afterInstanceEvent(idx);
     }
     return false;
+  }
+
+  /**
+   * Asks the current advanceTo to return (true: more pending) before its next event, as if its `maxEvents` had
+   * run out (the fast engine's per-call wall-clock bound ends a slice of a run this way, sim/engine-setup.ts).
+   * Pausing between events changes nothing; the request lapses when advanceTo returns.
+   */
+  requestPause(): void {
+    this.pauseAsked = true;
+  }
+
+  private paused(): true {
+    this.pauseAsked = false;
+    return true;
   }
 
   /** Starts what runs on its own clock (the autoscaler's ticks) before the first arrival or event, however the run is driven. */

@@ -55,9 +55,12 @@ type CodeSpec = Extract<PolicySpec, { type: 'code' }>;
 /**
  * Compiles every code section once (errors at the bundle's line), loading only the engines in use. A fast-engine
  * program's top level runs here: with `wallClockMs` > 0 each such compile runs under the wall-clock backstop
- * (sandbox/watchdog.ts), past which it throws a SandboxError `budget`.
+ * (sandbox/watchdog.ts), past which it throws a SandboxError `budget`; with `callWallClockMs` > 0 also under
+ * the per-call limit (the top level is one call), whichever is shorter.
  */
-export async function preparePolicies(ev: EvolvablePolicies, engineOverride: SandboxEngineName | null = null, wallClockMs = 0): Promise<PreparedPolicies> {
+export async function preparePolicies(ev: EvolvablePolicies, engineOverride: SandboxEngineName | null = null, wallClockMs = 0, callWallClockMs = 0): Promise<PreparedPolicies> {
+  const perCall = callWallClockMs > 0 && !(wallClockMs > 0 && wallClockMs <= callWallClockMs);
+  const topLevelMs = perCall ? callWallClockMs : wallClockMs;
   const engines = new Map<SandboxEngineName, SandboxEngine>();
   const specs: Partial<Record<string, PolicySpec>> = {};
   const trials = new Map<string, Trial>();
@@ -71,9 +74,9 @@ export async function preparePolicies(ev: EvolvablePolicies, engineOverride: San
     const codeSpec = spec;
     let trial: Trial | null;
     try {
-      trial = spec.engine === 'fast' ? withWallClock(wallClockMs, () => checkCompiles(codeSpec, engine)) : checkCompiles(spec, engine);
+      trial = spec.engine === 'fast' ? withWallClock(topLevelMs, () => checkCompiles(codeSpec, engine), topLevelMs, perCall ? callWallClockMs : null) : checkCompiles(spec, engine);
     } catch (e) {
-      if (e instanceof WallClockExceeded) throw new WallClockError(`${point} policy (${spec.sourceLabel}), its top level: ${e.detail}`);
+      if (e instanceof WallClockExceeded) throw new WallClockError(`${point} policy (${spec.sourceLabel}), its top level: ${e.detail}`, e.perCall);
       throw e;
     }
     if (trial !== null) trials.set(point, trial);

@@ -114,8 +114,9 @@ export class PolicyRuntimeError extends BlisError {
  * EVAL_TIMEOUT and never cache it.
  */
 export class WallClockError extends BlisError {
-  constructor(detail: string) {
-    super('SANDBOX_BUDGET', `fast engine: ${detail}; use the strict engine for code you do not trust, or raise --policy-wall-clock-s (blis evaluate: --timeout-s)`);
+  /** `perCall`: stopped by the per-call limit (--policy-call-wall-clock-s), not the run's budget. */
+  constructor(detail: string, perCall = false) {
+    super('SANDBOX_BUDGET', `fast engine: ${detail}; use the strict engine for code you do not trust, or raise ${perCall ? '--policy-call-wall-clock-s' : '--policy-wall-clock-s (blis evaluate: --timeout-s)'}`);
     this.name = 'WallClockError';
   }
 }

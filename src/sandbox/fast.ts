@@ -63,9 +63,9 @@
  * - `Function.prototype.apply` with large arrays (bounded by the stack), the HTML string methods
  *   (`anchor`, ...), `JSON.stringify`'s indentation.
  * Time is bounded by the budget times the cost of one operation, and, from outside the realm, by the
- * wall-clock backstop (watchdog.ts): simulations with fast-engine code run under one node:vm watchdog per run
- * (a watchdog per call would cost 110-140 us per call, 40x a routing call); the call it stops fails with
- * `budget`.
+ * wall-clock bounds (watchdog.ts): simulations with fast-engine code run under a node:vm watchdog armed once
+ * per slice of about 100 ms (a watchdog per call would cost 110-140 us per call, 40x a routing call), for the
+ * per-call limit plus the slice, within the run's budget; the call it stops fails with `budget`.
  *
  * Other differences from plain JavaScript: strict mode; intrinsics are frozen (assigning e.g. `obj.hasOwnProperty`
  * on a plain object throws, except for `constructor`/`toString`/`valueOf`/`toLocaleString` and `Error`'s
@@ -95,7 +95,7 @@ import vm from 'node:vm';
 import { PRELUDE_SOURCE, REALM_STATUS, type RealmApi, type RealmHostCall, type RealmSetup } from './fast-prelude.js';
 import { isEntryName, rewriteSource, RewriteError, wrapProgram } from './fast-rewrite.js';
 import { noteCharged } from './heap-guard.js';
-import { fastCallInFlight } from './watchdog.js';
+import { callWatch, fastCallInFlight, HEAVY_CALL } from './watchdog.js';
 import {
   DEFAULT_SANDBOX_LIMITS,
   MAX_RESULT_CHARS,
@@ -185,6 +185,7 @@ function compileFast(source: string, options: SandboxOptions): SandboxProgram {
   }
 
   const hostFns = options.hostFunctions ?? {};
+  const label = options.label ?? null;
   const hostNames = Object.keys(hostFns);
   const hostState: HostState = { failure: null };
   const context = vm.createContext(Object.create(null) as object, { codeGeneration: { strings: false, wasm: false } });
@@ -229,6 +230,7 @@ function compileFast(source: string, options: SandboxOptions): SandboxProgram {
       // For the wall-clock backstop (watchdog.ts): the call it stops, if it fires now (left set if it does).
       fastCallInFlight.entry = entry;
       fastCallInFlight.callNumber = callNumber;
+      fastCallInFlight.label = label;
       let result: unknown;
       try {
         result = invoke(index, args);
@@ -246,6 +248,8 @@ function compileFast(source: string, options: SandboxOptions): SandboxProgram {
       lastInstructions = status[1];
       totalInstructions += lastInstructions;
       noteCharged(status[3], limits.memoryBytes);
+      // The per-call wall-clock bound's check (watchdog.ts): a counter per call, a clock read now and then.
+      if (--callWatch.countdown <= 0 || lastInstructions > HEAVY_CALL) callWatch.check();
       if (hostState.failure !== null) throw fail('threw', hostState.failure);
       if (code === REALM_STATUS.ok) return result;
       if (code === REALM_STATUS.json) return JSON.parse(status[2]) as unknown;

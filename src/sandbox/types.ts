@@ -98,6 +98,8 @@ export interface SandboxOptions {
    * Arguments are coerced to numbers; the result must be a finite number.
    */
   readonly hostFunctions?: Readonly<Record<string, HostFunction>>;
+  /** What the program is, for errors that name a call by its wrapper (`$blis...` entry points), e.g. "the routing policy (p.yaml:3)". */
+  readonly label?: string;
 }
 
 export interface SandboxStats {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fastEngine } from './fast.js';
 import { SandboxError } from './types.js';
-import { WallClock, WallClockExceeded, withWallClock } from './watchdog.js';
+import { CHECK_EVERY, HEAVY_CALL, WallClock, WallClockExceeded, withWallClock } from './watchdog.js';
 
 const spin = (ms: number): number => {
   const end = performance.now() + ms;
@@ -56,5 +56,45 @@ describe('the fast engine wall-clock backstop', () => {
     const guarded = Math.min(...[0, 1, 2].map(() => time(() => withWallClock(60_000, () => { for (let i = 0; i < n; i++) p.call('route', [{ id: i }, state]); }))));
     // One watchdog per stretch of calls: the per-call cost is the call's own (noise allowed).
     expect(guarded / n).toBeLessThan((bare / n) * 1.5 + 0.5);
+  });
+
+  it('the per-call bound: a slice is armed for the limit + the slice, within the run budget; calls ask for a pause once the slice is over', async () => {
+    const engine = await fastEngine();
+    const p = engine.compile('function route(x) { return __host.stall(x); }', { entrypoints: ['route'], hostFunctions: { stall: (ms) => spin(ms) } });
+    // A call past the per-call limit (200 ms + a 50 ms slice), long before the run's budget (60 s).
+    const clock = new WallClock(60_000, 200, 50);
+    expect(clock.sliced).toBe(true);
+    const t0 = performance.now();
+    let err: unknown;
+    try {
+      clock.run(() => p.call('route', [60_000]));
+    } catch (e) {
+      err = e;
+    }
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    expect(err).toBeInstanceOf(WallClockExceeded);
+    expect((err as WallClockExceeded).perCall).toBe(true);
+    expect((err as SandboxError).message).toMatch(/per-call wall-clock bound: call #1 of route\(\) was stopped when it ran past the per-call limit of 200 ms/);
+    // The run's budget, when less is left than the limit + a slice, is what fires, and what the error names.
+    let late: unknown;
+    try {
+      // (A fresh program: one stopped mid-call stays unusable.)
+      const p2 = engine.compile('function route(x) { return __host.stall(x); }', { entrypoints: ['route'], hostFunctions: { stall: (ms) => spin(ms) } });
+      new WallClock(150, 10_000).run(() => p2.call('route', [60_000]));
+    } catch (e) {
+      late = e;
+    }
+    expect((late as WallClockExceeded).perCall).toBe(false);
+    expect((late as SandboxError).message).toMatch(/wall-clock backstop: .*budget of 150 ms/);
+    // Pauses: none while the slice has time; with a used-up slice, one per CHECK_EVERY light calls and one per heavy call.
+    const q = engine.compile('function light() { return 1; } function heavy() { let s = 0; for (let i = 0; i < ' + String(HEAVY_CALL + 10) + '; i++) s += i; return s; }', { entrypoints: ['light', 'heavy'] });
+    const pausesOf = (sliceMs: number, entry: string, n: number): number => {
+      let pauses = 0;
+      new WallClock(0, 10_000, sliceMs).run(() => { for (let i = 0; i < n; i++) q.call(entry, []); }, () => void pauses++);
+      return pauses;
+    };
+    expect(pausesOf(60_000, 'light', 3 * CHECK_EVERY)).toBe(0);
+    expect(pausesOf(0, 'light', 3 * CHECK_EVERY)).toBe(3);
+    expect(pausesOf(0, 'heavy', 5)).toBe(5);
   });
 });

@@ -273,7 +273,66 @@ const NO_FOLLOW_UPS: readonly Request[] = [];
 const STREAM_CHUNK = 8;
 
 
-const unguarded: SyncGuard = (fn) => fn();
+/**
+ * Events per advanceTo call inside a slice of the per-call wall-clock bound (runSliced): the slice's clock is
+ * read after each such chunk (policy calls inside a chunk check it too, sandbox/watchdog.ts's callWatch).
+ */
+const SLICE_EVENTS = 1024;
+
+/**
+ * Runs `cs` to its end under the fast engine's per-call wall-clock bound: in slices of about the guard's slice
+ * time, each under its own arm of the watchdog, cut between events (advanceTo with a chunk of events, or paused
+ * by a policy call that found the slice over its time), which changes nothing the run computes.
+ * `inject` (streamed workloads): adds the next chunk of arrivals and returns the first arrival time after it
+ * (null: the source is done); every event strictly before that time runs before the next chunk is injected,
+ * as driveEngineStreaming does in one go. `progress`: reported whenever the simulated time passes a multiple of
+ * {@link PROGRESS_STEP_US} (between chunks, so at slightly later times than a run without slices reports).
+ */
+function runSliced(cs: ClusterSimulator, guard: SyncGuard, inject: (() => number | null) | null, progress: ProgressCallback | null, total: number | null): void {
+  let target = inject === null ? null : guard.run(inject);
+  let nextReport = PROGRESS_STEP_US;
+  const report = (): void => progress?.({ simTimeUs: cs.clock, requestsArrived: cs.arrivals.length, requestsDone: finishedRequests(cs), requestsTotal: total });
+  /** One chunk of work; true when the run is done. */
+  const unit = (): boolean => {
+    const until = target === null ? Infinity : target - 1;
+    const more = cs.advanceTo(until, SLICE_EVENTS);
+    if (progress !== null && cs.clock >= nextReport) {
+      report();
+      nextReport = (Math.floor(cs.clock / PROGRESS_STEP_US) + 1) * PROGRESS_STEP_US;
+    }
+    if (more && cs.nextEventTime() <= until) return false;
+    if (target === null) return true;
+    target = (inject as () => number | null)();
+    return false;
+  };
+  const slice = (): boolean => {
+    for (;;) {
+      if (unit()) return true;
+      if (guard.sliceOver()) return false;
+    }
+  };
+  while (!guard.run(slice, cs));
+  if (progress !== null) report();
+}
+
+/** {@link runEngine} under the per-call wall-clock bound (runSliced). */
+function runEngineSliced(setup: EngineSetup, requests: readonly Request[], followUps: FollowUpHook | null, prepare: ((cs: ClusterSimulator) => void) | null, progress: ProgressCallback | null, releaseTokens: boolean, guard: SyncGuard): ClusterSimulator {
+  const cs = guard.run(() => {
+    const c = buildCluster(setup);
+    const hook = releaseTokens ? releasing(followUps) : followUps;
+    if (hook !== null) c.setFollowUpHook(hook);
+    prepare?.(c);
+    // As runEngine: the arrivals merged in from the list (cs.run), or pushed upfront (runWithProgress).
+    if (progress === null) c.load(requests);
+    else for (const r of requests) c.inject(r);
+    return c;
+  });
+  runSliced(cs, guard, null, progress, followUps === null ? requests.length : null);
+  guard.run(() => cs.finish());
+  return cs;
+}
+
+const unguarded = <T>(fn: () => T): T => fn();
 const DRIVEN_STREAM_CHUNK = 256;
 
 /**
@@ -322,10 +381,12 @@ export async function driveEngineStreaming(
   };
   // Without a driver the run goes in one go, with no await between chunks (an await would let other runs in this
   // thread, blis evaluate's, interleave with this one every few arrivals, all their state alive at once), under
-  // `guard` (the wall-clock backstop) as one synchronous stretch. Everything strictly before the next chunk's
+  // `guard` (the wall-clock backstop) as one synchronous stretch (in slices under the per-call bound). Everything strictly before the next chunk's
   // first arrival runs before that chunk is injected.
-  if (drive === null) {
-    (guard ?? unguarded)(() => {
+  if (drive === null && guard?.sliced === true) {
+    runSliced(cs, guard, inject, progress, total);
+  } else if (drive === null) {
+    (guard === null ? unguarded : guard.run.bind(guard))(() => {
       for (let t = inject(); t !== null; t = inject()) step(t - 1);
       step(Infinity);
     });
@@ -408,7 +469,8 @@ export async function driveEngine(
   releaseTokens = false,
   guard: SyncGuard | null = null,
 ): Promise<ClusterSimulator> {
-  if (drive === null) return (guard ?? unguarded)(() => runEngine(setup, requests, followUps, prepare, progress, releaseTokens));
+  if (drive === null && guard?.sliced === true) return runEngineSliced(setup, requests, followUps, prepare, progress, releaseTokens, guard);
+  if (drive === null) return (guard === null ? unguarded : guard.run.bind(guard))(() => runEngine(setup, requests, followUps, prepare, progress, releaseTokens));
   const cs = buildCluster(setup);
   const hook = releaseTokens ? releasing(followUps) : followUps;
   if (hook !== null) cs.setFollowUpHook(hook);

@@ -235,4 +235,10 @@ export interface SimulateOptions {
   readonly sliceMs?: number;
   /** Monotonic wall clock in ms (default `performance.now`); tests inject a fake one. */
   readonly now?: () => number;
+  /**
+   * Wall-clock budget (ms) of a run whose policies include fast-engine code, unless the config sets
+   * `policyWallClockS` (which wins); absent: that key's default (600 s); 0: none. Past it the run fails with
+   * SANDBOX_BUDGET. `blis sweep --timeout-s` sets it for each point.
+   */
+  readonly wallClockMs?: number;
 }

@@ -59,6 +59,11 @@ export interface RunOptions {
    * yields), from the run's start: time spent awaiting counts too.
    */
   readonly wallClockMs?: number;
+  /**
+   * The slice of the per-call wall-clock bound (ms between two arms of the watchdog; default
+   * sandbox/watchdog.ts's SLICE_MS). Tests pass 0 to cut a run at every chunk of events and every clock check.
+   */
+  readonly sliceMs?: number;
 }
 
 /** What run and replay plans share. */
@@ -75,8 +80,8 @@ interface PlanBase {
   /** Attach the run recorder (JSON sections, the evaluator's prefix audit). */
   readonly record: boolean;
   readonly prefixAudit: boolean;
-  /** The wall-clock backstop of a run with fast-engine code, in ms (null: none). */
-  readonly wallClockMs: number | null;
+  /** The wall-clock bounds of a run with fast-engine code (null: none). */
+  readonly wallClock: WallClockPlan | null;
   readonly corrected: boolean;
   readonly output: PlanOutputs;
 }
@@ -140,12 +145,24 @@ function hasEvolvableAutoscale(pol: ResolvedPolicies): boolean {
   return pol.policy.evolvable?.evolvable.specs.autoscale !== undefined;
 }
 
-/** The wall-clock budget of a run with fast-engine code (null: none). */
-function wallClockMs(pol: ResolvedPolicies, opts: RunOptions): number | null {
+/** The wall-clock bounds of a run with fast-engine code (sandbox/watchdog.ts). */
+export interface WallClockPlan {
+  /** The run's budget in ms (0: none). */
+  readonly runMs: number;
+  /** The per-call limit in ms (0: none). */
+  readonly callMs: number;
+  /** The slice between two arms of the watchdog (absent: watchdog.ts's SLICE_MS; RunOptions.sliceMs). */
+  readonly sliceMs?: number;
+}
+
+/** The wall-clock bounds of a run with fast-engine code: the run's budget and the per-call limit (null: none). */
+function wallClockPlan(pol: ResolvedPolicies, opts: RunOptions): WallClockPlan | null {
   if (!pol.fastCode) return null;
   // An explicit --policy-wall-clock-s wins; else the caller's (blis evaluate --timeout-s); else the default.
   const ms = pol.wallClock.explicit ? pol.wallClock.ms : (opts.wallClockMs ?? pol.wallClock.ms);
-  return ms > 0 ? ms : null;
+  const callMs = pol.callWallClockMs;
+  if (!(ms > 0) && !(callMs > 0)) return null;
+  return { runMs: ms > 0 ? ms : 0, callMs: callMs > 0 ? callMs : 0, ...(opts.sliceMs === undefined ? {} : { sliceMs: opts.sliceMs }) };
 }
 
 /** Warns when the workload arrives outside the request rates a --latency-profile was fitted on. */
@@ -232,7 +249,7 @@ async function resolveRunPlan(f: FlagValues, env: SimEnv, opts: RunOptions): Pro
     mode: 'run', setup: full, policies: pol, format, fitnessWeights: fitness, goodputTargets, timeseries,
     // The recorder feeds only the JSON-only sections and the evaluator: the reference text never pays for it.
     record: format === 'json' || opts.prefixAudit === true, prefixAudit: opts.prefixAudit === true,
-    wallClockMs: wallClockMs(pol, opts), corrected, output: planOutputs(f, pol), workload: wl, poolSize,
+    wallClock: wallClockPlan(pol, opts), corrected, output: planOutputs(f, pol), workload: wl, poolSize,
   };
   return deepFreeze(plan, [wl.requests, wl.sessions]);
 }
@@ -269,7 +286,7 @@ async function resolveReplayPlan(f: FlagValues, env: SimEnv, opts: RunOptions): 
   const timeseries = resolveTimeSeries(f, opts.timeseries === true || f.bool('report-data'));
   const plan: ReplayPlan = {
     mode: 'replay', setup: full, policies: pol, format, fitnessWeights: null, goodputTargets, timeseries,
-    record: format === 'json', prefixAudit: false, wallClockMs: wallClockMs(pol, opts), corrected, output: planOutputs(f, pol), workload, header,
+    record: format === 'json', prefixAudit: false, wallClock: wallClockPlan(pol, opts), corrected, output: planOutputs(f, pol), workload, header,
   };
   return deepFreeze(plan, [requests, sessions, pool]);
 }

@@ -31,6 +31,8 @@ export interface ResolvedPolicies {
   readonly fastCode: boolean;
   /** `--policy-wall-clock-s` in ms (0 = none), and whether it was given. */
   readonly wallClock: { readonly ms: number; readonly explicit: boolean };
+  /** `--policy-call-wall-clock-s` in ms (0 = none): the per-call bound of fast-engine code. */
+  readonly callWallClockMs: number;
 }
 
 export interface BundleScaling {
@@ -74,6 +76,8 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
 
   const wallClockS = f.float('policy-wall-clock-s');
   if (!(wallClockS >= 0) || !Number.isFinite(wallClockS)) throw new ConfigError('bad-flag', `--policy-wall-clock-s must be a finite number of seconds >= 0 (0 = none), got ${showValue(String(wallClockS))}`);
+  const callWallClockS = f.float('policy-call-wall-clock-s');
+  if (!(callWallClockS >= 0) || !Number.isFinite(callWallClockS)) throw new ConfigError('bad-flag', `--policy-call-wall-clock-s must be a finite number of seconds >= 0 (0 = none), got ${showValue(String(callWallClockS))}`);
   const traceLevel = f.str('trace-level');
   if (!(TRACE_LEVELS as readonly string[]).includes(traceLevel)) throw new ConfigError('bad-flag', `unknown --trace-level ${showValue(traceLevel)}; valid: ${TRACE_LEVELS.join(', ')}`);
   const traced = traceLevel === 'decisions' || traceLevel === 'full';
@@ -123,7 +127,7 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
       specs = rest;
     }
   }
-  const prepared = ev !== null && Object.keys(specs).length > 0 ? await preparePolicies({ metadata: ev.metadata, specs }, engineFlag === '' ? null : engineFlag, wallClockS * 1000) : null;
+  const prepared = ev !== null && Object.keys(specs).length > 0 ? await preparePolicies({ metadata: ev.metadata, specs }, engineFlag === '' ? null : engineFlag, wallClockS * 1000, callWallClockS * 1000) : null;
   const a = r.admission;
   env.info?.(`policies: admission ${fc.config === null ? a.policy : 'flow control'}, routing ${r.routing.policy}, scheduler ${r.scheduler}, preemption ${r.preemptionPolicy}` +
     `${prepared === null ? '' : `, evolvable ${Object.keys(specs).join(', ')}`}${path === '' ? '' : ` (from ${path} and the flags)`}`);
@@ -156,6 +160,7 @@ export async function resolvePolicyFlags(f: FlagValues, env: SimEnv): Promise<Re
     },
     traceLevel: traceLevel as TraceLevel,
     wallClock: { ms: wallClockS * 1000, explicit: f.changed('policy-wall-clock-s') },
+    callWallClockMs: callWallClockS * 1000,
     fastCode: prepared !== null && Object.values(specs).some((sp) => sp?.type === 'code' && (engineFlag === '' ? sp.engine : engineFlag) === 'fast'),
   };
 }

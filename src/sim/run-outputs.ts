@@ -237,15 +237,20 @@ export function simResults(report: Report): Record<string, unknown>[] {
 
 /** The wall-clock backstop of a run with fast-engine code (null: none), started now. */
 export function wallClockGuard(plan: SimulationPlan): SyncGuard | null {
-  if (plan.wallClockMs === null) return null;
-  const clock = new WallClock(plan.wallClockMs);
-  return (fn) => {
-    try {
-      return clock.run(fn);
-    } catch (e) {
-      if (e instanceof WallClockExceeded) throw new WallClockError(e.detail);
-      throw e;
-    }
+  const w = plan.wallClock;
+  if (w === null) return null;
+  const clock = new WallClock(w.runMs, w.callMs, w.sliceMs);
+  return {
+    sliced: clock.sliced,
+    sliceOver: () => clock.sliceOver(),
+    run: (fn, cs = null) => {
+      try {
+        return clock.run(fn, cs === null ? null : () => cs.requestPause());
+      } catch (e) {
+        if (e instanceof WallClockExceeded) throw new WallClockError(e.detail, e.perCall);
+        throw e;
+      }
+    },
   };
 }
 

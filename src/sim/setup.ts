@@ -193,7 +193,18 @@ export interface DeploymentEngineSetup {
 export type EngineDriver = (cs: ClusterSimulator, until?: number, total?: number | null, guard?: SyncGuard | null) => Promise<void>;
 
 /**
- * Runs a synchronous stretch of a run (sandbox/watchdog.ts's WallClock.run: the fast engine's wall-clock
- * backstop); it may only turn the stretch into a thrown error, never change what it computes.
+ * The fast engine's wall-clock bounds on a run (sandbox/watchdog.ts's WallClock); they may only turn a run into a
+ * thrown error, never change what it computes.
  */
-export type SyncGuard = <T>(fn: () => T) => T;
+export interface SyncGuard {
+  /**
+   * Runs a synchronous stretch of a run under the watchdog. With `sliced`, the stretch must be one slice: the
+   * caller ends it at an event boundary once `sliceOver()` (or once `cs`, which a policy call asks to pause when
+   * the slice has run its time, returns from advanceTo) and calls `run` again for the rest.
+   */
+  run<T>(fn: () => T, cs?: ClusterSimulator | null): T;
+  /** The per-call bound is on: long stretches are cut into slices (sim/engine-setup.ts's runSliced). */
+  readonly sliced: boolean;
+  /** Whether the current slice has run its time (a clock read). */
+  sliceOver(): boolean;
+}

@@ -293,7 +293,7 @@ function slicedDriver(opts: SimulateOptions, now: () => number): EngineDriver {
       }
     };
     for (;;) {
-      const { more, yieldNow } = guard === null ? slice() : guard(slice);
+      const { more, yieldNow } = guard === null ? slice() : guard.run(slice, cs);
       if (!yieldNow) break;
       if (opts.onProgress) opts.onProgress(progressOf(cs, total, eta, now()));
       await yieldToEventLoop();
@@ -347,7 +347,8 @@ export async function simulate(config: SimulationConfig, options: SimulateOption
     };
     // Workload generation and option resolution run before the first slice: give the loop a turn first.
     await yieldToEventLoop();
-    const out: SimulationOutputs = mode === 'run' ? await simulateRun(values, env) : await simulateReplay(values, env);
+    const runOpts = options.wallClockMs === undefined ? {} : { wallClockMs: options.wallClockMs };
+    const out: SimulationOutputs = mode === 'run' ? await simulateRun(values, env, undefined, runOpts) : await simulateReplay(values, env, undefined, runOpts);
     if (isAborted(signal)) throw aborted(signal);
     await yieldToEventLoop();
     const report = JSON.parse(renderJson(out.report)) as SimulationReport;

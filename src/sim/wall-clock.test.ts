@@ -30,7 +30,7 @@ describe('wall-clock backstop of a run with fast-engine code', () => {
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(err).toBeInstanceOf(BlisError);
     expect((err as BlisError).code).toBe('SANDBOX_BUDGET');
-    expect((err as BlisError).message).toMatch(/wall-clock backstop: (call #\d+ of the fast-engine policy was stopped when the run|the run was stopped when it) passed its wall-clock budget of 300 ms.*raise policyWallClockS/);
+    expect((err as BlisError).message).toMatch(/wall-clock backstop: (call #\d+ of the routing policy \(.*\) was stopped when the run|the run was stopped when it) passed its wall-clock budget of 300 ms.*raise policyWallClockS/);
   }, 30_000);
 
   it('within its budget the result is the same as without one', async () => {

@@ -20,8 +20,9 @@ export function canonicalJson(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-export function simulationJob(config: Readonly<Record<string, unknown>>): SimulationJob {
-  return { kind: 'simulate', version: BLIS_VERSION, config };
+/** `wallClockMs` > 0: the point's in-run wall-clock budget (sweep --timeout-s), see SimulationJob. */
+export function simulationJob(config: Readonly<Record<string, unknown>>, wallClockMs = 0): SimulationJob {
+  return wallClockMs > 0 ? { kind: 'simulate', version: BLIS_VERSION, config, wallClockMs } : { kind: 'simulate', version: BLIS_VERSION, config };
 }
 
 export function evaluationJob(candidate: Candidate, suite: Suite, opts: EvaluateOptions): EvaluationJob {
@@ -66,7 +67,7 @@ export class JobTimeoutError extends Error {
 export async function runSimulation(job: SimulationJob): Promise<PointResult> {
   try {
     // Sweep points are validated by the same schema at run time (checkSimulation before queueing).
-    const r = await simulate(job.config as unknown as SimulationConfig);
+    const r = await simulate(job.config as unknown as SimulationConfig, job.wallClockMs === undefined ? {} : { wallClockMs: job.wallClockMs });
     return { metrics: flattenMetrics(r.metrics as unknown as Readonly<Record<string, unknown>>) };
   } catch (e) {
     if (e instanceof Error && e.name === 'WallClockError') throw new JobTimeoutError(e.message.replace(/\s*\n\s*/g, ' '));

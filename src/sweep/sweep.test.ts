@@ -10,6 +10,7 @@ import { ensureBuilt, ROOT } from '../../test/io/processes.js';
 import { loadSweep, MAX_POINTS } from './file.js';
 import { canonicalJson, jobId, simulationJob } from './jobs.js';
 import { LocalRunner } from './local.js';
+import runPoint from './worker.js';
 import { gridPoints, samplePoints, withSeeds } from './points.js';
 import { buildRows, rowsCsv, rowsJsonl } from './rows.js';
 import { summarize } from './summary.js';
@@ -210,4 +211,31 @@ describe('local execution', () => {
       await runner.close();
     }
   });
+});
+
+describe('sweep --timeout-s: the in-run wall-clock budget of each point', () => {
+  /** A fast-engine routing policy that spends most of its instruction budget on every call (slow, within the accounting). */
+  const BUSY = 'routing:\n  type: code\n  engine: fast\n  source: |\n    function route(request, state) { let s = 0; for (let i = 0; i < 900000; i++) s += i; return state.instances[s % state.instances.length].id; }\n';
+  const config = { mode: 'run', model: MODEL, hardware: 'H100', tp: 1, numInstances: 2, numRequests: 3000, rate: 50, policyConfig: 'p.yaml', files: { 'p.yaml': BUSY } };
+
+  it('the job carries the budget outside its content address', () => {
+    const plain = simulationJob(config);
+    const budgeted = simulationJob(config, 300);
+    expect(budgeted.wallClockMs).toBe(300);
+    expect(plain.wallClockMs).toBeUndefined();
+    expect(jobId(budgeted)).toBe(jobId(plain));
+  });
+
+  it("the point's run stops at the budget, inside the thread running it, as a timeout naming the call (not a result)", async () => {
+    const t0 = performance.now();
+    const reply = await runPoint(simulationJob(config, 300));
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(reply).toHaveProperty('timeout');
+    expect((reply as { timeout: string }).timeout).toMatch(/wall-clock backstop: .*wall-clock budget of 300 ms/);
+  }, 30_000);
+
+  it("a point's own policyWallClockS wins over the sweep's budget", async () => {
+    const reply = await runPoint(simulationJob({ ...config, policyWallClockS: 0.2 }, 60_000));
+    expect((reply as { timeout: string }).timeout).toMatch(/wall-clock budget of 200 ms/);
+  }, 30_000);
 });

@@ -45,6 +45,11 @@ export interface SimulationJob {
   /** blis-ts version that defines the result (part of the job's content address). */
   readonly version: string;
   readonly config: Readonly<Record<string, unknown>>;
+  /**
+   * The point's in-run wall-clock budget (ms) when it has fast-engine code and its config sets no
+   * policyWallClockS (`blis sweep --timeout-s`); absent: the default. Not part of the job's content address.
+   */
+  readonly wallClockMs?: number;
 }
 
 export interface EvaluationJob {

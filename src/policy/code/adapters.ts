@@ -54,6 +54,7 @@ export function compileCode(spec: CodeSpec, engine: SandboxEngine, ctx: PolicyBu
     // A scheduler defines any of its three hooks ($blisHooks tells which); the others need their entry point.
     entrypoints: spec.point === 'scheduler' ? ENTRIES.scheduler : [spec.entrypoint, ...ENTRIES[spec.point]],
     limits: spec.limits,
+    label: `the ${spec.point} policy (${spec.where})`,
     hostFunctions: {
       rngIntn: (n) => (rng === null || !(n >= 1) ? 0 : rng.intn(Math.min(Math.floor(n), 2 ** 31 - 1))),
       rngFloat: () => (rng === null ? 0 : rng.float64()),
