@@ -302,7 +302,7 @@ function checkLockstepFlags(f: FlagValues, dp: number): void {
   const why = `the --dp ${dp} ranks of a MoE model under corrected-physics step in lockstep (docs/fidelity.md)`;
   if (pdFlag !== undefined) throw new ConfigError('bad-flag', `--dp ${dp} cannot be combined with P/D disaggregation (--${pdFlag}): ${why}, which is not modelled across pools; use --dp 1 with pools of --dp times the engines`, { field: '--dp' });
   if (f.has('lora-config') && f.str('lora-config') !== '') throw new ConfigError('bad-flag', `--dp ${dp} cannot be combined with --lora-config: ${why}, and adapter loads in lockstep are not modelled; use --dp 1`, { field: '--dp' });
-  if (f.has('dp-placement') && f.changed('dp-placement')) throw new ConfigError('bad-flag', `--dp-placement applies to trained-physics; under corrected-physics ${why}: drop --dp-placement`, { field: '--dp-placement' });
+  if (f.has('dp-placement') && f.changed('dp-placement')) throw new ConfigError('bad-flag', `--dp-placement applies to trained-physics; ${why}: drop --dp-placement`, { field: '--dp-placement' });
 }
 
 /** Lockstep DP groups cannot be scaled or placed on node pools: a group's ranks are one fixed set of engines. */
