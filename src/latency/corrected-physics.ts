@@ -12,7 +12,9 @@
  * - tensor-parallel all-reduce (two per layer) and expert-parallel all-to-all are priced on the GPU's
  *   interconnect (NVLink/NVSwitch, PCIe, inter-node), not at HBM bandwidth;
  * - MoE layers at DP > 1 see the tokens of every DP rank (vLLM runs the expert layers in lockstep across
- *   ranks); the balanced-load estimate dp × local tokens is used;
+ *   ranks): a rank priced alone uses the balanced-load estimate dp × local tokens; a rank of a lockstep group
+ *   (instance/lockstep.ts, `lockstep` below) has its forward padded to the largest rank's count P and its MoE
+ *   layers over dp × P;
  * - vLLM's software overheads are explicit: a fixed cost per step, a cost per scheduled request per step,
  *   and a per-request front-end cost (HTTP, tokenization, detokenization) before the engine sees it.
  *
@@ -53,7 +55,7 @@ export interface CorrectedPhysicsOptions {
   readonly model: ModelConfig;
   readonly hardware: HardwareConfig;
   readonly tp: number;
-  /** Data-parallel ranks of the deployment (each rank is its own engine; MoE layers span all ranks). */
+  /** Data-parallel ranks of the deployment (each rank is its own engine; MoE layers span all ranks, in lockstep). */
   readonly dp?: number;
   /** Experts distributed whole over the tp·dp GPUs (all-to-all dispatch) instead of TP-sharded. */
   readonly expertParallel?: boolean;

@@ -79,7 +79,8 @@ describe('resolving corrected-physics', () => {
   it('refuses what lockstep ranks do not model, naming the flags', async () => {
     const moe = { latencyModel: 'corrected-physics', model: 'mistralai/mixtral-8x7b-v0.1', tp: 2, dp: 2 };
     await expect(resolve({ ...moe, numInstances: 2, prefillInstances: 1, decodeInstances: 1 })).rejects.toThrow(/--dp 2 cannot be combined with P\/D disaggregation \(--prefill-instances\)/);
-    await expect(resolve({ ...moe, dpPlacement: 'replicas' })).rejects.toThrow(/--dp-placement applies to trained-physics; .* step in lockstep/);
+    await expect(resolve({ ...moe, dpPlacement: 'replicas' })).rejects.toThrow(/--dp-placement replicas \(independent engines\) applies to trained-physics; .* step in lockstep/);
+    expect((await resolve({ ...moe, dpPlacement: 'combined' })).r.setup.lockstepRanks).toBe(2);
     await expect(resolve({ ...moe, loraConfig: 'l.yaml' }, { 'l.yaml': 'lora:\n  adapter_capacity: 1\n  adapters:\n    - {id: sql, rank: 8}\n' })).rejects.toThrow(/--dp 2 cannot be combined with --lora-config/);
     expect(() => checkLockstepScaling(2, { autoscaler: {} })).toThrow(/--dp 2 cannot be combined with node pools or the autoscaler/);
     expect(() => checkLockstepScaling(2, null)).not.toThrow();
