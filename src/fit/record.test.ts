@@ -51,6 +51,24 @@ describe('linearised simulation', () => {
     });
   }
 
+  it('lockstep DP ranks (a MoE model at DP 2): every step records its slowest rank\'s gradient, so gradient · c is its time', async () => {
+    const moe = parseHFConfig(findCatalogModel('mistralai/mixtral-8x7b-v0.1')!.config, 'catalog');
+    const base = await setup(C0, 'async');
+    const s: EngineSetup = { ...base, numInstances: 2, lockstepRanks: 2, latency: createCorrectedPhysicsModel({ model: moe, hardware: hw, tp: 2, dp: 2, coefficients: C0 }) };
+    const lin = simulateLinearized(s, requests());
+    const c = vec(C0);
+    const k = c.length;
+    const { values, rows } = lin.steps;
+    expect(values.length).toBeGreaterThan(100);
+    for (let j = 0; j < values.length; j++) {
+      let t = 0;
+      for (let i = 0; i < k; i++) t += rows[j * k + i]! * c[i]!;
+      // The step's time is the slowest rank's, truncated to whole µs.
+      expect(Math.max(1, Math.trunc(t))).toBe(values[j]);
+    }
+    expect([...lin.requests.values()].every((l) => l.completed)).toBe(true);
+  });
+
   it('refuses a P/D disaggregated setup with one clear error (split requests are not linearised)', async () => {
     const pd = { roles: [1, 2] } as unknown as PdEngineSetup;
     const base = await setup(C0, 'async');

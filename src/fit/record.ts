@@ -11,7 +11,7 @@
 import type { ClusterSimulator } from '../cluster/cluster.js';
 import type { Request } from '../domain/request.js';
 import type { Instance, StepInfo } from '../instance/instance.js';
-import type { LatencyModel, LinearLatency } from '../latency/types.js';
+import type { LatencyModel, LinearLatency, StepBatch } from '../latency/types.js';
 import { runEngine, type EngineSetup } from '../sim/engine-setup.js';
 import { clampToInt64 } from '../domain/units.js';
 import { BlisError } from '../domain/errors.js';
@@ -127,6 +127,18 @@ export function simulateLinearized(setup: EngineSetup, requests: readonly Reques
     outputTokenProcessingTime: () => inner.outputTokenProcessingTime(),
     postDecodeFixedOverhead: () => inner.postDecodeFixedOverhead(),
     linear: lin,
+    // Lockstep DP ranks: the group prices its slowest rank last, so `grad` holds the step's gradient.
+    ...(inner.lockstep !== undefined && lin.stepGradientPadded !== undefined
+      ? {
+        lockstep: {
+          tokens: (batch: StepBatch) => (inner.lockstep as NonNullable<LatencyModel['lockstep']>).tokens(batch),
+          stepTime: (batch: StepBatch, padTo: number) => {
+            const t = (lin.stepGradientPadded as NonNullable<LinearLatency['stepGradientPadded']>)(batch, padTo, grad);
+            return batch.count === 0 && padTo === 0 ? 1 : Math.max(1, clampToInt64(t));
+          },
+        },
+      }
+      : {}),
   };
   const otp = inner.outputTokenProcessingTime();
   const logs = new Map<Instance, InstanceLog>();

@@ -26,6 +26,14 @@ import { RunningBatch } from './running-batch.js';
 import { SCHEDULERS, type InstanceScheduler, type SchedulerContext, type SchedulerName } from './scheduler.js';
 import { WaitQueue } from './wait-queue.js';
 
+/** What a lockstep rank asks of its group (instance/lockstep.ts implements it). */
+export interface LockstepHook {
+  /** A rank wants a step at `time` (its next step, or a new arrival while the group is idle). */
+  want(time: number): void;
+  /** The group's step event fired (on its first rank) at `now`. */
+  step(now: number): void;
+}
+
 export interface EventSink {
   schedule(time: number, kind: EventKind, req: Request | null): void;
 }
@@ -180,6 +188,11 @@ export abstract class InstanceCore {
   protected idleSince = -1;
   /** The next entry of the placement schedule (index into cfg.loraSchedule). */
   protected placeAt = 0;
+  /**
+   * The lockstep DP group this instance is a rank of (instance/lockstep.ts: the DP ranks of a MoE model under
+   * corrected-physics); null otherwise, and then nothing of the step changes.
+   */
+  lockstep: LockstepHook | null = null;
 
   protected readonly cfg: InstanceConfig;
 
@@ -310,10 +323,32 @@ export abstract class InstanceCore {
     return this.lora?.loading ?? '';
   }
 
-  /** Schedules this instance's next StepEvent at `time` and marks it pending. */
+  /**
+   * Schedules this instance's next StepEvent at `time` and marks it pending; a lockstep rank asks its group
+   * instead (the group's step is one event on its first rank).
+   */
   protected scheduleStep(time: number): void {
+    if (this.lockstep !== null) {
+      this.lockstep.want(time);
+      return;
+    }
     this.stepPending = true;
     this.sink.schedule(time, EventKind.Step, null);
+  }
+
+  /** Lockstep group only: schedules the group's step event on this (its first) rank at `time`. */
+  scheduleGroupStep(time: number): void {
+    this.sink.schedule(time, EventKind.Step, null);
+  }
+
+  /** Lockstep group only: the group's step is pending (or not) on every rank (INV-8 reads it per instance). */
+  setStepPending(pending: boolean): void {
+    this.stepPending = pending;
+  }
+
+  /** Whether this instance has work: a running or a waiting request. */
+  get hasWork(): boolean {
+    return this.run.length > 0 || this.waitQ.length > 0;
   }
 
   /** End of run: the instance's last counters into its metrics (still queued and running, cache rates). */

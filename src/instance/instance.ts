@@ -13,6 +13,7 @@
  */
 import { PdPart, type Request } from '../domain/request.js';
 import { EventKind } from './events.js';
+import type { BatchOutcome } from './batch-formation.js';
 import type { StepInfo } from './instance-core.js';
 import type { InstanceAdapters } from './lora.js';
 import { neverFitsError, spinsForever } from './never-fits.js';
@@ -56,11 +57,35 @@ export class Instance extends InstanceCompletion {
   }
 
   private step(now: number): void {
+    if (this.lockstep !== null) {
+      this.lockstep.step(now);
+      return;
+    }
     if (this.run.length === 0 && this.waitQ.length === 0) {
       this.stepPending = false;
       if (this.lora !== null) this.startPlacementLoad(now);
       return;
     }
+    const outcome = this.formStep(now);
+    this.runStep(now, this.advance(), outcome);
+  }
+
+  /**
+   * A lockstep rank's part of its group's step at `now` (instance/lockstep.ts): phase 1, forming its own
+   * batch. The group then prices every rank ({@link lockstepPrice}) and runs each with the slowest rank's time.
+   */
+  lockstepForm(now: number): BatchOutcome {
+    this.clock = now;
+    return this.formStep(now);
+  }
+
+  /** A lockstep rank's phases 2-4 with the group's step time `adv` (the slowest rank's). */
+  lockstepRun(now: number, adv: number, outcome: BatchOutcome): void {
+    this.runStep(now, this.noteAdvance(adv), outcome);
+  }
+
+  /** Phase 1: sorts the wait queue, starts an adapter load, forms the batch, stamps scheduling delays. */
+  private formStep(now: number): BatchOutcome {
     // Phase 1: schedule the batch.
     this.stepCount++;
     this.kv.setClock(now);
@@ -96,10 +121,15 @@ export class Instance extends InstanceCompletion {
     }
     m.waitQSamples.push(this.waitQ.length);
     m.runningSamples.push(this.run.length);
+    return outcome;
+  }
 
+  /** Phases 2-4 of a step of `adv` µs (priced by the caller) over the batch phase 1 formed. */
+  private runStep(now: number, adv: number, outcome: BatchOutcome): void {
+    const m = this.metrics;
+    const ns = outcome.newlyScheduled;
     // Phase 2: execute. One pass advances every request and picks out the finishing ones, which then leave the
     // running batch; the old batch array stays intact for the observers until the completions run.
-    const adv = this.advance();
     this.lastStepStart = now;
     this.lastStepEnd = now + adv;
     const used = this.kv.usedBlocks();

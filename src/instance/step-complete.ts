@@ -41,8 +41,7 @@ export abstract class InstanceCompletion extends InstanceExecution {
     this.batch = this.run.reqs;
     if (kept > 0) {
       this.idleSince = -1;
-      this.sink.schedule(now + adv, EventKind.Step, null);
-      this.stepPending = true;
+      this.scheduleStep(now + adv);
     } else {
       this.stepPending = false;
       // While an adapter load is in flight the head is held: its completion event re-forms a step. A policy

@@ -7,7 +7,7 @@
  * report, kept out of that loop.
  */
 import type { Request } from '../domain/request.js';
-import type { StepTimeWithDecodes } from '../latency/types.js';
+import type { LockstepPricing, StepTimeWithDecodes } from '../latency/types.js';
 import type { TokenHook } from './instance-core.js';
 import { InstanceIntake } from './instance-intake.js';
 import type { InstanceAdapters } from './lora.js';
@@ -20,9 +20,36 @@ export abstract class InstanceExecution extends InstanceIntake {
     if (this.lora !== null) adv = this.loraOverhead(adv);
     adv += this.kv.consumePendingTransferLatency();
     if (adv < 1) adv = 1;
+    return this.noteAdvance(adv);
+  }
+
+  /** Records a step of `adv` µs (the step-time mean, the step's ITL value); returns it. */
+  protected noteAdvance(adv: number): number {
     this.stepEwma = this.stepEwma === 0 ? adv : 0.8 * this.stepEwma + 0.2 * adv;
     this.metrics.stepItl.push(adv + this.latency.outputTokenProcessingTime());
     return adv;
+  }
+
+  /**
+   * A lockstep rank's own step time (µs, at least 1) for its formed batch with the forward pass padded to
+   * `padTo` tokens (instance/lockstep.ts), pending KV-transfer latency included; the group's step takes the
+   * slowest rank's. Lockstep ranks have no LoRA and no lazy decode slots (corrected-physics prices every slot).
+   */
+  lockstepPrice(padTo: number): number {
+    if (this.run.lazyCount > 0 || this.lora !== null) throw new Error(`instance ${this.id}: a lockstep rank with lazy decode slots or LoRA`);
+    let adv = (this.latency.lockstep as LockstepPricing).stepTime(this.run.scheduled(), padTo);
+    adv += this.kv.consumePendingTransferLatency();
+    return adv < 1 ? 1 : adv;
+  }
+
+  /** Prices this rank's batch again (no state changes): a recording latency model then holds its gradient. */
+  lockstepPriceAgain(padTo: number): void {
+    (this.latency.lockstep as LockstepPricing).stepTime(this.run.scheduled(), padTo);
+  }
+
+  /** Tokens of the forward pass this rank formed (what the lockstep group pads every rank to, at most). */
+  lockstepTokens(): number {
+    return (this.latency.lockstep as LockstepPricing).tokens(this.run.scheduled());
   }
 
   /**

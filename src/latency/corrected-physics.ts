@@ -12,7 +12,9 @@
  * - tensor-parallel all-reduce (two per layer) and expert-parallel all-to-all are priced on the GPU's
  *   interconnect (NVLink/NVSwitch, PCIe, inter-node), not at HBM bandwidth;
  * - MoE layers at DP > 1 see the tokens of every DP rank (vLLM runs the expert layers in lockstep across
- *   ranks); the balanced-load estimate dp × local tokens is used;
+ *   ranks): a rank priced alone uses the balanced-load estimate dp × local tokens; a rank of a lockstep group
+ *   (instance/lockstep.ts, `lockstep` below) has its forward padded to the largest rank's count P and its MoE
+ *   layers over dp × P;
  * - vLLM's software overheads are explicit: a fixed cost per step, a cost per scheduled request per step,
  *   and a per-request front-end cost (HTTP, tokenization, detokenization) before the engine sees it.
  *
@@ -53,7 +55,7 @@ export interface CorrectedPhysicsOptions {
   readonly model: ModelConfig;
   readonly hardware: HardwareConfig;
   readonly tp: number;
-  /** Data-parallel ranks of the deployment (each rank is its own engine; MoE layers span all ranks). */
+  /** Data-parallel ranks of the deployment (each rank is its own engine; MoE layers span all ranks, in lockstep). */
   readonly dp?: number;
   /** Experts distributed whole over the tp·dp GPUs (all-to-all dispatch) instead of TP-sharded. */
   readonly expertParallel?: boolean;
@@ -312,11 +314,17 @@ function allToAllUs(p: Plan, n: number, bytes: number): number {
 const C = { compute: 0, weight: 1, kv: 2, comm: 3, step: 4, request: 5, frontend: 6 } as const;
 const K = CORRECTED_PHYSICS_COEFFICIENTS.length;
 
-/** Writes the gradient into `g` (length K) and returns the step time (µs, untruncated). */
-function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float64Array): number {
+/**
+ * Writes the gradient into `g` (length K) and returns the step time (µs, untruncated). `padTo` > 0 (a lockstep DP
+ * rank, instance/lockstep.ts): the forward pass runs at least `padTo` tokens (vLLM pads every DP rank to the
+ * largest rank's count, dp_utils.py), so the projections, the MoE layers (over dp × padTo) and their collectives
+ * see the padded count; attention, KV reads, the LM head and the per-request overhead stay the rank's own. An
+ * empty batch with padTo > 0 is a dummy forward pass.
+ */
+function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float64Array, padTo = 0): number {
   g.fill(0);
   const count = batch.count;
-  if (count === 0) return 0;
+  if (count === 0 && padTo === 0) return 0;
   const newTokens = batch.newTokens;
   const progress = batch.progress;
   const inputLen = batch.inputLen;
@@ -344,6 +352,7 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
       }
     }
   }
+  if (tokens < padTo) tokens = padTo;
   const { L } = p;
   // Dense path: one roofline over every projection, dense MLP and the LM head.
   const linCompute = (tokens * p.linFlopsPerToken + samples * p.headFlopsPerSample) / p.gemmRate;
@@ -404,6 +413,7 @@ export function createCorrectedPhysicsModel(opts: CorrectedPhysicsOptions): Late
     names: CORRECTED_PHYSICS_COEFFICIENTS,
     coefficients: c,
     stepGradient: (batch, out) => stepGradient(plan, c, batch, out),
+    ...(plan.dp > 1 ? { stepGradientPadded: (batch: StepBatch, padTo: number, out: Float64Array) => stepGradient(plan, c, batch, out, padTo) } : {}),
     queueingGradient: (_req, out) => {
       out.fill(0);
       out[C.frontend] = 1;
@@ -416,5 +426,25 @@ export function createCorrectedPhysicsModel(opts: CorrectedPhysicsOptions): Late
     outputTokenProcessingTime: () => 0,
     postDecodeFixedOverhead: () => 0,
     linear,
+    // A MoE model at DP > 1: its ranks step in lockstep (plan.dp is 1 for dense models).
+    ...(plan.dp > 1
+      ? {
+        lockstep: {
+          tokens: (batch: StepBatch) => forwardTokens(plan, batch),
+          stepTime: (batch: StepBatch, padTo: number) => (batch.count === 0 && padTo === 0 ? 1 : Math.max(1, clampToInt64(stepGradient(plan, c, batch, scratch, padTo)))),
+        },
+      }
+      : {}),
   };
+}
+
+/** Tokens of the forward pass of `batch` (stepGradient's count before padding: speculative positions included). */
+function forwardTokens(p: Plan, batch: StepBatch): number {
+  let tokens = 0;
+  for (let i = 0; i < batch.count; i++) {
+    const t = batch.newTokens[i]!;
+    tokens += t;
+    if (p.w > 1 && batch.progress[i]! >= batch.inputLen[i]!) tokens += p.w - t;
+  }
+  return tokens;
 }

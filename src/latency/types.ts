@@ -54,6 +54,24 @@ export interface LatencyModel {
   postDecodeFixedOverhead(): number;
   /** Present on models whose step time is linear in named coefficients (what `blis calibrate --fit` fits). */
   readonly linear?: LinearLatency;
+  /**
+   * Present on models that price the data-parallel ranks of a MoE model stepping in lockstep (corrected-physics at
+   * --dp > 1 on a MoE model; instance/lockstep.ts): every rank's forward pass is padded to the largest rank's token
+   * count and the MoE layers see the sum of the padded counts.
+   */
+  readonly lockstep?: LockstepPricing;
+}
+
+/** How a model prices one rank's step of a lockstep DP group (see {@link LatencyModel.lockstep}). */
+export interface LockstepPricing {
+  /** Tokens of the forward pass `batch` runs (before any DP padding): what the ranks agree to pad to. */
+  tokens(batch: StepBatch): number;
+  /**
+   * Step time (ticks, integer, at least 1) of `batch` when the forward pass is padded to `padTo` tokens (the
+   * largest rank's count) and the MoE layers see dp × padTo tokens. An empty batch with padTo > 0 is a rank's
+   * dummy forward pass; with padTo = 0 it costs 1, as stepTime.
+   */
+  stepTime(batch: StepBatch, padTo: number): number;
 }
 
 /**
@@ -71,6 +89,8 @@ export interface LinearLatency {
    * max(1, trunc(t)).
    */
   stepGradient(batch: StepBatch, out: Float64Array): number;
+  /** {@link stepGradient} of a lockstep rank's step padded to `padTo` tokens (LockstepPricing.stepTime's). */
+  readonly stepGradientPadded?: (batch: StepBatch, padTo: number, out: Float64Array) => number;
   /** Writes ∂queueingTime/∂c into `out` (the per-request overhead before the engine sees the request). */
   queueingGradient(req: Request, out: Float64Array): void;
 }

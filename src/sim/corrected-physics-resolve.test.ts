@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseSimulationConfig } from './simulate.js';
-import { resolveEngineFlags } from './resolve-engine.js';
+import { checkLockstepScaling, resolveEngineFlags } from './resolve-engine.js';
+import { buildCluster } from './engine-setup.js';
+import type { LockstepGroup } from '../instance/lockstep.js';
 
 const PROFILE = `kind: latency-profile
 version: 1
@@ -54,6 +56,35 @@ describe('resolving corrected-physics', () => {
     expect(dp.setup.numInstances).toBe(8);
     expect(dp.setup.kv.totalBlocks).toBe(one.setup.kv.totalBlocks);
     await expect(resolve({ dp: 2 })).rejects.toThrow(/only supported for MoE models.*corrected-physics/);
+  });
+
+  it('groups a MoE model\'s --dp ranks in lockstep (vLLM couples them); a dense model\'s stay independent engines', async () => {
+    const moe = { latencyModel: 'corrected-physics', model: 'mistralai/mixtral-8x7b-v0.1', tp: 2, numInstances: 3 };
+    const grouped = (await resolve({ ...moe, dp: 2 })).r;
+    expect(grouped.setup.numInstances).toBe(6);
+    expect(grouped.setup.lockstepRanks).toBe(2);
+    expect(grouped.setup.latency.lockstep).toBeDefined();
+    // One group per logical instance: ranks 2g and 2g + 1.
+    const cs = buildCluster({ ...grouped.setup, horizon: 1e9 });
+    expect(cs.instances.map((i) => (i.lockstep as LockstepGroup).ranks.map((r) => r.id).join('+'))).toEqual(['instance_0+instance_1', 'instance_0+instance_1', 'instance_2+instance_3', 'instance_2+instance_3', 'instance_4+instance_5', 'instance_4+instance_5']);
+    // DP 1, a dense model at DP 2, and the reference's latency models: no group.
+    expect((await resolve({ ...moe, dp: 1 })).r.setup.lockstepRanks).toBeUndefined();
+    const dense = (await resolve({ latencyModel: 'corrected-physics', dp: 2 })).r;
+    expect(dense.setup.numInstances).toBe(2);
+    expect(dense.setup.lockstepRanks).toBeUndefined();
+    expect(dense.setup.latency.lockstep).toBeUndefined();
+    expect((await resolve({ model: 'mistralai/mixtral-8x7b-v0.1', tp: 2, dp: 2 })).r.setup.lockstepRanks).toBeUndefined();
+  });
+
+  it('refuses what lockstep ranks do not model, naming the flags', async () => {
+    const moe = { latencyModel: 'corrected-physics', model: 'mistralai/mixtral-8x7b-v0.1', tp: 2, dp: 2 };
+    await expect(resolve({ ...moe, numInstances: 2, prefillInstances: 1, decodeInstances: 1 })).rejects.toThrow(/--dp 2 cannot be combined with P\/D disaggregation \(--prefill-instances\)/);
+    await expect(resolve({ ...moe, dpPlacement: 'replicas' })).rejects.toThrow(/--dp-placement replicas \(independent engines\) applies to trained-physics; .* step in lockstep/);
+    expect((await resolve({ ...moe, dpPlacement: 'combined' })).r.setup.lockstepRanks).toBe(2);
+    await expect(resolve({ ...moe, loraConfig: 'l.yaml' }, { 'l.yaml': 'lora:\n  adapter_capacity: 1\n  adapters:\n    - {id: sql, rank: 8}\n' })).rejects.toThrow(/--dp 2 cannot be combined with --lora-config/);
+    expect(() => checkLockstepScaling(2, { autoscaler: {} })).toThrow(/--dp 2 cannot be combined with node pools or the autoscaler/);
+    expect(() => checkLockstepScaling(2, null)).not.toThrow();
+    expect(() => checkLockstepScaling(undefined, { autoscaler: {} })).not.toThrow();
   });
 
   it('sizes KV per GPU: at TP 4 corrected-physics holds about a quarter of the reference\'s tp²-grown count', async () => {

@@ -76,10 +76,11 @@ describe('instances and KV blocks of a Mixtral-8x7B --dp 2 --tp 2 placement on H
     expect(r.setup.kv.totalBlocks).toBe(5000);
   });
 
-  it('--dp 1, a dense model (refused as before) and corrected-physics (ranks are engines already) are not re-placed', async () => {
+  it('--dp 1 and a dense model (refused as before) are not re-placed; corrected-physics (MoE ranks in lockstep) refuses replicas', async () => {
     expect((await resolve({ dp: 1, dpPlacement: 'replicas' })).setup.numInstances).toBe(1);
-    const cp = await resolve({ dp: 2, dpPlacement: 'replicas', latencyModel: 'corrected-physics' });
-    expect(cp.setup.numInstances).toBe(2);
+    const cp = await rejection(resolve({ dp: 2, dpPlacement: 'replicas', latencyModel: 'corrected-physics' }));
+    expect(cp.message).toMatch(/--dp-placement replicas \(independent engines\) applies to trained-physics/);
+    expect((await resolve({ dp: 2, dpPlacement: 'combined', latencyModel: 'corrected-physics' })).setup.numInstances).toBe(2);
     const dense = await rejection(resolve({ model: 'meta-llama/llama-3.1-8b-instruct', tp: 1, dp: 2, dpPlacement: 'replicas' }));
     expect(dense.message).toMatch(/--dp > 1 is only supported for MoE models/);
   });

@@ -8,6 +8,7 @@ import { isCorrected } from '../domain/semantics.js';
 import { ClusterSimulator, type ClusterPolicies, type FollowUpHook } from '../cluster/cluster.js';
 import { PartitionedRng } from '../engine/partitioned-rng.js';
 import { Instance } from '../instance/instance.js';
+import { LockstepGroup } from '../instance/lockstep.js';
 import { instanceSchedule } from '../config/lora-schedule.js';
 import { createKVStore, type KVStoreConfig } from '../kv/index.js';
 import type { LatencyModel } from '../latency/types.js';
@@ -229,6 +230,14 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
     (cs) => buildPolicies(setup, p, slo, cs, rng, built, rebuild),
     slo,
   );
+  const d = setup.lockstepRanks ?? 1;
+  if (d > 1) {
+    // Every d consecutive instances are the ranks of one logical instance (resolution refused what breaks this).
+    const pricing = setup.latency.lockstep;
+    if (pricing === undefined || setup.numInstances % d !== 0) throw new Error(`lockstep DP groups of ${d}: the latency model ${setup.latency.name} prices none, or ${setup.numInstances} instances do not split into them`);
+    const insts = cluster.instances;
+    for (let g = 0; g + d <= setup.numInstances; g += d) new LockstepGroup(insts.slice(g, g + d), pricing);
+  }
   return cluster;
 }
 

@@ -26,7 +26,7 @@ import type { SimEnv } from './env.js';
 import type { FlagValues } from './options.js';
 import { buildReplayWorkload, type ReplayWorkload } from './replay-workload.js';
 import { checkBundleDeciders } from './resolve-deciders.js';
-import { checkDpPlacementScaling, horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
+import { checkDpPlacementScaling, checkLockstepScaling, horizonFlag, resolveEngineFlags, semanticsFlag } from './resolve-engine.js';
 import { checkAdapterReferences, type LoraSetup } from './resolve-lora.js';
 import { resolvePolicyFlags, type ResolvedPolicies } from './resolve-policies.js';
 import { resolveScaling } from './resolve-scaling.js';
@@ -205,6 +205,7 @@ async function resolveEngineAndPolicies(mode: 'run' | 'replay', f: FlagValues, e
   const pol = await resolvePolicyFlags(f, env);
   checkBundleDeciders(f, pol, engine.setup.pd);
   const scaling = resolveScaling(f, pol.scaling, mode, mode === 'run' ? engine.kvForGpu : null, engine.setup.deployment ?? null, hasEvolvableAutoscale(pol));
+  checkLockstepScaling(engine.setup.lockstepRanks, scaling);
   return { ...engine, pol, scaling };
 }
 

@@ -77,7 +77,8 @@ export interface EngineResolution {
   readonly lora: LoraSetup;
   /**
    * Engines per deployment: corrected-physics runs each of --dp data-parallel ranks as its own engine (its own
-   * scheduler and KV cache) behind the router, so setup.numInstances = --num-instances × this. 1 otherwise.
+   * scheduler and KV cache) behind the router, so setup.numInstances = --num-instances × this (a MoE model's ranks
+   * step in lockstep: setup.lockstepRanks). 1 otherwise.
    */
   readonly dpRanks: number;
   /** KV blocks of an instance placed on a GPU of given memory (node pools); null when capacity is fixed. */
@@ -188,6 +189,9 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
     if (pdFlag !== undefined) throw new ConfigError('bad-flag', `--dp-placement replicas with --dp ${dpRanks} is not supported with P/D disaggregation (--${pdFlag}): the pools are sized in engines; use --dp-placement combined, or --dp 1 with pools of --dp times the engines`, { field: '--dp-placement' });
   }
   const numInstances = dep === null ? positive('num-instances') * dpRanks : dep.numInstances;
+  // vLLM steps the DP ranks of a MoE model in lockstep (its expert layers span the ranks); dense ranks stay independent.
+  const lockstepRanks = dpRanks > 1 && latency.backend === 'corrected-physics' && latency.latency.lockstep !== undefined ? dpRanks : 1;
+  if (lockstepRanks > 1) checkLockstepFlags(f, lockstepRanks);
   if (latency.totalKvBlocks <= 0) throw new ConfigError('bad-flag', `--total-kv-blocks must be > 0, got ${latency.totalKvBlocks}`);
   checkEngineLimits(f, latency, numInstances, dep !== null);
   const scheduler = f.str('scheduler');
@@ -284,8 +288,29 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
       ...(loraSchedule === null ? {} : { loraSchedule }),
       pd,
       deployment: dep?.engine ?? null,
+      ...(lockstepRanks > 1 ? { lockstepRanks } : {}),
     },
   };
+}
+
+/**
+ * The DP ranks of a MoE model under corrected-physics step in lockstep; what that does not model is refused:
+ * P/D pools (sized in engines, and a group's ranks would sit in different pools), LoRA adapters (a rank's load
+ * would stall its group), --dp-placement replicas (trained-physics' independent engines; `combined` changes
+ * nothing under corrected-physics, as before).
+ */
+function checkLockstepFlags(f: FlagValues, dp: number): void {
+  const pdFlag = ['prefill-instances', 'decode-instances', 'prefill-decode-instances', 'encode-instances'].find((n) => f.has(n) && f.changed(n) && f.int(n) > 0);
+  const why = `the --dp ${dp} ranks of a MoE model under corrected-physics step in lockstep (docs/fidelity.md)`;
+  if (pdFlag !== undefined) throw new ConfigError('bad-flag', `--dp ${dp} cannot be combined with P/D disaggregation (--${pdFlag}): ${why}, which is not modelled across pools; use --dp 1 with pools of --dp times the engines`, { field: '--dp' });
+  if (f.has('lora-config') && f.str('lora-config') !== '') throw new ConfigError('bad-flag', `--dp ${dp} cannot be combined with --lora-config: ${why}, and adapter loads in lockstep are not modelled; use --dp 1`, { field: '--dp' });
+  if (f.has('dp-placement') && f.str('dp-placement') === 'replicas') throw new ConfigError('bad-flag', `--dp-placement replicas (independent engines) applies to trained-physics; ${why}: drop --dp-placement`, { field: '--dp-placement' });
+}
+
+/** Lockstep DP groups cannot be scaled or placed on node pools: a group's ranks are one fixed set of engines. */
+export function checkLockstepScaling(lockstepRanks: number | undefined, scaling: unknown): void {
+  if ((lockstepRanks ?? 1) <= 1 || scaling === null || scaling === undefined) return;
+  throw new ConfigError('bad-flag', `--dp ${lockstepRanks as number} cannot be combined with node pools or the autoscaler: the ranks of a MoE model under corrected-physics step in lockstep as one fixed set of engines; use --dp 1`, { field: '--dp' });
 }
 
 /**

@@ -155,6 +155,11 @@ export interface EngineSetup {
   readonly pd?: PdEngineSetup | null;
   /** Node pools, instance lifecycle and the autoscaler; null/absent = a fixed set of Active instances. */
   readonly scaling?: ScalingSetup | null;
+  /**
+   * corrected-physics, a MoE model at --dp D > 1: every D consecutive instances are the ranks of one logical
+   * instance stepping in lockstep (instance/lockstep.ts). Absent or 1: the instances step independently.
+   */
+  readonly lockstepRanks?: number;
   /** Models x configurations x pools from a deployment file; null/absent = the flags' one configuration. */
   readonly deployment?: DeploymentEngineSetup | null;
 }

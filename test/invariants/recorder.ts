@@ -18,6 +18,7 @@ import { PdPart, RequestState, type Request, type RequestOutcome } from '../../s
 import { loraViolations } from './lora.js';
 import { EventKind } from '../../src/instance/events.js';
 import type { Instance } from '../../src/instance/instance.js';
+import type { LockstepGroup } from '../../src/instance/lockstep.js';
 import { kvUsage } from './checkers.js';
 import { kvTierViolations } from './kv-tiers.js';
 import { TieredKVCache } from '../../src/kv/tiered.js';
@@ -109,7 +110,12 @@ export class EventRecorder {
     const p = this.pending;
     this.pending = null;
     if (p === null || !this.deep) return;
-    if (p.idx >= 0) this.afterInstanceEvent(p.t, p.kind, p.idx);
+    if (p.idx >= 0) {
+      for (const i of this.actedOn(p.idx, p.kind)) this.afterInstanceEvent(p.t, p.kind, i);
+      // A lockstep group's step is pending on all its ranks at once, whichever rank's event scheduled it.
+      const group = (this.cs.instances[p.idx] as Instance).lockstep as LockstepGroup | null;
+      if (group !== null) for (const r of group.ranks) (this.snaps[this.cs.instances.indexOf(r)] as Snapshot).stepPending = r.isStepPending;
+    }
     // Cluster events can reach into instances (evictions, drains, P/D KV reservations): resynchronise.
     else {
       this.grow();
@@ -132,8 +138,15 @@ export class EventRecorder {
     this.instanceIndexes.push(idx);
     if (this.times.length > this.maxEvents) throw new LivelockError(this.maxEvents, t);
     this.grow();
-    if (idx >= 0) this.lastInstanceTime[idx] = t;
+    if (idx >= 0) for (const i of this.actedOn(idx, kind)) this.lastInstanceTime[i] = t;
     this.pending = { t, kind, idx };
+  }
+
+  /** The instances an instance event acts on: a lockstep group's step (an event on its first rank) steps every rank. */
+  private actedOn(idx: number, kind: EventKind): number[] {
+    const group = (this.cs.instances[idx] as Instance).lockstep as LockstepGroup | null;
+    if (kind !== EventKind.Step || group === null) return [idx];
+    return group.ranks.map((r) => this.cs.instances.indexOf(r));
   }
 
   private afterInstanceEvent(t: number, kind: EventKind, idx: number): void {
