@@ -36,6 +36,13 @@ export interface BatchLimits {
   readonly corrected?: boolean;
   /** Speculative decoding (speculative.ts); absent/null = off (one token per decode step). */
   readonly speculative?: SpeculativeConfig | null;
+  /**
+   * Recompute preemption as vLLM does it (reference-differences E13; on under --semantics corrected and with
+   * the corrected-physics latency model): a preempted request keeps the tokens it produced, TTFT and ITLs, and
+   * is re-admitted to re-prefill its prompt and those outputs as one chunked prefill, re-emitting none of them.
+   * Default false: the reference's restart from scratch, regenerating the outputs one decode step each.
+   */
+  readonly reprefillPreemption?: boolean;
 }
 
 export interface BatchOutcome {
@@ -57,6 +64,7 @@ export class BatchFormer {
   private budget = 0;
   private preempted = false;
   private readonly corrected: boolean;
+  private readonly reprefill: boolean;
   private readonly spec: SpeculativeConfig | null;
   /** Look-ahead mode: the token budget each decode took this step (K+1, more than it emits), for refunds. */
   private readonly specDebits: Map<Request, number> | null;
@@ -84,6 +92,7 @@ export class BatchFormer {
   ) {
     this.prefixReload = kv.prefixReload ?? null;
     this.corrected = limits.corrected === true;
+    this.reprefill = limits.reprefillPreemption === true;
     this.spec = limits.speculative ?? null;
     this.specDebits = this.spec?.lookahead === true ? new Map() : null;
   }
@@ -344,7 +353,7 @@ export class BatchFormer {
       const next = this.waitQ.peekAt(0) as Request;
       const cached = this.kv.getCachedBlocks(next).length * this.kv.blockSize;
       // Whole prompts only, unless nothing else is scheduled (then the prompt is split over steps).
-      if (prefillTokens > 0 && next.inputLen - cached > this.budget) break;
+      if (prefillTokens > 0 && next.inputLen + next.replayTokens - cached > this.budget) break;
       if (next.pdPart !== PdPart.Decode && !this.wholePromptFits(next)) break;
       const before = this.budget;
       if (!this.admit(next, stepCount, 0)) break;
@@ -387,7 +396,7 @@ export class BatchFormer {
   private wholePromptFits(next: Request): boolean {
     const bs = this.kv.blockSize;
     const run = this.run;
-    let need = Math.ceil(next.inputLen / bs);
+    let need = Math.ceil((next.inputLen + next.replayTokens) / bs);
     for (let i = 0; i < run.reqs.length; i++) {
       const il = run.il[i] as number;
       const done = (run.pi[i] as number) + (run.nn[i] as number);
@@ -398,13 +407,14 @@ export class BatchFormer {
 
   /** Allocates and schedules `next` (chunk capped at `cap` when > 0); false when the KV cache cannot take it. */
   private admit(next: Request, stepCount: number, cap: number): boolean {
-    // A P/D decode half arrives with its input KV allocated: it only needs its next token.
-    if (next.pdPart === PdPart.Decode) return this.admitDecodeHalf(next, stepCount);
+    // A P/D decode half arrives with its input KV allocated: it only needs its next token (unless a preemption
+    // here freed that KV and it re-prefills its prompt and outputs, E13).
+    if (next.pdPart === PdPart.Decode && next.replayTokens === 0) return this.admitDecodeHalf(next, stepCount);
     const lim = this.limits;
     if (this.prefixReload !== null) this.prefixReload(next);
     const cached = this.kv.getCachedBlocks(next);
     const start = cached.length * this.kv.blockSize;
-    let n = next.inputLen - start;
+    let n = next.inputLen + next.replayTokens - start;
     const th = lim.longPrefillTokenThreshold;
     if (th > 0 && th < n) n = th;
     if (cap > 0 && cap < n) n = cap;
@@ -538,13 +548,20 @@ export class BatchFormer {
     if (refund > 0) this.budget += refund;
     victim.numNewTokens = 0;
     victim.state = RequestState.Queued;
+    if (this.reprefill) {
+      // E13: the tokens produced so far stay produced (their TTFT and ITLs too) and are re-prefilled; mid-way
+      // through an earlier re-prefill they are still the ones it was re-prefilling.
+      const produced = victim.progressIndex - victim.inputLen + 1;
+      if (produced > victim.replayTokens) victim.replayTokens = produced;
+    } else {
+      victim.itlRuns = null;
+      victim.itlCount = 0;
+      victim.itlSum = 0;
+      victim.itlExtra = null;
+      victim.ttftSet = false;
+    }
     victim.progressIndex = 0;
-    victim.itlRuns = null;
-    victim.itlCount = 0;
-    victim.itlSum = 0;
-    victim.itlExtra = null;
     victim.stallTicks = 0;
-    victim.ttftSet = false;
     this.kv.release(victim);
     victim.computedTokens = 0;
     this.waitQ.prependFront(victim);

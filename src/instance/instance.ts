@@ -618,6 +618,8 @@ export class Instance {
       if (p < inLen) {
         p = ct[j] as number;
         pi[j] = p;
+        // E13: a re-prefill after a recompute preemption ends with the next output token (an ITL, not a TTFT).
+        if (p === inLen && (reqs[j] as Request).replayTokens > 0) this.endReprefill(j, now, itlValue);
       } else if ((nn[j] as number) > 0) {
         // One token, or 1 + accepted drafts under speculative decoding (then one ITL per token: recordSpeculativeItl).
         const k = nn[j] as number;
@@ -647,7 +649,7 @@ export class Instance {
       }
       if (p === inLen) {
         const r = reqs[j] as Request;
-        if (!r.ttftSet) {
+        if (!r.ttftSet && r.replayTokens === 0) {
           r.ttftSet = true;
           r.firstTokenTime = now + adv + otp - r.arrivalTime;
           r.hasTTFT = true;
@@ -699,6 +701,19 @@ export class Instance {
     run.itl[j] = step;
     run.itc[j] = (run.itc[j] as number) + k;
     run.its[j] = (run.its[j] as number) + total;
+  }
+
+  /**
+   * E13: slot j finished re-prefilling its prompt and outputs after a recompute preemption, and this step's
+   * token is its next one: its ITL is the whole gap since its last token (from that token's time to this
+   * step's end plus the output-token overhead), kept by value as a stalled ITL. A P/D decode half, which has no
+   * TTFT of its own, counts its token times from its scheduling.
+   */
+  private endReprefill(j: number, now: number, itlValue: number): void {
+    const r = this.run.reqs[j] as Request;
+    const origin = r.arrivalTime + (r.ttftSet ? r.firstTokenTime : r.schedulingDelay);
+    r.stallTicks = now - origin - (this.run.its[j] as number);
+    this.recordStalledItl(j, itlValue);
   }
 
   /**

@@ -407,5 +407,6 @@ export function createCorrectedPhysicsModel(opts: CorrectedPhysicsOptions): Late
     outputTokenProcessingTime: () => 0,
     postDecodeFixedOverhead: () => 0,
     linear,
+    vllmPreemption: true,
   };
 }

@@ -54,6 +54,12 @@ export interface LatencyModel {
   postDecodeFixedOverhead(): number;
   /** Present on models whose step time is linear in named coefficients (what `blis calibrate --fit` fits). */
   readonly linear?: LinearLatency;
+  /**
+   * True for a model of a real vLLM engine (corrected-physics): its instances then preempt as vLLM does, a
+   * victim later re-prefilling its prompt and produced outputs in one chunked prefill (reference-differences
+   * E13), under either semantics. Absent: the reference's step formation (unless --semantics corrected).
+   */
+  readonly vllmPreemption?: boolean;
 }
 
 /**
