@@ -47,9 +47,8 @@ export abstract class AdmittingFormer extends PreemptingFormer {
 
   /** Allocates and schedules `next` (chunk capped at `cap` when > 0); false when the KV cache cannot take it. */
   protected admit(next: Request, stepCount: number, cap: number): boolean {
-    // A P/D decode half arrives with its input KV allocated: it only needs its next token (unless a preemption
-    // here freed that KV and it re-prefills its prompt and outputs, E13).
-    if (next.pdPart === PdPart.Decode && next.replayTokens === 0) return this.admitDecodeHalf(next, stepCount);
+    // A P/D decode half arrives with its input KV allocated: it only needs its next token.
+    if (next.pdPart === PdPart.Decode) return this.admitDecodeHalf(next, stepCount);
     const lim = this.limits;
     if (this.prefixReload !== null) this.prefixReload(next);
     const cached = this.kv.getCachedBlocks(next);

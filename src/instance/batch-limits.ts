@@ -34,7 +34,8 @@ export interface BatchLimits {
   /**
    * Recompute preemption as vLLM does it (reference-differences E13; on under --semantics corrected and with
    * the corrected-physics latency model): a preempted request keeps the tokens it produced, TTFT and ITLs, and
-   * is re-admitted to re-prefill its prompt and those outputs as one chunked prefill, re-emitting none of them.
+   * is re-admitted to re-prefill its prompt and those outputs as one chunked prefill, re-emitting none of them
+   * (P/D decode halves excepted: preemption.ts).
    * Default false: the reference's restart from scratch, regenerating the outputs one decode step each.
    */
   readonly reprefillPreemption?: boolean;

@@ -650,7 +650,7 @@ export class Instance {
       }
       if (p === inLen) {
         const r = reqs[j] as Request;
-        if (!r.ttftSet && r.replayTokens === 0) {
+        if (!r.ttftSet) {
           r.ttftSet = true;
           r.firstTokenTime = now + adv + otp - r.arrivalTime;
           r.hasTTFT = true;
@@ -707,13 +707,11 @@ export class Instance {
   /**
    * E13: slot j finished re-prefilling its prompt and outputs after a recompute preemption, and this step's
    * token is its next one: its ITL is the whole gap since its last token (from that token's time to this
-   * step's end plus the output-token overhead), kept by value as a stalled ITL. A P/D decode half, which has no
-   * TTFT of its own, counts its token times from its scheduling.
+   * step's end plus the output-token overhead), kept by value as a stalled ITL.
    */
   private endReprefill(j: number, now: number, itlValue: number): void {
     const r = this.run.reqs[j] as Request;
-    const origin = r.arrivalTime + (r.ttftSet ? r.firstTokenTime : r.schedulingDelay);
-    r.stallTicks = now - origin - (this.run.its[j] as number);
+    r.stallTicks = now - r.arrivalTime - r.firstTokenTime - (this.run.its[j] as number);
     this.recordStalledItl(j, itlValue);
   }
 

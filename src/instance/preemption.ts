@@ -6,7 +6,7 @@
  * by evicting until they fit. How a victim restarts is here too: from scratch (the reference), or keeping its
  * produced tokens to re-prefill them with its prompt (vLLM, reference-differences E13).
  */
-import { RequestState, type Request } from '../domain/request.js';
+import { PdPart, RequestState, type Request } from '../domain/request.js';
 import type { KVStore } from '../kv/types.js';
 import type { BatchLimits, BatchOutcome } from './batch-limits.js';
 import { SchedulerDecisionError, type InstanceScheduler, type SchedulerContext } from './scheduler.js';
@@ -109,9 +109,11 @@ export abstract class PreemptingFormer {
     if (refund > 0) this.budget += refund;
     victim.numNewTokens = 0;
     victim.state = RequestState.Queued;
-    if (this.reprefill) {
+    if (this.reprefill && victim.pdPart !== PdPart.Decode) {
       // E13: the tokens produced so far stay produced (their TTFT and ITLs too) and are re-prefilled; mid-way
-      // through an earlier re-prefill they are still the ones it was re-prefilling.
+      // through an earlier re-prefill they are still the ones it was re-prefilling. A P/D decode half restarts
+      // as in the reference (one token to admit): queued decode halves hold their transferred KV, so one needing
+      // its whole re-prefill at the queue head can wait for blocks they never free (the pod deadlocks).
       const produced = victim.progressIndex - victim.inputLen + 1;
       if (produced > victim.replayTokens) victim.replayTokens = produced;
     } else {
