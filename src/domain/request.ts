@@ -174,6 +174,13 @@ export class Request {
   stallTicks = 0;
   /** Speculative decoding only: decode steps taken so far (the fractional carry's step count). */
   specSteps = 0;
+  /**
+   * Recompute preemption as vLLM does it (BatchLimits.reprefillPreemption; reference-differences E13): the output
+   * tokens this request had produced when it was last preempted, re-prefilled with its prompt as one (chunked)
+   * prefill of inputLen + replayTokens positions that re-emits none of them. 0 = none (always 0 in the
+   * reference's model, where a preempted request regenerates its output token by token).
+   */
+  replayTokens = 0;
   /** When the request entered the instance wait queue (async scheduling decides visibility by it). */
   enqueueTime: Tick = 0;
   hasSchedulingDelay = false;

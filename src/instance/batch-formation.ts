@@ -3,90 +3,42 @@
  * prefill and one decode token each, preempting from the batch when KV runs out), then new requests from the
  * wait queue while seats, token budget and KV allow, and no preemption happened this step. It works on the
  * running batch's slots (running-batch.ts): a request's object is synced before the KV store or a policy reads it.
+ *
+ * The top of a class chain (one class per file, so the step loop calls no wrapper): preemption.ts holds the
+ * step's shared state and recompute preemption, admission.ts admission from the wait queue; this file forms the
+ * step — phase 1 over the running batch (speculative decodes, the lazy-slot shortcut), phase 2's dispatch, and
+ * vLLM V0's prefill-first formation. The configuration types are in batch-limits.ts (re-exported here).
  */
-import { PdPart, RequestState, type Request } from '../domain/request.js';
-import { speculativeTokens, type SpeculativeConfig } from './speculative.js';
+import { PdPart } from '../domain/request.js';
+import type { Request } from '../domain/request.js';
 import type { KVStore } from '../kv/types.js';
-import { SchedulerDecisionError, type InstanceScheduler, type PreemptionPolicy, type SchedulerContext } from './scheduler.js';
+import { AdmittingFormer } from './admission.js';
+import type { BatchLimits, BatchOutcome } from './batch-limits.js';
+import { EMPTY } from './preemption.js';
+import type { InstanceScheduler, SchedulerContext } from './scheduler.js';
+import { speculativeTokens, type SpeculativeConfig } from './speculative.js';
 import type { RunningBatch } from './running-batch.js';
 import type { WaitQueue } from './wait-queue.js';
 
-/**
- * How the vLLM scheduler forms steps:
- * - `sync` (the reference): a request enqueued before a step starts can join it;
- * - `async` (vLLM V1's default async scheduling): step k+1 is planned while step k runs, so a request enqueued
- *   after step k started first joins step k+2;
- * - `prefill-first` (vLLM V0 without chunked prefill): a step with waiting prompts runs only prefills, and
- *   running decodes stall until no prompt can be admitted.
- */
-export type SchedulingMode = 'sync' | 'async' | 'prefill-first';
-export const SCHEDULING_MODES: readonly SchedulingMode[] = ['sync', 'async', 'prefill-first'];
+export { SCHEDULING_MODES, type BatchLimits, type BatchOutcome, type SchedulingMode } from './batch-limits.js';
 
-export interface BatchLimits {
-  /** Default `sync`. */
-  readonly schedulingMode?: SchedulingMode;
-  readonly maxNumSeqs: number;
-  readonly maxNumBatchedTokens: number;
-  /** 0 = disabled. */
-  readonly longPrefillTokenThreshold: number;
-  /** 0 = unlimited. */
-  readonly maxModelLen: number;
-  readonly preemptionPolicy: PreemptionPolicy;
-  /** --semantics corrected (docs/reference-differences.md E-rows); read once at construction. Default false. */
-  readonly corrected?: boolean;
-  /** Speculative decoding (speculative.ts); absent/null = off (one token per decode step). */
-  readonly speculative?: SpeculativeConfig | null;
-}
-
-export interface BatchOutcome {
-  /** Requests admitted from the wait queue this step, in admission order. */
-  readonly newlyScheduled: Request[];
-  preemptions: number;
-  /** The preempted requests of this step, in preemption order. */
-  readonly victims: Request[];
-  /**
-   * A request that preempted itself for tokens ending past the whole cache: it restarts from scratch and comes
-   * back to the same position, so it can never finish (null = none this step).
-   */
-  neverFits: Request | null;
-}
-
-const EMPTY: readonly number[] = [];
-
-export class BatchFormer {
-  private budget = 0;
-  private preempted = false;
-  private readonly corrected: boolean;
+export class BatchFormer extends AdmittingFormer {
   private readonly spec: SpeculativeConfig | null;
-  /** Look-ahead mode: the token budget each decode took this step (K+1, more than it emits), for refunds. */
-  private readonly specDebits: Map<Request, number> | null;
-  private readonly outcome: BatchOutcome = { newlyScheduled: [], preemptions: 0, victims: [], neverFits: null };
-  private readonly result = { ok: false, adj: 0 };
-  /** Phase 1's position when it started on the current request (victims after it hold last step's tokens). */
-  private visited = 0;
-  /**
-   * The LoRA cold-load gate: held(r) is true for a waiting request that may not be admitted yet (its adapter
-   * is not resident). Admission stops there (head-of-line, as the reference). null = no gate.
-   */
-  gate: { held(r: Request): boolean } | null = null;
-  /** The KV store's reload-before-sizing hook (storage-tier mode only); null = the reference's order. */
-  private readonly prefixReload: ((r: Request) => void) | null;
 
   constructor(
-    private readonly limits: BatchLimits,
-    private readonly kv: KVStore,
-    private readonly waitQ: WaitQueue,
-    private readonly run: RunningBatch,
+    limits: BatchLimits,
+    kv: KVStore,
+    waitQ: WaitQueue,
+    run: RunningBatch,
     /** A policy scheduler with hooks; null for the built-in orderings (no hooks, nothing to call). */
-    private readonly scheduler: InstanceScheduler | null = null,
+    scheduler: InstanceScheduler | null = null,
     /** Builds the scheduler's context on demand (only called when a hook runs; it syncs the batch). */
-    private readonly context: (() => SchedulerContext) | null = null,
+    context: (() => SchedulerContext) | null = null,
   ) {
-    this.prefixReload = kv.prefixReload ?? null;
-    this.corrected = limits.corrected === true;
+    super(limits, kv, waitQ, run, scheduler, context);
     this.spec = limits.speculative ?? null;
-    this.specDebits = this.spec?.lookahead === true ? new Map() : null;
   }
+
 
   /**
    * Forms the step's batch in place; the returned outcome object is reused between calls.
@@ -296,22 +248,6 @@ export class BatchFormer {
     return tokens + run.lazyCount <= lim.maxNumBatchedTokens && blocks <= this.kv.totalBlocks - this.kv.usedBlocks();
   }
 
-  /** Admission when the scheduler has not yet seen requests enqueued after `visibleUntil` (skipped, not blocking). */
-  private admitVisible(stepCount: number, visibleUntil: number): void {
-    const lim = this.limits;
-    let i = 0;
-    while (this.run.reqs.length < lim.maxNumSeqs && i < this.waitQ.length && this.budget > 0 && !this.preempted) {
-      const next = this.waitQ.peekAt(i) as Request;
-      if (next.enqueueTime > visibleUntil) {
-        i++;
-        continue;
-      }
-      if (!this.admit(next, stepCount, 0)) break;
-      if (i === 0) this.waitQ.dequeue();
-      else this.waitQ.remove(next);
-    }
-  }
-
   /**
    * vLLM V0 without chunked prefill: while prompts wait and fit, the step runs prefills only (whole prompts;
    * a prompt longer than the token budget is split over consecutive prefill-only steps) and the running
@@ -344,7 +280,7 @@ export class BatchFormer {
       const next = this.waitQ.peekAt(0) as Request;
       const cached = this.kv.getCachedBlocks(next).length * this.kv.blockSize;
       // Whole prompts only, unless nothing else is scheduled (then the prompt is split over steps).
-      if (prefillTokens > 0 && next.inputLen - cached > this.budget) break;
+      if (prefillTokens > 0 && next.inputLen + next.replayTokens - cached > this.budget) break;
       if (next.pdPart !== PdPart.Decode && !this.wholePromptFits(next)) break;
       const before = this.budget;
       if (!this.admit(next, stepCount, 0)) break;
@@ -387,7 +323,7 @@ export class BatchFormer {
   private wholePromptFits(next: Request): boolean {
     const bs = this.kv.blockSize;
     const run = this.run;
-    let need = Math.ceil(next.inputLen / bs);
+    let need = Math.ceil((next.inputLen + next.replayTokens) / bs);
     for (let i = 0; i < run.reqs.length; i++) {
       const il = run.il[i] as number;
       const done = (run.pi[i] as number) + (run.nn[i] as number);
@@ -395,175 +331,4 @@ export class BatchFormer {
     }
     return need <= this.kv.totalBlocks - this.kv.usedBlocks();
   }
-
-  /** Allocates and schedules `next` (chunk capped at `cap` when > 0); false when the KV cache cannot take it. */
-  private admit(next: Request, stepCount: number, cap: number): boolean {
-    // A P/D decode half arrives with its input KV allocated: it only needs its next token.
-    if (next.pdPart === PdPart.Decode) return this.admitDecodeHalf(next, stepCount);
-    const lim = this.limits;
-    if (this.prefixReload !== null) this.prefixReload(next);
-    const cached = this.kv.getCachedBlocks(next);
-    const start = cached.length * this.kv.blockSize;
-    let n = next.inputLen - start;
-    const th = lim.longPrefillTokenThreshold;
-    if (th > 0 && th < n) n = th;
-    if (cap > 0 && cap < n) n = cap;
-    if (this.budget < n) n = this.budget;
-    if (lim.maxModelLen > 0) n = Math.min(n, Math.max(lim.maxModelLen - 1 - start, 0));
-    if (!this.kv.allocate(next, start, start + n, cached)) return false;
-    next.scheduledStepIdx = stepCount;
-    this.outcome.newlyScheduled.push(next);
-    this.budget -= n;
-    next.state = RequestState.Running;
-    next.numNewTokens = n;
-    next.computedTokens = n + start;
-    // E2 (corrected): the cached prefix is context the first step attends to; the reference leaves progress at
-    // 0, so roofline (and corrected-physics) price that step as if nothing were cached. Set before the push,
-    // which copies the request's fields into its slot.
-    if (this.corrected) next.progressIndex = start;
-    this.run.push(next);
-    return true;
-  }
-
-  private admitDecodeHalf(next: Request, stepCount: number): boolean {
-    const pi = next.progressIndex;
-    if (!this.kv.allocate(next, pi, pi + 1, EMPTY)) return false;
-    next.scheduledStepIdx = stepCount;
-    this.outcome.newlyScheduled.push(next);
-    this.budget -= 1;
-    next.state = RequestState.Running;
-    next.numNewTokens = 1;
-    next.computedTokens = pi + 1;
-    // Into the batch's slots last: push copies the fields set above.
-    this.run.push(next);
-    return true;
-  }
-
-
-  /** Phase 2 under a policy's {@link InstanceScheduler.makeBatch}: its choice, checked, in its order. */
-  private admitChosen(stepCount: number, makeBatch: NonNullable<InstanceScheduler['makeBatch']>): void {
-    const lim = this.limits;
-    const name = (this.scheduler as InstanceScheduler).name;
-    if (this.waitQ.length === 0) return;
-    const choice = makeBatch((this.context as () => SchedulerContext)());
-    const seats = lim.maxNumSeqs - this.run.reqs.length;
-    if (choice.requests.length > Math.max(seats, 0)) {
-      throw new SchedulerDecisionError(name, 'makeBatch', `chose ${choice.requests.length} requests but only ${Math.max(seats, 0)} seats are free (max running requests ${lim.maxNumSeqs})`);
-    }
-    const waiting = new Set(this.waitQ.toArray());
-    const seen = new Set<Request>();
-    choice.requests.forEach((r, i) => {
-      if (!waiting.has(r)) throw new SchedulerDecisionError(name, 'makeBatch', `request ${r.id} is not waiting on this instance`);
-      if (seen.has(r)) throw new SchedulerDecisionError(name, 'makeBatch', `request ${r.id} chosen twice`);
-      seen.add(r);
-      const cap = choice.chunks?.[i] ?? 0;
-      if (!Number.isInteger(cap) || cap < 0 || cap > lim.maxNumBatchedTokens) {
-        throw new SchedulerDecisionError(name, 'makeBatch', `chunk ${String(cap)} for ${r.id} must be an integer in [0, ${lim.maxNumBatchedTokens}] (0 = as many as allowed)`);
-      }
-    });
-    for (let i = 0; i < choice.requests.length; i++) {
-      if (this.budget <= 0 || this.preempted) break;
-      const next = choice.requests[i] as Request;
-      if (this.gate !== null && this.gate.held(next)) break;
-      if (!this.admit(next, stepCount, choice.chunks?.[i] ?? 0)) break;
-      this.waitQ.remove(next);
-    }
-  }
-
-  /** The victim's slot: the policy's choice when it has a hook, else the preemption policy's. */
-  private victimIndex(): number {
-    const reqs = this.run.reqs;
-    const hook = this.scheduler?.selectPreemptionVictim;
-    if (hook) {
-      const victim = hook((this.context as () => SchedulerContext)());
-      const i = reqs.indexOf(victim);
-      if (i < 0) throw new SchedulerDecisionError((this.scheduler).name, 'selectPreemptionVictim', `chose ${(victim as Request | undefined)?.id ?? 'nothing'}, which is not running on this instance`);
-      return i;
-    }
-    return this.limits.preemptionPolicy === 'priority' ? selectPriorityVictim(reqs) : reqs.length - 1;
-  }
-
-  /**
-   * Allocates `n` tokens for the request phase 1 reached at slot `reqIndex`, evicting victims from the batch
-   * until it fits or the request itself goes. `failedOnce`: the caller's own first attempt already failed (a
-   * tiered cache counts every failed attempt). `adj` is how many slots before the request were freed.
-   */
-  private preemptForTokens(reqIndex: number, n: number, failedOnce: boolean): { ok: boolean; adj: number } {
-    const run = this.run;
-    const res = this.result;
-    res.adj = 0;
-    const req = run.reqs[reqIndex] as Request;
-    // The caller's failed attempt set the request's position; each attempt here sets it again.
-    let end = req.progressIndex + n;
-    for (let first = true; ; first = false) {
-      if (!(first && failedOnce)) {
-        const at = reqIndex - res.adj;
-        run.commitKv(at);
-        const p = run.pi[at] as number;
-        req.progressIndex = p;
-        end = p + n;
-        if (this.kv.allocate(req, p, p + n, EMPTY)) {
-          res.ok = true;
-          return res;
-        }
-      }
-      if (run.reqs.length === 0) {
-        res.ok = false;
-        return res;
-      }
-      const victim = this.evict(this.victimIndex(), reqIndex);
-      if (victim === req) {
-        if (end > this.kv.totalBlocks * this.kv.blockSize) this.outcome.neverFits = req;
-        res.ok = false;
-        return res;
-      }
-    }
-  }
-
-  /**
-   * Preempts the request at slot `victimIdx` (back to the wait queue's front, its KV released); `res.adj` counts
-   * the slots freed before `reqIndex`, the request phase 1 is working on.
-   */
-  private evict(victimIdx: number, reqIndex: number): Request {
-    const run = this.run;
-    const res = this.result;
-    this.preempted = true;
-    // Only a request phase 1 has reached holds this step's tokens (the others' are last step's).
-    const nn = run.nn[victimIdx] as number;
-    const refund = victimIdx <= this.visited - res.adj ? (this.specDebits === null ? nn : (this.specDebits.get(run.reqs[victimIdx] as Request) ?? nn)) : 0;
-    const victim = run.removeAt(victimIdx);
-    if (victimIdx < reqIndex - res.adj) res.adj++;
-    this.outcome.preemptions++;
-    this.outcome.victims.push(victim);
-    if (refund > 0) this.budget += refund;
-    victim.numNewTokens = 0;
-    victim.state = RequestState.Queued;
-    victim.progressIndex = 0;
-    victim.itlRuns = null;
-    victim.itlCount = 0;
-    victim.itlSum = 0;
-    victim.itlExtra = null;
-    victim.stallTicks = 0;
-    victim.ttftSet = false;
-    this.kv.release(victim);
-    victim.computedTokens = 0;
-    this.waitQ.prependFront(victim);
-    return victim;
-  }
-}
-
-/** Highest priority value (least urgent) wins; ties go to the later arrival; scanned from the tail. */
-function selectPriorityVictim(batch: readonly Request[]): number {
-  let idx = batch.length - 1;
-  let pri = (batch[idx] as Request).priority;
-  let arr = (batch[idx] as Request).arrivalTime;
-  for (let i = batch.length - 2; i >= 0; i--) {
-    const r = batch[i] as Request;
-    if (r.priority > pri || (r.priority === pri && r.arrivalTime > arr)) {
-      idx = i;
-      pri = r.priority;
-      arr = r.arrivalTime;
-    }
-  }
-  return idx;
 }

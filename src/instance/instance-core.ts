@@ -172,7 +172,8 @@ export abstract class InstanceCore {
    * token, right after the step that produced it, with the absolute tick the token becomes available: the
    * first token at arrival + TTFT, each decode token at arrival + TTFT + the ITLs so far — the same clock the
    * request's TTFT/E2E metrics use. After a preemption the restarted attempt reports its tokens again
-   * (consumers deduplicate by `1 + req.itlCount`). Unset, it costs one null check per step.
+   * (consumers deduplicate by `1 + req.itlCount`), except where preemption re-prefills as vLLM does (E13), which
+   * re-emits nothing. Unset, it costs one null check per step.
    */
   onToken: TokenHook | null = null;
   /**

@@ -143,11 +143,16 @@ export class RunningBatch {
     this.setAct(j);
   }
 
-  /** Copies `r`'s fields into slot j. */
+  /**
+   * Copies `r`'s fields into slot j. A request re-prefilling its outputs after a recompute preemption (E13,
+   * `replayTokens` > 0) is seen as vLLM sees it: a prompt of inputLen + replayTokens and that many outputs fewer
+   * (same end position), so the step loop and the latency model price the re-prefill as one prefill.
+   */
   private load(j: number, r: Request): void {
+    const replay = r.replayTokens;
     this.pi[j] = r.progressIndex;
-    this.il[j] = r.inputLen;
-    this.ol[j] = r.outputLen;
+    this.il[j] = r.inputLen + replay;
+    this.ol[j] = r.outputLen - replay;
     this.nn[j] = r.numNewTokens;
     this.ct[j] = r.computedTokens;
     this.itc[j] = r.itlCount;

@@ -88,6 +88,8 @@ export abstract class InstanceExecution extends InstanceIntake {
       if (p < inLen) {
         p = ct[j] as number;
         pi[j] = p;
+        // E13: a re-prefill after a recompute preemption ends with the next output token (an ITL, not a TTFT).
+        if (p === inLen && (reqs[j] as Request).replayTokens > 0) this.endReprefill(j, now, itlValue);
       } else if ((nn[j] as number) > 0) {
         // One token, or 1 + accepted drafts under speculative decoding (then one ITL per token: recordSpeculativeItl).
         const k = nn[j] as number;
@@ -169,6 +171,17 @@ export abstract class InstanceExecution extends InstanceIntake {
     run.itl[j] = step;
     run.itc[j] = (run.itc[j] as number) + k;
     run.its[j] = (run.its[j] as number) + total;
+  }
+
+  /**
+   * E13: slot j finished re-prefilling its prompt and outputs after a recompute preemption, and this step's
+   * token is its next one: its ITL is the whole gap since its last token (from that token's time to this
+   * step's end plus the output-token overhead), kept by value as a stalled ITL.
+   */
+  private endReprefill(j: number, now: number, itlValue: number): void {
+    const r = this.run.reqs[j] as Request;
+    r.stallTicks = now - r.arrivalTime - r.firstTokenTime - (this.run.its[j] as number);
+    this.recordStalledItl(j, itlValue);
   }
 
   /**

@@ -136,7 +136,9 @@ export class BlockKVCache extends PrefixIndexedPool implements KVStore {
   private allocateGeneral(req: Request, start: number, end: number, cached: readonly number[]): boolean {
     const bs = this.blockSize;
     const il = req.inputLen;
-    const prefill = req.progressIndex < il;
+    // The prefill covers the prompt, and after a recompute preemption (E13) the output tokens re-prefilled with it.
+    const pl = il + req.replayTokens;
+    const prefill = req.progressIndex < pl;
     let list = this.lookup(req);
     // The request's copy of its last block (exact after every change to it) spares walking the block list.
     let tail = list !== undefined ? req.kvTail : NIL;
@@ -145,8 +147,8 @@ export class BlockKVCache extends PrefixIndexedPool implements KVStore {
     let tailParent = list !== undefined ? req.kvTailParent : NO_HASH;
     let nTok: number;
     if (prefill) {
-      if (start < 0 || end < start || end > il) {
-        throw new RangeError(`allocate: invalid input range [${start}, ${end}) for ${req.id} (inputLen ${il})`);
+      if (start < 0 || end < start || end > pl) {
+        throw new RangeError(`allocate: invalid input range [${start}, ${end}) for ${req.id} (inputLen ${il}, re-prefilled outputs ${req.replayTokens})`);
       }
       nTok = end - start;
       let eff = nTok;

@@ -6,7 +6,7 @@
  * of a block from a lower tier (TieredKVCache's hook). The deferred identities of private prompts are indexed
  * here too.
  */
-import { NO_HASH, inputBlockHashes } from '../domain/block-hash.js';
+import { NO_HASH, hashBlock, inputBlockHashes } from '../domain/block-hash.js';
 import type { Request } from '../domain/request.js';
 import { HashIndex } from '../engine/hash-index.js';
 import type { BlockList } from './block-list.js';
@@ -140,13 +140,37 @@ export abstract class PrefixIndexedPool extends BlockPool {
     const hashes = inputBlockHashes(req, this.blockSize);
     out.length = 0;
     // E1: with a holdback the last full block of a block-aligned prompt is never a hit.
-    const n = Math.min(hashes.length, Math.floor((req.inputLen - this.hitHoldback) / this.blockSize));
+    // E13: a re-prefill after a recompute preemption ends past the prompt (replayTokens outputs later).
+    const n = Math.min(hashes.length, Math.floor((req.inputLen + req.replayTokens - this.hitHoldback) / this.blockSize));
     for (let i = 0; i < n; i++) {
       const b = this.hashToBlock.get(hashes[i] as number);
       if (b < 0) break;
       out.push(b);
     }
+    if (req.replayTokens > 0 && out.length === hashes.length) this.replayHits(req, out);
     return out;
+  }
+
+  /**
+   * E13: a request re-prefilling its prompt and produced output after a recompute preemption also hits the full
+   * blocks past its prompt whose identities survived (its own, registered when they filled): the chain goes on
+   * over positions [0, inputLen + replayTokens), holdback included, from the last input block found.
+   */
+  private replayHits(req: Request, out: number[]): void {
+    const bs = this.blockSize;
+    const end = Math.floor((req.inputLen + req.replayTokens - this.hitHoldback) / bs);
+    const tokens = new Int32Array(bs);
+    let parent = out.length > 0 ? this.hashOf(out[out.length - 1] as number) : NO_HASH;
+    for (let k = out.length; k < end; k++) {
+      for (let t = 0; t < bs; t++) {
+        const pos = k * bs + t;
+        tokens[t] = pos < req.inputLen ? (req.inputTokens[pos] as number) : (req.outputTokens[pos - req.inputLen] as number);
+      }
+      parent = hashBlock(parent, tokens, 0, bs);
+      const b = this.hashToBlock.get(parent);
+      if (b < 0) break;
+      out.push(b);
+    }
   }
 
   /** Tier-internal. Whether some block is registered under `h`. */

@@ -10,12 +10,13 @@ export interface KVStore {
   readonly totalBlocks: number;
   /**
    * Ids of the GPU blocks holding the longest cached prefix of `req`'s full input blocks (stops at the first
-   * miss). Pure: mutates nothing. The returned array may be reused by the next call; consume it before then.
+   * miss; after a recompute preemption, E13, it goes on over the full blocks of its re-prefilled outputs). Pure: mutates nothing. The returned array may be reused by the next call; consume it before then.
    */
   getCachedBlocks(req: Request): readonly number[];
   /**
-   * Allocate KV for `req`'s tokens [start, end) (input tokens while `req.progressIndex < req.inputLen`, else
-   * the single output token at `start - inputLen`), claiming `cached` blocks first if the request owns none.
+   * Allocate KV for `req`'s tokens [start, end) (prefill tokens while `req.progressIndex < req.inputLen +
+   * req.replayTokens` — the prompt, then the outputs re-prefilled after a recompute preemption (E13) — else the
+   * single output token at `start - inputLen`), claiming `cached` blocks first if the request owns none.
    * Check-then-act: on failure nothing is mutated and it returns false.
    */
   allocate(req: Request, start: number, end: number, cached: readonly number[]): boolean;

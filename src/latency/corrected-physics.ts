@@ -426,6 +426,7 @@ export function createCorrectedPhysicsModel(opts: CorrectedPhysicsOptions): Late
     outputTokenProcessingTime: () => 0,
     postDecodeFixedOverhead: () => 0,
     linear,
+    vllmPreemption: true,
     // A MoE model at DP > 1: its ranks step in lockstep (plan.dp is 1 for dense models).
     ...(plan.dp > 1
       ? {

@@ -55,6 +55,12 @@ export interface LatencyModel {
   /** Present on models whose step time is linear in named coefficients (what `blis calibrate --fit` fits). */
   readonly linear?: LinearLatency;
   /**
+   * True for a model of a real vLLM engine (corrected-physics): its instances then preempt as vLLM does, a
+   * victim later re-prefilling its prompt and produced outputs in one chunked prefill (reference-differences
+   * E13), under either semantics. Absent: the reference's step formation (unless --semantics corrected).
+   */
+  readonly vllmPreemption?: boolean;
+  /**
    * Present on models that price the data-parallel ranks of a MoE model stepping in lockstep (corrected-physics at
    * --dp > 1 on a MoE model; instance/lockstep.ts): every rank's forward pass is padded to the largest rank's token
    * count and the MoE layers see the sum of the padded counts.

@@ -47,5 +47,6 @@ export function withWarmup(base: LatencyModel, p: WarmupProfile, state: WarmupSt
     queueingTime: (r) => base.queueingTime(r),
     outputTokenProcessingTime: () => base.outputTokenProcessingTime(),
     postDecodeFixedOverhead: () => base.postDecodeFixedOverhead(),
+    ...(base.vllmPreemption === true ? { vllmPreemption: true } : {}),
   };
 }

@@ -126,8 +126,10 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
   // Private prompts hold only while prompt blocks are looked up by requests holding none (routing, admission):
   // P/D moves prompt blocks between instances by identity, and an evolvable policy may ask about any request.
   const privateOk = !setup.pd && setup.policy?.evolvable?.active !== true;
-  const kvStoreConfig = (kv: KVSetup): KVStoreConfig => {
-    const k = !privateOk && kv.privatePrompts === true ? { ...kv, privatePrompts: false } : kv;
+  const kvStoreConfig = (kv: KVSetup, reprefill: boolean): KVStoreConfig => {
+    let k = !privateOk && kv.privatePrompts === true ? { ...kv, privatePrompts: false } : kv;
+    // E13: a request re-prefilling after a preemption looks up its own blocks filled in decode.
+    if (reprefill && k.decodeIdentities === false) k = { ...k, decodeIdentities: true };
     return corrected ? { ...k, corrected } : k;
   };
   const slo = new SloPriorityMap(setup.sloPriorities ?? {});
@@ -199,6 +201,9 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       const mml = build?.maxModelLen ?? (o === null ? setup.maxModelLen : o.maxModelLen);
       // A deployment configuration's own speculative decoding, else the run's.
       const speculative = (o?.speculative !== undefined ? o.speculative : setup.speculative) ?? null;
+      // E13: vLLM's recompute preemption (re-prefill of prompt + outputs) under corrected semantics, and always
+      // with a model of a real vLLM engine (corrected-physics).
+      const reprefill = corrected || (o === null ? setup.latency : o.latency).vllmPreemption === true;
       const holder: { inst: Instance | null } = { inst: null };
       holder.inst = new Instance(
         {
@@ -219,8 +224,9 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           ...(corrected ? { corrected } : {}),
           ...(setup.lazyDecode === false ? { lazyDecode: false } : {}),
           ...(speculative === null ? {} : { speculative }),
+          ...(reprefill ? { reprefillPreemption: true } : {}),
         },
-        createKVStore(kvStoreConfig(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks })),
+        createKVStore(kvStoreConfig(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks }, reprefill)),
         latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),
         slo,
         sink,

@@ -156,7 +156,8 @@ export function checkLifecycle(ctx: InvariantContext, cls: Classification = clas
       case 'still_queued':
         if (decodeHalf) {
           if (r.ttftSet || (r.progressIndex !== r.inputLen && r.progressIndex !== 0)) bad(`queued decode half with PI=${r.progressIndex}`);
-        } else if (r.progressIndex !== 0 || r.ttftSet || r.computedTokens !== 0) bad(`queued with PI=${r.progressIndex} ttftSet=${r.ttftSet} computed=${r.computedTokens} (not reset)`);
+        // E13 (vLLM recompute preemption): a preempted request that had produced tokens keeps its TTFT.
+        } else if (r.progressIndex !== 0 || (r.ttftSet && r.replayTokens === 0) || r.computedTokens !== 0) bad(`queued with PI=${r.progressIndex} ttftSet=${r.ttftSet} computed=${r.computedTokens} (not reset)`);
         break;
       case 'still_running':
         if (!r.registered || !r.hasSchedulingDelay || r.scheduledStepIdx < 1) bad('running without having been scheduled');
