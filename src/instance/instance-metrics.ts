@@ -12,8 +12,11 @@ import type { Request } from '../domain/request.js';
  */
 export class SampleStore {
   private static readonly CHUNK = 1 << 16;
-  /** First chunk size: a short run's stores hold a few hundred values, and 4 stores per instance at full size were megabytes to zero per run. */
-  private static readonly FIRST = 256;
+  /**
+   * First chunk size: a short run's stores hold a few hundred values, and 4 stores per instance at full size were
+   * megabytes to zero per run; an idle instance of a large cluster holds none (issue 27).
+   */
+  private static readonly FIRST = 16;
   private chunks: (Int32Array | Float64Array)[] = [];
   // Grows by doubling (copying at most CHUNK values in all) until it is a full chunk; every chunk in `chunks` is full.
   private cur: Int32Array | Float64Array = new Int32Array(SampleStore.FIRST);
@@ -77,7 +80,8 @@ export class SampleStore {
  * summed once when read.
  */
 export class CountStore {
-  private diff = new Int32Array(1024);
+  /** Doubles as steps are counted (an idle instance of a large cluster counts none: issue 27). */
+  private diff = new Int32Array(64);
   private summed: Int32Array | null = null;
 
   /** Adds one to every index in [first, last] (1-based step numbers). */
