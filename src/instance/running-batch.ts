@@ -34,6 +34,9 @@ type SlotArray = Int32Array | Float64Array | Uint8Array;
 /** Due-step buckets (a power of two): a slot is made lazy for at most RING - 1 steps at a time. */
 const RING = 64;
 
+/** The ring of a batch that never held a request (never read: no slot is lazy; never written). */
+const NO_RING: Request[][] = [];
+
 /** A copy of `a` with room for `c` slots. */
 function widen<T extends SlotArray>(a: T, c: number): T {
   const b = new (a.constructor as new (n: number) => T)(c);
@@ -75,8 +78,12 @@ export class RunningBatch {
   private slots: SlotArray[];
   /** Bit j set: slot j is ordinary (not lazy); no bits past the batch's length. */
   private act: Int32Array;
-  /** Requests made lazy with due step s, in bucket s % RING (entries may be stale: checked when read). */
-  private readonly ring: Request[][] = Array.from({ length: RING }, () => []);
+  /**
+   * Requests made lazy with due step s, in bucket s % RING (entries may be stale: checked when read). Made by
+   * the first {@link push}: until then nothing is lazy, and an idle instance of a large cluster does without
+   * its 64 arrays (issue 27).
+   */
+  private ring: Request[][] = NO_RING;
   private readonly ringLen = new Int32Array(RING);
   /** The step's scheduled requests for the latency model (filled by {@link scheduled}). */
   readonly step: { count: number; progress: Int32Array; newTokens: Int32Array; inputLen: Int32Array; outputLen: Int32Array };
@@ -137,6 +144,7 @@ export class RunningBatch {
   push(r: Request): void {
     const j = this.reqs.length;
     if (j === this.pi.length) this.grow();
+    if (this.ring === NO_RING) this.ring = Array.from({ length: RING }, () => []);
     this.reqs.push(r);
     r.batchSlot = j;
     this.load(j, r);
