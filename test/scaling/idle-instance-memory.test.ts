@@ -1,8 +1,8 @@
 /**
  * What an idle instance costs (issue 27, "limits before work"): a cluster of 10,000 instances is within every
  * limit, so building one must not cost gigabytes before any request reaches it. Each instance's KV block state,
- * identity index, running-batch slots and metric stores start small and grow with use; sized for a busy
- * instance up front they were 236 KB per instance (2.3 GB at 10,000). Measured without timing: the growth of
+ * identity index, running-batch slots and metric stores start small (the slots and stores empty) and grow with
+ * use; sized for a busy instance up front they were 236 KB per instance (2.3 GB at 10,000). Measured without timing: the growth of
  * the V8 heap plus ArrayBuffer memory, after forced collections, for building 2,000 idle instances through the
  * library, in a child process started with --expose-gc. The same child first measures 2,000 known 32 KB arrays
  * (the pre-fix block state of one instance was 64 KB, its identity index 128 KB), so a measurement that stopped
@@ -15,8 +15,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, ensureBuilt } from '../io/processes.js';
 
 const N = 2000;
-/** Per-instance bound: the instances measure about 16 KB now (236 KB before issue 27). */
-const BOUND_BYTES = 40 * 1024;
+/** Per-instance bound: the instances measure about 9 KB now (236 KB before issue 27). */
+const BOUND_BYTES = 20 * 1024;
 
 const CHILD = `
 const B = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'index.js')).href)});
