@@ -10,6 +10,8 @@ import { HashIndex } from './hash-index.js';
 const NIL = -1;
 const TWO32 = 4294967296;
 const INV_TWO32 = 1 / 4294967296;
+/** Keys room is made for before the first growth. */
+const INITIAL_KEYS = 16;
 
 export class HashLru {
   private readonly index: HashIndex;
@@ -21,9 +23,11 @@ export class HashLru {
 
   constructor(readonly capacity: number, index?: HashIndex, slots?: Int32Array) {
     if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`HashLru: capacity must be a positive integer, got ${capacity}`);
-    // Both grow on demand: capacities are set for the worst case (a whole KV cache), runs often use a fraction.
-    this.index = index ?? new HashIndex(Math.min(capacity, 4096));
-    this.slots = slots ?? new Int32Array(4 * Math.min(capacity, 4096));
+    // Both grow on demand (doubling): capacities are set for the worst case (a whole KV cache), runs often use a
+    // fraction, and a router keeps one per instance of a cluster of up to 10,000 (192 KB each when they started
+    // at 4,096 keys: issue 27).
+    this.index = index ?? new HashIndex(Math.min(capacity, INITIAL_KEYS));
+    this.slots = slots ?? new Int32Array(4 * Math.min(capacity, INITIAL_KEYS));
   }
 
   get size(): number {

@@ -209,7 +209,9 @@ export abstract class InstanceCore {
     this.id = cfg.id;
     this.policy = cfg.schedulerPolicy ?? null;
     const hooks = this.policy !== null && (this.policy.makeBatch !== null || this.policy.selectPreemptionVictim !== null);
-    this.run = new RunningBatch(kv, Math.min(Math.max(cfg.maxNumSeqs, 1), 256));
+    // Slot arrays for 16 requests at first (they double as the batch grows): sized for max-num-seqs up front, they
+    // were 20 KB of each idle instance of a large cluster (issue 27).
+    this.run = new RunningBatch(kv, Math.min(Math.max(cfg.maxNumSeqs, 1), 16));
     this.batch = this.run.reqs;
     this.stepInfo = new StepInfoImpl(this.run);
     this.former = new BatchFormer(cfg, kv, this.waitQ, this.run, hooks ? this.policy : null, hooks ? () => this.schedulerContext() : null);

@@ -5,6 +5,9 @@
  */
 import type { Request } from '../domain/request.js';
 
+/** The empty array stores start with (length 0, so never written). */
+const NO_SAMPLES = new Int32Array(0);
+
 /**
  * Append-only storage for per-token samples (every ITL of every request: millions of values). Chunked, so
  * growth never copies, and 32-bit while every value fits, which halves memory against a Float64Array; it
@@ -12,11 +15,15 @@ import type { Request } from '../domain/request.js';
  */
 export class SampleStore {
   private static readonly CHUNK = 1 << 16;
-  /** First chunk size: a short run's stores hold a few hundred values, and 4 stores per instance at full size were megabytes to zero per run. */
-  private static readonly FIRST = 256;
+  /**
+   * First chunk size: a short run's stores hold a few hundred values, and 4 stores per instance at full size were
+   * megabytes to zero per run; an idle instance of a large cluster holds none (issue 27).
+   */
+  private static readonly FIRST = 16;
   private chunks: (Int32Array | Float64Array)[] = [];
   // Grows by doubling (copying at most CHUNK values in all) until it is a full chunk; every chunk in `chunks` is full.
-  private cur: Int32Array | Float64Array = new Int32Array(SampleStore.FIRST);
+  // Empty (shared, never written) until the first push: an idle instance holds no sample arrays (issue 27).
+  private cur: Int32Array | Float64Array = NO_SAMPLES;
   private pos = 0;
   private wide = false;
   length = 0;
@@ -31,7 +38,8 @@ export class SampleStore {
   private nextChunk(): void {
     const n = this.cur.length;
     if (n < SampleStore.CHUNK) {
-      const grown = this.wide ? new Float64Array(2 * n) : new Int32Array(2 * n);
+      const c = Math.max(SampleStore.FIRST, 2 * n);
+      const grown = this.wide ? new Float64Array(c) : new Int32Array(c);
       grown.set(this.cur);
       this.cur = grown;
       return;
@@ -77,13 +85,14 @@ export class SampleStore {
  * summed once when read.
  */
 export class CountStore {
-  private diff = new Int32Array(1024);
+  /** Doubles as steps are counted, from 64 at the first; empty (shared) while none is (issue 27). */
+  private diff = NO_SAMPLES;
   private summed: Int32Array | null = null;
 
   /** Adds one to every index in [first, last] (1-based step numbers). */
   addRange(first: number, last: number): void {
     if (last >= this.diff.length) {
-      let cap = this.diff.length * 2;
+      let cap = Math.max(64, this.diff.length * 2);
       while (cap <= last) cap *= 2;
       const d = new Int32Array(cap);
       d.set(this.diff);

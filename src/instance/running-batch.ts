@@ -34,6 +34,13 @@ type SlotArray = Int32Array | Float64Array | Uint8Array;
 /** Due-step buckets (a power of two): a slot is made lazy for at most RING - 1 steps at a time. */
 const RING = 64;
 
+/** The ring of a batch that never held a request (never read: no slot is lazy; never written). */
+const NO_RING: Request[][] = [];
+/** The slot arrays of a batch that never held a request (length 0: nothing reads or writes them). */
+const NONE_I32 = new Int32Array(0);
+const NONE_F64 = new Float64Array(0);
+const NONE_U8 = new Uint8Array(0);
+
 /** A copy of `a` with room for `c` slots. */
 function widen<T extends SlotArray>(a: T, c: number): T {
   const b = new (a.constructor as new (n: number) => T)(c);
@@ -75,32 +82,32 @@ export class RunningBatch {
   private slots: SlotArray[];
   /** Bit j set: slot j is ordinary (not lazy); no bits past the batch's length. */
   private act: Int32Array;
-  /** Requests made lazy with due step s, in bucket s % RING (entries may be stale: checked when read). */
-  private readonly ring: Request[][] = Array.from({ length: RING }, () => []);
+  /**
+   * Requests made lazy with due step s, in bucket s % RING (entries may be stale: checked when read). Made by
+   * the first {@link push}: until then nothing is lazy, and an idle instance of a large cluster does without
+   * its 64 arrays (issue 27).
+   */
+  private ring: Request[][] = NO_RING;
   private readonly ringLen = new Int32Array(RING);
   /** The step's scheduled requests for the latency model (filled by {@link scheduled}). */
   readonly step: { count: number; progress: Int32Array; newTokens: Int32Array; inputLen: Int32Array; outputLen: Int32Array };
 
+  /** Slots of the first growth (the arrays start empty: see the constructor). */
+  private readonly first: number;
+
+  /**
+   * `capacity`: slots made room for by the first {@link push}. Until then every slot array is a shared empty one:
+   * an instance that never runs a request (most of a 10,000-instance cluster under light load) holds none of
+   * its 21 arrays (issue 27).
+   */
   constructor(private readonly kv: KVStore, capacity = 64) {
-    const c = Math.max(1, capacity);
-    this.pi = new Int32Array(c);
-    this.il = new Int32Array(c);
-    this.ol = new Int32Array(c);
-    this.nn = new Int32Array(c);
-    this.ct = new Int32Array(c);
-    this.itc = new Int32Array(c);
-    this.itf = new Int32Array(c);
-    this.itl = new Int32Array(c);
-    this.its = new Float64Array(c);
-    this.room = new Int32Array(c);
-    this.pend = new Int32Array(c);
-    this.lz = new Uint8Array(c);
-    this.ag = new Int32Array(c);
-    this.ap = new Float64Array(c);
-    this.due = new Int32Array(c);
-    this.step = { count: 0, progress: new Int32Array(c), newTokens: new Int32Array(c), inputLen: new Int32Array(c), outputLen: new Int32Array(c) };
+    this.first = Math.max(1, capacity);
+    this.pi = this.il = this.ol = this.nn = this.ct = this.itc = this.itf = this.itl = this.room = this.pend = this.ag = this.due = NONE_I32;
+    this.its = this.ap = NONE_F64;
+    this.lz = NONE_U8;
+    this.step = { count: 0, progress: NONE_I32, newTokens: NONE_I32, inputLen: NONE_I32, outputLen: NONE_I32 };
     this.slots = this.slotArrays();
-    this.act = new Int32Array((c + 31) >>> 5);
+    this.act = NONE_I32;
   }
 
   get length(): number {
@@ -108,7 +115,7 @@ export class RunningBatch {
   }
 
   private grow(): void {
-    const c = this.pi.length * 2;
+    const c = Math.max(this.first, this.pi.length * 2);
     this.pi = widen(this.pi, c);
     this.il = widen(this.il, c);
     this.ol = widen(this.ol, c);
@@ -137,6 +144,7 @@ export class RunningBatch {
   push(r: Request): void {
     const j = this.reqs.length;
     if (j === this.pi.length) this.grow();
+    if (this.ring === NO_RING) this.ring = Array.from({ length: RING }, () => []);
     this.reqs.push(r);
     r.batchSlot = j;
     this.load(j, r);

@@ -27,6 +27,8 @@ export const HASH_LO = 6;
 export const HASH_HI = 7;
 export const TWO32 = 4294967296;
 export const INV_TWO32 = 1 / 4294967296;
+/** Blocks whose state `meta` holds before the first growth (see growMeta: it quadruples). */
+export const INITIAL_META_BLOCKS = 64;
 
 export abstract class BlockPool {
   readonly totalBlocks: number;
@@ -72,8 +74,9 @@ export abstract class BlockPool {
     this.blockSize = blockSize;
     this.pinned = corrected ? new Uint8Array(totalBlocks) : null;
     // Grown as never-used blocks are first taken (takeFree): zeroing a whole large cache up front was a fifth of
-    // a one-request run's cost, and a short run touches a fraction of it.
-    this.meta = new Int32Array(8 * Math.min(totalBlocks, 2048));
+    // a one-request run's cost, and a short run touches a fraction of it; and each idle instance of a large
+    // cluster paid 64 KB for 2,048 blocks it never took (issue 27).
+    this.meta = new Int32Array(8 * Math.min(totalBlocks, INITIAL_META_BLOCKS));
     this.freeCnt = totalBlocks;
     this.unindexed = privatePrompts && blockSize >= PRIVATE_MIN_BLOCK ? new Uint8Array(this.meta.length / 8) : null;
   }

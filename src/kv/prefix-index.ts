@@ -12,6 +12,9 @@ import { HashIndex } from '../engine/hash-index.js';
 import type { BlockList } from './block-list.js';
 import { BlockPool, FILL, HASH_HI, HASH_LO, IN_USE, INV_TWO32, NEXT, NIL, REF } from './block-pool.js';
 
+/** Entries the identity tables hold before their first growth (HashIndex doubles past load 1/2). */
+const INITIAL_ENTRIES = 8;
+
 export abstract class PrefixIndexedPool extends BlockPool {
   /** Identity -> block. Holds at most one entry per block (an entry for h names a block whose hash is h). */
   protected readonly hashToBlock: HashIndex;
@@ -25,9 +28,10 @@ export abstract class PrefixIndexedPool extends BlockPool {
   constructor(totalBlocks: number, blockSize: number, corrected: boolean, privatePrompts: boolean) {
     super(totalBlocks, blockSize, corrected, privatePrompts);
     this.hitHoldback = corrected ? 1 : 0;
-    // Sized for what is registered so far (it grows): a table sized for the whole cache up front spreads a short
-    // run's few entries over megabytes, and every probe misses the CPU caches.
-    this.hashToBlock = new HashIndex(Math.min(totalBlocks, 4096));
+    // Sized for what is registered so far (it grows geometrically): a table sized for the whole cache up front
+    // spreads a short run's few entries over megabytes, and every probe misses the CPU caches; and one sized for
+    // thousands of entries up front cost each idle instance of a large cluster 128 KB (issue 27).
+    this.hashToBlock = new HashIndex(Math.min(totalBlocks, INITIAL_ENTRIES));
   }
 
   /**
@@ -74,7 +78,7 @@ export abstract class PrefixIndexedPool extends BlockPool {
    * For each block identity registered or unregistered since the last snapshot: whether it was registered
    * at the snapshot instant. Identities absent here are unchanged, so the live index answers for them.
    */
-  private readonly atSnapshot = new HashIndex(64);
+  private readonly atSnapshot = new HashIndex(INITIAL_ENTRIES);
 
   /**
    * Freeze the current prefix-cache contents for {@link snapshotPrefixBlocks} (the reference copies its whole
