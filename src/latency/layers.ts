@@ -1,3 +1,4 @@
+/** Layer arithmetic shared by the latency models: whether a model is MoE, and the per-layer counts they price. */
 import type { ModelConfig } from './types.js';
 
 /** A model counts as MoE from two experts up; one expert is dense-equivalent. */

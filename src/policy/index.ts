@@ -1,3 +1,4 @@
+/** The policy layer's public face: bundles, control points, errors, building and validating policies (re-exports). */
 export { parsePolicyBundle, locateBundle } from './bundle.js';
 export { bundleControlPoints, optionControlPoint } from './control-points.js';
 export type {

@@ -1,10 +1,9 @@
-import type { EngineDriver } from './setup.js';
-
 /**
  * What the simulation layer needs from its host: file contents named by options (model config folders,
  * hardware catalogs, workload specs, policy bundles, traces) and a place for warnings. The CLI reads the
  * file system and writes stderr; the library API serves inline content only.
  */
+import type { EngineDriver } from './setup.js';
 import type { ServeGenChunkFiles } from '../workload/servegen/index.js';
 
 export interface SimEnv {
