@@ -247,7 +247,8 @@ function compileFast(source: string, options: SandboxOptions): SandboxProgram {
       }
       lastInstructions = status[1];
       totalInstructions += lastInstructions;
-      noteCharged(status[3], limits.memoryBytes);
+      const noRoom = noteCharged(status[3], limits.memoryBytes);
+      if (noRoom !== null) throw fail('memory', noRoom);
       // The per-call wall-clock bound's check (watchdog.ts): a counter per call, a clock read now and then.
       if (--callWatch.countdown <= 0 || lastInstructions > HEAVY_CALL) callWatch.check();
       if (hostState.failure !== null) throw fail('threw', hostState.failure);

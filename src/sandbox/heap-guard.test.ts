@@ -4,8 +4,12 @@
  * next large allocation abort the whole process (FATAL ERROR: Reached heap limit, nodejs/node#47224) instead of
  * ending the thread; with the guard the thread exits first, the job is EVAL_WORKER_DIED and the pool goes on.
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../../test/io/processes.js';
+import { BLIS, ROOT, ensureBuilt } from '../../test/io/processes.js';
 import { simulationJob } from '../sweep/jobs.js';
 import { LocalRunner } from '../sweep/local.js';
 import { HEAP_GUARD_STEP_BYTES, hasHeadroom } from './heap-guard.js';
@@ -51,4 +55,24 @@ describe('heap guard: a pool thread with other candidates\' garbage, then big ar
       await runner.close();
     }
   }, 120_000);
+});
+
+describe('heap guard on the main thread: blis run with big arrays kept across calls', () => {
+  it('ends the run with one SANDBOX_MEMORY error line (exit 2), not V8\'s heap abort (exit 134)', () => {
+    ensureBuilt();
+    const dir = mkdtempSync(path.join(tmpdir(), 'blis-heap-guard-'));
+    try {
+      const policy = path.join(dir, 'p.yaml');
+      writeFileSync(policy, 'routing:\n  type: code\n  engine: fast\n  source: |\n    const keep = [];\n    function route(request, state) { keep.push(new Array(3000000).fill(1)); return state.instances[0].id; }\n');
+      // A 256 MB heap: each call keeps 24 MB (within its 64 MiB per-call account), so the tenth or so has no room.
+      const r = spawnSync(process.execPath, ['--max-old-space-size=256', BLIS, 'run', '--model', 'meta-llama/llama-3.1-8b-instruct', '--num-requests', '200', '--num-instances', '2', '--policy-config', policy], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+      expect(r.status).toBe(2);
+      expect(r.stdout).toBe('');
+      const errors = r.stderr.split('\n').filter((l) => l.startsWith('error:'));
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(/routing policy code \(fast engine\) at .*p\.yaml.*the process heap has no room left for this program's next calls .*SANDBOX_MEMORY/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
