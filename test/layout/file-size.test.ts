@@ -1,22 +1,12 @@
 // No source file over about 500 lines (issue 31): a file that outgrows that is split along its seams, or its
 // opening comment says why it is longer ("Longer than 500 lines because ..."). Every source file opens with a
 // comment saying what it owns. Tests, fixtures and generated files are not source files here.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SRC, sourceFiles } from './source-files.js';
 
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 const LIMIT = 500;
-
-function sourceFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) sourceFiles(p, out);
-    else if (p.endsWith('.ts') && !p.endsWith('.test.ts') && !p.endsWith('.d.ts')) out.push(p);
-  }
-  return out;
-}
 
 /** The file's opening comment (a leading block or run of line comments), or '' when it has none. */
 export function openingComment(text: string): string {

@@ -1,22 +1,10 @@
 // No import cycle between source files (issue 31, docs/architecture.md): the layering lint keeps folders
 // pointing down; this keeps the files of one folder pointing one way too. Every edge counts — value, `import
 // type`, re-export and dynamic `import()` — so a shared type belongs in a lower file that both sides import.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
-
-
-function sourceFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) sourceFiles(p, out);
-    else if (p.endsWith('.ts') && !p.endsWith('.test.ts') && !p.endsWith('.d.ts')) out.push(p);
-  }
-  return out;
-}
+import { SRC, sourceFiles } from './source-files.js';
 
 const STATIC = /(?:^|\n)[ \t]*(?:import|export)\s[^'"`;]*?['"](\.{1,2}\/[^'"]+)\.js['"]/g;
 const DYNAMIC = /\bimport\(\s*['"](\.{1,2}\/[^'"]+)\.js['"]\s*\)/g;
