@@ -327,10 +327,7 @@ export class ClusterSimulator extends ClusterPipeline {
     const victims = [...inst.waitQ.toArray(), ...inst.runningBatch];
     for (const r of victims) {
       inst.evictRequest(r);
-      this.inFlight[i] = Math.max(0, (this.inFlight[i] as number) - 1);
-      this.signals?.onDone(r, this.clock);
-      this.policies.tenants?.onComplete(r.tenantId);
-      this.flowController?.onRequestDone(r);
+      this.routerSeesDone(i, r, this.clock);
       r.outcome = 'drain_killed';
       this.drainKilled++;
       if (r.pdPart !== PdPart.None) this.pd?.subKilled(r);
@@ -343,10 +340,7 @@ export class ClusterSimulator extends ClusterPipeline {
   protected redirectQueued(i: number): number {
     const moved = (this.instances[i] as Instance).takeQueued();
     for (const r of moved) {
-      this.inFlight[i] = Math.max(0, (this.inFlight[i] as number) - 1);
-      this.signals?.onDone(r, this.clock);
-      this.policies.tenants?.onComplete(r.tenantId);
-      this.flowController?.onRequestDone(r);
+      this.routerSeesDone(i, r, this.clock);
       r.assignedInstance = '';
       this.drainRedirected++;
       if (r.pdPart === PdPart.Prefill) {
