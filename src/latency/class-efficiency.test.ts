@@ -53,3 +53,42 @@ describe('weight streaming by GPU class', () => {
     expect(weightUs(gpu('A100-40'))).toBeCloseTo(BYTES / (1_555_000 * 0.685), 6);
   });
 });
+
+/** The compute term (µs) of one prefill step of one fresh 2,048-token prompt (compute-bound on every GPU here). */
+function computeUs(hw: HardwareConfig): number {
+  const batch: StepBatch = {
+    count: 1,
+    progress: new Int32Array([0]),
+    newTokens: new Int32Array([2048]),
+    inputLen: new Int32Array([2048]),
+    outputLen: new Int32Array([10]),
+  };
+  const g = new Float64Array(CORRECTED_PHYSICS_COEFFICIENTS.length);
+  createCorrectedPhysicsModel({ model: model(), hardware: hw, tp: 1 }).linear!.stepGradient(batch, g);
+  return g[CORRECTED_PHYSICS_COEFFICIENTS.indexOf('compute')]!;
+}
+
+describe('GEMM efficiency by GPU class (vidur kernel profiles: A100 0.72, H100 0.715)', () => {
+  // Projections: 2 · 2,048 tokens · 6,979,321,856 params = 28,587,302,322,176 FLOPs. Attention (32 heads of 128 over
+  // the causal chunk): 4 · 32 · 128 · 2,048 · 2,049/2 · 32 layers = 1,100,048,498,688 FLOPs at the attention rate.
+  const LIN = 2 * 2048 * 6_979_321_856;
+  const ATTN = 4 * 32 * 128 * 2048 * (2049 / 2) * 32;
+
+  it('A100 80GB: the projections at 0.72 × 312 TFLOPS, attention at 0.55 × 312', () => {
+    // 312 TFLOPS = 312,000,000 FLOPs/µs; × 0.72 = 224,640,000; × 0.55 = 171,600,000.
+    expect(computeUs(gpu('A100-80'))).toBeCloseTo(LIN / 224_640_000 + ATTN / 171_600_000, 6);
+    expect(computeUs(gpu('A100-80'))).toBeCloseTo(133_668.8, 0);
+  });
+
+  it('the 0.8 of square cuBLAS benchmarks (the old pricing) is gone: an A100 prefill chunk costs 11 % more', () => {
+    const old = LIN / (312_000_000 * 0.8) + ATTN / 171_600_000;
+    expect(computeUs(gpu('A100-80')) / old).toBeGreaterThan(1.1);
+    for (const name of ['A100-40', 'A100-80', 'A100-SXM']) expect(GPU_PHYSICS[name]!.efficiency.gemm).toBe(0.72);
+    expect(GPU_CLASSES.ampere.efficiency.gemm).toBe(0.72);
+  });
+
+  it('H100 keeps 0.7 (vidur: 0.715 by the same protocol)', () => {
+    // 989.5 TFLOPS: × 0.7 = 692,650,000 FLOPs/µs; × 0.55 = 544,225,000.
+    expect(computeUs(gpu('H100'))).toBeCloseTo(LIN / 692_650_000 + ATTN / 544_225_000, 6);
+  });
+});

@@ -106,3 +106,43 @@ describe('links derived from datasheet facts', () => {
     expect(a.large).toEqual({ latencyUs: 15, busBandwidthGBs: 240 });
   });
 });
+
+describe('the logits all-gather at TP > 1 (vLLM V1 LogitsProcessor: tensor_model_parallel_all_gather)', () => {
+  it('H100 TP 2, 8 decodes of a 128,256-token vocabulary: one NCCL call of 2 MB on top of the 64 all-reduces', () => {
+    // logits 8 · 128,256 · 2 bytes = 2,052,096; each GPU receives (2 − 1)/2 → 1,026,048 bytes; an NCCL call
+    // (the bandwidth protocol even where the custom all-reduce is cheaper): 13.5 + 1,026,048/360,000 = 16.35 µs.
+    const allReduces = 64 * (8.5 + 65536 / 57000);
+    expect(comm(H100, 2, 8, 1, { vocabSize: 128256 })).toBeCloseTo(allReduces + 13.5 + 1026048 / 360000, 9);
+    expect(comm(H100, 2, 8, 1, { vocabSize: 128256 }) - allReduces).toBeCloseTo(16.35, 2);
+  });
+
+  it('TP 4: (4 − 1)/4 of the logits per GPU, hop factor 1.5; TP 1 gathers nothing', () => {
+    // 8 · 128,256 · 2 · 3/4 = 1,539,072 bytes; 13.5 · 1.5 + 1,539,072/360,000 = 24.5252 µs.
+    expect(comm(H100, 4, 8, 1, { vocabSize: 128256 }) - comm(H100, 4, 8, 1)).toBeCloseTo(13.5 * 1.5 + 1539072 / 360000, 9);
+    expect(comm(H100, 1, 8, 1, { vocabSize: 128256 })).toBe(0);
+  });
+
+  it('a prefill chunk that does not finish its prompt samples nothing, so gathers nothing', () => {
+    const batch: StepBatch = {
+      count: 1,
+      progress: new Int32Array([0]),
+      newTokens: new Int32Array([512]),
+      inputLen: new Int32Array([2048]),
+      outputLen: new Int32Array([10]),
+    };
+    const g = new Float64Array(CORRECTED_PHYSICS_COEFFICIENTS.length);
+    const commOf = (vocab: number): number => {
+      createCorrectedPhysicsModel({ model: model({ vocabSize: vocab }), hardware: H100, tp: 2 }).linear!.stepGradient(batch, g);
+      return g[CORRECTED_PHYSICS_COEFFICIENTS.indexOf('comm')]!;
+    };
+    expect(commOf(128256)).toBe(commOf(0));
+  });
+
+  it('A100 TP 2 over PCIe 4 without P2P, 100 decodes of Qwen2 (vocabulary 152,064): 1.74 ms per step', () => {
+    const hw: HardwareConfig = { ...L40S, physics: { ...L40S.physics!, interconnect: { ...L40S.physics!.interconnect, intraNode: pcieLink(4, false)! } } };
+    // 100 · 152,064 · 2 = 30,412,800 bytes; half per GPU = 15,206,400; large protocol 50 + 15,206,400/9,000 µs.
+    const gather = comm(hw, 2, 100, 1, { vocabSize: 152064 }) - comm(hw, 2, 100, 1);
+    expect(gather).toBeCloseTo(50 + 15206400 / 9000, 9);
+    expect(gather).toBeCloseTo(1739.6, 1);
+  });
+});

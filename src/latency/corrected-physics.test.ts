@@ -80,15 +80,18 @@ describe('corrected-physics step time (hand-computed)', () => {
   it('prices tensor-parallel all-reduce on the link: low-latency protocol for decode, bandwidth protocol for prefill', () => {
     const m = createCorrectedPhysicsModel({ model: tiny, hardware: gpu, tp: 2 });
     // Decode of 2 tokens: 2·1024·2 = 4096 B, ring moves 4096·2·1/2 = 4096 B per GPU: min(10 + 4096/5e4,
-    // 40 + 4096/4e5) = 10.08192 µs, two all-reduces per layer.
-    expect(grad(m, [req(50, 100, 100, 1), req(50, 300, 300, 1)]).g['comm']).toBeCloseTo(4 * 10.08192, 9);
-    // A 2048-token chunk: 4,194,304 B: min(10 + 83.88608, 40 + 10.48576) = 50.48576 µs.
-    expect(grad(m, [req(2048, 10, 0, 2048)]).g['comm']).toBeCloseTo(4 * 50.48576, 6);
-    // Past a node (tp 16 > 8 GPUs per node) the inter-node link prices it: (1 + log2 16)/2 = 2.5 latencies.
+    // 40 + 4096/4e5) = 10.08192 µs, two all-reduces per layer. Then the logits all-gather of the 2 sampled
+    // positions, an NCCL call on the bandwidth protocol: 2·1000·2 = 4000 B, half per GPU: 40 + 2000/4e5 µs.
+    expect(grad(m, [req(50, 100, 100, 1), req(50, 300, 300, 1)]).g['comm']).toBeCloseTo(4 * 10.08192 + 40 + 2000 / 4e5, 9);
+    // A 2048-token chunk: 4,194,304 B: min(10 + 83.88608, 40 + 10.48576) = 50.48576 µs; it ends the prompt, so
+    // one position is sampled: 40 + 1000/4e5.
+    expect(grad(m, [req(2048, 10, 0, 2048)]).g['comm']).toBeCloseTo(4 * 50.48576 + 40 + 1000 / 4e5, 6);
+    // Past a node (tp 16 > 8 GPUs per node) the inter-node link prices it: (1 + log2 16)/2 = 2.5 latencies; the
+    // gather moves 15/16 of 4000 B at the inter-node bandwidth protocol (60 µs, 20 GB/s).
     const wide = model({ ...tiny, numHeads: 16, numKVHeads: 16, hiddenDim: 2048 });
     const m16 = createCorrectedPhysicsModel({ model: wide, hardware: gpu, tp: 16 });
     const bytes = 2 * 2048 * 2 * 2 * (15 / 16);
-    expect(grad(m16, [req(50, 100, 100, 1), req(50, 300, 300, 1)]).g['comm']).toBeCloseTo(4 * (30 * 2.5 + bytes / 5e3), 9);
+    expect(grad(m16, [req(50, 100, 100, 1), req(50, 300, 300, 1)]).g['comm']).toBeCloseTo(4 * (30 * 2.5 + bytes / 5e3) + 60 * 2.5 + 3750 / 2e4, 9);
   });
 
   it('the catalog prices a PCIe TP pair far above an NVSwitch pair', () => {

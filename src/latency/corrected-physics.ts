@@ -10,7 +10,8 @@
  *   efficiency;
  * - attention uses the model's explicit `head_dim` (Qwen3 and others), not hidden/heads;
  * - tensor-parallel all-reduce (two per layer) and expert-parallel all-to-all are priced on the GPU's
- *   interconnect (NVLink/NVSwitch, PCIe, inter-node), not at HBM bandwidth;
+ *   interconnect (NVLink/NVSwitch, PCIe, inter-node), not at HBM bandwidth; at TP > 1 the vocabulary-parallel LM
+ *   head's logits (sampled positions × vocab, model dtype) are all-gathered once per step as vLLM V1 does;
  * - MoE layers at DP > 1 see the tokens of every DP rank (vLLM runs the expert layers in lockstep across
  *   ranks): a rank priced alone uses the balanced-load estimate dp × local tokens; a rank of a lockstep group
  *   (instance/lockstep.ts, `lockstep` below) has its forward padded to the largest rank's count P and its MoE
@@ -102,6 +103,10 @@ interface Plan {
   /** TP all-reduces per layer: 2 (after attention and after the MLP), 1 where the model sums them first (Falcon). */
   readonly allReducesPerLayer: number;
   readonly tpLink: LinkSpec;
+  /** tpLink's bandwidth protocol only: an NCCL call (the logits all-gather; vLLM's custom kernel only all-reduces). */
+  readonly tpNcclLink: LinkSpec;
+  /** Logits bytes per sampled position gathered at TP > 1 (vocab × activation bytes); 0 at TP 1. */
+  readonly logitsBytesPerSample: number;
   readonly epLink: LinkSpec;
   readonly expertParallel: boolean;
   /** With a network: the cross-node share of the TP and the expert collectives' bytes (0 inside a node). */
@@ -236,6 +241,8 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     tp,
     allReducesPerLayer: mc.allReducesPerLayer ?? 2,
     tpLink: tpLinkOf(tp),
+    tpNcclLink: { ...tpLinkOf(tp), small: tpLinkOf(tp).large },
+    logitsBytesPerSample: tp > 1 ? mc.vocabSize * mc.bytesPerParam : 0,
     epLink: linkFor(expertGroup),
     expertParallel: opts.expertParallel === true,
     hybrid: mc.attention === undefined ? null : {
@@ -305,6 +312,16 @@ function allReduceUs(p: Plan, n: number, bytes: number): number {
   return collectiveAt(p, p.tpLink, n, (bytes * 2 * (n - 1)) / n, p.tpCross);
 }
 
+/**
+ * The logits all-gather of a step at TP > 1 (vLLM V1: `LogitsProcessor._gather_logits` calls
+ * `tensor_model_parallel_all_gather` whenever `Platform.use_all_gather()`, true under V1): each GPU holds vocab/n
+ * columns of every sampled position and receives the other (n − 1)/n of the `bytes`, as an NCCL call (the link's
+ * bandwidth protocol; vLLM's custom kernel only all-reduces).
+ */
+function logitsGatherUs(p: Plan, n: number, bytes: number): number {
+  return collectiveAt(p, p.tpNcclLink, n, (bytes * (n - 1)) / n, p.tpCross);
+}
+
 /** All-to-all over the expert group where each GPU sends `bytes` spread over the other n − 1. */
 function allToAllUs(p: Plan, n: number, bytes: number): number {
   return collectiveAt(p, p.epLink, n, (bytes * (n - 1)) / n, p.epCross);
@@ -361,6 +378,7 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
   else g[C.weight] = linMemory;
   let commBytes = tokens * p.d * p.actBytes;
   let comm = p.allReducesPerLayer * L * allReduceUs(p, p.tp, commBytes);
+  if (samples > 0 && p.logitsBytesPerSample > 0) comm += logitsGatherUs(p, p.tp, samples * p.logitsBytesPerSample);
   if (p.moeLayers > 0) {
     // Expected distinct experts hit by the group's tokens: N·(1 − (1 − k/N)^T).
     const groupTokens = tokens * p.dp;

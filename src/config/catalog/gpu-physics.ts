@@ -26,11 +26,12 @@
  *   PCIe GPUs) every call is an NCCL call of at least {@link NCCL_IN_STEP_CALL_US} (gpt-fast's TP rates).
  * - Kernel efficiency (fraction of peak that LLM-shaped kernels reach): FlashAttention-2 reaches 50–73 % of
  *   A100 peak in the forward pass (Dao, 2023, arXiv:2307.08691) and FlashAttention-3 up to 75 % of H100 BF16
- *   peak (Shah et al., 2024, arXiv:2407.08608), lower at the 0.5–4k-token lengths of serving; cuBLAS BF16
- *   GEMMs of LLM shapes sustain 65–75 % of Hopper and 80–85 % of Ampere peak; streaming reads sustain 85–90 %
- *   of HBM peak (H100 SXM: ~3.0 TB/s D2D copy and STREAM triad of 3.35); a whole batch-1 decode step on A100
- *   streams 68.5 % (gpt-fast, see AMPERE below), which Ampere's weightRead takes. Ada and workstation
- *   Blackwell parts (GDDR) reuse the Ampere/Hopper values of the same generation, as noted. Paged-KV decode reads: FlashInfer's batch-decode kernels reach
+ *   peak (Shah et al., 2024, arXiv:2407.08608), lower at the 0.5–4k-token lengths of serving; LLM-shaped BF16
+ *   GEMMs at prefill sizes run at 66–77 % of Hopper and Ampere peak (vidur's kernel profiles, see AMPERE
+ *   below); streaming reads sustain 85–90 % of HBM peak (H100 SXM: ~3.0 TB/s D2D copy and STREAM triad of
+ *   3.35); a whole batch-1 decode step on A100 streams 68.5 % (gpt-fast, see AMPERE below), which Ampere's
+ *   weightRead takes. Ada and workstation Blackwell parts (GDDR) reuse the Ampere/Hopper values of the same
+ *   generation, as noted. Paged-KV decode reads: FlashInfer's batch-decode kernels reach
  *   ≈ 80 % of HBM bandwidth (Ye et al., MLSys 2025, arXiv:2501.01005); the first choice here, 60 % from a
  *   profiling blog, made the public 7B run at 20 req/s overload (docs/fidelity.md records this change).
  *
@@ -113,8 +114,14 @@ const HOPPER: EfficiencySpec = { gemm: 0.7, attention: 0.55, weightRead: 0.85, k
  * gives as that power-limited card's copy peak). That is a whole compiled decode step, the
  * quantity this fraction prices (issue 28: the H100 figure had been carried to Ampere, pricing A100 decode
  * 19–28 % too cheap). The A100 80GB PCIe (300 W) is power-limited like gpt-fast's card.
+ *
+ * Ampere's GEMMs reach 72 % of peak, not 80–85 %: microsoft/vidur's per-kernel profiles on A100
+ * (`data/profiling/compute/a100/<model>/mlp.csv`, commit 7d47513: the QKV, output, up/gate and down projections of
+ * Llama-2-7B, Llama-3-8B, CodeLlama-34B and Llama-2-70B at TP 1 and 2, medians over their 1,024, 2,048 and 4,096-token
+ * rows) run at 0.66–0.77 of the 312 TFLOPS BF16 peak, median 0.72 (the same protocol gives H100 0.715, HOPPER's
+ * 0.7, and the GDDR Ampere A40 0.74). The 0.8 of cuBLAS square-GEMM benchmarks priced A100 prefill 11 % too fast.
  */
-const AMPERE: EfficiencySpec = { gemm: 0.8, attention: 0.55, weightRead: 0.685, kvRead: 0.8 };
+const AMPERE: EfficiencySpec = { gemm: 0.72, attention: 0.55, weightRead: 0.685, kvRead: 0.8 };
 /** Blackwell software is younger than Hopper's: same fractions, GEMMs a little lower. */
 const BLACKWELL: EfficiencySpec = { gemm: 0.65, attention: 0.55, weightRead: 0.85, kvRead: 0.8 };
 /** GDDR parts stream slightly less of their peak than HBM. */
