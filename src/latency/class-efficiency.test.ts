@@ -8,24 +8,14 @@
 import { describe, expect, it } from 'vitest';
 import { GPU_CATALOG } from '../config/catalog/hardware.js';
 import { GPU_CLASSES, GPU_PHYSICS } from '../config/catalog/gpu-physics.js';
-import { CORRECTED_PHYSICS_COEFFICIENTS, createCorrectedPhysicsModel } from './corrected-physics.js';
-import { model } from './test-fixtures.js';
-import type { HardwareConfig, StepBatch } from './types.js';
+import { correctedTerm, model, uniformBatch } from './test-fixtures.js';
+import type { HardwareConfig } from './types.js';
 
 const BYTES = 13_958_643_712;
 
 /** The weight-read term (µs) of one decode step of one sequence at context 100. */
 function weightUs(hw: HardwareConfig): number {
-  const batch: StepBatch = {
-    count: 1,
-    progress: new Int32Array([100]),
-    newTokens: new Int32Array([1]),
-    inputLen: new Int32Array([50]),
-    outputLen: new Int32Array([10]),
-  };
-  const g = new Float64Array(CORRECTED_PHYSICS_COEFFICIENTS.length);
-  createCorrectedPhysicsModel({ model: model(), hardware: hw, tp: 1 }).linear!.stepGradient(batch, g);
-  return g[CORRECTED_PHYSICS_COEFFICIENTS.indexOf('weight_read')]!;
+  return correctedTerm({ model: model(), hardware: hw, tp: 1 }, uniformBatch(1, 100, 1, 50), 'weight_read');
 }
 
 const gpu = (name: 'H100' | 'A100-80' | 'A100-40'): HardwareConfig => ({ ...GPU_CATALOG[name], physics: GPU_PHYSICS[name]! });
@@ -56,16 +46,7 @@ describe('weight streaming by GPU class', () => {
 
 /** The compute term (µs) of one prefill step of one fresh 2,048-token prompt (compute-bound on every GPU here). */
 function computeUs(hw: HardwareConfig): number {
-  const batch: StepBatch = {
-    count: 1,
-    progress: new Int32Array([0]),
-    newTokens: new Int32Array([2048]),
-    inputLen: new Int32Array([2048]),
-    outputLen: new Int32Array([10]),
-  };
-  const g = new Float64Array(CORRECTED_PHYSICS_COEFFICIENTS.length);
-  createCorrectedPhysicsModel({ model: model(), hardware: hw, tp: 1 }).linear!.stepGradient(batch, g);
-  return g[CORRECTED_PHYSICS_COEFFICIENTS.indexOf('compute')]!;
+  return correctedTerm({ model: model(), hardware: hw, tp: 1 }, uniformBatch(1, 0, 2048, 2048), 'compute');
 }
 
 describe('GEMM efficiency by GPU class (vidur kernel profiles: A100 0.72, H100 0.715)', () => {

@@ -7,23 +7,13 @@
 import { describe, expect, it } from 'vitest';
 import { GPU_CATALOG } from '../config/catalog/hardware.js';
 import { GPU_PHYSICS, NCCL_IN_STEP_CALL_US, nvlinkLink, pcieLink } from '../config/catalog/gpu-physics.js';
-import { CORRECTED_PHYSICS_COEFFICIENTS, createCorrectedPhysicsModel } from './corrected-physics.js';
-import { model } from './test-fixtures.js';
-import type { HardwareConfig, StepBatch } from './types.js';
+import { correctedTerm, model, uniformBatch } from './test-fixtures.js';
+import type { HardwareConfig } from './types.js';
 
 /** The comm term (µs) of one step of `n` requests with `tokens` new tokens each, decoding (or prefilling from 0). */
 function comm(hw: HardwareConfig, tp: number, n: number, tokens: number, over = {}): number {
   const prefill = tokens > 1;
-  const batch: StepBatch = {
-    count: n,
-    progress: new Int32Array(n).fill(prefill ? 0 : 100),
-    newTokens: new Int32Array(n).fill(tokens),
-    inputLen: new Int32Array(n).fill(prefill ? tokens : 50),
-    outputLen: new Int32Array(n).fill(10),
-  };
-  const g = new Float64Array(CORRECTED_PHYSICS_COEFFICIENTS.length);
-  createCorrectedPhysicsModel({ model: model(over), hardware: hw, tp }).linear!.stepGradient(batch, g);
-  return g[CORRECTED_PHYSICS_COEFFICIENTS.indexOf('comm')]!;
+  return correctedTerm({ model: model(over), hardware: hw, tp }, uniformBatch(n, prefill ? 0 : 100, tokens, prefill ? tokens : 50), 'comm');
 }
 
 const H100: HardwareConfig = { ...GPU_CATALOG.H100, physics: GPU_PHYSICS.H100! };
@@ -123,18 +113,7 @@ describe('the logits all-gather at TP > 1 (vLLM V1 LogitsProcessor: tensor_model
   });
 
   it('a prefill chunk that does not finish its prompt samples nothing, so gathers nothing', () => {
-    const batch: StepBatch = {
-      count: 1,
-      progress: new Int32Array([0]),
-      newTokens: new Int32Array([512]),
-      inputLen: new Int32Array([2048]),
-      outputLen: new Int32Array([10]),
-    };
-    const g = new Float64Array(CORRECTED_PHYSICS_COEFFICIENTS.length);
-    const commOf = (vocab: number): number => {
-      createCorrectedPhysicsModel({ model: model({ vocabSize: vocab }), hardware: H100, tp: 2 }).linear!.stepGradient(batch, g);
-      return g[CORRECTED_PHYSICS_COEFFICIENTS.indexOf('comm')]!;
-    };
+    const commOf = (vocab: number): number => correctedTerm({ model: model({ vocabSize: vocab }), hardware: H100, tp: 2 }, uniformBatch(1, 0, 512, 2048), 'comm');
     expect(commOf(128256)).toBe(commOf(0));
   });
 

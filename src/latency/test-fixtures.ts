@@ -3,7 +3,8 @@
  * ModelConfig literals with every field spelled out.
  */
 import { Request } from '../domain/request.js';
-import type { ModelConfig } from './types.js';
+import { CORRECTED_PHYSICS_COEFFICIENTS, createCorrectedPhysicsModel, type CorrectedPhysicsCoefficient, type CorrectedPhysicsOptions } from './corrected-physics.js';
+import type { ModelConfig, StepBatch } from './types.js';
 
 /** A request with `input` prompt tokens, `output` oracle output tokens, progress `pi` and `newTokens` scheduled. */
 export function req(input: number, output: number, pi: number, newTokens: number): Request {
@@ -44,5 +45,23 @@ export function model(over: Partial<ModelConfig> = {}): ModelConfig {
     ropeScaling: null,
     modelType: '',
     ...over,
+  };
+}
+
+/** One corrected-physics gradient term (µs) of `batch`, e.g. `'comm'` or `'compute'`. */
+export function correctedTerm(opts: CorrectedPhysicsOptions, batch: StepBatch, term: CorrectedPhysicsCoefficient): number {
+  const g = new Float64Array(CORRECTED_PHYSICS_COEFFICIENTS.length);
+  createCorrectedPhysicsModel(opts).linear!.stepGradient(batch, g);
+  return g[CORRECTED_PHYSICS_COEFFICIENTS.indexOf(term)]!;
+}
+
+/** `n` identical batch entries: `tokens` new tokens at context `progress` of an `input`-token prompt. */
+export function uniformBatch(n: number, progress: number, tokens: number, input: number): StepBatch {
+  return {
+    count: n,
+    progress: new Int32Array(n).fill(progress),
+    newTokens: new Int32Array(n).fill(tokens),
+    inputLen: new Int32Array(n).fill(input),
+    outputLen: new Int32Array(n).fill(10),
   };
 }
