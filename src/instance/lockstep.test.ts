@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Request } from '../domain/request.js';
-import { MAX_INT64 } from '../domain/units.js';
 import type { LatencyModel, StepBatch } from '../latency/types.js';
 import { buildCluster, type EngineSetup } from '../sim/engine-setup.js';
+import { engineSetup } from '../../test/semantics/helpers.js';
 import type { Instance } from './instance.js';
 import type { LockstepGroup, LockstepStepInfo } from './lockstep.js';
 
@@ -35,22 +35,7 @@ function stub(): LatencyModel {
 }
 
 function setup(over: Partial<EngineSetup> = {}): EngineSetup {
-  return {
-    numInstances: 2,
-    lockstepRanks: 2,
-    horizon: MAX_INT64,
-    admissionLatency: 0,
-    routingLatency: 0,
-    maxNumSeqs: 256,
-    maxNumBatchedTokens: 2048,
-    longPrefillTokenThreshold: 0,
-    maxModelLen: 0,
-    scheduler: 'fcfs',
-    preemptionPolicy: 'fcfs',
-    kv: { totalBlocks: 1000, blockSize: 16, cpuBlocks: 0, transferBandwidth: 100, transferBaseLatency: 0 },
-    latency: stub(),
-    ...over,
-  };
+  return engineSetup({ numInstances: 2, lockstepRanks: 2, maxNumSeqs: 256, kv: { totalBlocks: 1000, blockSize: 16, cpuBlocks: 0, transferBandwidth: 100, transferBaseLatency: 0 }, latency: stub(), ...over });
 }
 
 function req(id: string, input: number, output: number, arrival: number, seed: number): Request {

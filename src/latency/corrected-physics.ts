@@ -217,6 +217,7 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     const floor = (p: LinkSpec['small']): LinkSpec['small'] => (p.latencyUs >= NCCL_IN_STEP_CALL_US ? p : { ...p, latencyUs: NCCL_IN_STEP_CALL_US });
     return { ...l, small: floor(l.small), large: floor(l.large) };
   };
+  const tpLink = tpLinkOf(tp);
   return {
     L,
     d,
@@ -240,8 +241,8 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     actBytes: mc.bytesPerParam,
     tp,
     allReducesPerLayer: mc.allReducesPerLayer ?? 2,
-    tpLink: tpLinkOf(tp),
-    tpNcclLink: { ...tpLinkOf(tp), small: tpLinkOf(tp).large },
+    tpLink,
+    tpNcclLink: { ...tpLink, small: tpLink.large },
     logitsBytesPerSample: tp > 1 ? mc.vocabSize * mc.bytesPerParam : 0,
     epLink: linkFor(expertGroup),
     expertParallel: opts.expertParallel === true,
