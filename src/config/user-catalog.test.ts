@@ -105,6 +105,15 @@ describe('parseUserHardwareConfig', () => {
     expect(parseUserHardwareConfig(JSON.stringify({ X: { ...gpu, mfuDecode: 1 } }), 'hw.json').get('X')?.mfuDecode).toBe(1);
   });
 
+  it('says which PCIe generations exist when PCIeGen is a string or out of range', () => {
+    for (const bad of ['four', 4e11, 7]) {
+      const e = errorOf(() => parseUserHardwareConfig(JSON.stringify({ X: { ...gpu, class: 'ampere', PCIeGen: bad } }), 'hw.json'));
+      expect(e.path).toBe('X.PCIeGen');
+      expect(e.message).toMatch(/X\.PCIeGen: must be the PCIe generation the cards talk over: 3, 4, 5 or 6/);
+    }
+    expect(parseUserHardwareConfig(JSON.stringify({ X: { ...gpu, PCIeGen: 4 } }), 'hw.json').has('X')).toBe(true);
+  });
+
   it('points an unknown key at the key itself', () => {
     const e = errorOf(() => parseUserHardwareConfig('{"X1": {"TFlopsPeak": 1, "BwPeakTBs": 1,\n "Tflops": 2}}', 'hw.json'));
     expect(e.message).toMatch(/^hw\.json:2:12: /);

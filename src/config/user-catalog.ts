@@ -118,7 +118,7 @@ const gpuSchema = z.strictObject({
   // corrected-physics from datasheet facts (src/config/gpu-physics-derive.ts) when interconnect/efficiency are absent.
   class: z.enum(GPU_CLASS_NAMES as [GpuClass, ...GpuClass[]]).optional(),
   NVLinkGBs: z.number().nonnegative().optional(),
-  PCIeGen: z.union([z.literal(3), z.literal(4), z.literal(5), z.literal(6)]).optional(),
+  PCIeGen: z.literal([3, 4, 5, 6], { error: "must be the PCIe generation the cards talk over: 3, 4, 5 or 6" }).optional(),
   PCIeP2P: z.boolean().optional(),
   gpusPerNode: z.number().int().positive().optional(),
   TFlopsPeak: z.number().positive(),
