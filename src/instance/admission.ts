@@ -45,6 +45,15 @@ export abstract class AdmittingFormer extends PreemptingFormer {
     }
   }
 
+  /**
+   * vLLM's full-ISL admission check (`allocate_slots(..., full_sequence_must_fit=True)`, BatchLimits.reserveFullIsl):
+   * the blocks the request's whole known sequence needs beyond its prefix-cache hits must all be free now.
+   */
+  private wholeSequenceFits(next: Request, cachedBlocks: number): boolean {
+    const need = Math.ceil((next.inputLen + next.replayTokens) / this.kv.blockSize) - cachedBlocks;
+    return need <= this.kv.totalBlocks - this.kv.usedBlocks();
+  }
+
   /** Allocates and schedules `next` (chunk capped at `cap` when > 0); false when the KV cache cannot take it. */
   protected admit(next: Request, stepCount: number, cap: number): boolean {
     // A P/D decode half arrives with its input KV allocated: it only needs its next token.
@@ -53,6 +62,7 @@ export abstract class AdmittingFormer extends PreemptingFormer {
     if (this.prefixReload !== null) this.prefixReload(next);
     const cached = this.kv.getCachedBlocks(next);
     const start = cached.length * this.kv.blockSize;
+    if (lim.reserveFullIsl === true && !this.wholeSequenceFits(next, cached.length)) return false;
     let n = next.inputLen + next.replayTokens - start;
     const th = lim.longPrefillTokenThreshold;
     if (th > 0 && th < n) n = th;

@@ -26,6 +26,13 @@ export interface BatchLimits {
   readonly longPrefillTokenThreshold: number;
   /** 0 = unlimited. */
   readonly maxModelLen: number;
+  /**
+   * vLLM's `scheduler_reserve_full_isl` (vLLM PR #37307; on by default from v0.19): a waiting or preempted request
+   * is admitted only when the KV blocks for its whole known sequence (prompt plus the outputs it already produced,
+   * less its prefix-cache hits) are free now, not just its first chunk's. Default false: admission on the first
+   * chunk (the reference, and vLLM before 0.19).
+   */
+  readonly reserveFullIsl?: boolean;
   readonly preemptionPolicy: PreemptionPolicy;
   /** --semantics corrected (docs/reference-differences.md E-rows); read once at construction. Default false. */
   readonly corrected?: boolean;

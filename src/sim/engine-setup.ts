@@ -215,6 +215,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           maxNumSeqs: setup.maxNumSeqs,
           maxNumBatchedTokens: setup.maxNumBatchedTokens,
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
+          ...(setup.reserveFullIsl === true ? { reserveFullIsl: true } : {}),
           maxModelLen: mml,
           preemptionPolicy: setup.preemptionPolicy,
           lora: setup.lora ?? null,

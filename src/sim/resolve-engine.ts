@@ -270,6 +270,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
       maxNumSeqs: positive('max-num-seqs'),
       maxNumBatchedTokens: positive('max-num-batched-tokens'),
       longPrefillTokenThreshold: nonNegative('long-prefill-token-threshold'),
+      ...(f.bool('reserve-full-isl') ? { reserveFullIsl: true } : {}),
       maxModelLen,
       scheduler: scheduler as SchedulerName,
       preemptionPolicy: preemption as PreemptionPolicy,

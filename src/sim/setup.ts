@@ -128,6 +128,8 @@ export interface EngineSetup {
   readonly maxNumSeqs: number;
   readonly maxNumBatchedTokens: number;
   readonly longPrefillTokenThreshold: number;
+  /** vLLM's scheduler_reserve_full_isl admission (BatchLimits.reserveFullIsl). Default false. */
+  readonly reserveFullIsl?: boolean;
   readonly maxModelLen: number;
   readonly scheduler: SchedulerName;
   readonly preemptionPolicy: PreemptionPolicy;
