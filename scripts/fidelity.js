@@ -19,13 +19,17 @@
 //   leave-one-model-out  corrected-physics' three overheads fitted on the stable runs of the OTHER models only;
 //   public non-H100      public real-vLLM runs on other GPUs (fidelity-data/public-non-h100.json, each with its
 //                        source), predicted by corrected-physics with its shipped defaults, which were fitted on
-//                        H100 only: a leave-one-GPU-out figure. Never used to fit anything.
+//                        H100 only: a leave-one-GPU-out figure. Never used to fit anything. The runs whose load is
+//                        a per-request trace (LLMServingSim's vLLM 0.19 runs) are replayed from a clone of their
+//                        repository named by BLIS_LLMSERVINGSIM (a work tree or a git directory); without it they
+//                        are listed as skipped.
 //
 // Flags: --json (one JSON document on stdout instead of markdown), --workers N (parallel fits; default 2),
 // --ablations (instead: the effect of each correction, one at a time, on corrected-physics without overheads),
 // --public-only (only the public non-H100 table: seconds, no ground truth needed), --lomo-only (only the
 // leave-one-model-out table), --corrected-only (only the corrected-physics set-up on the 16 H100 runs: its 13
 // leave-one-out fits and 16 simulations, and its medians).
+import { execFileSync } from 'node:child_process';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -255,8 +259,18 @@ function publicConfig(doc, run) {
     files['model/config.json'] = JSON.stringify(doc.models[c.modelConfig]['config.json']);
     extra.modelConfigFolder = 'model';
   }
-  const { hardwareConfig: _h, modelConfig: _m, ...engine } = c;
+  const { hardwareConfig: _h, modelConfig: _m, frontendUs, ...engine } = c;
+  if (frontendUs !== undefined) {
+    // The measurement has no front end (LLMServingSim: token prompts sent in process, engine timestamps).
+    files['frontend.yaml'] = `kind: latency-profile\nversion: 1\nlatency_model: corrected-physics\ncoefficients:\n  frontend_us: ${frontendUs}\n`;
+    extra.latencyProfile = 'frontend.yaml';
+  }
   const l = run.load;
+  if (l.kind === 'trace') {
+    files['trace.yaml'] = HEADER;
+    files['trace.csv'] = recordedTrace(traceOf(doc, run));
+    return { mode: 'replay', latencyModel: 'corrected-physics', ...engine, ...extra, files, outputs: { metrics: true }, traceHeader: 'trace.yaml', traceData: 'trace.csv', horizon: NO_HORIZON_US };
+  }
   if (l.kind === 'burst') {
     files['trace.yaml'] = HEADER;
     files['trace.csv'] = burstTrace(l);
@@ -268,6 +282,43 @@ function publicConfig(doc, run) {
     concurrency: l.concurrency, thinkTimeMs: 0, numRequests: l.requests,
     promptTokens: l.input, promptTokensStdev: 0, outputTokens: l.output, outputTokensStdev: 0,
   };
+}
+
+/** A replayed trace runs every request to completion. */
+const NO_HORIZON_US = 1e12;
+
+/** A clone of casys-kaist/LLMServingSim (work tree or git directory) from BLIS_LLMSERVINGSIM; null when unset. */
+function llmServingSimFile(doc, run, file) {
+  const where = process.env.BLIS_LLMSERVINGSIM;
+  if (where === undefined || where === '') return null;
+  const rel = `${run.path}/${file}`;
+  if (existsSync(path.join(where, rel))) return readFileSync(path.join(where, rel), 'utf8');
+  const gitDir = existsSync(path.join(where, '.git')) ? path.join(where, '.git') : where;
+  try {
+    return execFileSync('git', ['--git-dir', gitDir, 'show', `${doc.sources[run.source].commit}:${rel}`], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    throw new Error(`fidelity: ${rel} is neither in ${where} nor at commit ${doc.sources[run.source].commit} of its git directory`);
+  }
+}
+
+/** The recorded requests of a trace run (LLMServingSim's requests.jsonl), or null when the clone is not given. */
+function traceOf(doc, run) {
+  const text = llmServingSimFile(doc, run, 'vllm/requests.jsonl');
+  return text === null ? null : text.trim().split('\n').map((l) => JSON.parse(l));
+}
+
+/**
+ * The recorded load as a trace: each request at its engine arrival (queued_ts, the clock the measured TTFT and
+ * E2E start from) with its token counts; every prompt its own (ShareGPT conversations share no prefix).
+ */
+function recordedTrace(reqs) {
+  const t0 = Math.min(...reqs.map((r) => r.queued_ts));
+  const rows = [COLUMNS];
+  reqs.forEach((r, i) => {
+    const at = Math.round((r.queued_ts - t0) * 1e6);
+    rows.push(`${i},bench,,,,0,prompt-${i},0,true,${r.input_toks},${r.output_toks},0,0,0,0,0,,0,0,${at},${at},0,0,0,ok,,`);
+  });
+  return `${rows.join('\n')}\n`;
 }
 
 /** When the burst's N prompts arrive: long after the client's warm-up request has finished. */
@@ -291,6 +342,14 @@ function burstTrace(l) {
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const p50 = (xs) => median(xs);
+/** Percentile by linear interpolation between order statistics (LLMServingSim's bench/core/plots.py). */
+function pct(xs, q) {
+  const s = [...xs].sort((a, b) => a - b);
+  const i = (q / 100) * (s.length - 1);
+  const lo = Math.floor(i);
+  const hi = Math.min(lo + 1, s.length - 1);
+  return s[lo] * (1 - (i - lo)) + s[hi] * (i - lo);
+}
 
 /** Predicted values of the measured fields, from the per-request rows (TPOT = a request's mean inter-token gap). */
 function publicPredicted(run, result) {
@@ -299,10 +358,13 @@ function publicPredicted(run, result) {
   const ttft = rows.map((q) => q.ttft_ms);
   const itl = rows.map((q) => q.itl_ms);
   const e2e = rows.map((q) => q.e2e_ms);
+  const series = { ttft, tpot: itl, itl, e2e };
   const out = {};
   for (const k of Object.keys(run.measured)) {
-    out[k] = k === 'ttft_mean_ms' ? mean(ttft) : k === 'tpot_mean_ms' ? mean(itl) : k === 'e2e_mean_ms' ? mean(e2e)
-      : k === 'ttft_p50_ms' ? p50(ttft) : k === 'itl_p50_ms' ? p50(itl) : k === 'e2e_p50_ms' ? p50(e2e) : NaN;
+    const m = /^(ttft|tpot|itl|e2e)_(mean|p50|p90)_ms$/.exec(k);
+    if (m === null) throw new Error(`fidelity: ${run.id}: no prediction for the measured field ${k}`);
+    const xs = series[m[1]];
+    out[k] = m[2] === 'mean' ? mean(xs) : m[2] === 'p50' ? p50(xs) : pct(xs, 90);
   }
   return { predicted: out, completed: rows.length };
 }
@@ -310,7 +372,12 @@ function publicPredicted(run, result) {
 async function publicSet() {
   const doc = JSON.parse(readFileSync(PUBLIC, 'utf8'));
   const out = [];
+  const skipped = [];
   for (const run of doc.runs) {
+    if (run.load.kind === 'trace' && traceOf(doc, run) === null) {
+      skipped.push(run.id);
+      continue;
+    }
     const { predicted, completed } = publicPredicted(run, await simulate(publicConfig(doc, run)));
     const ape_ = Object.fromEntries(Object.keys(run.measured).map((k) => [k, ape(predicted[k], run.measured[k])]));
     out.push({ id: run.id, source: run.source, gpu_family: run.gpu_family, deployment: run.deployment, measured: run.measured, predicted, ape: ape_, completed });
@@ -318,7 +385,10 @@ async function publicSet() {
   const kind = (k) => (k.startsWith('ttft') ? 'ttft' : k.startsWith('e2e') ? 'e2e' : 'itl');
   const groups = { all: out, ...Object.fromEntries([...new Set(out.map((o) => `${o.gpu_family} ${o.deployment}`))].map((g) => [g, out.filter((o) => `${o.gpu_family} ${o.deployment}` === g)])) };
   const medians = Object.fromEntries(Object.entries(groups).map(([g, os]) => [g, Object.fromEntries(['e2e', 'ttft', 'itl'].map((m) => [m, median(os.flatMap((o) => Object.keys(o.ape).filter((k) => kind(k) === m).map((k) => o.ape[k])))]))]));
-  return { sources: doc.sources, runs: out, medians };
+  if (skipped.length > 0) {
+    console.error(`fidelity: skipped ${skipped.length} public runs replayed from casys-kaist/LLMServingSim (${skipped.join(', ')}): set BLIS_LLMSERVINGSIM to a clone of it at ${doc.sources.llmservingsim.commit}`);
+  }
+  return { sources: doc.sources, runs: out, medians, skipped };
 }
 
 function publicMarkdown(p) {
@@ -330,6 +400,7 @@ function publicMarkdown(p) {
   }
   lines.push('', '| set (median APE %) | E2E | TTFT | ITL/TPOT |', '|---|---|---|---|');
   for (const [g, m] of Object.entries(p.medians)) lines.push(`| ${g} | ${f(m.e2e)} | ${f(m.ttft)} | ${f(m.itl)} |`);
+  if (p.skipped.length > 0) lines.push('', `Skipped (set BLIS_LLMSERVINGSIM to a clone of casys-kaist/LLMServingSim to replay them): ${p.skipped.join(', ')}.`);
   return lines.join('\n');
 }
 

@@ -18,7 +18,7 @@ function weightUs(hw: HardwareConfig): number {
   return correctedTerm({ model: model(), hardware: hw, tp: 1 }, uniformBatch(1, 100, 1, 50), 'weight_read');
 }
 
-const gpu = (name: 'H100' | 'A100-80' | 'A100-40'): HardwareConfig => ({ ...GPU_CATALOG[name], physics: GPU_PHYSICS[name]! });
+const gpu = (name: 'H100' | 'A100-80' | 'A100-40' | 'RTX-4090' | 'RTX-PRO-6000'): HardwareConfig => ({ ...GPU_CATALOG[name], physics: GPU_PHYSICS[name]! });
 
 describe('weight streaming by GPU class', () => {
   it('A100 80GB: 13.96 GB at 0.685 × 2,039 GB/s = 9,993.9 µs', () => {
@@ -71,5 +71,27 @@ describe('GEMM efficiency by GPU class (vidur kernel profiles: A100 0.72, H100 0
   it('H100 keeps 0.7 (vidur: 0.715 by the same protocol)', () => {
     // 989.5 TFLOPS: × 0.7 = 692,650,000 FLOPs/µs; × 0.55 = 544,225,000.
     expect(computeUs(gpu('H100'))).toBeCloseTo(LIN / 692_650_000 + ATTN / 544_225_000, 6);
+  });
+});
+
+describe('workstation GPUs from their kernel profiles (LLMServingSim vLLM 0.19 bundles: docs/fidelity.md)', () => {
+  const LIN = 2 * 2048 * 6_979_321_856;
+  const ATTN = 4 * 32 * 128 * 2048 * (2049 / 2) * 32;
+
+  it('RTX 4090: weights stream at 0.91 × 1,008 GB/s, GEMMs at 0.99 and prefill attention at 0.63 of 165.2 TFLOPS', () => {
+    // 1.008 TB/s × 0.91 = 917,280 bytes/µs: 13.96 GB in 15,217.4 µs (the Ada class's 0.8 gave 17,309.8 µs).
+    expect(weightUs(gpu('RTX-4090'))).toBeCloseTo(BYTES / 917_280, 6);
+    expect(weightUs(gpu('RTX-4090'))).toBeCloseTo(15_217.4, 1);
+    // 165.2 TFLOPS × 0.99 = 163,548,000 FLOPs/µs; × 0.63 = 104,076,000.
+    expect(computeUs(gpu('RTX-4090'))).toBeCloseTo(LIN / 163_548_000 + ATTN / 104_076_000, 6);
+  });
+
+  it('RTX PRO 6000 Blackwell: GEMMs at 0.73 and attention at 0.41 of 503.8 TFLOPS; the class blackwell-gddr shares them', () => {
+    // 503.8 TFLOPS × 0.73 = 367,774,000 FLOPs/µs; × 0.41 = 206,558,000.
+    expect(computeUs(gpu('RTX-PRO-6000'))).toBeCloseTo(LIN / 367_774_000 + ATTN / 206_558_000, 6);
+    expect(computeUs(gpu('RTX-PRO-6000'))).toBeCloseTo(83_056.2, 0);
+    expect(GPU_CLASSES['blackwell-gddr'].efficiency).toEqual(GPU_PHYSICS['RTX-PRO-6000']!.efficiency);
+    // The Ada class (L40S, L4) keeps its figures: no kernel profile of those cards was found.
+    expect(GPU_PHYSICS.L40S!.efficiency).toEqual({ gemm: 0.7, attention: 0.5, weightRead: 0.8, kvRead: 0.75 });
   });
 });

@@ -123,8 +123,8 @@ describe('GPU physics of --hardware-config entries (never another GPU\'s)', () =
     const { r } = await run('RTXPRO6000', {}, 2);
     const phys = r.latency.hardwareConfig?.physics;
     expect(phys?.interconnect.intraNode.kind).toBe('pcie5');
-    expect(phys?.efficiency).toEqual({ gemm: 0.7, attention: 0.5, weightRead: 0.8, kvRead: 0.75 });
-    expect(r.latency.info.join('\n')).toMatch(/corrected-physics GPU RTXPRO6000: the catalog's RTX-PRO-6000: efficiency gemm 0.7,.*intra-node pcie5/);
+    expect(phys?.efficiency).toEqual({ gemm: 0.73, attention: 0.41, weightRead: 0.8, kvRead: 0.8 });
+    expect(r.latency.info.join('\n')).toMatch(/corrected-physics GPU RTXPRO6000: the catalog's RTX-PRO-6000: efficiency gemm 0.73,.*intra-node pcie5/);
   });
 
   it('derives efficiencies from the class and the link from PCIeGen / NVLinkGBs, and prints them at --log info', async () => {

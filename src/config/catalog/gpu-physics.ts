@@ -126,6 +126,25 @@ const AMPERE: EfficiencySpec = { gemm: 0.72, attention: 0.55, weightRead: 0.685,
 const BLACKWELL: EfficiencySpec = { gemm: 0.65, attention: 0.55, weightRead: 0.85, kvRead: 0.8 };
 /** GDDR parts stream slightly less of their peak than HBM. */
 const ADA: EfficiencySpec = { gemm: 0.7, attention: 0.5, weightRead: 0.8, kvRead: 0.75 };
+/**
+ * The two workstation cards measured kernel by kernel: casys-kaist/LLMServingSim's vLLM 0.19 profile bundles
+ * (commit 5daddb2, `profiler/perf/<gpu>/meta-llama/Llama-3.1-8B/bf16/tp1/{dense,attention}.csv`: each kernel of one
+ * Llama-3.1-8B layer timed alone, eager mode). The fractions below are taken from those kernel timings the way
+ * AMPERE's GEMM figure is taken from vidur's, never from a served run (docs/fidelity.md, "Workstation GPUs"):
+ * - gemm: median over the QKV, output, gate/up and down projections at 1,024 and 2,048 tokens, against the
+ *   datasheet's dense BF16 peak with FP32 accumulate;
+ * - weightRead: the four projections' weight bytes over their time at 1–16 tokens (memory-bound), median;
+ * - kvRead: decode attention's KV bytes over its time, median over the batches of 64k tokens and more;
+ * - attention: prefill attention FLOPs (causal) over its time, chunks of 1,024 and 2,048 tokens after 0–4,096
+ *   cached tokens, median.
+ * The GeForce RTX 4090 runs its GEMMs at the FP32-accumulate datasheet peak (0.98–1.0; it boosts past the clock
+ * the datasheet assumes: an independent cuBLAS square-GEMM measurement, zzc0721/torch-performance-test-data
+ * issue #78, gives 151–165 TFLOPS BF16) and streams GDDR6X at 0.91, where the Ada class figures (0.7, 0.8) priced it
+ * 30 % slow. The RTX PRO 6000 Blackwell's GEMMs reach 0.73 (issue #160 there: 334–368 TFLOPS on square BF16 GEMMs,
+ * 0.66–0.73) and its prefill attention only 0.41 (FlashAttention on sm_120 is young).
+ */
+const RTX_4090: EfficiencySpec = { gemm: 0.99, attention: 0.63, weightRead: 0.91, kvRead: 0.9 };
+const RTX_PRO_6000: EfficiencySpec = { gemm: 0.73, attention: 0.41, weightRead: 0.8, kvRead: 0.8 };
 
 const NVSWITCH_H: InterconnectSpec = { intraNode: link('nvlink4-nvswitch', [8.5, 57], [13.5, 360]), interNode: IB_NDR, gpusPerNode: 8 };
 const NVSWITCH_A: InterconnectSpec = { intraNode: link('nvlink3-nvswitch', [10, 40], [15, 180]), interNode: IB_HDR, gpusPerNode: 8 };
@@ -150,8 +169,8 @@ export const GPU_PHYSICS: Readonly<Record<string, GpuPhysics>> = {
   // PCIe cards without NVLink: collectives cross the PCIe switch / CPU root complex.
   L40S: { interconnect: PCIE4, efficiency: ADA },
   L4: { interconnect: PCIE4, efficiency: ADA },
-  'RTX-4090': { interconnect: PCIE4, efficiency: ADA },
-  'RTX-PRO-6000': { interconnect: PCIE5, efficiency: ADA },
+  'RTX-4090': { interconnect: PCIE4, efficiency: RTX_4090 },
+  'RTX-PRO-6000': { interconnect: PCIE5, efficiency: RTX_PRO_6000 },
 };
 
 /** Physics of a catalog GPU by its exact catalog name (aliases and spellings are resolved by the caller). */
@@ -162,14 +181,15 @@ export function findGpuPhysics(name: string): GpuPhysics | undefined {
 /**
  * GPU classes (architecture generations) a user GPU names in its `--hardware-config` entry (`"class"`): the
  * kernel efficiencies of the generation and the NVLink per-call latencies it reaches. `blackwell-gddr` is the
- * workstation Blackwell (RTX PRO 6000): the catalog prices it like Ada (GDDR memory, same software maturity).
+ * workstation Blackwell (the GB202 die of the RTX PRO 6000 and RTX 5090, GDDR7): the RTX PRO 6000's measured
+ * kernel efficiencies, the only ones published for that die.
  */
 export const GPU_CLASSES = {
   ampere: { efficiency: AMPERE, nvlinkLatencyUs: [10, 15] },
   ada: { efficiency: ADA, nvlinkLatencyUs: [8.5, 13.5] },
   hopper: { efficiency: HOPPER, nvlinkLatencyUs: [8.5, 13.5] },
   blackwell: { efficiency: BLACKWELL, nvlinkLatencyUs: [8, 13] },
-  'blackwell-gddr': { efficiency: ADA, nvlinkLatencyUs: [8, 13] },
+  'blackwell-gddr': { efficiency: RTX_PRO_6000, nvlinkLatencyUs: [8, 13] },
 } as const satisfies Record<string, { efficiency: EfficiencySpec; nvlinkLatencyUs: readonly [number, number] }>;
 export type GpuClass = keyof typeof GPU_CLASSES;
 export const GPU_CLASS_NAMES = Object.keys(GPU_CLASSES) as readonly GpuClass[];
