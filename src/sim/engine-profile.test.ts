@@ -35,6 +35,13 @@ describe('--engine-profile', () => {
     const profile = 'kind: latency-profile\nversion: 1\nlatency_model: corrected-physics\ncoefficients: {step_us: 5000}\n';
     const fitted = await resolve({ engineProfile: 'vllm-v0', latencyProfile: 'p.yaml' }, { 'p.yaml': profile });
     expect(fitted.latency.latency.linear?.coefficients).toEqual([1, 1, 1, 1, 5000, 80, 9030]);
+    // --scheduling-mode prefill-first alone is V0's step formation: corrected-physics takes V0's overheads with it;
+    // an explicit --engine-profile keeps its own, and the reference's backends are not switched to corrected-physics.
+    expect((await resolve({ latencyModel: 'corrected-physics', schedulingMode: 'prefill-first' })).latency.latency.linear?.coefficients).toEqual([1, 1, 1, 1, 4000, 80, 9030]);
+    expect((await resolve({ engineProfile: 'vllm-v1', schedulingMode: 'prefill-first' })).latency.latency.linear?.coefficients).toEqual([1, 1, 1, 1, 838, 8, 9030]);
+    const refV0 = await resolve({ schedulingMode: 'prefill-first' });
+    expect(refV0.latency.backend).toBe('trained-physics');
+    expect(refV0.setup.schedulingMode).toBe('prefill-first');
     // Without the flag nothing changes: corrected-physics is V1, the reference's backends stay synchronous.
     expect((await resolve({ latencyModel: 'corrected-physics' })).latency.latency.linear?.coefficients).toEqual([1, 1, 1, 1, 838, 8, 9030]);
     expect((await resolve({})).setup.schedulingMode).toBe('sync');

@@ -140,7 +140,8 @@ export async function latencyInputs(f: FlagValues, env: SimEnv): Promise<{ input
     ...(userHardware ? { userHardware, userHardwareLabel: hwPath } : {}),
     adapterReservedBytes: lora.reservedBytes,
     ...(profile ? { profile } : {}),
-    ...(f.has('engine-profile') && f.str('engine-profile') !== '' ? { engineProfile: f.str('engine-profile') } : {}),
+    ...(f.has('engine-profile') && f.str('engine-profile') !== '' ? { engineProfile: f.str('engine-profile') }
+      : f.has('scheduling-mode') && f.str('scheduling-mode') === 'prefill-first' ? { impliedEngineProfile: 'vllm-v0' } : {}),
     ...kvDtypeAndWidth(f),
   };
   const locate = (e: unknown): unknown => {
@@ -245,9 +246,11 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
     }
     : null;
   const kvOrigin = f.changed('total-kv-blocks') ? '' : latency.totalKvBlocks === f.int('total-kv-blocks') ? ' (the default)' : ' (sized from GPU memory)';
-  if (isEngineProfileName(engine)) {
-    const o = ENGINE_PROFILES[engine].overheads;
-    env.info?.(`engine profile ${engine}: scheduling mode ${schedulingMode}, overheads ${o.step_us} µs per step + ${o.request_us} µs per scheduled sequence, front end ${o.frontend_us} µs${f.str('latency-profile') !== '' ? ' (a --latency-profile coefficient replaces these)' : ''}`);
+  // --scheduling-mode prefill-first alone is vLLM V0's step formation: corrected-physics prices V0's overheads.
+  const shownEngine = engine !== '' ? engine : schedulingMode === 'prefill-first' && latency.backend === 'corrected-physics' ? 'vllm-v0' : '';
+  if (isEngineProfileName(shownEngine)) {
+    const o = ENGINE_PROFILES[shownEngine].overheads;
+    env.info?.(`engine profile ${shownEngine}${shownEngine === engine ? '' : ' (implied by --scheduling-mode prefill-first: vLLM V0\'s step formation)'}: scheduling mode ${schedulingMode}, overheads ${o.step_us} µs per step + ${o.request_us} µs per scheduled sequence, front end ${o.frontend_us} µs${f.str('latency-profile') !== '' ? ' (a --latency-profile coefficient replaces these)' : ''}`);
   }
   env.info?.(`engine: model ${latency.model}, latency model ${latency.backend}${latency.hardware === '' ? '' : `, GPU ${latency.hardware}`}` +
     `${latency.tp > 0 ? `, TP ${latency.tp}` : ''}, ${numInstances} instance(s), ${latency.totalKvBlocks} KV blocks of ${blockSize} tokens${kvOrigin}, max-model-len ${maxModelLen === 0 ? 'unbounded' : maxModelLen}`);

@@ -82,6 +82,12 @@ export interface LatencyInput {
   readonly maxNumSeqs?: number;
   /** --engine-profile ('' = not given): the engine generation's software overheads under corrected-physics. */
   readonly engineProfile?: string;
+  /**
+   * The engine generation the step formation implies when --engine-profile is not given: `--scheduling-mode
+   * prefill-first` is vLLM V0's (V1 never runs prefill-only steps), so corrected-physics takes V0's overheads
+   * with it. Unlike engineProfile it never selects the latency backend.
+   */
+  readonly impliedEngineProfile?: string;
   /** --kv-cache-dtype: KV bytes per element (absent or 'auto' = the model's dtype). */
   readonly kvCacheDtype?: string;
   /** Speculative decoding's verify width K+1 (absent or 1 = off). */
@@ -143,7 +149,7 @@ function allZeros(v: readonly number[]): boolean {
  * --latency-profile's coefficients over them (a profile fitted on the user's server knows its engine best).
  */
 function correctedCoefficientsOf(inp: LatencyInput): Readonly<Record<string, number>> {
-  const engine = inp.engineProfile ?? '';
+  const engine = inp.engineProfile ?? inp.impliedEngineProfile ?? '';
   const base = isEngineProfileName(engine) ? ENGINE_PROFILES[engine].overheads : {};
   return { ...base, ...(inp.profile?.profile.coefficients ?? {}) };
 }
