@@ -26,7 +26,7 @@ const SERVE_ENGINE = new Set([
   'defaults-filepath', 'moe-comm-backend', 'enable-expert-parallel', 'gpus-per-node', 'inter-node-bandwidth', 'inter-node-latency', 'total-kv-blocks', 'block-size-in-tokens',
   'gpu-memory-utilization', 'kv-cpu-blocks', 'kv-offload-threshold', 'kv-transfer-bandwidth', 'kv-transfer-base-latency',
   'kv-storage-blocks', 'kv-storage-bandwidth', 'kv-storage-latency-us', 'kv-thrash-window-us',
-  'max-num-seqs', 'max-num-batched-tokens', 'long-prefill-token-threshold', 'reserve-full-isl', 'max-model-len', 'scheduler',
+  'max-num-seqs', 'max-num-batched-tokens', 'long-prefill-token-threshold', 'reserve-full-isl', 'prefix-caching', 'max-model-len', 'scheduler',
   'preemption-policy', 'seed', 'log', 'latency-profile', 'engine-profile', 'scheduling-mode', 'lora-config', 'lora-adapter-capacity',
   'lora-load-base-latency-us', 'lora-load-bandwidth-bytes-us', 'lora-footprint-bytes-per-rank',
   'kv-cache-dtype', 'num-speculative-tokens', 'speculative-acceptance-rate', 'speculative-acceptance-rates', 'speculative-method',

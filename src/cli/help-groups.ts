@@ -29,7 +29,7 @@ const GROUP = new Map<string, HelpGroup>([
   ...list('Model, GPU, latency model', 'model hardware tp dp dp-placement latency-model latency-profile engine-profile alpha-coeffs beta-coeffs model-config-folder hardware-config moe-comm-backend enable-expert-parallel attention-layers gpus-per-node inter-node-bandwidth inter-node-latency'),
   ...list('Engine', `total-kv-blocks block-size-in-tokens gpu-memory-utilization kv-cache-dtype kv-cpu-blocks kv-offload-threshold kv-transfer-bandwidth
     kv-transfer-base-latency kv-storage-blocks kv-storage-bandwidth kv-storage-latency-us kv-thrash-window-us max-num-seqs max-num-batched-tokens
-    long-prefill-token-threshold reserve-full-isl num-speculative-tokens speculative-acceptance-rate speculative-acceptance-rates speculative-method max-model-len scheduler scheduling-mode preemption-policy seed horizon num-instances admission-latency routing-latency`),
+    long-prefill-token-threshold reserve-full-isl prefix-caching num-speculative-tokens speculative-acceptance-rate speculative-acceptance-rates speculative-method max-model-len scheduler scheduling-mode preemption-policy seed horizon num-instances admission-latency routing-latency`),
   ...list('Cluster: admission, routing, flow control', `policy-config policy-engine policy-wall-clock-s policy-call-wall-clock-s admission-policy token-bucket-capacity token-bucket-refill-rate
     routing-policy routing-scorers lora-scorer-weight snapshot-refresh-interval cache-signal-delay trace-level counterfactual-k summarize-trace
     flow-control saturation-detector dispatch-order max-gateway-queue-depth per-band-capacity usage-limit-threshold fairness-policy request-ttl

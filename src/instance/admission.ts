@@ -45,6 +45,11 @@ export abstract class AdmittingFormer extends PreemptingFormer {
     }
   }
 
+  /** The blocks of `req`'s prompt the prefix cache holds (none with prefix caching off: BatchLimits.prefixCaching). */
+  protected cachedBlocksOf(req: Request): readonly number[] {
+    return this.limits.prefixCaching === false ? EMPTY : this.kv.getCachedBlocks(req);
+  }
+
   /**
    * vLLM's full-ISL admission check (`allocate_slots(..., full_sequence_must_fit=True)`, BatchLimits.reserveFullIsl):
    * the blocks the request's whole known sequence needs beyond its prefix-cache hits must all be free now.
@@ -60,7 +65,7 @@ export abstract class AdmittingFormer extends PreemptingFormer {
     if (next.pdPart === PdPart.Decode) return this.admitDecodeHalf(next, stepCount);
     const lim = this.limits;
     if (this.prefixReload !== null) this.prefixReload(next);
-    const cached = this.kv.getCachedBlocks(next);
+    const cached = this.cachedBlocksOf(next);
     const start = cached.length * this.kv.blockSize;
     if (lim.reserveFullIsl === true && !this.wholeSequenceFits(next, cached.length)) return false;
     let n = next.inputLen + next.replayTokens - start;

@@ -278,7 +278,7 @@ export class BatchFormer extends AdmittingFormer {
     }
     while (run.reqs.length < lim.maxNumSeqs && this.waitQ.length > 0 && this.budget > 0 && !this.preempted) {
       const next = this.waitQ.peekAt(0) as Request;
-      const cached = this.kv.getCachedBlocks(next).length * this.kv.blockSize;
+      const cached = this.cachedBlocksOf(next).length * this.kv.blockSize;
       // Whole prompts only, unless nothing else is scheduled (then the prompt is split over steps).
       if (prefillTokens > 0 && next.inputLen + next.replayTokens - cached > this.budget) break;
       if (next.pdPart !== PdPart.Decode && !this.wholePromptFits(next)) break;

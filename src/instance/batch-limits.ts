@@ -33,6 +33,12 @@ export interface BatchLimits {
    * chunk (the reference, and vLLM before 0.19).
    */
   readonly reserveFullIsl?: boolean;
+  /**
+   * vLLM's automatic prefix caching. false: admission finds no cached blocks (every prompt, and every
+   * re-admitted preempted request, is prefilled in full), as vLLM with `--no-enable-prefix-caching` (V0's
+   * default). Default true.
+   */
+  readonly prefixCaching?: boolean;
   readonly preemptionPolicy: PreemptionPolicy;
   /** --semantics corrected (docs/reference-differences.md E-rows); read once at construction. Default false. */
   readonly corrected?: boolean;

@@ -216,6 +216,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           maxNumBatchedTokens: setup.maxNumBatchedTokens,
           longPrefillTokenThreshold: setup.longPrefillTokenThreshold,
           ...(setup.reserveFullIsl === true ? { reserveFullIsl: true } : {}),
+          ...(setup.prefixCaching === false ? { prefixCaching: false } : {}),
           maxModelLen: mml,
           preemptionPolicy: setup.preemptionPolicy,
           lora: setup.lora ?? null,

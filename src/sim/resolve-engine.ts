@@ -248,6 +248,11 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   const kvOrigin = f.changed('total-kv-blocks') ? '' : latency.totalKvBlocks === f.int('total-kv-blocks') ? ' (the default)' : ' (sized from GPU memory)';
   // --scheduling-mode prefill-first alone is vLLM V0's step formation: corrected-physics prices V0's overheads.
   const shownEngine = engine !== '' ? engine : schedulingMode === 'prefill-first' && latency.backend === 'corrected-physics' ? 'vllm-v0' : '';
+  // Automatic prefix caching: on (vLLM V1's default), off under V0's profile (V0 shipped with it off), unless given.
+  const cachingText = f.has('prefix-caching') ? f.str('prefix-caching') : 'auto';
+  if (!['auto', 'on', 'off'].includes(cachingText)) throw new ConfigError('bad-flag', `unknown --prefix-caching ${showValue(cachingText)}; valid: auto, on, off`, { field: '--prefix-caching' });
+  const prefixCaching = cachingText === 'auto' ? shownEngine !== 'vllm-v0' : cachingText === 'on';
+  if (cachingText === 'auto' && !prefixCaching) env.info?.('prefix caching off: the vllm-v0 engine profile (V0\'s default; --prefix-caching on to enable it)');
   if (isEngineProfileName(shownEngine)) {
     const o = ENGINE_PROFILES[shownEngine].overheads;
     env.info?.(`engine profile ${shownEngine}${shownEngine === engine ? '' : ' (implied by --scheduling-mode prefill-first: vLLM V0\'s step formation)'}: scheduling mode ${schedulingMode}, overheads ${o.step_us} µs per step + ${o.request_us} µs per scheduled sequence, front end ${o.frontend_us} µs${f.str('latency-profile') !== '' ? ' (a --latency-profile coefficient replaces these)' : ''}`);
@@ -274,6 +279,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
       maxNumBatchedTokens: positive('max-num-batched-tokens'),
       longPrefillTokenThreshold: nonNegative('long-prefill-token-threshold'),
       ...(f.bool('reserve-full-isl') ? { reserveFullIsl: true } : {}),
+      ...(prefixCaching ? {} : { prefixCaching: false }),
       maxModelLen,
       scheduler: scheduler as SchedulerName,
       preemptionPolicy: preemption as PreemptionPolicy,

@@ -130,6 +130,8 @@ export interface EngineSetup {
   readonly longPrefillTokenThreshold: number;
   /** vLLM's scheduler_reserve_full_isl admission (BatchLimits.reserveFullIsl). Default false. */
   readonly reserveFullIsl?: boolean;
+  /** false: no automatic prefix caching (BatchLimits.prefixCaching). Default true. */
+  readonly prefixCaching?: boolean;
   readonly maxModelLen: number;
   readonly scheduler: SchedulerName;
   readonly preemptionPolicy: PreemptionPolicy;

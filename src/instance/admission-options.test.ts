@@ -47,3 +47,41 @@ describe('--reserve-full-isl: admission on the whole known sequence (vLLM 0.19)'
     expect(rows.size).toBe(2);
   });
 });
+
+/**
+ * `--prefix-caching`: request 1 repeats request 0's prompt (prefix group g, 64 tokens) after request 0 is done.
+ * A step costs 1000 µs + 10 µs per prefill token (budget 2048: one step per prompt).
+ */
+const SHARED = `request_id,client_id,tenant_id,slo_class,session_id,round_index,prefix_group,prefix_length,streaming,input_tokens,output_tokens,text_tokens,image_tokens,audio_tokens,video_tokens,reason_ratio,model,deadline_us,server_input_tokens,arrival_time_us,send_time_us,first_chunk_time_us,last_chunk_time_us,num_chunks,status,error_message,finish_reason
+0,c,,,,0,g,64,false,1,2,0,0,0,0,0,,0,0,0,0,0,0,0,ok,,
+1,c,,,,0,g,64,false,1,2,0,0,0,0,0,,0,0,100000,100000,0,0,0,ok,,
+`;
+
+async function sharedPrompt(prefixCaching: 'auto' | 'on' | 'off'): Promise<number[]> {
+  const r = await simulate({
+    mode: 'replay', model: 'meta-llama/llama-3.1-8b-instruct', latencyModel: 'blackbox', alphaCoeffs: [0, 0, 0], betaCoeffs: [1000, 10, 0],
+    totalKvBlocks: 100, horizon: 10_000_000, prefixCaching, traceHeader: 'h.yaml', traceData: 'd.csv', files: { 'h.yaml': HEADER, 'd.csv': SHARED }, outputs: { results: true },
+  });
+  return (JSON.parse(r.files.results!) as { request_id: number; ttft_us: number }[]).sort((a, b) => a.request_id - b.request_id).map((x) => x.ttft_us);
+}
+
+describe('--prefix-caching', () => {
+  it('on (auto, outside vllm-v0): the repeated prompt prefills only what its 4 cached blocks do not hold', async () => {
+    // Request 0: 65 tokens → 1,650 µs. Request 1: 64 of its 65 tokens are cached (4 full blocks): 1 token → 1,010 µs.
+    expect(await sharedPrompt('auto')).toEqual([1650, 1010]);
+    expect(await sharedPrompt('on')).toEqual([1650, 1010]);
+  });
+
+  it('off (vLLM --no-enable-prefix-caching, V0\'s default): both prompts are prefilled in full', async () => {
+    expect(await sharedPrompt('off')).toEqual([1650, 1650]);
+  });
+
+  it('the vllm-v0 engine profile turns it off unless --prefix-caching on', async () => {
+    const run = async (o: Record<string, unknown>): Promise<number> => (await simulate({
+      mode: 'run', model: 'meta-llama/llama-3.1-8b-instruct', hardware: 'H100', numRequests: 40, rate: 5, prefixTokens: 512, promptTokens: 64, outputTokens: 8, ...o,
+    })).metrics.ttft_mean_ms;
+    const v0 = await run({ engineProfile: 'vllm-v0' });
+    expect(await run({ engineProfile: 'vllm-v0', prefixCaching: 'off' })).toBe(v0);
+    expect(await run({ engineProfile: 'vllm-v0', prefixCaching: 'on' })).toBeLessThan(v0);
+  });
+});
