@@ -39,6 +39,13 @@ describe('--engine-profile', () => {
     // an explicit --engine-profile keeps its own, and the reference's backends are not switched to corrected-physics.
     expect((await resolve({ latencyModel: 'corrected-physics', schedulingMode: 'prefill-first' })).latency.latency.linear?.coefficients).toEqual([1, 1, 1, 1, 4000, 80, 9030]);
     expect((await resolve({ engineProfile: 'vllm-v1', schedulingMode: 'prefill-first' })).latency.latency.linear?.coefficients).toEqual([1, 1, 1, 1, 838, 8, 9030]);
+    // V0 without chunked prefill: the token budget defaults to max(max_model_len, 2048) (131,072 for Llama-3.1-8B);
+    // an explicit --max-num-batched-tokens wins; V1 keeps 2,048.
+    expect(v0.setup.maxNumBatchedTokens).toBe(131_072);
+    expect((await resolve({ latencyModel: 'corrected-physics', schedulingMode: 'prefill-first' })).setup.maxNumBatchedTokens).toBe(131_072);
+    expect((await resolve({ engineProfile: 'vllm-v0', maxModelLen: 1024 })).setup.maxNumBatchedTokens).toBe(2048);
+    expect((await resolve({ engineProfile: 'vllm-v0', maxNumBatchedTokens: 8192 })).setup.maxNumBatchedTokens).toBe(8192);
+    expect(v1.setup.maxNumBatchedTokens).toBe(2048);
     const refV0 = await resolve({ schedulingMode: 'prefill-first' });
     expect(refV0.latency.backend).toBe('trained-physics');
     expect(refV0.setup.schedulingMode).toBe('prefill-first');

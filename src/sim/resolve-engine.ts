@@ -253,6 +253,11 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   if (!['auto', 'on', 'off'].includes(cachingText)) throw new ConfigError('bad-flag', `unknown --prefix-caching ${showValue(cachingText)}; valid: auto, on, off`, { field: '--prefix-caching' });
   const prefixCaching = cachingText === 'auto' ? shownEngine !== 'vllm-v0' : cachingText === 'on';
   if (cachingText === 'auto' && !prefixCaching) env.info?.('prefix caching off: the vllm-v0 engine profile (V0\'s default; --prefix-caching on to enable it)');
+  // V0 without chunked prefill defaulted its token budget to max(max_model_len, 2048): a prefill step takes whole
+  // prompts up to the model length (vLLM SchedulerConfig, v0.4–v0.6).
+  const v0Budget = shownEngine === 'vllm-v0' && !f.changed('max-num-batched-tokens') && maxModelLen > 0;
+  const maxNumBatchedTokens = v0Budget ? Math.max(maxModelLen, 2048) : positive('max-num-batched-tokens');
+  if (v0Budget) env.info?.(`max-num-batched-tokens ${maxNumBatchedTokens}: the vllm-v0 engine profile (V0 without chunked prefill: max(max-model-len, 2048))`);
   if (isEngineProfileName(shownEngine)) {
     const o = ENGINE_PROFILES[shownEngine].overheads;
     env.info?.(`engine profile ${shownEngine}${shownEngine === engine ? '' : ' (implied by --scheduling-mode prefill-first: vLLM V0\'s step formation)'}: scheduling mode ${schedulingMode}, overheads ${o.step_us} µs per step + ${o.request_us} µs per scheduled sequence, front end ${o.frontend_us} µs${f.str('latency-profile') !== '' ? ' (a --latency-profile coefficient replaces these)' : ''}`);
@@ -276,7 +281,7 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
       admissionLatency: nonNegative('admission-latency'),
       routingLatency: nonNegative('routing-latency'),
       maxNumSeqs: positive('max-num-seqs'),
-      maxNumBatchedTokens: positive('max-num-batched-tokens'),
+      maxNumBatchedTokens,
       longPrefillTokenThreshold: nonNegative('long-prefill-token-threshold'),
       ...(f.bool('reserve-full-isl') ? { reserveFullIsl: true } : {}),
       ...(prefixCaching ? {} : { prefixCaching: false }),
