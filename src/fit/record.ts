@@ -127,6 +127,9 @@ export function simulateLinearized(setup: EngineSetup, requests: readonly Reques
     outputTokenProcessingTime: () => inner.outputTokenProcessingTime(),
     postDecodeFixedOverhead: () => inner.postDecodeFixedOverhead(),
     linear: lin,
+    // The engine behaviour the model implies (vLLM's re-prefill preemption and serial steps, E13/E14) must hold in
+    // the fit's simulation too, or it would fit a different engine from the one `blis run` simulates.
+    ...(inner.vllmPreemption === true ? { vllmPreemption: true } : {}),
     // Lockstep DP ranks: the group prices its slowest rank last, so `grad` holds the step's gradient.
     ...(inner.lockstep !== undefined && lin.stepGradientPadded !== undefined
       ? {

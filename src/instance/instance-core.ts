@@ -60,6 +60,12 @@ export interface InstanceConfig extends BatchLimits {
    * result (tests compare both settings); false is for those tests.
    */
   readonly lazyDecode?: boolean;
+  /**
+   * E14 (corrected, and with corrected-physics): a step starts no earlier than the previous step's end. The
+   * reference clears its pending step when the last running request finishes, at that step's start, so an
+   * arrival during that final step starts a new one at once, beside it on the same GPU. Default false.
+   */
+  readonly serialSteps?: boolean;
 }
 
 /** How many recent requests the TTFT / TPOT signals average over. */
@@ -336,7 +342,7 @@ export abstract class InstanceCore {
       return;
     }
     this.stepPending = true;
-    this.sink.schedule(time, EventKind.Step, null);
+    this.sink.schedule(this.cfg.serialSteps === true && this.lastStepEnd > time ? this.lastStepEnd : time, EventKind.Step, null);
   }
 
   /** Lockstep group only: schedules the group's step event on this (its first) rank at `time`. */

@@ -69,3 +69,27 @@ describe('scheduling modes', () => {
     await expect(replay('eager' as SchedulingMode)).rejects.toThrow(/schedulingMode: unknown scheduling mode "eager"; valid: sync, async, prefill-first/);
   });
 });
+
+describe('E14: an arrival during an instance\'s final step waits for it to end', () => {
+  // Request 0 (32 tokens, 2 out) prefills in [0, 1000) and decodes its last token in [1000, 2000); request 1
+  // arrives at 1500, while that final step runs on the GPU.
+  const LAST = `request_id,client_id,tenant_id,slo_class,session_id,round_index,prefix_group,prefix_length,streaming,input_tokens,output_tokens,text_tokens,image_tokens,audio_tokens,video_tokens,reason_ratio,model,deadline_us,server_input_tokens,arrival_time_us,send_time_us,first_chunk_time_us,last_chunk_time_us,num_chunks,status,error_message,finish_reason
+0,c,,,,0,,0,false,32,2,0,0,0,0,0,,0,0,0,0,0,0,0,ok,,
+1,c,,,,0,,0,false,32,2,0,0,0,0,0,,0,0,1500,1500,0,0,0,ok,,
+`;
+  const ttft1 = async (semantics: 'reference' | 'corrected'): Promise<number> => {
+    const r = await simulate({
+      mode: 'replay', model: 'meta-llama/llama-3.1-8b-instruct', latencyModel: 'blackbox', alphaCoeffs: [0, 0, 0], betaCoeffs: [1000, 0, 0],
+      totalKvBlocks: 1000, horizon: 1_000_000, semantics, traceHeader: 'h.yaml', traceData: 'd.csv', files: { 'h.yaml': HEADER, 'd.csv': LAST }, outputs: { results: true },
+    });
+    return (JSON.parse(r.files.results!) as { request_id: number; ttft_us: number }[]).find((x) => x.request_id === 1)!.ttft_us;
+  };
+
+  it('the reference starts request 1\'s step at once, beside the running one: TTFT 1000', async () => {
+    expect(await ttft1('reference')).toBe(1000);
+  });
+
+  it('corrected (and corrected-physics): its step starts when the GPU is free, at 2000: TTFT 1500', async () => {
+    expect(await ttft1('corrected')).toBe(1500);
+  });
+});

@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { GPU_CATALOG } from '../config/catalog/hardware.js';
 import { GPU_CLASSES, GPU_PHYSICS } from '../config/catalog/gpu-physics.js';
+import { RIDGE } from './corrected-physics.js';
 import { correctedTerm, model, uniformBatch } from './test-fixtures.js';
 import type { HardwareConfig } from './types.js';
 
@@ -93,5 +94,44 @@ describe('workstation GPUs from their kernel profiles (LLMServingSim vLLM 0.19 b
     expect(GPU_CLASSES['blackwell-gddr'].efficiency).toEqual(GPU_PHYSICS['RTX-PRO-6000']!.efficiency);
     // The Ada class (L40S, L4) keeps its figures: no kernel profile of those cards was found.
     expect(GPU_PHYSICS.L40S!.efficiency).toEqual({ gemm: 0.7, attention: 0.5, weightRead: 0.8, kvRead: 0.75 });
+  });
+});
+
+describe('the roofline ridge: GEMMs cost max(compute, weights, RIDGE · (compute + weights))', () => {
+  // The 8B fixture on H100: weights 13,958,643,712 B / 2,847,500 B/µs; each decode token's projections
+  // 2 · 6,979,321,856 FLOPs / 692,650,000 FLOPs/µs.
+  const TM = BYTES / 2_847_500;
+  const TC1 = (2 * 6_979_321_856) / 692_650_000;
+  const terms = (n: number): [number, number] => {
+    const b = uniformBatch(n, 100, 1, 50);
+    const o = { model: model(), hardware: gpu('H100'), tp: 1 };
+    return [correctedTerm(o, b, 'compute'), correctedTerm(o, b, 'weight_read')];
+  };
+
+  it('RIDGE is 0.7 (kernel profiles give 0.84; the H100 runs admit at most 0.7: docs/fidelity.md)', () => {
+    expect(RIDGE).toBe(0.7);
+  });
+
+  it('64 decodes: far below the ridge, the weights alone (4,902.1 µs)', () => {
+    expect(TC1 * 64).toBeLessThan(TM * 0.3 / 0.7);
+    const [c, w] = terms(64);
+    expect(c).toBe(0);
+    expect(w).toBeCloseTo(TM, 6);
+    expect(w).toBeCloseTo(4902.07, 2);
+  });
+
+  it('256 decodes: compute 5,159.0 µs and weights 4,902.1 µs overlap only partly: 0.7 of their sum, 7,042.8 µs', () => {
+    const [c, w] = terms(256);
+    expect(c).toBeCloseTo(0.7 * TC1 * 256, 6);
+    expect(w).toBeCloseTo(0.7 * TM, 6);
+    expect(c + w).toBeCloseTo(7042.78, 2);
+    // The max alone (the old pricing) was 27 % cheaper.
+    expect((c + w) / Math.max(TC1 * 256, TM)).toBeCloseTo(1.365, 3);
+  });
+
+  it('1,024 decodes: far above the ridge, the compute alone (20,636.2 µs)', () => {
+    const [c, w] = terms(1024);
+    expect(c).toBeCloseTo(TC1 * 1024, 6);
+    expect(w).toBe(0);
   });
 });

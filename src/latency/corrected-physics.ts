@@ -328,6 +328,27 @@ function allToAllUs(p: Plan, n: number, bytes: number): number {
   return collectiveAt(p, p.epLink, n, (bytes * (n - 1)) / n, p.epCross);
 }
 
+/**
+ * GEMMs near the roofline's ridge cost more than max(compute, memory): the weights stream while the tensor cores
+ * work, but neither at its full rate. Measured kernel times (vidur's A100 and H100 projections, LLMServingSim's RTX
+ * PRO 6000 and RTX 4090 ones) sit 10–40 % above the max where the two times are equal and meet it a factor of
+ * two either side: max(compute, memory, RIDGE · (compute + memory)) follows them (docs/fidelity.md, "The
+ * roofline's ridge"), and stays piecewise linear in the coefficients.
+ */
+export const RIDGE = 0.7;
+
+/** Adds one roofline's gradient (compute and weight-streaming times) to `g` under the coefficients `c`. */
+function rooflineInto(g: Float64Array, c: readonly number[], compute: number, memory: number): void {
+  const tc = c[C.compute]! * compute;
+  const tm = c[C.weight]! * memory;
+  const ridge = RIDGE * (tc + tm);
+  if (ridge > tc && ridge > tm) {
+    g[C.compute]! += RIDGE * compute;
+    g[C.weight]! += RIDGE * memory;
+  } else if (tc >= tm) g[C.compute]! += compute;
+  else g[C.weight]! += memory;
+}
+
 /** Index of each coefficient in the vector. */
 const C = { compute: 0, weight: 1, kv: 2, comm: 3, step: 4, request: 5, frontend: 6 } as const;
 const K = CORRECTED_PHYSICS_COEFFICIENTS.length;
@@ -375,8 +396,7 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
   // Dense path: one roofline over every projection, dense MLP and the LM head.
   const linCompute = (tokens * p.linFlopsPerToken + samples * p.headFlopsPerSample) / p.gemmRate;
   const linMemory = p.linBytes / p.weightBw;
-  if (c[C.compute]! * linCompute >= c[C.weight]! * linMemory) g[C.compute] = linCompute;
-  else g[C.weight] = linMemory;
+  rooflineInto(g, c, linCompute, linMemory);
   let commBytes = tokens * p.d * p.actBytes;
   let comm = p.allReducesPerLayer * L * allReduceUs(p, p.tp, commBytes);
   if (samples > 0 && p.logitsBytesPerSample > 0) comm += logitsGatherUs(p, p.tp, samples * p.logitsBytesPerSample);
@@ -386,8 +406,7 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
     const active = p.experts * (1 - Math.pow(1 - p.topK / p.experts, groupTokens));
     const moeCompute = (p.moeLayers * groupTokens * p.topK * p.expertFlopsPerToken) / p.gemmRate;
     const moeMemory = (p.moeLayers * active * p.expertBytes) / p.weightBw;
-    if (c[C.compute]! * moeCompute >= c[C.weight]! * moeMemory) g[C.compute]! += moeCompute;
-    else g[C.weight]! += moeMemory;
+    rooflineInto(g, c, moeCompute, moeMemory);
     if (p.dp > 1) {
       // Tokens travel to the experts and back: k copies each (all-to-all) or every hidden state (all-gather).
       commBytes = tokens * p.d * p.actBytes * (p.expertParallel ? p.topK : p.dp);

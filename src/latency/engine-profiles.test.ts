@@ -57,11 +57,12 @@ describe('engine profiles (hand-computed step times)', () => {
   });
 
   it('a 64-sequence decode batch: V0 costs 4,000 + 5,120 µs of CPU against V1\'s 838 + 512', () => {
-    // 64 decodes at context 100: weights 138.313728 µs (GEMM FLOPs 64 · 2 · 34,578,432 / 5e7 = 88.5 µs, hidden);
-    // KV 6,400 tokens × 8,192 B = 52,428,800 B / 5e5 = 104.8576 µs; physics 243.171328 µs.
+    // 64 decodes at context 100: weights 138.313728 µs and GEMM FLOPs 64 · 2 · 34,578,432 / 5e7 = 88.52078592 µs,
+    // near the roofline's ridge: RIDGE · (88.52078592 + 138.313728) = 0.7 · 226.83451392 = 158.784159744 µs;
+    // KV 6,400 tokens × 8,192 B = 52,428,800 B / 5e5 = 104.8576 µs; physics 263.641759744 µs.
     const batch = Array.from({ length: 64 }, () => req(50, 100, 100, 1));
-    expect(stepUnder('vllm-v1', batch)).toBe(Math.trunc(243.171328 + 838 + 64 * 8)); // 1593
-    expect(stepUnder('vllm-v0', batch)).toBe(Math.trunc(243.171328 + 4000 + 64 * 80)); // 9363
+    expect(stepUnder('vllm-v1', batch)).toBe(Math.trunc(263.641759744 + 838 + 64 * 8)); // 1613
+    expect(stepUnder('vllm-v0', batch)).toBe(Math.trunc(263.641759744 + 4000 + 64 * 80)); // 9383
     // Both profiles share the front end (no public per-request V0 figure).
     const m = createCorrectedPhysicsModel({ model: tiny, hardware: gpu, tp: 1, coefficients: ENGINE_PROFILES['vllm-v0'].overheads });
     expect(m.queueingTime(batch[0]!)).toBe(9030);

@@ -226,7 +226,7 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
           ...(corrected ? { corrected } : {}),
           ...(setup.lazyDecode === false ? { lazyDecode: false } : {}),
           ...(speculative === null ? {} : { speculative }),
-          ...(reprefill ? { reprefillPreemption: true } : {}),
+          ...(reprefill ? { reprefillPreemption: true, serialSteps: true } : {}),
         },
         createKVStore(kvStoreConfig(kvBlocks === setup.kv.totalBlocks ? setup.kv : { ...setup.kv, totalBlocks: kvBlocks }, reprefill)),
         latencyFor(o === null ? setup.latency : o.latency, replica?.build, holder),
