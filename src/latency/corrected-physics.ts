@@ -4,7 +4,8 @@
  * correction and its measured effect):
  *
  * - GEMMs (projections, MLP, experts, LM head) cost max(FLOPs at the GPU class's achievable GEMM rate, weight
- *   bytes at its achievable streaming bandwidth): a roofline per step, not the reference's fitted multiples;
+ *   bytes at its achievable streaming bandwidth, {@link RIDGE} × their sum): a roofline per step whose ridge costs
+ *   what measured kernels do there, not the reference's fitted multiples;
  * - prefill attention is causal FLOPs over the request's real context (progress, not the full prompt) at the
  *   FlashAttention efficiency of the GPU class; decode attention reads the paged KV cache at its own
  *   efficiency;
