@@ -28,7 +28,8 @@ describe('--engine-profile', () => {
     expect(v1.latency.backend).toBe('corrected-physics');
     expect(v1.setup.schedulingMode).toBe('async');
     expect(v1.latency.latency.linear?.coefficients).toEqual([1, 1, 1, 1, 838, 8, 9030]);
-    const v0 = await resolve({ engineProfile: 'vllm-v0' });
+    // A model of at most 32K tokens (Llama-3.1-8B capped at 8,192 here): V0 ran without chunked prefill.
+    const v0 = await resolve({ engineProfile: 'vllm-v0', maxModelLen: 8192 });
     expect(v0.setup.schedulingMode).toBe('prefill-first');
     expect(v0.latency.latency.linear?.coefficients).toEqual([1, 1, 1, 1, 4000, 80, 9030]);
     expect((await resolve({ engineProfile: 'vllm-v0', schedulingMode: 'sync' })).setup.schedulingMode).toBe('sync');
@@ -39,11 +40,20 @@ describe('--engine-profile', () => {
     // an explicit --engine-profile keeps its own, and the reference's backends are not switched to corrected-physics.
     expect((await resolve({ latencyModel: 'corrected-physics', schedulingMode: 'prefill-first' })).latency.latency.linear?.coefficients).toEqual([1, 1, 1, 1, 4000, 80, 9030]);
     expect((await resolve({ engineProfile: 'vllm-v1', schedulingMode: 'prefill-first' })).latency.latency.linear?.coefficients).toEqual([1, 1, 1, 1, 838, 8, 9030]);
-    // V0 without chunked prefill: the token budget defaults to max(max_model_len, 2048) (131,072 for Llama-3.1-8B);
-    // an explicit --max-num-batched-tokens wins; V1 keeps 2,048.
-    expect(v0.setup.maxNumBatchedTokens).toBe(131_072);
+    // V0 without chunked prefill: the token budget defaults to max(max_model_len, 2048); an explicit
+    // --max-num-batched-tokens wins; V1 keeps 2,048.
+    expect(v0.setup.maxNumBatchedTokens).toBe(8192);
     expect((await resolve({ latencyModel: 'corrected-physics', schedulingMode: 'prefill-first' })).setup.maxNumBatchedTokens).toBe(131_072);
     expect((await resolve({ engineProfile: 'vllm-v0', maxModelLen: 1024 })).setup.maxNumBatchedTokens).toBe(2048);
+    expect((await resolve({ engineProfile: 'vllm-v0', maxModelLen: 8192, maxNumBatchedTokens: 4096 })).setup.maxNumBatchedTokens).toBe(4096);
+    // Above 32K tokens V0 turned chunked prefill on by itself: mixed (sync) steps and V0's chunked budget of 512,
+    // unless the flags say otherwise.
+    const long = await resolve({ engineProfile: 'vllm-v0' });
+    expect(long.setup.schedulingMode).toBe('sync');
+    expect(long.setup.maxNumBatchedTokens).toBe(512);
+    expect(long.latency.latency.linear?.coefficients).toEqual([1, 1, 1, 1, 4000, 80, 9030]);
+    expect((await resolve({ engineProfile: 'vllm-v0', maxModelLen: 32_768 })).setup.schedulingMode).toBe('prefill-first');
+    expect((await resolve({ engineProfile: 'vllm-v0', schedulingMode: 'prefill-first' })).setup.maxNumBatchedTokens).toBe(131_072);
     expect((await resolve({ engineProfile: 'vllm-v0', maxNumBatchedTokens: 8192 })).setup.maxNumBatchedTokens).toBe(8192);
     expect(v1.setup.maxNumBatchedTokens).toBe(2048);
     const refV0 = await resolve({ schedulingMode: 'prefill-first' });
@@ -74,7 +84,7 @@ describe('--engine-profile', () => {
     // The V0 profile as shipped (prefill-first, synchronous): slower in every latency under load too.
     const load = { ...ALONE, rate: 20, numRequests: 200, promptTokens: 512, outputTokens: 128 };
     const a = await simulate({ ...load, engineProfile: 'vllm-v1' });
-    const b = await simulate({ ...load, engineProfile: 'vllm-v0' });
+    const b = await simulate({ ...load, engineProfile: 'vllm-v0', maxModelLen: 8192 });
     expect(b.metrics.itl_mean_ms).toBeGreaterThan(a.metrics.itl_mean_ms * 2);
     expect(b.metrics.e2e_mean_ms).toBeGreaterThan(a.metrics.e2e_mean_ms);
   });

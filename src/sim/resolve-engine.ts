@@ -27,6 +27,10 @@ import { parseJson } from '../format/json.js';
 import { LatencyConfigError, LatencyErrorCode } from '../latency/errors.js';
 import { ENGINE_PROFILES, isEngineProfileName } from '../latency/engine-profiles.js';
 
+/** vLLM V0 turned chunked prefill on by itself above this max_model_len (tokens); its chunked budget was 512. */
+const V0_LONG_CONTEXT = 32_768;
+const V0_CHUNKED_BUDGET = 512;
+
 /** A user model config.json: bounded, with syntax errors at `file:line:col`. */
 function readJson(env: SimEnv, path: string, option: string): { raw: unknown; text: string } {
   const text = env.readText(path, option);
@@ -206,9 +210,14 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   // corrected-physics models vLLM V1, whose scheduler runs one step ahead, unless --engine-profile names another
   // engine (resolveLatency checked its name); the reference's models keep sync.
   const engine = f.has('engine-profile') ? f.str('engine-profile') : '';
+  // vLLM V0 (v0.5–v0.6) turned chunked prefill on by itself for models longer than 32K tokens ("Chunked prefill is
+  // enabled by default for models with max_model_len > 32K"): its steps then mix decodes and prefill chunks (sync),
+  // with V0's chunked budget of 512 tokens, unless the flags say otherwise.
+  const v0Chunked = engine === 'vllm-v0' && modeText === '' && latency.maxModelLen > V0_LONG_CONTEXT;
   const schedulingMode: SchedulingMode = modeText !== ''
     ? (modeText as SchedulingMode)
-    : isEngineProfileName(engine) ? ENGINE_PROFILES[engine].schedulingMode : latency.backend === 'corrected-physics' ? 'async' : 'sync';
+    : v0Chunked ? 'sync'
+      : isEngineProfileName(engine) ? ENGINE_PROFILES[engine].schedulingMode : latency.backend === 'corrected-physics' ? 'async' : 'sync';
   const speculative = resolveSpeculative(f, semantics === 'corrected');
   if ((speculative !== null || dep?.engine.pools.some((p) => (p.overrides.speculative ?? null) !== null) === true) && schedulingMode === 'prefill-first') {
     throw new ConfigError('bad-flag', '--num-speculative-tokens cannot be combined with --scheduling-mode prefill-first (vLLM V0 without chunked prefill); use sync or async', { field: '--num-speculative-tokens' });
@@ -253,11 +262,12 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   if (!['auto', 'on', 'off'].includes(cachingText)) throw new ConfigError('bad-flag', `unknown --prefix-caching ${showValue(cachingText)}; valid: auto, on, off`, { field: '--prefix-caching' });
   const prefixCaching = cachingText === 'auto' ? shownEngine !== 'vllm-v0' : cachingText === 'on';
   if (cachingText === 'auto' && !prefixCaching) env.info?.('prefix caching off: the vllm-v0 engine profile (V0\'s default; --prefix-caching on to enable it)');
-  // V0 without chunked prefill defaulted its token budget to max(max_model_len, 2048): a prefill step takes whole
-  // prompts up to the model length (vLLM SchedulerConfig, v0.4–v0.6).
+  // V0's token budget: max(max_model_len, 2048) without chunked prefill (a prefill step takes whole prompts up to the
+  // model length), 512 with it (vLLM SchedulerConfig, v0.4–v0.6).
   const v0Budget = shownEngine === 'vllm-v0' && !f.changed('max-num-batched-tokens') && maxModelLen > 0;
-  const maxNumBatchedTokens = v0Budget ? Math.max(maxModelLen, 2048) : positive('max-num-batched-tokens');
-  if (v0Budget) env.info?.(`max-num-batched-tokens ${maxNumBatchedTokens}: the vllm-v0 engine profile (V0 without chunked prefill: max(max-model-len, 2048))`);
+  const maxNumBatchedTokens = !v0Budget ? positive('max-num-batched-tokens') : v0Chunked ? V0_CHUNKED_BUDGET : Math.max(maxModelLen, 2048);
+  if (v0Chunked) env.info?.(`scheduling mode sync: the vllm-v0 engine profile with max-model-len ${maxModelLen} > 32K (V0 enabled chunked prefill for such models; --scheduling-mode prefill-first to turn it off)`);
+  if (v0Budget) env.info?.(`max-num-batched-tokens ${maxNumBatchedTokens}: the vllm-v0 engine profile (V0 ${v0Chunked ? 'with chunked prefill: 512' : 'without chunked prefill: max(max-model-len, 2048)'})`);
   if (isEngineProfileName(shownEngine)) {
     const o = ENGINE_PROFILES[shownEngine].overheads;
     env.info?.(`engine profile ${shownEngine}${shownEngine === engine ? '' : ' (implied by --scheduling-mode prefill-first: vLLM V0\'s step formation)'}: scheduling mode ${schedulingMode}, overheads ${o.step_us} µs per step + ${o.request_us} µs per scheduled sequence, front end ${o.frontend_us} µs${f.str('latency-profile') !== '' ? ' (a --latency-profile coefficient replaces these)' : ''}`);
