@@ -210,9 +210,8 @@ export async function resolveEngineFlags(f: FlagValues, env: SimEnv, deployment:
   // corrected-physics models vLLM V1, whose scheduler runs one step ahead, unless --engine-profile names another
   // engine (resolveLatency checked its name); the reference's models keep sync.
   const engine = f.has('engine-profile') ? f.str('engine-profile') : '';
-  // vLLM V0 (v0.5–v0.6) turned chunked prefill on by itself for models longer than 32K tokens ("Chunked prefill is
-  // enabled by default for models with max_model_len > 32K"): its steps then mix decodes and prefill chunks (sync),
-  // with V0's chunked budget of 512 tokens, unless the flags say otherwise.
+  // vLLM V0 turned chunked prefill on by itself for models longer than 32K tokens (PR #6666, v0.5.4 on): its steps
+  // then mix decodes and prefill chunks (sync), with V0's chunked budget of 512 tokens, unless the flags say otherwise.
   const v0Chunked = engine === 'vllm-v0' && modeText === '' && latency.maxModelLen > V0_LONG_CONTEXT;
   const schedulingMode: SchedulingMode = modeText !== ''
     ? (modeText as SchedulingMode)
