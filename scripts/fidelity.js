@@ -244,8 +244,11 @@ const ABLATIONS = {
 
 
 // ---------------------------------------------------------------- public non-H100 runs
-/** The simulation of one public run: its engine settings and its load as the benchmark client sent it. */
-function publicConfig(doc, run) {
+/**
+ * The simulation of one public run: its engine settings and its load as the benchmark client sent it (`trace`: a
+ * trace run's recorded requests, read once by the caller).
+ */
+function publicConfig(doc, run, trace) {
   const c = run.config;
   const files = {};
   const extra = {};
@@ -268,7 +271,7 @@ function publicConfig(doc, run) {
   const l = run.load;
   if (l.kind === 'trace') {
     files['trace.yaml'] = HEADER;
-    files['trace.csv'] = recordedTrace(traceOf(doc, run));
+    files['trace.csv'] = recordedTrace(trace);
     return { mode: 'replay', latencyModel: 'corrected-physics', ...engine, ...extra, files, outputs: { metrics: true }, traceHeader: 'trace.yaml', traceData: 'trace.csv', horizon: NO_HORIZON_US };
   }
   if (l.kind === 'burst') {
@@ -297,14 +300,31 @@ function llmServingSimFile(doc, run, file) {
   try {
     return execFileSync('git', ['--git-dir', gitDir, 'show', `${doc.sources[run.source].commit}:${rel}`], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'ignore'] });
   } catch {
-    throw new Error(`fidelity: ${rel} is neither in ${where} nor at commit ${doc.sources[run.source].commit} of its git directory`);
+    return refuse(`BLIS_LLMSERVINGSIM=${where}: ${rel} is neither in that directory nor at commit ${doc.sources[run.source].commit} of a git directory there; point it at a clone of ${doc.sources[run.source].repository}`);
   }
+}
+
+/** One error line naming the input and the fix, exit 2 (the script's bad-input contract). */
+function refuse(message) {
+  console.error(`fidelity: ${message}`);
+  process.exit(2);
 }
 
 /** The recorded requests of a trace run (LLMServingSim's requests.jsonl), or null when the clone is not given. */
 function traceOf(doc, run) {
   const text = llmServingSimFile(doc, run, 'vllm/requests.jsonl');
-  return text === null ? null : text.trim().split('\n').map((l) => JSON.parse(l));
+  if (text === null) return null;
+  const file = `${run.path}/vllm/requests.jsonl`;
+  const rows = text.trim() === '' ? [] : text.trim().split('\n').map((l, i) => {
+    try {
+      const r = JSON.parse(l);
+      for (const k of ['queued_ts', 'input_toks', 'output_toks']) if (!Number.isFinite(r?.[k])) throw new Error(`no number "${k}"`);
+      return r;
+    } catch (e) {
+      return refuse(`${file}:${i + 1}: ${e instanceof Error ? e.message : String(e)}; expected one LLMServingSim request record per line`);
+    }
+  });
+  return rows.length > 0 ? rows : refuse(`${file} holds no requests`);
 }
 
 /**
@@ -374,11 +394,12 @@ async function publicSet() {
   const out = [];
   const skipped = [];
   for (const run of doc.runs) {
-    if (run.load.kind === 'trace' && traceOf(doc, run) === null) {
+    const trace = run.load.kind === 'trace' ? traceOf(doc, run) : null;
+    if (run.load.kind === 'trace' && trace === null) {
       skipped.push(run.id);
       continue;
     }
-    const { predicted, completed } = publicPredicted(run, await simulate(publicConfig(doc, run)));
+    const { predicted, completed } = publicPredicted(run, await simulate(publicConfig(doc, run, trace)));
     const ape_ = Object.fromEntries(Object.keys(run.measured).map((k) => [k, ape(predicted[k], run.measured[k])]));
     out.push({ id: run.id, source: run.source, gpu_family: run.gpu_family, deployment: run.deployment, measured: run.measured, predicted, ape: ape_, completed });
   }

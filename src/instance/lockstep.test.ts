@@ -120,6 +120,20 @@ describe('DP ranks in lockstep (a MoE model\'s --dp ranks under corrected-physic
     for (const inst of cs.instances) expect(inst.isStepPending).toBe(false);
   });
 
+  it('E14: a request arriving during the group\'s final step waits for it to end (no overlapping group steps)', () => {
+    // x's last step (a decode) runs [1826, 1942); y arrives on rank 1 at 1900, while it runs.
+    const x = req('x', 100, 3, 1000, 3);
+    const y = req('y', 50, 1, 1900, 4);
+    const cs = buildCluster(setup());
+    const steps: LockstepStepInfo[] = [];
+    groupOf(cs.instances[0]!).onGroupStep = (i) => steps.push({ ...i, rankTimes: [...i.rankTimes], working: [...i.working] });
+    cs.run([x, y]);
+    expect(steps[2]).toMatchObject({ clock: 1826, duration: 116 });
+    // y's prefill (50 tokens: 100 + 250 + 10 + 50 = 410) starts at 1942, not at 1900: TTFT 42 + 410.
+    expect(steps[3]).toEqual({ clock: 1942, padTo: 50, duration: 410, rankTimes: [350, 410], working: [false, true] });
+    expect(y.ttft).toBe(452);
+  });
+
   it('is deterministic: the same run twice gives the same group steps', () => {
     const make = (): Request[] => Array.from({ length: 40 }, (_, i) => req(`r${i}`, 50 + ((i * 37) % 400), 5 + ((i * 13) % 30), i * 700, i + 10));
     const one = run(setup(), make()).steps;

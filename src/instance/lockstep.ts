@@ -38,6 +38,8 @@ export class LockstepGroup implements LockstepHook {
   private inStep = false;
   /** The earliest step a rank asked for during the current group step. */
   private next = Infinity;
+  /** When the last group step ends: a step wanted before then waits for it (E14; lockstep is corrected-physics only). */
+  private lastEnd = -1;
   private readonly outcomes: (BatchOutcome | null)[];
   private readonly times: number[];
   private readonly working: boolean[];
@@ -62,7 +64,7 @@ export class LockstepGroup implements LockstepHook {
     }
     if (this.pending) return;
     this.setPending(true);
-    (this.ranks[0] as Instance).scheduleGroupStep(time);
+    (this.ranks[0] as Instance).scheduleGroupStep(time < this.lastEnd ? this.lastEnd : time);
   }
 
   step(now: number): void {
@@ -106,6 +108,7 @@ export class LockstepGroup implements LockstepHook {
     }
     // Price the slowest working rank last, so a recording model (the latency fit) holds its gradient.
     if (slow >= 0 && slow !== last && this.working[slow]) (ranks[slow] as Instance).lockstepPriceAgain(padTo);
+    this.lastEnd = now + adv;
     if (this.onGroupStep !== null) this.onGroupStep({ clock: now, padTo, duration: adv, rankTimes: this.times, working: this.working });
     for (let i = 0; i < n; i++) {
       const o = this.outcomes[i];

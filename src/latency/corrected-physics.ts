@@ -332,9 +332,10 @@ function allToAllUs(p: Plan, n: number, bytes: number): number {
 /**
  * GEMMs near the roofline's ridge cost more than max(compute, memory): the weights stream while the tensor cores
  * work, but neither at its full rate. Measured kernel times (vidur's A100 and H100 projections, LLMServingSim's RTX
- * PRO 6000 and RTX 4090 ones) sit 10–40 % above the max where the two times are equal and meet it a factor of
- * two either side: max(compute, memory, RIDGE · (compute + memory)) follows them (docs/fidelity.md, "The
- * roofline's ridge"), and stays piecewise linear in the coefficients.
+ * PRO 6000 and RTX 4090 ones) sit about 50 % above the max where the two times are equal and 5–15 % above it two
+ * to four times either side: max(compute, memory, RIDGE · (compute + memory)) follows them, and stays piecewise
+ * linear in the coefficients. The kernels alone fit best at 0.84; the H100 runs the defaults are fitted on admit
+ * at most 0.7 (docs/fidelity.md, "Workstation GPUs, the roofline's ridge").
  */
 export const RIDGE = 0.7;
 

@@ -201,8 +201,8 @@ export function buildCluster(setup: EngineSetup): ClusterSimulator {
       const mml = build?.maxModelLen ?? (o === null ? setup.maxModelLen : o.maxModelLen);
       // A deployment configuration's own speculative decoding, else the run's.
       const speculative = (o?.speculative !== undefined ? o.speculative : setup.speculative) ?? null;
-      // E13: vLLM's recompute preemption (re-prefill of prompt + outputs) under corrected semantics, and always
-      // with a model of a real vLLM engine (corrected-physics).
+      // E13 and E14: vLLM's recompute preemption (re-prefill of prompt + outputs) and one step at a time on a GPU,
+      // under corrected semantics, and always with a model of a real vLLM engine (corrected-physics).
       const reprefill = corrected || (o === null ? setup.latency : o.latency).vllmPreemption === true;
       const holder: { inst: Instance | null } = { inst: null };
       holder.inst = new Instance(
