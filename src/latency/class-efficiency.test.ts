@@ -135,3 +135,23 @@ describe('the roofline ridge: GEMMs cost max(compute, weights, RIDGE · (compute
     expect(w).toBe(0);
   });
 });
+
+describe('workstation cards talk without P2P by default (gpu-physics.ts)', () => {
+  it('RTX 4090 and RTX PRO 6000: the no-P2P PCIe 4 / 5 links; the datacenter PCIe entries keep P2P', () => {
+    expect(GPU_PHYSICS['RTX-4090']!.interconnect.intraNode).toEqual({ kind: 'pcie4-no-p2p', small: { latencyUs: 40, busBandwidthGBs: 5 }, large: { latencyUs: 50, busBandwidthGBs: 9 } });
+    expect(GPU_PHYSICS['RTX-PRO-6000']!.interconnect.intraNode).toEqual({ kind: 'pcie5-no-p2p', small: { latencyUs: 40, busBandwidthGBs: 10 }, large: { latencyUs: 40, busBandwidthGBs: 17.5 } });
+    expect(GPU_PHYSICS['H100-PCIe']!.interconnect.intraNode.kind).toBe('pcie5');
+  });
+
+  it('Qwen3-32B at TP 2 on RTX PRO 6000, 128 decodes: 128 all-reduces of 1.31 MB at 114.9 µs plus the logits all-gather, 15,858.3 µs', () => {
+    const q32 = model({ numLayers: 64, hiddenDim: 5120, numHeads: 64, numKVHeads: 8, headDim: 128, intermediateDim: 25600, vocabSize: 151_936 });
+    const comm = correctedTerm({ model: q32, hardware: gpu('RTX-PRO-6000'), tp: 2 }, uniformBatch(128, 1000, 1, 500), 'comm');
+    // All-reduce: 128 × 5,120 × 2 B = 1,310,720 B, a 2-GPU ring moves 2·(1/2) of it: large protocol 40 + 1,310,720 / 17,500
+    // = 114.898 µs (small: 40 + 131.07 = 171.07), 2 per layer × 64 layers. Logits: 128 × 151,936 × 2 B, each GPU
+    // receives half, 19,447,808 B as one NCCL call: 40 + 1,111.303 µs.
+    const ar = 40 + 1_310_720 / 17_500;
+    const logits = 40 + (128 * 151_936 * 2) / 2 / 17_500;
+    expect(comm).toBeCloseTo(128 * ar + logits, 6);
+    expect(comm).toBeCloseTo(15_858.28, 2);
+  });
+});

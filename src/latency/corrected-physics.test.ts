@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { GpuPhysics } from '../config/catalog/gpu-physics.js';
 import { GPU_PHYSICS } from '../config/catalog/gpu-physics.js';
 import { GPU_CATALOG } from '../config/catalog/hardware.js';
-import { createCorrectedPhysicsModel, CORRECTED_PHYSICS_COEFFICIENTS } from './corrected-physics.js';
+import { createCorrectedPhysicsModel, CORRECTED_PHYSICS_COEFFICIENTS, remoteRanksPerToken } from './corrected-physics.js';
 import { LatencyConfigError } from './errors.js';
 import { model, req, times } from './test-fixtures.js';
 import { stepBatchOf, type HardwareConfig, type LatencyModel } from './types.js';
@@ -117,6 +117,28 @@ describe('corrected-physics step time (hand-computed)', () => {
     const dp = createCorrectedPhysicsModel({ model: moe, hardware: gpu, tp: 1, dp: 4, expertParallel: true });
     expect(grad(dp, [req(50, 100, 100, 1)]).g['comm']).toBeGreaterThan(0);
     expect(grad(m, [req(50, 100, 100, 1)]).g['comm']).toBe(0);
+  });
+
+  it('MoE dispatch at DP > 1: vLLM\'s default all-gathers the hidden states; all-to-all backends send a token once per remote rank', () => {
+    const moe = model({ ...tiny, numLocalExperts: 8, numExpertsPerTok: 2, moeExpertFFNDim: 1024, intermediateDim: 1024 });
+    const decodes = times(64, () => req(50, 100, 100, 1));
+    const comm = (opts: { expertParallel?: boolean; moeCommBackend?: string }): number =>
+      grad(createCorrectedPhysicsModel({ model: moe, hardware: gpu, tp: 1, dp: 4, ...opts }), decodes).g['comm']!;
+    // allgather_reducescatter, EP on or off: 64 tokens × 1024 × 2 B × dp 4 = 524,288 B, of which each of the 4 GPUs
+    // receives 3/4 = 393,216 B; the small protocol over 4 GPUs: 10 µs × (1 + log2 4)/2 + 393,216 / 5e4 = 22.86432 µs
+    // (the large one costs 60.98), twice per MoE layer (dispatch, combine), 2 layers.
+    expect(comm({ expertParallel: true })).toBeCloseTo(4 * 22.86432, 9);
+    expect(comm({ expertParallel: false })).toBeCloseTo(4 * 22.86432, 9);
+    expect(comm({ expertParallel: true, moeCommBackend: 'naive' })).toBeCloseTo(4 * 22.86432, 9);
+    // deepep_low_latency: 8 experts, 2 per rank, top-2: a rank holds neither of a token's experts with probability
+    // (6/8)·(5/7) = 15/28, so 3 · 13/28 = 1.392857 remote ranks per token: 64 × 2,048 B × 39/28 = 182,564.57 B,
+    // 15 + 3.6512914 = 18.6512914 µs per call, not the top-k (2) copies per token.
+    expect(remoteRanksPerToken(8, 2, 4)).toBeCloseTo(39 / 28, 12);
+    expect(comm({ expertParallel: true, moeCommBackend: 'deepep_low_latency' })).toBeCloseTo(4 * (15 + (64 * 2048 * 39) / 28 / 5e4), 9);
+    // Qwen3-30B-A3B over 2 ranks: 128 experts, top-8: almost every token needs the other rank once.
+    expect(remoteRanksPerToken(128, 8, 2)).toBeCloseTo(1 - [...Array(8).keys()].reduce((p, i) => (p * (64 - i)) / (128 - i), 1), 12);
+    expect(remoteRanksPerToken(128, 8, 2)).toBeGreaterThan(0.99);
+    expect(() => createCorrectedPhysicsModel({ model: moe, hardware: gpu, tp: 1, dp: 4, moeCommBackend: 'nccl' })).toThrow(/unknown MoE comm backend "nccl"; valid: naive, allgather_reducescatter/);
   });
 
   it('is homogeneous in its coefficients: the step time is Σ c·gradient', () => {

@@ -32,6 +32,7 @@ import { architectureOf } from './architecture.js';
 import { kvElementBytes, type HardwareConfig, type LatencyModel, type LinearLatency, type ModelConfig, type StepBatch } from './types.js';
 import type { HybridLayerCosts } from './attention-layout.js';
 import { checkTpSpan, crossNodeFraction, interNodeBytesPerUs, nodesSpanned, validateNetwork, type InterNodeNetwork } from './network.js';
+import { DEFAULT_MOE_COMM_BACKEND, MOE_COMM_BACKEND_NAMES, MOE_COMM_BACKENDS, isMoECommBackend, type MoECommBackend } from './moe-comm.js';
 
 /** Coefficient names in vector order: the keys of a latency profile's `coefficients`. */
 export const CORRECTED_PHYSICS_COEFFICIENTS = ['compute', 'weight_read', 'kv_read', 'comm', 'step_us', 'request_us', 'frontend_us'] as const;
@@ -61,6 +62,12 @@ export interface CorrectedPhysicsOptions {
   readonly dp?: number;
   /** Experts distributed whole over the tp·dp GPUs (all-to-all dispatch) instead of TP-sharded. */
   readonly expertParallel?: boolean;
+  /**
+   * vLLM's MoE dispatch/combine backend (`--moe-comm-backend`, default allgather_reducescatter): the all-gather
+   * family moves every rank's hidden states to every rank; the all-to-all family (DeepEP, pplx, ...) sends a token
+   * once to each other rank that holds one of its top-k experts.
+   */
+  readonly moeCommBackend?: string;
   /** Coefficients by name; missing ones take {@link CORRECTED_PHYSICS_DEFAULTS}. */
   readonly coefficients?: Partial<Record<CorrectedPhysicsCoefficient, number>>;
   /**
@@ -110,6 +117,12 @@ interface Plan {
   readonly logitsBytesPerSample: number;
   readonly epLink: LinkSpec;
   readonly expertParallel: boolean;
+  /**
+   * Per token, the hidden states one dispatch (or combine) moves, in units of d × activation bytes before the
+   * collective's own (n − 1)/n: dp for the all-gather family; for the all-to-all family the expected number of
+   * other ranks holding one of its top-k experts, times n/(n − 1) (see {@link remoteRanksPerToken}).
+   */
+  readonly dispatchCopies: number;
   /** With a network: the cross-node share of the TP and the expert collectives' bytes (0 inside a node). */
   readonly tpCross: number;
   readonly epCross: number;
@@ -147,6 +160,7 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
   const M = LatencyErrorCode.InvalidModelConfig;
   if (!Number.isInteger(tp) || tp <= 0) fail(P, 'tp', `tp must be a positive integer, got ${tp}`);
   if (!Number.isInteger(dp) || dp < 1) fail(P, 'dp', `dp must be an integer >= 1, got ${dp}`);
+  moeBackendOf(opts);
   if (mc.numLayers <= 0) fail(M, 'num_hidden_layers', `num_hidden_layers must be > 0, got ${mc.numLayers}`);
   if (mc.numHeads <= 0) fail(M, 'num_attention_heads', `num_attention_heads must be > 0, got ${mc.numHeads}`);
   if (mc.hiddenDim <= 0) fail(M, 'hidden_size', `hidden_size must be > 0, got ${mc.hiddenDim}`);
@@ -247,6 +261,7 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     logitsBytesPerSample: tp > 1 ? mc.vocabSize * mc.bytesPerParam : 0,
     epLink: linkFor(expertGroup),
     expertParallel: opts.expertParallel === true,
+    dispatchCopies: moe && dp > 1 ? dispatchCopiesOf(opts, mc, expertGroup, dp) : 0,
     hybrid: mc.attention === undefined ? null : {
       full: mc.attention.full,
       sliding: mc.attention.sliding,
@@ -261,6 +276,36 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     interLatencyUs: net === undefined ? 0 : net.latencyUs,
     w: opts.verifyWidth ?? 1,
   };
+}
+
+/**
+ * The dispatch volume per token of a MoE layer at DP > 1 ({@link Plan.dispatchCopies}). vLLM's default backend,
+ * allgather_reducescatter (as naive), all-gathers the hidden states of the dp ranks before the experts and
+ * reduce-scatters them after, with or without expert parallelism: dp copies, of which each GPU receives the
+ * share (n − 1)/n. The all-to-all backends (expert parallelism only) send a token once to every other rank that
+ * holds at least one of its top-k experts, not once per expert: {@link remoteRanksPerToken} copies.
+ */
+function moeBackendOf(opts: CorrectedPhysicsOptions): MoECommBackend {
+  const name = opts.moeCommBackend === undefined || opts.moeCommBackend === '' ? DEFAULT_MOE_COMM_BACKEND : opts.moeCommBackend;
+  if (!isMoECommBackend(name)) fail(LatencyErrorCode.UnknownMoECommBackend, 'moeCommBackend', `unknown MoE comm backend "${name}"; valid: ${MOE_COMM_BACKEND_NAMES.join(', ')}`);
+  return name;
+}
+
+function dispatchCopiesOf(opts: CorrectedPhysicsOptions, mc: ModelConfig, n: number, dp: number): number {
+  const family = MOE_COMM_BACKENDS[moeBackendOf(opts)];
+  if (family === 'allgather' || opts.expertParallel !== true || n <= 1) return dp;
+  return (remoteRanksPerToken(mc.numLocalExperts, mc.numExpertsPerTok, n) * n) / (n - 1);
+}
+
+/**
+ * Expected number of the other n − 1 ranks that hold at least one of a token's k experts, the E experts spread
+ * evenly (E/n per rank) and the k drawn without replacement: (n − 1) · (1 − Π_{i<k} (E − E/n − i)/(E − i)).
+ */
+export function remoteRanksPerToken(experts: number, k: number, n: number): number {
+  const perRank = experts / n;
+  let none = 1;
+  for (let i = 0; i < k; i++) none *= Math.max(0, experts - perRank - i) / (experts - i);
+  return (n - 1) * (1 - none);
 }
 
 /**
@@ -411,7 +456,7 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
     rooflineInto(g, c, moeCompute, moeMemory);
     if (p.dp > 1) {
       // Tokens travel to the experts and back: k copies each (all-to-all) or every hidden state (all-gather).
-      commBytes = tokens * p.d * p.actBytes * (p.expertParallel ? p.topK : p.dp);
+      commBytes = tokens * p.d * p.actBytes * p.dispatchCopies;
       comm += 2 * p.moeLayers * allToAllUs(p, p.expertGroup, commBytes);
     }
   }

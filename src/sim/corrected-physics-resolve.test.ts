@@ -122,9 +122,18 @@ describe('GPU physics of --hardware-config entries (never another GPU\'s)', () =
   it('a catalog GPU under another spelling gets that GPU\'s physics (the issue\'s RTXPRO6000 case)', async () => {
     const { r } = await run('RTXPRO6000', {}, 2);
     const phys = r.latency.hardwareConfig?.physics;
-    expect(phys?.interconnect.intraNode.kind).toBe('pcie5');
+    // The catalog prices the card's collectives without P2P (gpu-physics.ts: NCCL's P2P path needs host changes).
+    expect(phys?.interconnect.intraNode.kind).toBe('pcie5-no-p2p');
     expect(phys?.efficiency).toEqual({ gemm: 0.73, attention: 0.41, weightRead: 0.8, kvRead: 0.8 });
-    expect(r.latency.info.join('\n')).toMatch(/corrected-physics GPU RTXPRO6000: the catalog's RTX-PRO-6000: efficiency gemm 0.73,.*intra-node pcie5/);
+    expect(r.latency.info.join('\n')).toMatch(/corrected-physics GPU RTXPRO6000: the catalog's RTX-PRO-6000: efficiency gemm 0.73,.*intra-node pcie5-no-p2p \(small messages 40 µs \+ 10 GB\/s, large 40 µs \+ 17.5 GB\/s\)/);
+  });
+
+  it('a host with working P2P says so in its entry: the catalog card keeps its efficiencies and gets the P2P link', async () => {
+    const { r } = await run('RTX-PRO-6000', { PCIeGen: 5, PCIeP2P: true }, 2);
+    const phys = r.latency.hardwareConfig?.physics;
+    expect(phys?.interconnect.intraNode).toEqual({ kind: 'pcie5', small: { latencyUs: 12, busBandwidthGBs: 20 }, large: { latencyUs: 20, busBandwidthGBs: 35 }, customAllReduceMaxGpus: 2 });
+    expect(phys?.efficiency).toEqual({ gemm: 0.73, attention: 0.41, weightRead: 0.8, kvRead: 0.8 });
+    expect(r.latency.info.join('\n')).toMatch(/the catalog's RTX-PRO-6000 with PCIe 5:/);
   });
 
   it('derives efficiencies from the class and the link from PCIeGen / NVLinkGBs, and prints them at --log info', async () => {

@@ -342,8 +342,8 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   }
   if (inp.dp > 1 && !isMoE && backend !== 'corrected-physics') throw new ConfigError('bad-flag', `--dp > 1 is only supported for MoE models (got --dp=${inp.dp} for a dense model); use --num-instances for replicas, or --latency-model corrected-physics (DP ranks as independent engines)`);
   if (inp.enableExpertParallel && !isMoE) throw new ConfigError('bad-flag', `--enable-expert-parallel requires a MoE model (got dense model ${showValue(model)})`);
-  if (inp.moeCommBackend !== '' && backend !== 'trained-physics') {
-    throw new ConfigError('bad-flag', `--moe-comm-backend requires --latency-model trained-physics (got ${backend}); corrected-physics uses --enable-expert-parallel for all-to-all dispatch`);
+  if (inp.moeCommBackend !== '' && backend !== 'trained-physics' && backend !== 'corrected-physics') {
+    throw new ConfigError('bad-flag', `--moe-comm-backend requires --latency-model trained-physics or corrected-physics (got ${backend})`);
   }
   if (inp.profile !== undefined) warnings.push(...profileMismatch(inp.profile, model, gpu, tp));
   const network = resolveNetwork(inp.network, hw, gpu, tp);
@@ -351,7 +351,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   const latency = backend === 'roofline'
     ? createRooflineModel({ model: mc, hardware: hw, tp, alpha, corrected: inp.corrected === true, ...net, ...widthOpt(inp) })
     : backend === 'corrected-physics'
-      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, coefficients: correctedCoefficientsOf(inp), ...net, ...widthOpt(inp) })
+      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, ...(inp.moeCommBackend !== '' ? { moeCommBackend: inp.moeCommBackend } : {}), coefficients: correctedCoefficientsOf(inp), ...net, ...widthOpt(inp) })
       : createTrainedPhysicsModel({
         model: mc, hardware: hw, tp, dp: placed ? 1 : inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true, ...net, ...widthOpt(inp),
         ...(replicasMode && inp.enableExpertParallel ? { expertParallel: { groupDp: inp.dp } } : {}),
@@ -459,3 +459,4 @@ function profileMismatch(p: { readonly profile: LatencyProfile; readonly label: 
   if (profile.tp > 0 && profile.tp !== tp) out.push(`--latency-profile ${p.label} was fitted at tp=${profile.tp}, not tp=${tp}; communication terms may not carry over`);
   return out;
 }
+

@@ -106,6 +106,16 @@ const IB_HDR = link('infiniband-hdr', [25, 12], [50, 20]);
 /** 100–200 GbE RoCE, common on PCIe inference servers. */
 const ROCE_200 = link('roce-200g', [30, 10], [60, 18]);
 
+/**
+ * What one NCCL all-reduce costs inside a compiled decode step, µs, whatever the link: pytorch-labs/gpt-fast's
+ * README ("Tensor Parallelism": A100-80GB, torch.compile + CUDA graphs, NCCL all-reduce, no custom kernel)
+ * decodes Llama-2-7B at 104.9 tokens/s on one GPU and 136.27 on two, so its 64 all-reduces (2 per layer) add
+ * (1/136.27 − 1/(2 · 104.9)) s / 64 = 40.2 µs each to a step whose weight streaming halved (an upper bound: work
+ * that does not halve with TP is counted in the calls). The launch, the cross-GPU synchronisation and the
+ * protocol's fixed work, not the link, set it: vLLM's custom all-reduce (P2P only) takes ≈ 10 µs instead.
+ */
+export const NCCL_IN_STEP_CALL_US = 40;
+
 const HOPPER: EfficiencySpec = { gemm: 0.7, attention: 0.55, weightRead: 0.85, kvRead: 0.8 };
 /**
  * Ampere's weight streaming is not H100's 85 %: pytorch-labs/gpt-fast (README, "Benchmarks": A100-80GB SXM,
@@ -154,6 +164,18 @@ const NVSWITCH_B: InterconnectSpec = { intraNode: link('nvlink5-nvswitch', [8, 1
 const pcie = (kind: string, small: [number, number], large: [number, number]): LinkSpec => ({ ...link(kind, small, large), customAllReduceMaxGpus: 2 });
 const PCIE4: InterconnectSpec = { intraNode: pcie('pcie4', [15, 10], [25, 18]), interNode: ROCE_200, gpusPerNode: 8 };
 const PCIE5: InterconnectSpec = { intraNode: pcie('pcie5', [12, 20], [20, 35]), interNode: ROCE_200, gpusPerNode: 8 };
+/**
+ * The workstation cards' collectives run without P2P unless a user says otherwise (`"PCIeGen"` and `"PCIeP2P": true`
+ * in a `--hardware-config` entry of the same name, docs/usage.md):
+ * - GeForce RTX 40 cards have peer access disabled by the driver (NVIDIA/nccl-tests#117; sgl-project/sglang#4814:
+ *   "peer access is not supported between these two devices" on 4090s at TP 2).
+ * - The RTX PRO 6000 Blackwell has P2P in hardware, but NCCL's P2P path hangs on stock hosts unless the IOMMU is
+ *   off and `nvidia_uvm uvm_disable_hmm=1` is set ("required on virtually all RTX PRO 6000 multi-GPU setups",
+ *   voipmonitor/rtx6kpro hardware/pcie-bandwidth.md; local-inference-lab/rtx6kpro#15: 2 cards hang on the
+ *   first all-reduce "unless NCCL_P2P_DISABLE=1"), so deployments commonly run with it disabled.
+ */
+const PCIE4_NO_P2P: InterconnectSpec = { ...PCIE4, intraNode: withoutP2P(PCIE4.intraNode) };
+const PCIE5_NO_P2P: InterconnectSpec = { ...PCIE5, intraNode: withoutP2P(PCIE5.intraNode) };
 
 /** Keyed like the GPU catalog (config/catalog/hardware.ts); every catalog GPU has an entry. */
 export const GPU_PHYSICS: Readonly<Record<string, GpuPhysics>> = {
@@ -169,8 +191,8 @@ export const GPU_PHYSICS: Readonly<Record<string, GpuPhysics>> = {
   // PCIe cards without NVLink: collectives cross the PCIe switch / CPU root complex.
   L40S: { interconnect: PCIE4, efficiency: ADA },
   L4: { interconnect: PCIE4, efficiency: ADA },
-  'RTX-4090': { interconnect: PCIE4, efficiency: RTX_4090 },
-  'RTX-PRO-6000': { interconnect: PCIE5, efficiency: RTX_PRO_6000 },
+  'RTX-4090': { interconnect: PCIE4_NO_P2P, efficiency: RTX_4090 },
+  'RTX-PRO-6000': { interconnect: PCIE5_NO_P2P, efficiency: RTX_PRO_6000 },
 };
 
 /** Physics of a catalog GPU by its exact catalog name (aliases and spellings are resolved by the caller). */
@@ -208,16 +230,6 @@ export const PCIE_LINKS: Readonly<Record<number, LinkSpec>> = {
 };
 
 /**
- * What one NCCL all-reduce costs inside a compiled decode step, µs, whatever the link: pytorch-labs/gpt-fast's
- * README ("Tensor Parallelism": A100-80GB, torch.compile + CUDA graphs, NCCL all-reduce, no custom kernel)
- * decodes Llama-2-7B at 104.9 tokens/s on one GPU and 136.27 on two, so its 64 all-reduces (2 per layer) add
- * (1/136.27 − 1/(2 · 104.9)) s / 64 = 40.2 µs each to a step whose weight streaming halved (an upper bound: work
- * that does not halve with TP is counted in the calls). The launch, the cross-GPU synchronisation and the
- * protocol's fixed work, not the link, set it: vLLM's custom all-reduce (P2P only) takes ≈ 10 µs instead.
- */
-export const NCCL_IN_STEP_CALL_US = 40;
-
-/**
  * Without P2P (consumer cards, or P2P disabled by the driver / IOMMU) vLLM's custom all-reduce is off (its log:
  * "Custom allreduce is disabled because your platform lacks GPU P2P capability"), so every call is an NCCL call
  * (at least {@link NCCL_IN_STEP_CALL_US} each, issue 28) and NCCL stages every transfer through host memory:
@@ -227,7 +239,10 @@ export const NCCL_IN_STEP_CALL_US = 40;
 export function pcieLink(gen: number, p2p: boolean): LinkSpec | undefined {
   const l = PCIE_LINKS[gen];
   if (l === undefined) return undefined;
-  if (p2p) return l;
+  return p2p ? l : withoutP2P(l);
+}
+
+function withoutP2P(l: LinkSpec): LinkSpec {
   const half = (p: ProtocolSpec): [number, number] => [Math.max(p.latencyUs * 2, NCCL_IN_STEP_CALL_US), p.busBandwidthGBs / 2];
   return link(`${l.kind}-no-p2p`, half(l.small), half(l.large));
 }
