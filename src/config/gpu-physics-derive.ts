@@ -32,6 +32,8 @@ export interface UserGpuPhysics {
   readonly gpusPerNode?: number;
   readonly interconnect?: InterconnectSpec;
   readonly efficiency?: EfficiencySpec;
+  /** Query rows a decode fills in a mixed step's attention kernel (GpuPhysics.mixedDecodeTileRows). */
+  readonly mixedDecodeTileRows?: number;
 }
 
 export type GpuPhysicsResolution =
@@ -46,7 +48,9 @@ const showLink = (l: LinkSpec): string =>
 export function describeGpuPhysics(p: GpuPhysics): string {
   const e = p.efficiency;
   const i = p.interconnect;
-  return `efficiency gemm ${f2(e.gemm)}, attention ${f2(e.attention)}, weightRead ${f2(e.weightRead)}, kvRead ${f2(e.kvRead)}; ` +
+  const tile = p.mixedDecodeTileRows ?? 0;
+  return `efficiency gemm ${f2(e.gemm)}, attention ${f2(e.attention)}, weightRead ${f2(e.weightRead)}, kvRead ${f2(e.kvRead)}` +
+    `${tile > 0 ? `, a decode in a mixed step fills ${tile} query rows` : ''}; ` +
     `intra-node ${showLink(i.intraNode)}, ${i.gpusPerNode} GPUs per node, inter-node ${showLink(i.interNode)}`;
 }
 
@@ -97,5 +101,6 @@ export function resolveGpuPhysics(
   const source = catalog !== undefined
     ? `the catalog's ${catalogName}${from.length > 0 ? ` with ${from.join(', ')}` : ''}`
     : `derived from ${from.join(' and ')}`;
-  return { ok: true, physics: { efficiency, interconnect }, source };
+  const tile = u.mixedDecodeTileRows ?? (cls !== undefined ? GPU_CLASSES[cls].mixedDecodeTileRows : catalog?.mixedDecodeTileRows ?? 0);
+  return { ok: true, physics: { efficiency, interconnect, ...(tile > 0 ? { mixedDecodeTileRows: tile } : {}) }, source };
 }

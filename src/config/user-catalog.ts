@@ -120,6 +120,7 @@ const gpuSchema = z.strictObject({
   NVLinkGBs: z.number().nonnegative().optional(),
   PCIeGen: z.literal([3, 4, 5, 6], { error: "must be the PCIe generation the cards talk over: 3, 4, 5 or 6" }).optional(),
   PCIeP2P: z.boolean().optional(),
+  mixedDecodeTileRows: z.number().int().nonnegative().max(1024).optional(),
   gpusPerNode: z.number().int().positive().optional(),
   TFlopsPeak: z.number().positive(),
   TFlopsFP8: z.number().nonnegative().default(0),
@@ -226,7 +227,7 @@ export function parseUserHardwareConfig(jsonText: string, fileLabel: string): Re
       ...(g.IntraNodeBwGBps !== undefined ? { IntraNodeBwGBps: g.IntraNodeBwGBps } : {}),
       ...(g.InterNodeBwGBps !== undefined ? { InterNodeBwGBps: g.InterNodeBwGBps } : {}),
       ...(g.interconnect !== undefined && g.efficiency !== undefined
-        ? { physics: { interconnect: g.interconnect, efficiency: g.efficiency } }
+        ? { physics: { interconnect: g.interconnect, efficiency: g.efficiency, ...(g.mixedDecodeTileRows !== undefined && g.mixedDecodeTileRows > 0 ? { mixedDecodeTileRows: g.mixedDecodeTileRows } : {}) } }
         : userPhysics(g)),
     });
   }
@@ -240,6 +241,7 @@ function userPhysics(g: z.infer<typeof gpuSchema>): { userPhysics?: UserGpuPhysi
     ...(g.NVLinkGBs !== undefined ? { NVLinkGBs: g.NVLinkGBs } : {}),
     ...(g.PCIeGen !== undefined ? { PCIeGen: g.PCIeGen } : {}),
     ...(g.PCIeP2P !== undefined ? { PCIeP2P: g.PCIeP2P } : {}),
+    ...(g.mixedDecodeTileRows !== undefined ? { mixedDecodeTileRows: g.mixedDecodeTileRows } : {}),
     ...(g.gpusPerNode !== undefined ? { gpusPerNode: g.gpusPerNode } : {}),
     ...(g.interconnect !== undefined ? { interconnect: g.interconnect } : {}),
     ...(g.efficiency !== undefined ? { efficiency: g.efficiency } : {}),

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GPU_CATALOG } from '../config/catalog/hardware.js';
-import { GPU_CLASSES, GPU_PHYSICS } from '../config/catalog/gpu-physics.js';
+import { FA2_DECODE_TILE_ROWS, GPU_CLASSES, GPU_PHYSICS } from '../config/catalog/gpu-physics.js';
 import { RIDGE } from './corrected-physics.js';
 import { correctedTerm, model, uniformBatch } from './test-fixtures.js';
 import type { HardwareConfig } from './types.js';
@@ -153,5 +153,36 @@ describe('workstation cards talk without P2P by default (gpu-physics.ts)', () =>
     const logits = 40 + (128 * 151_936 * 2) / 2 / 17_500;
     expect(comm).toBeCloseTo(128 * ar + logits, 6);
     expect(comm).toBeCloseTo(15_858.28, 2);
+  });
+});
+
+describe('the mixed-step decode tile by GPU (FA2_DECODE_TILE_ROWS)', () => {
+  it('FlashAttention-2 GPUs (Ampere, Ada, workstation Blackwell) carry 64 rows; Hopper and datacenter Blackwell none', () => {
+    for (const name of ['A100-40', 'A100-80', 'A100-SXM', 'L40S', 'L4', 'RTX-4090', 'RTX-PRO-6000']) expect(GPU_PHYSICS[name]!.mixedDecodeTileRows).toBe(FA2_DECODE_TILE_ROWS);
+    for (const name of ['H100', 'H100-PCIe', 'H200', 'B200', 'B300']) expect(GPU_PHYSICS[name]!.mixedDecodeTileRows).toBeUndefined();
+    expect(FA2_DECODE_TILE_ROWS).toBe(64);
+  });
+
+  it('Llama-3.1-8B on the RTX PRO 6000, 128 decodes at 1,024 plus a 512-token chunk: tiles of 5.08 ns and a KV read of 2.86 ns per context token and layer', () => {
+    const hw = gpu('RTX-PRO-6000');
+    const batch = (): ReturnType<typeof uniformBatch> => {
+      const b = uniformBatch(129, 1024, 1, 500);
+      b.progress[128] = 0;
+      b.newTokens[128] = 512;
+      b.inputLen[128] = 600;
+      return b;
+    };
+    const opts = (tile: number) => ({ model: model(), hardware: { ...hw, physics: { ...hw.physics!, mixedDecodeTileRows: tile } }, tp: 1 });
+    // Tile: 4 · 32 heads · 128 · 64 rows = 1,048,576 FLOPs per context token and layer at 0.41 × 503.8 TFLOPS
+    // (206.558 FLOP/ps): 5.0764 ns. KV: 2 · 8 heads · 128 · 2 B = 4,096 B at 0.8 × 1,792 GB/s: 2.8571 ns. Over
+    // 128 × 1,024 tokens and 32 layers: 21,292.1 and 11,983.7 µs; the ridge 0.7 × 33,275.8 = 23,293.05 µs prices both.
+    const tile = (1_048_576 / 206_558_000) * 128 * 1024 * 32;
+    const kv = (4096 / 1_433_600) * 128 * 1024 * 32;
+    expect(tile).toBeCloseTo(21_292.1, 1);
+    expect(kv).toBeCloseTo(11_983.7, 1);
+    const withTile = correctedTerm(opts(64), batch(), 'compute') + correctedTerm(opts(64), batch(), 'kv_read');
+    const without = correctedTerm(opts(0), batch(), 'compute') + correctedTerm(opts(0), batch(), 'kv_read');
+    expect(withTile - without).toBeCloseTo(0.7 * (tile + kv) - kv, 6);
+    expect(0.7 * (tile + kv)).toBeCloseTo(23_293.05, 1);
   });
 });

@@ -141,6 +141,28 @@ describe('corrected-physics step time (hand-computed)', () => {
     expect(() => createCorrectedPhysicsModel({ model: moe, hardware: gpu, tp: 1, dp: 4, moeCommBackend: 'nccl' })).toThrow(/unknown MoE comm backend "nccl"; valid: naive, allgather_reducescatter/);
   });
 
+  it('a mixed step runs its decodes through FlashAttention-2\'s varlen kernel: a 64-row query tile per decode, one roofline with its KV read', () => {
+    const fa2 = { ...gpu, physics: { ...physics, mixedDecodeTileRows: 64 } };
+    const terms = (hw: HardwareConfig, batch: ReturnType<typeof req>[], tp = 1): { t: number; g: Record<string, number> } => grad(createCorrectedPhysicsModel({ model: tiny, hardware: hw, tp, coefficients: PHYSICS_ONLY }), batch);
+    const mixed = [req(512, 10, 0, 512), req(50, 100, 100, 1), req(50, 100, 300, 1)];
+    // Decodes at contexts 100 and 300. Tile: 4 · 8 heads · 128 · 64 rows · 400 = 104,857,600 FLOPs per layer, 2 layers,
+    // at 0.5 × 100 TFLOPS = 5e7 FLOP/µs: 4.194304 µs. Their KV read: 400 × 8,192 B / 5e5 = 6.5536 µs. The ridge
+    // 0.7 · (4.194304 + 6.5536) = 7.5235328 µs exceeds both: compute + 2.9360128, KV − 1.96608, the step + 0.9699328.
+    const [a, b] = [terms(fa2, mixed), terms(gpu, mixed)];
+    expect(a.g['compute']! - b.g['compute']!).toBeCloseTo(0.7 * 4.194304, 9);
+    expect(a.g['kv_read']! - b.g['kv_read']!).toBeCloseTo(-0.3 * 6.5536, 9);
+    expect(a.t - b.t).toBeCloseTo(0.7 * (4.194304 + 6.5536) - 6.5536, 9);
+    // Decodes alone (no prefill in the step) run the decode kernel: no tile.
+    const decodes = mixed.slice(1);
+    expect(terms(fa2, decodes)).toEqual(terms(gpu, decodes));
+    // At TP 2 each GPU holds half the heads: tile 2.097152 µs, KV 3.2768 µs, compute + 0.7 × 2.097152.
+    expect(terms(fa2, mixed, 2).g['compute']! - terms(gpu, mixed, 2).g['compute']!).toBeCloseTo(0.7 * 2.097152, 9);
+    // Far from the ridge the larger term alone: a 1,000-row tile is compute-bound (65.536 µs ≫ 6.5536).
+    const wide = { ...gpu, physics: { ...physics, mixedDecodeTileRows: 1000 } };
+    expect(terms(wide, mixed).g['compute']! - b.g['compute']!).toBeCloseTo(4.194304 * 1000 / 64, 6);
+    expect(terms(wide, mixed).g['kv_read']! - b.g['kv_read']!).toBeCloseTo(-6.5536, 9);
+  });
+
   it('is homogeneous in its coefficients: the step time is Σ c·gradient', () => {
     const c = { compute: 1.3, weight_read: 0.8, kv_read: 1.7, comm: 2, step_us: 120, request_us: 7, frontend_us: 0 };
     const m = createCorrectedPhysicsModel({ model: tiny, hardware: gpu, tp: 2, coefficients: c });

@@ -102,6 +102,8 @@ interface Plan {
   readonly expertGroup: number;
   readonly dp: number;
   readonly kvBytesPerToken: number;
+  /** Query rows a decode fills in a mixed step's attention kernel (GpuPhysics.mixedDecodeTileRows; 0 = none). */
+  readonly decodeTile: number;
   readonly gemmRate: number;
   readonly attnRate: number;
   readonly weightBw: number;
@@ -249,6 +251,7 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     expertGroup,
     dp: moe ? dp : 1,
     kvBytesPerToken: kvPerToken,
+    decodeTile: phys.mixedDecodeTileRows ?? 0,
     gemmRate: peak * eff.gemm,
     attnRate: peak * eff.attention,
     weightBw: bw * eff.weightRead,
@@ -312,12 +315,16 @@ export function remoteRanksPerToken(experts: number, k: number, n: number): numb
  * A hybrid model's attention terms, written into `out`: [0] prefill attention FLOPs over all layers — full layers
  * over their causal context, sliding layers over at most the window, linear layers over the d_head state per
  * head in place of a context — and [1] the KV bytes read — the full layers' context, the sliding layers' last
- * window, each request's linear state read and written.
+ * window, each request's linear state read and written; with `tiled` (a mixed step) the decodes' part apart: [2] their
+ * tiles' FLOPs and [3] their KV bytes, which {@link stepGradient} prices as one roofline.
  */
-function hybridAttention(p: Plan, h: HybridPlan, batch: StepBatch, out: Float64Array): void {
+function hybridAttention(p: Plan, h: HybridPlan, batch: StepBatch, out: Float64Array, tiled: boolean): void {
   let flops = 0;
+  let tile = 0;
   let kvFull = 0;
   let kvWin = 0;
+  let decFull = 0;
+  let decWin = 0;
   const W = h.window;
   for (let i = 0; i < batch.count; i++) {
     const t = batch.newTokens[i]!;
@@ -325,15 +332,27 @@ function hybridAttention(p: Plan, h: HybridPlan, batch: StepBatch, out: Float64A
     if (ctx < batch.inputLen[i]!) {
       const c = ctx + (t + 1) / 2;
       flops += 4 * p.hPerGpu * p.headDim * t * (h.full * c + h.sliding * Math.min(c, W) + h.linear * p.headDim);
+      kvFull += ctx;
+      kvWin += Math.min(ctx, W);
+    } else {
+      decFull += ctx;
+      decWin += Math.min(ctx, W);
     }
-    kvFull += ctx;
-    kvWin += Math.min(ctx, W);
+  }
+  if (tiled) {
+    // A decode in a mixed step: one tile of query rows over its context in the full and sliding layers.
+    tile = 4 * p.hPerGpu * p.headDim * p.decodeTile * (h.full * decFull + h.sliding * decWin);
+  } else {
+    kvFull += decFull;
+    kvWin += decWin;
   }
   out[0] = flops;
   out[1] = h.kvPerLayer * (h.full * kvFull + h.sliding * kvWin) + 2 * batch.count * h.stateBytes;
+  out[2] = tile;
+  out[3] = tiled ? h.kvPerLayer * (h.full * decFull + h.sliding * decWin) : 0;
 }
 
-const hybridScratch = new Float64Array(2);
+const hybridScratch = new Float64Array(4);
 
 /**
  * A collective of `busBytes` per GPU over `n` GPUs on `link`; when its group spans nodes (`cross` > 0, only
@@ -384,16 +403,16 @@ function allToAllUs(p: Plan, n: number, bytes: number): number {
  */
 export const RIDGE = 0.7;
 
-/** Adds one roofline's gradient (compute and weight-streaming times) to `g` under the coefficients `c`. */
-function rooflineInto(g: Float64Array, c: readonly number[], compute: number, memory: number): void {
+/** Adds one roofline's gradient (compute and weight-streaming times, or KV-read times with `memoryIndex` C.kv) to `g` under the coefficients `c`. */
+function rooflineInto(g: Float64Array, c: readonly number[], compute: number, memory: number, memoryIndex: number = C.weight): void {
   const tc = c[C.compute]! * compute;
-  const tm = c[C.weight]! * memory;
+  const tm = c[memoryIndex]! * memory;
   const ridge = RIDGE * (tc + tm);
   if (ridge > tc && ridge > tm) {
     g[C.compute]! += RIDGE * compute;
-    g[C.weight]! += RIDGE * memory;
+    g[memoryIndex]! += RIDGE * memory;
   } else if (tc >= tm) g[C.compute]! += compute;
-  else g[C.weight]! += memory;
+  else g[memoryIndex]! += memory;
 }
 
 /** Index of each coefficient in the vector. */
@@ -418,6 +437,8 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
   let samples = 0;
   let attnFlops = 0;
   let kvTokens = 0;
+  let prefills = 0;
+  let decodeCtx = 0;
   for (let i = 0; i < count; i++) {
     const t = newTokens[i]!;
     const ctx = progress[i]!;
@@ -427,9 +448,11 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
       // Causal attention of t new queries over ctx cached tokens plus the chunk itself; the cached part is read.
       attnFlops += 4 * p.hPerGpu * p.headDim * t * (ctx + (t + 1) / 2);
       kvTokens += ctx;
+      prefills++;
       if (ctx + t >= inLen) samples++;
     } else {
       kvTokens += ctx;
+      decodeCtx += ctx;
       samples++;
       // Speculative decoding: the decode verifies w = K+1 positions, each through the projections and LM head.
       if (p.w > 1) {
@@ -460,13 +483,23 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
       comm += 2 * p.moeLayers * allToAllUs(p, p.expertGroup, commBytes);
     }
   }
+  // A mixed step runs its decodes through the prefill's varlen kernel: each fills a tile of decodeTile query rows
+  // per head over its context (GpuPhysics.mixedDecodeTileRows), computed while its KV streams in: the decodes'
+  // tile FLOPs and KV read form one roofline, with the GEMMs' ridge (LLMServingSim's attention profiles: 0.97–1.08
+  // of the measured mixed calls; docs/fidelity.md).
+  const tiled = prefills > 0 && p.decodeTile > 0;
   if (p.hybrid === null) {
     g[C.compute]! += (L * attnFlops) / p.attnRate;
-    g[C.kv] = (kvTokens * p.kvBytesPerToken) / p.kvBw;
+    if (tiled) {
+      g[C.kv] = ((kvTokens - decodeCtx) * p.kvBytesPerToken) / p.kvBw;
+      const tile = (L * 4 * p.hPerGpu * p.headDim * p.decodeTile * decodeCtx) / p.attnRate;
+      rooflineInto(g, c, tile, (decodeCtx * p.kvBytesPerToken) / p.kvBw, C.kv);
+    } else g[C.kv] = (kvTokens * p.kvBytesPerToken) / p.kvBw;
   } else {
-    hybridAttention(p, p.hybrid, batch, hybridScratch);
+    hybridAttention(p, p.hybrid, batch, hybridScratch, tiled);
     g[C.compute]! += hybridScratch[0]! / p.attnRate;
     g[C.kv] = hybridScratch[1]! / p.kvBw;
+    if (tiled) rooflineInto(g, c, hybridScratch[2]! / p.attnRate, hybridScratch[3]! / p.kvBw, C.kv);
   }
   g[C.comm] = comm;
   g[C.step] = 1;

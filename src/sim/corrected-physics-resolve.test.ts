@@ -140,13 +140,27 @@ describe('GPU physics of --hardware-config entries (never another GPU\'s)', () =
     const { r } = await run('MyCard', { class: 'ada', PCIeGen: 4 }, 2);
     expect(r.latency.hardwareConfig?.physics?.efficiency).toEqual({ gemm: 0.7, attention: 0.5, weightRead: 0.8, kvRead: 0.75 });
     expect(r.latency.hardwareConfig?.physics?.interconnect.intraNode).toEqual({ kind: 'pcie4', small: { latencyUs: 15, busBandwidthGBs: 10 }, large: { latencyUs: 25, busBandwidthGBs: 18 }, customAllReduceMaxGpus: 2 });
-    expect(r.latency.info.join('\n')).toMatch(/corrected-physics GPU MyCard: derived from class ada and PCIe 4: efficiency gemm 0.7, attention 0.5, weightRead 0.8, kvRead 0.75; intra-node pcie4 \(small messages 15 µs \+ 10 GB\/s, large 25 µs \+ 18 GB\/s\), 8 GPUs per node, inter-node roce-200g/);
+    expect(r.latency.info.join('\n')).toMatch(/corrected-physics GPU MyCard: derived from class ada and PCIe 4: efficiency gemm 0.7, attention 0.5, weightRead 0.8, kvRead 0.75, a decode in a mixed step fills 64 query rows; intra-node pcie4 \(small messages 15 µs \+ 10 GB\/s, large 25 µs \+ 18 GB\/s\), 8 GPUs per node, inter-node roce-200g/);
     const nv = await run('MySXM', { class: 'hopper', NVLinkGBs: 900 }, 2);
     // NVLink 4 (900 GB/s bidirectional) reproduces the catalog H100 NVSwitch figures.
     expect(nv.r.latency.hardwareConfig?.physics?.interconnect.intraNode.large).toEqual({ latencyUs: 13.5, busBandwidthGBs: 360 });
     expect(nv.r.latency.hardwareConfig?.physics?.interconnect.intraNode.small).toEqual({ latencyUs: 8.5, busBandwidthGBs: 57 });
     const noP2P = await run('MyCard', { class: 'ada', PCIeGen: 4, PCIeP2P: false }, 2);
     expect(noP2P.r.latency.hardwareConfig?.physics?.interconnect.intraNode).toEqual({ kind: 'pcie4-no-p2p', small: { latencyUs: 40, busBandwidthGBs: 5 }, large: { latencyUs: 50, busBandwidthGBs: 9 } });
+  });
+
+  it('the mixed-step decode tile follows the class (FlashAttention-2 classes 64 rows, Hopper none) and an entry can set it', async () => {
+    const tile = async (entry: Record<string, unknown>): Promise<number | undefined> => (await run('MyCard', entry, 1)).r.latency.hardwareConfig?.physics?.mixedDecodeTileRows;
+    expect(await tile({ class: 'ada' })).toBe(64);
+    expect(await tile({ class: 'blackwell-gddr' })).toBe(64);
+    expect(await tile({ class: 'hopper' })).toBeUndefined();
+    expect(await tile({ class: 'hopper', mixedDecodeTileRows: 128 })).toBe(128);
+    expect(await tile({ class: 'ada', mixedDecodeTileRows: 0 })).toBeUndefined();
+    // A catalog card keeps its own; the H100 (FlashAttention-3) has none.
+    expect((await run('RTXPRO6000', {}, 1)).r.latency.hardwareConfig?.physics?.mixedDecodeTileRows).toBe(64);
+    expect((await resolve({ latencyModel: 'corrected-physics' })).r.latency.hardwareConfig?.physics?.mixedDecodeTileRows).toBeUndefined();
+    await expect(run('MyCard', { class: 'ada', mixedDecodeTileRows: 1.5 })).rejects.toThrow(/MyCard\.mixedDecodeTileRows/);
+    await expect(run('MyCard', { class: 'ada', mixedDecodeTileRows: -64 })).rejects.toThrow(/MyCard\.mixedDecodeTileRows/);
   });
 
   it('a single-GPU run needs only the class; a multi-GPU run also how the GPUs talk', async () => {

@@ -89,7 +89,27 @@ export interface EfficiencySpec {
 export interface GpuPhysics {
   readonly interconnect: InterconnectSpec;
   readonly efficiency: EfficiencySpec;
+  /**
+   * Query rows one decode occupies in the attention kernel of a mixed step (a step that also holds a prefill chunk):
+   * {@link FA2_DECODE_TILE_ROWS} where vLLM runs FlashAttention-2's varlen kernel, absent or 0 where decodes cost
+   * only their KV read (FlashAttention-3 on Hopper).
+   */
+  readonly mixedDecodeTileRows?: number;
 }
+
+/**
+ * FlashAttention-2's varlen forward kernel, which vLLM runs for every GPU but Hopper (FA3) and datacenter Blackwell,
+ * works on tiles of kBlockM query rows per head; with a paged KV cache (a block table, as vLLM always passes) it takes
+ * the split-KV kernel, whose tile is 64 rows for every head size (flash_fwd_launch_template.h,
+ * run_mha_fwd_splitkv_dispatch: `constexpr static int kBlockM = 64;  // Fixed for all head dimensions`). A mixed step (prefill chunks and decodes in one causal varlen call) gives each decode's single
+ * query a whole tile, so its attention costs the KV read plus 4 · heads · head_dim · 64 FLOPs per context token at
+ * the attention rate. casys-kaist/LLMServingSim's vLLM 0.19 attention profiles (RTX PRO 6000 Blackwell and RTX 4090,
+ * `profiler/perf/<gpu>/<model>/bf16/tp<n>/attention.csv`: the same decodes timed alone and together with a prefill
+ * chunk) measure it: at 128 decodes the decode part of a mixed call costs 7.5 ns per context token and sequence for
+ * Llama-3.1-8B at TP 1 on the RTX PRO 6000 (this model: 2.86 read + 5.07 tile = 7.9), 6.5 for Qwen3-32B at TP 2
+ * (1.43 + 5.07 = 6.5) and 17.1 for Llama-3.1-8B on the RTX 4090 (4.52 + 10.08 = 14.6), 1.4–4.5 times the decodes alone.
+ */
+export const FA2_DECODE_TILE_ROWS = 64;
 
 const link = (kind: string, small: [number, number], large: [number, number]): LinkSpec => ({
   kind,
@@ -185,14 +205,14 @@ export const GPU_PHYSICS: Readonly<Record<string, GpuPhysics>> = {
   B200: { interconnect: NVSWITCH_B, efficiency: BLACKWELL },
   /** Blackwell Ultra: NVLink 5 like B200; its ConnectX-8 NICs (800 Gb/s per GPU) double the inter-node link. */
   B300: { interconnect: { ...NVSWITCH_B, interNode: IB_XDR }, efficiency: BLACKWELL },
-  'A100-40': { interconnect: NVSWITCH_A, efficiency: AMPERE },
-  'A100-80': { interconnect: NVSWITCH_A, efficiency: AMPERE },
-  'A100-SXM': { interconnect: NVSWITCH_A, efficiency: AMPERE },
+  'A100-40': { interconnect: NVSWITCH_A, efficiency: AMPERE, mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
+  'A100-80': { interconnect: NVSWITCH_A, efficiency: AMPERE, mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
+  'A100-SXM': { interconnect: NVSWITCH_A, efficiency: AMPERE, mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
   // PCIe cards without NVLink: collectives cross the PCIe switch / CPU root complex.
-  L40S: { interconnect: PCIE4, efficiency: ADA },
-  L4: { interconnect: PCIE4, efficiency: ADA },
-  'RTX-4090': { interconnect: PCIE4_NO_P2P, efficiency: RTX_4090 },
-  'RTX-PRO-6000': { interconnect: PCIE5_NO_P2P, efficiency: RTX_PRO_6000 },
+  L40S: { interconnect: PCIE4, efficiency: ADA, mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
+  L4: { interconnect: PCIE4, efficiency: ADA, mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
+  'RTX-4090': { interconnect: PCIE4_NO_P2P, efficiency: RTX_4090, mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
+  'RTX-PRO-6000': { interconnect: PCIE5_NO_P2P, efficiency: RTX_PRO_6000, mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
 };
 
 /** Physics of a catalog GPU by its exact catalog name (aliases and spellings are resolved by the caller). */
@@ -207,12 +227,12 @@ export function findGpuPhysics(name: string): GpuPhysics | undefined {
  * kernel efficiencies, the only ones published for that die.
  */
 export const GPU_CLASSES = {
-  ampere: { efficiency: AMPERE, nvlinkLatencyUs: [10, 15] },
-  ada: { efficiency: ADA, nvlinkLatencyUs: [8.5, 13.5] },
-  hopper: { efficiency: HOPPER, nvlinkLatencyUs: [8.5, 13.5] },
-  blackwell: { efficiency: BLACKWELL, nvlinkLatencyUs: [8, 13] },
-  'blackwell-gddr': { efficiency: RTX_PRO_6000, nvlinkLatencyUs: [8, 13] },
-} as const satisfies Record<string, { efficiency: EfficiencySpec; nvlinkLatencyUs: readonly [number, number] }>;
+  ampere: { efficiency: AMPERE, nvlinkLatencyUs: [10, 15], mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
+  ada: { efficiency: ADA, nvlinkLatencyUs: [8.5, 13.5], mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
+  hopper: { efficiency: HOPPER, nvlinkLatencyUs: [8.5, 13.5], mixedDecodeTileRows: 0 },
+  blackwell: { efficiency: BLACKWELL, nvlinkLatencyUs: [8, 13], mixedDecodeTileRows: 0 },
+  'blackwell-gddr': { efficiency: RTX_PRO_6000, nvlinkLatencyUs: [8, 13], mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
+} as const satisfies Record<string, { efficiency: EfficiencySpec; nvlinkLatencyUs: readonly [number, number]; mixedDecodeTileRows: number }>;
 export type GpuClass = keyof typeof GPU_CLASSES;
 export const GPU_CLASS_NAMES = Object.keys(GPU_CLASSES) as readonly GpuClass[];
 
