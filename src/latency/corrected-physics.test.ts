@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { GpuPhysics } from '../config/catalog/gpu-physics.js';
 import { GPU_PHYSICS } from '../config/catalog/gpu-physics.js';
 import { GPU_CATALOG } from '../config/catalog/hardware.js';
-import { createCorrectedPhysicsModel, CORRECTED_PHYSICS_COEFFICIENTS, remoteRanksPerToken } from './corrected-physics.js';
+import { createCorrectedPhysicsModel, CORRECTED_PHYSICS_COEFFICIENTS } from './corrected-physics.js';
+import { remoteRanksPerToken } from './moe-comm.js';
 import { LatencyConfigError } from './errors.js';
 import { model, req, times } from './test-fixtures.js';
 import { stepBatchOf, type HardwareConfig, type LatencyModel } from './types.js';
@@ -161,6 +162,8 @@ describe('corrected-physics step time (hand-computed)', () => {
     const wide = { ...gpu, physics: { ...physics, mixedDecodeTileRows: 1000 } };
     expect(terms(wide, mixed).g['compute']! - b.g['compute']!).toBeCloseTo(4.194304 * 1000 / 64, 6);
     expect(terms(wide, mixed).g['kv_read']! - b.g['kv_read']!).toBeCloseTo(-6.5536, 9);
+    // An engine that calls the decode kernel apart (vLLM V0) pays no tile.
+    expect(grad(createCorrectedPhysicsModel({ model: tiny, hardware: fa2, tp: 1, coefficients: PHYSICS_ONLY, unifiedAttention: false }), mixed)).toEqual(b);
   });
 
   it('is homogeneous in its coefficients: the step time is Σ c·gradient', () => {

@@ -32,7 +32,8 @@ import { architectureOf } from './architecture.js';
 import { kvElementBytes, type HardwareConfig, type LatencyModel, type LinearLatency, type ModelConfig, type StepBatch } from './types.js';
 import type { HybridLayerCosts } from './attention-layout.js';
 import { checkTpSpan, crossNodeFraction, interNodeBytesPerUs, nodesSpanned, validateNetwork, type InterNodeNetwork } from './network.js';
-import { DEFAULT_MOE_COMM_BACKEND, MOE_COMM_BACKEND_NAMES, MOE_COMM_BACKENDS, isMoECommBackend, type MoECommBackend } from './moe-comm.js';
+import { moeCommBackendOf, moeDispatchCopies } from './moe-comm.js';
+import { allReduceUs, allToAllUs, logitsGatherUs, type CollectivePlan } from './collective-cost.js';
 
 /** Coefficient names in vector order: the keys of a latency profile's `coefficients`. */
 export const CORRECTED_PHYSICS_COEFFICIENTS = ['compute', 'weight_read', 'kv_read', 'comm', 'step_us', 'request_us', 'frontend_us'] as const;
@@ -79,10 +80,16 @@ export interface CorrectedPhysicsOptions {
   readonly network?: InterNodeNetwork;
   /** Speculative decoding's verify width K+1 (default 1 = off): a decode entry computes w positions. */
   readonly verifyWidth?: number;
+  /**
+   * The engine runs one attention call per step over prefills and decodes (vLLM V1, the default), so a decode in a
+   * mixed step pays the GPU's query tile (GpuPhysics.mixedDecodeTileRows); false for engines that call the decode
+   * kernel apart (vLLM V0: EngineProfile.unifiedAttention).
+   */
+  readonly unifiedAttention?: boolean;
 }
 
 /** Every per-step constant, derived once. Times in µs, rates per µs. */
-interface Plan {
+interface Plan extends CollectivePlan {
   readonly L: number;
   readonly d: number;
   readonly hPerGpu: number;
@@ -112,25 +119,15 @@ interface Plan {
   readonly tp: number;
   /** TP all-reduces per layer: 2 (after attention and after the MLP), 1 where the model sums them first (Falcon). */
   readonly allReducesPerLayer: number;
-  readonly tpLink: LinkSpec;
-  /** tpLink's bandwidth protocol only: an NCCL call (the logits all-gather; vLLM's custom kernel only all-reduces). */
-  readonly tpNcclLink: LinkSpec;
   /** Logits bytes per sampled position gathered at TP > 1 (vocab × activation bytes); 0 at TP 1. */
   readonly logitsBytesPerSample: number;
-  readonly epLink: LinkSpec;
   readonly expertParallel: boolean;
   /**
    * Per token, the hidden states one dispatch (or combine) moves, in units of d × activation bytes before the
    * collective's own (n − 1)/n: dp for the all-gather family; for the all-to-all family the expected number of
-   * other ranks holding one of its top-k experts, times n/(n − 1) (see {@link remoteRanksPerToken}).
+   * other ranks holding one of its top-k experts, times n/(n − 1) (moe-comm.ts, moeDispatchCopies).
    */
   readonly dispatchCopies: number;
-  /** With a network: the cross-node share of the TP and the expert collectives' bytes (0 inside a node). */
-  readonly tpCross: number;
-  readonly epCross: number;
-  readonly interBytesPerUs: number;
-  /** With a network: fixed latency of one collective that crosses a node, µs. */
-  readonly interLatencyUs: number;
   /** A hybrid layout (`--attention-layers config`); null = every layer full attention. */
   readonly hybrid: HybridPlan | null;
   /** Verify width of a decode entry (1 without speculative decoding). */
@@ -162,7 +159,7 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
   const M = LatencyErrorCode.InvalidModelConfig;
   if (!Number.isInteger(tp) || tp <= 0) fail(P, 'tp', `tp must be a positive integer, got ${tp}`);
   if (!Number.isInteger(dp) || dp < 1) fail(P, 'dp', `dp must be an integer >= 1, got ${dp}`);
-  moeBackendOf(opts);
+  const backend = moeCommBackendOf(opts.moeCommBackend, 'corrected-physics');
   if (mc.numLayers <= 0) fail(M, 'num_hidden_layers', `num_hidden_layers must be > 0, got ${mc.numLayers}`);
   if (mc.numHeads <= 0) fail(M, 'num_attention_heads', `num_attention_heads must be > 0, got ${mc.numHeads}`);
   if (mc.hiddenDim <= 0) fail(M, 'hidden_size', `hidden_size must be > 0, got ${mc.hiddenDim}`);
@@ -251,7 +248,7 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     expertGroup,
     dp: moe ? dp : 1,
     kvBytesPerToken: kvPerToken,
-    decodeTile: phys.mixedDecodeTileRows ?? 0,
+    decodeTile: opts.unifiedAttention === false ? 0 : phys.mixedDecodeTileRows ?? 0,
     gemmRate: peak * eff.gemm,
     attnRate: peak * eff.attention,
     weightBw: bw * eff.weightRead,
@@ -264,7 +261,7 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     logitsBytesPerSample: tp > 1 ? mc.vocabSize * mc.bytesPerParam : 0,
     epLink: linkFor(expertGroup),
     expertParallel: opts.expertParallel === true,
-    dispatchCopies: moe && dp > 1 ? dispatchCopiesOf(opts, mc, expertGroup, dp) : 0,
+    dispatchCopies: moe && dp > 1 ? moeDispatchCopies(backend, opts.expertParallel === true, mc.numLocalExperts, mc.numExpertsPerTok, expertGroup, dp) : 0,
     hybrid: mc.attention === undefined ? null : {
       full: mc.attention.full,
       sliding: mc.attention.sliding,
@@ -279,36 +276,6 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     interLatencyUs: net === undefined ? 0 : net.latencyUs,
     w: opts.verifyWidth ?? 1,
   };
-}
-
-/**
- * The dispatch volume per token of a MoE layer at DP > 1 ({@link Plan.dispatchCopies}). vLLM's default backend,
- * allgather_reducescatter (as naive), all-gathers the hidden states of the dp ranks before the experts and
- * reduce-scatters them after, with or without expert parallelism: dp copies, of which each GPU receives the
- * share (n − 1)/n. The all-to-all backends (expert parallelism only) send a token once to every other rank that
- * holds at least one of its top-k experts, not once per expert: {@link remoteRanksPerToken} copies.
- */
-function moeBackendOf(opts: CorrectedPhysicsOptions): MoECommBackend {
-  const name = opts.moeCommBackend === undefined || opts.moeCommBackend === '' ? DEFAULT_MOE_COMM_BACKEND : opts.moeCommBackend;
-  if (!isMoECommBackend(name)) fail(LatencyErrorCode.UnknownMoECommBackend, 'moeCommBackend', `unknown MoE comm backend "${name}"; valid: ${MOE_COMM_BACKEND_NAMES.join(', ')}`);
-  return name;
-}
-
-function dispatchCopiesOf(opts: CorrectedPhysicsOptions, mc: ModelConfig, n: number, dp: number): number {
-  const family = MOE_COMM_BACKENDS[moeBackendOf(opts)];
-  if (family === 'allgather' || opts.expertParallel !== true || n <= 1) return dp;
-  return (remoteRanksPerToken(mc.numLocalExperts, mc.numExpertsPerTok, n) * n) / (n - 1);
-}
-
-/**
- * Expected number of the other n − 1 ranks that hold at least one of a token's k experts, the E experts spread
- * evenly (E/n per rank) and the k drawn without replacement: (n − 1) · (1 − Π_{i<k} (E − E/n − i)/(E − i)).
- */
-export function remoteRanksPerToken(experts: number, k: number, n: number): number {
-  const perRank = experts / n;
-  let none = 1;
-  for (let i = 0; i < k; i++) none *= Math.max(0, experts - perRank - i) / (experts - i);
-  return (n - 1) * (1 - none);
 }
 
 /**
@@ -353,45 +320,6 @@ function hybridAttention(p: Plan, h: HybridPlan, batch: StepBatch, out: Float64A
 }
 
 const hybridScratch = new Float64Array(4);
-
-/**
- * A collective of `busBytes` per GPU over `n` GPUs on `link`; when its group spans nodes (`cross` > 0, only
- * with a network), the share `cross` of the bytes moves at the inter-node bandwidth with one inter-node latency
- * and the rest on the intra-node link.
- */
-function collectiveAt(p: Plan, link: LinkSpec, n: number, busBytes: number, cross: number): number {
-  if (cross === 0) return collectiveUs(link, n, busBytes);
-  return collectiveUs(link, n, busBytes * (1 - cross)) + (busBytes * cross) / p.interBytesPerUs + p.interLatencyUs;
-}
-
-/** One collective moving `busBytes` per GPU over `n` GPUs: the cheaper of the link's two protocols. */
-function collectiveUs(link: LinkSpec, n: number, busBytes: number): number {
-  if (n <= 1) return 0;
-  const hops = (1 + Math.log2(n)) / 2;
-  const small = link.small.latencyUs * hops + busBytes / (link.small.busBandwidthGBs * 1e3);
-  const large = link.large.latencyUs * hops + busBytes / (link.large.busBandwidthGBs * 1e3);
-  return small < large ? small : large;
-}
-
-/** All-reduce of `bytes` over the TP group: a ring moves 2(n − 1)/n of them per GPU (nccl-tests' busbw convention). */
-function allReduceUs(p: Plan, n: number, bytes: number): number {
-  return collectiveAt(p, p.tpLink, n, (bytes * 2 * (n - 1)) / n, p.tpCross);
-}
-
-/**
- * The logits all-gather of a step at TP > 1 (vLLM V1: `LogitsProcessor._gather_logits` calls
- * `tensor_model_parallel_all_gather` whenever `Platform.use_all_gather()`, true under V1): each GPU holds vocab/n
- * columns of every sampled position and receives the other (n − 1)/n of the `bytes`, as an NCCL call (the link's
- * bandwidth protocol; vLLM's custom kernel only all-reduces).
- */
-function logitsGatherUs(p: Plan, n: number, bytes: number): number {
-  return collectiveAt(p, p.tpNcclLink, n, (bytes * (n - 1)) / n, p.tpCross);
-}
-
-/** All-to-all over the expert group where each GPU sends `bytes` spread over the other n − 1. */
-function allToAllUs(p: Plan, n: number, bytes: number): number {
-  return collectiveAt(p, p.epLink, n, (bytes * (n - 1)) / n, p.epCross);
-}
 
 /**
  * GEMMs near the roofline's ridge cost more than max(compute, memory): the weights stream while the tensor cores

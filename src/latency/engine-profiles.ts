@@ -31,6 +31,14 @@ export interface EngineProfile {
   readonly description: string;
   /** The scheduling mode the engine runs (an explicit `--scheduling-mode` overrides it). */
   readonly schedulingMode: EngineStepFormation;
+  /**
+   * One attention call per step over prefill and decode tokens alike (V1: vllm/v1/attention/backends/flash_attn.py
+   * calls `flash_attn_varlen_func` once for the whole batch), so a decode beside a prefill pays the kernel's query
+   * tile (GpuPhysics.mixedDecodeTileRows); V0's backends call the prefill and the decode kernels apart
+   * (vllm/attention/backends/flash_attn.py: `prefill_meta` through `flash_attn_varlen_func`, `decode_meta` through
+   * `flash_attn_with_kvcache`).
+   */
+  readonly unifiedAttention: boolean;
   /** corrected-physics software overheads in µs (a fitted `--latency-profile` overrides them). */
   readonly overheads: Readonly<Record<Extract<CorrectedPhysicsCoefficient, 'step_us' | 'request_us' | 'frontend_us'>, number>>;
 }
@@ -39,11 +47,13 @@ export const ENGINE_PROFILES = {
   'vllm-v1': {
     description: 'vLLM V1 (v0.8+): async scheduling, chunked prefill; 838 µs per step + 8 µs per scheduled sequence, 9,030 µs front end',
     schedulingMode: 'async',
+    unifiedAttention: true,
     overheads: { step_us: 838, request_us: 8, frontend_us: 9030 },
   },
   'vllm-v0': {
     description: 'vLLM V0 (2024, v0.4–v0.6): prefill-only steps, synchronous CPU work between steps; 4,000 µs per step + 80 µs per scheduled sequence, 9,030 µs front end',
     schedulingMode: 'prefill-first',
+    unifiedAttention: false,
     overheads: { step_us: 4000, request_us: 80, frontend_us: 9030 },
   },
 } as const satisfies Record<string, EngineProfile>;

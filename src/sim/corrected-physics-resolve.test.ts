@@ -43,6 +43,19 @@ describe('resolving corrected-physics', () => {
     await expect(resolve({ latencyProfile: 'p.yaml' }, { 'p.yaml': PROFILE.replace('step_us: 400', 'step_us: -4') })).rejects.toThrow(/p\.yaml:6:\d+: coefficients\.step_us: must be a finite number >= 0/);
   });
 
+  it('the mixed-step decode tile comes with vLLM V1\'s single attention call, not with V0\'s separate decode kernel', async () => {
+    const compute = async (engineProfile: string, prefill: boolean): Promise<number> => {
+      const { r } = await resolve({ latencyModel: 'corrected-physics', hardware: 'A100-80', engineProfile });
+      const n = prefill ? 3 : 2;
+      const b = { count: n, progress: new Int32Array([500, 800, 0].slice(0, n)), newTokens: new Int32Array([1, 1, 256].slice(0, n)), inputLen: new Int32Array([100, 100, 1000].slice(0, n)), outputLen: new Int32Array(n).fill(10) };
+      const g = new Float64Array(7);
+      r.latency.latency.linear!.stepGradient(b, g);
+      return g[0]! + g[2]!;
+    };
+    expect(await compute('vllm-v1', true)).toBeGreaterThan(await compute('vllm-v0', true));
+    expect(await compute('vllm-v1', false)).toBe(await compute('vllm-v0', false));
+  });
+
   it('schedules asynchronously by default (vLLM V1) and keeps the reference models synchronous', async () => {
     expect((await resolve({ latencyModel: 'corrected-physics' })).r.setup.schedulingMode).toBe('async');
     expect((await resolve({})).r.setup.schedulingMode).toBe('sync');

@@ -154,6 +154,12 @@ function correctedCoefficientsOf(inp: LatencyInput): Readonly<Record<string, num
   return { ...base, ...(inp.profile?.profile.coefficients ?? {}) };
 }
 
+/** Whether the engine profile runs one attention call per step (vLLM V1, also when no profile is named). */
+function unifiedAttentionOf(inp: LatencyInput): boolean {
+  const engine = inp.engineProfile ?? inp.impliedEngineProfile ?? '';
+  return isEngineProfileName(engine) ? ENGINE_PROFILES[engine].unifiedAttention : true;
+}
+
 export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   const warnings: string[] = [];
   const model = inp.model.toLowerCase();
@@ -351,7 +357,7 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   const latency = backend === 'roofline'
     ? createRooflineModel({ model: mc, hardware: hw, tp, alpha, corrected: inp.corrected === true, ...net, ...widthOpt(inp) })
     : backend === 'corrected-physics'
-      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, ...(inp.moeCommBackend !== '' ? { moeCommBackend: inp.moeCommBackend } : {}), coefficients: correctedCoefficientsOf(inp), ...net, ...widthOpt(inp) })
+      ? createCorrectedPhysicsModel({ model: mc, hardware: hw, tp, dp: inp.dp, expertParallel: inp.enableExpertParallel, ...(inp.moeCommBackend !== '' ? { moeCommBackend: inp.moeCommBackend } : {}), unifiedAttention: unifiedAttentionOf(inp), coefficients: correctedCoefficientsOf(inp), ...net, ...widthOpt(inp) })
       : createTrainedPhysicsModel({
         model: mc, hardware: hw, tp, dp: placed ? 1 : inp.dp, moeCommBackend: inp.moeCommBackend, alpha, beta, corrected: inp.corrected === true, ...net, ...widthOpt(inp),
         ...(replicasMode && inp.enableExpertParallel ? { expertParallel: { groupDp: inp.dp } } : {}),
