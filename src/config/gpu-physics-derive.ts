@@ -10,6 +10,7 @@ import {
   NO_LINK,
   findGpuPhysics,
   interNodeLink,
+  isNoP2PLink,
   nvlinkLink,
   pcieLink,
   type EfficiencySpec,
@@ -27,7 +28,7 @@ export interface UserGpuPhysics {
   readonly NVLinkGBs?: number;
   /** PCIe generation the GPUs talk over when there is no NVLink (3–6). */
   readonly PCIeGen?: number;
-  /** Peer-to-peer transfers between the PCIe cards (default true). */
+  /** Peer-to-peer transfers between the PCIe cards (default: the class's, else the catalog card's, else true). */
   readonly PCIeP2P?: boolean;
   readonly gpusPerNode?: number;
   readonly interconnect?: InterconnectSpec;
@@ -83,11 +84,13 @@ export function resolveGpuPhysics(
       interconnect = { intraNode: nvlinkLink(u.NVLinkGBs!, c), interNode: interNodeLink(true, c), gpusPerNode: perNode };
       parts.push(`NVLink ${u.NVLinkGBs} GB/s`);
     } else if (u.PCIeGen !== undefined) {
-      const l = pcieLink(u.PCIeGen, u.PCIeP2P !== false);
+      // P2P: as the entry says, else the class's default, else the catalog card's, else on.
+      const p2p = u.PCIeP2P ?? (cls !== undefined ? GPU_CLASSES[cls].pcieP2P : catalog !== undefined ? !isNoP2PLink(catalog.interconnect.intraNode) : true);
+      const l = pcieLink(u.PCIeGen, p2p);
       if (l === undefined) missing.push(`"PCIeGen" 3, 4, 5 or 6 (got ${u.PCIeGen})`);
       else {
         interconnect = { intraNode: l, interNode: interNodeLink(false, cls), gpusPerNode: perNode };
-        parts.push(`PCIe ${u.PCIeGen}${u.PCIeP2P === false ? ' without P2P' : ''}`);
+        parts.push(`PCIe ${u.PCIeGen}${p2p ? '' : ' without P2P'}`);
       }
     } else if (catalog !== undefined) interconnect = catalog.interconnect;
     else if (gpus <= 1) interconnect = { intraNode: NO_LINK, interNode: NO_LINK, gpusPerNode: perNode };

@@ -162,6 +162,17 @@ describe('GPU physics of --hardware-config entries (never another GPU\'s)', () =
     expect(noP2P.r.latency.hardwareConfig?.physics?.interconnect.intraNode).toEqual({ kind: 'pcie4-no-p2p', small: { latencyUs: 40, busBandwidthGBs: 5 }, large: { latencyUs: 50, busBandwidthGBs: 9 } });
   });
 
+  it('PCIe P2P defaults: the class\'s (workstation Blackwell off), else the catalog card\'s, else on; "PCIeP2P" wins', async () => {
+    const kind = async (gpu: string, entry: Record<string, unknown>): Promise<string | undefined> => (await run(gpu, entry, 2)).r.latency.hardwareConfig?.physics?.interconnect.intraNode.kind;
+    expect(await kind('MyCard', { class: 'blackwell-gddr', PCIeGen: 5 })).toBe('pcie5-no-p2p');
+    expect(await kind('MyCard', { class: 'blackwell-gddr', PCIeGen: 5, PCIeP2P: true })).toBe('pcie5');
+    expect(await kind('MyCard', { class: 'ada', PCIeGen: 4 })).toBe('pcie4');
+    expect(await kind('RTX-PRO-6000', { PCIeGen: 4 })).toBe('pcie4-no-p2p');
+    expect(await kind('RTX-4090', { PCIeGen: 5 })).toBe('pcie5-no-p2p');
+    expect(await kind('L40S', { PCIeGen: 5 })).toBe('pcie5');
+    expect((await run('MyCard', { class: 'blackwell-gddr', PCIeGen: 5 }, 2)).r.latency.info.join('\n')).toMatch(/derived from class blackwell-gddr and PCIe 5 without P2P/);
+  });
+
   it('the mixed-step decode tile follows the class (FlashAttention-2 classes 64 rows, Hopper none) and an entry can set it', async () => {
     const tile = async (entry: Record<string, unknown>): Promise<number | undefined> => (await run('MyCard', entry, 1)).r.latency.hardwareConfig?.physics?.mixedDecodeTileRows;
     expect(await tile({ class: 'ada' })).toBe(64);

@@ -222,17 +222,20 @@ export function findGpuPhysics(name: string): GpuPhysics | undefined {
 
 /**
  * GPU classes (architecture generations) a user GPU names in its `--hardware-config` entry (`"class"`): the
- * kernel efficiencies of the generation and the NVLink per-call latencies it reaches. `blackwell-gddr` is the
+ * kernel efficiencies of the generation, the NVLink per-call latencies it reaches, its FlashAttention tile in mixed
+ * steps and whether its PCIe cards talk peer to peer by default (`"PCIeP2P"` overrides). `blackwell-gddr` is the
  * workstation Blackwell (the GB202 die of the RTX PRO 6000 and RTX 5090, GDDR7): the RTX PRO 6000's measured
  * kernel efficiencies, the only ones published for that die.
  */
 export const GPU_CLASSES = {
-  ampere: { efficiency: AMPERE, nvlinkLatencyUs: [10, 15], mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
-  ada: { efficiency: ADA, nvlinkLatencyUs: [8.5, 13.5], mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
-  hopper: { efficiency: HOPPER, nvlinkLatencyUs: [8.5, 13.5], mixedDecodeTileRows: 0 },
-  blackwell: { efficiency: BLACKWELL, nvlinkLatencyUs: [8, 13], mixedDecodeTileRows: 0 },
-  'blackwell-gddr': { efficiency: RTX_PRO_6000, nvlinkLatencyUs: [8, 13], mixedDecodeTileRows: FA2_DECODE_TILE_ROWS },
-} as const satisfies Record<string, { efficiency: EfficiencySpec; nvlinkLatencyUs: readonly [number, number]; mixedDecodeTileRows: number }>;
+  ampere: { efficiency: AMPERE, nvlinkLatencyUs: [10, 15], mixedDecodeTileRows: FA2_DECODE_TILE_ROWS, pcieP2P: true },
+  ada: { efficiency: ADA, nvlinkLatencyUs: [8.5, 13.5], mixedDecodeTileRows: FA2_DECODE_TILE_ROWS, pcieP2P: true },
+  hopper: { efficiency: HOPPER, nvlinkLatencyUs: [8.5, 13.5], mixedDecodeTileRows: 0, pcieP2P: true },
+  blackwell: { efficiency: BLACKWELL, nvlinkLatencyUs: [8, 13], mixedDecodeTileRows: 0, pcieP2P: true },
+  // GB202 cards: the GeForce RTX 5090's driver disables peer access (NVIDIA/nccl#1637), the RTX PRO 6000's needs
+  // host changes (PCIE5_NO_P2P above).
+  'blackwell-gddr': { efficiency: RTX_PRO_6000, nvlinkLatencyUs: [8, 13], mixedDecodeTileRows: FA2_DECODE_TILE_ROWS, pcieP2P: false },
+} as const satisfies Record<string, { efficiency: EfficiencySpec; nvlinkLatencyUs: readonly [number, number]; mixedDecodeTileRows: number; pcieP2P: boolean }>;
 export type GpuClass = keyof typeof GPU_CLASSES;
 export const GPU_CLASS_NAMES = Object.keys(GPU_CLASSES) as readonly GpuClass[];
 
@@ -260,6 +263,11 @@ export function pcieLink(gen: number, p2p: boolean): LinkSpec | undefined {
   const l = PCIE_LINKS[gen];
   if (l === undefined) return undefined;
   return p2p ? l : withoutP2P(l);
+}
+
+/** Whether a PCIe link is priced without P2P (made by {@link pcieLink} with p2p false). */
+export function isNoP2PLink(l: LinkSpec): boolean {
+  return l.kind.endsWith('-no-p2p');
 }
 
 function withoutP2P(l: LinkSpec): LinkSpec {
