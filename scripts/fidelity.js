@@ -22,7 +22,9 @@
 //                        H100 only: a leave-one-GPU-out figure. Never used to fit anything. The runs whose load is
 //                        a per-request trace (LLMServingSim's vLLM 0.19 runs) are replayed from a clone of their
 //                        repository named by BLIS_LLMSERVINGSIM (a work tree or a git directory); without it they
-//                        are listed as skipped.
+//                        are listed as skipped. Where one GPU has several such traces, each is also fitted with
+//                        `blis calibrate --fit` and the profile predicts the others (fit on one model, predict
+//                        another on the same GPU), beside the shipped defaults' errors.
 //
 // Flags: --json (one JSON document on stdout instead of markdown), --workers N (parallel fits; default 2),
 // --ablations (instead: the effect of each correction, one at a time, on corrected-physics without overheads),
@@ -31,8 +33,8 @@
 // leave-one-out fits and 16 simulations, and its medians).
 import { execFileSync } from 'node:child_process';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
@@ -393,12 +395,14 @@ async function publicSet() {
   const doc = JSON.parse(readFileSync(PUBLIC, 'utf8'));
   const out = [];
   const skipped = [];
+  const traces = {};
   for (const run of doc.runs) {
     const trace = run.load.kind === 'trace' ? traceOf(doc, run) : null;
     if (run.load.kind === 'trace' && trace === null) {
       skipped.push(run.id);
       continue;
     }
+    if (trace !== null) traces[run.id] = trace;
     const { predicted, completed } = publicPredicted(run, await simulate(publicConfig(doc, run, trace)));
     const ape_ = Object.fromEntries(Object.keys(run.measured).map((k) => [k, ape(predicted[k], run.measured[k])]));
     out.push({ id: run.id, source: run.source, gpu_family: run.gpu_family, deployment: run.deployment, measured: run.measured, predicted, ape: ape_, completed });
@@ -409,7 +413,74 @@ async function publicSet() {
   if (skipped.length > 0) {
     console.error(`fidelity: skipped ${skipped.length} public runs replayed from casys-kaist/LLMServingSim (${skipped.join(', ')}): set BLIS_LLMSERVINGSIM to a clone of it at ${doc.sources.llmservingsim.commit}`);
   }
-  return { sources: doc.sources, runs: out, medians, skipped };
+  return { sources: doc.sources, runs: out, medians, skipped, cross_fit: await crossFit(doc, out, traces) };
+}
+
+/**
+ * Fit on one model, predict another on the same GPU (issue 28: a fitted profile must not do worse there than no
+ * fit): for every GPU with several replayed traces, `blis calibrate --fit` (its default coefficients) on each
+ * trace's measured timestamps, then every other trace of that GPU simulated with the profile. Median APE over the
+ * measured fields, against the shipped defaults' (the rows of the table above).
+ */
+async function crossFit(doc, out, traces) {
+  const byId = Object.fromEntries(doc.runs.map((r) => [r.id, r]));
+  const groups = {};
+  for (const o of out) if (traces[o.id] !== undefined) (groups[o.gpu_family] ??= []).push(o);
+  const rows = [];
+  const dir = mkdtempSync(path.join(tmpdir(), 'blis-fidelity-'));
+  try {
+    for (const [gpu, os] of Object.entries(groups)) {
+      if (os.length < 2) continue;
+      for (const src of os) {
+        const run = byId[src.id];
+        const profile = fitTrace(doc, run, traces[src.id], dir);
+        for (const dst of os) {
+          if (dst.id === src.id) continue;
+          const target = byId[dst.id];
+          const cfg = publicConfig(doc, target, traces[dst.id]);
+          cfg.files['fitted.yaml'] = profile.text;
+          cfg.latencyProfile = 'fitted.yaml';
+          const { predicted } = publicPredicted(target, await simulate(cfg));
+          const apes = Object.fromEntries(Object.keys(target.measured).map((k) => [k, ape(predicted[k], target.measured[k])]));
+          const med = (o, m) => median(Object.keys(o).filter((k) => k.startsWith(m)).map((k) => o[k]));
+          rows.push({
+            gpu, fitted_on: src.id, predicted: dst.id, coefficients: profile.coefficients,
+            fitted: Object.fromEntries(['e2e', 'ttft', 'tpot'].map((m) => [m, med(apes, m)])),
+            no_fit: Object.fromEntries(['e2e', 'ttft', 'tpot'].map((m) => [m, med(dst.ape, m)])),
+          });
+        }
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+/** `blis calibrate --fit` on a replayed run's measured timestamps (engine clock: TTFT from queued_ts). */
+function fitTrace(doc, run, reqs, dir) {
+  const c = run.config;
+  const t0 = Math.min(...reqs.map((r) => r.queued_ts));
+  const us = (x) => Math.round((x - t0) * 1e6);
+  const rows = [COLUMNS, ...reqs.map((r, i) => `${i},bench,,,,0,prompt-${i},0,true,${r.input_toks},${r.output_toks},0,0,0,0,0,,0,0,${us(r.queued_ts)},${us(r.queued_ts)},${us(r.first_token_ts)},${us(r.last_token_ts)},${r.output_toks},ok,,length`)];
+  const base = path.join(dir, run.id);
+  writeFileSync(`${base}.csv`, `${rows.join('\n')}\n`);
+  writeFileSync(`${base}.yaml`, HEADER.replace('mode: generated', 'mode: real'));
+  const args = [path.join(root, 'bin/blis.js'), 'calibrate', '--fit', '--model', c.model, '--hardware', c.hardware, '--tp', String(c.tp ?? 1),
+    '--max-num-seqs', String(c.maxNumSeqs), '--max-num-batched-tokens', String(c.maxNumBatchedTokens),
+    '--trace-header', `${base}.yaml`, '--trace-data', `${base}.csv`, '--profile-out', `${base}.profile.yaml`, '--log', 'error'];
+  if ((c.dp ?? 1) > 1) args.push('--dp', String(c.dp));
+  if (c.enableExpertParallel) args.push('--enable-expert-parallel');
+  if (c.reserveFullIsl) args.push('--reserve-full-isl');
+  if (c.totalKvBlocks !== undefined) args.push('--total-kv-blocks', String(c.totalKvBlocks));
+  if (c.maxModelLen !== undefined) args.push('--max-model-len', String(c.maxModelLen));
+  if (c.modelConfig !== undefined) {
+    mkdirSync(`${base}.model`, { recursive: true });
+    writeFileSync(path.join(`${base}.model`, 'config.json'), JSON.stringify(doc.models[c.modelConfig]['config.json']));
+    args.push('--model-config-folder', `${base}.model`);
+  }
+  const report = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 << 20 }));
+  return { text: readFileSync(`${base}.profile.yaml`, 'utf8'), coefficients: report.coefficients };
 }
 
 function publicMarkdown(p) {
@@ -422,6 +493,12 @@ function publicMarkdown(p) {
   lines.push('', '| set (median APE %) | E2E | TTFT | ITL/TPOT |', '|---|---|---|---|');
   for (const [g, m] of Object.entries(p.medians)) lines.push(`| ${g} | ${f(m.e2e)} | ${f(m.ttft)} | ${f(m.itl)} |`);
   if (p.skipped.length > 0) lines.push('', `Skipped (set BLIS_LLMSERVINGSIM to a clone of casys-kaist/LLMServingSim to replay them): ${p.skipped.join(', ')}.`);
+  if (p.cross_fit.length > 0) {
+    lines.push('', '### fit on one model, predict another on the same GPU (calibrate --fit defaults; median APE % E2E / TTFT / TPOT)', '',
+      '| GPU | fitted on | predicted | fitted profile | no fit (shipped defaults) |', '|---|---|---|---|---|');
+    const t = (m) => `${f(m.e2e)} / ${f(m.ttft)} / ${f(m.tpot)}`;
+    for (const r of p.cross_fit) lines.push(`| ${r.gpu} | ${r.fitted_on} | ${r.predicted} | ${t(r.fitted)} | ${t(r.no_fit)} |`);
+  }
   return lines.join('\n');
 }
 
