@@ -102,10 +102,7 @@ describe('DP ranks in lockstep (a MoE model\'s --dp ranks under corrected-physic
   it('a lone request on one rank: the group wakes at its arrival, steps with a dummy rank, then goes idle', () => {
     const x = req('x', 100, 3, 1000, 3);
     const y = req('y', 50, 1, 1_000_000, 4);
-    const cs = buildCluster(setup());
-    const steps: LockstepStepInfo[] = [];
-    groupOf(cs.instances[0]!).onGroupStep = (i) => steps.push({ ...i, rankTimes: [...i.rankTimes], working: [...i.working] });
-    cs.run([x, y]);
+    const { steps, insts } = run(setup(), [x, y]);
     // x: prefill 100 tokens (100 + 500 + 10 + 100 = 710; dummy 100 + 500 = 600), then two decodes (116; dummy 105).
     expect(steps.slice(0, 3)).toEqual([
       { clock: 1000, padTo: 100, duration: 710, rankTimes: [710, 600], working: [true, false] },
@@ -117,17 +114,14 @@ describe('DP ranks in lockstep (a MoE model\'s --dp ranks under corrected-physic
     expect(steps[3]).toEqual({ clock: 1_000_000, padTo: 50, duration: 410, rankTimes: [350, 410], working: [false, true] });
     expect(steps.length).toBe(4);
     expect(y.ttft).toBe(410);
-    for (const inst of cs.instances) expect(inst.isStepPending).toBe(false);
+    for (const inst of insts) expect(inst.isStepPending).toBe(false);
   });
 
   it('E14: a request arriving during the group\'s final step waits for it to end (no overlapping group steps)', () => {
     // x's last step (a decode) runs [1826, 1942); y arrives on rank 1 at 1900, while it runs.
     const x = req('x', 100, 3, 1000, 3);
     const y = req('y', 50, 1, 1900, 4);
-    const cs = buildCluster(setup());
-    const steps: LockstepStepInfo[] = [];
-    groupOf(cs.instances[0]!).onGroupStep = (i) => steps.push({ ...i, rankTimes: [...i.rankTimes], working: [...i.working] });
-    cs.run([x, y]);
+    const { steps } = run(setup(), [x, y]);
     expect(steps[2]).toMatchObject({ clock: 1826, duration: 116 });
     // y's prefill (50 tokens: 100 + 250 + 10 + 50 = 410) starts at 1942, not at 1900: TTFT 42 + 410.
     expect(steps[3]).toEqual({ clock: 1942, padTo: 50, duration: 410, rankTimes: [350, 410], working: [false, true] });

@@ -121,7 +121,6 @@ interface Plan extends CollectivePlan {
   readonly allReducesPerLayer: number;
   /** Logits bytes per sampled position gathered at TP > 1 (vocab × activation bytes); 0 at TP 1. */
   readonly logitsBytesPerSample: number;
-  readonly expertParallel: boolean;
   /**
    * Per token, the hidden states one dispatch (or combine) moves, in units of d × activation bytes before the
    * collective's own (n − 1)/n: dp for the all-gather family; for the all-to-all family the expected number of
@@ -260,7 +259,6 @@ function makePlan(opts: CorrectedPhysicsOptions): Plan {
     tpNcclLink: { ...tpLink, small: tpLink.large },
     logitsBytesPerSample: tp > 1 ? mc.vocabSize * mc.bytesPerParam : 0,
     epLink: linkFor(expertGroup),
-    expertParallel: opts.expertParallel === true,
     dispatchCopies: moe && dp > 1 ? moeDispatchCopies(backend, opts.expertParallel === true, mc.numLocalExperts, mc.numExpertsPerTok, expertGroup, dp) : 0,
     hybrid: mc.attention === undefined ? null : {
       full: mc.attention.full,
@@ -406,7 +404,7 @@ function stepGradient(p: Plan, c: readonly number[], batch: StepBatch, g: Float6
     const moeMemory = (p.moeLayers * active * p.expertBytes) / p.weightBw;
     rooflineInto(g, c, moeCompute, moeMemory);
     if (p.dp > 1) {
-      // Tokens travel to the experts and back: k copies each (all-to-all) or every hidden state (all-gather).
+      // Tokens travel to the experts and back: dispatchCopies hidden states each, per vLLM's backend (moe-comm.ts).
       commBytes = tokens * p.d * p.actBytes * p.dispatchCopies;
       comm += 2 * p.moeLayers * allToAllUs(p, p.expertGroup, commBytes);
     }

@@ -7,7 +7,7 @@
  */
 import { clampToInt64 } from '../domain/units.js';
 import { LatencyConfigError, LatencyErrorCode, isPositiveFinite, validateCoefficients } from './errors.js';
-import { DEFAULT_MOE_COMM_BACKEND, MOE_COMM_BACKEND_NAMES, MOE_COMM_BACKENDS, isMoECommBackend } from './moe-comm.js';
+import { MOE_COMM_BACKENDS, moeCommBackendOf } from './moe-comm.js';
 import { isMoE, layerSplit } from './layers.js';
 import { architectureOf } from './architecture.js';
 import { checkTpSpan, crossNodeFraction, interNodeBytesPerUs, nodesSpanned, validateNetwork, type InterNodeNetwork } from './network.js';
@@ -366,15 +366,7 @@ export function createTrainedPhysicsModel(opts: TrainedPhysicsOptions): LatencyM
   const dp = opts.dp ?? 1;
   validateCoefficients('alpha', opts.alpha, 3, 'trained-physics');
   validateCoefficients('beta', opts.beta, 7, 'trained-physics');
-  const named = opts.moeCommBackend ?? '';
-  const backend = named === '' ? DEFAULT_MOE_COMM_BACKEND : named;
-  if (!isMoECommBackend(backend)) {
-    fail(
-      LatencyErrorCode.UnknownMoECommBackend,
-      'moeCommBackend',
-      `unknown MoE comm backend "${backend}"; valid: ${MOE_COMM_BACKEND_NAMES.join(', ')}`,
-    );
-  }
+  const backend = moeCommBackendOf(opts.moeCommBackend, 'trained-physics');
   validate(opts, dp);
   if (opts.network !== undefined) validateNetwork(opts.network, 'trained-physics');
   checkTpSpan(opts.network, opts.tp, 'trained-physics');

@@ -15,7 +15,7 @@ import { calculateKVBlocks, kvCacheDtypeBytes, resolveMaxModelLen } from '../lat
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
-import { ENGINE_PROFILES, ENGINE_PROFILE_NAMES, isEngineProfileName } from '../latency/engine-profiles.js';
+import { ENGINE_PROFILES, ENGINE_PROFILE_NAMES, isEngineProfileName, type EngineProfileName } from '../latency/engine-profiles.js';
 import type { LatencyProfile, ProfileRange } from '../latency/profile.js';
 import type { HardwareConfig, LatencyModel, ModelConfig } from '../latency/types.js';
 import type { KVCapacityParams } from '../latency/hf-config.js';
@@ -149,15 +149,21 @@ function allZeros(v: readonly number[]): boolean {
  * --latency-profile's coefficients over them (a profile fitted on the user's server knows its engine best).
  */
 function correctedCoefficientsOf(inp: LatencyInput): Readonly<Record<string, number>> {
-  const engine = inp.engineProfile ?? inp.impliedEngineProfile ?? '';
-  const base = isEngineProfileName(engine) ? ENGINE_PROFILES[engine].overheads : {};
+  const engine = engineOf(inp);
+  const base = engine !== undefined ? ENGINE_PROFILES[engine].overheads : {};
   return { ...base, ...(inp.profile?.profile.coefficients ?? {}) };
+}
+
+/** The engine profile named or implied (--engine-profile, else the one --scheduling-mode implies); undefined = none. */
+function engineOf(inp: LatencyInput): EngineProfileName | undefined {
+  const engine = inp.engineProfile ?? inp.impliedEngineProfile ?? '';
+  return isEngineProfileName(engine) ? engine : undefined;
 }
 
 /** Whether the engine profile runs one attention call per step (vLLM V1, also when no profile is named). */
 function unifiedAttentionOf(inp: LatencyInput): boolean {
-  const engine = inp.engineProfile ?? inp.impliedEngineProfile ?? '';
-  return isEngineProfileName(engine) ? ENGINE_PROFILES[engine].unifiedAttention : true;
+  const engine = engineOf(inp);
+  return engine !== undefined ? ENGINE_PROFILES[engine].unifiedAttention : true;
 }
 
 export function resolveLatency(inp: LatencyInput): ResolvedLatency {
