@@ -56,6 +56,13 @@ describe('resolving corrected-physics', () => {
     expect(await compute('vllm-v1', false)).toBe(await compute('vllm-v0', false));
   });
 
+  it('--moe-comm-backend: read by corrected-physics, a typo refused naming the flag, refused with roofline', async () => {
+    const moe = { latencyModel: 'corrected-physics', model: 'qwen/qwen3-30b-a3b', hardware: 'H100', tp: 1, dp: 2, enableExpertParallel: true };
+    await expect(resolve({ ...moe, moeCommBackend: 'deepep_low_latency' })).resolves.toBeDefined();
+    await expect(resolve({ ...moe, moeCommBackend: 'deepep_lowlatency' })).rejects.toThrow(/unknown --moe-comm-backend "deepep_lowlatency"; valid: naive, allgather_reducescatter/);
+    await expect(resolve({ ...moe, latencyModel: 'roofline', dp: 1, enableExpertParallel: false, moeCommBackend: 'pplx' })).rejects.toThrow(/--moe-comm-backend requires --latency-model trained-physics or corrected-physics \(got roofline\)/);
+  });
+
   it('schedules asynchronously by default (vLLM V1) and keeps the reference models synchronous', async () => {
     expect((await resolve({ latencyModel: 'corrected-physics' })).r.setup.schedulingMode).toBe('async');
     expect((await resolve({})).r.setup.schedulingMode).toBe('sync');

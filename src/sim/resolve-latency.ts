@@ -15,6 +15,7 @@ import { calculateKVBlocks, kvCacheDtypeBytes, resolveMaxModelLen } from '../lat
 import { createRooflineModel } from '../latency/roofline.js';
 import { createTrainedPhysicsModel } from '../latency/trained-physics.js';
 import { createCorrectedPhysicsModel } from '../latency/corrected-physics.js';
+import { MOE_COMM_BACKEND_NAMES, isMoECommBackend } from '../latency/moe-comm.js';
 import { ENGINE_PROFILES, ENGINE_PROFILE_NAMES, isEngineProfileName, type EngineProfileName } from '../latency/engine-profiles.js';
 import type { LatencyProfile, ProfileRange } from '../latency/profile.js';
 import type { HardwareConfig, LatencyModel, ModelConfig } from '../latency/types.js';
@@ -354,6 +355,9 @@ export function resolveLatency(inp: LatencyInput): ResolvedLatency {
   }
   if (inp.dp > 1 && !isMoE && backend !== 'corrected-physics') throw new ConfigError('bad-flag', `--dp > 1 is only supported for MoE models (got --dp=${inp.dp} for a dense model); use --num-instances for replicas, or --latency-model corrected-physics (DP ranks as independent engines)`);
   if (inp.enableExpertParallel && !isMoE) throw new ConfigError('bad-flag', `--enable-expert-parallel requires a MoE model (got dense model ${showValue(model)})`);
+  if (inp.moeCommBackend !== '' && !isMoECommBackend(inp.moeCommBackend)) {
+    throw new ConfigError('bad-flag', `unknown --moe-comm-backend ${showValue(inp.moeCommBackend)}; valid: ${MOE_COMM_BACKEND_NAMES.join(', ')}`, { field: '--moe-comm-backend' });
+  }
   if (inp.moeCommBackend !== '' && backend !== 'trained-physics' && backend !== 'corrected-physics') {
     throw new ConfigError('bad-flag', `--moe-comm-backend requires --latency-model trained-physics or corrected-physics (got ${backend})`);
   }
